@@ -1,0 +1,92 @@
+//! What the adapter can do. Kernels choose their path from these, never from the adapter name.
+
+use serde::Serialize;
+
+/// Capabilities and limits of the device in use.
+#[derive(Clone, Debug, Serialize)]
+pub struct Caps {
+    /// Adapter name as the driver reports it (for reports only).
+    pub adapter_name: String,
+    /// Backend (Vulkan, Metal, DX12 …).
+    pub backend: String,
+    /// Device type (DiscreteGpu, Cpu …).
+    pub device_type: String,
+    /// Driver name and version.
+    pub driver: String,
+    /// Subgroup operations are available (`Features::SUBGROUP`).
+    pub subgroups: bool,
+    /// Smallest subgroup size the adapter may use.
+    pub subgroup_min_size: u32,
+    /// Largest subgroup size the adapter may use.
+    pub subgroup_max_size: u32,
+    /// `f16` in shaders (`Features::SHADER_F16`).
+    pub f16: bool,
+    /// Native `atomic<f32>` add on storage buffers (`Features::SHADER_FLOAT32_ATOMIC`).
+    pub f32_atomics: bool,
+    /// Timestamp queries at pass boundaries.
+    pub timestamps: bool,
+    /// Timestamp queries inside compute passes.
+    pub timestamps_inside_passes: bool,
+    /// Nanoseconds per timestamp tick.
+    pub timestamp_period_ns: f32,
+    /// Workgroup (shared) memory per workgroup, in bytes.
+    pub max_workgroup_storage_bytes: u32,
+    /// Invocations per workgroup.
+    pub max_invocations_per_workgroup: u32,
+    /// Workgroups per dispatch dimension.
+    pub max_workgroups_per_dimension: u32,
+    /// Bytes one storage binding may cover.
+    pub max_storage_binding_bytes: u64,
+    /// Bytes one buffer may hold.
+    pub max_buffer_bytes: u64,
+    /// Storage buffers one shader stage may bind.
+    pub max_storage_buffers_per_stage: u32,
+    /// Last-level cache size assumed by the tiling models (bytes). wgpu cannot query it:
+    /// `WGSPARSE_L2_BYTES` overrides the default (50 MB for discrete GPUs, as on Hopper;
+    /// 4 MB otherwise).
+    pub l2_bytes: u64,
+}
+
+impl Caps {
+    pub(crate) fn from_parts(
+        info: &wgpu::AdapterInfo,
+        features: wgpu::Features,
+        limits: &wgpu::Limits,
+        timestamp_period_ns: f32,
+    ) -> Self {
+        let discrete = info.device_type == wgpu::DeviceType::DiscreteGpu;
+        let l2_bytes = std::env::var("WGSPARSE_L2_BYTES")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(if discrete { 50 << 20 } else { 4 << 20 });
+        let subgroups = features.contains(wgpu::Features::SUBGROUP);
+        Caps {
+            adapter_name: info.name.clone(),
+            backend: format!("{:?}", info.backend),
+            device_type: format!("{:?}", info.device_type),
+            driver: format!("{} {}", info.driver, info.driver_info).trim().to_string(),
+            subgroups,
+            subgroup_min_size: if subgroups { info.subgroup_min_size } else { 1 },
+            subgroup_max_size: if subgroups { info.subgroup_max_size } else { 1 },
+            f16: features.contains(wgpu::Features::SHADER_F16),
+            f32_atomics: features.contains(wgpu::Features::SHADER_FLOAT32_ATOMIC),
+            timestamps: features.contains(wgpu::Features::TIMESTAMP_QUERY),
+            timestamps_inside_passes: features
+                .contains(wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES),
+            timestamp_period_ns,
+            max_workgroup_storage_bytes: limits.max_compute_workgroup_storage_size,
+            max_invocations_per_workgroup: limits.max_compute_invocations_per_workgroup,
+            max_workgroups_per_dimension: limits.max_compute_workgroups_per_dimension,
+            max_storage_binding_bytes: limits.max_storage_buffer_binding_size,
+            max_buffer_bytes: limits.max_buffer_size,
+            max_storage_buffers_per_stage: limits.max_storage_buffers_per_shader_stage,
+            l2_bytes,
+        }
+    }
+
+    /// Whether a virtual subgroup of `lanes` lanes can reduce with subgroup shuffles: needs
+    /// subgroup ops and a guaranteed subgroup size of at least `lanes`.
+    pub fn shuffle_fits(&self, lanes: u32) -> bool {
+        self.subgroups && lanes <= self.subgroup_min_size
+    }
+}

@@ -1,0 +1,173 @@
+//! Adapter selection and device creation.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use crate::gpu::kernels::{Kernel, KernelKey};
+use crate::gpu::Caps;
+use crate::{Error, Result};
+
+/// How [`Gpu::new_with`] picks and configures a device.
+#[derive(Clone, Debug, Default)]
+pub struct GpuOptions {
+    /// Create shader modules with naga's runtime bounds checks (slower; for debugging).
+    /// `WGSPARSE_CHECKED=1` turns it on too.
+    pub checked_shaders: bool,
+    /// Pick the adapter whose name contains this (case-insensitive); `WGPU_ADAPTER_NAME` too.
+    pub adapter_name: Option<String>,
+    /// Do not request optional features (exercises the fallback paths).
+    pub no_optional_features: bool,
+}
+
+/// A device, its queue, its capabilities and the pipeline cache.
+pub struct Gpu {
+    /// The wgpu device.
+    pub device: wgpu::Device,
+    /// The device's one queue.
+    pub queue: wgpu::Queue,
+    /// What the device can do.
+    pub caps: Caps,
+    pub(crate) checked_shaders: bool,
+    pub(crate) kernels: Mutex<HashMap<KernelKey, Arc<Kernel>>>,
+}
+
+/// Optional features the kernels use when present.
+fn wanted_features() -> wgpu::Features {
+    wgpu::Features::SUBGROUP
+        | wgpu::Features::SHADER_F16
+        | wgpu::Features::SHADER_FLOAT32_ATOMIC
+        | wgpu::Features::TIMESTAMP_QUERY
+        | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS
+        | wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES
+}
+
+fn device_rank(t: wgpu::DeviceType) -> u8 {
+    match t {
+        wgpu::DeviceType::DiscreteGpu => 0,
+        wgpu::DeviceType::IntegratedGpu => 1,
+        wgpu::DeviceType::VirtualGpu => 2,
+        wgpu::DeviceType::Other => 3,
+        wgpu::DeviceType::Cpu => 4,
+    }
+}
+
+impl Gpu {
+    /// Picks an adapter (honouring `WGPU_BACKEND` and `WGPU_ADAPTER_NAME`; discrete >
+    /// integrated > CPU) and creates a device with its own limits and the optional features
+    /// the kernels use.
+    pub fn new() -> Result<Self> {
+        Self::new_with(&GpuOptions::default())
+    }
+
+    /// [`Gpu::new`] with options.
+    pub fn new_with(options: &GpuOptions) -> Result<Self> {
+        pollster::block_on(Self::new_async(options))
+    }
+
+    async fn new_async(options: &GpuOptions) -> Result<Self> {
+        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+        desc.backends = wgpu::Backends::from_env()
+            .unwrap_or(wgpu::Backends::VULKAN | wgpu::Backends::METAL | wgpu::Backends::DX12);
+        desc.flags = wgpu::InstanceFlags::from_build_config().with_env();
+        let backends = desc.backends;
+        let instance = wgpu::Instance::new(desc);
+        let wanted_name = options
+            .adapter_name
+            .clone()
+            .or_else(|| std::env::var("WGPU_ADAPTER_NAME").ok())
+            .map(|n| n.to_lowercase());
+        let mut adapters = instance.enumerate_adapters(backends).await;
+        adapters.retain(|a| {
+            let info = a.get_info();
+            info.device_type != wgpu::DeviceType::Other || info.backend != wgpu::Backend::Noop
+        });
+        if let Some(name) = &wanted_name {
+            adapters.retain(|a| a.get_info().name.to_lowercase().contains(name));
+        }
+        adapters.sort_by_key(|a| device_rank(a.get_info().device_type));
+        let Some(adapter) = adapters.into_iter().next() else {
+            let why = match wanted_name {
+                Some(n) => format!(" whose name contains {n:?}"),
+                None => format!(" for backends {backends:?}"),
+            };
+            return Err(Error::NoAdapter(why));
+        };
+        let features = if options.no_optional_features {
+            wgpu::Features::empty()
+        } else {
+            adapter.features() & wanted_features()
+        };
+        let info = adapter.get_info();
+        let (device, queue) = adapter
+            .request_device(&wgpu::DeviceDescriptor {
+                label: Some("wgsparse"),
+                required_features: features,
+                required_limits: adapter.limits(),
+                experimental_features: wgpu::ExperimentalFeatures::disabled(),
+                memory_hints: wgpu::MemoryHints::Performance,
+                trace: wgpu::Trace::Off,
+            })
+            .await
+            .map_err(|e| Error::RequestDevice {
+                adapter: info.name.clone(),
+                message: e.to_string(),
+            })?;
+        let checked = options.checked_shaders
+            || std::env::var("WGSPARSE_CHECKED").is_ok_and(|v| !v.is_empty() && v != "0");
+        Ok(Self::assemble(&info, device, queue, checked))
+    }
+
+    /// Adopts a device the application already created on `adapter`. The kernels use
+    /// whichever optional features that device has.
+    pub fn from_device(adapter: &wgpu::Adapter, device: wgpu::Device, queue: wgpu::Queue) -> Self {
+        Self::assemble(&adapter.get_info(), device, queue, false)
+    }
+
+    fn assemble(
+        info: &wgpu::AdapterInfo,
+        device: wgpu::Device,
+        queue: wgpu::Queue,
+        checked_shaders: bool,
+    ) -> Self {
+        // wgpu's default handler panics; errors are caught by scopes around each operation,
+        // so an error that escapes them is reported, not fatal.
+        device.on_uncaptured_error(Arc::new(|e| eprintln!("wgsparse: uncaptured GPU error: {e}")));
+        let period = queue.get_timestamp_period();
+        let caps = Caps::from_parts(info, device.features(), &device.limits(), period);
+        Gpu {
+            device,
+            queue,
+            caps,
+            checked_shaders,
+            kernels: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Blocks until all submitted work is done.
+    pub fn wait(&self) -> Result<()> {
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map(|_| ())
+            .map_err(|e| Error::Gpu {
+                kernel: "poll".into(),
+                message: e.to_string(),
+            })
+    }
+
+    /// Runs `f` inside a validation + out-of-memory error scope; a captured error becomes
+    /// [`Error::Gpu`] naming `what`.
+    pub(crate) fn scoped<T>(&self, what: &str, f: impl FnOnce() -> T) -> Result<T> {
+        let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let value = f();
+        let v = pollster::block_on(validation.pop());
+        let o = pollster::block_on(oom.pop());
+        match v.or(o) {
+            None => Ok(value),
+            Some(e) => Err(Error::Gpu {
+                kernel: what.to_string(),
+                message: e.to_string(),
+            }),
+        }
+    }
+}

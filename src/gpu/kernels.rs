@@ -1,0 +1,213 @@
+//! Shader registry and pipeline cache: (shader name, defines, override constants) → pipeline
+//! with an explicit bind-group layout.
+
+use std::sync::Arc;
+
+use crate::gpu::{preprocess, Gpu};
+use crate::{Error, Result};
+
+/// How a kernel binds each buffer; binding `i` of group 0 is entry `i` of the list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Binding {
+    /// `var<uniform>`.
+    Uniform,
+    /// `var<storage, read>`.
+    Read,
+    /// `var<storage, read_write>`.
+    ReadWrite,
+}
+
+/// A request for a compiled kernel.
+#[derive(Clone, Debug)]
+pub struct KernelSpec<'a> {
+    /// Shader name, its path under `shaders/` without `.wgsl` (e.g. `sddmm/sm_l2`).
+    pub name: &'a str,
+    /// Preprocessor defines (features, element type).
+    pub defines: Vec<&'a str>,
+    /// WGSL `override` constants (tile sizes, workgroup size …).
+    pub constants: Vec<(&'a str, f64)>,
+    /// The binding list of group 0.
+    pub bindings: &'a [Binding],
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct KernelKey {
+    name: String,
+    defines: Vec<String>,
+    constants: Vec<(String, u64)>,
+}
+
+/// A compiled compute pipeline and its bind-group layout.
+pub struct Kernel {
+    /// Pipeline label, e.g. `sddmm.sm_l2`.
+    pub label: String,
+    pub(crate) pipeline: wgpu::ComputePipeline,
+    layout: wgpu::BindGroupLayout,
+    bindings: Vec<Binding>,
+}
+
+impl Kernel {
+    /// Makes a bind group from whole buffers, one per declared binding, in order.
+    pub fn bind(&self, gpu: &Gpu, buffers: &[&wgpu::Buffer]) -> Result<wgpu::BindGroup> {
+        if buffers.len() != self.bindings.len() {
+            return Err(Error::Gpu {
+                kernel: self.label.clone(),
+                message: format!(
+                    "{} buffers bound, the kernel declares {}",
+                    buffers.len(),
+                    self.bindings.len()
+                ),
+            });
+        }
+        let entries: Vec<wgpu::BindGroupEntry> = buffers
+            .iter()
+            .enumerate()
+            .map(|(i, b)| wgpu::BindGroupEntry {
+                binding: i as u32,
+                resource: b.as_entire_binding(),
+            })
+            .collect();
+        gpu.scoped(&self.label, || {
+            gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some(&self.label),
+                layout: &self.layout,
+                entries: &entries,
+            })
+        })
+    }
+}
+
+impl Gpu {
+    /// Returns the cached pipeline for `spec`, compiling it on first use. Preprocessing and
+    /// naga validation errors carry naga's annotated message; wgpu errors name the kernel.
+    pub fn kernel(&self, spec: &KernelSpec) -> Result<Arc<Kernel>> {
+        let mut defines: Vec<String> = spec.defines.iter().map(|d| d.to_string()).collect();
+        defines.sort();
+        let key = KernelKey {
+            name: spec.name.to_string(),
+            defines,
+            constants: spec
+                .constants
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_bits()))
+                .collect(),
+        };
+        if let Some(k) = self.kernels.lock().expect("kernel cache").get(&key) {
+            return Ok(k.clone());
+        }
+        let kernel = Arc::new(self.compile(spec)?);
+        self.kernels
+            .lock()
+            .expect("kernel cache")
+            .insert(key, kernel.clone());
+        Ok(kernel)
+    }
+
+    fn compile(&self, spec: &KernelSpec) -> Result<Kernel> {
+        let label = spec.name.replace('/', ".");
+        let wgsl = preprocess::preprocess(spec.name, &spec.defines)?;
+        preprocess::validate(&label, &wgsl)?;
+        let entries: Vec<wgpu::BindGroupLayoutEntry> = spec
+            .bindings
+            .iter()
+            .enumerate()
+            .map(|(i, b)| wgpu::BindGroupLayoutEntry {
+                binding: i as u32,
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty: wgpu::BindingType::Buffer {
+                    ty: match b {
+                        Binding::Uniform => wgpu::BufferBindingType::Uniform,
+                        Binding::Read => wgpu::BufferBindingType::Storage { read_only: true },
+                        Binding::ReadWrite => {
+                            wgpu::BufferBindingType::Storage { read_only: false }
+                        }
+                    },
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
+            })
+            .collect();
+        self.scoped(&label, || {
+            let desc = wgpu::ShaderModuleDescriptor {
+                label: Some(&label),
+                source: wgpu::ShaderSource::Wgsl(wgsl.into()),
+            };
+            let module = if self.checked_shaders {
+                self.device.create_shader_module(desc)
+            } else {
+                // SAFETY: every index a kernel uses is validated on the host at upload
+                // (Plan::new checks ranges and shapes) and kernels guard their own extents,
+                // so naga's per-access bounds checks are redundant.
+                unsafe {
+                    self.device.create_shader_module_trusted(
+                        desc,
+                        wgpu::ShaderRuntimeChecks::unchecked(),
+                    )
+                }
+            };
+            let layout = self
+                .device
+                .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                    label: Some(&label),
+                    entries: &entries,
+                });
+            let pipeline_layout =
+                self.device
+                    .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                        label: Some(&label),
+                        bind_group_layouts: &[Some(&layout)],
+                        immediate_size: 0,
+                    });
+            let pipeline = self
+                .device
+                .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some(&label),
+                    layout: Some(&pipeline_layout),
+                    module: &module,
+                    entry_point: Some("main"),
+                    compilation_options: wgpu::PipelineCompilationOptions {
+                        constants: &spec.constants,
+                        zero_initialize_workgroup_memory: false,
+                    },
+                    cache: None,
+                });
+            Kernel {
+                label: label.clone(),
+                pipeline,
+                layout,
+                bindings: spec.bindings.to_vec(),
+            }
+        })
+    }
+
+    /// A uniform buffer holding `value` (kernel parameters).
+    pub fn uniform<T: bytemuck::Pod>(&self, label: &str, value: &T) -> wgpu::Buffer {
+        use wgpu::util::DeviceExt;
+        self.device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(label),
+                contents: bytemuck::bytes_of(value),
+                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            })
+    }
+
+    /// A dispatch grid for `groups` workgroups: 1D when it fits, else 2D with the x extent
+    /// capped; kernels recover the linear id as `wid.y * num_workgroups.x + wid.x` and skip
+    /// ids ≥ `groups`.
+    pub fn grid(&self, groups: u32) -> Result<[u32; 3]> {
+        let max = self.caps.max_workgroups_per_dimension.max(1);
+        if groups <= max {
+            return Ok([groups, 1, 1]);
+        }
+        let y = groups.div_ceil(max);
+        if y > max {
+            return Err(Error::TooLarge {
+                what: "dispatch".into(),
+                needed: format!("{groups} workgroups"),
+                limit: format!("{max}² workgroups"),
+            });
+        }
+        Ok([max, y, 1])
+    }
+}

@@ -1,0 +1,21 @@
+//! The runtime: the only place that creates wgpu objects.
+//!
+//! [`Gpu`] owns the device and queue and a pipeline cache; [`GpuBuffer`] moves typed data;
+//! [`Batch`] records many dispatches and submits them in one compute pass; [`KernelSpec`]
+//! names a shader, its defines and override constants.
+
+mod batch;
+mod buffer;
+mod caps;
+mod context;
+mod kernels;
+pub mod preprocess;
+pub mod shaders;
+mod timer;
+
+pub use batch::Batch;
+pub use buffer::GpuBuffer;
+pub use caps::Caps;
+pub use context::{Gpu, GpuOptions};
+pub use kernels::{Binding, Kernel, KernelSpec};
+pub use timer::GpuTime;

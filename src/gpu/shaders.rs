@@ -1,0 +1,47 @@
+//! Every WGSL file under `shaders/`, embedded in the binary by name (its path without
+//! `.wgsl`). `tests/shaders_validate.rs` checks this table lists every file on disk.
+
+macro_rules! shader_table {
+    ($($name:literal),* $(,)?) => {
+        /// (name, source) of every shader.
+        pub const ALL: &[(&str, &str)] = &[
+            $(($name, include_str!(concat!("../../shaders/", $name, ".wgsl")))),*
+        ];
+    };
+}
+
+shader_table!(
+    "shared/reduce",
+    "shared/atomic_f32",
+    "shared/atomic_f32_wg",
+    "shared/half",
+    "shared/rng",
+    "runtime/copy",
+    "runtime/empty",
+    "selftest/reduce",
+    "selftest/atomic",
+    "selftest/half_rng",
+    "sddmm/naive",
+    "sddmm/warp",
+    "sddmm/sm_l2",
+    "sddmm/sm_sm",
+);
+
+/// The source of shader `name`, if it exists.
+pub fn source(name: &str) -> Option<&'static str> {
+    ALL.iter().find(|(n, _)| *n == name).map(|(_, s)| *s)
+}
+
+/// Shaders that are entry points (not `shared/` libraries).
+pub fn kernels() -> impl Iterator<Item = &'static str> {
+    ALL.iter()
+        .map(|(n, _)| *n)
+        .filter(|n| !n.starts_with("shared/"))
+}
+
+/// CPU twin of `pcg_hash` in `shared/rng.wgsl`.
+pub fn pcg_hash(v: u32) -> u32 {
+    let state = v.wrapping_mul(747796405).wrapping_add(2891336453);
+    let word = ((state >> ((state >> 28) + 4)) ^ state).wrapping_mul(277803737);
+    (word >> 22) ^ word
+}

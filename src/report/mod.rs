@@ -1,0 +1,3 @@
+//! Measurement records: roofline probes and figures in real units.
+
+pub mod roofline;

@@ -1,0 +1,229 @@
+//! SDDMM, P = S ∘ (A·Bᵀ): for every nonzero (i, j) of sparse S (M×N),
+//! P_ij = S_ij · Σ_k A_ik·B_jk, with A dense M×K and B dense N×K. The output has S's pattern.
+//!
+//! Variants (cuSDDMM, Nisa et al.): [`Variant::Naive`] (one invocation per nonzero),
+//! [`Variant::Warp`] (a virtual subgroup per nonzero), [`Variant::SmL2`] (column panels,
+//! active rows of A in workgroup memory, B through L2) and [`Variant::SmSm`] (dense S: A and
+//! B tiles both in workgroup memory). [`Variant::Auto`] picks by density and the tile-size
+//! model ([`model`]). A [`Plan`] does the tiling once; `run` reuses it with new A and B.
+
+pub mod cpu;
+mod kernels;
+pub mod model;
+pub mod tiles;
+pub mod tune;
+
+use serde::Serialize;
+
+use crate::gpu::{Batch, Gpu, GpuBuffer, GpuTime};
+use crate::sparse::{Csr, Dense, GpuCsr, GpuDense};
+use crate::{Error, Result};
+
+pub use kernels::Config;
+
+/// Which kernel computes the SDDMM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Variant {
+    /// SM-SM above the density threshold, SM-L2 below, with model (or tuned) tile sizes.
+    Auto,
+    /// One invocation per nonzero.
+    Naive,
+    /// A virtual subgroup of `vws` lanes per nonzero.
+    Warp,
+    /// Column panels; A rows in workgroup memory, B through L2.
+    SmL2,
+    /// Row × column tiles; A and B slices in workgroup memory.
+    SmSm,
+}
+
+impl Variant {
+    /// All concrete variants.
+    pub const CONCRETE: [Variant; 4] = [Variant::Naive, Variant::Warp, Variant::SmL2, Variant::SmSm];
+
+    /// The kernel name (`sddmm.naive`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Auto => "sddmm.auto",
+            Variant::Naive => "sddmm.naive",
+            Variant::Warp => "sddmm.warp",
+            Variant::SmL2 => "sddmm.sm_l2",
+            Variant::SmSm => "sddmm.sm_sm",
+        }
+    }
+}
+
+/// Whether to compute on Sᵀ with the roles of A and B swapped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Transpose {
+    /// Stream along the smaller of M and N: transpose when M > N.
+    Auto,
+    /// Never transpose.
+    Never,
+    /// Always transpose.
+    Always,
+}
+
+/// SDDMM options; `None` fields come from the model.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The kernel.
+    pub variant: Variant,
+    /// Column-panel width (SM-L2) or column-tile width (SM-SM).
+    pub tj: Option<usize>,
+    /// k-slice width (floats; rounded up to a multiple of 8).
+    pub tk: Option<usize>,
+    /// Rows per workgroup (SM-L2: active rows; SM-SM: row-panel height).
+    pub ti: Option<usize>,
+    /// Lanes per nonzero (power of two, 1–32).
+    pub vws: Option<u32>,
+    /// Invocations per workgroup.
+    pub workgroup: Option<u32>,
+    /// 16-bit tile-relative index compression for SM-L2 (when Tj and Ti fit 16 bits).
+    pub compress: bool,
+    /// Streaming direction.
+    pub transpose: Transpose,
+    /// Cache size for the Tj model; default [`crate::Caps::l2_bytes`].
+    pub l2_bytes: Option<u64>,
+    /// Density above which `Auto` takes SM-SM (the paper's 5%).
+    pub dense_threshold: f64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            variant: Variant::Auto,
+            tj: None,
+            tk: None,
+            ti: None,
+            vws: None,
+            workgroup: None,
+            compress: true,
+            transpose: Transpose::Auto,
+            l2_bytes: None,
+            dense_threshold: 0.05,
+        }
+    }
+}
+
+/// A prepared SDDMM on one sparsity pattern: tiling and device arrays built once.
+pub struct Plan {
+    /// Rows of S (= rows of A).
+    pub nrows: usize,
+    /// Columns of S (= rows of B).
+    pub ncols: usize,
+    /// K, the inner dimension.
+    pub k: usize,
+    /// Nonzeros of S.
+    pub nnz: usize,
+    /// The resolved configuration.
+    pub config: Config,
+    inner: kernels::Prepared,
+    pattern: std::sync::Arc<GpuBuffer<u32>>,
+    row_ptr: std::sync::Arc<GpuBuffer<u32>>,
+}
+
+impl Plan {
+    /// Validates `s`, resolves the variant and tile sizes, builds the tiling and uploads it.
+    pub fn new(gpu: &Gpu, s: &Csr, k: usize, options: Options) -> Result<Plan> {
+        s.validate()?;
+        let config = kernels::resolve(gpu, s, k, &options)?;
+        let inner = kernels::prepare(gpu, s, &config)?;
+        Ok(Plan {
+            nrows: s.nrows,
+            ncols: s.ncols,
+            k,
+            nnz: s.nnz(),
+            config,
+            inner,
+            pattern: std::sync::Arc::new(GpuBuffer::upload(gpu, "sddmm.col_idx", &s.col_idx)?),
+            row_ptr: std::sync::Arc::new(GpuBuffer::upload(gpu, "sddmm.row_ptr", &s.row_ptr)?),
+        })
+    }
+
+    fn check_operands(&self, a: &GpuDense, b: &GpuDense, out: &GpuBuffer<f32>) -> Result<()> {
+        if a.nrows != self.nrows || b.nrows != self.ncols || a.ncols != self.k || b.ncols != self.k
+        {
+            return Err(Error::Shape(format!(
+                "SDDMM on S {}×{} with K = {} needs A {}×{} and B {}×{}, got A {}×{} and B {}×{}",
+                self.nrows, self.ncols, self.k, self.nrows, self.k, self.ncols, self.k,
+                a.nrows, a.ncols, b.nrows, b.ncols
+            )));
+        }
+        if out.len() != self.nnz {
+            return Err(Error::Shape(format!(
+                "SDDMM output holds {} values, S has {} nonzeros",
+                out.len(),
+                self.nnz
+            )));
+        }
+        Ok(())
+    }
+
+    /// Records the SDDMM into `batch`, writing P's values (CSR order of S) into `out`.
+    pub fn record(
+        &self,
+        batch: &mut Batch,
+        a: &GpuDense,
+        b: &GpuDense,
+        out: &GpuBuffer<f32>,
+    ) -> Result<()> {
+        self.check_operands(a, b, out)?;
+        if self.nnz == 0 {
+            return Ok(());
+        }
+        kernels::record(&self.inner, &self.config, batch, a, b, out)
+    }
+
+    /// Runs on device-resident operands into `out` and waits.
+    pub fn run(&self, gpu: &Gpu, a: &GpuDense, b: &GpuDense, out: &GpuBuffer<f32>) -> Result<()> {
+        let mut batch = Batch::new(gpu);
+        self.record(&mut batch, a, b, out)?;
+        batch.submit()
+    }
+
+    /// Runs and returns P as a new device CSR matrix sharing S's pattern.
+    pub fn run_new(&self, gpu: &Gpu, a: &GpuDense, b: &GpuDense) -> Result<GpuCsr> {
+        let values = GpuBuffer::zeroed(gpu, "sddmm.out", self.nnz)?;
+        self.run(gpu, a, b, &values)?;
+        Ok(GpuCsr {
+            nrows: self.nrows,
+            ncols: self.ncols,
+            row_ptr: self.row_ptr.clone(),
+            col_idx: self.pattern.clone(),
+            values,
+        })
+    }
+
+    /// Uploads host operands, runs, and reads P's values back (CSR order of S).
+    pub fn run_host(&self, gpu: &Gpu, a: &Dense, b: &Dense) -> Result<Vec<f32>> {
+        let (ga, gb) = (GpuDense::upload(gpu, a)?, GpuDense::upload(gpu, b)?);
+        let out = GpuBuffer::filled(gpu, "sddmm.out", self.nnz, f32::NAN)?;
+        self.run(gpu, &ga, &gb, &out)?;
+        out.read(gpu)
+    }
+
+    /// GPU time of one SDDMM: the median of `reps` timed submissions after one warm-up.
+    pub fn time(
+        &self,
+        gpu: &Gpu,
+        a: &GpuDense,
+        b: &GpuDense,
+        out: &GpuBuffer<f32>,
+        reps: usize,
+    ) -> Result<GpuTime> {
+        self.run(gpu, a, b, out)?;
+        let mut times = Vec::with_capacity(reps.max(1));
+        for _ in 0..reps.max(1) {
+            let mut batch = Batch::new(gpu);
+            self.record(&mut batch, a, b, out)?;
+            times.push(batch.submit_timed()?);
+        }
+        times.sort_by(|x, y| x.seconds.total_cmp(&y.seconds));
+        Ok(times[times.len() / 2])
+    }
+
+    /// Floating-point operations of one SDDMM as the paper counts them: 2·K·nnz.
+    pub fn flops(&self) -> f64 {
+        2.0 * self.k as f64 * self.nnz as f64
+    }
+}

@@ -1,0 +1,187 @@
+//! Host-side tilings of S for the tiled kernels. Both produce nonzeros in block order with a
+//! `perm` back to CSR order, and `blocks[b] = (x, y, first nonzero, end)`.
+
+use crate::sparse::Csr;
+
+/// SM-L2 tiling: column panels of width `tj`; per panel the active rows (rows with at least
+/// one nonzero in it), grouped `ti` at a time into blocks.
+pub struct PanelTiling {
+    /// Per block: (first entry in `active_rows`, number of active rows, first nonzero, end).
+    pub blocks: Vec<[u32; 4]>,
+    /// Active rows of every panel, panel after panel.
+    pub active_rows: Vec<u32>,
+    /// Per nonzero: local row (within its block) << 16 | column − panel base when
+    /// compressed, else the local row alone.
+    pub idx: Vec<u32>,
+    /// Per nonzero: global column (empty when compressed).
+    pub cols: Vec<u32>,
+    /// Per nonzero: S value.
+    pub vals: Vec<f32>,
+    /// Per nonzero: its index in the CSR order of the original S.
+    pub perm: Vec<u32>,
+    /// Per panel: (first block, number of blocks, column base).
+    pub panels: Vec<[u32; 3]>,
+}
+
+/// Builds the SM-L2 tiling of `s`. `to_original[e]` maps `s`'s CSR index to the caller's
+/// CSR index (identity when `None`; used when `s` is a transpose). Compression needs
+/// `tj <= 65536` and `ti <= 65536`.
+pub fn panels(s: &Csr, to_original: Option<&[u32]>, tj: usize, ti: usize, compress: bool) -> PanelTiling {
+    assert!(tj > 0 && ti > 0);
+    assert!(!compress || (tj <= 1 << 16 && ti <= 1 << 16));
+    let n_panels = s.ncols.div_ceil(tj).max(1);
+    let nnz = s.nnz();
+    let mut next = vec![0usize; n_panels + 1];
+    for &c in &s.col_idx {
+        next[c as usize / tj + 1] += 1;
+    }
+    for p in 0..n_panels {
+        next[p + 1] += next[p];
+    }
+    let panel_start = next.clone();
+    // Scatter into panel order; rows are visited in order, so each panel is row-sorted.
+    let mut rows = vec![0u32; nnz];
+    let mut cols = vec![0u32; nnz];
+    let mut vals = vec![0f32; nnz];
+    let mut perm = vec![0u32; nnz];
+    for i in 0..s.nrows {
+        for e in s.row_range(i) {
+            let c = s.col_idx[e];
+            let p = c as usize / tj;
+            let d = next[p];
+            next[p] += 1;
+            rows[d] = i as u32;
+            cols[d] = c;
+            vals[d] = s.values[e];
+            perm[d] = to_original.map_or(e as u32, |m| m[e]);
+        }
+    }
+    let mut blocks = Vec::new();
+    let mut active_rows = Vec::new();
+    let mut idx = vec![0u32; nnz];
+    let mut panel_list = Vec::with_capacity(n_panels);
+    for p in 0..n_panels {
+        let first_block = blocks.len() as u32;
+        let base = (p * tj) as u32;
+        let (lo, hi) = (panel_start[p], panel_start[p + 1]);
+        let mut e = lo;
+        while e < hi {
+            // One block: up to `ti` consecutive active rows.
+            let block_rows_start = active_rows.len() as u32;
+            let block_nnz_start = e as u32;
+            let mut local = 0u32;
+            while e < hi && (local as usize) < ti {
+                let r = rows[e];
+                active_rows.push(r);
+                while e < hi && rows[e] == r {
+                    idx[e] = if compress {
+                        (local << 16) | (cols[e] - base)
+                    } else {
+                        local
+                    };
+                    e += 1;
+                }
+                local += 1;
+            }
+            blocks.push([block_rows_start, local, block_nnz_start, e as u32]);
+        }
+        panel_list.push([first_block, blocks.len() as u32 - first_block, base]);
+    }
+    PanelTiling {
+        blocks,
+        active_rows,
+        idx,
+        cols: if compress { Vec::new() } else { cols },
+        vals,
+        perm,
+        panels: panel_list,
+    }
+}
+
+/// SM-SM tiling: tiles of `ti` rows × `tj` columns; one block per non-empty tile.
+pub struct TileTiling {
+    /// Per block: (first row, first column, first nonzero, end).
+    pub blocks: Vec<[u32; 4]>,
+    /// Per nonzero: local row << 16 | local column.
+    pub idx: Vec<u32>,
+    /// Per nonzero: S value.
+    pub vals: Vec<f32>,
+    /// Per nonzero: its index in the CSR order of the original S.
+    pub perm: Vec<u32>,
+}
+
+/// Builds the SM-SM tiling of `s` (`ti`, `tj` ≤ 65536). `to_original` as for [`panels`].
+pub fn tiles(s: &Csr, to_original: Option<&[u32]>, ti: usize, tj: usize) -> TileTiling {
+    assert!(ti > 0 && tj > 0 && ti <= 1 << 16 && tj <= 1 << 16);
+    let n_tiles = s.ncols.div_ceil(tj).max(1);
+    let nnz = s.nnz();
+    let mut blocks = Vec::new();
+    let mut idx = Vec::with_capacity(nnz);
+    let mut vals = Vec::with_capacity(nnz);
+    let mut perm = Vec::with_capacity(nnz);
+    let mut counts = vec![0usize; n_tiles + 1];
+    for r0 in (0..s.nrows).step_by(ti) {
+        let r1 = (r0 + ti).min(s.nrows);
+        counts.iter_mut().for_each(|c| *c = 0);
+        let span = s.row_ptr[r0] as usize..s.row_ptr[r1] as usize;
+        for &c in &s.col_idx[span.clone()] {
+            counts[c as usize / tj + 1] += 1;
+        }
+        for t in 0..n_tiles {
+            counts[t + 1] += counts[t];
+        }
+        let base = idx.len();
+        idx.resize(base + span.len(), 0);
+        vals.resize(base + span.len(), 0.0);
+        perm.resize(base + span.len(), 0);
+        let mut next = counts.clone();
+        for r in r0..r1 {
+            for e in s.row_range(r) {
+                let c = s.col_idx[e] as usize;
+                let t = c / tj;
+                let d = base + next[t];
+                next[t] += 1;
+                idx[d] = (((r - r0) as u32) << 16) | (c - t * tj) as u32;
+                vals[d] = s.values[e];
+                perm[d] = to_original.map_or(e as u32, |m| m[e]);
+            }
+        }
+        for t in 0..n_tiles {
+            if counts[t + 1] > counts[t] {
+                blocks.push([
+                    r0 as u32,
+                    (t * tj) as u32,
+                    (base + counts[t]) as u32,
+                    (base + counts[t + 1]) as u32,
+                ]);
+            }
+        }
+    }
+    TileTiling {
+        blocks,
+        idx,
+        vals,
+        perm,
+    }
+}
+
+/// For `s` and its transpose `t = s.transpose()`: the index in `s`'s CSR order of every
+/// entry of `t` in `t`'s CSR order.
+pub fn transpose_map(s: &Csr) -> Vec<u32> {
+    let mut next: Vec<u32> = vec![0; s.ncols + 1];
+    for &c in &s.col_idx {
+        next[c as usize + 1] += 1;
+    }
+    for j in 0..s.ncols {
+        next[j + 1] += next[j];
+    }
+    let mut map = vec![0u32; s.nnz()];
+    for i in 0..s.nrows {
+        for e in s.row_range(i) {
+            let c = s.col_idx[e] as usize;
+            map[next[c] as usize] = e as u32;
+            next[c] += 1;
+        }
+    }
+    map
+}

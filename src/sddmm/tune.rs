@@ -1,0 +1,1 @@
+//! Sweeps and autotuning for SDDMM (filled in below).

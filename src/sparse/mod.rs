@@ -1,0 +1,35 @@
+//! Host sparse formats (COO, CSR, CSC, ELL, DCSR, CSR+ELL hybrid), dense row-major matrices,
+//! their validation and conversions, and device-resident twins.
+//!
+//! Indices are `u32` (the GPU's native index width); values are `f32`. Every constructor that
+//! takes raw arrays validates them and names the first offending entry.
+
+mod coo;
+mod csr;
+mod dense;
+mod device;
+mod convert;
+mod csc;
+mod csr_ell;
+mod dcsr;
+mod ell;
+
+pub use coo::Coo;
+pub use csr::Csr;
+pub use dense::Dense;
+pub use device::{GpuCsr, GpuDense};
+pub use csc::Csc;
+pub use csr_ell::CsrEll;
+pub use dcsr::Dcsr;
+pub use ell::{Ell, ELL_PAD};
+
+/// Fails with an [`crate::Error::Invalid`] naming the first non-finite value.
+pub(crate) fn check_finite(what: &str, values: &[f32]) -> crate::Result<()> {
+    match values.iter().position(|v| !v.is_finite()) {
+        None => Ok(()),
+        Some(i) => Err(crate::Error::invalid(
+            what,
+            format!("value {} at entry {i} is not finite", values[i]),
+        )),
+    }
+}

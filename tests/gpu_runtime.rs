@@ -1,0 +1,193 @@
+//! The runtime on a real adapter: buffers, limits, the shared WGSL library (reductions,
+//! atomics, half, RNG) on both the feature and the fallback paths, and the roofline probe.
+
+mod common;
+
+use rand::{Rng, SeedableRng};
+use wgsparse::gpu::{shaders, Batch, Binding, GpuBuffer, KernelSpec};
+use wgsparse::{Error, Gpu};
+
+fn random_values(n: usize, seed: u64) -> Vec<f32> {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    // Power-law magnitudes with random signs: never zero, widely spread.
+    (0..n)
+        .map(|_| {
+            let u: f32 = rng.random_range(0.05..1.0);
+            let sign = if rng.random_bool(0.5) { 1.0 } else { -1.0 };
+            sign * u.powf(-1.5) / 10.0
+        })
+        .collect()
+}
+
+#[test]
+fn buffers_round_trip_and_poison() {
+    let gpu = common::gpu();
+    let data: Vec<u32> = (0..1000).map(|i| i * 7 + 3).collect();
+    let b = GpuBuffer::upload(gpu, "t", &data).unwrap();
+    assert_eq!(b.read(gpu).unwrap(), data);
+    b.fill(gpu, u32::MAX).unwrap();
+    assert!(b.read(gpu).unwrap().iter().all(|&v| v == u32::MAX));
+    let empty = GpuBuffer::<f32>::upload(gpu, "empty", &[]).unwrap();
+    assert!(empty.read(gpu).unwrap().is_empty());
+    assert!(matches!(b.write(gpu, &[1, 2]), Err(Error::Shape(_))));
+}
+
+#[test]
+fn oversized_buffer_is_a_clear_error() {
+    let gpu = common::gpu();
+    let too_many = (gpu.caps.max_storage_binding_bytes / 4 + 1) as usize;
+    match GpuBuffer::<f32>::zeroed(gpu, "huge", too_many) {
+        Err(Error::TooLarge { what, .. }) => assert!(what.contains("huge")),
+        Err(e) => panic!("wrong error: {e}"),
+        Ok(_) => panic!("a buffer beyond one binding was accepted"),
+    }
+}
+
+fn run_reduce(gpu: &Gpu, lanes: u32, subgroup: bool) {
+    let wg = 64u32;
+    let n = wg as usize * 8;
+    let x = random_values(n, lanes as u64);
+    let kernel = gpu
+        .kernel(&KernelSpec {
+            name: "selftest/reduce",
+            defines: if subgroup { vec!["SUBGROUP"] } else { vec![] },
+            constants: vec![("WG", wg as f64), ("LANES", lanes as f64)],
+            bindings: &[Binding::Read, Binding::ReadWrite],
+        })
+        .unwrap();
+    let xb = GpuBuffer::upload(gpu, "x", &x).unwrap();
+    let out = GpuBuffer::filled(gpu, "out", n, f32::NAN).unwrap();
+    let mut batch = Batch::new(gpu);
+    batch
+        .dispatch(&kernel, kernel.bind(gpu, &[xb.raw(), out.raw()]).unwrap(), [8, 1, 1])
+        .unwrap();
+    batch.submit().unwrap();
+    let got = out.read(gpu).unwrap();
+    for (i, g) in got.iter().enumerate() {
+        let base = i / lanes as usize * lanes as usize;
+        let want: f64 = x[base..base + lanes as usize].iter().map(|&v| v as f64).sum();
+        let mag: f64 = x[base..base + lanes as usize].iter().map(|&v| v.abs() as f64).sum();
+        assert!(
+            (*g as f64 - want).abs() <= 8.0 * f32::EPSILON as f64 * mag,
+            "lanes {lanes} subgroup {subgroup}: element {i} = {g}, want {want}"
+        );
+    }
+}
+
+#[test]
+fn virtual_subgroup_sums_on_both_paths() {
+    let gpu = common::gpu();
+    for lanes in [1, 2, 4, 8, 16, 32] {
+        run_reduce(gpu, lanes, false);
+        if gpu.caps.shuffle_fits(lanes) {
+            run_reduce(gpu, lanes, true);
+        }
+    }
+}
+
+fn run_atomic(gpu: &Gpu, native: bool) {
+    let (wg, bins, groups) = (64u32, 5u32, 16u32);
+    let n = (wg * groups) as usize;
+    let x = random_values(n, 11);
+    let kernel = gpu
+        .kernel(&KernelSpec {
+            name: "selftest/atomic",
+            defines: if native { vec!["F32_ATOMIC"] } else { vec![] },
+            constants: vec![("WG", wg as f64), ("BINS", bins as f64)],
+            bindings: &[Binding::Read, Binding::ReadWrite],
+        })
+        .unwrap();
+    let xb = GpuBuffer::upload(gpu, "x", &x).unwrap();
+    let acc = GpuBuffer::<f32>::zeroed(gpu, "accum", 2 * bins as usize).unwrap();
+    let mut batch = Batch::new(gpu);
+    let bg = kernel.bind(gpu, &[xb.raw(), acc.raw()]).unwrap();
+    batch.dispatch(&kernel, bg, [groups, 1, 1]).unwrap();
+    batch.submit().unwrap();
+    let got = acc.read(gpu).unwrap();
+    for b in 0..bins as usize {
+        let want: f64 = x.iter().skip(b).step_by(bins as usize).map(|&v| v as f64).sum();
+        let mag: f64 = x.iter().skip(b).step_by(bins as usize).map(|&v| v.abs() as f64).sum();
+        for half in 0..2 {
+            let g = got[half * bins as usize + b] as f64;
+            assert!(
+                (g - want).abs() <= n as f64 * f32::EPSILON as f64 * mag,
+                "native {native} bin {b} half {half}: {g} vs {want}"
+            );
+        }
+    }
+}
+
+#[test]
+fn f32_atomics_native_and_cas() {
+    let gpu = common::gpu();
+    run_atomic(gpu, false);
+    if gpu.caps.f32_atomics {
+        run_atomic(gpu, true);
+    }
+}
+
+#[test]
+fn half_packing_and_rng_match_the_cpu() {
+    let gpu = common::gpu();
+    let n = 256usize;
+    let x = random_values(2 * n, 5);
+    let pairs: Vec<[f32; 2]> = x.chunks(2).map(|c| [c[0], c[1]]).collect();
+    let kernel = gpu
+        .kernel(&KernelSpec {
+            name: "selftest/half_rng",
+            defines: vec![],
+            constants: vec![],
+            bindings: &[
+                Binding::Read,
+                Binding::ReadWrite,
+                Binding::ReadWrite,
+                Binding::ReadWrite,
+                Binding::ReadWrite,
+            ],
+        })
+        .unwrap();
+    let pb = GpuBuffer::upload(gpu, "pairs", &pairs).unwrap();
+    let packed = GpuBuffer::<u32>::filled(gpu, "packed", n, 0xdead_beef).unwrap();
+    let unpacked = GpuBuffer::<[f32; 2]>::filled(gpu, "unpacked", n, [f32::NAN; 2]).unwrap();
+    let hashes = GpuBuffer::<u32>::filled(gpu, "hashes", n, 0).unwrap();
+    let uniforms = GpuBuffer::<f32>::filled(gpu, "uniforms", n, f32::NAN).unwrap();
+    let bg = kernel
+        .bind(
+            gpu,
+            &[pb.raw(), packed.raw(), unpacked.raw(), hashes.raw(), uniforms.raw()],
+        )
+        .unwrap();
+    let mut batch = Batch::new(gpu);
+    batch.dispatch(&kernel, bg, [(n / 64) as u32, 1, 1]).unwrap();
+    batch.submit().unwrap();
+    let (pk, up) = (packed.read(gpu).unwrap(), unpacked.read(gpu).unwrap());
+    for i in 0..n {
+        let lo = half::f16::from_f32(pairs[i][0]);
+        let hi = half::f16::from_f32(pairs[i][1]);
+        let want = lo.to_bits() as u32 | (hi.to_bits() as u32) << 16;
+        assert_eq!(pk[i], want, "pair {i} packs differently");
+        assert_eq!(up[i], [lo.to_f32(), hi.to_f32()], "pair {i} unpacks differently");
+    }
+    let (hs, us) = (hashes.read(gpu).unwrap(), uniforms.read(gpu).unwrap());
+    for i in 0..n {
+        let h = shaders::pcg_hash(i as u32);
+        assert_eq!(hs[i], h, "hash {i}");
+        assert_eq!(us[i], (h >> 8) as f32 / 16_777_216.0, "uniform {i}");
+    }
+}
+
+#[test]
+fn roofline_probe_runs() {
+    let gpu = common::gpu();
+    let r = wgsparse::report::roofline::measure(gpu, 4 << 20, 3, 16).unwrap();
+    assert!(r.copy_gbps > 0.0 && r.copy_gbps.is_finite());
+    assert!(r.dispatch_us > 0.0);
+}
+
+#[test]
+fn fallback_device_has_no_optional_features_and_still_reduces() {
+    let gpu = common::gpu_plain();
+    assert!(!gpu.caps.subgroups && !gpu.caps.f32_atomics && !gpu.caps.timestamps);
+    run_reduce(gpu, 8, false);
+    run_atomic(gpu, false);
+}
