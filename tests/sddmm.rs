@@ -1,0 +1,318 @@
+//! SDDMM: every variant against the f64 CPU twin on power-law inputs, outputs poisoned with
+//! NaN before each run, plus the edge cases of the tiling.
+
+mod common;
+
+use wgsparse::gen;
+use wgsparse::sddmm::{cpu, Options, Plan, Transpose, Variant};
+use wgsparse::sparse::{Coo, Csr, Dense};
+use wgsparse::{Error, Gpu};
+
+fn check_with(gpu: &Gpu, s: &Csr, k: usize, opts: Options, seed: u64) -> Plan {
+    let a = gen::dense_uniform(s.nrows, k, seed);
+    let b = gen::dense_uniform(s.ncols, k, seed + 1);
+    let plan = Plan::new(gpu, s, k, opts.clone())
+        .unwrap_or_else(|e| panic!("plan {:?}: {e}", opts.variant));
+    let got = plan.run_host(gpu, &a, &b).unwrap();
+    let (want, mag) = cpu::sddmm(s, &a, &b);
+    let cmp = cpu::compare(&got, &want, &mag, k);
+    assert!(
+        cmp.ok(),
+        "{:?} K={k} config {:?}: entry {:?} = {} want {} (max rel err {:.3e})",
+        opts.variant,
+        plan.config,
+        cmp.first_bad,
+        cmp.first_bad.map_or(0.0, |e| got[e]),
+        cmp.first_bad.map_or(0.0, |e| want[e]),
+        cmp.max_rel_error
+    );
+    plan
+}
+
+fn check(s: &Csr, k: usize, opts: Options) -> Plan {
+    check_with(common::gpu(), s, k, opts, 42)
+}
+
+fn opts(variant: Variant) -> Options {
+    Options {
+        variant,
+        ..Default::default()
+    }
+}
+
+fn all_variant_options() -> Vec<Options> {
+    let mut out = vec![opts(Variant::Naive), opts(Variant::Warp), opts(Variant::Auto)];
+    for variant in [Variant::SmL2, Variant::SmSm] {
+        for transpose in [Transpose::Never, Transpose::Always] {
+            for compress in [true, false] {
+                if variant == Variant::SmSm && !compress {
+                    continue;
+                }
+                out.push(Options {
+                    variant,
+                    transpose,
+                    compress,
+                    ..Default::default()
+                });
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_variant_matches_the_twin_on_power_law_input() {
+    let s = gen::power_law(300, 220, 4000, 1.1, 1).unwrap();
+    for k in [32, 72] {
+        for o in all_variant_options() {
+            check(&s, k, o);
+        }
+    }
+}
+
+#[test]
+fn k_not_a_multiple_of_four_and_tiny_k() {
+    let s = gen::power_law(120, 90, 900, 1.0, 2).unwrap();
+    for k in [1, 3, 5, 13] {
+        for o in all_variant_options() {
+            check(&s, k, o);
+        }
+    }
+}
+
+#[test]
+fn k_slices_accumulate() {
+    // K/Tk > 1 with a partial last slice: the printed Algorithm 5 would keep only the last.
+    let s = gen::power_law(200, 150, 2500, 1.2, 3).unwrap();
+    for (variant, tk) in [(Variant::SmL2, 8), (Variant::SmL2, 24), (Variant::SmSm, 16)] {
+        let p = check(
+            &s,
+            100,
+            Options {
+                variant,
+                tk: Some(tk),
+                ..Default::default()
+            },
+        );
+        assert!(p.config.stride.div_ceil(p.config.tk) > 1);
+    }
+}
+
+#[test]
+fn panels_and_blocks_at_awkward_sizes() {
+    let s = gen::power_law(257, 301, 5000, 1.1, 4).unwrap();
+    // N not a multiple of Tj, active rows not a multiple of Ti, several blocks per panel.
+    for (tj, ti) in [(7, 5), (64, 3), (100, 17), (301, 64), (1000, 1)] {
+        for transpose in [Transpose::Never, Transpose::Always] {
+            check(
+                &s,
+                40,
+                Options {
+                    variant: Variant::SmL2,
+                    tj: Some(tj),
+                    ti: Some(ti),
+                    tk: Some(16),
+                    transpose,
+                    ..Default::default()
+                },
+            );
+            check(
+                &s,
+                40,
+                Options {
+                    variant: Variant::SmSm,
+                    tj: Some(tj.min(128)),
+                    ti: Some(ti.max(2).min(128)),
+                    tk: Some(16),
+                    transpose,
+                    ..Default::default()
+                },
+            );
+        }
+    }
+}
+
+#[test]
+fn empty_rows_columns_and_one_dense_row() {
+    // Rows 0..10 and columns 0..5 empty; row 20 is dense.
+    let mut coo = Coo::empty(60, 50);
+    for j in 5..50 {
+        coo.rows.push(20);
+        coo.cols.push(j);
+        coo.values.push(0.5 + j as f32 / 50.0);
+    }
+    for i in 10..60u32 {
+        if i != 20 {
+            coo.rows.push(i);
+            coo.cols.push(5 + (i * 7) % 45);
+            coo.values.push(-1.25);
+        }
+    }
+    let s = coo.to_csr();
+    for o in all_variant_options() {
+        check(&s, 24, o);
+    }
+}
+
+#[test]
+fn all_nonzeros_in_one_column_panel() {
+    let mut coo = Coo::empty(80, 400);
+    for i in 0..80u32 {
+        for j in 0..6u32 {
+            coo.rows.push(i);
+            coo.cols.push(350 + (i + j * 3) % 40);
+            coo.values.push(1.0 + j as f32);
+        }
+    }
+    let s = coo.to_csr();
+    for transpose in [Transpose::Never, Transpose::Always] {
+        check(
+            &s,
+            32,
+            Options {
+                variant: Variant::SmL2,
+                tj: Some(64),
+                transpose,
+                ..Default::default()
+            },
+        );
+    }
+}
+
+#[test]
+fn sixteen_bit_compression_boundary() {
+    // Columns on both sides of 65536 with a panel width of exactly 65536: local indices reach
+    // 65535 and the second panel starts at 65536.
+    let cols = [0u32, 1, 65_534, 65_535, 65_536, 65_537, 69_999];
+    let mut coo = Coo::empty(3, 70_000);
+    for i in 0..3u32 {
+        for &c in &cols {
+            coo.rows.push(i);
+            coo.cols.push(c);
+            coo.values.push(1.5 - i as f32);
+        }
+    }
+    let s = coo.to_csr();
+    let p = check(
+        &s,
+        16,
+        Options {
+            variant: Variant::SmL2,
+            tj: Some(65_536),
+            transpose: Transpose::Never,
+            ..Default::default()
+        },
+    );
+    assert!(p.config.compress, "Tj = 65536 must still compress");
+    let p = check(
+        &s,
+        16,
+        Options {
+            variant: Variant::SmL2,
+            tj: Some(65_537),
+            transpose: Transpose::Never,
+            ..Default::default()
+        },
+    );
+    assert!(!p.config.compress, "Tj > 65536 cannot use 16-bit indices");
+}
+
+#[test]
+fn empty_and_one_by_one() {
+    let empty = Csr::empty(40, 30);
+    let one = Coo::new(1, 1, vec![0], vec![0], vec![2.5]).unwrap().to_csr();
+    for o in all_variant_options() {
+        let p = check(&empty, 16, o.clone());
+        assert_eq!(p.nnz, 0);
+        check(&one, 16, o.clone());
+        check(&one, 0, o);
+    }
+}
+
+#[test]
+fn small_sweep_agrees() {
+    let s = gen::power_law(150, 170, 2200, 1.1, 9).unwrap();
+    for tj in [16, 64, 170] {
+        for tk in [8, 32, 48] {
+            for vws in [1, 2, 4, 8, 16, 32] {
+                check(
+                    &s,
+                    48,
+                    Options {
+                        variant: Variant::SmL2,
+                        tj: Some(tj),
+                        tk: Some(tk),
+                        vws: Some(vws),
+                        workgroup: Some(if vws == 32 { 128 } else { 64 }),
+                        ..Default::default()
+                    },
+                );
+            }
+        }
+    }
+    for vws in [1, 2, 4, 8, 16, 32] {
+        check(
+            &s,
+            48,
+            Options {
+                variant: Variant::Warp,
+                vws: Some(vws),
+                ..Default::default()
+            },
+        );
+    }
+}
+
+#[test]
+fn fallback_path_without_subgroups_or_timestamps() {
+    let gpu = common::gpu_plain();
+    let s = gen::power_law(100, 80, 1200, 1.1, 5).unwrap();
+    for o in all_variant_options() {
+        let p = check_with(gpu, &s, 40, o, 7);
+        assert!(!p.config.subgroup_reduce);
+    }
+}
+
+#[test]
+fn bad_input_is_rejected() {
+    let gpu = common::gpu();
+    // Unsorted columns never reach a plan: Csr::new refuses them.
+    let unsorted = Csr::new(1, 4, vec![0, 2], vec![3, 1], vec![1.0, 1.0]);
+    assert!(matches!(unsorted, Err(Error::Invalid { .. })));
+    // A hand-built invalid Csr is caught by Plan::new's validation.
+    let bad = Csr {
+        nrows: 1,
+        ncols: 4,
+        row_ptr: vec![0, 2],
+        col_idx: vec![3, 9],
+        values: vec![1.0, f32::NAN],
+    };
+    assert!(matches!(
+        Plan::new(gpu, &bad, 8, Options::default()),
+        Err(Error::Invalid { .. })
+    ));
+    let s = gen::power_law(20, 10, 50, 1.0, 1).unwrap();
+    let plan = Plan::new(gpu, &s, 8, Options::default()).unwrap();
+    let a = gen::dense_uniform(20, 8, 1);
+    let wrong = gen::dense_uniform(11, 8, 2);
+    assert!(matches!(plan.run_host(gpu, &a, &wrong), Err(Error::Shape(_))));
+    let nan = Dense {
+        nrows: 10,
+        ncols: 8,
+        data: vec![f32::NAN; 80],
+    };
+    assert!(matches!(plan.run_host(gpu, &a, &nan), Err(Error::Invalid { .. })));
+    let bad_vws = Options {
+        variant: Variant::Warp,
+        vws: Some(3),
+        ..Default::default()
+    };
+    assert!(matches!(Plan::new(gpu, &s, 8, bad_vws), Err(Error::Option(_))));
+    let huge_tile = Options {
+        variant: Variant::SmL2,
+        ti: Some(1 << 20),
+        tk: Some(64),
+        ..Default::default()
+    };
+    assert!(matches!(Plan::new(gpu, &s, 64, huge_tile), Err(Error::Option(_))));
+}
