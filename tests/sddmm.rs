@@ -122,7 +122,7 @@ fn panels_and_blocks_at_awkward_sizes() {
                 Options {
                     variant: Variant::SmSm,
                     tj: Some(tj.min(128)),
-                    ti: Some(ti.max(2).min(128)),
+                    ti: Some(ti.clamp(2, 128)),
                     tk: Some(16),
                     transpose,
                     ..Default::default()

@@ -106,7 +106,7 @@ pub fn defines_used(name: &str) -> Result<BTreeSet<String>> {
             message: "no such shader in shaders/".into(),
         })?;
         for line in source.lines() {
-            let mut words = line.trim().split_whitespace();
+            let mut words = line.split_whitespace();
             match (words.next(), words.next()) {
                 (Some("#ifdef") | Some("#ifndef"), Some(d)) => {
                     found.insert(d.to_string());

@@ -8,6 +8,7 @@
 //! ([`write_atomically`]).
 
 mod atomic;
+mod csr_binary;
 mod idx;
 mod libsvm;
 mod matrix_market;
@@ -16,6 +17,7 @@ mod text;
 mod tsv;
 
 pub use atomic::write_atomically;
+pub use csr_binary::{read_csr_binary, write_csr_binary};
 pub use idx::{
     read_idx_images, read_idx_labels, write_idx_images, write_idx_labels, IdxImages,
     IDX_IMAGES_MAGIC, IDX_LABELS_MAGIC,

@@ -1,3 +1,4 @@
 //! Measurement records: roofline probes and figures in real units.
 
+pub mod demo;
 pub mod roofline;

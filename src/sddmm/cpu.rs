@@ -39,7 +39,8 @@ pub fn compare(gpu: &[f32], reference: &[f64], magnitude: &[f64], k: usize) -> C
         let scale = m.max(f32::MIN_POSITIVE as f64);
         let rel = if g.is_finite() { err / scale } else { f64::INFINITY };
         worst = worst.max(rel);
-        if first_bad.is_none() && !(err <= tol_factor * scale + f64::EPSILON) {
+        let within = err <= tol_factor * scale + f64::EPSILON; // false for NaN
+        if first_bad.is_none() && !within {
             first_bad = Some(e);
         }
     }

@@ -142,7 +142,7 @@ pub(crate) fn resolve(gpu: &Gpu, s: &Csr, k: usize, options: &Options) -> Result
         }
         Variant::Auto => unreachable!("resolved above"),
     };
-    if ti == 0 && tiled || tj == 0 && tiled {
+    if tiled && (ti == 0 || tj == 0) {
         return Err(opt_err("tile sizes must be positive".into()));
     }
     let vws = vws_for(tk);

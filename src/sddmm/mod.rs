@@ -10,6 +10,7 @@
 pub mod cpu;
 mod kernels;
 pub mod model;
+pub mod suite;
 pub mod tiles;
 pub mod tune;
 

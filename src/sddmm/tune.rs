@@ -1,1 +1,376 @@
-//! Sweeps and autotuning for SDDMM (filled in below).
+//! Measuring SDDMM configurations, the exhaustive sweep (the paper's Fig. 8: how far the
+//! model's Tj lands from the best), and a per-adapter autotune cache for Tk, vws and the
+//! workgroup size.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::gpu::{Gpu, GpuBuffer};
+use crate::sddmm::{cpu, model, Config, Options, Plan, Variant};
+use crate::sparse::{Csr, Dense, GpuDense};
+use crate::{Error, Result};
+
+/// Device operands reused across measurements, with their host copies for checking.
+pub struct Operands {
+    /// Host A (M×K).
+    pub a_host: Dense,
+    /// Host B (N×K).
+    pub b_host: Dense,
+    /// Device A.
+    pub a: GpuDense,
+    /// Device B.
+    pub b: GpuDense,
+    /// Output, one value per nonzero.
+    pub out: GpuBuffer<f32>,
+}
+
+impl Operands {
+    /// Random A and B (uniform in ±1, seeded) for S and K, uploaded, and an output buffer.
+    pub fn random(gpu: &Gpu, s: &Csr, k: usize, seed: u64) -> Result<Self> {
+        let a_host = crate::gen::dense_uniform(s.nrows, k, seed);
+        let b_host = crate::gen::dense_uniform(s.ncols, k, seed ^ 0x9e37_79b9);
+        Ok(Operands {
+            a: GpuDense::upload(gpu, &a_host)?,
+            b: GpuDense::upload(gpu, &b_host)?,
+            out: GpuBuffer::zeroed(gpu, "sddmm.out", s.nnz())?,
+            a_host,
+            b_host,
+        })
+    }
+}
+
+/// The twin's values at a sample of nonzeros (all of them when `max` ≥ nnz).
+pub struct Reference {
+    idx: Vec<usize>,
+    want: Vec<f64>,
+    mag: Vec<f64>,
+    k: usize,
+}
+
+impl Reference {
+    /// Computes the f64 twin at up to `max` nonzeros spread evenly over S.
+    pub fn sampled(s: &Csr, ops: &Operands, max: usize) -> Self {
+        let nnz = s.nnz();
+        let step = nnz.div_ceil(max.max(1)).max(1);
+        let k = ops.a_host.ncols;
+        let (mut idx, mut want, mut mag) = (vec![], vec![], vec![]);
+        for e in (0..nnz).step_by(step) {
+            let i = s.row_ptr.partition_point(|&p| p as usize <= e) - 1;
+            let j = s.col_idx[e] as usize;
+            let (ra, rb) = (ops.a_host.row(i), ops.b_host.row(j));
+            let (mut dot, mut abs) = (0f64, 0f64);
+            for (x, y) in ra.iter().zip(rb) {
+                let t = *x as f64 * *y as f64;
+                dot += t;
+                abs += t.abs();
+            }
+            let v = s.values[e] as f64;
+            idx.push(e);
+            want.push(v * dot);
+            mag.push(v.abs() * abs);
+        }
+        Reference { idx, want, mag, k }
+    }
+
+    /// Compares a full output with the sampled reference.
+    pub fn compare(&self, got: &[f32]) -> cpu::Comparison {
+        let picked: Vec<f32> = self.idx.iter().map(|&e| got[e]).collect();
+        cpu::compare(&picked, &self.want, &self.mag, self.k)
+    }
+}
+
+/// One timed configuration.
+#[derive(Clone, Debug, Serialize)]
+pub struct Measurement {
+    /// Kernel name.
+    pub kernel: &'static str,
+    /// The configuration that ran.
+    pub config: Config,
+    /// Median GPU time, milliseconds.
+    pub ms: f64,
+    /// 2·K·nnz / time, GFLOP/s.
+    pub gflops: f64,
+    /// Compulsory bytes (S and P once, A and B once) / time, GB/s.
+    pub gbps: f64,
+    /// Timing source.
+    pub timing: &'static str,
+    /// Max error relative to |S|Σ|A·B| against the twin, when checked.
+    pub max_rel_error: Option<f64>,
+    /// Plan (tiling + upload) time on the host, milliseconds.
+    pub plan_ms: f64,
+}
+
+/// Builds a plan for `options`, times it (median of `reps`) and optionally checks it. A
+/// failed check is an [`Error::Check`]: a wrong kernel is never reported as fast.
+pub fn measure(
+    gpu: &Gpu,
+    s: &Csr,
+    ops: &Operands,
+    options: &Options,
+    reps: usize,
+    reference: Option<&Reference>,
+) -> Result<Measurement> {
+    let k = ops.a.ncols;
+    let t0 = std::time::Instant::now();
+    let plan = Plan::new(gpu, s, k, options.clone())?;
+    let plan_ms = t0.elapsed().as_secs_f64() * 1e3;
+    measure_plan(gpu, s, &plan, ops, reps, reference, plan_ms)
+}
+
+fn measure_plan(
+    gpu: &Gpu,
+    s: &Csr,
+    plan: &Plan,
+    ops: &Operands,
+    reps: usize,
+    reference: Option<&Reference>,
+    plan_ms: f64,
+) -> Result<Measurement> {
+    let mut max_rel_error = None;
+    if let Some(r) = reference {
+        ops.out.fill(gpu, f32::NAN)?;
+        plan.run(gpu, &ops.a, &ops.b, &ops.out)?;
+        let cmp = r.compare(&ops.out.read(gpu)?);
+        if !cmp.ok() {
+            return Err(Error::Check {
+                kernel: plan.config.variant.name().into(),
+                message: format!(
+                    "config {:?}: max relative error {:.3e} above {:.3e}",
+                    plan.config, cmp.max_rel_error, cmp.tolerance
+                ),
+            });
+        }
+        max_rel_error = Some(cmp.max_rel_error);
+    }
+    let t = plan.time(gpu, &ops.a, &ops.b, &ops.out, reps)?;
+    let k_bytes = (s.nrows + s.ncols) as f64 * plan.config.stride as f64 * 4.0;
+    let s_bytes = s.nnz() as f64 * (4.0 + 4.0 + 4.0 + 4.0); // index + value + output (+perm/row)
+    Ok(Measurement {
+        kernel: plan.config.variant.name(),
+        config: plan.config.clone(),
+        ms: t.ms(),
+        gflops: plan.flops() / t.seconds / 1e9,
+        gbps: (k_bytes + s_bytes) / t.seconds / 1e9,
+        timing: t.source(),
+        max_rel_error,
+        plan_ms,
+    })
+}
+
+/// The sweep's findings.
+#[derive(Clone, Debug, Serialize)]
+pub struct Sweep {
+    /// Every configuration measured.
+    pub points: Vec<Measurement>,
+    /// The fastest.
+    pub best: Measurement,
+    /// The model's Tj with the best Tk at that Tj (the paper's "model" bar).
+    pub model: Measurement,
+    /// model time / best time − 1 (0.05 = the model is 5% slower than the best).
+    pub model_gap: f64,
+}
+
+/// Panel-width candidates: the model's, and N/32 … N (multiples of 5000 above 5000).
+fn tj_candidates(n: usize, model_tj: usize) -> Vec<usize> {
+    let mut v: Vec<usize> = [32, 16, 8, 4, 2, 1]
+        .iter()
+        .map(|d| n.div_ceil(*d))
+        .map(|t| if t > 5000 { t.div_ceil(5000) * 5000 } else { t })
+        .chain([model_tj.min(n)])
+        .map(|t| t.max(1))
+        .collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// Exhaustive SM-L2 (or SM-SM) search over (Tj, Tk), then vws × workgroup at the best
+/// (Tj, Tk); reports how far the model's Tj is from the best. `progress` is told each point.
+pub fn sweep(
+    gpu: &Gpu,
+    s: &Csr,
+    ops: &Operands,
+    base: &Options,
+    reps: usize,
+    reference: Option<&Reference>,
+    mut progress: impl FnMut(&Measurement),
+) -> Result<Sweep> {
+    let k = ops.a.ncols;
+    let model_plan = Plan::new(gpu, s, k, base.clone())?;
+    let variant = model_plan.config.variant;
+    if !matches!(variant, Variant::SmL2 | Variant::SmSm) {
+        return Err(Error::Option("--sweep needs a tiled variant (auto, sm-l2 or sm-sm)".into()));
+    }
+    let n = if model_plan.config.transposed { s.nrows } else { s.ncols };
+    let model_tj = model_plan.config.tj;
+    drop(model_plan);
+    let tjs = if variant == Variant::SmSm {
+        vec![16, 32, 64, 96, 128]
+    } else {
+        tj_candidates(n, model_tj)
+    };
+    let tks = model::slice_candidates(crate::sparse::GpuDense::stride_for(k), 32);
+    let mut points = Vec::new();
+    let mut try_point = |o: Options, points: &mut Vec<Measurement>| match measure(gpu, s, ops, &o, reps, reference) {
+        Ok(m) => {
+            progress(&m);
+            points.push(m);
+            Ok(())
+        }
+        // Configurations that do not fit this adapter are skipped, not fatal.
+        Err(Error::Option(_)) => Ok(()),
+        Err(e) => Err(e),
+    };
+    for &tj in &tjs {
+        for &tk in &tks {
+            let o = Options {
+                variant,
+                tj: Some(tj),
+                tk: Some(tk),
+                ti: if variant == Variant::SmSm { Some(tj) } else { base.ti },
+                ..base.clone()
+            };
+            try_point(o, &mut points)?;
+        }
+    }
+    let by_time = |p: &&Measurement, q: &&Measurement| p.ms.total_cmp(&q.ms);
+    let best_tile = points
+        .iter()
+        .min_by(by_time)
+        .cloned()
+        .ok_or_else(|| Error::Option("no sweep configuration fits this adapter".into()))?;
+    for wg in [128, 256, 512, 1024] {
+        for vws in [1u32, 2, 4, 8, 16, 32] {
+            if wg > gpu.caps.max_invocations_per_workgroup || vws > wg {
+                continue;
+            }
+            let o = Options {
+                variant,
+                tj: Some(best_tile.config.tj),
+                tk: Some(best_tile.config.tk),
+                ti: if variant == Variant::SmSm { Some(best_tile.config.ti) } else { base.ti },
+                vws: Some(vws),
+                workgroup: Some(wg),
+                ..base.clone()
+            };
+            try_point(o, &mut points)?;
+        }
+    }
+    let best = points.iter().min_by(by_time).cloned().expect("points is not empty");
+    let model = points
+        .iter()
+        .filter(|p| p.config.tj == model_tj.min(n).max(1) && base.vws.is_none_or(|v| v == p.config.vws))
+        .min_by(by_time)
+        .cloned()
+        .unwrap_or_else(|| best.clone());
+    let model_gap = model.ms / best.ms - 1.0;
+    Ok(Sweep {
+        points,
+        best,
+        model,
+        model_gap,
+    })
+}
+
+/// Where tuned configurations are kept: `$WGSPARSE_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME/wgsparse`, else `~/.cache/wgsparse`.
+pub fn cache_path() -> Option<PathBuf> {
+    let dir = std::env::var_os("WGSPARSE_CACHE_DIR")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("wgsparse")))
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/wgsparse")))?;
+    Some(dir.join("sddmm-tune.json"))
+}
+
+/// The cache key: adapter, variant and a shape bucket (log₂ of M, N, nnz; K exactly).
+fn cache_key(gpu: &Gpu, variant: Variant, s: &Csr, k: usize) -> String {
+    let lg = |x: usize| usize::BITS - x.max(1).leading_zeros();
+    format!(
+        "{}|{}|m{}|n{}|nnz{}|k{}",
+        gpu.caps.adapter_name,
+        variant.name(),
+        lg(s.nrows),
+        lg(s.ncols),
+        lg(s.nnz()),
+        k
+    )
+}
+
+#[derive(Clone, Copy, Debug, serde::Deserialize, Serialize)]
+struct Tuned {
+    tk: usize,
+    vws: u32,
+    workgroup: u32,
+}
+
+fn load_cache() -> BTreeMap<String, Tuned> {
+    cache_path()
+        .and_then(|p| std::fs::read(p).ok())
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default()
+}
+
+/// A plan for `options` whose unset Tk, vws and workgroup size come from the autotune cache
+/// for this adapter and shape bucket; on a miss, Tk × vws are timed on random operands with
+/// the model's Tj, the winner is stored (atomically) and used.
+pub fn autotuned_plan(gpu: &Gpu, s: &Csr, k: usize, options: &Options) -> Result<Plan> {
+    let probe = Plan::new(gpu, s, k, options.clone())?;
+    let variant = probe.config.variant;
+    if !matches!(variant, Variant::SmL2 | Variant::SmSm) || s.nnz() == 0 {
+        return Ok(probe);
+    }
+    let key = cache_key(gpu, variant, s, k);
+    let mut cache = load_cache();
+    let tuned = match cache.get(&key) {
+        Some(t) => *t,
+        None => {
+            drop(probe);
+            let ops = Operands::random(gpu, s, k, 0x5eed)?;
+            let mut best: Option<Measurement> = None;
+            for tk in model::slice_candidates(crate::sparse::GpuDense::stride_for(k), 32) {
+                for vws in [2u32, 4, 8, 16] {
+                    let o = Options {
+                        tk: options.tk.or(Some(tk)),
+                        vws: options.vws.or(Some(vws)),
+                        ..options.clone()
+                    };
+                    match measure(gpu, s, &ops, &o, 3, None) {
+                        Ok(m) if best.as_ref().is_none_or(|b| m.ms < b.ms) => best = Some(m),
+                        Ok(_) | Err(Error::Option(_)) => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+            }
+            let b = best.ok_or_else(|| Error::Option("no configuration fits this adapter".into()))?;
+            let t = Tuned {
+                tk: b.config.tk,
+                vws: b.config.vws,
+                workgroup: b.config.workgroup,
+            };
+            cache.insert(key, t);
+            if let Some(path) = cache_path() {
+                if let Some(dir) = path.parent() {
+                    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+                }
+                let json = serde_json::to_vec_pretty(&cache).expect("cache serializes");
+                crate::io::write_atomically(&path, |w| {
+                    std::io::Write::write_all(w, &json).map_err(|e| Error::io(&path, e))
+                })?;
+            }
+            t
+        }
+    };
+    Plan::new(
+        gpu,
+        s,
+        k,
+        Options {
+            tk: options.tk.or(Some(tuned.tk)),
+            vws: options.vws.or(Some(tuned.vws)),
+            workgroup: options.workgroup.or(Some(tuned.workgroup)),
+            ..options.clone()
+        },
+    )
+}

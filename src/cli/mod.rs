@@ -1,0 +1,164 @@
+//! Subcommands of the `wgsparse` binary. Each prints a table, or one JSON object with
+//! `--json`.
+
+mod gen;
+mod sddmm;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use comfy_table::Table;
+use serde_json::json;
+
+use wgsparse::{report, Gpu, Result};
+
+/// Sparse machine-learning GPU kernels in WGSL on wgpu.
+#[derive(Parser)]
+#[command(name = "wgsparse", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Show the adapter, its capabilities and limits.
+    Info(JsonFlag),
+    /// Measure copy bandwidth and per-dispatch overhead: the denominator of every report.
+    Roofline(RooflineArgs),
+    /// Write a generated data set in a standard format.
+    Gen(gen::GenArgs),
+    /// Run every implemented system on built-in data, check each against its CPU twin.
+    Demo(JsonFlag),
+    /// Time (and check, sweep, tune) SDDMM variants on a matrix file or a suite matrix.
+    Sddmm(sddmm::SddmmArgs),
+}
+
+#[derive(clap::Args)]
+struct JsonFlag {
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::Args)]
+struct RooflineArgs {
+    /// MiB copied each way (capped by the device's binding limit).
+    #[arg(long, default_value_t = 1024)]
+    mib: u64,
+    /// Timed repetitions.
+    #[arg(long, default_value_t = 20)]
+    reps: usize,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs the parsed command; the exit code is 1 when a check failed.
+pub fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Info(a) => info(a.json),
+        Command::Roofline(a) => roofline(a),
+        Command::Gen(a) => gen::run(a),
+        Command::Demo(a) => demo(a.json),
+        Command::Sddmm(a) => sddmm::run(a),
+    }
+}
+
+/// A table with the house style.
+pub(crate) fn table(header: &[&str]) -> Table {
+    let mut t = Table::new();
+    t.load_preset(comfy_table::presets::UTF8_BORDERS_ONLY);
+    t.set_header(header.to_vec());
+    t
+}
+
+fn info(as_json: bool) -> Result<ExitCode> {
+    let gpu = Gpu::new()?;
+    let c = &gpu.caps;
+    if as_json {
+        println!("{}", json!({ "caps": c }));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut t = table(&["property", "value"]);
+    let yes = |b: bool| if b { "yes" } else { "no" }.to_string();
+    let rows: Vec<(&str, String)> = vec![
+        ("adapter", c.adapter_name.clone()),
+        ("backend / type", format!("{} / {}", c.backend, c.device_type)),
+        ("driver", c.driver.clone()),
+        ("subgroups", yes(c.subgroups)),
+        ("subgroup size", format!("{}–{}", c.subgroup_min_size, c.subgroup_max_size)),
+        ("f16 (SHADER_F16)", yes(c.f16)),
+        ("f32 atomics", yes(c.f32_atomics)),
+        ("timestamps (in passes)", format!("{} ({})", yes(c.timestamps), yes(c.timestamps_inside_passes))),
+        ("workgroup storage", format!("{} B", c.max_workgroup_storage_bytes)),
+        ("invocations / workgroup", c.max_invocations_per_workgroup.to_string()),
+        ("workgroups / dimension", c.max_workgroups_per_dimension.to_string()),
+        ("storage binding", format!("{} B", c.max_storage_binding_bytes)),
+        ("buffer", format!("{} B", c.max_buffer_bytes)),
+        ("L2 assumed by models", format!("{} B (WGSPARSE_L2_BYTES)", c.l2_bytes)),
+    ];
+    for (k, v) in rows {
+        t.add_row(vec![k.to_string(), v]);
+    }
+    println!("{t}");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn roofline(a: RooflineArgs) -> Result<ExitCode> {
+    let gpu = Gpu::new()?;
+    let r = report::roofline::measure(&gpu, a.mib << 20, a.reps, 200)?;
+    if a.json {
+        println!("{}", json!({ "roofline": r }));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut t = table(&["adapter", "bytes moved", "copy GB/s (best)", "copy GB/s (median)", "µs / dispatch", "timing"]);
+    t.add_row(vec![
+        r.adapter.clone(),
+        r.bytes_moved.to_string(),
+        format!("{:.1}", r.copy_gbps),
+        format!("{:.1}", r.copy_gbps_median),
+        format!("{:.2}", r.dispatch_us),
+        r.timing.clone(),
+    ]);
+    println!("{t}");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn demo(as_json: bool) -> Result<ExitCode> {
+    let gpu = Gpu::new()?;
+    let bar = (!as_json).then(|| {
+        let b = indicatif::ProgressBar::new_spinner();
+        b.enable_steady_tick(std::time::Duration::from_millis(120));
+        b
+    });
+    let rows = report::demo::run(&gpu, |step| {
+        if let Some(b) = &bar {
+            b.set_message(step.to_string());
+        }
+    })?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let all_ok = rows.iter().all(|r| r.ok);
+    if as_json {
+        println!("{}", json!({ "adapter": gpu.caps.adapter_name, "rows": rows, "ok": all_ok }));
+    } else {
+        println!("wgsparse demo on {} ({})", gpu.caps.adapter_name, gpu.caps.backend);
+        let mut t = table(&["system", "kernel", "problem / config", "GPU ms", "GFLOP/s", "max rel err", "check"]);
+        for r in &rows {
+            t.add_row(vec![
+                r.system.to_string(),
+                r.kernel.clone(),
+                r.detail.clone(),
+                format!("{:.3}", r.ms),
+                format!("{:.1}", r.gflops),
+                format!("{:.1e}", r.max_rel_error),
+                if r.ok { "ok" } else { "FAILED" }.to_string(),
+            ]);
+        }
+        println!("{t}");
+        println!("{}", if all_ok { "all checks passed" } else { "SOME CHECKS FAILED" });
+    }
+    Ok(if all_ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}

@@ -1,0 +1,288 @@
+//! `wgsparse sddmm`: time, check, sweep and tune SDDMM variants.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::ValueEnum;
+use serde_json::json;
+
+use wgsparse::report::demo::describe;
+use wgsparse::sddmm::{suite, tune, Options, Transpose, Variant};
+use wgsparse::sparse::Csr;
+use wgsparse::{io, Error, Gpu, Result};
+
+#[derive(Clone, Copy, ValueEnum)]
+enum VariantArg {
+    Auto,
+    All,
+    Naive,
+    Warp,
+    SmL2,
+    SmSm,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum TransposeArg {
+    Auto,
+    Never,
+    Always,
+}
+
+/// Arguments of `wgsparse sddmm`.
+#[derive(clap::Args)]
+pub struct SddmmArgs {
+    /// Matrix Market file for S (coordinate; real, integer or pattern).
+    #[arg(long)]
+    matrix: Option<PathBuf>,
+    /// Suite matrix to generate when no --matrix is given (nytimes, pubmed-lite, web-google,
+    /// enron, nips, dense75k, demo).
+    #[arg(long, default_value = "demo")]
+    gen: String,
+    /// Scale the suite matrix's dimensions (nonzeros scale with the square).
+    #[arg(long, default_value_t = 1.0)]
+    scale: f64,
+    /// Seed of the generated S, A and B.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Inner dimension(s) K, comma separated.
+    #[arg(long, value_delimiter = ',', default_value = "128")]
+    k: Vec<usize>,
+    /// Kernel variant.
+    #[arg(long, value_enum, default_value = "auto")]
+    variant: VariantArg,
+    /// Column-panel (SM-L2) or column-tile (SM-SM) width.
+    #[arg(long)]
+    tj: Option<usize>,
+    /// k-slice width.
+    #[arg(long)]
+    tk: Option<usize>,
+    /// Rows per workgroup.
+    #[arg(long)]
+    ti: Option<usize>,
+    /// Lanes per nonzero.
+    #[arg(long)]
+    vws: Option<u32>,
+    /// Workgroup size.
+    #[arg(long)]
+    wg: Option<u32>,
+    /// Disable 16-bit tile-relative index compression.
+    #[arg(long)]
+    no_compress: bool,
+    /// Streaming direction.
+    #[arg(long, value_enum, default_value = "auto")]
+    transpose: TransposeArg,
+    /// Cache size for the Tj model in MiB (default: the adapter's assumed L2).
+    #[arg(long)]
+    l2_mib: Option<u64>,
+    /// Exhaustive (Tj, Tk) then (vws, workgroup) search; reports the model's distance to the best.
+    #[arg(long)]
+    sweep: bool,
+    /// Autotune Tk, vws and workgroup size for `auto` (cached per adapter and shape).
+    #[arg(long)]
+    tune: bool,
+    /// Check every variant against the f64 CPU twin (on up to 200,000 sampled nonzeros).
+    #[arg(long)]
+    check: bool,
+    /// Timed repetitions (median reported).
+    #[arg(long, default_value_t = 10)]
+    reps: usize,
+    /// Also write S as raw little-endian arrays into this folder (for benches/peers).
+    #[arg(long)]
+    export: Option<PathBuf>,
+    /// Print one JSON object instead of tables.
+    #[arg(long)]
+    json: bool,
+}
+
+fn variants(v: VariantArg) -> Vec<Variant> {
+    match v {
+        VariantArg::Auto => vec![Variant::Auto],
+        VariantArg::All => [Variant::Auto].into_iter().chain(Variant::CONCRETE).collect(),
+        VariantArg::Naive => vec![Variant::Naive],
+        VariantArg::Warp => vec![Variant::Warp],
+        VariantArg::SmL2 => vec![Variant::SmL2],
+        VariantArg::SmSm => vec![Variant::SmSm],
+    }
+}
+
+fn load(args: &SddmmArgs) -> Result<(String, Csr)> {
+    match &args.matrix {
+        Some(path) => Ok((path.display().to_string(), io::read_matrix_market(path)?)),
+        None => {
+            let m = suite::find(&args.gen)?;
+            let name = if args.scale < 1.0 {
+                format!("{}@{}", m.name, args.scale)
+            } else {
+                m.name.to_string()
+            };
+            Ok((name, m.generate(args.scale, args.seed)?))
+        }
+    }
+}
+
+fn spinner(on: bool, msg: &str) -> Option<indicatif::ProgressBar> {
+    on.then(|| {
+        let b = indicatif::ProgressBar::new_spinner().with_message(msg.to_string());
+        b.enable_steady_tick(std::time::Duration::from_millis(120));
+        b
+    })
+}
+
+/// Runs `wgsparse sddmm`.
+pub fn run(args: SddmmArgs) -> Result<ExitCode> {
+    let gpu = Gpu::new()?;
+    let interactive = !args.json;
+    let bar = spinner(interactive, "preparing S");
+    let (name, s) = load(&args)?;
+    if let Some(dir) = &args.export {
+        io::write_csr_binary(dir, &s)?;
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let base = Options {
+        variant: Variant::Auto,
+        tj: args.tj,
+        tk: args.tk,
+        ti: args.ti,
+        vws: args.vws,
+        workgroup: args.wg,
+        compress: !args.no_compress,
+        transpose: match args.transpose {
+            TransposeArg::Auto => Transpose::Auto,
+            TransposeArg::Never => Transpose::Never,
+            TransposeArg::Always => Transpose::Always,
+        },
+        l2_bytes: args.l2_mib.map(|m| m << 20),
+        ..Default::default()
+    };
+    let mut results: Vec<Outcome> = Vec::new();
+    let mut sweeps = Vec::new();
+    let mut failed = false;
+    for &k in &args.k {
+        let ops = tune::Operands::random(&gpu, &s, k, args.seed + 17)?;
+        let reference = args.check.then(|| tune::Reference::sampled(&s, &ops, 200_000));
+        for variant in variants(args.variant) {
+            let options = Options { variant, ..base.clone() };
+            let measured = if args.tune && variant == Variant::Auto {
+                let plan = tune::autotuned_plan(&gpu, &s, k, &options)?;
+                tune::measure(&gpu, &s, &ops, &plan_options(&options, &plan.config), args.reps, reference.as_ref())
+            } else {
+                tune::measure(&gpu, &s, &ops, &options, args.reps, reference.as_ref())
+            };
+            match measured {
+                Ok(m) => results.push((k, variant, Ok(m))),
+                Err(e @ (Error::Check { .. } | Error::Option(_) | Error::TooLarge { .. })) => {
+                    failed |= matches!(e, Error::Check { .. });
+                    if interactive {
+                        eprintln!("{} K={k}: {e}", variant.name());
+                    }
+                    results.push((k, variant, Err(e.to_string())));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        if args.sweep {
+            let pb = interactive.then(|| indicatif::ProgressBar::new_spinner());
+            let sw = tune::sweep(&gpu, &s, &ops, &base, args.reps.min(5), reference.as_ref(), |m| {
+                if let Some(pb) = &pb {
+                    pb.set_message(format!("K={k}{}: {:.3} ms", describe(&m.config), m.ms));
+                    pb.tick();
+                }
+            })?;
+            if let Some(pb) = pb {
+                pb.finish_and_clear();
+            }
+            sweeps.push(json!({ "k": k, "sweep": sw }));
+        }
+    }
+    if args.json {
+        println!(
+            "{}",
+            json!({
+                "adapter": gpu.caps.adapter_name,
+                "matrix": { "name": name, "nrows": s.nrows, "ncols": s.ncols, "nnz": s.nnz(), "density": s.density() },
+                "results": results.iter().map(|(k, v, r)| match r {
+                    Ok(m) => json!({ "k": k, "variant": v.name(), "measurement": m }),
+                    Err(e) => json!({ "k": k, "variant": v.name(), "error": e }),
+                }).collect::<Vec<_>>(),
+                "sweeps": sweeps,
+                "ok": !failed,
+            })
+        );
+    } else {
+        print_tables(&gpu, &name, &s, &results, &sweeps);
+    }
+    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// The options that reproduce a resolved configuration.
+fn plan_options(base: &Options, c: &wgsparse::sddmm::Config) -> Options {
+    Options {
+        variant: c.variant,
+        tj: Some(c.tj),
+        tk: Some(c.tk),
+        ti: Some(c.ti),
+        vws: Some(c.vws),
+        workgroup: Some(c.workgroup),
+        compress: c.compress,
+        transpose: if c.transposed { Transpose::Always } else { Transpose::Never },
+        ..base.clone()
+    }
+}
+
+/// (K, requested variant, measurement or the reason it did not run).
+type Outcome = (usize, Variant, std::result::Result<tune::Measurement, String>);
+
+fn print_tables(gpu: &Gpu, name: &str, s: &Csr, results: &[Outcome], sweeps: &[serde_json::Value]) {
+    println!(
+        "SDDMM on {} — S = {name}: {}×{}, {} nonzeros ({:.4}% dense)",
+        gpu.caps.adapter_name,
+        s.nrows,
+        s.ncols,
+        s.nnz(),
+        100.0 * s.density()
+    );
+    let mut t = super::table(&["K", "kernel", "config", "GPU ms", "GFLOP/s", "GB/s", "max rel err", "plan ms"]);
+    for (k, variant, r) in results {
+        let m = match r {
+            Ok(m) => m,
+            Err(e) => {
+                t.add_row(vec![k.to_string(), variant.name().into(), e.clone()]);
+                continue;
+            }
+        };
+        let label = match variant {
+            Variant::Auto => format!("auto → {}", m.kernel),
+            _ => m.kernel.to_string(),
+        };
+        t.add_row(vec![
+            k.to_string(),
+            label,
+            describe(&m.config).trim().to_string(),
+            format!("{:.3}", m.ms),
+            format!("{:.1}", m.gflops),
+            format!("{:.1}", m.gbps),
+            m.max_rel_error.map_or("—".into(), |e| format!("{e:.1e}")),
+            format!("{:.0}", m.plan_ms),
+        ]);
+    }
+    println!("{t}");
+    for sw in sweeps {
+        let k = &sw["k"];
+        let v = &sw["sweep"];
+        println!(
+            "sweep K={k}: {} points; best {:.3} ms ({}), model Tj {:.3} ms ({}): {:+.1}% from best",
+            v["points"].as_array().map_or(0, |p| p.len()),
+            v["best"]["ms"].as_f64().unwrap_or(f64::NAN),
+            config_text(&v["best"]["config"]),
+            v["model"]["ms"].as_f64().unwrap_or(f64::NAN),
+            config_text(&v["model"]["config"]),
+            100.0 * v["model_gap"].as_f64().unwrap_or(f64::NAN)
+        );
+    }
+}
+
+fn config_text(c: &serde_json::Value) -> String {
+    format!("Tj={} Tk={} Ti={} vws={} wg={}", c["tj"], c["tk"], c["ti"], c["vws"], c["workgroup"])
+}
