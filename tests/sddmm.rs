@@ -133,6 +133,27 @@ fn panels_and_blocks_at_awkward_sizes() {
 }
 
 #[test]
+fn heavy_rows_split_over_blocks() {
+    // Tiny nonzero caps force every long row to span several workgroups.
+    let s = gen::power_law(90, 400, 6000, 1.3, 8).unwrap();
+    for cap in [1, 3, 7, 64, 1000] {
+        for transpose in [Transpose::Never, Transpose::Always] {
+            check(
+                &s,
+                24,
+                Options {
+                    variant: Variant::SmL2,
+                    tj: Some(150),
+                    block_nnz: Some(cap),
+                    transpose,
+                    ..Default::default()
+                },
+            );
+        }
+    }
+}
+
+#[test]
 fn empty_rows_columns_and_one_dense_row() {
     // Rows 0..10 and columns 0..5 empty; row 20 is dense.
     let mut coo = Coo::empty(60, 50);

@@ -1,5 +1,6 @@
-// cuSDDMM SM-L2: S cut into column panels (one dispatch each); a workgroup owns TI active rows
-// of one panel. Per k-slice of TK floats it stages those rows of A in workgroup memory (lanes
+// cuSDDMM SM-L2: S cut into column panels, blocks in panel order (one dispatch; workgroups
+// start in order, so B's panel stays hot in L2); a workgroup owns up to TI active rows of one
+// panel and a bounded number of their nonzeros (heavy rows are split over blocks). Per k-slice of TK floats it stages those rows of A in workgroup memory (lanes
 // along k, coalesced), then virtual subgroups of VWS lanes take the block's nonzeros
 // cyclically and read B through L2. Partial dot products accumulate across slices in `out`
 // (each nonzero is owned by one virtual subgroup, so no atomics) and are multiplied by S_ij
@@ -17,17 +18,14 @@ override TK: u32 = 32u;
 override TK4: u32 = TK / 4u;
 
 struct Params {
-    first_block: u32,
     n_blocks: u32,
     stride4: u32,
-    col_base: u32,
     n_slices: u32,
     _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
 }
 
-// blocks[b] = (first active row, active rows, first nonzero, end of nonzeros)
+// blocks[2b] = (first active row, active rows, first nonzero, end of nonzeros),
+// blocks[2b + 1].x = the panel's first column.
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> blocks: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read> active_rows: array<u32>;
@@ -43,6 +41,7 @@ struct Params {
 
 var<workgroup> sh_a: array<vec4<f32>, TI * TK4>;
 var<workgroup> block: vec4<u32>;
+var<workgroup> block_col_base: u32;
 
 @compute @workgroup_size(WG)
 fn main(
@@ -54,11 +53,14 @@ fn main(
     if lid == 0u {
         // Workgroups past the panel's last block (2D grid rounding) get an empty block.
         block = vec4<u32>(0u, 0u, 0u, 0u);
+        block_col_base = 0u;
         if g < params.n_blocks {
-            block = blocks[params.first_block + g];
+            block = blocks[2u * g];
+            block_col_base = blocks[2u * g + 1u].x;
         }
     }
     let blk = workgroupUniformLoad(&block);
+    let col_base = workgroupUniformLoad(&block_col_base);
     let nvw = WG / VWS;
     let vw = lid / VWS;
     let lane = lid % VWS;
@@ -84,7 +86,7 @@ fn main(
 #ifdef COMPRESS
                 let packed = idx[e];
                 let sa = (packed >> 16u) * TK4;
-                let sb = (params.col_base + (packed & 0xffffu)) * params.stride4 + k4;
+                let sb = (col_base + (packed & 0xffffu)) * params.stride4 + k4;
 #else
                 let sa = idx[e] * TK4;
                 let sb = cols[e] * params.stride4 + k4;

@@ -59,6 +59,9 @@ pub struct SddmmArgs {
     /// Rows per workgroup.
     #[arg(long)]
     ti: Option<usize>,
+    /// SM-L2: most nonzeros per workgroup (heavier rows are split).
+    #[arg(long)]
+    block_nnz: Option<usize>,
     /// Lanes per nonzero.
     #[arg(long)]
     vws: Option<u32>,
@@ -77,9 +80,11 @@ pub struct SddmmArgs {
     /// Exhaustive (Tj, Tk) then (vws, workgroup) search; reports the model's distance to the best.
     #[arg(long)]
     sweep: bool,
-    /// Autotune Tk, vws and workgroup size for `auto` (cached per adapter and shape).
+    /// Skip the autotuner for `auto` (use the model's configuration alone). By default `auto`
+    /// picks the variant, Tk, vws and workgroup size by timing candidates once per adapter
+    /// and shape bucket, cached (WGSPARSE_CACHE_DIR).
     #[arg(long)]
-    tune: bool,
+    no_tune: bool,
     /// Check every variant against the f64 CPU twin (on up to 200,000 sampled nonzeros).
     #[arg(long)]
     check: bool,
@@ -145,6 +150,7 @@ pub fn run(args: SddmmArgs) -> Result<ExitCode> {
         tj: args.tj,
         tk: args.tk,
         ti: args.ti,
+        block_nnz: args.block_nnz,
         vws: args.vws,
         workgroup: args.wg,
         compress: !args.no_compress,
@@ -164,7 +170,7 @@ pub fn run(args: SddmmArgs) -> Result<ExitCode> {
         let reference = args.check.then(|| tune::Reference::sampled(&s, &ops, 200_000));
         for variant in variants(args.variant) {
             let options = Options { variant, ..base.clone() };
-            let measured = if args.tune && variant == Variant::Auto {
+            let measured = if !args.no_tune && variant == Variant::Auto {
                 let plan = tune::autotuned_plan(&gpu, &s, k, &options)?;
                 tune::measure(&gpu, &s, &ops, &plan_options(&options, &plan.config), args.reps, reference.as_ref())
             } else {
@@ -223,6 +229,7 @@ fn plan_options(base: &Options, c: &wgsparse::sddmm::Config) -> Options {
         tj: Some(c.tj),
         tk: Some(c.tk),
         ti: Some(c.ti),
+        block_nnz: (c.block_nnz > 0).then_some(c.block_nnz),
         vws: Some(c.vws),
         workgroup: Some(c.workgroup),
         compress: c.compress,

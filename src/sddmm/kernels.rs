@@ -22,6 +22,8 @@ pub struct Config {
     pub tk: usize,
     /// Rows per workgroup (0 for the untiled kernels).
     pub ti: usize,
+    /// SM-L2: most nonzeros one workgroup takes (heavier rows are split); 0 otherwise.
+    pub block_nnz: usize,
     /// Lanes per nonzero.
     pub vws: u32,
     /// Invocations per workgroup.
@@ -146,6 +148,14 @@ pub(crate) fn resolve(gpu: &Gpu, s: &Csr, k: usize, options: &Options) -> Result
         return Err(opt_err("tile sizes must be positive".into()));
     }
     let vws = vws_for(tk);
+    // Default: 64 trips of the workgroup's virtual subgroups.
+    let block_nnz = match variant {
+        Variant::SmL2 => options
+            .block_nnz
+            .unwrap_or(64 * (workgroup / vws.max(1)) as usize)
+            .max(1),
+        _ => 0,
+    };
     if !vws.is_power_of_two() || vws > 32 || vws > workgroup {
         return Err(opt_err(format!(
             "vws {vws} must be a power of two ≤ min(32, workgroup size {workgroup})"
@@ -166,6 +176,7 @@ pub(crate) fn resolve(gpu: &Gpu, s: &Csr, k: usize, options: &Options) -> Result
         tj,
         tk,
         ti,
+        block_nnz,
         vws,
         workgroup,
         compress,
@@ -186,12 +197,10 @@ struct CooParams {
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
 struct PanelParams {
-    first_block: u32,
     n_blocks: u32,
     stride4: u32,
-    col_base: u32,
     n_slices: u32,
-    pad: [u32; 3],
+    pad: u32,
 }
 
 #[repr(C)]
@@ -217,8 +226,9 @@ pub(crate) enum Prepared {
     },
     Panels {
         kernel: Arc<Kernel>,
-        panels: Vec<(wgpu::Buffer, u32)>,
-        blocks: GpuBuffer<[u32; 4]>,
+        params: wgpu::Buffer,
+        n_blocks: u32,
+        blocks: GpuBuffer<[u32; 8]>,
         active_rows: GpuBuffer<u32>,
         idx: GpuBuffer<u32>,
         cols: GpuBuffer<u32>,
@@ -287,7 +297,14 @@ pub(crate) fn prepare(gpu: &Gpu, s: &Csr, config: &Config) -> Result<Prepared> {
         }
         Variant::SmL2 => {
             let (st, map) = oriented(s, config.transposed);
-            let t = tiles::panels(&st, map.as_deref(), config.tj, config.ti, config.compress);
+            let t = tiles::panels(
+                &st,
+                map.as_deref(),
+                config.tj,
+                config.ti,
+                config.block_nnz,
+                config.compress,
+            );
             constants.extend([
                 ("VWS", config.vws as f64),
                 ("TI", config.ti as f64),
@@ -303,24 +320,20 @@ pub(crate) fn prepare(gpu: &Gpu, s: &Csr, config: &Config) -> Result<Prepared> {
                     &SM_L2_BINDINGS
                 },
             })?;
-            let panels = t
-                .panels
-                .iter()
-                .map(|&[first_block, n_blocks, col_base]| {
-                    let p = PanelParams {
-                        first_block,
-                        n_blocks,
-                        stride4,
-                        col_base,
-                        n_slices,
-                        pad: [0; 3],
-                    };
-                    (gpu.uniform("sddmm.panel", &p), n_blocks)
-                })
-                .collect();
+            let n_blocks = t.blocks.len() as u32;
+            let params = gpu.uniform(
+                "sddmm.panels",
+                &PanelParams {
+                    n_blocks,
+                    stride4,
+                    n_slices,
+                    pad: 0,
+                },
+            );
             Ok(Prepared::Panels {
                 kernel,
-                panels,
+                params,
+                n_blocks,
                 blocks: GpuBuffer::upload(gpu, "sddmm.blocks", &t.blocks)?,
                 active_rows: GpuBuffer::upload(gpu, "sddmm.active_rows", &t.active_rows)?,
                 idx: GpuBuffer::upload(gpu, "sddmm.idx", &t.idx)?,
@@ -408,7 +421,8 @@ pub(crate) fn record(
         }
         Prepared::Panels {
             kernel,
-            panels,
+            params,
+            n_blocks,
             blocks,
             active_rows,
             idx,
@@ -416,25 +430,22 @@ pub(crate) fn record(
             vals,
             perm,
         } => {
-            for (params, n_blocks) in panels {
-                let mut list = vec![
-                    params,
-                    blocks.raw(),
-                    active_rows.raw(),
-                    idx.raw(),
-                    vals.raw(),
-                    perm.raw(),
-                    ar,
-                    br,
-                    o,
-                ];
-                if !config.compress {
-                    list.push(cols.raw());
-                }
-                let bg = kernel.bind(gpu, &list)?;
-                batch.dispatch(kernel, bg, gpu.grid(*n_blocks)?)?;
+            let mut list = vec![
+                params,
+                blocks.raw(),
+                active_rows.raw(),
+                idx.raw(),
+                vals.raw(),
+                perm.raw(),
+                ar,
+                br,
+                o,
+            ];
+            if !config.compress {
+                list.push(cols.raw());
             }
-            Ok(())
+            let bg = kernel.bind(gpu, &list)?;
+            batch.dispatch(kernel, bg, gpu.grid(*n_blocks)?)
         }
         Prepared::Tiles {
             kernel,

@@ -23,7 +23,7 @@ use crate::{Error, Result};
 pub use kernels::Config;
 
 /// Which kernel computes the SDDMM.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub enum Variant {
     /// SM-SM above the density threshold, SM-L2 below, with model (or tuned) tile sizes.
     Auto,
@@ -75,6 +75,8 @@ pub struct Options {
     pub tk: Option<usize>,
     /// Rows per workgroup (SM-L2: active rows; SM-SM: row-panel height).
     pub ti: Option<usize>,
+    /// SM-L2: most nonzeros per workgroup (heavier rows are split over workgroups).
+    pub block_nnz: Option<usize>,
     /// Lanes per nonzero (power of two, 1–32).
     pub vws: Option<u32>,
     /// Invocations per workgroup.
@@ -96,6 +98,7 @@ impl Default for Options {
             tj: None,
             tk: None,
             ti: None,
+            block_nnz: None,
             vws: None,
             workgroup: None,
             compress: true,

@@ -4,11 +4,14 @@
 use crate::sparse::Csr;
 
 /// SM-L2 tiling: column panels of width `tj`; per panel the active rows (rows with at least
-/// one nonzero in it), grouped `ti` at a time into blocks.
+/// one nonzero in it), grouped into blocks of at most `ti` active rows and at most
+/// `max_nnz` nonzeros. A row with more nonzeros than that is split over several blocks
+/// (each stages its A row again), so one heavy power-law row cannot stall a whole panel.
 pub struct PanelTiling {
-    /// Per block: (first entry in `active_rows`, number of active rows, first nonzero, end).
-    pub blocks: Vec<[u32; 4]>,
-    /// Active rows of every panel, panel after panel.
+    /// Per block: (first entry in `active_rows`, number of active rows, first nonzero, end,
+    /// panel column base, 0, 0, 0). Blocks are in panel order.
+    pub blocks: Vec<[u32; 8]>,
+    /// Active rows of every block, block after block.
     pub active_rows: Vec<u32>,
     /// Per nonzero: local row (within its block) << 16 | column − panel base when
     /// compressed, else the local row alone.
@@ -19,15 +22,22 @@ pub struct PanelTiling {
     pub vals: Vec<f32>,
     /// Per nonzero: its index in the CSR order of the original S.
     pub perm: Vec<u32>,
-    /// Per panel: (first block, number of blocks, column base).
-    pub panels: Vec<[u32; 3]>,
+    /// Number of column panels.
+    pub n_panels: usize,
 }
 
 /// Builds the SM-L2 tiling of `s`. `to_original[e]` maps `s`'s CSR index to the caller's
 /// CSR index (identity when `None`; used when `s` is a transpose). Compression needs
 /// `tj <= 65536` and `ti <= 65536`.
-pub fn panels(s: &Csr, to_original: Option<&[u32]>, tj: usize, ti: usize, compress: bool) -> PanelTiling {
-    assert!(tj > 0 && ti > 0);
+pub fn panels(
+    s: &Csr,
+    to_original: Option<&[u32]>,
+    tj: usize,
+    ti: usize,
+    max_nnz: usize,
+    compress: bool,
+) -> PanelTiling {
+    assert!(tj > 0 && ti > 0 && max_nnz > 0);
     assert!(!compress || (tj <= 1 << 16 && ti <= 1 << 16));
     let n_panels = s.ncols.div_ceil(tj).max(1);
     let nnz = s.nnz();
@@ -59,21 +69,19 @@ pub fn panels(s: &Csr, to_original: Option<&[u32]>, tj: usize, ti: usize, compre
     let mut blocks = Vec::new();
     let mut active_rows = Vec::new();
     let mut idx = vec![0u32; nnz];
-    let mut panel_list = Vec::with_capacity(n_panels);
     for p in 0..n_panels {
-        let first_block = blocks.len() as u32;
         let base = (p * tj) as u32;
         let (lo, hi) = (panel_start[p], panel_start[p + 1]);
         let mut e = lo;
         while e < hi {
-            // One block: up to `ti` consecutive active rows.
-            let block_rows_start = active_rows.len() as u32;
-            let block_nnz_start = e as u32;
+            // One block: up to `ti` active rows and `max_nnz` nonzeros.
+            let rows_start = active_rows.len() as u32;
+            let nnz_start = e;
             let mut local = 0u32;
-            while e < hi && (local as usize) < ti {
+            while e < hi && (local as usize) < ti && e - nnz_start < max_nnz {
                 let r = rows[e];
                 active_rows.push(r);
-                while e < hi && rows[e] == r {
+                while e < hi && rows[e] == r && e - nnz_start < max_nnz {
                     idx[e] = if compress {
                         (local << 16) | (cols[e] - base)
                     } else {
@@ -83,9 +91,8 @@ pub fn panels(s: &Csr, to_original: Option<&[u32]>, tj: usize, ti: usize, compre
                 }
                 local += 1;
             }
-            blocks.push([block_rows_start, local, block_nnz_start, e as u32]);
+            blocks.push([rows_start, local, nnz_start as u32, e as u32, base, 0, 0, 0]);
         }
-        panel_list.push([first_block, blocks.len() as u32 - first_block, base]);
     }
     PanelTiling {
         blocks,
@@ -94,7 +101,7 @@ pub fn panels(s: &Csr, to_original: Option<&[u32]>, tj: usize, ti: usize, compre
         cols: if compress { Vec::new() } else { cols },
         vals,
         perm,
-        panels: panel_list,
+        n_panels,
     }
 }
 

@@ -300,6 +300,7 @@ fn cache_key(gpu: &Gpu, variant: Variant, s: &Csr, k: usize) -> String {
 
 #[derive(Clone, Copy, Debug, serde::Deserialize, Serialize)]
 struct Tuned {
+    variant: Variant,
     tk: usize,
     vws: u32,
     workgroup: u32,
@@ -312,62 +313,101 @@ fn load_cache() -> BTreeMap<String, Tuned> {
         .unwrap_or_default()
 }
 
-/// A plan for `options` whose unset Tk, vws and workgroup size come from the autotune cache
-/// for this adapter and shape bucket; on a miss, Tk × vws are timed on random operands with
-/// the model's Tj, the winner is stored (atomically) and used.
+fn store_cache(cache: &BTreeMap<String, Tuned>) -> Result<()> {
+    let Some(path) = cache_path() else {
+        return Ok(());
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    }
+    let json = serde_json::to_vec_pretty(cache).expect("cache serializes");
+    crate::io::write_atomically(&path, |w| {
+        std::io::Write::write_all(w, &json).map_err(|e| Error::io(&path, e))
+    })
+}
+
+/// The candidates the autotuner times: for `Auto`, the model's tiled variant over Tk × vws
+/// plus the untiled kernels (whichever is fastest on this adapter and shape wins); for a
+/// concrete variant, its own Tk × vws. Options the caller set are kept.
+fn candidates(options: &Options, tiled: Variant, k: usize) -> Vec<Options> {
+    let keep = |o: Options| Options {
+        tk: options.tk.or(o.tk),
+        vws: options.vws.or(o.vws),
+        ..o
+    };
+    let mut out = Vec::new();
+    let tiled_variant = if options.variant == Variant::Auto { tiled } else { options.variant };
+    for tk in model::slice_candidates(crate::sparse::GpuDense::stride_for(k), 32) {
+        for vws in [2u32, 4, 8, 16, 32] {
+            out.push(keep(Options {
+                variant: tiled_variant,
+                tk: Some(tk),
+                vws: Some(vws),
+                ..options.clone()
+            }));
+        }
+    }
+    if options.variant == Variant::Auto {
+        out.push(Options {
+            variant: Variant::Naive,
+            ..options.clone()
+        });
+        for vws in [4u32, 8, 16, 32] {
+            out.push(keep(Options {
+                variant: Variant::Warp,
+                vws: Some(vws),
+                ..options.clone()
+            }));
+        }
+    }
+    out
+}
+
+/// A plan for `options` tuned on this adapter: the variant (for `Auto`), Tk, vws and the
+/// workgroup size come from the autotune cache for this adapter and shape bucket; on a miss
+/// the candidates are timed on random operands (model Tj), the winner is stored atomically
+/// and used.
 pub fn autotuned_plan(gpu: &Gpu, s: &Csr, k: usize, options: &Options) -> Result<Plan> {
     let probe = Plan::new(gpu, s, k, options.clone())?;
-    let variant = probe.config.variant;
-    if !matches!(variant, Variant::SmL2 | Variant::SmSm) || s.nnz() == 0 {
+    let tiled = probe.config.variant;
+    if options.variant == Variant::Naive || s.nnz() == 0 {
         return Ok(probe);
     }
-    let key = cache_key(gpu, variant, s, k);
+    drop(probe);
+    let key = cache_key(gpu, options.variant, s, k);
     let mut cache = load_cache();
     let tuned = match cache.get(&key) {
         Some(t) => *t,
         None => {
-            drop(probe);
             let ops = Operands::random(gpu, s, k, 0x5eed)?;
             let mut best: Option<Measurement> = None;
-            for tk in model::slice_candidates(crate::sparse::GpuDense::stride_for(k), 32) {
-                for vws in [2u32, 4, 8, 16] {
-                    let o = Options {
-                        tk: options.tk.or(Some(tk)),
-                        vws: options.vws.or(Some(vws)),
-                        ..options.clone()
-                    };
-                    match measure(gpu, s, &ops, &o, 3, None) {
-                        Ok(m) if best.as_ref().is_none_or(|b| m.ms < b.ms) => best = Some(m),
-                        Ok(_) | Err(Error::Option(_)) => {}
-                        Err(e) => return Err(e),
-                    }
+            for o in candidates(options, tiled, k) {
+                match measure(gpu, s, &ops, &o, 3, None) {
+                    Ok(m) if best.as_ref().is_none_or(|b| m.ms < b.ms) => best = Some(m),
+                    Ok(_) | Err(Error::Option(_)) => {}
+                    Err(e) => return Err(e),
                 }
             }
             let b = best.ok_or_else(|| Error::Option("no configuration fits this adapter".into()))?;
             let t = Tuned {
+                variant: b.config.variant,
                 tk: b.config.tk,
                 vws: b.config.vws,
                 workgroup: b.config.workgroup,
             };
             cache.insert(key, t);
-            if let Some(path) = cache_path() {
-                if let Some(dir) = path.parent() {
-                    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-                }
-                let json = serde_json::to_vec_pretty(&cache).expect("cache serializes");
-                crate::io::write_atomically(&path, |w| {
-                    std::io::Write::write_all(w, &json).map_err(|e| Error::io(&path, e))
-                })?;
-            }
+            store_cache(&cache)?;
             t
         }
     };
+    let untiled = matches!(tuned.variant, Variant::Naive | Variant::Warp);
     Plan::new(
         gpu,
         s,
         k,
         Options {
-            tk: options.tk.or(Some(tuned.tk)),
+            variant: tuned.variant,
+            tk: if untiled { None } else { options.tk.or(Some(tuned.tk)) },
             vws: options.vws.or(Some(tuned.vws)),
             workgroup: options.workgroup.or(Some(tuned.workgroup)),
             ..options.clone()
