@@ -47,9 +47,9 @@ pub struct SddmmArgs {
     /// Inner dimension(s) K, comma separated.
     #[arg(long, value_delimiter = ',', default_value = "128")]
     k: Vec<usize>,
-    /// Kernel variant.
-    #[arg(long, value_enum, default_value = "auto")]
-    variant: VariantArg,
+    /// Kernel variant(s), comma separated.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "auto")]
+    variant: Vec<VariantArg>,
     /// Column-panel (SM-L2) or column-tile (SM-SM) width.
     #[arg(long)]
     tj: Option<usize>,
@@ -99,7 +99,13 @@ pub struct SddmmArgs {
     json: bool,
 }
 
-fn variants(v: VariantArg) -> Vec<Variant> {
+fn variants(list: &[VariantArg]) -> Vec<Variant> {
+    let mut out: Vec<Variant> = list.iter().flat_map(|&v| one_variant(v)).collect();
+    out.dedup();
+    out
+}
+
+fn one_variant(v: VariantArg) -> Vec<Variant> {
     match v {
         VariantArg::Auto => vec![Variant::Auto],
         VariantArg::All => [Variant::Auto].into_iter().chain(Variant::CONCRETE).collect(),
@@ -166,9 +172,21 @@ pub fn run(args: SddmmArgs) -> Result<ExitCode> {
     let mut sweeps = Vec::new();
     let mut failed = false;
     for &k in &args.k {
-        let ops = tune::Operands::random(&gpu, &s, k, args.seed + 17)?;
+        let ops = match tune::Operands::random(&gpu, &s, k, args.seed + 17) {
+            Ok(ops) => ops,
+            Err(e @ Error::TooLarge { .. }) => {
+                if interactive {
+                    eprintln!("K={k}: {e}");
+                }
+                for variant in variants(&args.variant) {
+                    results.push((k, variant, Err(e.to_string())));
+                }
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
         let reference = args.check.then(|| tune::Reference::sampled(&s, &ops, 200_000));
-        for variant in variants(args.variant) {
+        for variant in variants(&args.variant) {
             let options = Options { variant, ..base.clone() };
             let measured = if !args.no_tune && variant == Variant::Auto {
                 let plan = tune::autotuned_plan(&gpu, &s, k, &options)?;

@@ -124,7 +124,13 @@ pub(crate) fn resolve(gpu: &Gpu, s: &Csr, k: usize, options: &Options) -> Result
             .min(stride);
             let ti = match options.ti {
                 Some(t) => t,
-                None => model::rows_per_block(caps, tk, reserve(tk), 1024),
+                None => model::rows_per_block(
+                    model::tile_budget_bytes(caps).min(
+                        caps.max_workgroup_storage_bytes.saturating_sub(reserve(tk)),
+                    ),
+                    tk,
+                    1024,
+                ),
             };
             let compress = options.compress && tj <= 1 << 16 && ti <= 1 << 16;
             (tj, tk, ti, compress)
