@@ -2,17 +2,21 @@
 # The GPU benchmark job: run on the NVIDIA machine from the repository root with the release
 # binary in .gpu/ and the Vulkan loader packages in .gl/ (see BENCHMARKS.md). Writes JSON and
 # a log into $OUT (default ./bench-out).
-#   MATS="nytimes enron" KS=32,128,512 BASE=1 SWEEPS="enron nips" benches/peers/gpu_suite.sh
-#   MATS    suite matrices timed with every variant and checked, then timed by the peer
-#   KS      inner dimensions
-#   BASE=1  also record `wgsparse info`, `wgsparse roofline` and the torch copy bandwidth
-#   SWEEPS  suite matrices for the exhaustive SM-L2 sweep at K=128 (model vs best)
+#   MATS="nytimes enron" KS="32 128 512" BASE=1 SWEEPS="enron nips" benches/peers/gpu_suite.sh
+#   MATS      suite matrices: every (K, variant) timed and checked in its own process, then
+#             the peer on the same exported S
+#   KS        inner dimensions (space separated)
+#   VARIANTS  variants (space separated)
+#   BASE=1    also record `wgsparse info`, `wgsparse roofline` and the torch copy bandwidth
+#   SWEEPS    suite matrices for the exhaustive SM-L2 sweep at K=128 (model vs best)
+# One process per measurement: in one process, timings of a kernel after other large plans
+# were freed varied up to 4× on the H200 (see BENCHMARKS.md).
 set -uo pipefail
 OUT=${OUT:-bench-out}
 MATS=${MATS-"nytimes web-google enron nips pubmed-lite"}
-KS=${KS:-"32,128,512"}
+KS=${KS:-"32 128 512"}
 SWEEPS=${SWEEPS-""}
-VARIANTS=${VARIANTS:-"auto,naive,warp,sm-l2,sm-sm"}
+VARIANTS=${VARIANTS:-"auto naive warp sm-l2 sm-sm"}
 mkdir -p "$OUT"
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
 if ! ./.gpu/wgsparse info >/dev/null 2>&1; then
@@ -28,16 +32,21 @@ if [ "${BASE:-0}" = 1 ]; then
   log "torch copy"; python3 $PEER --copy 2000 --reps 30 > "$OUT/peer_copy.jsonl" 2>>"$OUT/log.txt"; cat "$OUT/peer_copy.jsonl"
 fi
 for m in $MATS; do
-  log "sddmm $m"
   rm -rf /tmp/mats/$m
-  $W sddmm --gen "$m" --k "$KS" --variant "$VARIANTS" --check --reps 10 --export /tmp/mats/$m --json \
-    >> "$OUT/sddmm.jsonl" 2>>"$OUT/log.txt"
+  $W gen suite "$m" --raw --out /tmp/mats/$m >>"$OUT/log.txt" 2>&1
+  for k in $KS; do
+    for v in $VARIANTS; do
+      log "sddmm $m K=$k $v"
+      $W sddmm --matrix-raw /tmp/mats/$m --k "$k" --variant "$v" --check --reps 10 --json \
+        >> "$OUT/sddmm.jsonl" 2>>"$OUT/log.txt"
+    done
+  done
   log "peer $m"
-  python3 $PEER /tmp/mats/$m --k "$KS" --reps 10 >> "$OUT/peer_sddmm.jsonl" 2>>"$OUT/log.txt"
+  python3 $PEER /tmp/mats/$m --k "${KS// /,}" --reps 10 >> "$OUT/peer_sddmm.jsonl" 2>>"$OUT/log.txt"
   rm -rf /tmp/mats/$m
 done
 for m in $SWEEPS; do
   log "sweep $m"
-  $W sddmm --gen "$m" --k 128 --variant sm-l2 --no-tune --sweep --reps 3 --json > "$OUT/sweep_$m.json" 2>>"$OUT/log.txt"
+  $W sddmm --gen "$m" --k 128 --variant sm-l2 --no-tune --sweep --reps 3 --json >> "$OUT/sweeps.jsonl" 2>>"$OUT/log.txt"
 done
 log "done"

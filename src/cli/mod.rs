@@ -97,6 +97,7 @@ fn info(as_json: bool) -> Result<ExitCode> {
         ("storage binding", format!("{} B", c.max_storage_binding_bytes)),
         ("buffer", format!("{} B", c.max_buffer_bytes)),
         ("L2 assumed by models", format!("{} B (WGSPARSE_L2_BYTES)", c.l2_bytes)),
+        ("L1 assumed by models", format!("{} B (WGSPARSE_L1_BYTES)", c.l1_bytes)),
     ];
     for (k, v) in rows {
         t.add_row(vec![k.to_string(), v]);

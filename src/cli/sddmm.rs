@@ -34,6 +34,9 @@ pub struct SddmmArgs {
     /// Matrix Market file for S (coordinate; real, integer or pattern).
     #[arg(long)]
     matrix: Option<PathBuf>,
+    /// Folder of raw CSR arrays for S (as written by `wgsparse gen … --raw` or --export).
+    #[arg(long, conflicts_with = "matrix")]
+    matrix_raw: Option<PathBuf>,
     /// Suite matrix to generate when no --matrix is given (nytimes, pubmed-lite, web-google,
     /// enron, nips, dense75k, demo).
     #[arg(long, default_value = "demo")]
@@ -74,9 +77,10 @@ pub struct SddmmArgs {
     /// Streaming direction.
     #[arg(long, value_enum, default_value = "auto")]
     transpose: TransposeArg,
-    /// Cache size for the Tj model in MiB (default: the adapter's assumed L2).
+    /// Cache size C for the Tj model in KiB (default: the adapter's assumed L1; give the L2
+    /// size for the paper's original model).
     #[arg(long)]
-    l2_mib: Option<u64>,
+    cache_kib: Option<u64>,
     /// Exhaustive (Tj, Tk) then (vws, workgroup) search; reports the model's distance to the best.
     #[arg(long)]
     sweep: bool,
@@ -117,6 +121,10 @@ fn one_variant(v: VariantArg) -> Vec<Variant> {
 }
 
 fn load(args: &SddmmArgs) -> Result<(String, Csr)> {
+    if let Some(dir) = &args.matrix_raw {
+        let name = dir.file_name().map_or(dir.display().to_string(), |n| n.to_string_lossy().into());
+        return Ok((name, io::read_csr_binary(dir)?));
+    }
     match &args.matrix {
         Some(path) => Ok((path.display().to_string(), io::read_matrix_market(path)?)),
         None => {
@@ -165,7 +173,7 @@ pub fn run(args: SddmmArgs) -> Result<ExitCode> {
             TransposeArg::Never => Transpose::Never,
             TransposeArg::Always => Transpose::Always,
         },
-        l2_bytes: args.l2_mib.map(|m| m << 20),
+        cache_bytes: args.cache_kib.map(|k| k << 10),
         ..Default::default()
     };
     let mut results: Vec<Outcome> = Vec::new();

@@ -41,10 +41,14 @@ pub struct Caps {
     pub max_buffer_bytes: u64,
     /// Storage buffers one shader stage may bind.
     pub max_storage_buffers_per_stage: u32,
-    /// Last-level cache size assumed by the tiling models (bytes). wgpu cannot query it:
-    /// `WGSPARSE_L2_BYTES` overrides the default (50 MB for discrete GPUs, as on Hopper;
-    /// 4 MB otherwise).
+    /// Last-level cache size (bytes). wgpu cannot query it: `WGSPARSE_L2_BYTES` overrides
+    /// the default (50 MB for discrete GPUs, as on Hopper; 4 MB otherwise).
     pub l2_bytes: u64,
+    /// The per-compute-unit cache that tiling models target (bytes). wgpu cannot query it:
+    /// `WGSPARSE_L1_BYTES` overrides the default (168 KiB for discrete GPUs — what the
+    /// SDDMM panel-width optimum measured on an H200 corresponds to, out of Hopper's 256 KiB
+    /// L1/shared — and 32 KiB otherwise).
+    pub l1_bytes: u64,
 }
 
 impl Caps {
@@ -55,10 +59,11 @@ impl Caps {
         timestamp_period_ns: f32,
     ) -> Self {
         let discrete = info.device_type == wgpu::DeviceType::DiscreteGpu;
-        let l2_bytes = std::env::var("WGSPARSE_L2_BYTES")
-            .ok()
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(if discrete { 50 << 20 } else { 4 << 20 });
+        let from_env = |name: &str| -> Option<u64> {
+            std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
+        };
+        let l2_bytes = from_env("WGSPARSE_L2_BYTES").unwrap_or(if discrete { 50 << 20 } else { 4 << 20 });
+        let l1_bytes = from_env("WGSPARSE_L1_BYTES").unwrap_or(if discrete { 168 << 10 } else { 32 << 10 });
         let subgroups = features.contains(wgpu::Features::SUBGROUP);
         Caps {
             adapter_name: info.name.clone(),
@@ -81,6 +86,7 @@ impl Caps {
             max_buffer_bytes: limits.max_buffer_size,
             max_storage_buffers_per_stage: limits.max_storage_buffers_per_shader_stage,
             l2_bytes,
+            l1_bytes,
         }
     }
 

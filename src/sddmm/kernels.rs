@@ -113,10 +113,10 @@ pub(crate) fn resolve(gpu: &Gpu, s: &Csr, k: usize, options: &Options) -> Result
         Variant::Naive | Variant::Warp => (0, stride, 0, false),
         Variant::SmL2 => {
             let c = model::format_cost(options.compress);
-            let l2 = options.l2_bytes.unwrap_or(caps.l2_bytes);
+            let cache = options.cache_bytes.unwrap_or(caps.l1_bytes);
             let tj = options
                 .tj
-                .unwrap_or_else(|| model::panel_width(l2, density, c, 5000))
+                .unwrap_or_else(|| model::panel_width(cache, density, c))
                 .clamp(1, n.max(1));
             let tk = round_tk(options.tk.unwrap_or_else(|| {
                 model::slice_width(tj, density, c, 32, stride)

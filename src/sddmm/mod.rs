@@ -85,8 +85,9 @@ pub struct Options {
     pub compress: bool,
     /// Streaming direction.
     pub transpose: Transpose,
-    /// Cache size for the Tj model; default [`crate::Caps::l2_bytes`].
-    pub l2_bytes: Option<u64>,
+    /// Cache size C for the Tj model (bytes); default [`crate::Caps::l1_bytes`]
+    /// (pass [`crate::Caps::l2_bytes`] for the paper's L2 model).
+    pub cache_bytes: Option<u64>,
     /// Density above which `Auto` takes SM-SM (the paper's 5%).
     pub dense_threshold: f64,
 }
@@ -103,7 +104,7 @@ impl Default for Options {
             workgroup: None,
             compress: true,
             transpose: Transpose::Auto,
-            l2_bytes: None,
+            cache_bytes: None,
             dense_threshold: 0.05,
         }
     }

@@ -14,15 +14,20 @@ pub fn format_cost(compress: bool) -> f64 {
     }
 }
 
-/// Column-panel width from the model, rounded up to a multiple of `round` (the paper rounds
-/// to 5000), at least `round`. `l2_bytes` is the last-level cache the panel of B must fit.
-pub fn panel_width(l2_bytes: u64, density: f64, c: f64, round: usize) -> usize {
-    let l2_floats = l2_bytes as f64 / 4.0;
+/// Column-panel width from the model, Tj = sqrt(C / (c·ρ)) with C the cache (in floats)
+/// that one panel of B should fit: rounded up to a multiple of 5000 (as the paper does)
+/// when above 5000, else to a multiple of 256.
+///
+/// The paper takes C = L2 (4 MB on a P100). On an H200 the 50 MB L2 holds the whole B of
+/// every suite matrix, and the measured optimum moved to the per-SM L1: a sweep put the best
+/// Tj at 2,492 on the Enron shape (ρ = 0.33%) and 60,000 on web-Google (ρ = 6.1e-6), both
+/// C ≈ 165–175 KiB with c = 2. So the default C is [`crate::Caps::l1_bytes`].
+pub fn panel_width(cache_bytes: u64, density: f64, c: f64) -> usize {
+    let floats = cache_bytes as f64 / 4.0;
     let rho = density.max(1e-12);
-    let tj = (l2_floats / (c * rho)).sqrt();
-    let round = round.max(1);
-    let tj = (tj / round as f64).ceil().max(1.0) as usize * round;
-    tj.max(round)
+    let tj = (floats / (c * rho)).sqrt().min(u32::MAX as f64);
+    let round = if tj > 5000.0 { 5000.0 } else { 256.0 };
+    ((tj / round).ceil().max(1.0) * round) as usize
 }
 
 /// The model's k-slice width: Tk = c·Tj·ρ rounded to a multiple of `multiple` (32 or the
@@ -71,5 +76,35 @@ pub fn default_vws(tk: usize) -> u32 {
         lanes
     } else {
         lanes.next_power_of_two() / 2
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn panel_width_lands_on_the_measured_optima() {
+        // The H200 sweep optima: Enron shape 2,492; web-Google shape 60,000 (see panel_width).
+        let c = format_cost(true);
+        let enron = panel_width(168 << 10, 3_710_420.0 / (39_861.0 * 28_102.0), c);
+        assert!((2_300..=2_800).contains(&enron), "{enron}");
+        let google = panel_width(168 << 10, 5_105_039.0 / (916_428.0f64 * 916_428.0), c);
+        assert_eq!(google, 60_000);
+        // The paper's P100 setting (4 MB L2 as floats, c = 3) on NYTimes: ≈12,429 → 15,000.
+        let nyt = panel_width(4 << 20, 69_679_427.0 / (300_000.0 * 102_660.0), 3.0);
+        assert_eq!(nyt, 15_000);
+    }
+
+    #[test]
+    fn slices_and_lanes_are_well_formed() {
+        assert_eq!(slice_candidates(128, 32), vec![32, 64, 96, 128]);
+        assert_eq!(slice_candidates(8, 32), vec![8]);
+        for tk in [8, 32, 100, 128, 512, 4096] {
+            let v = default_vws(tk);
+            assert!(v.is_power_of_two() && v <= 32);
+        }
+        let tk = slice_width(2_560, 0.0033, 2.0, 32, 128);
+        assert!(tk % 8 == 0 && (8..=128).contains(&tk));
     }
 }
