@@ -59,14 +59,24 @@ fn run_reduce(gpu: &Gpu, lanes: u32, subgroup: bool) {
     let out = GpuBuffer::filled(gpu, "out", n, f32::NAN).unwrap();
     let mut batch = Batch::new(gpu);
     batch
-        .dispatch(&kernel, kernel.bind(gpu, &[xb.raw(), out.raw()]).unwrap(), [8, 1, 1])
+        .dispatch(
+            &kernel,
+            kernel.bind(gpu, &[xb.raw(), out.raw()]).unwrap(),
+            [8, 1, 1],
+        )
         .unwrap();
     batch.submit().unwrap();
     let got = out.read(gpu).unwrap();
     for (i, g) in got.iter().enumerate() {
         let base = i / lanes as usize * lanes as usize;
-        let want: f64 = x[base..base + lanes as usize].iter().map(|&v| v as f64).sum();
-        let mag: f64 = x[base..base + lanes as usize].iter().map(|&v| v.abs() as f64).sum();
+        let want: f64 = x[base..base + lanes as usize]
+            .iter()
+            .map(|&v| v as f64)
+            .sum();
+        let mag: f64 = x[base..base + lanes as usize]
+            .iter()
+            .map(|&v| v.abs() as f64)
+            .sum();
         assert!(
             (*g as f64 - want).abs() <= 8.0 * f32::EPSILON as f64 * mag,
             "lanes {lanes} subgroup {subgroup}: element {i} = {g}, want {want}"
@@ -105,8 +115,18 @@ fn run_atomic(gpu: &Gpu, native: bool) {
     batch.submit().unwrap();
     let got = acc.read(gpu).unwrap();
     for b in 0..bins as usize {
-        let want: f64 = x.iter().skip(b).step_by(bins as usize).map(|&v| v as f64).sum();
-        let mag: f64 = x.iter().skip(b).step_by(bins as usize).map(|&v| v.abs() as f64).sum();
+        let want: f64 = x
+            .iter()
+            .skip(b)
+            .step_by(bins as usize)
+            .map(|&v| v as f64)
+            .sum();
+        let mag: f64 = x
+            .iter()
+            .skip(b)
+            .step_by(bins as usize)
+            .map(|&v| v.abs() as f64)
+            .sum();
         for half in 0..2 {
             let g = got[half * bins as usize + b] as f64;
             assert!(
@@ -154,11 +174,19 @@ fn half_packing_and_rng_match_the_cpu() {
     let bg = kernel
         .bind(
             gpu,
-            &[pb.raw(), packed.raw(), unpacked.raw(), hashes.raw(), uniforms.raw()],
+            &[
+                pb.raw(),
+                packed.raw(),
+                unpacked.raw(),
+                hashes.raw(),
+                uniforms.raw(),
+            ],
         )
         .unwrap();
     let mut batch = Batch::new(gpu);
-    batch.dispatch(&kernel, bg, [(n / 64) as u32, 1, 1]).unwrap();
+    batch
+        .dispatch(&kernel, bg, [(n / 64) as u32, 1, 1])
+        .unwrap();
     batch.submit().unwrap();
     let (pk, up) = (packed.read(gpu).unwrap(), unpacked.read(gpu).unwrap());
     for i in 0..n {
@@ -166,7 +194,11 @@ fn half_packing_and_rng_match_the_cpu() {
         let hi = half::f16::from_f32(pairs[i][1]);
         let want = lo.to_bits() as u32 | (hi.to_bits() as u32) << 16;
         assert_eq!(pk[i], want, "pair {i} packs differently");
-        assert_eq!(up[i], [lo.to_f32(), hi.to_f32()], "pair {i} unpacks differently");
+        assert_eq!(
+            up[i],
+            [lo.to_f32(), hi.to_f32()],
+            "pair {i} unpacks differently"
+        );
     }
     let (hs, us) = (hashes.read(gpu).unwrap(), uniforms.read(gpu).unwrap());
     for i in 0..n {

@@ -41,7 +41,11 @@ fn opts(variant: Variant) -> Options {
 }
 
 fn all_variant_options() -> Vec<Options> {
-    let mut out = vec![opts(Variant::Naive), opts(Variant::Warp), opts(Variant::Auto)];
+    let mut out = vec![
+        opts(Variant::Naive),
+        opts(Variant::Warp),
+        opts(Variant::Auto),
+    ];
     for variant in [Variant::SmL2, Variant::SmSm] {
         for transpose in [Transpose::Never, Transpose::Always] {
             for compress in [true, false] {
@@ -241,7 +245,9 @@ fn sixteen_bit_compression_boundary() {
 #[test]
 fn empty_and_one_by_one() {
     let empty = Csr::empty(40, 30);
-    let one = Coo::new(1, 1, vec![0], vec![0], vec![2.5]).unwrap().to_csr();
+    let one = Coo::new(1, 1, vec![0], vec![0], vec![2.5])
+        .unwrap()
+        .to_csr();
     for o in all_variant_options() {
         let p = check(&empty, 16, o.clone());
         assert_eq!(p.nnz, 0);
@@ -316,24 +322,36 @@ fn bad_input_is_rejected() {
     let plan = Plan::new(gpu, &s, 8, Options::default()).unwrap();
     let a = gen::dense_uniform(20, 8, 1);
     let wrong = gen::dense_uniform(11, 8, 2);
-    assert!(matches!(plan.run_host(gpu, &a, &wrong), Err(Error::Shape(_))));
+    assert!(matches!(
+        plan.run_host(gpu, &a, &wrong),
+        Err(Error::Shape(_))
+    ));
     let nan = Dense {
         nrows: 10,
         ncols: 8,
         data: vec![f32::NAN; 80],
     };
-    assert!(matches!(plan.run_host(gpu, &a, &nan), Err(Error::Invalid { .. })));
+    assert!(matches!(
+        plan.run_host(gpu, &a, &nan),
+        Err(Error::Invalid { .. })
+    ));
     let bad_vws = Options {
         variant: Variant::Warp,
         vws: Some(3),
         ..Default::default()
     };
-    assert!(matches!(Plan::new(gpu, &s, 8, bad_vws), Err(Error::Option(_))));
+    assert!(matches!(
+        Plan::new(gpu, &s, 8, bad_vws),
+        Err(Error::Option(_))
+    ));
     let huge_tile = Options {
         variant: Variant::SmL2,
         ti: Some(1 << 20),
         tk: Some(64),
         ..Default::default()
     };
-    assert!(matches!(Plan::new(gpu, &s, 64, huge_tile), Err(Error::Option(_))));
+    assert!(matches!(
+        Plan::new(gpu, &s, 64, huge_tile),
+        Err(Error::Option(_))
+    ));
 }

@@ -21,16 +21,26 @@ fn wgsl_files(dir: &Path, prefix: &str, out: &mut BTreeSet<String>) {
 #[test]
 fn table_lists_every_shader_file() {
     let mut on_disk = BTreeSet::new();
-    wgsl_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders"), "", &mut on_disk);
+    wgsl_files(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders"),
+        "",
+        &mut on_disk,
+    );
     let table: BTreeSet<String> = shaders::ALL.iter().map(|(n, _)| n.to_string()).collect();
-    assert_eq!(on_disk, table, "src/gpu/shaders.rs must list every file under shaders/");
+    assert_eq!(
+        on_disk, table,
+        "src/gpu/shaders.rs must list every file under shaders/"
+    );
 }
 
 #[test]
 fn every_variant_validates() {
     let mut checked = 0;
     for name in shaders::kernels() {
-        let defines: Vec<String> = preprocess::defines_used(name).unwrap().into_iter().collect();
+        let defines: Vec<String> = preprocess::defines_used(name)
+            .unwrap()
+            .into_iter()
+            .collect();
         assert!(defines.len() <= 6, "{name}: too many defines to enumerate");
         for mask in 0..(1u32 << defines.len()) {
             let on: Vec<&str> = defines
@@ -39,8 +49,8 @@ fn every_variant_validates() {
                 .filter(|(i, _)| mask & (1 << i) != 0)
                 .map(|(_, d)| d.as_str())
                 .collect();
-            let wgsl = preprocess::preprocess(name, &on)
-                .unwrap_or_else(|e| panic!("{name} {on:?}: {e}"));
+            let wgsl =
+                preprocess::preprocess(name, &on).unwrap_or_else(|e| panic!("{name} {on:?}: {e}"));
             preprocess::validate(name, &wgsl).unwrap_or_else(|e| panic!("{name} {on:?}:\n{e}"));
             checked += 1;
         }

@@ -122,22 +122,52 @@ fn to_ratings(r: &gen::RatingSet) -> Ratings {
 /// Runs `wgsparse gen`.
 pub fn run(args: GenArgs) -> Result<ExitCode> {
     let summary = match args.what {
-        What::PowerLaw { rows, cols, nnz, alpha, seed, out, raw } => {
+        What::PowerLaw {
+            rows,
+            cols,
+            nnz,
+            alpha,
+            seed,
+            out,
+            raw,
+        } => {
             let m = gen::power_law(rows, cols, nnz, alpha, seed)?;
             write_matrix(&m, &out, raw)?;
             json!({ "kind": "power-law", "out": out, "nrows": m.nrows, "ncols": m.ncols, "nnz": m.nnz() })
         }
-        What::Suite { name, scale, seed, out, raw } => {
+        What::Suite {
+            name,
+            scale,
+            seed,
+            out,
+            raw,
+        } => {
             let m = suite::find(&name)?.generate(scale, seed)?;
             write_matrix(&m, &out, raw)?;
             json!({ "kind": name, "out": out, "nrows": m.nrows, "ncols": m.ncols, "nnz": m.nnz() })
         }
-        What::Radix { n, per_row, value, seed, out } => {
+        What::Radix {
+            n,
+            per_row,
+            value,
+            seed,
+            out,
+        } => {
             let m = gen::radix_net_layer(n, per_row, value, seed)?;
             io::write_graphchallenge_tsv(&out, &m)?;
             json!({ "kind": "radix", "out": out, "n": n, "nnz": m.nnz() })
         }
-        What::Ratings { users, items, ratings, rank, test_fraction, seed, train, test, binary } => {
+        What::Ratings {
+            users,
+            items,
+            ratings,
+            rank,
+            test_fraction,
+            seed,
+            train,
+            test,
+            binary,
+        } => {
             let p = gen::planted_ratings(users, items, ratings, rank, test_fraction, seed)?;
             let (tr, te) = (to_ratings(&p.train), to_ratings(&p.test));
             if binary {
@@ -149,14 +179,27 @@ pub fn run(args: GenArgs) -> Result<ExitCode> {
             }
             json!({ "kind": "ratings", "train": train, "test": test, "n_train": tr.len(), "n_test": te.len() })
         }
-        What::Ctr { samples, features, nnz_per_sample, fm, seed, out } => {
+        What::Ctr {
+            samples,
+            features,
+            nnz_per_sample,
+            fm,
+            seed,
+            out,
+        } => {
             let model = match fm {
                 Some(k) => CtrModel::Fm { k },
                 None => CtrModel::Lr,
             };
             let d = gen::zipf_ctr(samples, features, nnz_per_sample, model, seed)?;
             let positives = d.labels.iter().filter(|&&l| l > 0.5).count();
-            io::write_libsvm(&out, &LibSvm { labels: d.labels, features: d.features })?;
+            io::write_libsvm(
+                &out,
+                &LibSvm {
+                    labels: d.labels,
+                    features: d.features,
+                },
+            )?;
             json!({ "kind": "ctr", "out": out, "samples": samples, "positives": positives })
         }
     };

@@ -84,20 +84,51 @@ fn info(as_json: bool) -> Result<ExitCode> {
     let yes = |b: bool| if b { "yes" } else { "no" }.to_string();
     let rows: Vec<(&str, String)> = vec![
         ("adapter", c.adapter_name.clone()),
-        ("backend / type", format!("{} / {}", c.backend, c.device_type)),
+        (
+            "backend / type",
+            format!("{} / {}", c.backend, c.device_type),
+        ),
         ("driver", c.driver.clone()),
         ("subgroups", yes(c.subgroups)),
-        ("subgroup size", format!("{}–{}", c.subgroup_min_size, c.subgroup_max_size)),
+        (
+            "subgroup size",
+            format!("{}–{}", c.subgroup_min_size, c.subgroup_max_size),
+        ),
         ("f16 (SHADER_F16)", yes(c.f16)),
         ("f32 atomics", yes(c.f32_atomics)),
-        ("timestamps (in passes)", format!("{} ({})", yes(c.timestamps), yes(c.timestamps_inside_passes))),
-        ("workgroup storage", format!("{} B", c.max_workgroup_storage_bytes)),
-        ("invocations / workgroup", c.max_invocations_per_workgroup.to_string()),
-        ("workgroups / dimension", c.max_workgroups_per_dimension.to_string()),
-        ("storage binding", format!("{} B", c.max_storage_binding_bytes)),
+        (
+            "timestamps (in passes)",
+            format!(
+                "{} ({})",
+                yes(c.timestamps),
+                yes(c.timestamps_inside_passes)
+            ),
+        ),
+        (
+            "workgroup storage",
+            format!("{} B", c.max_workgroup_storage_bytes),
+        ),
+        (
+            "invocations / workgroup",
+            c.max_invocations_per_workgroup.to_string(),
+        ),
+        (
+            "workgroups / dimension",
+            c.max_workgroups_per_dimension.to_string(),
+        ),
+        (
+            "storage binding",
+            format!("{} B", c.max_storage_binding_bytes),
+        ),
         ("buffer", format!("{} B", c.max_buffer_bytes)),
-        ("L2 assumed by models", format!("{} B (WGSPARSE_L2_BYTES)", c.l2_bytes)),
-        ("L1 assumed by models", format!("{} B (WGSPARSE_L1_BYTES)", c.l1_bytes)),
+        (
+            "L2 assumed by models",
+            format!("{} B (WGSPARSE_L2_BYTES)", c.l2_bytes),
+        ),
+        (
+            "L1 assumed by models",
+            format!("{} B (WGSPARSE_L1_BYTES)", c.l1_bytes),
+        ),
     ];
     for (k, v) in rows {
         t.add_row(vec![k.to_string(), v]);
@@ -113,7 +144,14 @@ fn roofline(a: RooflineArgs) -> Result<ExitCode> {
         println!("{}", json!({ "roofline": r }));
         return Ok(ExitCode::SUCCESS);
     }
-    let mut t = table(&["adapter", "bytes moved", "copy GB/s (best)", "copy GB/s (median)", "µs / dispatch", "timing"]);
+    let mut t = table(&[
+        "adapter",
+        "bytes moved",
+        "copy GB/s (best)",
+        "copy GB/s (median)",
+        "µs / dispatch",
+        "timing",
+    ]);
     t.add_row(vec![
         r.adapter.clone(),
         r.bytes_moved.to_string(),
@@ -143,10 +181,24 @@ fn demo(as_json: bool) -> Result<ExitCode> {
     }
     let all_ok = rows.iter().all(|r| r.ok);
     if as_json {
-        println!("{}", json!({ "adapter": gpu.caps.adapter_name, "rows": rows, "ok": all_ok }));
+        println!(
+            "{}",
+            json!({ "adapter": gpu.caps.adapter_name, "rows": rows, "ok": all_ok })
+        );
     } else {
-        println!("wgsparse demo on {} ({})", gpu.caps.adapter_name, gpu.caps.backend);
-        let mut t = table(&["system", "kernel", "problem / config", "GPU ms", "GFLOP/s", "max rel err", "check"]);
+        println!(
+            "wgsparse demo on {} ({})",
+            gpu.caps.adapter_name, gpu.caps.backend
+        );
+        let mut t = table(&[
+            "system",
+            "kernel",
+            "problem / config",
+            "GPU ms",
+            "GFLOP/s",
+            "max rel err",
+            "check",
+        ]);
         for r in &rows {
             t.add_row(vec![
                 r.system.to_string(),
@@ -159,7 +211,18 @@ fn demo(as_json: bool) -> Result<ExitCode> {
             ]);
         }
         println!("{t}");
-        println!("{}", if all_ok { "all checks passed" } else { "SOME CHECKS FAILED" });
+        println!(
+            "{}",
+            if all_ok {
+                "all checks passed"
+            } else {
+                "SOME CHECKS FAILED"
+            }
+        );
     }
-    Ok(if all_ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if all_ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

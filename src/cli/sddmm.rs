@@ -112,7 +112,10 @@ fn variants(list: &[VariantArg]) -> Vec<Variant> {
 fn one_variant(v: VariantArg) -> Vec<Variant> {
     match v {
         VariantArg::Auto => vec![Variant::Auto],
-        VariantArg::All => [Variant::Auto].into_iter().chain(Variant::CONCRETE).collect(),
+        VariantArg::All => [Variant::Auto]
+            .into_iter()
+            .chain(Variant::CONCRETE)
+            .collect(),
         VariantArg::Naive => vec![Variant::Naive],
         VariantArg::Warp => vec![Variant::Warp],
         VariantArg::SmL2 => vec![Variant::SmL2],
@@ -122,7 +125,9 @@ fn one_variant(v: VariantArg) -> Vec<Variant> {
 
 fn load(args: &SddmmArgs) -> Result<(String, Csr)> {
     if let Some(dir) = &args.matrix_raw {
-        let name = dir.file_name().map_or(dir.display().to_string(), |n| n.to_string_lossy().into());
+        let name = dir
+            .file_name()
+            .map_or(dir.display().to_string(), |n| n.to_string_lossy().into());
         return Ok((name, io::read_csr_binary(dir)?));
     }
     match &args.matrix {
@@ -193,12 +198,24 @@ pub fn run(args: SddmmArgs) -> Result<ExitCode> {
             }
             Err(e) => return Err(e),
         };
-        let reference = args.check.then(|| tune::Reference::sampled(&s, &ops, 200_000));
+        let reference = args
+            .check
+            .then(|| tune::Reference::sampled(&s, &ops, 200_000));
         for variant in variants(&args.variant) {
-            let options = Options { variant, ..base.clone() };
+            let options = Options {
+                variant,
+                ..base.clone()
+            };
             let measured = if !args.no_tune && variant == Variant::Auto {
                 let plan = tune::autotuned_plan(&gpu, &s, k, &options)?;
-                tune::measure(&gpu, &s, &ops, &plan_options(&options, &plan.config), args.reps, reference.as_ref())
+                tune::measure(
+                    &gpu,
+                    &s,
+                    &ops,
+                    &plan_options(&options, &plan.config),
+                    args.reps,
+                    reference.as_ref(),
+                )
             } else {
                 tune::measure(&gpu, &s, &ops, &options, args.reps, reference.as_ref())
             };
@@ -215,13 +232,21 @@ pub fn run(args: SddmmArgs) -> Result<ExitCode> {
             }
         }
         if args.sweep {
-            let pb = interactive.then(|| indicatif::ProgressBar::new_spinner());
-            let sw = tune::sweep(&gpu, &s, &ops, &base, args.reps.min(5), reference.as_ref(), |m| {
-                if let Some(pb) = &pb {
-                    pb.set_message(format!("K={k}{}: {:.3} ms", describe(&m.config), m.ms));
-                    pb.tick();
-                }
-            })?;
+            let pb = interactive.then(indicatif::ProgressBar::new_spinner);
+            let sw = tune::sweep(
+                &gpu,
+                &s,
+                &ops,
+                &base,
+                args.reps.min(5),
+                reference.as_ref(),
+                |m| {
+                    if let Some(pb) = &pb {
+                        pb.set_message(format!("K={k}{}: {:.3} ms", describe(&m.config), m.ms));
+                        pb.tick();
+                    }
+                },
+            )?;
             if let Some(pb) = pb {
                 pb.finish_and_clear();
             }
@@ -245,7 +270,11 @@ pub fn run(args: SddmmArgs) -> Result<ExitCode> {
     } else {
         print_tables(&gpu, &name, &s, &results, &sweeps);
     }
-    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// The options that reproduce a resolved configuration.
@@ -259,13 +288,21 @@ fn plan_options(base: &Options, c: &wgsparse::sddmm::Config) -> Options {
         vws: Some(c.vws),
         workgroup: Some(c.workgroup),
         compress: c.compress,
-        transpose: if c.transposed { Transpose::Always } else { Transpose::Never },
+        transpose: if c.transposed {
+            Transpose::Always
+        } else {
+            Transpose::Never
+        },
         ..base.clone()
     }
 }
 
 /// (K, requested variant, measurement or the reason it did not run).
-type Outcome = (usize, Variant, std::result::Result<tune::Measurement, String>);
+type Outcome = (
+    usize,
+    Variant,
+    std::result::Result<tune::Measurement, String>,
+);
 
 fn print_tables(gpu: &Gpu, name: &str, s: &Csr, results: &[Outcome], sweeps: &[serde_json::Value]) {
     println!(
@@ -276,7 +313,16 @@ fn print_tables(gpu: &Gpu, name: &str, s: &Csr, results: &[Outcome], sweeps: &[s
         s.nnz(),
         100.0 * s.density()
     );
-    let mut t = super::table(&["K", "kernel", "config", "GPU ms", "GFLOP/s", "GB/s", "max rel err", "plan ms"]);
+    let mut t = super::table(&[
+        "K",
+        "kernel",
+        "config",
+        "GPU ms",
+        "GFLOP/s",
+        "GB/s",
+        "max rel err",
+        "plan ms",
+    ]);
     for (k, variant, r) in results {
         let m = match r {
             Ok(m) => m,
@@ -317,5 +363,8 @@ fn print_tables(gpu: &Gpu, name: &str, s: &Csr, results: &[Outcome], sweeps: &[s
 }
 
 fn config_text(c: &serde_json::Value) -> String {
-    format!("Tj={} Tk={} Ti={} vws={} wg={}", c["tj"], c["tk"], c["ti"], c["vws"], c["workgroup"])
+    format!(
+        "Tj={} Tk={} Ti={} vws={} wg={}",
+        c["tj"], c["tk"], c["ti"], c["vws"], c["workgroup"]
+    )
 }

@@ -135,7 +135,10 @@ impl<'g> Batch<'g> {
     pub fn submit_timed(self) -> Result<GpuTime> {
         let gpu = self.gpu;
         let labels = self.labels();
-        let single_pass = self.steps.iter().all(|s| matches!(s, Step::Dispatch { .. }));
+        let single_pass = self
+            .steps
+            .iter()
+            .all(|s| matches!(s, Step::Dispatch { .. }));
         if gpu.caps.timestamps && single_pass && !self.steps.is_empty() {
             let ts = Timestamps::new(gpu);
             gpu.scoped(&labels, || gpu.queue.submit([self.encode(Some(&ts))]))?;

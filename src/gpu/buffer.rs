@@ -31,7 +31,10 @@ impl<T: Pod> GpuBuffer<T> {
     /// Fails with [`Error::TooLarge`] when `len` elements exceed one storage binding.
     pub fn check_fits(gpu: &Gpu, what: &str, len: usize) -> Result<()> {
         let bytes = Self::padded_bytes(len);
-        let limit = gpu.caps.max_storage_binding_bytes.min(gpu.caps.max_buffer_bytes);
+        let limit = gpu
+            .caps
+            .max_storage_binding_bytes
+            .min(gpu.caps.max_buffer_bytes);
         if bytes > limit {
             return Err(Error::TooLarge {
                 what: format!("{what} ({len} elements)"),

@@ -62,14 +62,18 @@ impl Caps {
         let from_env = |name: &str| -> Option<u64> {
             std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
         };
-        let l2_bytes = from_env("WGSPARSE_L2_BYTES").unwrap_or(if discrete { 50 << 20 } else { 4 << 20 });
-        let l1_bytes = from_env("WGSPARSE_L1_BYTES").unwrap_or(if discrete { 168 << 10 } else { 32 << 10 });
+        let l2_bytes =
+            from_env("WGSPARSE_L2_BYTES").unwrap_or(if discrete { 50 << 20 } else { 4 << 20 });
+        let l1_bytes =
+            from_env("WGSPARSE_L1_BYTES").unwrap_or(if discrete { 168 << 10 } else { 32 << 10 });
         let subgroups = features.contains(wgpu::Features::SUBGROUP);
         Caps {
             adapter_name: info.name.clone(),
             backend: format!("{:?}", info.backend),
             device_type: format!("{:?}", info.device_type),
-            driver: format!("{} {}", info.driver, info.driver_info).trim().to_string(),
+            driver: format!("{} {}", info.driver, info.driver_info)
+                .trim()
+                .to_string(),
             subgroups,
             subgroup_min_size: if subgroups { info.subgroup_min_size } else { 1 },
             subgroup_max_size: if subgroups { info.subgroup_max_size } else { 1 },

@@ -131,7 +131,9 @@ impl Gpu {
     ) -> Self {
         // wgpu's default handler panics; errors are caught by scopes around each operation,
         // so an error that escapes them is reported, not fatal.
-        device.on_uncaptured_error(Arc::new(|e| eprintln!("wgsparse: uncaptured GPU error: {e}")));
+        device.on_uncaptured_error(Arc::new(|e| {
+            eprintln!("wgsparse: uncaptured GPU error: {e}")
+        }));
         let period = queue.get_timestamp_period();
         let caps = Caps::from_parts(info, device.features(), &device.limits(), period);
         Gpu {

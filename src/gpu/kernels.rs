@@ -118,9 +118,7 @@ impl Gpu {
                     ty: match b {
                         Binding::Uniform => wgpu::BufferBindingType::Uniform,
                         Binding::Read => wgpu::BufferBindingType::Storage { read_only: true },
-                        Binding::ReadWrite => {
-                            wgpu::BufferBindingType::Storage { read_only: false }
-                        }
+                        Binding::ReadWrite => wgpu::BufferBindingType::Storage { read_only: false },
                     },
                     has_dynamic_offset: false,
                     min_binding_size: None,
@@ -140,10 +138,8 @@ impl Gpu {
                 // (Plan::new checks ranges and shapes) and kernels guard their own extents,
                 // so naga's per-access bounds checks are redundant.
                 unsafe {
-                    self.device.create_shader_module_trusted(
-                        desc,
-                        wgpu::ShaderRuntimeChecks::unchecked(),
-                    )
+                    self.device
+                        .create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked())
                 }
             };
             let layout = self

@@ -21,7 +21,9 @@ pub fn write_csr_binary(dir: impl AsRef<Path>, m: &Csr) -> Result<()> {
     let dir = dir.as_ref();
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     if cfg!(target_endian = "big") {
-        return Err(Error::Option("raw CSR export assumes a little-endian host".into()));
+        return Err(Error::Option(
+            "raw CSR export assumes a little-endian host".into(),
+        ));
     }
     write_words(&dir.join("row_ptr.u32"), &m.row_ptr)?;
     write_words(&dir.join("col_idx.u32"), &m.col_idx)?;
@@ -44,7 +46,12 @@ fn read_words<T: bytemuck::Pod>(path: &Path, expected: usize) -> Result<Vec<T>> 
         return Err(Error::parse(
             path,
             0,
-            format!("{} bytes, expected {} ({} values)", bytes.len(), expected * size, expected),
+            format!(
+                "{} bytes, expected {} ({} values)",
+                bytes.len(),
+                expected * size,
+                expected
+            ),
         ));
     }
     Ok(bytes

@@ -33,13 +33,18 @@ struct CopyParams {
 /// Measures vec4 copy bandwidth over `bytes` bytes (each way) and the per-dispatch cost of
 /// `dispatches` one-workgroup dispatches in one pass; `reps` repetitions each.
 pub fn measure(gpu: &Gpu, bytes: u64, reps: usize, dispatches: u32) -> Result<Roofline> {
-    let limit = gpu.caps.max_storage_binding_bytes.min(gpu.caps.max_buffer_bytes);
+    let limit = gpu
+        .caps
+        .max_storage_binding_bytes
+        .min(gpu.caps.max_buffer_bytes);
     let bytes = bytes.min(limit / 16 * 16).max(1 << 16);
     let n4 = (bytes / 16) as usize;
     let src = GpuBuffer::<[f32; 4]>::filled(gpu, "roofline.src", n4, [1.0, 2.0, 3.0, 4.0])?;
     let dst = GpuBuffer::<[f32; 4]>::zeroed(gpu, "roofline.dst", n4)?;
     let wg = 256u32;
-    let groups = (n4 as u32).div_ceil(wg).min(gpu.caps.max_workgroups_per_dimension);
+    let groups = (n4 as u32)
+        .div_ceil(wg)
+        .min(gpu.caps.max_workgroups_per_dimension);
     let kernel = gpu.kernel(&KernelSpec {
         name: "runtime/copy",
         defines: vec![],

@@ -37,7 +37,11 @@ pub fn compare(gpu: &[f32], reference: &[f64], magnitude: &[f64], k: usize) -> C
     for (e, ((&g, &r), &m)) in gpu.iter().zip(reference).zip(magnitude).enumerate() {
         let err = (g as f64 - r).abs();
         let scale = m.max(f32::MIN_POSITIVE as f64);
-        let rel = if g.is_finite() { err / scale } else { f64::INFINITY };
+        let rel = if g.is_finite() {
+            err / scale
+        } else {
+            f64::INFINITY
+        };
         worst = worst.max(rel);
         let within = err <= tol_factor * scale + f64::EPSILON; // false for NaN
         if first_bad.is_none() && !within {

@@ -108,7 +108,13 @@ pub(crate) fn resolve(gpu: &Gpu, s: &Csr, k: usize, options: &Options) -> Result
     };
     // Workgroup memory that is not a tile: the block header and, without shuffles, the
     // reduction scratch.
-    let reserve = |tk: usize| 16 + if caps.shuffle_fits(vws_for(tk)) { 0 } else { 4 * workgroup };
+    let reserve = |tk: usize| {
+        16 + if caps.shuffle_fits(vws_for(tk)) {
+            0
+        } else {
+            4 * workgroup
+        }
+    };
     let (tj, tk, ti, compress) = match variant {
         Variant::Naive | Variant::Warp => (0, stride, 0, false),
         Variant::SmL2 => {
@@ -118,16 +124,17 @@ pub(crate) fn resolve(gpu: &Gpu, s: &Csr, k: usize, options: &Options) -> Result
                 .tj
                 .unwrap_or_else(|| model::panel_width(cache, density, c))
                 .clamp(1, n.max(1));
-            let tk = round_tk(options.tk.unwrap_or_else(|| {
-                model::slice_width(tj, density, c, 32, stride)
-            }))
+            let tk = round_tk(
+                options
+                    .tk
+                    .unwrap_or_else(|| model::slice_width(tj, density, c, 32, stride)),
+            )
             .min(stride);
             let ti = match options.ti {
                 Some(t) => t,
                 None => model::rows_per_block(
-                    model::tile_budget_bytes(caps).min(
-                        caps.max_workgroup_storage_bytes.saturating_sub(reserve(tk)),
-                    ),
+                    model::tile_budget_bytes(caps)
+                        .min(caps.max_workgroup_storage_bytes.saturating_sub(reserve(tk))),
                     tk,
                     1024,
                 ),
@@ -137,9 +144,7 @@ pub(crate) fn resolve(gpu: &Gpu, s: &Csr, k: usize, options: &Options) -> Result
         }
         Variant::SmSm => {
             let tk = round_tk(options.tk.unwrap_or(32)).min(stride);
-            let avail = caps
-                .max_workgroup_storage_bytes
-                .saturating_sub(reserve(tk)) as usize;
+            let avail = caps.max_workgroup_storage_bytes.saturating_sub(reserve(tk)) as usize;
             let side = (avail / (8 * tk)).clamp(1, 128);
             let ti = options.ti.unwrap_or(side);
             let tj = options.tj.unwrap_or(side);
@@ -464,7 +469,16 @@ pub(crate) fn record(
         } => {
             let bg = kernel.bind(
                 gpu,
-                &[params, blocks.raw(), idx.raw(), vals.raw(), perm.raw(), ar, br, o],
+                &[
+                    params,
+                    blocks.raw(),
+                    idx.raw(),
+                    vals.raw(),
+                    perm.raw(),
+                    ar,
+                    br,
+                    o,
+                ],
             )?;
             batch.dispatch(kernel, bg, gpu.grid(*n_blocks)?)
         }

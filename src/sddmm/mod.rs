@@ -39,7 +39,8 @@ pub enum Variant {
 
 impl Variant {
     /// All concrete variants.
-    pub const CONCRETE: [Variant; 4] = [Variant::Naive, Variant::Warp, Variant::SmL2, Variant::SmSm];
+    pub const CONCRETE: [Variant; 4] =
+        [Variant::Naive, Variant::Warp, Variant::SmL2, Variant::SmSm];
 
     /// The kernel name (`sddmm.naive`, …).
     pub fn name(self) -> &'static str {
@@ -150,8 +151,17 @@ impl Plan {
         {
             return Err(Error::Shape(format!(
                 "SDDMM on S {}×{} with K = {} needs A {}×{} and B {}×{}, got A {}×{} and B {}×{}",
-                self.nrows, self.ncols, self.k, self.nrows, self.k, self.ncols, self.k,
-                a.nrows, a.ncols, b.nrows, b.ncols
+                self.nrows,
+                self.ncols,
+                self.k,
+                self.nrows,
+                self.k,
+                self.ncols,
+                self.k,
+                a.nrows,
+                a.ncols,
+                b.nrows,
+                b.ncols
             )));
         }
         if out.len() != self.nnz {

@@ -105,6 +105,6 @@ mod tests {
             assert!(v.is_power_of_two() && v <= 32);
         }
         let tk = slice_width(2_560, 0.0033, 2.0, 32, 128);
-        assert!(tk % 8 == 0 && (8..=128).contains(&tk));
+        assert!(tk.is_multiple_of(8) && (8..=128).contains(&tk));
     }
 }

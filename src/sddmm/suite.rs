@@ -20,13 +20,55 @@ pub struct SuiteMatrix {
 
 /// The suite of the cuSDDMM evaluation (shapes of the real data sets, power-law patterns).
 pub const SUITE: [SuiteMatrix; 7] = [
-    SuiteMatrix { name: "nytimes", nrows: 300_000, ncols: 102_660, nnz: 69_679_427, alpha: 1.1 },
-    SuiteMatrix { name: "pubmed-lite", nrows: 2_000_000, ncols: 141_043, nnz: 120_000_000, alpha: 1.1 },
-    SuiteMatrix { name: "web-google", nrows: 916_428, ncols: 916_428, nnz: 5_105_039, alpha: 1.1 },
-    SuiteMatrix { name: "enron", nrows: 39_861, ncols: 28_102, nnz: 3_710_420, alpha: 1.1 },
-    SuiteMatrix { name: "nips", nrows: 1_500, ncols: 12_419, nnz: 746_316, alpha: 0.8 },
-    SuiteMatrix { name: "dense75k", nrows: 75_000, ncols: 75_000, nnz: 562_500_000, alpha: 0.5 },
-    SuiteMatrix { name: "demo", nrows: 3_000, ncols: 2_000, nnz: 60_000, alpha: 1.1 },
+    SuiteMatrix {
+        name: "nytimes",
+        nrows: 300_000,
+        ncols: 102_660,
+        nnz: 69_679_427,
+        alpha: 1.1,
+    },
+    SuiteMatrix {
+        name: "pubmed-lite",
+        nrows: 2_000_000,
+        ncols: 141_043,
+        nnz: 120_000_000,
+        alpha: 1.1,
+    },
+    SuiteMatrix {
+        name: "web-google",
+        nrows: 916_428,
+        ncols: 916_428,
+        nnz: 5_105_039,
+        alpha: 1.1,
+    },
+    SuiteMatrix {
+        name: "enron",
+        nrows: 39_861,
+        ncols: 28_102,
+        nnz: 3_710_420,
+        alpha: 1.1,
+    },
+    SuiteMatrix {
+        name: "nips",
+        nrows: 1_500,
+        ncols: 12_419,
+        nnz: 746_316,
+        alpha: 0.8,
+    },
+    SuiteMatrix {
+        name: "dense75k",
+        nrows: 75_000,
+        ncols: 75_000,
+        nnz: 562_500_000,
+        alpha: 0.5,
+    },
+    SuiteMatrix {
+        name: "demo",
+        nrows: 3_000,
+        ncols: 2_000,
+        nnz: 60_000,
+        alpha: 1.1,
+    },
 ];
 
 /// Looks a suite matrix up by name.
@@ -37,7 +79,10 @@ pub fn find(name: &str) -> Result<SuiteMatrix> {
         .copied()
         .ok_or_else(|| {
             let names: Vec<&str> = SUITE.iter().map(|m| m.name).collect();
-            Error::Option(format!("no suite matrix {name:?}; known: {}", names.join(", ")))
+            Error::Option(format!(
+                "no suite matrix {name:?}; known: {}",
+                names.join(", ")
+            ))
         })
 }
 

@@ -201,9 +201,15 @@ pub fn sweep(
     let model_plan = Plan::new(gpu, s, k, base.clone())?;
     let variant = model_plan.config.variant;
     if !matches!(variant, Variant::SmL2 | Variant::SmSm) {
-        return Err(Error::Option("--sweep needs a tiled variant (auto, sm-l2 or sm-sm)".into()));
+        return Err(Error::Option(
+            "--sweep needs a tiled variant (auto, sm-l2 or sm-sm)".into(),
+        ));
     }
-    let n = if model_plan.config.transposed { s.nrows } else { s.ncols };
+    let n = if model_plan.config.transposed {
+        s.nrows
+    } else {
+        s.ncols
+    };
     let model_tj = model_plan.config.tj;
     drop(model_plan);
     let tjs = if variant == Variant::SmSm {
@@ -213,23 +219,29 @@ pub fn sweep(
     };
     let tks = model::slice_candidates(crate::sparse::GpuDense::stride_for(k), 32);
     let mut points = Vec::new();
-    let mut try_point = |o: Options, points: &mut Vec<Measurement>| match measure(gpu, s, ops, &o, reps, reference) {
-        Ok(m) => {
-            progress(&m);
-            points.push(m);
-            Ok(())
-        }
-        // Configurations that do not fit this adapter are skipped, not fatal.
-        Err(Error::Option(_)) => Ok(()),
-        Err(e) => Err(e),
-    };
+    let mut try_point =
+        |o: Options, points: &mut Vec<Measurement>| match measure(gpu, s, ops, &o, reps, reference)
+        {
+            Ok(m) => {
+                progress(&m);
+                points.push(m);
+                Ok(())
+            }
+            // Configurations that do not fit this adapter are skipped, not fatal.
+            Err(Error::Option(_)) => Ok(()),
+            Err(e) => Err(e),
+        };
     for &tj in &tjs {
         for &tk in &tks {
             let o = Options {
                 variant,
                 tj: Some(tj),
                 tk: Some(tk),
-                ti: if variant == Variant::SmSm { Some(tj) } else { base.ti },
+                ti: if variant == Variant::SmSm {
+                    Some(tj)
+                } else {
+                    base.ti
+                },
                 ..base.clone()
             };
             try_point(o, &mut points)?;
@@ -250,7 +262,11 @@ pub fn sweep(
                 variant,
                 tj: Some(best_tile.config.tj),
                 tk: Some(best_tile.config.tk),
-                ti: if variant == Variant::SmSm { Some(best_tile.config.ti) } else { base.ti },
+                ti: if variant == Variant::SmSm {
+                    Some(best_tile.config.ti)
+                } else {
+                    base.ti
+                },
                 vws: Some(vws),
                 workgroup: Some(wg),
                 ..base.clone()
@@ -258,10 +274,16 @@ pub fn sweep(
             try_point(o, &mut points)?;
         }
     }
-    let best = points.iter().min_by(by_time).cloned().expect("points is not empty");
+    let best = points
+        .iter()
+        .min_by(by_time)
+        .cloned()
+        .expect("points is not empty");
     let model = points
         .iter()
-        .filter(|p| p.config.tj == model_tj.min(n).max(1) && base.vws.is_none_or(|v| v == p.config.vws))
+        .filter(|p| {
+            p.config.tj == model_tj.min(n).max(1) && base.vws.is_none_or(|v| v == p.config.vws)
+        })
         .min_by(by_time)
         .cloned()
         .unwrap_or_else(|| best.clone());
@@ -338,7 +360,11 @@ fn candidates(options: &Options, tiled: Variant, k: usize) -> Vec<Options> {
     // Each tiled candidate re-tiles S (seconds on large matrices), so the tiled variant is
     // timed at the model's Tk and at one slice of the whole padded K, with the default vws.
     let mut out = Vec::new();
-    let tiled_variant = if options.variant == Variant::Auto { tiled } else { options.variant };
+    let tiled_variant = if options.variant == Variant::Auto {
+        tiled
+    } else {
+        options.variant
+    };
     let stride = crate::sparse::GpuDense::stride_for(k);
     for tk in [None, Some(stride)] {
         out.push(keep(Options {
@@ -388,7 +414,8 @@ pub fn autotuned_plan(gpu: &Gpu, s: &Csr, k: usize, options: &Options) -> Result
                     Err(e) => return Err(e),
                 }
             }
-            let b = best.ok_or_else(|| Error::Option("no configuration fits this adapter".into()))?;
+            let b =
+                best.ok_or_else(|| Error::Option("no configuration fits this adapter".into()))?;
             let t = Tuned {
                 variant: b.config.variant,
                 tk: b.config.tk,
@@ -407,7 +434,11 @@ pub fn autotuned_plan(gpu: &Gpu, s: &Csr, k: usize, options: &Options) -> Result
         k,
         Options {
             variant: tuned.variant,
-            tk: if untiled { None } else { options.tk.or(Some(tuned.tk)) },
+            tk: if untiled {
+                None
+            } else {
+                options.tk.or(Some(tuned.tk))
+            },
             vws: options.vws.or(Some(tuned.vws)),
             workgroup: options.workgroup.or(Some(tuned.workgroup)),
             ..options.clone()

@@ -4,23 +4,23 @@
 //! Indices are `u32` (the GPU's native index width); values are `f32`. Every constructor that
 //! takes raw arrays validates them and names the first offending entry.
 
-mod coo;
-mod csr;
-mod dense;
-mod device;
 mod convert;
+mod coo;
 mod csc;
+mod csr;
 mod csr_ell;
 mod dcsr;
+mod dense;
+mod device;
 mod ell;
 
 pub use coo::Coo;
-pub use csr::Csr;
-pub use dense::Dense;
-pub use device::{GpuCsr, GpuDense};
 pub use csc::Csc;
+pub use csr::Csr;
 pub use csr_ell::CsrEll;
 pub use dcsr::Dcsr;
+pub use dense::Dense;
+pub use device::{GpuCsr, GpuDense};
 pub use ell::{Ell, ELL_PAD};
 
 /// Fails with an [`crate::Error::Invalid`] naming the first non-finite value.
