@@ -223,3 +223,40 @@ fn fallback_device_has_no_optional_features_and_still_reduces() {
     run_reduce(gpu, 8, false);
     run_atomic(gpu, false);
 }
+
+#[test]
+fn checked_shader_mode_and_adopted_devices_run_kernels() {
+    use wgsparse::sddmm::{cpu, Options, Plan};
+    let s = wgsparse::gen::power_law(60, 50, 500, 1.1, 3).unwrap();
+    let a = wgsparse::gen::dense_uniform(60, 20, 1);
+    let b = wgsparse::gen::dense_uniform(50, 20, 2);
+    let (want, mag) = cpu::sddmm(&s, &a, &b);
+    // naga's bounds checks on (debug mode) …
+    let checked = Gpu::new_with(&wgsparse::gpu::GpuOptions {
+        checked_shaders: true,
+        ..Default::default()
+    })
+    .unwrap();
+    // … and a device the application created itself.
+    let adopted = pollster::block_on(async {
+        let instance = wgpu::Instance::default();
+        let adapter = instance
+            .request_adapter(&wgpu::RequestAdapterOptions::default())
+            .await
+            .expect("an adapter");
+        let limits = adapter.limits();
+        let (device, queue) = adapter
+            .request_device(&wgpu::DeviceDescriptor {
+                required_limits: limits,
+                ..Default::default()
+            })
+            .await
+            .expect("a device");
+        Gpu::from_device(&adapter, device, queue)
+    });
+    for gpu in [&checked, &adopted] {
+        let plan = Plan::new(gpu, &s, 20, Options::default()).unwrap();
+        let got = plan.run_host(gpu, &a, &b).unwrap();
+        assert!(cpu::compare(&got, &want, &mag, 20).ok());
+    }
+}

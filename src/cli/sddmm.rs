@@ -222,7 +222,7 @@ pub fn run(args: SddmmArgs) -> Result<ExitCode> {
             match measured {
                 Ok(m) => results.push((k, variant, Ok(m))),
                 Err(e @ (Error::Check { .. } | Error::Option(_) | Error::TooLarge { .. })) => {
-                    failed |= matches!(e, Error::Check { .. });
+                    failed |= matches!(e, Error::Check { .. } | Error::Option(_));
                     if interactive {
                         eprintln!("{} K={k}: {e}", variant.name());
                     }

@@ -1,0 +1,178 @@
+//! The `wgsparse` binary: every subcommand answers `--json` with one JSON object, bad input
+//! gives a clear error and a non-zero exit, and generated files read back.
+
+use std::process::Command;
+
+fn wgsparse(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_wgsparse"))
+        .args(args)
+        .env(
+            "WGSPARSE_CACHE_DIR",
+            std::env::temp_dir().join("wgsparse-cli-test"),
+        )
+        .output()
+        .expect("the binary runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let (ok, stdout, stderr) = wgsparse(args);
+    assert!(ok, "wgsparse {args:?} failed: {stderr}");
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{args:?}: {e}\n{stdout}"))
+}
+
+#[test]
+fn info_roofline_and_demo_print_json() {
+    let info = json(&["info", "--json"]);
+    assert!(info["caps"]["subgroup_min_size"].as_u64().unwrap() >= 1);
+    let r = json(&["roofline", "--json", "--mib", "8", "--reps", "2"]);
+    assert!(r["roofline"]["copy_gbps"].as_f64().unwrap() > 0.0);
+    let demo = json(&["demo", "--json"]);
+    assert_eq!(demo["ok"], true);
+    assert!(demo["rows"].as_array().unwrap().len() >= 5);
+}
+
+#[test]
+fn gen_writes_readable_files_and_sddmm_checks_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let mtx = dir.path().join("s.mtx");
+    let mtx_s = mtx.to_str().unwrap();
+    json(&[
+        "gen",
+        "--json",
+        "power-law",
+        "--rows",
+        "300",
+        "--cols",
+        "200",
+        "--nnz",
+        "3000",
+        "--out",
+        mtx_s,
+    ]);
+    let s = wgsparse::io::read_matrix_market(&mtx).unwrap();
+    assert_eq!((s.nrows, s.ncols, s.nnz()), (300, 200, 3000));
+    let run = json(&[
+        "sddmm",
+        "--matrix",
+        mtx_s,
+        "--k",
+        "16,40",
+        "--variant",
+        "all",
+        "--check",
+        "--reps",
+        "2",
+        "--json",
+    ]);
+    assert_eq!(run["ok"], true);
+    assert_eq!(run["results"].as_array().unwrap().len(), 10);
+    let raw = dir.path().join("raw");
+    json(&[
+        "gen",
+        "--json",
+        "suite",
+        "demo",
+        "--scale",
+        "0.2",
+        "--raw",
+        "--out",
+        raw.to_str().unwrap(),
+    ]);
+    let run = json(&[
+        "sddmm",
+        "--matrix-raw",
+        raw.to_str().unwrap(),
+        "--k",
+        "8",
+        "--variant",
+        "sm-l2",
+        "--sweep",
+        "--reps",
+        "1",
+        "--json",
+    ]);
+    assert!(
+        run["sweeps"][0]["sweep"]["points"]
+            .as_array()
+            .unwrap()
+            .len()
+            > 4
+    );
+    for what in [
+        vec!["radix", "--n", "256", "--per-row", "8", "--out"],
+        vec!["ctr", "--samples", "200", "--features", "50", "--out"],
+    ] {
+        let f = dir.path().join("f.txt");
+        let mut args = vec!["gen", "--json"];
+        args.extend(what);
+        args.push(f.to_str().unwrap());
+        json(&args);
+    }
+    let (tr, te) = (dir.path().join("train.bin"), dir.path().join("test.bin"));
+    json(&[
+        "gen",
+        "--json",
+        "ratings",
+        "--users",
+        "100",
+        "--items",
+        "80",
+        "--ratings",
+        "2000",
+        "--binary",
+        "--train",
+        tr.to_str().unwrap(),
+        "--test",
+        te.to_str().unwrap(),
+    ]);
+    assert!(wgsparse::io::read_ratings_binary(&tr).unwrap().len() > 1000);
+}
+
+#[test]
+fn bad_input_is_an_error_not_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.mtx");
+    std::fs::write(
+        &bad,
+        "%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.0\n4 1 2.0\n",
+    )
+    .unwrap();
+    let (ok, _, stderr) = wgsparse(&["sddmm", "--matrix", bad.to_str().unwrap(), "--k", "8"]);
+    assert!(!ok);
+    assert!(stderr.contains("bad.mtx:4:"), "{stderr}");
+    let (ok, _, stderr) = wgsparse(&["sddmm", "--gen", "no-such-matrix"]);
+    assert!(!ok && stderr.contains("no suite matrix"), "{stderr}");
+    let (ok, stdout, _) = wgsparse(&[
+        "sddmm",
+        "--gen",
+        "demo",
+        "--scale",
+        "0.1",
+        "--variant",
+        "warp",
+        "--vws",
+        "3",
+        "--k",
+        "8",
+        "--json",
+    ]);
+    assert!(!ok && stdout.contains("vws 3"), "{stdout}");
+    let (ok, _, _) = wgsparse(&[
+        "gen",
+        "power-law",
+        "--rows",
+        "2",
+        "--cols",
+        "2",
+        "--nnz",
+        "5",
+        "--out",
+        "/dev/null",
+    ]);
+    assert!(!ok, "more nonzeros than cells must be refused");
+}
