@@ -260,3 +260,30 @@ fn checked_shader_mode_and_adopted_devices_run_kernels() {
         assert!(cpu::compare(&got, &want, &mag, 20).ok());
     }
 }
+
+#[test]
+fn every_format_has_a_device_twin_that_round_trips() {
+    use wgsparse::sparse::{GpuCoo, GpuCsc, GpuCsr, GpuCsrEll, GpuDcsr, GpuDense, GpuEll};
+    let gpu = common::gpu();
+    // Power-law rows with some empty rows, so DCSR and the hybrid have work to do.
+    let csr = wgsparse::gen::power_law(300, 120, 2500, 1.2, 4).unwrap();
+    assert_eq!(GpuCsr::upload(gpu, &csr).unwrap().read(gpu).unwrap(), csr);
+    let coo = csr.to_coo();
+    assert_eq!(GpuCoo::upload(gpu, &coo).unwrap().read(gpu).unwrap(), coo);
+    let csc = csr.to_csc();
+    assert_eq!(GpuCsc::upload(gpu, &csc).unwrap().read(gpu).unwrap(), csc);
+    let ell = csr.to_ell().unwrap();
+    assert_eq!(GpuEll::upload(gpu, &ell).unwrap().read(gpu).unwrap(), ell);
+    let dcsr = csr.to_dcsr();
+    assert_eq!(
+        GpuDcsr::upload(gpu, &dcsr).unwrap().read(gpu).unwrap(),
+        dcsr
+    );
+    let hybrid = csr.to_csr_ell(4).unwrap();
+    let back = GpuCsrEll::upload(gpu, &hybrid).unwrap().read(gpu).unwrap();
+    assert_eq!(back.to_csr(), csr);
+    let dense = wgsparse::gen::dense_uniform(7, 13, 1);
+    let gd = GpuDense::upload(gpu, &dense).unwrap();
+    assert_eq!(gd.stride, 16);
+    assert_eq!(gd.read(gpu).unwrap(), dense);
+}

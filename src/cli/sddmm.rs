@@ -207,7 +207,7 @@ pub fn run(args: SddmmArgs) -> Result<ExitCode> {
                 ..base.clone()
             };
             let measured = if !args.no_tune && variant == Variant::Auto {
-                let plan = tune::autotuned_plan(&gpu, &s, k, &options)?;
+                let plan = tune::autotuned_plan_with(&gpu, &s, k, &options, Some(&ops))?;
                 tune::measure(
                     &gpu,
                     &s,

@@ -12,6 +12,7 @@ mod csr_ell;
 mod dcsr;
 mod dense;
 mod device;
+mod device_formats;
 mod ell;
 
 pub use coo::Coo;
@@ -21,6 +22,7 @@ pub use csr_ell::CsrEll;
 pub use dcsr::Dcsr;
 pub use dense::Dense;
 pub use device::{GpuCsr, GpuDense};
+pub use device_formats::{GpuCoo, GpuCsc, GpuCsrEll, GpuDcsr, GpuEll};
 pub use ell::{Ell, ELL_PAD};
 
 /// Fails with an [`crate::Error::Invalid`] naming the first non-finite value.
