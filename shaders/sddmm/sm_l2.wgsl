@@ -10,6 +10,7 @@
 // tile-relative indices, one word per nonzero). Otherwise idx[e] is the local row and
 // cols[e] the global column.
 #import shared/reduce
+#import sddmm/slice_out
 
 override WG: u32 = 256u;
 override VWS: u32 = 4u;
@@ -99,15 +100,7 @@ fn main(
             let p = p0 + p1;
             let part = vsg_sum(p.x + p.y + p.z + p.w, VWS, lid);
             if valid && lane == 0u {
-                let o = perm[e];
-                var acc = part;
-                if s > 0u {
-                    acc += out[o];
-                }
-                if s + 1u == params.n_slices {
-                    acc *= vals[e];
-                }
-                out[o] = acc;
+                store_partial(e, s, params.n_slices, part);
             }
         }
         workgroupBarrier();

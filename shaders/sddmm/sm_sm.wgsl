@@ -4,6 +4,7 @@
 // Partials accumulate across slices in `out` and are multiplied by S_ij on the last slice.
 // idx[e] = local_row << 16 | local_col (TI, TJ <= 65536); perm scatters to CSR order.
 #import shared/reduce
+#import sddmm/slice_out
 
 override WG: u32 = 256u;
 override VWS: u32 = 4u;
@@ -94,15 +95,7 @@ fn main(
             let p = p0 + p1;
             let part = vsg_sum(p.x + p.y + p.z + p.w, VWS, lid);
             if valid && lane == 0u {
-                let o = perm[e];
-                var acc = part;
-                if s > 0u {
-                    acc += out[o];
-                }
-                if s + 1u == params.n_slices {
-                    acc *= vals[e];
-                }
-                out[o] = acc;
+                store_partial(e, s, params.n_slices, part);
             }
         }
         workgroupBarrier();

@@ -25,6 +25,7 @@ shader_table!(
     "sddmm/warp",
     "sddmm/sm_l2",
     "sddmm/sm_sm",
+    "sddmm/slice_out",
 );
 
 /// The source of shader `name`, if it exists.
@@ -32,11 +33,11 @@ pub fn source(name: &str) -> Option<&'static str> {
     ALL.iter().find(|(n, _)| *n == name).map(|(_, s)| *s)
 }
 
-/// Shaders that are entry points (not `shared/` libraries).
+/// Shaders that are entry points (a `@compute` function), not libraries for `#import`.
 pub fn kernels() -> impl Iterator<Item = &'static str> {
     ALL.iter()
+        .filter(|(_, source)| source.contains("@compute"))
         .map(|(n, _)| *n)
-        .filter(|n| !n.starts_with("shared/"))
 }
 
 /// CPU twin of `pcg_hash` in `shared/rng.wgsl`.

@@ -12,19 +12,21 @@ pub fn sddmm(s: &Csr, a: &Dense, b: &Dense) -> (Vec<f64>, Vec<f64>) {
         let ra = &a.data[i * k..(i + 1) * k];
         for e in s.row_range(i) {
             let j = s.col_idx[e] as usize;
-            let rb = &b.data[j * k..(j + 1) * k];
-            let (mut dot, mut abs) = (0f64, 0f64);
-            for (x, y) in ra.iter().zip(rb) {
-                let t = *x as f64 * *y as f64;
-                dot += t;
-                abs += t.abs();
-            }
+            let (dot, abs) = dot_and_magnitude(ra, &b.data[j * k..(j + 1) * k]);
             let v = s.values[e] as f64;
             out.push(v * dot);
             mag.push(v.abs() * abs);
         }
     }
     (out, mag)
+}
+
+/// Σ x·y and Σ |x·y| in f64.
+pub fn dot_and_magnitude(x: &[f32], y: &[f32]) -> (f64, f64) {
+    x.iter().zip(y).fold((0.0, 0.0), |(dot, abs), (a, b)| {
+        let t = *a as f64 * *b as f64;
+        (dot + t, abs + t.abs())
+    })
 }
 
 /// Compares a GPU result with the twin. Each element may differ by

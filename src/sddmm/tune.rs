@@ -59,13 +59,7 @@ impl Reference {
         for e in (0..nnz).step_by(step) {
             let i = s.row_ptr.partition_point(|&p| p as usize <= e) - 1;
             let j = s.col_idx[e] as usize;
-            let (ra, rb) = (ops.a_host.row(i), ops.b_host.row(j));
-            let (mut dot, mut abs) = (0f64, 0f64);
-            for (x, y) in ra.iter().zip(rb) {
-                let t = *x as f64 * *y as f64;
-                dot += t;
-                abs += t.abs();
-            }
+            let (dot, abs) = cpu::dot_and_magnitude(ops.a_host.row(i), ops.b_host.row(j));
             let v = s.values[e] as f64;
             idx.push(e);
             want.push(v * dot);
