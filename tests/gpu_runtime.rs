@@ -159,6 +159,7 @@ fn half_packing_and_rng_match_the_cpu() {
             constants: vec![],
             bindings: &[
                 Binding::Read,
+                Binding::Read,
                 Binding::ReadWrite,
                 Binding::ReadWrite,
                 Binding::ReadWrite,
@@ -167,6 +168,15 @@ fn half_packing_and_rng_match_the_cpu() {
         })
         .unwrap();
     let pb = GpuBuffer::upload(gpu, "pairs", &pairs).unwrap();
+    let halves = |p: [f32; 2]| (half::f16::from_f32(p[0]), half::f16::from_f32(p[1]));
+    let host_words: Vec<u32> = pairs
+        .iter()
+        .map(|&p| {
+            let (lo, hi) = halves(p);
+            lo.to_bits() as u32 | (hi.to_bits() as u32) << 16
+        })
+        .collect();
+    let hw = GpuBuffer::upload(gpu, "host_packed", &host_words).unwrap();
     let packed = GpuBuffer::<u32>::filled(gpu, "packed", n, 0xdead_beef).unwrap();
     let unpacked = GpuBuffer::<[f32; 2]>::filled(gpu, "unpacked", n, [f32::NAN; 2]).unwrap();
     let hashes = GpuBuffer::<u32>::filled(gpu, "hashes", n, 0).unwrap();
@@ -176,6 +186,7 @@ fn half_packing_and_rng_match_the_cpu() {
             gpu,
             &[
                 pb.raw(),
+                hw.raw(),
                 packed.raw(),
                 unpacked.raw(),
                 hashes.raw(),
@@ -190,10 +201,8 @@ fn half_packing_and_rng_match_the_cpu() {
     batch.submit().unwrap();
     let (pk, up) = (packed.read(gpu).unwrap(), unpacked.read(gpu).unwrap());
     for i in 0..n {
-        let lo = half::f16::from_f32(pairs[i][0]);
-        let hi = half::f16::from_f32(pairs[i][1]);
-        let want = lo.to_bits() as u32 | (hi.to_bits() as u32) << 16;
-        assert_eq!(pk[i], want, "pair {i} packs differently");
+        let (lo, hi) = halves(pairs[i]);
+        assert_eq!(pk[i], host_words[i], "pair {i} packs differently");
         assert_eq!(
             up[i],
             [lo.to_f32(), hi.to_f32()],
