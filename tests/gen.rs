@@ -1,7 +1,6 @@
 //! Seeded generators: determinism, exact counts, skew, and the planted structure.
 
 use std::collections::HashSet;
-use std::time::Instant;
 
 use wgsparse::gen::{
     dense_uniform, planted_ratings, power_law, radix_net_layer, zipf_ctr, CtrModel,
@@ -339,32 +338,4 @@ fn zipf_ctr_structure() {
         zipf_ctr(10, 3, 2, CtrModel::Fm { k: 0 }, 1),
         Err(Error::Option(_))
     ));
-}
-
-/// `cargo test --release --test gen -- --ignored --nocapture`
-#[test]
-#[ignore = "large; run in release to time the generator"]
-fn power_law_70m_timing() {
-    let t = Instant::now();
-    let m = power_law(300_000, 102_660, 69_000_000, 1.1, 1).unwrap();
-    let secs = t.elapsed().as_secs_f64();
-    assert_eq!(m.nnz(), 69_000_000);
-    let rows = row_lengths(&m);
-    let cols = col_lengths(&m);
-    let full = rows.iter().filter(|&&l| l == m.ncols).count();
-    let empty = rows.iter().filter(|&&l| l == 0).count();
-    let mut sorted = rows.clone();
-    sorted.sort_unstable();
-    println!(
-        "power_law(300000, 102660, 69M, 1.1): {secs:.2} s; rows max {} median {} min {} \
-         (full {full}, empty {empty}); cols max {} min {}",
-        sorted[sorted.len() - 1],
-        sorted[sorted.len() / 2],
-        sorted[0],
-        cols.iter().max().unwrap(),
-        cols.iter().min().unwrap()
-    );
-    let t = Instant::now();
-    m.validate().unwrap();
-    println!("validate: {:.2} s", t.elapsed().as_secs_f64());
 }

@@ -77,10 +77,6 @@ impl Gpu {
             .or_else(|| std::env::var("WGPU_ADAPTER_NAME").ok())
             .map(|n| n.to_lowercase());
         let mut adapters = instance.enumerate_adapters(backends).await;
-        adapters.retain(|a| {
-            let info = a.get_info();
-            info.device_type != wgpu::DeviceType::Other || info.backend != wgpu::Backend::Noop
-        });
         if let Some(name) = &wanted_name {
             adapters.retain(|a| a.get_info().name.to_lowercase().contains(name));
         }

@@ -86,7 +86,8 @@ pub struct Measurement {
     pub ms: f64,
     /// 2·K·nnz / time, GFLOP/s.
     pub gflops: f64,
-    /// Compulsory bytes (S and P once, A and B once) / time, GB/s.
+    /// Effective bandwidth, GB/s: (A and B read once, (M+N)·stride·4 bytes, plus 16 bytes
+    /// per nonzero for its index words, value and output) / time.
     pub gbps: f64,
     /// Timing source.
     pub timing: &'static str,
@@ -140,7 +141,7 @@ fn measure_plan(
     }
     let t = plan.time(gpu, &ops.a, &ops.b, &ops.out, reps)?;
     let k_bytes = (s.nrows + s.ncols) as f64 * plan.config.stride as f64 * 4.0;
-    let s_bytes = s.nnz() as f64 * (4.0 + 4.0 + 4.0 + 4.0); // index + value + output (+perm/row)
+    let s_bytes = s.nnz() as f64 * 16.0;
     Ok(Measurement {
         kernel: plan.config.variant.name(),
         config: plan.config.clone(),
