@@ -83,6 +83,7 @@ fn gen_writes_readable_files_and_sddmm_checks_them() {
         "--out",
         raw.to_str().unwrap(),
     ]);
+    let plot = dir.path().join("sweep.svg");
     let run = json(&[
         "sddmm",
         "--matrix-raw",
@@ -92,10 +93,14 @@ fn gen_writes_readable_files_and_sddmm_checks_them() {
         "--variant",
         "sm-l2",
         "--sweep",
+        "--plot",
+        plot.to_str().unwrap(),
         "--reps",
         "1",
         "--json",
     ]);
+    let svg = std::fs::read_to_string(&plot).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("model Tj"));
     assert!(
         run["sweeps"][0]["sweep"]["points"]
             .as_array()

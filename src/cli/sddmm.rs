@@ -9,7 +9,7 @@ use serde_json::json;
 use wgsparse::report::demo::describe;
 use wgsparse::sddmm::{suite, tune, Options, Transpose, Variant};
 use wgsparse::sparse::Csr;
-use wgsparse::{io, Error, Gpu, Result};
+use wgsparse::{io, report, Error, Gpu, Result};
 
 #[derive(Clone, Copy, ValueEnum)]
 enum VariantArg {
@@ -84,6 +84,10 @@ pub struct SddmmArgs {
     /// Exhaustive (Tj, Tk) then (vws, workgroup) search; reports the model's distance to the best.
     #[arg(long)]
     sweep: bool,
+    /// With --sweep: write an SVG plot of time against Tj per Tk to this file (`-kK` is added
+    /// before the extension when several K are given).
+    #[arg(long, requires = "sweep")]
+    plot: Option<PathBuf>,
     /// Skip the autotuner for `auto` (use the model's configuration alone). By default `auto`
     /// picks the variant, Tk, vws and workgroup size by timing candidates once per adapter
     /// and shape bucket, cached (WGSPARSE_CACHE_DIR).
@@ -250,6 +254,14 @@ pub fn run(args: SddmmArgs) -> Result<ExitCode> {
             if let Some(pb) = pb {
                 pb.finish_and_clear();
             }
+            if let Some(path) = &args.plot {
+                let path = plot_path(path, k, args.k.len() > 1);
+                let title = format!("SDDMM sweep: {name}, K = {k}, {}", gpu.caps.adapter_name);
+                report::plot::write_sweep_svg(&path, &sw, &title)?;
+                if interactive {
+                    eprintln!("plot written to {}", path.display());
+                }
+            }
             sweeps.push(json!({ "k": k, "sweep": sw }));
         }
     }
@@ -275,6 +287,20 @@ pub fn run(args: SddmmArgs) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `path`, with `-kK` before the extension when several K share one --plot.
+fn plot_path(path: &std::path::Path, k: usize, several: bool) -> PathBuf {
+    if !several {
+        return path.to_path_buf();
+    }
+    let stem = path
+        .file_stem()
+        .map_or("sweep".into(), |s| s.to_string_lossy().into_owned());
+    let ext = path
+        .extension()
+        .map_or("svg".into(), |e| e.to_string_lossy().into_owned());
+    path.with_file_name(format!("{stem}-k{k}.{ext}"))
 }
 
 /// The options that reproduce a resolved configuration.
