@@ -355,3 +355,21 @@ fn bad_input_is_rejected() {
         Err(Error::Option(_))
     ));
 }
+
+#[test]
+fn large_tilings_use_the_parallel_path() {
+    // ≥ 65,536 nonzeros: tiling and transposition run multi-threaded.
+    let s = gen::power_law(2_000, 1_500, 120_000, 1.1, 21).unwrap();
+    for transpose in [Transpose::Never, Transpose::Always] {
+        check(
+            &s,
+            16,
+            Options {
+                variant: Variant::SmL2,
+                tj: Some(300),
+                transpose,
+                ..Default::default()
+            },
+        );
+    }
+}

@@ -393,3 +393,20 @@ fn invalid_csr_ell_rejected() {
     assert_eq!(CsrEll::width_for_quantile(&m, 0.0).unwrap(), 0);
     assert_eq!(CsrEll::width_for_quantile(&m, 0.5).unwrap(), 1);
 }
+
+#[test]
+fn parallel_transpose_matches_the_coordinate_transpose() {
+    // Large enough for the multi-threaded path (≥ 65,536 nonzeros), power-law rows.
+    let s = wgsparse::gen::power_law(3_000, 2_500, 200_000, 1.1, 12).unwrap();
+    let (t, map) = s.transpose_with_map();
+    t.validate().unwrap();
+    assert_eq!(t, s.to_coo().transpose().to_csr());
+    // map[e] is the index in s of entry e of t.
+    let rows = s.row_indices();
+    for (e, &src) in map.iter().enumerate() {
+        let src = src as usize;
+        assert_eq!(t.col_idx[e], rows[src]);
+        assert_eq!(t.values[e], s.values[src]);
+    }
+    assert_eq!(t.transpose(), s);
+}

@@ -394,10 +394,8 @@ pub(crate) fn prepare(gpu: &Gpu, s: &Csr, config: &Config) -> Result<Prepared> {
 /// S itself, or Sᵀ with the map from Sᵀ's CSR order to S's.
 fn oriented(s: &Csr, transposed: bool) -> (std::borrow::Cow<'_, Csr>, Option<Vec<u32>>) {
     if transposed {
-        (
-            std::borrow::Cow::Owned(s.transpose()),
-            Some(tiles::transpose_map(s)),
-        )
+        let (t, map) = s.transpose_with_map();
+        (std::borrow::Cow::Owned(t), Some(map))
     } else {
         (std::borrow::Cow::Borrowed(s), None)
     }

@@ -1,6 +1,7 @@
 //! Host-side tilings of S for the tiled kernels. Both produce nonzeros in block order with a
 //! `perm` back to CSR order, and `blocks[b] = (x, y, first nonzero, end)`.
 
+use crate::sparse::bucket::{bucket_entries, par_fill};
 use crate::sparse::Csr;
 
 /// SM-L2 tiling: column panels of width `tj`; per panel the active rows (rows with at least
@@ -41,31 +42,27 @@ pub fn panels(
     assert!(!compress || (tj <= 1 << 16 && ti <= 1 << 16));
     let n_panels = s.ncols.div_ceil(tj).max(1);
     let nnz = s.nnz();
-    let mut next = vec![0usize; n_panels + 1];
-    for &c in &s.col_idx {
-        next[c as usize / tj + 1] += 1;
-    }
-    for p in 0..n_panels {
-        next[p + 1] += next[p];
-    }
-    let panel_start = next.clone();
-    // Scatter into panel order; rows are visited in order, so each panel is row-sorted.
-    let mut rows = vec![0u32; nnz];
-    let mut cols = vec![0u32; nnz];
+    // Panel order, rows in order within a panel (a stable parallel counting sort).
+    let order = bucket_entries(s, n_panels, |c| c as usize / tj);
+    let panel_start = order.start;
+    let rows = order.row;
+    let gather = |out: &mut Vec<u32>, f: &(dyn Fn(usize) -> u32 + Sync)| {
+        out.resize(nnz, 0);
+        par_fill(out, |offset, chunk| {
+            for (k, v) in chunk.iter_mut().enumerate() {
+                *v = f(order.entry[offset + k] as usize);
+            }
+        });
+    };
+    let (mut cols, mut perm) = (Vec::new(), Vec::new());
+    gather(&mut cols, &|e| s.col_idx[e]);
+    gather(&mut perm, &|e| to_original.map_or(e as u32, |m| m[e]));
     let mut vals = vec![0f32; nnz];
-    let mut perm = vec![0u32; nnz];
-    for i in 0..s.nrows {
-        for e in s.row_range(i) {
-            let c = s.col_idx[e];
-            let p = c as usize / tj;
-            let d = next[p];
-            next[p] += 1;
-            rows[d] = i as u32;
-            cols[d] = c;
-            vals[d] = s.values[e];
-            perm[d] = to_original.map_or(e as u32, |m| m[e]);
+    par_fill(&mut vals, |offset, chunk| {
+        for (k, v) in chunk.iter_mut().enumerate() {
+            *v = s.values[order.entry[offset + k] as usize];
         }
-    }
+    });
     let mut blocks = Vec::new();
     let mut active_rows = Vec::new();
     let mut idx = vec![0u32; nnz];
@@ -170,25 +167,4 @@ pub fn tiles(s: &Csr, to_original: Option<&[u32]>, ti: usize, tj: usize) -> Tile
         vals,
         perm,
     }
-}
-
-/// For `s` and its transpose `t = s.transpose()`: the index in `s`'s CSR order of every
-/// entry of `t` in `t`'s CSR order.
-pub fn transpose_map(s: &Csr) -> Vec<u32> {
-    let mut next: Vec<u32> = vec![0; s.ncols + 1];
-    for &c in &s.col_idx {
-        next[c as usize + 1] += 1;
-    }
-    for j in 0..s.ncols {
-        next[j + 1] += next[j];
-    }
-    let mut map = vec![0u32; s.nnz()];
-    for i in 0..s.nrows {
-        for e in s.row_range(i) {
-            let c = s.col_idx[e] as usize;
-            map[next[c] as usize] = e as u32;
-            next[c] += 1;
-        }
-    }
-    map
 }

@@ -161,33 +161,28 @@ impl Csr {
         self.to_coo().rows
     }
 
-    /// The transpose, as CSR (counting sort by column; stable, so columns stay sorted).
+    /// The transpose, as CSR (stable counting sort by column, so columns stay sorted).
     pub fn transpose(&self) -> Csr {
-        let mut row_ptr = vec![0u32; self.ncols + 1];
-        for &c in &self.col_idx {
-            row_ptr[c as usize + 1] += 1;
-        }
-        for j in 0..self.ncols {
-            row_ptr[j + 1] += row_ptr[j];
-        }
-        let mut next = row_ptr.clone();
-        let mut col_idx = vec![0u32; self.nnz()];
+        self.transpose_with_map().0
+    }
+
+    /// The transpose and, for each of its entries (in its CSR order), the index of the same
+    /// entry in this matrix's CSR order. Parallel over row ranges.
+    pub fn transpose_with_map(&self) -> (Csr, Vec<u32>) {
+        let b = crate::sparse::bucket::bucket_entries(self, self.ncols, |c| c as usize);
         let mut values = vec![0f32; self.nnz()];
-        for i in 0..self.nrows {
-            for e in self.row_range(i) {
-                let c = self.col_idx[e] as usize;
-                let dst = next[c] as usize;
-                next[c] += 1;
-                col_idx[dst] = i as u32;
-                values[dst] = self.values[e];
+        crate::sparse::bucket::par_fill(&mut values, |offset, chunk| {
+            for (k, v) in chunk.iter_mut().enumerate() {
+                *v = self.values[b.entry[offset + k] as usize];
             }
-        }
-        Csr {
+        });
+        let t = Csr {
             nrows: self.ncols,
             ncols: self.nrows,
-            row_ptr,
-            col_idx,
+            row_ptr: b.start.iter().map(|&x| x as u32).collect(),
+            col_idx: b.row,
             values,
-        }
+        };
+        (t, b.entry)
     }
 }
