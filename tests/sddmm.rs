@@ -373,3 +373,42 @@ fn large_tilings_use_the_parallel_path() {
         );
     }
 }
+
+#[test]
+fn unrolled_steps_agree() {
+    // 1–4 nonzeros per virtual subgroup per step, with counts that leave partial steps.
+    let s = gen::power_law(170, 130, 2_333, 1.2, 31).unwrap();
+    for unroll in 1..=4 {
+        for (variant, vws) in [
+            (Variant::Warp, 4),
+            (Variant::Warp, 32),
+            (Variant::SmL2, 2),
+            (Variant::SmL2, 8),
+        ] {
+            for transpose in [Transpose::Never, Transpose::Always] {
+                check(
+                    &s,
+                    40,
+                    Options {
+                        variant,
+                        vws: Some(vws),
+                        unroll: Some(unroll),
+                        block_nnz: Some(77),
+                        tk: Some(16),
+                        transpose,
+                        ..Default::default()
+                    },
+                );
+            }
+        }
+    }
+    let bad = Options {
+        variant: Variant::Warp,
+        unroll: Some(5),
+        ..Default::default()
+    };
+    assert!(matches!(
+        Plan::new(common::gpu(), &s, 8, bad),
+        Err(Error::Option(_))
+    ));
+}

@@ -17,6 +17,8 @@ override VWS: u32 = 4u;
 override TI: u32 = 64u;
 override TK: u32 = 32u;
 override TK4: u32 = TK / 4u;
+// Nonzeros per virtual subgroup per step (1–4): their loads are issued before any reduction.
+override UNROLL: u32 = 1u;
 
 struct Params {
     n_blocks: u32,
@@ -78,29 +80,35 @@ fn main(
             sh_a[i] = v;
         }
         workgroupBarrier();
-        for (var t = 0u; t < trips; t++) {
-            let e = blk.z + t * nvw + vw;
-            let valid = e < blk.w;
-            var p0 = vec4<f32>(0.0);
-            var p1 = vec4<f32>(0.0);
-            if valid {
+        for (var t = 0u; t < trips; t += UNROLL) {
+            var part = array<f32, 4>(0.0, 0.0, 0.0, 0.0);
+            for (var u = 0u; u < UNROLL; u++) {
+                let e = blk.z + (t + u) * nvw + vw;
+                var p0 = vec4<f32>(0.0);
+                var p1 = vec4<f32>(0.0);
+                if e < blk.w {
 #ifdef COMPRESS
-                let packed = idx[e];
-                let sa = (packed >> 16u) * TK4;
-                let sb = (col_base + (packed & 0xffffu)) * params.stride4 + k4;
+                    let packed = idx[e];
+                    let sa = (packed >> 16u) * TK4;
+                    let sb = (col_base + (packed & 0xffffu)) * params.stride4 + k4;
 #else
-                let sa = idx[e] * TK4;
-                let sb = cols[e] * params.stride4 + k4;
+                    let sa = idx[e] * TK4;
+                    let sb = cols[e] * params.stride4 + k4;
 #endif
-                for (var q = 2u * lane; q < w4; q += 2u * VWS) {
-                    p0 += sh_a[sa + q] * b[sb + q];
-                    p1 += sh_a[sa + q + 1u] * b[sb + q + 1u];
+                    for (var q = 2u * lane; q < w4; q += 2u * VWS) {
+                        p0 += sh_a[sa + q] * b[sb + q];
+                        p1 += sh_a[sa + q + 1u] * b[sb + q + 1u];
+                    }
                 }
+                let p = p0 + p1;
+                part[u] = p.x + p.y + p.z + p.w;
             }
-            let p = p0 + p1;
-            let part = vsg_sum(p.x + p.y + p.z + p.w, VWS, lid);
-            if valid && lane == 0u {
-                store_partial(e, s, params.n_slices, part);
+            for (var u = 0u; u < UNROLL; u++) {
+                let e = blk.z + (t + u) * nvw + vw;
+                let sum = vsg_sum(part[u], VWS, lid);
+                if e < blk.w && lane == 0u {
+                    store_partial(e, s, params.n_slices, sum);
+                }
             }
         }
         workgroupBarrier();

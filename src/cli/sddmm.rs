@@ -68,6 +68,9 @@ pub struct SddmmArgs {
     /// Lanes per nonzero.
     #[arg(long)]
     vws: Option<u32>,
+    /// Nonzeros per virtual subgroup per step (warp, sm-l2): 1–4.
+    #[arg(long)]
+    unroll: Option<u32>,
     /// Workgroup size.
     #[arg(long)]
     wg: Option<u32>,
@@ -175,6 +178,7 @@ pub fn run(args: SddmmArgs) -> Result<ExitCode> {
         ti: args.ti,
         block_nnz: args.block_nnz,
         vws: args.vws,
+        unroll: args.unroll,
         workgroup: args.wg,
         compress: !args.no_compress,
         transpose: match args.transpose {
@@ -312,6 +316,7 @@ fn plan_options(base: &Options, c: &wgsparse::sddmm::Config) -> Options {
         ti: Some(c.ti),
         block_nnz: (c.block_nnz > 0).then_some(c.block_nnz),
         vws: Some(c.vws),
+        unroll: Some(c.unroll),
         workgroup: Some(c.workgroup),
         compress: c.compress,
         transpose: if c.transposed {

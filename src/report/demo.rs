@@ -86,13 +86,14 @@ pub fn run(gpu: &Gpu, mut progress: impl FnMut(&str)) -> Result<Vec<DemoRow>> {
 pub fn describe(c: &sddmm::Config) -> String {
     match c.variant {
         Variant::Naive => String::new(),
-        Variant::Warp => format!(" vws={}", c.vws),
+        Variant::Warp => format!(" vws={} ×{}", c.vws, c.unroll),
         _ => format!(
-            " Tj={} Tk={} Ti={} vws={} wg={}{}{}",
+            " Tj={} Tk={} Ti={} vws={} ×{} wg={}{}{}",
             c.tj,
             c.tk,
             c.ti,
             c.vws,
+            c.unroll,
             c.workgroup,
             if c.compress { " u16" } else { "" },
             if c.transposed { " ᵀ" } else { "" }

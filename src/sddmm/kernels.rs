@@ -26,6 +26,8 @@ pub struct Config {
     pub block_nnz: usize,
     /// Lanes per nonzero.
     pub vws: u32,
+    /// Nonzeros per virtual subgroup per step (warp, SM-L2; 1 elsewhere).
+    pub unroll: u32,
     /// Invocations per workgroup.
     pub workgroup: u32,
     /// 16-bit tile-relative indices (SM-L2).
@@ -159,6 +161,13 @@ pub(crate) fn resolve(gpu: &Gpu, s: &Csr, k: usize, options: &Options) -> Result
         return Err(opt_err("tile sizes must be positive".into()));
     }
     let vws = vws_for(tk);
+    let unroll = match variant {
+        Variant::Warp | Variant::SmL2 => options.unroll.unwrap_or(1),
+        _ => 1,
+    };
+    if !(1..=4).contains(&unroll) {
+        return Err(opt_err(format!("unroll {unroll} must be 1, 2, 3 or 4")));
+    }
     // Default: 64 trips of the workgroup's virtual subgroups.
     let block_nnz = match variant {
         Variant::SmL2 => options
@@ -189,6 +198,7 @@ pub(crate) fn resolve(gpu: &Gpu, s: &Csr, k: usize, options: &Options) -> Result
         ti,
         block_nnz,
         vws,
+        unroll,
         workgroup,
         compress,
         transposed,
@@ -280,6 +290,7 @@ pub(crate) fn prepare(gpu: &Gpu, s: &Csr, config: &Config) -> Result<Prepared> {
                 "sddmm/naive"
             } else {
                 constants.push(("VWS", config.vws as f64));
+                constants.push(("UNROLL", config.unroll as f64));
                 "sddmm/warp"
             };
             let kernel = gpu.kernel(&KernelSpec {
@@ -288,7 +299,7 @@ pub(crate) fn prepare(gpu: &Gpu, s: &Csr, config: &Config) -> Result<Prepared> {
                 constants,
                 bindings: &COO_BINDINGS,
             })?;
-            let per_group = (config.workgroup / config.vws.max(1)) as usize;
+            let per_group = (config.workgroup / config.vws.max(1) * config.unroll) as usize;
             let groups = s.nnz().div_ceil(per_group) as u32;
             Ok(Prepared::Coo {
                 kernel,
@@ -320,6 +331,7 @@ pub(crate) fn prepare(gpu: &Gpu, s: &Csr, config: &Config) -> Result<Prepared> {
                 ("VWS", config.vws as f64),
                 ("TI", config.ti as f64),
                 ("TK", config.tk as f64),
+                ("UNROLL", config.unroll as f64),
             ]);
             let kernel = gpu.kernel(&KernelSpec {
                 name: "sddmm/sm_l2",

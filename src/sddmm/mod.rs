@@ -80,6 +80,9 @@ pub struct Options {
     pub block_nnz: Option<usize>,
     /// Lanes per nonzero (power of two, 1–32).
     pub vws: Option<u32>,
+    /// Warp and SM-L2: nonzeros each virtual subgroup takes per step, 1–4 (default 1); their
+    /// loads are issued together.
+    pub unroll: Option<u32>,
     /// Invocations per workgroup.
     pub workgroup: Option<u32>,
     /// 16-bit tile-relative index compression for SM-L2 (when Tj and Ti fit 16 bits).
@@ -102,6 +105,7 @@ impl Default for Options {
             ti: None,
             block_nnz: None,
             vws: None,
+            unroll: None,
             workgroup: None,
             compress: true,
             transpose: Transpose::Auto,

@@ -269,6 +269,25 @@ pub fn sweep(
             try_point(o, &mut points)?;
         }
     }
+    if variant == Variant::SmL2 {
+        let b = points
+            .iter()
+            .min_by(by_time)
+            .cloned()
+            .expect("points is not empty");
+        for unroll in [2u32, 4] {
+            let o = Options {
+                variant,
+                tj: Some(b.config.tj),
+                tk: Some(b.config.tk),
+                vws: Some(b.config.vws),
+                workgroup: Some(b.config.workgroup),
+                unroll: Some(unroll),
+                ..base.clone()
+            };
+            try_point(o, &mut points)?;
+        }
+    }
     let best = points
         .iter()
         .min_by(by_time)
@@ -320,7 +339,13 @@ struct Tuned {
     variant: Variant,
     tk: usize,
     vws: u32,
+    #[serde(default = "one")]
+    unroll: u32,
     workgroup: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 fn load_cache() -> BTreeMap<String, Tuned> {
@@ -436,6 +461,7 @@ pub fn autotuned_plan_with(
                 variant: b.config.variant,
                 tk: b.config.tk,
                 vws: b.config.vws,
+                unroll: b.config.unroll,
                 workgroup: b.config.workgroup,
             };
             cache.insert(key, t);
@@ -456,6 +482,7 @@ pub fn autotuned_plan_with(
                 options.tk.or(Some(tuned.tk))
             },
             vws: options.vws.or(Some(tuned.vws)),
+            unroll: options.unroll.or(Some(tuned.unroll)),
             workgroup: options.workgroup.or(Some(tuned.workgroup)),
             ..options.clone()
         },
