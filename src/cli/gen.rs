@@ -21,6 +21,19 @@ pub struct GenArgs {
     json: bool,
 }
 
+/// Seed and destination of a generated sparse matrix.
+#[derive(clap::Args)]
+struct MatrixOut {
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Output file (.mtx) or folder (with --raw).
+    #[arg(long)]
+    out: PathBuf,
+    /// Write raw little-endian CSR arrays into the folder --out.
+    #[arg(long)]
+    raw: bool,
+}
+
 #[derive(Subcommand)]
 enum What {
     /// A power-law sparse matrix (Matrix Market, or raw arrays with --raw).
@@ -34,27 +47,16 @@ enum What {
         /// Zipf exponent of row and column degrees.
         #[arg(long, default_value_t = 1.1)]
         alpha: f64,
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
-        /// Output file (.mtx) or folder (with --raw).
-        #[arg(long)]
-        out: PathBuf,
-        /// Write raw little-endian CSR arrays into the folder --out.
-        #[arg(long)]
-        raw: bool,
+        #[command(flatten)]
+        to: MatrixOut,
     },
     /// A benchmark-suite matrix by name (nytimes, pubmed-lite, web-google, enron, nips, …).
     Suite {
         name: String,
         #[arg(long, default_value_t = 1.0)]
         scale: f64,
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
-        #[arg(long)]
-        out: PathBuf,
-        /// Write raw little-endian CSR arrays into the folder --out.
-        #[arg(long)]
-        raw: bool,
+        #[command(flatten)]
+        to: MatrixOut,
     },
     /// A RadiX-Net-like DNN layer (GraphChallenge TSV): exactly --per-row nonzeros per row and column.
     Radix {
@@ -127,24 +129,16 @@ pub fn run(args: GenArgs) -> Result<ExitCode> {
             cols,
             nnz,
             alpha,
-            seed,
-            out,
-            raw,
+            to,
         } => {
-            let m = gen::power_law(rows, cols, nnz, alpha, seed)?;
-            write_matrix(&m, &out, raw)?;
-            json!({ "kind": "power-law", "out": out, "nrows": m.nrows, "ncols": m.ncols, "nnz": m.nnz() })
+            let m = gen::power_law(rows, cols, nnz, alpha, to.seed)?;
+            write_matrix(&m, &to)?;
+            json!({ "kind": "power-law", "out": to.out, "nrows": m.nrows, "ncols": m.ncols, "nnz": m.nnz() })
         }
-        What::Suite {
-            name,
-            scale,
-            seed,
-            out,
-            raw,
-        } => {
-            let m = suite::find(&name)?.generate(scale, seed)?;
-            write_matrix(&m, &out, raw)?;
-            json!({ "kind": name, "out": out, "nrows": m.nrows, "ncols": m.ncols, "nnz": m.nnz() })
+        What::Suite { name, scale, to } => {
+            let m = suite::find(&name)?.generate(scale, to.seed)?;
+            write_matrix(&m, &to)?;
+            json!({ "kind": name, "out": to.out, "nrows": m.nrows, "ncols": m.ncols, "nnz": m.nnz() })
         }
         What::Radix {
             n,
@@ -211,10 +205,10 @@ pub fn run(args: GenArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn write_matrix(m: &wgsparse::sparse::Csr, out: &std::path::Path, raw: bool) -> Result<()> {
-    if raw {
-        io::write_csr_binary(out, m)
+fn write_matrix(m: &wgsparse::sparse::Csr, to: &MatrixOut) -> Result<()> {
+    if to.raw {
+        io::write_csr_binary(&to.out, m)
     } else {
-        io::write_matrix_market(out, m)
+        io::write_matrix_market(&to.out, m)
     }
 }
