@@ -412,3 +412,23 @@ fn unrolled_steps_agree() {
         Err(Error::Option(_))
     ));
 }
+
+#[test]
+fn run_new_returns_p_with_s_pattern_shared_across_calls() {
+    let gpu = common::gpu();
+    let s = gen::power_law(90, 70, 800, 1.1, 41).unwrap();
+    let plan = Plan::new(gpu, &s, 24, Options::default()).unwrap();
+    let a = gen::dense_uniform(90, 24, 1);
+    let b = gen::dense_uniform(70, 24, 2);
+    let (ga, gb) = (
+        wgsparse::sparse::GpuDense::upload(gpu, &a).unwrap(),
+        wgsparse::sparse::GpuDense::upload(gpu, &b).unwrap(),
+    );
+    let p1 = plan.run_new(gpu, &ga, &gb).unwrap();
+    let p2 = plan.run_new(gpu, &ga, &gb).unwrap();
+    assert!(std::sync::Arc::ptr_eq(&p1.col_idx, &p2.col_idx));
+    let p = p1.read(gpu).unwrap();
+    assert_eq!((&p.row_ptr, &p.col_idx), (&s.row_ptr, &s.col_idx));
+    let (want, mag) = cpu::sddmm(&s, &a, &b);
+    assert!(cpu::compare(&p.values, &want, &mag, 24).ok());
+}

@@ -35,20 +35,17 @@ pub fn sweep_svg(sweep: &Sweep, title: &str) -> Result<String> {
             .or_insert(f64::MAX);
         *e = e.min(p.ms);
     }
-    let tj_min = sweep
-        .points
-        .iter()
-        .map(|p| p.config.tj)
-        .min()
-        .unwrap_or(1)
-        .max(1) as f64;
-    let tj_max = sweep
-        .points
-        .iter()
-        .map(|p| p.config.tj)
-        .max()
-        .unwrap_or(2)
-        .max(2) as f64;
+    let (tj_min, tj_max) = lines
+        .values()
+        .flat_map(|l| l.keys())
+        .fold((usize::MAX, 0), |(lo, hi), &tj| (lo.min(tj), hi.max(tj)));
+    // An empty sweep cannot reach here (Sweep always holds a best point); guard anyway.
+    let tj_min = if tj_min == usize::MAX {
+        1
+    } else {
+        tj_min.max(1)
+    } as f64;
+    let tj_max = tj_max.max(2) as f64;
     let ms_max = lines
         .values()
         .flat_map(|l| l.values())

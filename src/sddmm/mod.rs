@@ -14,6 +14,8 @@ pub mod suite;
 pub mod tiles;
 pub mod tune;
 
+use std::sync::{Arc, OnceLock};
+
 use serde::Serialize;
 
 use crate::gpu::{Batch, Gpu, GpuBuffer, GpuTime};
@@ -115,6 +117,9 @@ impl Default for Options {
     }
 }
 
+/// Device row offsets and column indices of S.
+type PatternBuffers = (Arc<GpuBuffer<u32>>, Arc<GpuBuffer<u32>>);
+
 /// A prepared SDDMM on one sparsity pattern: tiling and device arrays built once.
 pub struct Plan {
     /// Rows of S (= rows of A).
@@ -128,8 +133,10 @@ pub struct Plan {
     /// The resolved configuration.
     pub config: Config,
     inner: kernels::Prepared,
-    pattern: std::sync::Arc<GpuBuffer<u32>>,
-    row_ptr: std::sync::Arc<GpuBuffer<u32>>,
+    /// S's pattern on the host; uploaded on the first [`Plan::run_new`] only, so plans that
+    /// write into caller buffers (every tuning candidate) never pay for it.
+    host_pattern: (Vec<u32>, Vec<u32>),
+    pattern: OnceLock<PatternBuffers>,
 }
 
 impl Plan {
@@ -145,8 +152,8 @@ impl Plan {
             nnz: s.nnz(),
             config,
             inner,
-            pattern: std::sync::Arc::new(GpuBuffer::upload(gpu, "sddmm.col_idx", &s.col_idx)?),
-            row_ptr: std::sync::Arc::new(GpuBuffer::upload(gpu, "sddmm.row_ptr", &s.row_ptr)?),
+            host_pattern: (s.row_ptr.clone(), s.col_idx.clone()),
+            pattern: OnceLock::new(),
         })
     }
 
@@ -200,15 +207,27 @@ impl Plan {
         batch.submit()
     }
 
-    /// Runs and returns P as a new device CSR matrix sharing S's pattern.
+    /// Runs and returns P as a new device CSR matrix sharing S's pattern (uploaded once,
+    /// on the first call, and shared by every P this plan returns).
     pub fn run_new(&self, gpu: &Gpu, a: &GpuDense, b: &GpuDense) -> Result<GpuCsr> {
+        let (row_ptr, col_idx) = match self.pattern.get() {
+            Some(p) => p.clone(),
+            None => {
+                let (rp, ci) = &self.host_pattern;
+                let p = (
+                    Arc::new(GpuBuffer::upload(gpu, "sddmm.row_ptr", rp)?),
+                    Arc::new(GpuBuffer::upload(gpu, "sddmm.col_idx", ci)?),
+                );
+                self.pattern.get_or_init(|| p).clone()
+            }
+        };
         let values = GpuBuffer::zeroed(gpu, "sddmm.out", self.nnz)?;
         self.run(gpu, a, b, &values)?;
         Ok(GpuCsr {
             nrows: self.nrows,
             ncols: self.ncols,
-            row_ptr: self.row_ptr.clone(),
-            col_idx: self.pattern.clone(),
+            row_ptr,
+            col_idx,
             values,
         })
     }
