@@ -3,14 +3,14 @@
 # binary in .gpu/ and the Vulkan loader packages in .gl/ (see BENCHMARKS.md). Writes JSON and
 # a log into $OUT (default ./bench-out).
 #   MATS="nytimes enron" KS="32 128 512" BASE=1 SWEEPS="enron nips" benches/peers/gpu_suite.sh
-#   MATS      suite matrices: every (K, variant) timed and checked in its own process, then
-#             the peer on the same exported S
+#   MATS      suite matrices: every (K, variant) timed and checked, then the peer on the
+#             same exported S
 #   KS        inner dimensions (space separated)
 #   VARIANTS  variants (space separated)
 #   BASE=1    also record `wgsparse info`, `wgsparse roofline` and the torch copy bandwidth
 #   SWEEPS    suite matrices for the exhaustive SM-L2 sweep at K=128 (model vs best)
-# One process per measurement: in one process, timings of a kernel after other large plans
-# were freed varied up to 4× on the H200 (see BENCHMARKS.md).
+# One process per matrix: every K and variant is timed after the GPU's clocks have settled
+# under load (see `median_warm`; an idle H200 clocks down to ~500 MHz within a second).
 set -uo pipefail
 OUT=${OUT:-bench-out}
 MATS=${MATS-"nytimes web-google enron nips pubmed-lite"}
@@ -34,13 +34,9 @@ fi
 for m in $MATS; do
   rm -rf /tmp/mats/$m
   $W gen suite "$m" --raw --out /tmp/mats/$m >>"$OUT/log.txt" 2>&1
-  for k in $KS; do
-    for v in $VARIANTS; do
-      log "sddmm $m K=$k $v"
-      $W sddmm --matrix-raw /tmp/mats/$m --k "$k" --variant "$v" --check --reps 10 --json \
-        >> "$OUT/sddmm.jsonl" 2>>"$OUT/log.txt"
-    done
-  done
+  log "sddmm $m K=$KS variants=$VARIANTS"
+  $W sddmm --matrix-raw /tmp/mats/$m --k "${KS// /,}" --variant "${VARIANTS// /,}" --check --reps 10 \
+    --json >> "$OUT/sddmm.jsonl" 2>>"$OUT/log.txt"
   log "peer $m"
   python3 $PEER /tmp/mats/$m --k "${KS// /,}" --reps 10 >> "$OUT/peer_sddmm.jsonl" 2>>"$OUT/log.txt"
   rm -rf /tmp/mats/$m

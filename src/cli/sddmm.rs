@@ -80,8 +80,8 @@ pub struct SddmmArgs {
     /// Streaming direction.
     #[arg(long, value_enum, default_value = "auto")]
     transpose: TransposeArg,
-    /// Cache size C for the Tj model in KiB (default: the adapter's assumed L1; give the L2
-    /// size for the paper's original model).
+    /// Cache size C for the Tj model in KiB (default: the adapter's L2, as in the paper;
+    /// WGSPARSE_L2_BYTES sets it per machine).
     #[arg(long)]
     cache_kib: Option<u64>,
     /// Exhaustive (Tj, Tk) then (vws, workgroup) search; reports the model's distance to the best.

@@ -44,10 +44,9 @@ pub struct Caps {
     /// Last-level cache size (bytes). wgpu cannot query it: `WGSPARSE_L2_BYTES` overrides
     /// the default (50 MB for discrete GPUs, as on Hopper; 4 MB otherwise).
     pub l2_bytes: u64,
-    /// The per-compute-unit cache that tiling models target (bytes). wgpu cannot query it:
-    /// `WGSPARSE_L1_BYTES` overrides the default (168 KiB for discrete GPUs — what the
-    /// SDDMM panel-width optimum measured on an H200 corresponds to, out of Hopper's 256 KiB
-    /// L1/shared — and 32 KiB otherwise).
+    /// The per-compute-unit cache (bytes). wgpu cannot query it: `WGSPARSE_L1_BYTES`
+    /// overrides the default (256 KiB for discrete GPUs, Hopper's combined L1 and shared
+    /// memory per SM; 32 KiB otherwise).
     pub l1_bytes: u64,
 }
 
@@ -65,7 +64,7 @@ impl Caps {
         let l2_bytes =
             from_env("WGSPARSE_L2_BYTES").unwrap_or(if discrete { 50 << 20 } else { 4 << 20 });
         let l1_bytes =
-            from_env("WGSPARSE_L1_BYTES").unwrap_or(if discrete { 168 << 10 } else { 32 << 10 });
+            from_env("WGSPARSE_L1_BYTES").unwrap_or(if discrete { 256 << 10 } else { 32 << 10 });
         let subgroups = features.contains(wgpu::Features::SUBGROUP);
         Caps {
             adapter_name: info.name.clone(),

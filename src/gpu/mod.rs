@@ -18,4 +18,4 @@ pub use buffer::GpuBuffer;
 pub use caps::Caps;
 pub use context::{Gpu, GpuOptions};
 pub use kernels::{Binding, Kernel, KernelSpec};
-pub use timer::GpuTime;
+pub use timer::{median_warm, GpuTime, WARM_UP_MAX_SECONDS, WARM_UP_SECONDS};

@@ -94,3 +94,46 @@ impl Timestamps {
         })
     }
 }
+
+/// Least wall-clock time spent re-running a workload before timing it. GPUs scale their
+/// clocks with load: after host work (plan building, a CPU check) an H200 sat at ~500 MHz
+/// instead of 1,980 MHz and ran kernels 3–4× slower until about 0.3 s of continuous load
+/// brought it back (see BENCHMARKS.md).
+pub const WARM_UP_SECONDS: f64 = 0.5;
+/// Most wall-clock time spent warming up when timings do not settle.
+pub const WARM_UP_MAX_SECONDS: f64 = 3.0;
+/// Warm-up ends once the last three timings are within this fraction of each other.
+const SETTLED: f64 = 0.03;
+
+/// Runs `run` back to back until the GPU's clocks have settled (at least
+/// [`WARM_UP_SECONDS`], and the last three timings within 3% of each other, at most
+/// [`WARM_UP_MAX_SECONDS`]; on a CPU device, which has no clock scaling, two runs), then
+/// `reps` more times (at least once), and returns the median of those timings.
+pub fn median_warm(
+    gpu: &Gpu,
+    reps: usize,
+    mut run: impl FnMut() -> Result<GpuTime>,
+) -> Result<GpuTime> {
+    let start = std::time::Instant::now();
+    let cpu = gpu.caps.device_type == "Cpu";
+    let mut last = [f64::NAN; 3];
+    for n in 0.. {
+        last[n % 3] = run()?.seconds;
+        let elapsed = start.elapsed().as_secs_f64();
+        let (lo, hi) = last
+            .iter()
+            .fold((f64::INFINITY, 0f64), |(l, h), &t| (l.min(t), h.max(t)));
+        let settled = n >= 2 && hi <= lo * (1.0 + SETTLED);
+        if (cpu && n >= 1)
+            || (settled && elapsed >= WARM_UP_SECONDS)
+            || elapsed >= WARM_UP_MAX_SECONDS
+        {
+            break;
+        }
+    }
+    let mut times = (0..reps.max(1))
+        .map(|_| run())
+        .collect::<Result<Vec<GpuTime>>>()?;
+    times.sort_by(|x, y| x.seconds.total_cmp(&y.seconds));
+    Ok(times[times.len() / 2])
+}

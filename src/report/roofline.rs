@@ -61,15 +61,16 @@ pub fn measure(gpu: &Gpu, bytes: u64, reps: usize, dispatches: u32) -> Result<Ro
     let bg = kernel.bind(gpu, &[&params, src.raw(), dst.raw()])?;
     let mut times = Vec::new();
     let mut timing = "wall clock";
-    for rep in 0..reps + 1 {
+    crate::gpu::median_warm(gpu, reps, || {
         let mut batch = Batch::new(gpu);
         batch.dispatch(&kernel, bg.clone(), [groups, 1, 1])?;
         let t = batch.submit_timed()?;
         timing = t.source();
-        if rep > 0 {
-            times.push(t.seconds);
-        }
-    }
+        times.push(t.seconds);
+        Ok(t)
+    })?;
+    // Keep the timed runs only (the warm-up ones come first).
+    times.drain(..times.len() - reps.max(1));
     times.sort_by(f64::total_cmp);
     let moved = 2 * (n4 as u64) * 16;
     let empty = gpu.kernel(&KernelSpec {

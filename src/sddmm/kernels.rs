@@ -94,7 +94,11 @@ pub(crate) fn resolve(gpu: &Gpu, s: &Csr, k: usize, options: &Options) -> Result
             Transpose::Always => true,
         };
     let n = if transposed { s.nrows } else { s.ncols };
-    let workgroup = options.workgroup.unwrap_or(256);
+    // SM-L2 defaults to 128 invocations: the best of 128/256/512 in every H200 sweep at
+    // K = 128 (NYTimes shape 3.94 vs 4.01 ms at 256; see BENCHMARKS.md).
+    let workgroup = options
+        .workgroup
+        .unwrap_or(if variant == Variant::SmL2 { 128 } else { 256 });
     if !workgroup.is_power_of_two() || workgroup > caps.max_invocations_per_workgroup {
         return Err(opt_err(format!(
             "workgroup size {workgroup} must be a power of two ≤ {}",
@@ -121,7 +125,7 @@ pub(crate) fn resolve(gpu: &Gpu, s: &Csr, k: usize, options: &Options) -> Result
         Variant::Naive | Variant::Warp => (0, stride, 0, false),
         Variant::SmL2 => {
             let c = model::format_cost(options.compress);
-            let cache = options.cache_bytes.unwrap_or(caps.l1_bytes);
+            let cache = options.cache_bytes.unwrap_or(caps.l2_bytes);
             let tj = options
                 .tj
                 .unwrap_or_else(|| model::panel_width(cache, density, c))
@@ -168,11 +172,10 @@ pub(crate) fn resolve(gpu: &Gpu, s: &Csr, k: usize, options: &Options) -> Result
     if !(1..=4).contains(&unroll) {
         return Err(opt_err(format!("unroll {unroll} must be 1, 2, 3 or 4")));
     }
-    // Default: 64 trips of the workgroup's virtual subgroups.
     let block_nnz = match variant {
         Variant::SmL2 => options
             .block_nnz
-            .unwrap_or(64 * (workgroup / vws.max(1)) as usize)
+            .unwrap_or_else(|| model::block_nonzeros(s.nnz(), workgroup, vws))
             .max(1),
         _ => 0,
     };

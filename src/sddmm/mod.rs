@@ -91,8 +91,8 @@ pub struct Options {
     pub compress: bool,
     /// Streaming direction.
     pub transpose: Transpose,
-    /// Cache size C for the Tj model (bytes); default [`crate::Caps::l1_bytes`]
-    /// (pass [`crate::Caps::l2_bytes`] for the paper's L2 model).
+    /// Cache size C for the Tj model (bytes); default [`crate::Caps::l2_bytes`], the
+    /// paper's L2.
     pub cache_bytes: Option<u64>,
     /// Density above which `Auto` takes SM-SM (the paper's 5%).
     pub dense_threshold: f64,
@@ -240,7 +240,8 @@ impl Plan {
         out.read(gpu)
     }
 
-    /// GPU time of one SDDMM: the median of `reps` timed submissions after one warm-up.
+    /// GPU time of one SDDMM: the median of `reps` timed submissions after a warm-up of
+    /// [`crate::gpu::WARM_UP_SECONDS`] (see [`crate::gpu::median_warm`]).
     pub fn time(
         &self,
         gpu: &Gpu,
@@ -249,15 +250,11 @@ impl Plan {
         out: &GpuBuffer<f32>,
         reps: usize,
     ) -> Result<GpuTime> {
-        self.run(gpu, a, b, out)?;
-        let mut times = Vec::with_capacity(reps.max(1));
-        for _ in 0..reps.max(1) {
+        crate::gpu::median_warm(gpu, reps, || {
             let mut batch = Batch::new(gpu);
             self.record(&mut batch, a, b, out)?;
-            times.push(batch.submit_timed()?);
-        }
-        times.sort_by(|x, y| x.seconds.total_cmp(&y.seconds));
-        Ok(times[times.len() / 2])
+            batch.submit_timed()
+        })
     }
 
     /// Floating-point operations of one SDDMM as the paper counts them: 2·K·nnz.

@@ -15,13 +15,13 @@ pub fn format_cost(compress: bool) -> f64 {
 }
 
 /// Column-panel width from the model, Tj = sqrt(C / (c·ρ)) with C the cache (in floats)
-/// that one panel of B should fit: rounded up to a multiple of 5000 (as the paper does)
+/// that a Tj × Tk panel of B should fit: rounded up to a multiple of 5000 (as the paper does)
 /// when above 5000, else to a multiple of 256.
 ///
-/// The paper takes C = L2 (4 MB on a P100). On an H200 the 50 MB L2 holds the whole B of
-/// every suite matrix, and the measured optimum moved to the per-SM L1: a sweep put the best
-/// Tj at 2,492 on the Enron shape (ρ = 0.33%) and 60,000 on web-Google (ρ = 6.1e-6), both
-/// C ≈ 165–175 KiB with c = 2. So the default C is [`crate::Caps::l1_bytes`].
+/// The default C is the L2 ([`crate::Caps::l2_bytes`], 50 MB on Hopper), as in the paper.
+/// Fresh-process scans on an H200 at K = 128 (see BENCHMARKS.md) put the best Tj at
+/// 30,000–40,000 on the NYTimes shape (model: 55,000, 4% slower) and at one panel on the
+/// Enron and web-Google shapes (model: one panel).
 pub fn panel_width(cache_bytes: u64, density: f64, c: f64) -> usize {
     let floats = cache_bytes as f64 / 4.0;
     let rho = density.max(1e-12);
@@ -67,11 +67,12 @@ pub fn slice_candidates(k_padded: usize, multiple: usize) -> Vec<usize> {
     out
 }
 
-/// The virtual-subgroup width for a slice of `tk` floats: two ×2-unrolled vec4 pairs per
-/// lane (on the H200 at K = 128, 8 lanes beat 16 by 1.5×–2×: more loads in flight per lane),
-/// a power of two in [1, 32].
+/// The virtual-subgroup width for a slice of `tk` floats: one ×2-unrolled vec4 pair per
+/// lane per pass over 32 floats, at least 2 lanes (on the H200, NYTimes shape, K = 128, 4
+/// lanes beat 8 by 1.2–1.3×: `warp` 4.91 vs 6.29 ms, SM-L2 6.47 vs 7.72 ms), a power of two
+/// in [2, 32].
 pub fn default_vws(tk: usize) -> u32 {
-    let lanes = (tk / 16).clamp(1, 32) as u32;
+    let lanes = (tk / 32).clamp(2, 32) as u32;
     if lanes.is_power_of_two() {
         lanes
     } else {
@@ -79,21 +80,43 @@ pub fn default_vws(tk: usize) -> u32 {
     }
 }
 
+/// Workgroups an SM-L2 dispatch aims for at least: about four waves of an H200 (132 SMs ×
+/// 8 resident workgroups of 256). Small matrices get smaller blocks rather than idle SMs.
+pub const TARGET_BLOCKS: usize = 4096;
+
+/// Most nonzeros one SM-L2 workgroup takes: `nnz / TARGET_BLOCKS`, clamped to between one
+/// and 64 trips of the workgroup's virtual subgroups (heavier rows are split over blocks).
+pub fn block_nonzeros(nnz: usize, workgroup: u32, vws: u32) -> usize {
+    let per_trip = (workgroup / vws.max(1)).max(1) as usize;
+    (nnz / TARGET_BLOCKS).clamp(per_trip, 64 * per_trip)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn panel_width_lands_on_the_measured_optima() {
-        // The H200 sweep optima: Enron shape 2,492; web-Google shape 60,000 (see panel_width).
+    fn panel_width_follows_the_paper() {
         let c = format_cost(true);
-        let enron = panel_width(168 << 10, 3_710_420.0 / (39_861.0 * 28_102.0), c);
-        assert!((2_300..=2_800).contains(&enron), "{enron}");
-        let google = panel_width(168 << 10, 5_105_039.0 / (916_428.0f64 * 916_428.0), c);
-        assert_eq!(google, 60_000);
+        let l2 = 50 << 20;
+        // NYTimes shape: sqrt(13.1M floats / (2 · 0.226%)) ≈ 53,800 → 55,000.
+        let nyt_rho = 69_679_427.0 / (300_000.0 * 102_660.0);
+        assert_eq!(panel_width(l2, nyt_rho, c), 55_000);
+        // web-Google shape: wider than the matrix, so one panel after clamping.
+        let google = panel_width(l2, 5_105_039.0 / (916_428.0f64 * 916_428.0), c);
+        assert!(google > 916_428, "{google}");
         // The paper's P100 setting (4 MB L2 as floats, c = 3) on NYTimes: ≈12,429 → 15,000.
-        let nyt = panel_width(4 << 20, 69_679_427.0 / (300_000.0 * 102_660.0), 3.0);
-        assert_eq!(nyt, 15_000);
+        assert_eq!(panel_width(4 << 20, nyt_rho, 3.0), 15_000);
+        // Small panels round to 256.
+        assert_eq!(panel_width(1 << 20, 0.5, 2.0) % 256, 0);
+    }
+
+    #[test]
+    fn blocks_fill_the_device_without_growing_past_64_trips() {
+        assert_eq!(block_nonzeros(70_000_000, 256, 4), 64 * 64);
+        assert_eq!(block_nonzeros(746_316, 256, 4), 182);
+        assert_eq!(block_nonzeros(100, 256, 4), 64);
+        assert_eq!(block_nonzeros(0, 256, 0), 256);
     }
 
     #[test]
@@ -102,7 +125,7 @@ mod tests {
         assert_eq!(slice_candidates(8, 32), vec![8]);
         for tk in [8, 32, 100, 128, 512, 4096] {
             let v = default_vws(tk);
-            assert!(v.is_power_of_two() && v <= 32);
+            assert!(v.is_power_of_two() && (2..=32).contains(&v));
         }
         let tk = slice_width(2_560, 0.0033, 2.0, 32, 128);
         assert!(tk.is_multiple_of(8) && (8..=128).contains(&tk));

@@ -161,28 +161,30 @@ pub struct Sweep {
     pub points: Vec<Measurement>,
     /// The fastest.
     pub best: Measurement,
-    /// The model's Tj with the best Tk at that Tj (the paper's "model" bar).
+    /// The best point at the model's Tj, Tk and the rest tuned (the paper's "model" bar).
     pub model: Measurement,
     /// model time / best time − 1 (0.05 = the model is 5% slower than the best).
     pub model_gap: f64,
 }
 
-/// Panel-width candidates: the model's, and N/32 … N (multiples of 5000 above 5000).
+/// Panel-width candidates: the model's, half and twice it, and N/32 … N (multiples of 5000
+/// above 5000).
 fn tj_candidates(n: usize, model_tj: usize) -> Vec<usize> {
     let mut v: Vec<usize> = [32, 16, 8, 4, 2, 1]
         .iter()
         .map(|d| n.div_ceil(*d))
         .map(|t| if t > 5000 { t.div_ceil(5000) * 5000 } else { t })
-        .chain([model_tj.min(n)])
-        .map(|t| t.max(1))
+        .chain([model_tj / 2, model_tj, model_tj * 2])
+        .map(|t| t.clamp(1, n.max(1)))
         .collect();
     v.sort_unstable();
     v.dedup();
     v
 }
 
-/// Exhaustive SM-L2 (or SM-SM) search over (Tj, Tk), then vws × workgroup at the best
-/// (Tj, Tk); reports how far the model's Tj is from the best. `progress` is told each point.
+/// Exhaustive SM-L2 (or SM-SM) search over (Tj, Tk), then vws × workgroup (and unroll 2)
+/// at the best (Tj, Tk) and at the model's Tj with its best Tk; reports how far the model's
+/// Tj, with everything else tuned, lands from the best. `progress` is told each point.
 pub fn sweep(
     gpu: &Gpu,
     s: &Csr,
@@ -243,49 +245,52 @@ pub fn sweep(
         }
     }
     let by_time = |p: &&Measurement, q: &&Measurement| p.ms.total_cmp(&q.ms);
+    let model_tj = model_tj.min(n).max(1);
     let best_tile = points
         .iter()
         .min_by(by_time)
         .cloned()
         .ok_or_else(|| Error::Option("no sweep configuration fits this adapter".into()))?;
-    for wg in [128, 256, 512, 1024] {
-        for vws in [1u32, 2, 4, 8, 16, 32] {
-            if wg > gpu.caps.max_invocations_per_workgroup || vws > wg {
-                continue;
+    // The model fixes Tj only; Tk, vws, the workgroup size and unroll are tuned, so they
+    // are tuned at the model's Tj as well as at the best tile.
+    let model_tile = points
+        .iter()
+        .filter(|p| p.config.tj == model_tj)
+        .min_by(by_time)
+        .cloned();
+    let mut tiles = vec![best_tile];
+    tiles.extend(model_tile.filter(|m| m.config.tj != tiles[0].config.tj));
+    for tile in tiles {
+        let at = |vws: u32, workgroup: u32, unroll: u32| Options {
+            variant,
+            tj: Some(tile.config.tj),
+            tk: Some(tile.config.tk),
+            ti: if variant == Variant::SmSm {
+                Some(tile.config.ti)
+            } else {
+                base.ti
+            },
+            vws: Some(vws),
+            workgroup: Some(workgroup),
+            unroll: Some(unroll),
+            ..base.clone()
+        };
+        for wg in [128, 256, 512] {
+            for vws in [2u32, 4, 8, 16] {
+                if wg > gpu.caps.max_invocations_per_workgroup || vws > wg {
+                    continue;
+                }
+                try_point(at(vws, wg, 1), &mut points)?;
             }
-            let o = Options {
-                variant,
-                tj: Some(best_tile.config.tj),
-                tk: Some(best_tile.config.tk),
-                ti: if variant == Variant::SmSm {
-                    Some(best_tile.config.ti)
-                } else {
-                    base.ti
-                },
-                vws: Some(vws),
-                workgroup: Some(wg),
-                ..base.clone()
-            };
-            try_point(o, &mut points)?;
         }
-    }
-    if variant == Variant::SmL2 {
-        let b = points
-            .iter()
-            .min_by(by_time)
-            .cloned()
-            .expect("points is not empty");
-        for unroll in [2u32, 4] {
-            let o = Options {
-                variant,
-                tj: Some(b.config.tj),
-                tk: Some(b.config.tk),
-                vws: Some(b.config.vws),
-                workgroup: Some(b.config.workgroup),
-                unroll: Some(unroll),
-                ..base.clone()
-            };
-            try_point(o, &mut points)?;
+        if variant == Variant::SmL2 {
+            let b = points
+                .iter()
+                .filter(|p| p.config.tj == tile.config.tj && p.config.tk == tile.config.tk)
+                .min_by(by_time)
+                .cloned()
+                .expect("the tile itself was measured");
+            try_point(at(b.config.vws, b.config.workgroup, 2), &mut points)?;
         }
     }
     let best = points
@@ -295,9 +300,7 @@ pub fn sweep(
         .expect("points is not empty");
     let model = points
         .iter()
-        .filter(|p| {
-            p.config.tj == model_tj.min(n).max(1) && base.vws.is_none_or(|v| v == p.config.vws)
-        })
+        .filter(|p| p.config.tj == model_tj && base.vws.is_none_or(|v| v == p.config.vws))
         .min_by(by_time)
         .cloned()
         .unwrap_or_else(|| best.clone());
@@ -398,7 +401,7 @@ fn candidates(options: &Options, tiled: Variant, k: usize) -> Vec<Options> {
             variant: Variant::Naive,
             ..options.clone()
         });
-        for vws in [4u32, 8, 16, 32] {
+        for vws in [2u32, 4, 8, 16, 32] {
             out.push(keep(Options {
                 variant: Variant::Warp,
                 vws: Some(vws),
@@ -417,10 +420,8 @@ pub fn autotuned_plan(gpu: &Gpu, s: &Csr, k: usize, options: &Options) -> Result
     autotuned_plan_with(gpu, s, k, options, None)
 }
 
-/// [`autotuned_plan`] timing the candidates on the caller's operands when given. Reusing
-/// resident operands matters on the H200: each allocate-and-free cycle of ~1 GB of operands
-/// in one process slowed later gathers (same kernel: 4.97 → 11.2 → 18.5 ms), while kernels
-/// on operands that stayed resident kept their speed (see BENCHMARKS.md).
+/// [`autotuned_plan`] timing the candidates on the caller's operands when given (saves
+/// uploading random ones).
 pub fn autotuned_plan_with(
     gpu: &Gpu,
     s: &Csr,
