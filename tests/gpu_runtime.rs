@@ -35,12 +35,45 @@ fn buffers_round_trip_and_poison() {
 #[test]
 fn oversized_buffer_is_a_clear_error() {
     let gpu = common::gpu();
-    let too_many = (gpu.caps.max_storage_binding_bytes / 4 + 1) as usize;
+    let too_many = (gpu.caps.max_buffer_bytes / 4 + 1) as usize;
     match GpuBuffer::<f32>::zeroed(gpu, "huge", too_many) {
         Err(Error::TooLarge { what, .. }) => assert!(what.contains("huge")),
         Err(e) => panic!("wrong error: {e}"),
-        Ok(_) => panic!("a buffer beyond one binding was accepted"),
+        Ok(_) => panic!("a buffer beyond the largest buffer was accepted"),
     }
+}
+
+#[test]
+fn binding_beyond_one_storage_binding_is_a_clear_error() {
+    // 8 KiB bindings: a 16 KiB buffer may exist but not be bound whole; half of it may.
+    let gpu = common::gpu_small_bindings();
+    let src = GpuBuffer::<f32>::filled(gpu, "src", 4096, 1.0).unwrap();
+    let dst = GpuBuffer::<f32>::zeroed(gpu, "dst", 1024).unwrap();
+    let kernel = gpu
+        .kernel(&KernelSpec {
+            name: "runtime/copy",
+            defines: vec![],
+            constants: vec![],
+            bindings: &[Binding::Uniform, Binding::Read, Binding::ReadWrite],
+        })
+        .unwrap();
+    let params = gpu.uniform("params", &[256u32, 256, 0, 0]);
+    match kernel.bind(gpu, &[&params, src.raw(), dst.raw()]) {
+        Err(Error::TooLarge { what, .. }) => assert!(what.contains("binding 1"), "{what}"),
+        Err(e) => panic!("wrong error: {e}"),
+        Ok(_) => panic!("a 16 KiB binding was accepted with 8 KiB bindings"),
+    }
+    let half = wgpu::BufferBinding {
+        buffer: src.raw(),
+        offset: 8192,
+        size: std::num::NonZeroU64::new(4096),
+    };
+    let ranges = [
+        params.as_entire_buffer_binding(),
+        half,
+        dst.raw().as_entire_buffer_binding(),
+    ];
+    assert!(kernel.bind_ranges(gpu, &ranges).is_ok());
 }
 
 fn run_reduce(gpu: &Gpu, lanes: u32, subgroup: bool) {

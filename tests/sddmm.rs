@@ -432,3 +432,26 @@ fn run_new_returns_p_with_s_pattern_shared_across_calls() {
     let (want, mag) = cpu::sddmm(&s, &a, &b);
     assert!(cpu::compare(&p.values, &want, &mag, 24).ok());
 }
+
+#[test]
+fn data_beyond_one_binding_runs_in_row_bands() {
+    // 8 KiB bindings: A (400 × 24 floats, 38 KB) and the 5,000 nonzeros (20 KB per array)
+    // are split into row bands; B (60 × 24 floats, 5.8 KB) fits whole.
+    let gpu = common::gpu_small_bindings();
+    let s = gen::power_law(400, 60, 5000, 1.1, 9).unwrap();
+    for o in all_variant_options() {
+        let plan = check_with(gpu, &s, 20, o, 5);
+        assert!(plan.n_bands() >= 3, "{} bands", plan.n_bands());
+    }
+}
+
+#[test]
+fn b_beyond_one_binding_is_a_clear_error() {
+    let gpu = common::gpu_small_bindings();
+    let s = gen::power_law(50, 400, 2000, 1.0, 10).unwrap();
+    match Plan::new(gpu, &s, 20, opts(Variant::Warp)) {
+        Err(Error::TooLarge { what, .. }) => assert!(what.starts_with("B "), "{what}"),
+        Err(e) => panic!("wrong error: {e}"),
+        Ok(_) => panic!("B beyond one binding was accepted"),
+    }
+}

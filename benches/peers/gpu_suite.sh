@@ -9,11 +9,12 @@
 #   VARIANTS  variants (space separated)
 #   BASE=1    also record `wgsparse info`, `wgsparse roofline` and the torch copy bandwidth
 #   SWEEPS    suite matrices for the exhaustive SM-L2 sweep at K=128 (model vs best)
-# One process per matrix: every K and variant is timed after the GPU's clocks have settled
-# under load (see `median_warm`; an idle H200 clocks down to ~500 MHz within a second).
+# One process per (matrix, K), so a job cut short keeps what it finished; every variant is
+# timed after the GPU's clocks have settled under load (see `median_warm`: an idle H200
+# clocks down to ~500 MHz within a second).
 set -uo pipefail
 OUT=${OUT:-bench-out}
-MATS=${MATS-"nytimes web-google enron nips pubmed-lite"}
+MATS=${MATS-"nytimes web-google enron nips pubmed-lite dense75k"}
 KS=${KS:-"32 128 512"}
 SWEEPS=${SWEEPS-""}
 VARIANTS=${VARIANTS:-"auto naive warp sm-l2 sm-sm"}
@@ -34,11 +35,13 @@ fi
 for m in $MATS; do
   rm -rf /tmp/mats/$m
   $W gen suite "$m" --raw --out /tmp/mats/$m >>"$OUT/log.txt" 2>&1
-  log "sddmm $m K=$KS variants=$VARIANTS"
-  $W sddmm --matrix-raw /tmp/mats/$m --k "${KS// /,}" --variant "${VARIANTS// /,}" --check --reps 10 \
-    --json >> "$OUT/sddmm.jsonl" 2>>"$OUT/log.txt"
   log "peer $m"
   python3 $PEER /tmp/mats/$m --k "${KS// /,}" --reps 10 >> "$OUT/peer_sddmm.jsonl" 2>>"$OUT/log.txt"
+  for k in $KS; do
+    log "sddmm $m K=$k variants=$VARIANTS"
+    $W sddmm --matrix-raw /tmp/mats/$m --k "$k" --variant "${VARIANTS// /,}" --check --reps 10 \
+      --json >> "$OUT/sddmm.jsonl" 2>>"$OUT/log.txt"
+  done
   rm -rf /tmp/mats/$m
 done
 for m in $SWEEPS; do

@@ -3,11 +3,13 @@
 // stride4 vec4s, so the dot product needs no tail.
 override WG: u32 = 256u;
 
+// out_base: where this band's first nonzero sits in the bound window of `out` (bands of
+// rows that together exceed one storage binding are bound at aligned offsets).
 struct Params {
     nnz: u32,
     stride4: u32,
+    out_base: u32,
     _pad0: u32,
-    _pad1: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -34,5 +36,5 @@ fn main(
     for (var q = 0u; q < params.stride4; q++) {
         s += a[ra + q] * b[rb + q];
     }
-    out[e] = vals[e] * (s.x + s.y + s.z + s.w);
+    out[params.out_base + e] = vals[e] * (s.x + s.y + s.z + s.w);
 }

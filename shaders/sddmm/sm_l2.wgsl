@@ -20,11 +20,12 @@ override TK4: u32 = TK / 4u;
 // Nonzeros per virtual subgroup per step (1–4): their loads are issued before any reduction.
 override UNROLL: u32 = 1u;
 
+// out_base: where this band's first nonzero sits in the bound window of `out`.
 struct Params {
     n_blocks: u32,
     stride4: u32,
     n_slices: u32,
-    _pad0: u32,
+    out_base: u32,
 }
 
 // blocks[2b] = (first active row, active rows, first nonzero, end of nonzeros),
@@ -107,7 +108,7 @@ fn main(
                 let e = blk.z + (t + u) * nvw + vw;
                 let sum = vsg_sum(part[u], VWS, lid);
                 if e < blk.w && lane == 0u {
-                    store_partial(e, s, params.n_slices, sum);
+                    store_partial(e, params.out_base, s, params.n_slices, sum);
                 }
             }
         }

@@ -19,9 +19,10 @@ struct Params {
     n_slices: u32,
     a_rows: u32,
     b_rows: u32,
+    // Where this band's first nonzero sits in the bound window of `out`.
+    out_base: u32,
     _pad0: u32,
     _pad1: u32,
-    _pad2: u32,
 }
 
 // blocks[b] = (first row, first column, first nonzero, end of nonzeros)
@@ -95,7 +96,7 @@ fn main(
             let p = p0 + p1;
             let part = vsg_sum(p.x + p.y + p.z + p.w, VWS, lid);
             if valid && lane == 0u {
-                store_partial(e, s, params.n_slices, part);
+                store_partial(e, params.out_base, s, params.n_slices, part);
             }
         }
         workgroupBarrier();

@@ -10,11 +10,13 @@ override WG: u32 = 256u;
 override VWS: u32 = 8u;
 override UNROLL: u32 = 1u;
 
+// out_base: where this band's first nonzero sits in the bound window of `out` (bands of
+// rows that together exceed one storage binding are bound at aligned offsets).
 struct Params {
     nnz: u32,
     stride4: u32,
+    out_base: u32,
     _pad0: u32,
-    _pad1: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -54,7 +56,7 @@ fn main(
         let e = first + j * per_wg;
         let total = vsg_sum(part[j], VWS, lid);
         if e < params.nnz && lane == 0u {
-            out[e] = vals[e] * total;
+            out[params.out_base + e] = vals[e] * total;
         }
     }
 }

@@ -9,8 +9,10 @@ use crate::gpu::Gpu;
 use crate::{Error, Result};
 
 /// A device buffer of `len` elements of `T`, usable as a storage binding and as a copy
-/// source/destination. Never larger than one storage binding: data that does not fit is
-/// rejected with [`Error::TooLarge`] before wgpu sees it.
+/// source/destination. Never larger than the adapter's largest buffer: data that does not
+/// fit is rejected with [`Error::TooLarge`] before wgpu sees it. A buffer may exceed one
+/// storage binding; kernels then bind it piecewise (see [`crate::gpu::Kernel::bind_ranges`])
+/// or refuse it with [`Error::TooLarge`] when they bind it.
 pub struct GpuBuffer<T: Pod> {
     buffer: wgpu::Buffer,
     len: usize,
@@ -28,17 +30,16 @@ impl<T: Pod> GpuBuffer<T> {
         bytes.max(16).div_ceil(16) * 16
     }
 
-    /// Fails with [`Error::TooLarge`] when `len` elements exceed one storage binding.
+    /// Fails with [`Error::TooLarge`] when `len` elements exceed the largest buffer.
     pub fn check_fits(gpu: &Gpu, what: &str, len: usize) -> Result<()> {
-        let bytes = Self::padded_bytes(len);
-        let limit = gpu
-            .caps
-            .max_storage_binding_bytes
-            .min(gpu.caps.max_buffer_bytes);
+        let bytes = len
+            .checked_mul(std::mem::size_of::<T>())
+            .map_or(u64::MAX, |_| Self::padded_bytes(len));
+        let limit = gpu.caps.max_buffer_bytes;
         if bytes > limit {
             return Err(Error::TooLarge {
                 what: format!("{what} ({len} elements)"),
-                needed: format!("{bytes} bytes in one storage binding"),
+                needed: format!("{bytes} bytes in one buffer"),
                 limit: format!("{limit} bytes on {}", gpu.caps.adapter_name),
             });
         }

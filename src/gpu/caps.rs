@@ -37,6 +37,8 @@ pub struct Caps {
     pub max_workgroups_per_dimension: u32,
     /// Bytes one storage binding may cover.
     pub max_storage_binding_bytes: u64,
+    /// Storage bindings must start at a multiple of this many bytes.
+    pub storage_offset_alignment: u32,
     /// Bytes one buffer may hold.
     pub max_buffer_bytes: u64,
     /// Storage buffers one shader stage may bind.
@@ -86,6 +88,7 @@ impl Caps {
             max_invocations_per_workgroup: limits.max_compute_invocations_per_workgroup,
             max_workgroups_per_dimension: limits.max_compute_workgroups_per_dimension,
             max_storage_binding_bytes: limits.max_storage_buffer_binding_size,
+            storage_offset_alignment: limits.min_storage_buffer_offset_alignment,
             max_buffer_bytes: limits.max_buffer_size,
             max_storage_buffers_per_stage: limits.max_storage_buffers_per_shader_stage,
             l2_bytes,

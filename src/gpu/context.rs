@@ -17,6 +17,9 @@ pub struct GpuOptions {
     pub adapter_name: Option<String>,
     /// Do not request optional features (exercises the fallback paths).
     pub no_optional_features: bool,
+    /// Treat storage bindings as at most this many bytes (below the adapter's own limit):
+    /// exercises the paths that split data over several bindings on small inputs.
+    pub max_binding_bytes: Option<u64>,
 }
 
 /// A device, its queue, its capabilities and the pipeline cache.
@@ -110,7 +113,12 @@ impl Gpu {
             })?;
         let checked = options.checked_shaders
             || std::env::var("WGSPARSE_CHECKED").is_ok_and(|v| !v.is_empty() && v != "0");
-        Ok(Self::assemble(&info, device, queue, checked))
+        let mut gpu = Self::assemble(&info, device, queue, checked);
+        if let Some(limit) = options.max_binding_bytes {
+            let caps = &mut gpu.caps;
+            caps.max_storage_binding_bytes = caps.max_storage_binding_bytes.min(limit.max(256));
+        }
+        Ok(gpu)
     }
 
     /// Adopts a device the application already created on `adapter`. The kernels use

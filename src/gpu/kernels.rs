@@ -49,6 +49,21 @@ pub struct Kernel {
 impl Kernel {
     /// Makes a bind group from whole buffers, one per declared binding, in order.
     pub fn bind(&self, gpu: &Gpu, buffers: &[&wgpu::Buffer]) -> Result<wgpu::BindGroup> {
+        let ranges: Vec<wgpu::BufferBinding> = buffers
+            .iter()
+            .map(|b| b.as_entire_buffer_binding())
+            .collect();
+        self.bind_ranges(gpu, &ranges)
+    }
+
+    /// Makes a bind group from buffer ranges, one per declared binding, in order. Fails with
+    /// [`Error::TooLarge`] when a storage range exceeds one binding and with [`Error::Gpu`]
+    /// when an offset is not a multiple of the adapter's storage offset alignment.
+    pub fn bind_ranges(
+        &self,
+        gpu: &Gpu,
+        buffers: &[wgpu::BufferBinding<'_>],
+    ) -> Result<wgpu::BindGroup> {
         if buffers.len() != self.bindings.len() {
             return Err(Error::Gpu {
                 kernel: self.label.clone(),
@@ -59,12 +74,43 @@ impl Kernel {
                 ),
             });
         }
+        let caps = &gpu.caps;
+        for (i, (range, kind)) in buffers.iter().zip(&self.bindings).enumerate() {
+            if matches!(kind, Binding::Uniform) {
+                continue;
+            }
+            let size = range
+                .size
+                .map_or(range.buffer.size() - range.offset, |s| s.get());
+            if size > caps.max_storage_binding_bytes {
+                return Err(Error::TooLarge {
+                    what: format!("binding {i} of {}", self.label),
+                    needed: format!("{size} bytes in one storage binding"),
+                    limit: format!(
+                        "{} bytes on {}",
+                        caps.max_storage_binding_bytes, caps.adapter_name
+                    ),
+                });
+            }
+            if !range
+                .offset
+                .is_multiple_of(caps.storage_offset_alignment.max(1) as u64)
+            {
+                return Err(Error::Gpu {
+                    kernel: self.label.clone(),
+                    message: format!(
+                        "binding {i} starts at byte {}, not a multiple of {}",
+                        range.offset, caps.storage_offset_alignment
+                    ),
+                });
+            }
+        }
         let entries: Vec<wgpu::BindGroupEntry> = buffers
             .iter()
             .enumerate()
             .map(|(i, b)| wgpu::BindGroupEntry {
                 binding: i as u32,
-                resource: b.as_entire_binding(),
+                resource: wgpu::BindingResource::Buffer(b.clone()),
             })
             .collect();
         gpu.scoped(&self.label, || {

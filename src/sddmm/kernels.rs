@@ -1,13 +1,14 @@
 //! Resolving options into a concrete configuration, uploading the per-variant arrays, and
 //! recording the dispatches.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use bytemuck::{Pod, Zeroable};
 use serde::Serialize;
 
 use crate::gpu::{Batch, Binding, Gpu, GpuBuffer, Kernel, KernelSpec};
-use crate::sddmm::{model, tiles, Options, Transpose, Variant};
+use crate::sddmm::{bands, model, tiles, Options, Transpose, Variant};
 use crate::sparse::{Csr, GpuDense};
 use crate::{Error, Result};
 
@@ -215,7 +216,8 @@ pub(crate) fn resolve(gpu: &Gpu, s: &Csr, k: usize, options: &Options) -> Result
 struct CooParams {
     nnz: u32,
     stride4: u32,
-    pad: [u32; 2],
+    out_base: u32,
+    pad: u32,
 }
 
 #[repr(C)]
@@ -224,7 +226,7 @@ struct PanelParams {
     n_blocks: u32,
     stride4: u32,
     n_slices: u32,
-    pad: u32,
+    out_base: u32,
 }
 
 #[repr(C)]
@@ -235,7 +237,8 @@ struct TileParams {
     n_slices: u32,
     a_rows: u32,
     b_rows: u32,
-    pad: [u32; 3],
+    out_base: u32,
+    pad: [u32; 2],
 }
 
 /// Device arrays of a prepared plan.
@@ -281,8 +284,59 @@ fn spec_defines(config: &Config) -> Vec<&'static str> {
     d
 }
 
-/// Builds the tiling (if any) and uploads everything the kernel reads besides A and B.
-pub(crate) fn prepare(gpu: &Gpu, s: &Csr, config: &Config) -> Result<Prepared> {
+/// A prepared row band of S: its rows (of S and A), the byte window of `out` it writes,
+/// and its device arrays.
+pub(crate) struct PreparedBand {
+    rows: Range<usize>,
+    out_window: Range<u64>,
+    /// The band is all of S: bind A and `out` whole.
+    whole: bool,
+    prepared: Prepared,
+}
+
+/// Cuts S into row bands that each fit one storage binding (one band when S does), builds
+/// each band's tiling and uploads its arrays. B is bound whole and must fit one binding.
+pub(crate) fn prepare(gpu: &Gpu, s: &Csr, config: &Config) -> Result<Vec<PreparedBand>> {
+    let caps = &gpu.caps;
+    let binding = caps.max_storage_binding_bytes;
+    let b_bytes = (s.ncols * config.stride * 4) as u64;
+    if b_bytes > binding {
+        return Err(Error::TooLarge {
+            what: format!(
+                "B ({} rows × {} padded floats; only S and A are split into bands)",
+                s.ncols, config.stride
+            ),
+            needed: format!("{b_bytes} bytes in one storage binding"),
+            limit: format!("{binding} bytes on {}", caps.adapter_name),
+        });
+    }
+    let align = caps.storage_offset_alignment.max(4) as u64;
+    let bands = bands::row_bands(s, config.stride, binding, align)?;
+    let whole = bands.len() == 1 && bands[0].rows == (0..s.nrows);
+    bands
+        .into_iter()
+        .map(|band| {
+            let sub = if whole {
+                std::borrow::Cow::Borrowed(s)
+            } else {
+                std::borrow::Cow::Owned(s.row_band(band.rows.clone()))
+            };
+            let first = band.nnz.start as u64 * 4;
+            let out_start = first / align * align;
+            let out_base = ((first - out_start) / 4) as u32;
+            Ok(PreparedBand {
+                rows: band.rows,
+                out_window: out_start..band.nnz.end as u64 * 4,
+                whole,
+                prepared: prepare_band(gpu, &sub, config, out_base)?,
+            })
+        })
+        .collect()
+}
+
+/// Builds the tiling (if any) of one band and uploads everything its kernel reads besides
+/// A and B; the kernel writes nonzero `e` of the band to `out[out_base + e]`.
+fn prepare_band(gpu: &Gpu, s: &Csr, config: &Config, out_base: u32) -> Result<Prepared> {
     let stride4 = (config.stride / 4) as u32;
     let wg = config.workgroup as f64;
     let n_slices = config.stride.div_ceil(config.tk) as u32;
@@ -311,7 +365,8 @@ pub(crate) fn prepare(gpu: &Gpu, s: &Csr, config: &Config) -> Result<Prepared> {
                     &CooParams {
                         nnz: s.nnz() as u32,
                         stride4,
-                        pad: [0; 2],
+                        out_base,
+                        pad: 0,
                     },
                 ),
                 rows: GpuBuffer::upload(gpu, "sddmm.rows", &s.row_indices())?,
@@ -353,7 +408,7 @@ pub(crate) fn prepare(gpu: &Gpu, s: &Csr, config: &Config) -> Result<Prepared> {
                     n_blocks,
                     stride4,
                     n_slices,
-                    pad: 0,
+                    out_base,
                 },
             );
             Ok(Prepared::Panels {
@@ -390,7 +445,8 @@ pub(crate) fn prepare(gpu: &Gpu, s: &Csr, config: &Config) -> Result<Prepared> {
                 n_slices,
                 a_rows: st.nrows as u32,
                 b_rows: st.ncols as u32,
-                pad: [0; 3],
+                out_base,
+                pad: [0; 2],
             };
             Ok(Prepared::Tiles {
                 kernel,
@@ -416,18 +472,62 @@ fn oriented(s: &Csr, transposed: bool) -> (std::borrow::Cow<'_, Csr>, Option<Vec
     }
 }
 
-/// Records the dispatches of a prepared plan.
+/// Records the dispatches of a prepared plan: one per band.
 pub(crate) fn record(
-    prepared: &Prepared,
+    bands: &[PreparedBand],
     config: &Config,
     batch: &mut Batch,
     a: &GpuDense,
     b: &GpuDense,
     out: &GpuBuffer<f32>,
 ) -> Result<()> {
+    let row_bytes = (config.stride * 4) as u64;
+    for band in bands {
+        let (a_range, out_range) = if band.whole {
+            (whole(a.data.raw()), whole(out.raw()))
+        } else {
+            (
+                range(
+                    a.data.raw(),
+                    band.rows.start as u64 * row_bytes..band.rows.end as u64 * row_bytes,
+                ),
+                range(out.raw(), band.out_window.clone()),
+            )
+        };
+        let b_range = whole(b.data.raw());
+        let (a_range, b_range) = if config.transposed {
+            (b_range, a_range)
+        } else {
+            (a_range, b_range)
+        };
+        record_band(&band.prepared, config, batch, a_range, b_range, out_range)?;
+    }
+    Ok(())
+}
+
+/// All of `buffer` as a binding.
+fn whole(buffer: &wgpu::Buffer) -> wgpu::BufferBinding<'_> {
+    buffer.as_entire_buffer_binding()
+}
+
+/// `bytes` of `buffer` as a binding.
+fn range(buffer: &wgpu::Buffer, bytes: Range<u64>) -> wgpu::BufferBinding<'_> {
+    wgpu::BufferBinding {
+        buffer,
+        offset: bytes.start,
+        size: std::num::NonZeroU64::new(bytes.end - bytes.start),
+    }
+}
+
+fn record_band(
+    prepared: &Prepared,
+    config: &Config,
+    batch: &mut Batch,
+    a: wgpu::BufferBinding<'_>,
+    b: wgpu::BufferBinding<'_>,
+    out: wgpu::BufferBinding<'_>,
+) -> Result<()> {
     let gpu = batch.gpu();
-    let (a, b) = if config.transposed { (b, a) } else { (a, b) };
-    let (ar, br, o) = (a.data.raw(), b.data.raw(), out.raw());
     match prepared {
         Prepared::Coo {
             kernel,
@@ -437,9 +537,17 @@ pub(crate) fn record(
             vals,
             groups,
         } => {
-            let bg = kernel.bind(
+            let bg = kernel.bind_ranges(
                 gpu,
-                &[params, rows.raw(), cols.raw(), vals.raw(), ar, br, o],
+                &[
+                    whole(params),
+                    whole(rows.raw()),
+                    whole(cols.raw()),
+                    whole(vals.raw()),
+                    a,
+                    b,
+                    out,
+                ],
             )?;
             batch.dispatch(kernel, bg, gpu.grid(*groups)?)
         }
@@ -455,20 +563,20 @@ pub(crate) fn record(
             perm,
         } => {
             let mut list = vec![
-                params,
-                blocks.raw(),
-                active_rows.raw(),
-                idx.raw(),
-                vals.raw(),
-                perm.raw(),
-                ar,
-                br,
-                o,
+                whole(params),
+                whole(blocks.raw()),
+                whole(active_rows.raw()),
+                whole(idx.raw()),
+                whole(vals.raw()),
+                whole(perm.raw()),
+                a,
+                b,
+                out,
             ];
             if !config.compress {
-                list.push(cols.raw());
+                list.push(whole(cols.raw()));
             }
-            let bg = kernel.bind(gpu, &list)?;
+            let bg = kernel.bind_ranges(gpu, &list)?;
             batch.dispatch(kernel, bg, gpu.grid(*n_blocks)?)
         }
         Prepared::Tiles {
@@ -480,17 +588,17 @@ pub(crate) fn record(
             perm,
             n_blocks,
         } => {
-            let bg = kernel.bind(
+            let bg = kernel.bind_ranges(
                 gpu,
                 &[
-                    params,
-                    blocks.raw(),
-                    idx.raw(),
-                    vals.raw(),
-                    perm.raw(),
-                    ar,
-                    br,
-                    o,
+                    whole(params),
+                    whole(blocks.raw()),
+                    whole(idx.raw()),
+                    whole(vals.raw()),
+                    whole(perm.raw()),
+                    a,
+                    b,
+                    out,
                 ],
             )?;
             batch.dispatch(kernel, bg, gpu.grid(*n_blocks)?)

@@ -7,6 +7,7 @@
 //! B tiles both in workgroup memory). [`Variant::Auto`] picks by density and the tile-size
 //! model ([`model`]). A [`Plan`] does the tiling once; `run` reuses it with new A and B.
 
+pub mod bands;
 pub mod cpu;
 mod kernels;
 pub mod model;
@@ -132,7 +133,7 @@ pub struct Plan {
     pub nnz: usize,
     /// The resolved configuration.
     pub config: Config,
-    inner: kernels::Prepared,
+    bands: Vec<kernels::PreparedBand>,
     /// S's pattern on the host; uploaded on the first [`Plan::run_new`] only, so plans that
     /// write into caller buffers (every tuning candidate) never pay for it.
     host_pattern: (Vec<u32>, Vec<u32>),
@@ -144,14 +145,14 @@ impl Plan {
     pub fn new(gpu: &Gpu, s: &Csr, k: usize, options: Options) -> Result<Plan> {
         s.validate()?;
         let config = kernels::resolve(gpu, s, k, &options)?;
-        let inner = kernels::prepare(gpu, s, &config)?;
+        let bands = kernels::prepare(gpu, s, &config)?;
         Ok(Plan {
             nrows: s.nrows,
             ncols: s.ncols,
             k,
             nnz: s.nnz(),
             config,
-            inner,
+            bands,
             host_pattern: (s.row_ptr.clone(), s.col_idx.clone()),
             pattern: OnceLock::new(),
         })
@@ -197,7 +198,7 @@ impl Plan {
         if self.nnz == 0 {
             return Ok(());
         }
-        kernels::record(&self.inner, &self.config, batch, a, b, out)
+        kernels::record(&self.bands, &self.config, batch, a, b, out)
     }
 
     /// Runs on device-resident operands into `out` and waits.
@@ -255,6 +256,12 @@ impl Plan {
             self.record(&mut batch, a, b, out)?;
             batch.submit_timed()
         })
+    }
+
+    /// Row bands the plan runs as (one dispatch each): 1 unless S's nonzeros or A exceed
+    /// one storage binding (see [`bands`]).
+    pub fn n_bands(&self) -> usize {
+        self.bands.len()
     }
 
     /// Floating-point operations of one SDDMM as the paper counts them: 2·K·nnz.

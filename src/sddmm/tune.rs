@@ -95,6 +95,8 @@ pub struct Measurement {
     pub max_rel_error: Option<f64>,
     /// Plan (tiling + upload) time on the host, milliseconds.
     pub plan_ms: f64,
+    /// Row bands (dispatches) the plan runs as.
+    pub bands: usize,
 }
 
 /// Builds a plan for `options`, times it (median of `reps`) and optionally checks it. A
@@ -151,6 +153,7 @@ fn measure_plan(
         timing: t.source(),
         max_rel_error,
         plan_ms,
+        bands: plan.n_bands(),
     })
 }
 

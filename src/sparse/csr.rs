@@ -158,7 +158,30 @@ impl Csr {
 
     /// The row index of every entry (the COO row array).
     pub fn row_indices(&self) -> Vec<u32> {
-        self.to_coo().rows
+        let mut rows = Vec::with_capacity(self.nnz());
+        for (i, w) in self.row_ptr.windows(2).enumerate() {
+            rows.extend(std::iter::repeat_n(i as u32, (w[1] - w[0]) as usize));
+        }
+        rows
+    }
+
+    /// Rows `rows` of this matrix as a matrix of their own (same columns; row offsets
+    /// rebased to 0).
+    pub fn row_band(&self, rows: std::ops::Range<usize>) -> Csr {
+        let (lo, hi) = (
+            self.row_ptr[rows.start] as usize,
+            self.row_ptr[rows.end] as usize,
+        );
+        Csr {
+            nrows: rows.len(),
+            ncols: self.ncols,
+            row_ptr: self.row_ptr[rows.start..=rows.end]
+                .iter()
+                .map(|&p| p - lo as u32)
+                .collect(),
+            col_idx: self.col_idx[lo..hi].to_vec(),
+            values: self.values[lo..hi].to_vec(),
+        }
     }
 
     /// The transpose, as CSR (stable counting sort by column, so columns stay sorted).

@@ -23,3 +23,16 @@ pub fn gpu_plain() -> &'static Gpu {
         .unwrap_or_else(|e| panic!("{e}"))
     })
 }
+
+/// The same adapter with storage bindings capped at 8 KiB: small inputs then take the
+/// paths that split data over several bindings.
+pub fn gpu_small_bindings() -> &'static Gpu {
+    static GPU: OnceLock<Gpu> = OnceLock::new();
+    GPU.get_or_init(|| {
+        Gpu::new_with(&wgsparse::gpu::GpuOptions {
+            max_binding_bytes: Some(8 << 10),
+            ..Default::default()
+        })
+        .unwrap_or_else(|e| panic!("{e}"))
+    })
+}
