@@ -455,3 +455,66 @@ fn b_beyond_one_binding_is_a_clear_error() {
         Ok(_) => panic!("B beyond one binding was accepted"),
     }
 }
+
+#[test]
+fn tuned_plans_match_the_twin() {
+    // The tuner's winner is returned as it ran (COO candidates share one upload of S); it
+    // must compute the same P as the twin, on a plain and on a banded device.
+    use wgsparse::sddmm::tune::{self, Operands};
+    let s = gen::power_law(400, 60, 5000, 1.1, 11).unwrap();
+    for gpu in [common::gpu(), common::gpu_small_bindings()] {
+        for variant in [Variant::Auto, Variant::Warp, Variant::SmL2] {
+            let k = 20;
+            let ops = Operands::random(gpu, &s, k, 3).unwrap();
+            let (m, plan) = tune::tune(gpu, &s, k, &opts(variant), &ops).unwrap();
+            assert!(m.ms > 0.0 && m.ms.is_finite());
+            if variant != Variant::Auto {
+                assert_eq!(plan.config.variant, variant);
+            }
+            ops.out.fill(gpu, f32::NAN).unwrap();
+            plan.run(gpu, &ops.a, &ops.b, &ops.out).unwrap();
+            let got = ops.out.read(gpu).unwrap();
+            let (want, mag) = cpu::sddmm(&s, &ops.a_host, &ops.b_host);
+            let cmp = cpu::compare(&got, &want, &mag, k);
+            assert!(
+                cmp.ok(),
+                "{variant:?}: {:?} max rel {:e}",
+                plan.config,
+                cmp.max_rel_error
+            );
+        }
+    }
+}
+
+#[test]
+fn plans_sharing_s_uploads_match_the_twin() {
+    for gpu in [common::gpu(), common::gpu_small_bindings()] {
+        let s = gen::power_law(400, 60, 5000, 1.1, 12).unwrap();
+        let k = 20;
+        let a = gen::dense_uniform(s.nrows, k, 1);
+        let b = gen::dense_uniform(s.ncols, k, 2);
+        let (want, mag) = cpu::sddmm(&s, &a, &b);
+        let first = Plan::new(gpu, &s, k, opts(Variant::Warp)).unwrap();
+        let others = [
+            opts(Variant::Naive),
+            Options {
+                vws: Some(8),
+                unroll: Some(2),
+                workgroup: Some(128),
+                ..opts(Variant::Warp)
+            },
+            opts(Variant::SmL2),
+        ];
+        for o in others {
+            let plan = Plan::new_like(gpu, &s, k, o, &first).unwrap();
+            let got = plan.run_host(gpu, &a, &b).unwrap();
+            let cmp = cpu::compare(&got, &want, &mag, k);
+            assert!(
+                cmp.ok(),
+                "{:?}: max rel {:e}",
+                plan.config,
+                cmp.max_rel_error
+            );
+        }
+    }
+}

@@ -241,14 +241,20 @@ struct TileParams {
     pad: [u32; 2],
 }
 
+/// Row, column and value of every nonzero of a band (CSR order): what the naive and warp
+/// kernels read. Shared by plans of those kernels built from one another on the same S.
+pub(crate) struct CooArrays {
+    rows: GpuBuffer<u32>,
+    cols: GpuBuffer<u32>,
+    vals: GpuBuffer<f32>,
+}
+
 /// Device arrays of a prepared plan.
 pub(crate) enum Prepared {
     Coo {
         kernel: Arc<Kernel>,
         params: wgpu::Buffer,
-        rows: GpuBuffer<u32>,
-        cols: GpuBuffer<u32>,
-        vals: GpuBuffer<f32>,
+        arrays: Arc<CooArrays>,
         groups: u32,
     },
     Panels {
@@ -296,7 +302,14 @@ pub(crate) struct PreparedBand {
 
 /// Cuts S into row bands that each fit one storage binding (one band when S does), builds
 /// each band's tiling and uploads its arrays. B is bound whole and must fit one binding.
-pub(crate) fn prepare(gpu: &Gpu, s: &Csr, config: &Config) -> Result<Vec<PreparedBand>> {
+/// With `like`, a plan of S prepared before, naive and warp configurations reuse its COO
+/// arrays instead of uploading their own.
+pub(crate) fn prepare(
+    gpu: &Gpu,
+    s: &Csr,
+    config: &Config,
+    like: Option<&[PreparedBand]>,
+) -> Result<Vec<PreparedBand>> {
     let caps = &gpu.caps;
     let binding = caps.max_storage_binding_bytes;
     let b_bytes = (s.ncols * config.stride * 4) as u64;
@@ -313,9 +326,18 @@ pub(crate) fn prepare(gpu: &Gpu, s: &Csr, config: &Config) -> Result<Vec<Prepare
     let align = caps.storage_offset_alignment.max(4) as u64;
     let bands = bands::row_bands(s, config.stride, binding, align)?;
     let whole = bands.len() == 1 && bands[0].rows == (0..s.nrows);
+    let shared = |i: usize, rows: &Range<usize>| match like.and_then(|l| l.get(i)) {
+        Some(PreparedBand {
+            rows: r,
+            prepared: Prepared::Coo { arrays, .. },
+            ..
+        }) if r == rows && like.is_some_and(|l| l.len() == bands.len()) => Some(arrays.clone()),
+        _ => None,
+    };
     bands
-        .into_iter()
-        .map(|band| {
+        .iter()
+        .enumerate()
+        .map(|(i, band)| {
             let sub = if whole {
                 std::borrow::Cow::Borrowed(s)
             } else {
@@ -325,18 +347,25 @@ pub(crate) fn prepare(gpu: &Gpu, s: &Csr, config: &Config) -> Result<Vec<Prepare
             let out_start = first / align * align;
             let out_base = ((first - out_start) / 4) as u32;
             Ok(PreparedBand {
-                rows: band.rows,
+                rows: band.rows.clone(),
                 out_window: out_start..band.nnz.end as u64 * 4,
                 whole,
-                prepared: prepare_band(gpu, &sub, config, out_base)?,
+                prepared: prepare_band(gpu, &sub, config, out_base, shared(i, &band.rows))?,
             })
         })
         .collect()
 }
 
 /// Builds the tiling (if any) of one band and uploads everything its kernel reads besides
-/// A and B; the kernel writes nonzero `e` of the band to `out[out_base + e]`.
-fn prepare_band(gpu: &Gpu, s: &Csr, config: &Config, out_base: u32) -> Result<Prepared> {
+/// A and B (naive and warp take `coo` when given); the kernel writes nonzero `e` of the band
+/// to `out[out_base + e]`.
+fn prepare_band(
+    gpu: &Gpu,
+    s: &Csr,
+    config: &Config,
+    out_base: u32,
+    coo: Option<Arc<CooArrays>>,
+) -> Result<Prepared> {
     let stride4 = (config.stride / 4) as u32;
     let wg = config.workgroup as f64;
     let n_slices = config.stride.div_ceil(config.tk) as u32;
@@ -369,9 +398,14 @@ fn prepare_band(gpu: &Gpu, s: &Csr, config: &Config, out_base: u32) -> Result<Pr
                         pad: 0,
                     },
                 ),
-                rows: GpuBuffer::upload(gpu, "sddmm.rows", &s.row_indices())?,
-                cols: GpuBuffer::upload(gpu, "sddmm.cols", &s.col_idx)?,
-                vals: GpuBuffer::upload(gpu, "sddmm.vals", &s.values)?,
+                arrays: match coo {
+                    Some(arrays) => arrays,
+                    None => Arc::new(CooArrays {
+                        rows: GpuBuffer::upload(gpu, "sddmm.rows", &s.row_indices())?,
+                        cols: GpuBuffer::upload(gpu, "sddmm.cols", &s.col_idx)?,
+                        vals: GpuBuffer::upload(gpu, "sddmm.vals", &s.values)?,
+                    }),
+                },
                 groups,
             })
         }
@@ -532,18 +566,16 @@ fn record_band(
         Prepared::Coo {
             kernel,
             params,
-            rows,
-            cols,
-            vals,
+            arrays,
             groups,
         } => {
             let bg = kernel.bind_ranges(
                 gpu,
                 &[
                     whole(params),
-                    whole(rows.raw()),
-                    whole(cols.raw()),
-                    whole(vals.raw()),
+                    whole(arrays.rows.raw()),
+                    whole(arrays.cols.raw()),
+                    whole(arrays.vals.raw()),
                     a,
                     b,
                     out,

@@ -144,8 +144,29 @@ impl Plan {
     /// Validates `s`, resolves the variant and tile sizes, builds the tiling and uploads it.
     pub fn new(gpu: &Gpu, s: &Csr, k: usize, options: Options) -> Result<Plan> {
         s.validate()?;
+        Self::build(gpu, s, k, options, None)
+    }
+
+    /// [`Plan::new`] for the same `s` that `like` was built from: naive and warp plans
+    /// reuse `like`'s device arrays of S when it is a naive or warp plan too, so trying
+    /// other vws, unroll or workgroup sizes uploads S once. `s` is not re-validated; a `like`
+    /// of another shape is ignored (the plan is then built from scratch).
+    pub fn new_like(gpu: &Gpu, s: &Csr, k: usize, options: Options, like: &Plan) -> Result<Plan> {
+        if (like.nrows, like.ncols, like.nnz) != (s.nrows, s.ncols, s.nnz()) {
+            return Self::new(gpu, s, k, options);
+        }
+        Self::build(gpu, s, k, options, Some(&like.bands))
+    }
+
+    fn build(
+        gpu: &Gpu,
+        s: &Csr,
+        k: usize,
+        options: Options,
+        like: Option<&[kernels::PreparedBand]>,
+    ) -> Result<Plan> {
         let config = kernels::resolve(gpu, s, k, &options)?;
-        let bands = kernels::prepare(gpu, s, &config)?;
+        let bands = kernels::prepare(gpu, s, &config, like)?;
         Ok(Plan {
             nrows: s.nrows,
             ncols: s.ncols,

@@ -415,10 +415,55 @@ fn candidates(options: &Options, tiled: Variant, k: usize) -> Vec<Options> {
     out
 }
 
+/// Times the autotuner's candidates for `options` (see [`autotuned_plan`]) on `ops` and
+/// returns the fastest with its measurement. The naive and warp candidates share one upload
+/// of S, so tuning them costs kernel runs, not uploads.
+pub fn tune(
+    gpu: &Gpu,
+    s: &Csr,
+    k: usize,
+    options: &Options,
+    ops: &Operands,
+) -> Result<(Measurement, Plan)> {
+    s.validate()?;
+    let tiled = crate::sddmm::kernels::resolve(gpu, s, k, options)?.variant;
+    let mut best: Option<(Measurement, Plan)> = None;
+    let mut coo: Option<Plan> = None;
+    let is_coo = |p: &Plan| matches!(p.config.variant, Variant::Naive | Variant::Warp);
+    for o in candidates(options, tiled, k) {
+        let untiled = matches!(o.variant, Variant::Naive | Variant::Warp);
+        let like = coo
+            .as_ref()
+            .or(best.as_ref().map(|(_, p)| p).filter(|p| is_coo(p)));
+        let t0 = std::time::Instant::now();
+        let plan = match like {
+            Some(like) if untiled => Plan::new_like(gpu, s, k, o, like),
+            _ => Plan::new(gpu, s, k, o),
+        };
+        let plan = match plan {
+            Ok(p) => p,
+            Err(Error::Option(_)) => continue,
+            Err(e) => return Err(e),
+        };
+        let plan_ms = t0.elapsed().as_secs_f64() * 1e3;
+        let m = measure_plan(gpu, s, &plan, ops, 3, None, plan_ms)?;
+        if best.as_ref().is_none_or(|(b, _)| m.ms < b.ms) {
+            if let Some((_, old)) = best.replace((m, plan)) {
+                if is_coo(&old) && coo.is_none() {
+                    coo = Some(old);
+                }
+            }
+        } else if untiled && coo.is_none() {
+            coo = Some(plan);
+        }
+    }
+    best.ok_or_else(|| Error::Option("no configuration fits this adapter".into()))
+}
+
 /// A plan for `options` tuned on this adapter: the variant (for `Auto`), Tk, vws and the
 /// workgroup size come from the autotune cache for this adapter and shape bucket; on a miss
-/// the candidates are timed on random operands (model Tj), the winner is stored atomically
-/// and used.
+/// the candidates are timed on random operands (model Tj), the winner's configuration is
+/// stored atomically and the winning plan returned.
 pub fn autotuned_plan(gpu: &Gpu, s: &Csr, k: usize, options: &Options) -> Result<Plan> {
     autotuned_plan_with(gpu, s, k, options, None)
 }
@@ -432,12 +477,9 @@ pub fn autotuned_plan_with(
     options: &Options,
     operands: Option<&Operands>,
 ) -> Result<Plan> {
-    let probe = Plan::new(gpu, s, k, options.clone())?;
-    let tiled = probe.config.variant;
     if options.variant == Variant::Naive || s.nnz() == 0 {
-        return Ok(probe);
+        return Plan::new(gpu, s, k, options.clone());
     }
-    drop(probe);
     let key = cache_key(gpu, options.variant, s, k);
     let mut cache = load_cache();
     let tuned = match cache.get(&key) {
@@ -451,16 +493,7 @@ pub fn autotuned_plan_with(
                     &own
                 }
             };
-            let mut best: Option<Measurement> = None;
-            for o in candidates(options, tiled, k) {
-                match measure(gpu, s, ops, &o, 3, None) {
-                    Ok(m) if best.as_ref().is_none_or(|b| m.ms < b.ms) => best = Some(m),
-                    Ok(_) | Err(Error::Option(_)) => {}
-                    Err(e) => return Err(e),
-                }
-            }
-            let b =
-                best.ok_or_else(|| Error::Option("no configuration fits this adapter".into()))?;
+            let (b, plan) = tune(gpu, s, k, options, ops)?;
             let t = Tuned {
                 variant: b.config.variant,
                 tk: b.config.tk,
@@ -470,7 +503,7 @@ pub fn autotuned_plan_with(
             };
             cache.insert(key, t);
             store_cache(&cache)?;
-            t
+            return Ok(plan);
         }
     };
     let untiled = matches!(tuned.variant, Variant::Naive | Variant::Warp);
