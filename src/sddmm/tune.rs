@@ -170,14 +170,14 @@ pub struct Sweep {
     pub model_gap: f64,
 }
 
-/// Panel-width candidates: the model's, half and twice it, and N/32 … N (multiples of 5000
-/// above 5000).
+/// Panel-width candidates: the model's, a quarter, half and twice it, and N/32 … N
+/// (multiples of 5000 above 5000).
 fn tj_candidates(n: usize, model_tj: usize) -> Vec<usize> {
     let mut v: Vec<usize> = [32, 16, 8, 4, 2, 1]
         .iter()
         .map(|d| n.div_ceil(*d))
         .map(|t| if t > 5000 { t.div_ceil(5000) * 5000 } else { t })
-        .chain([model_tj / 2, model_tj, model_tj * 2])
+        .chain([model_tj / 4, model_tj / 2, model_tj, model_tj * 2])
         .map(|t| t.clamp(1, n.max(1)))
         .collect();
     v.sort_unstable();
