@@ -1,5 +1,5 @@
-//! Host-side throughput: Matrix Market parsing (MB/s of text) and the power-law generator
-//! (nonzeros/s). `cargo bench --bench host`; `WGSPARSE_BENCH_SCALE` scales the inputs
+//! Host-side throughput: Matrix Market parsing (MB/s of text), the power-law generator and
+//! the SDDMM tilings (nonzeros/s). `cargo bench --bench host`; `WGSPARSE_BENCH_SCALE` scales the inputs
 //! (default 1: a 5M-entry, ~125 MB Matrix Market file and a 5M-nonzero matrix).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
@@ -34,6 +34,12 @@ fn host(c: &mut Criterion) {
     g.throughput(Throughput::Elements(nnz as u64));
     g.bench_function("power_law", |b| {
         b.iter(|| gen::power_law(n, n, nnz, 1.0, 2).expect("generator"))
+    });
+    g.bench_function("sddmm_tiles_sm_sm", |b| {
+        b.iter(|| wgsparse::sddmm::tiles::tiles(&m, None, 128, 128))
+    });
+    g.bench_function("sddmm_panels_sm_l2", |b| {
+        b.iter(|| wgsparse::sddmm::tiles::panels(&m, None, 50_000, 8, 2048, true))
     });
     g.finish();
 }

@@ -361,16 +361,19 @@ fn large_tilings_use_the_parallel_path() {
     // ≥ 65,536 nonzeros: tiling and transposition run multi-threaded.
     let s = gen::power_law(2_000, 1_500, 120_000, 1.1, 21).unwrap();
     for transpose in [Transpose::Never, Transpose::Always] {
-        check(
-            &s,
-            16,
-            Options {
-                variant: Variant::SmL2,
-                tj: Some(300),
-                transpose,
-                ..Default::default()
-            },
-        );
+        for (variant, tj) in [(Variant::SmL2, 300), (Variant::SmSm, 48)] {
+            check(
+                &s,
+                16,
+                Options {
+                    variant,
+                    tj: Some(tj),
+                    ti: (variant == Variant::SmSm).then_some(40),
+                    transpose,
+                    ..Default::default()
+                },
+            );
+        }
     }
 }
 

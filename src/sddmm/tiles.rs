@@ -1,7 +1,7 @@
 //! Host-side tilings of S for the tiled kernels. Both produce nonzeros in block order with a
 //! `perm` back to CSR order, and `blocks[b] = (x, y, first nonzero, end)`.
 
-use crate::sparse::bucket::{bucket_entries, par_fill};
+use crate::sparse::bucket::{bucket_entries, par_fill, threads};
 use crate::sparse::Csr;
 
 /// SM-L2 tiling: column panels of width `tj`; per panel the active rows (rows with at least
@@ -115,17 +115,70 @@ pub struct TileTiling {
 }
 
 /// Builds the SM-SM tiling of `s` (`ti`, `tj` ≤ 65536). `to_original` as for [`panels`].
+/// A row panel's entries stay within its own CSR span (only their order changes), so row
+/// panels are tiled in parallel, each thread writing its own span.
 pub fn tiles(s: &Csr, to_original: Option<&[u32]>, ti: usize, tj: usize) -> TileTiling {
     assert!(ti > 0 && tj > 0 && ti <= 1 << 16 && tj <= 1 << 16);
-    let n_tiles = s.ncols.div_ceil(tj).max(1);
     let nnz = s.nnz();
+    let mut idx = vec![0u32; nnz];
+    let mut vals = vec![0f32; nnz];
+    let mut perm = vec![0u32; nnz];
+    let n_panels = s.nrows.div_ceil(ti);
+    let parts = if nnz < 1 << 16 { 1 } else { threads() };
+    // Row-panel boundaries of roughly equal nonzero counts, one range per thread.
+    let mut bounds = vec![0usize];
+    for k in 1..parts {
+        let target = nnz * k / parts;
+        let row = s.row_ptr.partition_point(|&x| (x as usize) < target);
+        bounds.push((row / ti).clamp(*bounds.last().unwrap(), n_panels));
+    }
+    bounds.push(n_panels);
+    bounds.dedup();
+    let blocks = std::thread::scope(|scope| {
+        let (mut idx_rest, mut vals_rest, mut perm_rest) =
+            (&mut idx[..], &mut vals[..], &mut perm[..]);
+        let mut handles = Vec::new();
+        for w in bounds.windows(2) {
+            let rows = w[0] * ti..(w[1] * ti).min(s.nrows);
+            let len = (s.row_ptr[rows.end] - s.row_ptr[rows.start]) as usize;
+            let (i, ir) = std::mem::take(&mut idx_rest).split_at_mut(len);
+            let (v, vr) = std::mem::take(&mut vals_rest).split_at_mut(len);
+            let (p, pr) = std::mem::take(&mut perm_rest).split_at_mut(len);
+            (idx_rest, vals_rest, perm_rest) = (ir, vr, pr);
+            handles.push(scope.spawn(move || tile_rows(s, to_original, ti, tj, rows, i, v, p)));
+        }
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("tiling thread panicked"))
+            .collect()
+    });
+    TileTiling {
+        blocks,
+        idx,
+        vals,
+        perm,
+    }
+}
+
+/// SM-SM tiling of the row panels in `rows` (a multiple of `ti` rows from a panel start)
+/// into `idx`, `vals` and `perm`, which hold exactly their CSR span; returns their blocks.
+#[allow(clippy::too_many_arguments)]
+fn tile_rows(
+    s: &Csr,
+    to_original: Option<&[u32]>,
+    ti: usize,
+    tj: usize,
+    rows: std::ops::Range<usize>,
+    idx: &mut [u32],
+    vals: &mut [f32],
+    perm: &mut [u32],
+) -> Vec<[u32; 4]> {
+    let n_tiles = s.ncols.div_ceil(tj).max(1);
+    let first = s.row_ptr[rows.start] as usize;
     let mut blocks = Vec::new();
-    let mut idx = Vec::with_capacity(nnz);
-    let mut vals = Vec::with_capacity(nnz);
-    let mut perm = Vec::with_capacity(nnz);
     let mut counts = vec![0usize; n_tiles + 1];
-    for r0 in (0..s.nrows).step_by(ti) {
-        let r1 = (r0 + ti).min(s.nrows);
+    for r0 in rows.clone().step_by(ti) {
+        let r1 = (r0 + ti).min(rows.end);
         counts.iter_mut().for_each(|c| *c = 0);
         let span = s.row_ptr[r0] as usize..s.row_ptr[r1] as usize;
         for &c in &s.col_idx[span.clone()] {
@@ -134,10 +187,7 @@ pub fn tiles(s: &Csr, to_original: Option<&[u32]>, ti: usize, tj: usize) -> Tile
         for t in 0..n_tiles {
             counts[t + 1] += counts[t];
         }
-        let base = idx.len();
-        idx.resize(base + span.len(), 0);
-        vals.resize(base + span.len(), 0.0);
-        perm.resize(base + span.len(), 0);
+        let base = span.start - first;
         let mut next = counts.clone();
         for r in r0..r1 {
             for e in s.row_range(r) {
@@ -155,16 +205,11 @@ pub fn tiles(s: &Csr, to_original: Option<&[u32]>, ti: usize, tj: usize) -> Tile
                 blocks.push([
                     r0 as u32,
                     (t * tj) as u32,
-                    (base + counts[t]) as u32,
-                    (base + counts[t + 1]) as u32,
+                    (span.start + counts[t]) as u32,
+                    (span.start + counts[t + 1]) as u32,
                 ]);
             }
         }
     }
-    TileTiling {
-        blocks,
-        idx,
-        vals,
-        perm,
-    }
+    blocks
 }
