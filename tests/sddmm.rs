@@ -46,6 +46,15 @@ fn all_variant_options() -> Vec<Options> {
         opts(Variant::Warp),
         opts(Variant::Auto),
     ];
+    // The row index per nonzero expanded on the device (the default on GPUs; lavapipe, a
+    // CPU device, builds it on the host unless told).
+    for variant in [Variant::Naive, Variant::Warp] {
+        out.push(Options {
+            variant,
+            build_on_device: Some(true),
+            ..Default::default()
+        });
+    }
     for variant in [Variant::SmL2, Variant::SmSm] {
         for transpose in [Transpose::Never, Transpose::Always] {
             for compress in [true, false] {
@@ -517,6 +526,31 @@ fn plans_sharing_s_uploads_match_the_twin() {
                 "{:?}: max rel {:e}",
                 plan.config,
                 cmp.max_rel_error
+            );
+        }
+    }
+}
+
+#[test]
+fn rows_expanded_on_the_device_skip_empty_rows() {
+    // Empty rows first, in the middle (several in a row) and last.
+    let mut coo = Coo::empty(9, 7);
+    for (i, j) in [(1, 0), (1, 6), (2, 3), (5, 1), (5, 2), (5, 5), (7, 4)] {
+        coo.rows.push(i);
+        coo.cols.push(j);
+        coo.values.push(1.0 + j as f32);
+    }
+    let s = coo.to_csr();
+    for variant in [Variant::Naive, Variant::Warp] {
+        for build_on_device in [true, false] {
+            check(
+                &s,
+                5,
+                Options {
+                    variant,
+                    build_on_device: Some(build_on_device),
+                    ..Default::default()
+                },
             );
         }
     }

@@ -21,6 +21,7 @@ shader_table!(
     "selftest/reduce",
     "selftest/atomic",
     "selftest/half_rng",
+    "sddmm/expand_rows",
     "sddmm/naive",
     "sddmm/warp",
     "sddmm/sm_l2",

@@ -39,6 +39,8 @@ pub struct Config {
     pub subgroup_reduce: bool,
     /// Padded row stride of A and B in floats.
     pub stride: usize,
+    /// Parts of the plan built on the device (see [`Options::build_on_device`]).
+    pub build_on_device: bool,
 }
 
 const COO_BINDINGS: [Binding; 7] = [
@@ -208,6 +210,7 @@ pub(crate) fn resolve(gpu: &Gpu, s: &Csr, k: usize, options: &Options) -> Result
         transposed,
         subgroup_reduce: caps.shuffle_fits(vws) && variant != Variant::Naive,
         stride,
+        build_on_device: options.build_on_device.unwrap_or(caps.device_type != "Cpu"),
     })
 }
 
@@ -401,7 +404,11 @@ fn prepare_band(
                 arrays: match coo {
                     Some(arrays) => arrays,
                     None => Arc::new(CooArrays {
-                        rows: GpuBuffer::upload(gpu, "sddmm.rows", &s.row_indices())?,
+                        rows: if config.build_on_device {
+                            expand_rows(gpu, s)?
+                        } else {
+                            GpuBuffer::upload(gpu, "sddmm.rows", &s.row_indices())?
+                        },
                         cols: GpuBuffer::upload(gpu, "sddmm.cols", &s.col_idx)?,
                         vals: GpuBuffer::upload(gpu, "sddmm.vals", &s.values)?,
                     }),
@@ -494,6 +501,44 @@ fn prepare_band(
         }
         Variant::Auto => unreachable!("resolved before prepare"),
     }
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct ExpandParams {
+    nnz: u32,
+    nrows: u32,
+    pad: [u32; 2],
+}
+
+/// The row of every nonzero of `s`, built on the GPU from its row offsets (the queue runs
+/// it before any later dispatch that reads it).
+fn expand_rows(gpu: &Gpu, s: &Csr) -> Result<GpuBuffer<u32>> {
+    let rows = GpuBuffer::<u32>::zeroed(gpu, "sddmm.rows", s.nnz())?;
+    if s.nnz() == 0 {
+        return Ok(rows);
+    }
+    let row_ptr = GpuBuffer::upload(gpu, "sddmm.row_ptr", &s.row_ptr)?;
+    let wg = 256u32;
+    let kernel = gpu.kernel(&KernelSpec {
+        name: "sddmm/expand_rows",
+        defines: vec![],
+        constants: vec![("WG", wg as f64)],
+        bindings: &[Binding::Uniform, Binding::Read, Binding::ReadWrite],
+    })?;
+    let params = gpu.uniform(
+        "sddmm.expand_rows",
+        &ExpandParams {
+            nnz: s.nnz() as u32,
+            nrows: s.nrows as u32,
+            pad: [0; 2],
+        },
+    );
+    let bg = kernel.bind(gpu, &[&params, row_ptr.raw(), rows.raw()])?;
+    let mut batch = Batch::new(gpu);
+    batch.dispatch(&kernel, bg, gpu.grid(s.nnz().div_ceil(wg as usize) as u32)?)?;
+    batch.submit()?;
+    Ok(rows)
 }
 
 /// S itself, or Sᵀ with the map from Sᵀ's CSR order to S's.

@@ -97,6 +97,10 @@ pub struct Options {
     pub cache_bytes: Option<u64>,
     /// Density above which `Auto` takes SM-SM (the paper's 5%).
     pub dense_threshold: f64,
+    /// Build what the plan can on the device instead of the host (today: the naive and
+    /// warp kernels' row index per nonzero, from S's row offsets). `None`: on the device
+    /// unless it is a CPU, where the host's own code is faster.
+    pub build_on_device: Option<bool>,
 }
 
 impl Default for Options {
@@ -114,6 +118,7 @@ impl Default for Options {
             transpose: Transpose::Auto,
             cache_bytes: None,
             dense_threshold: 0.05,
+            build_on_device: None,
         }
     }
 }
