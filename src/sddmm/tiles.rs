@@ -63,33 +63,65 @@ pub fn panels(
             *v = s.values[order.entry[offset + k] as usize];
         }
     });
+    // Panels own disjoint spans of idx: build their blocks in parallel, panels dealt to
+    // threads in contiguous groups of roughly equal nonzero counts.
+    let mut idx = vec![0u32; nnz];
+    let parts = if nnz < 1 << 16 {
+        1
+    } else {
+        threads().min(n_panels)
+    };
+    let mut bounds = vec![0usize];
+    for k in 1..parts {
+        let target = nnz * k / parts;
+        let p = panel_start.partition_point(|&x| x < target).min(n_panels);
+        bounds.push(p.max(*bounds.last().unwrap()));
+    }
+    bounds.push(n_panels);
+    bounds.dedup();
+    let pieces: Vec<(Vec<[u32; 8]>, Vec<u32>)> = std::thread::scope(|scope| {
+        let mut rest = &mut idx[..];
+        let mut handles = Vec::new();
+        for w in bounds.windows(2) {
+            let span = panel_start[w[0]]..panel_start[w[1]];
+            let (mine, tail) = std::mem::take(&mut rest).split_at_mut(span.len());
+            rest = tail;
+            let (rows, cols, panel_start) = (&rows, &cols, &panel_start);
+            let panels = w[0]..w[1];
+            handles.push(scope.spawn(move || {
+                let mut out = (Vec::new(), Vec::new());
+                for p in panels {
+                    let (lo, hi) = (panel_start[p], panel_start[p + 1]);
+                    let first = span.start;
+                    block_panel(
+                        p * tj,
+                        lo..hi,
+                        rows,
+                        cols,
+                        ti,
+                        max_nnz,
+                        compress,
+                        &mut mine[lo - first..hi - first],
+                        &mut out,
+                    );
+                }
+                out
+            }));
+        }
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("tiling thread panicked"))
+            .collect()
+    });
     let mut blocks = Vec::new();
     let mut active_rows = Vec::new();
-    let mut idx = vec![0u32; nnz];
-    for p in 0..n_panels {
-        let base = (p * tj) as u32;
-        let (lo, hi) = (panel_start[p], panel_start[p + 1]);
-        let mut e = lo;
-        while e < hi {
-            // One block: up to `ti` active rows and `max_nnz` nonzeros.
-            let rows_start = active_rows.len() as u32;
-            let nnz_start = e;
-            let mut local = 0u32;
-            while e < hi && (local as usize) < ti && e - nnz_start < max_nnz {
-                let r = rows[e];
-                active_rows.push(r);
-                while e < hi && rows[e] == r && e - nnz_start < max_nnz {
-                    idx[e] = if compress {
-                        (local << 16) | (cols[e] - base)
-                    } else {
-                        local
-                    };
-                    e += 1;
-                }
-                local += 1;
-            }
-            blocks.push([rows_start, local, nnz_start as u32, e as u32, base, 0, 0, 0]);
-        }
+    for (piece_blocks, piece_rows) in pieces {
+        let offset = active_rows.len() as u32;
+        blocks.extend(piece_blocks.into_iter().map(|mut b| {
+            b[0] += offset;
+            b
+        }));
+        active_rows.extend(piece_rows);
     }
     PanelTiling {
         blocks,
@@ -99,6 +131,48 @@ pub fn panels(
         vals,
         perm,
         n_panels,
+    }
+}
+
+/// Cuts panel `nonzeros` (positions in panel order; rows ascending) into blocks of at most
+/// `ti` active rows and `max_nnz` nonzeros, writing each nonzero's index word into `idx`
+/// (the panel's own span) and appending to `out` = (blocks, active rows). Block row starts
+/// are relative to `out`'s active rows.
+#[allow(clippy::too_many_arguments)]
+fn block_panel(
+    col_base: usize,
+    nonzeros: std::ops::Range<usize>,
+    rows: &[u32],
+    cols: &[u32],
+    ti: usize,
+    max_nnz: usize,
+    compress: bool,
+    idx: &mut [u32],
+    out: &mut (Vec<[u32; 8]>, Vec<u32>),
+) {
+    let (blocks, active_rows) = out;
+    let base = col_base as u32;
+    let (lo, hi) = (nonzeros.start, nonzeros.end);
+    let mut e = lo;
+    while e < hi {
+        // One block: up to `ti` active rows and `max_nnz` nonzeros.
+        let rows_start = active_rows.len() as u32;
+        let nnz_start = e;
+        let mut local = 0u32;
+        while e < hi && (local as usize) < ti && e - nnz_start < max_nnz {
+            let r = rows[e];
+            active_rows.push(r);
+            while e < hi && rows[e] == r && e - nnz_start < max_nnz {
+                idx[e - lo] = if compress {
+                    (local << 16) | (cols[e] - base)
+                } else {
+                    local
+                };
+                e += 1;
+            }
+            local += 1;
+        }
+        blocks.push([rows_start, local, nnz_start as u32, e as u32, base, 0, 0, 0]);
     }
 }
 
