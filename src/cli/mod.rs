@@ -118,7 +118,10 @@ fn info(as_json: bool) -> Result<ExitCode> {
         ),
         (
             "storage binding",
-            format!("{} B", c.max_storage_binding_bytes),
+            format!(
+                "{} B, offsets in steps of {} B",
+                c.max_storage_binding_bytes, c.storage_offset_alignment
+            ),
         ),
         ("buffer", format!("{} B", c.max_buffer_bytes)),
         (
@@ -126,7 +129,7 @@ fn info(as_json: bool) -> Result<ExitCode> {
             format!("{} B (WGSPARSE_L2_BYTES)", c.l2_bytes),
         ),
         (
-            "L1 assumed by models",
+            "L1 (per compute unit)",
             format!("{} B (WGSPARSE_L1_BYTES)", c.l1_bytes),
         ),
     ];
