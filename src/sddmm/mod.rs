@@ -8,6 +8,7 @@
 //! model ([`model`]). A [`Plan`] does the tiling once; `run` reuses it with new A and B.
 
 pub mod bands;
+mod config;
 pub mod cpu;
 mod kernels;
 pub mod model;
@@ -23,7 +24,7 @@ use crate::gpu::{Batch, Gpu, GpuBuffer, GpuTime};
 use crate::sparse::{Csr, Dense, GpuCsr, GpuDense};
 use crate::{Error, Result};
 
-pub use kernels::Config;
+pub use config::Config;
 
 /// Which kernel computes the SDDMM.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
@@ -170,7 +171,7 @@ impl Plan {
         options: Options,
         like: Option<&[kernels::PreparedBand]>,
     ) -> Result<Plan> {
-        let config = kernels::resolve(gpu, s, k, &options)?;
+        let config = config::resolve(gpu, s, k, &options)?;
         let bands = kernels::prepare(gpu, s, &config, like)?;
         Ok(Plan {
             nrows: s.nrows,

@@ -426,7 +426,7 @@ pub fn tune(
     ops: &Operands,
 ) -> Result<(Measurement, Plan)> {
     s.validate()?;
-    let tiled = crate::sddmm::kernels::resolve(gpu, s, k, options)?.variant;
+    let tiled = crate::sddmm::config::resolve(gpu, s, k, options)?.variant;
     let mut best: Option<(Measurement, Plan)> = None;
     let mut coo: Option<Plan> = None;
     let is_coo = |p: &Plan| matches!(p.config.variant, Variant::Naive | Variant::Warp);
