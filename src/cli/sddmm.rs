@@ -7,7 +7,7 @@ use clap::ValueEnum;
 use serde_json::json;
 
 use wgsparse::report::demo::describe;
-use wgsparse::sddmm::{suite, tune, Options, Transpose, Variant};
+use wgsparse::sddmm::{suite, sweep, tune, Options, Transpose, Variant};
 use wgsparse::sparse::Csr;
 use wgsparse::{io, report, Error, Gpu, Result};
 
@@ -241,7 +241,7 @@ pub fn run(args: SddmmArgs) -> Result<ExitCode> {
         }
         if args.sweep {
             let pb = interactive.then(indicatif::ProgressBar::new_spinner);
-            let sw = tune::sweep(
+            let sw = sweep::sweep(
                 &gpu,
                 &s,
                 &ops,

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
-use crate::sddmm::tune::Sweep;
+use crate::sddmm::sweep::Sweep;
 use crate::{Error, Result};
 
 const PALETTE: [RGBColor; 6] = [

@@ -13,6 +13,7 @@ pub mod cpu;
 mod kernels;
 pub mod model;
 pub mod suite;
+pub mod sweep;
 pub mod tiles;
 pub mod tune;
 

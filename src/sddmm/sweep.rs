@@ -1,0 +1,170 @@
+//! The exhaustive SM-L2 / SM-SM search (the paper's Fig. 8): every (Tj, Tk), then lanes,
+//! workgroup size and unroll at the best tile and at the model's, and how far the model's
+//! panel width lands from the best.
+
+use serde::Serialize;
+
+use crate::gpu::Gpu;
+use crate::sddmm::tune::{measure, Measurement, Operands, Reference};
+use crate::sddmm::{model, Options, Plan, Variant};
+use crate::sparse::Csr;
+use crate::{Error, Result};
+
+/// The sweep's findings.
+#[derive(Clone, Debug, Serialize)]
+pub struct Sweep {
+    /// Every configuration measured.
+    pub points: Vec<Measurement>,
+    /// The fastest.
+    pub best: Measurement,
+    /// The best point at the model's Tj, Tk and the rest tuned (the paper's "model" bar).
+    pub model: Measurement,
+    /// model time / best time − 1 (0.05 = the model is 5% slower than the best).
+    pub model_gap: f64,
+}
+
+/// Panel-width candidates: the model's, a quarter, half and twice it, and N/32 … N
+/// (multiples of 5000 above 5000).
+fn tj_candidates(n: usize, model_tj: usize) -> Vec<usize> {
+    let mut v: Vec<usize> = [32, 16, 8, 4, 2, 1]
+        .iter()
+        .map(|d| n.div_ceil(*d))
+        .map(|t| if t > 5000 { t.div_ceil(5000) * 5000 } else { t })
+        .chain([model_tj / 4, model_tj / 2, model_tj, model_tj * 2])
+        .map(|t| t.clamp(1, n.max(1)))
+        .collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// Exhaustive SM-L2 (or SM-SM) search over (Tj, Tk), then vws × workgroup (and unroll 2)
+/// at the best (Tj, Tk) and at the model's Tj with its best Tk; reports how far the model's
+/// Tj, with everything else tuned, lands from the best. `progress` is told each point.
+pub fn sweep(
+    gpu: &Gpu,
+    s: &Csr,
+    ops: &Operands,
+    base: &Options,
+    reps: usize,
+    reference: Option<&Reference>,
+    mut progress: impl FnMut(&Measurement),
+) -> Result<Sweep> {
+    let k = ops.a.ncols;
+    let model_plan = Plan::new(gpu, s, k, base.clone())?;
+    let variant = model_plan.config.variant;
+    if !matches!(variant, Variant::SmL2 | Variant::SmSm) {
+        return Err(Error::Option(
+            "--sweep needs a tiled variant (auto, sm-l2 or sm-sm)".into(),
+        ));
+    }
+    let n = if model_plan.config.transposed {
+        s.nrows
+    } else {
+        s.ncols
+    };
+    let model_tj = model_plan.config.tj;
+    drop(model_plan);
+    let tjs = if variant == Variant::SmSm {
+        vec![16, 32, 64, 96, 128]
+    } else {
+        tj_candidates(n, model_tj)
+    };
+    let tks = model::slice_candidates(crate::sparse::GpuDense::stride_for(k), 32);
+    let mut points = Vec::new();
+    let mut try_point =
+        |o: Options, points: &mut Vec<Measurement>| match measure(gpu, s, ops, &o, reps, reference)
+        {
+            Ok(m) => {
+                progress(&m);
+                points.push(m);
+                Ok(())
+            }
+            // Configurations that do not fit this adapter are skipped, not fatal.
+            Err(Error::Option(_)) => Ok(()),
+            Err(e) => Err(e),
+        };
+    for &tj in &tjs {
+        for &tk in &tks {
+            let o = Options {
+                variant,
+                tj: Some(tj),
+                tk: Some(tk),
+                ti: if variant == Variant::SmSm {
+                    Some(tj)
+                } else {
+                    base.ti
+                },
+                ..base.clone()
+            };
+            try_point(o, &mut points)?;
+        }
+    }
+    let by_time = |p: &&Measurement, q: &&Measurement| p.ms.total_cmp(&q.ms);
+    let model_tj = model_tj.min(n).max(1);
+    let best_tile = points
+        .iter()
+        .min_by(by_time)
+        .cloned()
+        .ok_or_else(|| Error::Option("no sweep configuration fits this adapter".into()))?;
+    // The model fixes Tj only; Tk, vws, the workgroup size and unroll are tuned, so they
+    // are tuned at the model's Tj as well as at the best tile.
+    let model_tile = points
+        .iter()
+        .filter(|p| p.config.tj == model_tj)
+        .min_by(by_time)
+        .cloned();
+    let mut tiles = vec![best_tile];
+    tiles.extend(model_tile.filter(|m| m.config.tj != tiles[0].config.tj));
+    for tile in tiles {
+        let at = |vws: u32, workgroup: u32, unroll: u32| Options {
+            variant,
+            tj: Some(tile.config.tj),
+            tk: Some(tile.config.tk),
+            ti: if variant == Variant::SmSm {
+                Some(tile.config.ti)
+            } else {
+                base.ti
+            },
+            vws: Some(vws),
+            workgroup: Some(workgroup),
+            unroll: Some(unroll),
+            ..base.clone()
+        };
+        for wg in [128, 256, 512] {
+            for vws in [2u32, 4, 8, 16] {
+                if wg > gpu.caps.max_invocations_per_workgroup || vws > wg {
+                    continue;
+                }
+                try_point(at(vws, wg, 1), &mut points)?;
+            }
+        }
+        if variant == Variant::SmL2 {
+            let b = points
+                .iter()
+                .filter(|p| p.config.tj == tile.config.tj && p.config.tk == tile.config.tk)
+                .min_by(by_time)
+                .cloned()
+                .expect("the tile itself was measured");
+            try_point(at(b.config.vws, b.config.workgroup, 2), &mut points)?;
+        }
+    }
+    let best = points
+        .iter()
+        .min_by(by_time)
+        .cloned()
+        .expect("points is not empty");
+    let model = points
+        .iter()
+        .filter(|p| p.config.tj == model_tj && base.vws.is_none_or(|v| v == p.config.vws))
+        .min_by(by_time)
+        .cloned()
+        .unwrap_or_else(|| best.clone());
+    let model_gap = model.ms / best.ms - 1.0;
+    Ok(Sweep {
+        points,
+        best,
+        model,
+        model_gap,
+    })
+}
