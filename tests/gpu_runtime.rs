@@ -329,3 +329,33 @@ fn every_format_has_a_device_twin_that_round_trips() {
     assert_eq!(gd.stride, 16);
     assert_eq!(gd.read(gpu).unwrap(), dense);
 }
+
+#[test]
+fn exclusive_scan_matches_the_cpu_at_every_level_count() {
+    // 1 block, block edges, 2 levels, 3 levels; with subgroups and without.
+    use wgsparse::gpu::ExclusiveScan;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(17);
+    for gpu in [common::gpu(), common::gpu_plain()] {
+        for n in [0usize, 1, 5, 1023, 1024, 1025, 70_001, 1_100_003] {
+            // Power-law counts (mostly small, a few large), sums well below 2³².
+            let values: Vec<u32> = (0..n)
+                .map(|_| (rng.random_range(0.02f64..1.0).powf(-1.5) as u32).min(3000))
+                .collect();
+            let mut want = Vec::with_capacity(n);
+            let mut run = 0u32;
+            for &v in &values {
+                want.push(run);
+                run += v;
+            }
+            let data = GpuBuffer::upload(gpu, "scan", &values).unwrap();
+            let scan = ExclusiveScan::new(gpu, n).unwrap();
+            let mut batch = Batch::new(gpu);
+            scan.record(&mut batch, &data).unwrap();
+            batch.submit().unwrap();
+            let got = data.read(gpu).unwrap();
+            if let Some(i) = (0..n).find(|&i| got[i] != want[i]) {
+                panic!("n = {n}: element {i} is {} want {}", got[i], want[i]);
+            }
+        }
+    }
+}

@@ -10,6 +10,7 @@ mod caps;
 mod context;
 mod kernels;
 pub mod preprocess;
+mod scan;
 pub mod shaders;
 mod timer;
 
@@ -18,4 +19,5 @@ pub use buffer::GpuBuffer;
 pub use caps::Caps;
 pub use context::{Gpu, GpuOptions};
 pub use kernels::{Binding, Kernel, KernelSpec};
+pub use scan::ExclusiveScan;
 pub use timer::{median_warm, GpuTime, WARM_UP_MAX_SECONDS, WARM_UP_SECONDS};

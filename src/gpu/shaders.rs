@@ -18,6 +18,8 @@ shader_table!(
     "shared/rng",
     "runtime/copy",
     "runtime/empty",
+    "runtime/scan_blocks",
+    "runtime/scan_add",
     "selftest/reduce",
     "selftest/atomic",
     "selftest/half_rng",
