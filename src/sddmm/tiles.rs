@@ -1,7 +1,7 @@
 //! Host-side tilings of S for the tiled kernels. Both produce nonzeros in block order with a
 //! `perm` back to CSR order, and `blocks[b] = (x, y, first nonzero, end)`.
 
-use crate::sparse::bucket::{bucket_entries, par_fill, threads};
+use crate::sparse::bucket::{balanced_cuts, bucket_entries, par_fill, threads};
 use crate::sparse::Csr;
 
 /// SM-L2 tiling: column panels of width `tj`; per panel the active rows (rows with at least
@@ -71,14 +71,7 @@ pub fn panels(
     } else {
         threads().min(n_panels)
     };
-    let mut bounds = vec![0usize];
-    for k in 1..parts {
-        let target = nnz * k / parts;
-        let p = panel_start.partition_point(|&x| x < target).min(n_panels);
-        bounds.push(p.max(*bounds.last().unwrap()));
-    }
-    bounds.push(n_panels);
-    bounds.dedup();
+    let bounds = balanced_cuts(n_panels, parts, |p| panel_start[p]);
     let pieces: Vec<(Vec<[u32; 8]>, Vec<u32>)> = std::thread::scope(|scope| {
         let mut rest = &mut idx[..];
         let mut handles = Vec::new();
@@ -200,14 +193,9 @@ pub fn tiles(s: &Csr, to_original: Option<&[u32]>, ti: usize, tj: usize) -> Tile
     let n_panels = s.nrows.div_ceil(ti);
     let parts = if nnz < 1 << 16 { 1 } else { threads() };
     // Row-panel boundaries of roughly equal nonzero counts, one range per thread.
-    let mut bounds = vec![0usize];
-    for k in 1..parts {
-        let target = nnz * k / parts;
-        let row = s.row_ptr.partition_point(|&x| (x as usize) < target);
-        bounds.push((row / ti).clamp(*bounds.last().unwrap(), n_panels));
-    }
-    bounds.push(n_panels);
-    bounds.dedup();
+    let bounds = balanced_cuts(n_panels, parts, |p| {
+        s.row_ptr[(p * ti).min(s.nrows)] as usize
+    });
     let blocks = std::thread::scope(|scope| {
         let (mut idx_rest, mut vals_rest, mut perm_rest) =
             (&mut idx[..], &mut vals[..], &mut perm[..]);

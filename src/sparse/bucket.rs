@@ -28,26 +28,36 @@ pub(crate) fn threads() -> usize {
         .clamp(1, 32)
 }
 
+/// Cuts items `0..n` into `parts` contiguous groups of roughly equal weight, where
+/// `before(i)` is the total weight of items `0..i` (non-decreasing in `i`). Returns `parts + 1`
+/// non-decreasing cut points from 0 to `n` (groups may be empty).
+pub(crate) fn balanced_cuts(n: usize, parts: usize, before: impl Fn(usize) -> usize) -> Vec<usize> {
+    let total = before(n);
+    let mut cuts = vec![0];
+    for k in 1..parts {
+        let target = total * k / parts;
+        // The first item whose prefix weight reaches the target.
+        let (mut lo, mut hi) = (0, n);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if before(mid) < target {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        cuts.push(lo.max(*cuts.last().expect("starts with 0")));
+    }
+    cuts.push(n);
+    cuts
+}
+
 /// Row ranges of roughly equal nonzero counts, one per thread.
 fn row_chunks(s: &Csr, parts: usize) -> Vec<(usize, usize)> {
-    let nnz = s.nnz();
-    let mut out = Vec::with_capacity(parts);
-    let mut lo = 0usize;
-    for p in 1..=parts {
-        let hi = if p == parts {
-            s.nrows
-        } else {
-            let target = (nnz * p / parts) as u32;
-            s.row_ptr
-                .partition_point(|&x| x < target)
-                .saturating_sub(1)
-                .max(lo)
-                .min(s.nrows)
-        };
-        out.push((lo, hi));
-        lo = hi;
-    }
-    out
+    balanced_cuts(s.nrows, parts, |r| s.row_ptr[r] as usize)
+        .windows(2)
+        .map(|w| (w[0], w[1]))
+        .collect()
 }
 
 /// Groups the entries of `s` by `bucket(column)`; stable, parallel over row ranges.
