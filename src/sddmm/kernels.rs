@@ -157,12 +157,14 @@ pub(crate) fn prepare(
     let align = caps.storage_offset_alignment.max(4) as u64;
     let bands = bands::row_bands(s, config.stride, binding, align)?;
     let whole = bands.len() == 1 && bands[0].rows == (0..s.nrows);
-    let shared = |i: usize, rows: &Range<usize>| match like.and_then(|l| l.get(i)) {
+    // `like`'s COO arrays for band `i`, when it was cut into the same bands.
+    let like = like.filter(|l| l.len() == bands.len());
+    let shared = |i: usize, rows: &Range<usize>| match like.map(|l| &l[i]) {
         Some(PreparedBand {
             rows: r,
             prepared: Prepared::Coo { arrays, .. },
             ..
-        }) if r == rows && like.is_some_and(|l| l.len() == bands.len()) => Some(arrays.clone()),
+        }) if r == rows => Some(arrays.clone()),
         _ => None,
     };
     bands

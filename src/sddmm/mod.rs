@@ -165,7 +165,8 @@ impl Plan {
         Self::build(gpu, s, k, options, Some(&like.bands))
     }
 
-    fn build(
+    /// [`Plan::new`] without validating `s` (the caller has).
+    pub(crate) fn build(
         gpu: &Gpu,
         s: &Csr,
         k: usize,

@@ -5,8 +5,8 @@
 use serde::Serialize;
 
 use crate::gpu::Gpu;
-use crate::sddmm::tune::{measure, Measurement, Operands, Reference};
-use crate::sddmm::{model, Options, Plan, Variant};
+use crate::sddmm::tune::{measure_valid, Measurement, Operands, Reference};
+use crate::sddmm::{model, Options, Variant};
 use crate::sparse::Csr;
 use crate::{Error, Result};
 
@@ -51,20 +51,16 @@ pub fn sweep(
     mut progress: impl FnMut(&Measurement),
 ) -> Result<Sweep> {
     let k = ops.a.ncols;
-    let model_plan = Plan::new(gpu, s, k, base.clone())?;
-    let variant = model_plan.config.variant;
+    s.validate()?;
+    let model = crate::sddmm::config::resolve(gpu, s, k, base)?;
+    let variant = model.variant;
     if !matches!(variant, Variant::SmL2 | Variant::SmSm) {
         return Err(Error::Option(
             "--sweep needs a tiled variant (auto, sm-l2 or sm-sm)".into(),
         ));
     }
-    let n = if model_plan.config.transposed {
-        s.nrows
-    } else {
-        s.ncols
-    };
-    let model_tj = model_plan.config.tj;
-    drop(model_plan);
+    let n = if model.transposed { s.nrows } else { s.ncols };
+    let model_tj = model.tj;
     let tjs = if variant == Variant::SmSm {
         vec![16, 32, 64, 96, 128]
     } else {
@@ -72,18 +68,18 @@ pub fn sweep(
     };
     let tks = model::slice_candidates(crate::sparse::GpuDense::stride_for(k), 32);
     let mut points = Vec::new();
-    let mut try_point =
-        |o: Options, points: &mut Vec<Measurement>| match measure(gpu, s, ops, &o, reps, reference)
-        {
-            Ok(m) => {
-                progress(&m);
-                points.push(m);
-                Ok(())
-            }
-            // Configurations that do not fit this adapter are skipped, not fatal.
-            Err(Error::Option(_)) => Ok(()),
-            Err(e) => Err(e),
-        };
+    let mut try_point = |o: Options, points: &mut Vec<Measurement>| match measure_valid(
+        gpu, s, ops, &o, reps, reference,
+    ) {
+        Ok(m) => {
+            progress(&m);
+            points.push(m);
+            Ok(())
+        }
+        // Configurations that do not fit this adapter are skipped, not fatal.
+        Err(Error::Option(_)) => Ok(()),
+        Err(e) => Err(e),
+    };
     for &tj in &tjs {
         for &tk in &tks {
             let o = Options {

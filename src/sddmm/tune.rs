@@ -108,9 +108,23 @@ pub fn measure(
     reps: usize,
     reference: Option<&Reference>,
 ) -> Result<Measurement> {
+    s.validate()?;
+    measure_valid(gpu, s, ops, options, reps, reference)
+}
+
+/// [`measure`] on an `s` the caller has validated (the sweep measures dozens of plans of
+/// one S).
+pub(crate) fn measure_valid(
+    gpu: &Gpu,
+    s: &Csr,
+    ops: &Operands,
+    options: &Options,
+    reps: usize,
+    reference: Option<&Reference>,
+) -> Result<Measurement> {
     let k = ops.a.ncols;
     let t0 = std::time::Instant::now();
-    let plan = Plan::new(gpu, s, k, options.clone())?;
+    let plan = Plan::build(gpu, s, k, options.clone(), None)?;
     let plan_ms = t0.elapsed().as_secs_f64() * 1e3;
     measure_plan(gpu, s, &plan, ops, reps, reference, plan_ms)
 }
@@ -256,8 +270,8 @@ fn candidates(options: &Options, tiled: Variant, k: usize) -> Vec<Options> {
 }
 
 /// Times the autotuner's candidates for `options` (see [`autotuned_plan`]) on `ops` and
-/// returns the fastest with its measurement. The naive and warp candidates share one upload
-/// of S, so tuning them costs kernel runs, not uploads.
+/// returns the fastest with its measurement. S is validated once; the naive and warp
+/// candidates share one upload of S, so tuning them costs kernel runs, not uploads.
 pub fn tune(
     gpu: &Gpu,
     s: &Csr,
@@ -278,7 +292,7 @@ pub fn tune(
         let t0 = std::time::Instant::now();
         let plan = match like {
             Some(like) if untiled => Plan::new_like(gpu, s, k, o, like),
-            _ => Plan::new(gpu, s, k, o),
+            _ => Plan::build(gpu, s, k, o, None),
         };
         let plan = match plan {
             Ok(p) => p,
