@@ -55,18 +55,22 @@ fn all_variant_options() -> Vec<Options> {
             ..Default::default()
         });
     }
+    // Tilings built on the host and on the device (counted, scanned and placed there).
     for variant in [Variant::SmL2, Variant::SmSm] {
         for transpose in [Transpose::Never, Transpose::Always] {
             for compress in [true, false] {
                 if variant == Variant::SmSm && !compress {
                     continue;
                 }
-                out.push(Options {
-                    variant,
-                    transpose,
-                    compress,
-                    ..Default::default()
-                });
+                for build_on_device in [false, true] {
+                    out.push(Options {
+                        variant,
+                        transpose,
+                        compress,
+                        build_on_device: Some(build_on_device),
+                        ..Default::default()
+                    });
+                }
             }
         }
     }

@@ -3,6 +3,9 @@
 // workgroup memory; virtual subgroups of VWS lanes take the tile's nonzeros cyclically.
 // Partials accumulate across slices in `out` and are multiplied by S_ij on the last slice.
 // idx[e] = local_row << 16 | local_col (TI, TJ <= 65536); perm scatters to CSR order.
+// Staged rows are ROW4 = TK4 + 1 vec4 apart: at a stride of exactly TK4 (a multiple of 128
+// bytes whenever Tk is a multiple of 32) the virtual subgroups of one hardware subgroup, each
+// on its own random row, would all hit the same memory banks.
 #import shared/reduce
 #import sddmm/slice_out
 
@@ -12,6 +15,7 @@ override TI: u32 = 64u;
 override TJ: u32 = 64u;
 override TK: u32 = 32u;
 override TK4: u32 = TK / 4u;
+override ROW4: u32 = TK4 + 1u;
 
 struct Params {
     n_blocks: u32,
@@ -35,8 +39,8 @@ struct Params {
 @group(0) @binding(6) var<storage, read> b: array<vec4<f32>>;
 @group(0) @binding(7) var<storage, read_write> out: array<f32>;
 
-var<workgroup> sh_a: array<vec4<f32>, TI * TK4>;
-var<workgroup> sh_b: array<vec4<f32>, TJ * TK4>;
+var<workgroup> sh_a: array<vec4<f32>, TI * ROW4>;
+var<workgroup> sh_b: array<vec4<f32>, TJ * ROW4>;
 var<workgroup> block: vec4<u32>;
 
 @compute @workgroup_size(WG)
@@ -68,7 +72,7 @@ fn main(
             if q < w4 {
                 v = a[(blk.x + i / TK4) * params.stride4 + k4 + q];
             }
-            sh_a[i] = v;
+            sh_a[i / TK4 * ROW4 + q] = v;
         }
         for (var i = lid; i < cols_here * TK4; i += WG) {
             let q = i % TK4;
@@ -76,7 +80,7 @@ fn main(
             if q < w4 {
                 v = b[(blk.y + i / TK4) * params.stride4 + k4 + q];
             }
-            sh_b[i] = v;
+            sh_b[i / TK4 * ROW4 + q] = v;
         }
         workgroupBarrier();
         for (var t = 0u; t < trips; t++) {
@@ -86,8 +90,8 @@ fn main(
             var p1 = vec4<f32>(0.0);
             if valid {
                 let packed = idx[e];
-                let sa = (packed >> 16u) * TK4;
-                let sb = (packed & 0xffffu) * TK4;
+                let sa = (packed >> 16u) * ROW4;
+                let sb = (packed & 0xffffu) * ROW4;
                 for (var q = 2u * lane; q < w4; q += 2u * VWS) {
                     p0 += sh_a[sa + q] * sh_b[sb + q];
                     p1 += sh_a[sa + q + 1u] * sh_b[sb + q + 1u];

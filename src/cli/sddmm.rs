@@ -22,6 +22,14 @@ enum VariantArg {
 }
 
 #[derive(Clone, Copy, ValueEnum)]
+enum BuildArg {
+    /// On the device unless it is a CPU.
+    Auto,
+    Host,
+    Device,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
 enum TransposeArg {
     Auto,
     Never,
@@ -80,6 +88,9 @@ pub struct SddmmArgs {
     /// Streaming direction.
     #[arg(long, value_enum, default_value = "auto")]
     transpose: TransposeArg,
+    /// Where plans are built: the tilings (count, scan, place) and the row index per nonzero.
+    #[arg(long, value_enum, default_value = "auto")]
+    build_on: BuildArg,
     /// Cache size C for the Tj model in KiB (default: the adapter's L2, as in the paper;
     /// WGSPARSE_L2_BYTES sets it per machine).
     #[arg(long)]
@@ -187,6 +198,11 @@ pub fn run(args: SddmmArgs) -> Result<ExitCode> {
             TransposeArg::Always => Transpose::Always,
         },
         cache_bytes: args.cache_kib.map(|k| k << 10),
+        build_on_device: match args.build_on {
+            BuildArg::Auto => None,
+            BuildArg::Host => Some(false),
+            BuildArg::Device => Some(true),
+        },
         ..Default::default()
     };
     let mut results: Vec<Outcome> = Vec::new();

@@ -29,6 +29,9 @@ shader_table!(
     "sddmm/sm_l2",
     "sddmm/sm_sm",
     "sddmm/slice_out",
+    "sddmm/tile_key",
+    "sddmm/tile_count",
+    "sddmm/tile_place",
 );
 
 /// The source of shader `name`, if it exists.

@@ -40,6 +40,10 @@ pub struct Config {
     pub build_on_device: bool,
 }
 
+/// Floats of padding after every row staged by SM-SM (`ROW4` in `sm_sm.wgsl`): spreads
+/// random rows over the memory banks.
+const SM_SM_ROW_PAD: usize = 4;
+
 fn opt_err(msg: String) -> Error {
     Error::Option(msg)
 }
@@ -119,7 +123,7 @@ pub(crate) fn resolve(gpu: &Gpu, s: &Csr, k: usize, options: &Options) -> Result
         Variant::SmSm => {
             let tk = round_tk(options.tk.unwrap_or(32)).min(stride);
             let avail = caps.max_workgroup_storage_bytes.saturating_sub(reserve(tk)) as usize;
-            let side = (avail / (8 * tk)).clamp(1, 128);
+            let side = (avail / (8 * (tk + SM_SM_ROW_PAD))).clamp(1, 128);
             let ti = options.ti.unwrap_or(side);
             let tj = options.tj.unwrap_or(side);
             if ti > 1 << 16 || tj > 1 << 16 {
@@ -152,7 +156,10 @@ pub(crate) fn resolve(gpu: &Gpu, s: &Csr, k: usize, options: &Options) -> Result
             "vws {vws} must be a power of two ≤ min(32, workgroup size {workgroup})"
         )));
     }
-    let shared = 4 * tk * (ti + if variant == Variant::SmSm { tj } else { 0 });
+    let shared = match variant {
+        Variant::SmSm => 4 * (tk + SM_SM_ROW_PAD) * (ti + tj),
+        _ => 4 * tk * ti,
+    };
     let budget = caps.max_workgroup_storage_bytes as usize;
     let needed = shared + reserve(tk) as usize;
     if tiled && needed > budget {

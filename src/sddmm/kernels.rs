@@ -5,6 +5,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use crate::gpu::{Batch, Binding, Gpu, GpuBuffer, Kernel, KernelSpec};
+use crate::sddmm::device_build::{self, expand_rows, PanelArrays, TileArrays};
 use crate::sddmm::{bands, tiles, Config, Variant};
 use crate::sparse::{Csr, GpuDense};
 use crate::{Error, Result};
@@ -91,22 +92,12 @@ pub(crate) enum Prepared {
     Panels {
         kernel: Arc<Kernel>,
         params: wgpu::Buffer,
-        n_blocks: u32,
-        blocks: GpuBuffer<[u32; 8]>,
-        active_rows: GpuBuffer<u32>,
-        idx: GpuBuffer<u32>,
-        cols: GpuBuffer<u32>,
-        vals: GpuBuffer<f32>,
-        perm: GpuBuffer<u32>,
+        arrays: PanelArrays,
     },
     Tiles {
         kernel: Arc<Kernel>,
         params: wgpu::Buffer,
-        blocks: GpuBuffer<[u32; 4]>,
-        idx: GpuBuffer<u32>,
-        vals: GpuBuffer<f32>,
-        perm: GpuBuffer<u32>,
-        n_blocks: u32,
+        arrays: TileArrays,
     },
 }
 
@@ -247,15 +238,6 @@ fn prepare_band(
             })
         }
         Variant::SmL2 => {
-            let (st, map) = oriented(s, config.transposed);
-            let t = tiles::panels(
-                &st,
-                map.as_deref(),
-                config.tj,
-                config.ti,
-                config.block_nnz,
-                config.compress,
-            );
             constants.extend([
                 ("VWS", config.vws as f64),
                 ("TI", config.ti as f64),
@@ -272,11 +254,19 @@ fn prepare_band(
                     &SM_L2_BINDINGS
                 },
             })?;
-            let n_blocks = t.blocks.len() as u32;
+            let on_device = if config.build_on_device {
+                device_build::panels(gpu, s, config)?
+            } else {
+                None
+            };
+            let arrays = match on_device {
+                Some(arrays) => arrays,
+                None => host_panels(gpu, s, config)?,
+            };
             let params = gpu.uniform(
                 "sddmm.panels",
                 &PanelParams {
-                    n_blocks,
+                    n_blocks: arrays.n_blocks,
                     stride4,
                     n_slices,
                     out_base,
@@ -285,18 +275,10 @@ fn prepare_band(
             Ok(Prepared::Panels {
                 kernel,
                 params,
-                n_blocks,
-                blocks: GpuBuffer::upload(gpu, "sddmm.blocks", &t.blocks)?,
-                active_rows: GpuBuffer::upload(gpu, "sddmm.active_rows", &t.active_rows)?,
-                idx: GpuBuffer::upload(gpu, "sddmm.idx", &t.idx)?,
-                cols: GpuBuffer::upload(gpu, "sddmm.cols", &t.cols)?,
-                vals: GpuBuffer::upload(gpu, "sddmm.vals", &t.vals)?,
-                perm: GpuBuffer::upload(gpu, "sddmm.perm", &t.perm)?,
+                arrays,
             })
         }
         Variant::SmSm => {
-            let (st, map) = oriented(s, config.transposed);
-            let t = tiles::tiles(&st, map.as_deref(), config.ti, config.tj);
             constants.extend([
                 ("VWS", config.vws as f64),
                 ("TI", config.ti as f64),
@@ -309,66 +291,72 @@ fn prepare_band(
                 constants,
                 bindings: &SM_SM_BINDINGS,
             })?;
-            let n_blocks = t.blocks.len() as u32;
+            let on_device = if config.build_on_device {
+                device_build::tiles(gpu, s, config)?
+            } else {
+                None
+            };
+            let arrays = match on_device {
+                Some(arrays) => arrays,
+                None => host_tiles(gpu, s, config)?,
+            };
+            let (a_rows, b_rows) = if config.transposed {
+                (s.ncols, s.nrows)
+            } else {
+                (s.nrows, s.ncols)
+            };
             let p = TileParams {
-                n_blocks,
+                n_blocks: arrays.n_blocks,
                 stride4,
                 n_slices,
-                a_rows: st.nrows as u32,
-                b_rows: st.ncols as u32,
+                a_rows: a_rows as u32,
+                b_rows: b_rows as u32,
                 out_base,
                 pad: [0; 2],
             };
             Ok(Prepared::Tiles {
                 kernel,
                 params: gpu.uniform("sddmm.tiles", &p),
-                blocks: GpuBuffer::upload(gpu, "sddmm.blocks", &t.blocks)?,
-                idx: GpuBuffer::upload(gpu, "sddmm.idx", &t.idx)?,
-                vals: GpuBuffer::upload(gpu, "sddmm.vals", &t.vals)?,
-                perm: GpuBuffer::upload(gpu, "sddmm.perm", &t.perm)?,
-                n_blocks,
+                arrays,
             })
         }
         Variant::Auto => unreachable!("resolved before prepare"),
     }
 }
 
-#[repr(C)]
-#[derive(Clone, Copy, Pod, Zeroable)]
-struct ExpandParams {
-    nnz: u32,
-    nrows: u32,
-    pad: [u32; 2],
+/// The SM-L2 tiling built on the host and uploaded.
+fn host_panels(gpu: &Gpu, s: &Csr, config: &Config) -> Result<PanelArrays> {
+    let (st, map) = oriented(s, config.transposed);
+    let t = tiles::panels(
+        &st,
+        map.as_deref(),
+        config.tj,
+        config.ti,
+        config.block_nnz,
+        config.compress,
+    );
+    Ok(PanelArrays {
+        n_blocks: t.blocks.len() as u32,
+        blocks: GpuBuffer::upload(gpu, "sddmm.blocks", &t.blocks)?,
+        active_rows: GpuBuffer::upload(gpu, "sddmm.active_rows", &t.active_rows)?,
+        idx: GpuBuffer::upload(gpu, "sddmm.idx", &t.idx)?,
+        cols: GpuBuffer::upload(gpu, "sddmm.cols", &t.cols)?,
+        vals: GpuBuffer::upload(gpu, "sddmm.vals", &t.vals)?,
+        perm: GpuBuffer::upload(gpu, "sddmm.perm", &t.perm)?,
+    })
 }
 
-/// The row of every nonzero of `s`, built on the GPU from its row offsets (the queue runs
-/// it before any later dispatch that reads it).
-fn expand_rows(gpu: &Gpu, s: &Csr) -> Result<GpuBuffer<u32>> {
-    let rows = GpuBuffer::<u32>::zeroed(gpu, "sddmm.rows", s.nnz())?;
-    if s.nnz() == 0 {
-        return Ok(rows);
-    }
-    let row_ptr = GpuBuffer::upload(gpu, "sddmm.row_ptr", &s.row_ptr)?;
-    let wg = 256u32;
-    let kernel = gpu.kernel(&KernelSpec {
-        name: "sddmm/expand_rows",
-        defines: vec![],
-        constants: vec![("WG", wg as f64)],
-        bindings: &[Binding::Uniform, Binding::Read, Binding::ReadWrite],
-    })?;
-    let params = gpu.uniform(
-        "sddmm.expand_rows",
-        &ExpandParams {
-            nnz: s.nnz() as u32,
-            nrows: s.nrows as u32,
-            pad: [0; 2],
-        },
-    );
-    let bg = kernel.bind(gpu, &[&params, row_ptr.raw(), rows.raw()])?;
-    let mut batch = Batch::new(gpu);
-    batch.dispatch(&kernel, bg, gpu.grid(s.nnz().div_ceil(wg as usize) as u32)?)?;
-    batch.submit()?;
-    Ok(rows)
+/// The SM-SM tiling built on the host and uploaded.
+fn host_tiles(gpu: &Gpu, s: &Csr, config: &Config) -> Result<TileArrays> {
+    let (st, map) = oriented(s, config.transposed);
+    let t = tiles::tiles(&st, map.as_deref(), config.ti, config.tj);
+    Ok(TileArrays {
+        n_blocks: t.blocks.len() as u32,
+        blocks: GpuBuffer::upload(gpu, "sddmm.blocks", &t.blocks)?,
+        idx: GpuBuffer::upload(gpu, "sddmm.idx", &t.idx)?,
+        vals: GpuBuffer::upload(gpu, "sddmm.vals", &t.vals)?,
+        perm: GpuBuffer::upload(gpu, "sddmm.perm", &t.perm)?,
+    })
 }
 
 /// S itself, or Sᵀ with the map from Sᵀ's CSR order to S's.
@@ -461,54 +449,44 @@ fn record_band(
         Prepared::Panels {
             kernel,
             params,
-            n_blocks,
-            blocks,
-            active_rows,
-            idx,
-            cols,
-            vals,
-            perm,
+            arrays: t,
         } => {
             let mut list = vec![
                 whole(params),
-                whole(blocks.raw()),
-                whole(active_rows.raw()),
-                whole(idx.raw()),
-                whole(vals.raw()),
-                whole(perm.raw()),
+                whole(t.blocks.raw()),
+                whole(t.active_rows.raw()),
+                whole(t.idx.raw()),
+                whole(t.vals.raw()),
+                whole(t.perm.raw()),
                 a,
                 b,
                 out,
             ];
             if !config.compress {
-                list.push(whole(cols.raw()));
+                list.push(whole(t.cols.raw()));
             }
             let bg = kernel.bind_ranges(gpu, &list)?;
-            batch.dispatch(kernel, bg, gpu.grid(*n_blocks)?)
+            batch.dispatch(kernel, bg, gpu.grid(t.n_blocks)?)
         }
         Prepared::Tiles {
             kernel,
             params,
-            blocks,
-            idx,
-            vals,
-            perm,
-            n_blocks,
+            arrays: t,
         } => {
             let bg = kernel.bind_ranges(
                 gpu,
                 &[
                     whole(params),
-                    whole(blocks.raw()),
-                    whole(idx.raw()),
-                    whole(vals.raw()),
-                    whole(perm.raw()),
+                    whole(t.blocks.raw()),
+                    whole(t.idx.raw()),
+                    whole(t.vals.raw()),
+                    whole(t.perm.raw()),
                     a,
                     b,
                     out,
                 ],
             )?;
-            batch.dispatch(kernel, bg, gpu.grid(*n_blocks)?)
+            batch.dispatch(kernel, bg, gpu.grid(t.n_blocks)?)
         }
     }
 }

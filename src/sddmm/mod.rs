@@ -10,6 +10,7 @@
 pub mod bands;
 mod config;
 pub mod cpu;
+mod device_build;
 mod kernels;
 pub mod model;
 pub mod suite;
@@ -99,9 +100,11 @@ pub struct Options {
     pub cache_bytes: Option<u64>,
     /// Density above which `Auto` takes SM-SM (the paper's 5%).
     pub dense_threshold: f64,
-    /// Build what the plan can on the device instead of the host (today: the naive and
-    /// warp kernels' row index per nonzero, from S's row offsets). `None`: on the device
-    /// unless it is a CPU, where the host's own code is faster.
+    /// Build the plan on the device instead of the host: the SM-L2 and SM-SM tilings
+    /// (bucket counts and placement on the GPU, blocks cut on the host from the counts; no
+    /// transpose of S is built) and the naive and warp kernels' row index per nonzero. A
+    /// tiling with more buckets than about one per nonzero stays on the host. `None`: on the
+    /// device unless it is a CPU, where the host's own code is faster.
     pub build_on_device: Option<bool>,
 }
 

@@ -127,10 +127,71 @@ pub fn panels(
     }
 }
 
-/// Cuts panel `nonzeros` (positions in panel order; rows ascending) into blocks of at most
-/// `ti` active rows and `max_nnz` nonzeros, writing each nonzero's index word into `idx`
-/// (the panel's own span) and appending to `out` = (blocks, active rows). Block row starts
-/// are relative to `out`'s active rows.
+/// Where the first piece of one active row's nonzeros (a segment) landed. A segment heavier
+/// than what its block still takes continues in blocks of its own, as their local row 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FirstPiece {
+    /// End (panel-order position) of the first piece.
+    pub end: u32,
+    /// The first piece's local row within its block.
+    pub local: u32,
+}
+
+/// Cuts one panel's segments, (active row, nonzeros > 0) with rows ascending and nonzeros
+/// from panel-order position `first` on, into blocks of at most `ti` active rows and
+/// `max_nnz` nonzeros. Appends to `out` = (blocks, active rows), block row starts relative
+/// to `out`'s active rows, and returns every segment's first piece, in order. Shared by the
+/// host tiling and the one built on the GPU, so both cut identical blocks.
+pub fn block_segments(
+    col_base: u32,
+    first: usize,
+    segments: &[(u32, usize)],
+    ti: usize,
+    max_nnz: usize,
+    out: &mut (Vec<[u32; 8]>, Vec<u32>),
+) -> Vec<FirstPiece> {
+    let (blocks, active_rows) = out;
+    let mut pieces = Vec::with_capacity(segments.len());
+    let mut e = first;
+    // The open block: (first active row, local rows so far, first nonzero).
+    let mut open: Option<(u32, u32, usize)> = None;
+    let close = |blocks: &mut Vec<[u32; 8]>, (rows, n, start): (u32, u32, usize), end: usize| {
+        blocks.push([rows, n, start as u32, end as u32, col_base, 0, 0, 0]);
+    };
+    for &(row, len) in segments {
+        let mut left = len;
+        while left > 0 {
+            let block = match open {
+                Some(b) if (b.1 as usize) < ti && e - b.2 < max_nnz => b,
+                full => {
+                    if let Some(b) = full {
+                        close(blocks, b, e);
+                    }
+                    (active_rows.len() as u32, 0, e)
+                }
+            };
+            let take = left.min(max_nnz - (e - block.2));
+            if left == len {
+                pieces.push(FirstPiece {
+                    end: (e + take) as u32,
+                    local: block.1,
+                });
+            }
+            active_rows.push(row);
+            open = Some((block.0, block.1 + 1, block.2));
+            e += take;
+            left -= take;
+        }
+    }
+    if let Some(b) = open {
+        close(blocks, b, e);
+    }
+    pieces
+}
+
+/// Cuts panel `nonzeros` (positions in panel order; rows ascending) into blocks (see
+/// [`block_segments`]) and writes each nonzero's index word into `idx` (the panel's own
+/// span).
 #[allow(clippy::too_many_arguments)]
 fn block_panel(
     col_base: usize,
@@ -143,29 +204,32 @@ fn block_panel(
     idx: &mut [u32],
     out: &mut (Vec<[u32; 8]>, Vec<u32>),
 ) {
-    let (blocks, active_rows) = out;
     let base = col_base as u32;
-    let (lo, hi) = (nonzeros.start, nonzeros.end);
-    let mut e = lo;
-    while e < hi {
-        // One block: up to `ti` active rows and `max_nnz` nonzeros.
-        let rows_start = active_rows.len() as u32;
-        let nnz_start = e;
-        let mut local = 0u32;
-        while e < hi && (local as usize) < ti && e - nnz_start < max_nnz {
-            let r = rows[e];
-            active_rows.push(r);
-            while e < hi && rows[e] == r && e - nnz_start < max_nnz {
-                idx[e - lo] = if compress {
-                    (local << 16) | (cols[e] - base)
-                } else {
-                    local
-                };
-                e += 1;
-            }
-            local += 1;
+    let lo = nonzeros.start;
+    // Runs of equal rows: the panel's segments.
+    let mut segments: Vec<(u32, usize)> = Vec::new();
+    for &r in &rows[nonzeros] {
+        match segments.last_mut() {
+            Some((row, len)) if *row == r => *len += 1,
+            _ => segments.push((r, 1)),
         }
-        blocks.push([rows_start, local, nnz_start as u32, e as u32, base, 0, 0, 0]);
+    }
+    let pieces = block_segments(base, lo, &segments, ti, max_nnz, out);
+    let mut start = lo;
+    for (&(_, len), piece) in segments.iter().zip(pieces) {
+        for d in start..start + len {
+            let local = if d < piece.end as usize {
+                piece.local
+            } else {
+                0
+            };
+            idx[d - lo] = if compress {
+                (local << 16) | (cols[d] - base)
+            } else {
+                local
+            };
+        }
+        start += len;
     }
 }
 
@@ -274,4 +338,51 @@ fn tile_rows(
         }
     }
     blocks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn heavy_segments_continue_as_local_row_zero_of_their_own_blocks() {
+        // Rows 0 (3 nonzeros), 2 (10) and 5 (1); blocks of ≤ 2 rows and ≤ 4 nonzeros.
+        let mut out = (Vec::new(), Vec::new());
+        let pieces = block_segments(7, 100, &[(0, 3), (2, 10), (5, 1)], 2, 4, &mut out);
+        let b = |r, n, s, e| [r, n, s, e, 7, 0, 0, 0];
+        assert_eq!(
+            out.0,
+            vec![
+                b(0, 2, 100, 104),
+                b(2, 1, 104, 108),
+                b(3, 1, 108, 112),
+                b(4, 2, 112, 114)
+            ]
+        );
+        assert_eq!(out.1, vec![0, 2, 2, 2, 2, 5]);
+        let piece = |end, local| FirstPiece { end, local };
+        assert_eq!(pieces, vec![piece(103, 0), piece(104, 1), piece(114, 1)]);
+    }
+
+    #[test]
+    fn blocks_respect_both_bounds_and_cover_every_nonzero() {
+        let segments: Vec<(u32, usize)> = (0..300u32)
+            .map(|r| (r * 3, 1 + (r as usize * 7919) % 97))
+            .collect();
+        let total: usize = segments.iter().map(|s| s.1).sum();
+        for (ti, max_nnz) in [(1, 1), (3, 50), (8, 1000), (64, 64)] {
+            let mut out = (Vec::new(), Vec::new());
+            let pieces = block_segments(0, 5, &segments, ti, max_nnz, &mut out);
+            assert_eq!(pieces.len(), segments.len());
+            let (blocks, rows) = out;
+            let mut next = (0u32, 5u32);
+            for blk in &blocks {
+                assert_eq!((blk[0], blk[2]), next, "contiguous");
+                assert!(blk[1] >= 1 && blk[1] as usize <= ti);
+                assert!(blk[3] > blk[2] && (blk[3] - blk[2]) as usize <= max_nnz);
+                next = (blk[0] + blk[1], blk[3]);
+            }
+            assert_eq!(next, (rows.len() as u32, 5 + total as u32));
+        }
+    }
 }
