@@ -503,25 +503,47 @@ fn tuned_plans_match_the_twin() {
 }
 
 #[test]
-fn plans_sharing_s_uploads_match_the_twin() {
+fn plans_sharing_arrays_match_the_twin() {
     for gpu in [common::gpu(), common::gpu_small_bindings()] {
         let s = gen::power_law(400, 60, 5000, 1.1, 12).unwrap();
         let k = 20;
         let a = gen::dense_uniform(s.nrows, k, 1);
         let b = gen::dense_uniform(s.ncols, k, 2);
         let (want, mag) = cpu::sddmm(&s, &a, &b);
-        let first = Plan::new(gpu, &s, k, opts(Variant::Warp)).unwrap();
-        let others = [
-            opts(Variant::Naive),
-            Options {
-                vws: Some(8),
-                unroll: Some(2),
-                workgroup: Some(128),
-                ..opts(Variant::Warp)
-            },
-            opts(Variant::SmL2),
+        let panels = |vws, workgroup| Options {
+            tj: Some(40),
+            block_nnz: Some(64),
+            vws: Some(vws),
+            workgroup: Some(workgroup),
+            ..opts(Variant::SmL2)
+        };
+        let tiles = |tk| Options {
+            tj: Some(16),
+            ti: Some(16),
+            tk: Some(tk),
+            ..opts(Variant::SmSm)
+        };
+        // (first plan, a plan built like it): same layouts share arrays, others build
+        // their own.
+        let pairs = [
+            (opts(Variant::Warp), opts(Variant::Naive)),
+            (
+                opts(Variant::Warp),
+                Options {
+                    vws: Some(8),
+                    unroll: Some(2),
+                    workgroup: Some(128),
+                    ..opts(Variant::Warp)
+                },
+            ),
+            (opts(Variant::Warp), opts(Variant::SmL2)),
+            (panels(2, 128), panels(8, 256)),
+            (tiles(8), tiles(16)),
+            (tiles(8), panels(4, 128)),
+            (panels(4, 128), opts(Variant::Naive)),
         ];
-        for o in others {
+        for (first, o) in pairs {
+            let first = Plan::new(gpu, &s, k, first).unwrap();
             let plan = Plan::new_like(gpu, &s, k, o, &first).unwrap();
             let got = plan.run_host(gpu, &a, &b).unwrap();
             let cmp = cpu::compare(&got, &want, &mag, k);

@@ -74,31 +74,67 @@ struct TileParams {
 }
 
 /// Row, column and value of every nonzero of a band (CSR order): what the naive and warp
-/// kernels read. Shared by plans of those kernels built from one another on the same S.
+/// kernels read.
 pub(crate) struct CooArrays {
     rows: GpuBuffer<u32>,
     cols: GpuBuffer<u32>,
     vals: GpuBuffer<f32>,
 }
 
-/// Device arrays of a prepared plan.
-pub(crate) enum Prepared {
-    Coo {
-        kernel: Arc<Kernel>,
-        params: wgpu::Buffer,
-        arrays: Arc<CooArrays>,
-        groups: u32,
-    },
+/// What a band's per-nonzero arrays depend on besides S: plans of one S with equal layouts
+/// share them (the tuner and the sweep try many kernels on one tiling).
+#[derive(Clone, Debug, PartialEq)]
+enum Layout {
+    Coo,
     Panels {
-        kernel: Arc<Kernel>,
-        params: wgpu::Buffer,
-        arrays: PanelArrays,
+        tj: usize,
+        ti: usize,
+        block_nnz: usize,
+        compress: bool,
+        transposed: bool,
     },
     Tiles {
-        kernel: Arc<Kernel>,
-        params: wgpu::Buffer,
-        arrays: TileArrays,
+        tj: usize,
+        ti: usize,
+        transposed: bool,
     },
+}
+
+impl Layout {
+    fn of(c: &Config) -> Layout {
+        match c.variant {
+            Variant::SmL2 => Layout::Panels {
+                tj: c.tj,
+                ti: c.ti,
+                block_nnz: c.block_nnz,
+                compress: c.compress,
+                transposed: c.transposed,
+            },
+            Variant::SmSm => Layout::Tiles {
+                tj: c.tj,
+                ti: c.ti,
+                transposed: c.transposed,
+            },
+            _ => Layout::Coo,
+        }
+    }
+}
+
+/// A band's per-nonzero device arrays, shareable between plans of the same layout.
+#[derive(Clone)]
+enum Arrays {
+    Coo(Arc<CooArrays>),
+    Panels(Arc<PanelArrays>),
+    Tiles(Arc<TileArrays>),
+}
+
+/// A band's kernel, parameters and arrays.
+pub(crate) struct Prepared {
+    kernel: Arc<Kernel>,
+    params: wgpu::Buffer,
+    groups: u32,
+    layout: Layout,
+    arrays: Arrays,
 }
 
 fn spec_defines(config: &Config) -> Vec<&'static str> {
@@ -124,8 +160,9 @@ pub(crate) struct PreparedBand {
 
 /// Cuts S into row bands that each fit one storage binding (one band when S does), builds
 /// each band's tiling and uploads its arrays. B is bound whole and must fit one binding.
-/// With `like`, a plan of S prepared before, naive and warp configurations reuse its COO
-/// arrays instead of uploading their own.
+/// With `like`, a plan of S prepared before, a configuration of the same layout (COO for
+/// naive and warp; the same tiling for SM-L2 or SM-SM) reuses its arrays instead of building
+/// its own.
 pub(crate) fn prepare(
     gpu: &Gpu,
     s: &Csr,
@@ -148,15 +185,13 @@ pub(crate) fn prepare(
     let align = caps.storage_offset_alignment.max(4) as u64;
     let bands = bands::row_bands(s, config.stride, binding, align)?;
     let whole = bands.len() == 1 && bands[0].rows == (0..s.nrows);
-    // `like`'s COO arrays for band `i`, when it was cut into the same bands.
+    // `like`'s arrays for band `i`, when it was cut into the same bands with this layout.
     let like = like.filter(|l| l.len() == bands.len());
-    let shared = |i: usize, rows: &Range<usize>| match like.map(|l| &l[i]) {
-        Some(PreparedBand {
-            rows: r,
-            prepared: Prepared::Coo { arrays, .. },
-            ..
-        }) if r == rows => Some(arrays.clone()),
-        _ => None,
+    let layout = Layout::of(config);
+    let shared = |i: usize, rows: &Range<usize>| {
+        like.map(|l| &l[i])
+            .filter(|b| b.rows == *rows && b.prepared.layout == layout)
+            .map(|b| b.prepared.arrays.clone())
     };
     bands
         .iter()
@@ -181,61 +216,23 @@ pub(crate) fn prepare(
 }
 
 /// Builds the tiling (if any) of one band and uploads everything its kernel reads besides
-/// A and B (naive and warp take `coo` when given); the kernel writes nonzero `e` of the band
-/// to `out[out_base + e]`.
+/// A and B, unless `shared` (a plan of the same layout's arrays) is given; the kernel writes
+/// nonzero `e` of the band to `out[out_base + e]`.
 fn prepare_band(
     gpu: &Gpu,
     s: &Csr,
     config: &Config,
     out_base: u32,
-    coo: Option<Arc<CooArrays>>,
+    shared: Option<Arrays>,
 ) -> Result<Prepared> {
     let stride4 = (config.stride / 4) as u32;
-    let wg = config.workgroup as f64;
     let n_slices = config.stride.div_ceil(config.tk) as u32;
-    let mut constants = vec![("WG", wg)];
-    match config.variant {
-        Variant::Naive | Variant::Warp => {
-            let name = if config.variant == Variant::Naive {
-                "sddmm/naive"
-            } else {
-                constants.push(("VWS", config.vws as f64));
-                constants.push(("UNROLL", config.unroll as f64));
-                "sddmm/warp"
-            };
-            let kernel = gpu.kernel(&KernelSpec {
-                name,
-                defines: spec_defines(config),
-                constants,
-                bindings: &COO_BINDINGS,
-            })?;
-            let per_group = (config.workgroup / config.vws.max(1) * config.unroll) as usize;
-            let groups = s.nnz().div_ceil(per_group) as u32;
-            Ok(Prepared::Coo {
-                kernel,
-                params: gpu.uniform(
-                    "sddmm.params",
-                    &CooParams {
-                        nnz: s.nnz() as u32,
-                        stride4,
-                        out_base,
-                        pad: 0,
-                    },
-                ),
-                arrays: match coo {
-                    Some(arrays) => arrays,
-                    None => Arc::new(CooArrays {
-                        rows: if config.build_on_device {
-                            expand_rows(gpu, s)?
-                        } else {
-                            GpuBuffer::upload(gpu, "sddmm.rows", &s.row_indices())?
-                        },
-                        cols: GpuBuffer::upload(gpu, "sddmm.cols", &s.col_idx)?,
-                        vals: GpuBuffer::upload(gpu, "sddmm.vals", &s.values)?,
-                    }),
-                },
-                groups,
-            })
+    let mut constants = vec![("WG", config.workgroup as f64)];
+    let (name, bindings): (&str, &[Binding]) = match config.variant {
+        Variant::Naive => ("sddmm/naive", &COO_BINDINGS),
+        Variant::Warp => {
+            constants.extend([("VWS", config.vws as f64), ("UNROLL", config.unroll as f64)]);
+            ("sddmm/warp", &COO_BINDINGS)
         }
         Variant::SmL2 => {
             constants.extend([
@@ -244,39 +241,8 @@ fn prepare_band(
                 ("TK", config.tk as f64),
                 ("UNROLL", config.unroll as f64),
             ]);
-            let kernel = gpu.kernel(&KernelSpec {
-                name: "sddmm/sm_l2",
-                defines: spec_defines(config),
-                constants,
-                bindings: if config.compress {
-                    &SM_L2_BINDINGS[..9]
-                } else {
-                    &SM_L2_BINDINGS
-                },
-            })?;
-            let on_device = if config.build_on_device {
-                device_build::panels(gpu, s, config)?
-            } else {
-                None
-            };
-            let arrays = match on_device {
-                Some(arrays) => arrays,
-                None => host_panels(gpu, s, config)?,
-            };
-            let params = gpu.uniform(
-                "sddmm.panels",
-                &PanelParams {
-                    n_blocks: arrays.n_blocks,
-                    stride4,
-                    n_slices,
-                    out_base,
-                },
-            );
-            Ok(Prepared::Panels {
-                kernel,
-                params,
-                arrays,
-            })
+            let n = if config.compress { 9 } else { 10 };
+            ("sddmm/sm_l2", &SM_L2_BINDINGS[..n])
         }
         Variant::SmSm => {
             constants.extend([
@@ -285,28 +251,51 @@ fn prepare_band(
                 ("TJ", config.tj as f64),
                 ("TK", config.tk as f64),
             ]);
-            let kernel = gpu.kernel(&KernelSpec {
-                name: "sddmm/sm_sm",
-                defines: spec_defines(config),
-                constants,
-                bindings: &SM_SM_BINDINGS,
-            })?;
-            let on_device = if config.build_on_device {
-                device_build::tiles(gpu, s, config)?
-            } else {
-                None
+            ("sddmm/sm_sm", &SM_SM_BINDINGS)
+        }
+        Variant::Auto => unreachable!("resolved before prepare"),
+    };
+    let kernel = gpu.kernel(&KernelSpec {
+        name,
+        defines: spec_defines(config),
+        constants,
+        bindings,
+    })?;
+    let arrays = match shared {
+        Some(arrays) => arrays,
+        None => build_arrays(gpu, s, config)?,
+    };
+    let (params, groups) = match &arrays {
+        Arrays::Coo(_) => {
+            let per_group = (config.workgroup / config.vws.max(1) * config.unroll) as usize;
+            let p = CooParams {
+                nnz: s.nnz() as u32,
+                stride4,
+                out_base,
+                pad: 0,
             };
-            let arrays = match on_device {
-                Some(arrays) => arrays,
-                None => host_tiles(gpu, s, config)?,
+            (
+                gpu.uniform("sddmm.params", &p),
+                s.nnz().div_ceil(per_group) as u32,
+            )
+        }
+        Arrays::Panels(t) => {
+            let p = PanelParams {
+                n_blocks: t.n_blocks,
+                stride4,
+                n_slices,
+                out_base,
             };
+            (gpu.uniform("sddmm.panels", &p), t.n_blocks)
+        }
+        Arrays::Tiles(t) => {
             let (a_rows, b_rows) = if config.transposed {
                 (s.ncols, s.nrows)
             } else {
                 (s.nrows, s.ncols)
             };
             let p = TileParams {
-                n_blocks: arrays.n_blocks,
+                n_blocks: t.n_blocks,
                 stride4,
                 n_slices,
                 a_rows: a_rows as u32,
@@ -314,14 +303,56 @@ fn prepare_band(
                 out_base,
                 pad: [0; 2],
             };
-            Ok(Prepared::Tiles {
-                kernel,
-                params: gpu.uniform("sddmm.tiles", &p),
-                arrays,
-            })
+            (gpu.uniform("sddmm.tiles", &p), t.n_blocks)
+        }
+    };
+    Ok(Prepared {
+        kernel,
+        params,
+        groups,
+        layout: Layout::of(config),
+        arrays,
+    })
+}
+
+/// The per-nonzero arrays of one band for `config`'s layout, built on the device when the
+/// configuration says so and it pays, else on the host.
+fn build_arrays(gpu: &Gpu, s: &Csr, config: &Config) -> Result<Arrays> {
+    let on_device = config.build_on_device;
+    Ok(match config.variant {
+        Variant::Naive | Variant::Warp => Arrays::Coo(Arc::new(CooArrays {
+            rows: if on_device {
+                expand_rows(gpu, s)?
+            } else {
+                GpuBuffer::upload(gpu, "sddmm.rows", &s.row_indices())?
+            },
+            cols: GpuBuffer::upload(gpu, "sddmm.cols", &s.col_idx)?,
+            vals: GpuBuffer::upload(gpu, "sddmm.vals", &s.values)?,
+        })),
+        Variant::SmL2 => {
+            let built = if on_device {
+                device_build::panels(gpu, s, config)?
+            } else {
+                None
+            };
+            Arrays::Panels(Arc::new(match built {
+                Some(arrays) => arrays,
+                None => host_panels(gpu, s, config)?,
+            }))
+        }
+        Variant::SmSm => {
+            let built = if on_device {
+                device_build::tiles(gpu, s, config)?
+            } else {
+                None
+            };
+            Arrays::Tiles(Arc::new(match built {
+                Some(arrays) => arrays,
+                None => host_tiles(gpu, s, config)?,
+            }))
         }
         Variant::Auto => unreachable!("resolved before prepare"),
-    }
+    })
 }
 
 /// The SM-L2 tiling built on the host and uploaded.
@@ -425,34 +456,20 @@ fn record_band(
     out: wgpu::BufferBinding<'_>,
 ) -> Result<()> {
     let gpu = batch.gpu();
-    match prepared {
-        Prepared::Coo {
-            kernel,
+    let params = whole(&prepared.params);
+    let list = match &prepared.arrays {
+        Arrays::Coo(t) => vec![
             params,
-            arrays,
-            groups,
-        } => {
-            let bg = kernel.bind_ranges(
-                gpu,
-                &[
-                    whole(params),
-                    whole(arrays.rows.raw()),
-                    whole(arrays.cols.raw()),
-                    whole(arrays.vals.raw()),
-                    a,
-                    b,
-                    out,
-                ],
-            )?;
-            batch.dispatch(kernel, bg, gpu.grid(*groups)?)
-        }
-        Prepared::Panels {
-            kernel,
-            params,
-            arrays: t,
-        } => {
+            whole(t.rows.raw()),
+            whole(t.cols.raw()),
+            whole(t.vals.raw()),
+            a,
+            b,
+            out,
+        ],
+        Arrays::Panels(t) => {
             let mut list = vec![
-                whole(params),
+                params,
                 whole(t.blocks.raw()),
                 whole(t.active_rows.raw()),
                 whole(t.idx.raw()),
@@ -465,28 +482,19 @@ fn record_band(
             if !config.compress {
                 list.push(whole(t.cols.raw()));
             }
-            let bg = kernel.bind_ranges(gpu, &list)?;
-            batch.dispatch(kernel, bg, gpu.grid(t.n_blocks)?)
+            list
         }
-        Prepared::Tiles {
-            kernel,
+        Arrays::Tiles(t) => vec![
             params,
-            arrays: t,
-        } => {
-            let bg = kernel.bind_ranges(
-                gpu,
-                &[
-                    whole(params),
-                    whole(t.blocks.raw()),
-                    whole(t.idx.raw()),
-                    whole(t.vals.raw()),
-                    whole(t.perm.raw()),
-                    a,
-                    b,
-                    out,
-                ],
-            )?;
-            batch.dispatch(kernel, bg, gpu.grid(t.n_blocks)?)
-        }
-    }
+            whole(t.blocks.raw()),
+            whole(t.idx.raw()),
+            whole(t.vals.raw()),
+            whole(t.perm.raw()),
+            a,
+            b,
+            out,
+        ],
+    };
+    let bg = prepared.kernel.bind_ranges(gpu, &list)?;
+    batch.dispatch(&prepared.kernel, bg, gpu.grid(prepared.groups)?)
 }

@@ -157,10 +157,12 @@ impl Plan {
         Self::build(gpu, s, k, options, None)
     }
 
-    /// [`Plan::new`] for the same `s` that `like` was built from: naive and warp plans
-    /// reuse `like`'s device arrays of S when it is a naive or warp plan too, so trying
-    /// other vws, unroll or workgroup sizes uploads S once. `s` is not re-validated; a `like`
-    /// of another shape is ignored (the plan is then built from scratch).
+    /// [`Plan::new`] for the same `s` that `like` was built from, reusing `like`'s device
+    /// arrays when both lay S out alike: naive and warp plans share S's COO arrays, SM-L2
+    /// plans with equal Tj, Ti, block size, compression and direction share one tiling, SM-SM
+    /// plans with equal Ti, Tj and direction too. Trying other vws, unroll, workgroup sizes
+    /// (or SM-SM slice widths) then costs no upload. `s` is not re-validated; a `like` of
+    /// another shape is ignored (the plan is then built from scratch).
     pub fn new_like(gpu: &Gpu, s: &Csr, k: usize, options: Options, like: &Plan) -> Result<Plan> {
         if (like.nrows, like.ncols, like.nnz) != (s.nrows, s.ncols, s.nnz()) {
             return Self::new(gpu, s, k, options);

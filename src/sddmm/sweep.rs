@@ -68,12 +68,22 @@ pub fn sweep(
     };
     let tks = model::slice_candidates(crate::sparse::GpuDense::stride_for(k), 32);
     let mut points = Vec::new();
+    // The plan measured last: the next point shares its tiling when the layouts agree
+    // (SM-SM across Tk, every point of the lanes × workgroup stage).
+    let mut last: Option<crate::sddmm::Plan> = None;
     let mut try_point = |o: Options, points: &mut Vec<Measurement>| match measure_valid(
-        gpu, s, ops, &o, reps, reference,
+        gpu,
+        s,
+        ops,
+        &o,
+        reps,
+        reference,
+        last.as_ref(),
     ) {
-        Ok(m) => {
+        Ok((m, plan)) => {
             progress(&m);
             points.push(m);
+            last = Some(plan);
             Ok(())
         }
         // Configurations that do not fit this adapter are skipped, not fatal.

@@ -109,11 +109,12 @@ pub fn measure(
     reference: Option<&Reference>,
 ) -> Result<Measurement> {
     s.validate()?;
-    measure_valid(gpu, s, ops, options, reps, reference)
+    Ok(measure_valid(gpu, s, ops, options, reps, reference, None)?.0)
 }
 
 /// [`measure`] on an `s` the caller has validated (the sweep measures dozens of plans of
-/// one S).
+/// one S), sharing `like`'s arrays where the layouts agree (see [`Plan::new_like`]); returns
+/// the plan too.
 pub(crate) fn measure_valid(
     gpu: &Gpu,
     s: &Csr,
@@ -121,12 +122,17 @@ pub(crate) fn measure_valid(
     options: &Options,
     reps: usize,
     reference: Option<&Reference>,
-) -> Result<Measurement> {
+    like: Option<&Plan>,
+) -> Result<(Measurement, Plan)> {
     let k = ops.a.ncols;
     let t0 = std::time::Instant::now();
-    let plan = Plan::build(gpu, s, k, options.clone(), None)?;
+    let plan = match like {
+        Some(like) => Plan::new_like(gpu, s, k, options.clone(), like)?,
+        None => Plan::build(gpu, s, k, options.clone(), None)?,
+    };
     let plan_ms = t0.elapsed().as_secs_f64() * 1e3;
-    measure_plan(gpu, s, &plan, ops, reps, reference, plan_ms)
+    let m = measure_plan(gpu, s, &plan, ops, reps, reference, plan_ms)?;
+    Ok((m, plan))
 }
 
 pub(crate) fn measure_plan(
@@ -270,8 +276,9 @@ fn candidates(options: &Options, tiled: Variant, k: usize) -> Vec<Options> {
 }
 
 /// Times the autotuner's candidates for `options` (see [`autotuned_plan`]) on `ops` and
-/// returns the fastest with its measurement. S is validated once; the naive and warp
-/// candidates share one upload of S, so tuning them costs kernel runs, not uploads.
+/// returns the fastest with its measurement. S is validated once, and each candidate shares
+/// the arrays of the one before when their layouts agree (naive and warp one upload of S;
+/// SM-SM one tiling for both slice widths), so tuning costs kernel runs, not uploads.
 pub fn tune(
     gpu: &Gpu,
     s: &Csr,
@@ -282,17 +289,14 @@ pub fn tune(
     s.validate()?;
     let tiled = crate::sddmm::config::resolve(gpu, s, k, options)?.variant;
     let mut best: Option<(Measurement, Plan)> = None;
-    let mut coo: Option<Plan> = None;
-    let is_coo = |p: &Plan| matches!(p.config.variant, Variant::Naive | Variant::Warp);
+    // The plan built last when it is not the best.
+    let mut last: Option<Plan> = None;
     for o in candidates(options, tiled, k) {
-        let untiled = matches!(o.variant, Variant::Naive | Variant::Warp);
-        let like = coo
-            .as_ref()
-            .or(best.as_ref().map(|(_, p)| p).filter(|p| is_coo(p)));
+        let like = last.as_ref().or(best.as_ref().map(|(_, p)| p));
         let t0 = std::time::Instant::now();
         let plan = match like {
-            Some(like) if untiled => Plan::new_like(gpu, s, k, o, like),
-            _ => Plan::build(gpu, s, k, o, None),
+            Some(like) => Plan::new_like(gpu, s, k, o, like),
+            None => Plan::build(gpu, s, k, o, None),
         };
         let plan = match plan {
             Ok(p) => p,
@@ -302,13 +306,10 @@ pub fn tune(
         let plan_ms = t0.elapsed().as_secs_f64() * 1e3;
         let m = measure_plan(gpu, s, &plan, ops, 3, None, plan_ms)?;
         if best.as_ref().is_none_or(|(b, _)| m.ms < b.ms) {
-            if let Some((_, old)) = best.replace((m, plan)) {
-                if is_coo(&old) && coo.is_none() {
-                    coo = Some(old);
-                }
-            }
-        } else if untiled && coo.is_none() {
-            coo = Some(plan);
+            best = Some((m, plan));
+            last = None;
+        } else {
+            last = Some(plan);
         }
     }
     best.ok_or_else(|| Error::Option("no configuration fits this adapter".into()))
