@@ -100,7 +100,7 @@ pub(crate) fn resolve(gpu: &Gpu, s: &Csr, k: usize, options: &Options) -> Result
             let cache = options.cache_bytes.unwrap_or(caps.l2_bytes);
             let tj = options
                 .tj
-                .unwrap_or_else(|| model::panel_width(cache, density, c))
+                .unwrap_or_else(|| model::panel_width(cache, density, c, n))
                 .clamp(1, n.max(1));
             let tk = round_tk(
                 options

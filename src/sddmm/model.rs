@@ -1,33 +1,40 @@
-//! The cuSDDMM tile-size model: Tj = sqrt(L2 / (c·ρ)), Tk = c·Tj·ρ (auto-tuned over
-//! multiples of 32), Ti = workgroup memory / (4·Tk), and SM-SM above a density threshold.
+//! The cuSDDMM tile-size model: Tj = sqrt(L2 / (c·ρ)) (cut into equal panels), Tk = c·Tj·ρ
+//! (auto-tuned over multiples of 32), Ti = workgroup memory / (4·Tk), and SM-SM above a
+//! density threshold.
 
 use crate::gpu::Caps;
 
-/// Floats per nonzero that the streamed sparse format costs (the paper's c): COO with
-/// 16-bit tile-relative indices packs row and column into one word (value + index = 2);
-/// plain COO stores row, column and value (3).
+/// Words per nonzero that the streamed sparse format costs (the paper's c; its COO is row,
+/// column and value, 3): with 16-bit tile-relative indices a packed index, the value and the
+/// position in CSR order that P is scattered to (3); uncompressed a local row, the column,
+/// the value and the position (4).
 pub fn format_cost(compress: bool) -> f64 {
     if compress {
-        2.0
-    } else {
         3.0
+    } else {
+        4.0
     }
 }
 
-/// Column-panel width from the model, Tj = sqrt(C / (c·ρ)) with C the cache (in floats)
-/// that a Tj × Tk panel of B should fit: rounded up to a multiple of 5000 (as the paper does)
-/// when above 5000, else to a multiple of 256.
+/// Column-panel width from the model: Tj = sqrt(C / (c·ρ)), with C the cache (in floats)
+/// that a Tj × Tk panel of B should fit, for a matrix of `n` columns. The panels are then
+/// made equal: the count is whichever of ⌊n/Tj⌋ and ⌈n/Tj⌉ (at least 1) gives the model's
+/// traffic, ∝ panels + (n/Tj)²/panels (A staged once per panel + S streamed once per
+/// slice), its minimum, and Tj = ⌈n / count⌉. The paper rounds Tj up to a multiple of 5000
+/// instead, which can leave a sliver of a last panel that stages its active rows of A again
+/// for a few nonzeros.
 ///
 /// The default C is the L2 ([`crate::Caps::l2_bytes`], 50 MB on Hopper), as in the paper.
-/// Fresh-process scans on an H200 at K = 128 (see BENCHMARKS.md) put the best Tj at
-/// 30,000–40,000 on the NYTimes shape (model: 55,000, 4% slower) and at one panel on the
-/// Enron and web-Google shapes (model: one panel).
-pub fn panel_width(cache_bytes: u64, density: f64, c: f64) -> usize {
+pub fn panel_width(cache_bytes: u64, density: f64, c: f64, n: usize) -> usize {
+    let n = n.max(1);
     let floats = cache_bytes as f64 / 4.0;
     let rho = density.max(1e-12);
-    let tj = (floats / (c * rho)).sqrt().min(u32::MAX as f64);
-    let round = if tj > 5000.0 { 5000.0 } else { 256.0 };
-    ((tj / round).ceil().max(1.0) * round) as usize
+    let tj = (floats / (c * rho)).sqrt().max(1.0);
+    let x = n as f64 / tj;
+    let traffic = |panels: f64| panels + x * x / panels;
+    let (lo, hi) = (x.floor().max(1.0), x.ceil().max(1.0));
+    let panels = if traffic(lo) <= traffic(hi) { lo } else { hi };
+    n.div_ceil(panels as usize)
 }
 
 /// The model's k-slice width: Tk = c·Tj·ρ rounded to a multiple of `multiple` (32 or the
@@ -99,16 +106,19 @@ mod tests {
     fn panel_width_follows_the_paper() {
         let c = format_cost(true);
         let l2 = 50 << 20;
-        // NYTimes shape: sqrt(13.1M floats / (2 · 0.226%)) ≈ 53,800 → 55,000.
+        // NYTimes shape streamed along its 300,000 rows: sqrt(13.1M floats / (3 · 0.226%))
+        // ≈ 43,900, 6.83 panels → 7 equal panels.
         let nyt_rho = 69_679_427.0 / (300_000.0 * 102_660.0);
-        assert_eq!(panel_width(l2, nyt_rho, c), 55_000);
-        // web-Google shape: wider than the matrix, so one panel after clamping.
-        let google = panel_width(l2, 5_105_039.0 / (916_428.0f64 * 916_428.0), c);
-        assert!(google > 916_428, "{google}");
-        // The paper's P100 setting (4 MB L2 as floats, c = 3) on NYTimes: ≈12,429 → 15,000.
-        assert_eq!(panel_width(4 << 20, nyt_rho, 3.0), 15_000);
-        // Small panels round to 256.
-        assert_eq!(panel_width(1 << 20, 0.5, 2.0) % 256, 0);
+        assert_eq!(panel_width(l2, nyt_rho, c, 300_000), 42_858);
+        // web-Google shape: the model's ≈ 848,000 is 1.08 panels: one panel, not a sliver.
+        let google_rho = 5_105_039.0 / (916_428.0f64 * 916_428.0);
+        assert_eq!(panel_width(l2, google_rho, c, 916_428), 916_428);
+        // The paper's P100 setting (4 MB L2 as floats, c = 3) on NYTimes: ≈ 12,429, 8.3
+        // panels of its 102,660 columns → 8.
+        assert_eq!(panel_width(4 << 20, nyt_rho, 3.0, 102_660), 12_833);
+        // Denser matrices get narrower panels; never wider than the matrix.
+        assert!(panel_width(l2, 0.1, c, 75_000) < panel_width(l2, 0.01, c, 75_000));
+        assert_eq!(panel_width(l2, 1e-9, c, 10), 10);
     }
 
     #[test]
