@@ -71,6 +71,26 @@ fn gen_writes_readable_files_and_sddmm_checks_them() {
     ]);
     assert_eq!(run["ok"], true);
     assert_eq!(run["results"].as_array().unwrap().len(), 10);
+    // Tilings built on the device (lavapipe builds them on the host unless told).
+    let run = json(&[
+        "sddmm",
+        "--matrix",
+        mtx_s,
+        "--k",
+        "24",
+        "--variant",
+        "sm-l2,sm-sm",
+        "--build-on",
+        "device",
+        "--check",
+        "--reps",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(run["ok"], true);
+    for r in run["results"].as_array().unwrap() {
+        assert_eq!(r["measurement"]["config"]["build_on_device"], true);
+    }
     let raw = dir.path().join("raw");
     json(&[
         "gen",
