@@ -1,6 +1,7 @@
 //! Uploading the per-variant arrays of a resolved configuration (row band by row band) and
 //! recording the dispatches.
 
+use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -197,11 +198,15 @@ pub(crate) fn prepare(
         .iter()
         .enumerate()
         .map(|(i, band)| {
-            let sub = if whole {
-                std::borrow::Cow::Borrowed(s)
-            } else {
-                std::borrow::Cow::Owned(s.row_band(band.rows.clone()))
+            // The band's own CSR arrays, copied only when its arrays are not shared.
+            let sub = || {
+                if whole {
+                    Cow::Borrowed(s)
+                } else {
+                    Cow::Owned(s.row_band(band.rows.clone()))
+                }
             };
+            let shape = (band.rows.len(), s.ncols, band.nnz.len());
             let first = band.nnz.start as u64 * 4;
             let out_start = first / align * align;
             let out_base = ((first - out_start) / 4) as u32;
@@ -209,18 +214,20 @@ pub(crate) fn prepare(
                 rows: band.rows.clone(),
                 out_window: out_start..band.nnz.end as u64 * 4,
                 whole,
-                prepared: prepare_band(gpu, &sub, config, out_base, shared(i, &band.rows))?,
+                prepared: prepare_band(gpu, shape, sub, config, out_base, shared(i, &band.rows))?,
             })
         })
         .collect()
 }
 
-/// Builds the tiling (if any) of one band and uploads everything its kernel reads besides
-/// A and B, unless `shared` (a plan of the same layout's arrays) is given; the kernel writes
-/// nonzero `e` of the band to `out[out_base + e]`.
-fn prepare_band(
+/// Builds the tiling (if any) of one band of `(rows, columns, nonzeros)` and uploads
+/// everything its kernel reads besides A and B, unless `shared` (a plan of the same layout's
+/// arrays) is given; `band` yields the band's CSR when needed. The kernel writes nonzero `e`
+/// of the band to `out[out_base + e]`.
+fn prepare_band<'s>(
     gpu: &Gpu,
-    s: &Csr,
+    (nrows, ncols, nnz): (usize, usize, usize),
+    band: impl FnOnce() -> Cow<'s, Csr>,
     config: &Config,
     out_base: u32,
     shared: Option<Arrays>,
@@ -263,20 +270,20 @@ fn prepare_band(
     })?;
     let arrays = match shared {
         Some(arrays) => arrays,
-        None => build_arrays(gpu, s, config)?,
+        None => build_arrays(gpu, &band(), config)?,
     };
     let (params, groups) = match &arrays {
         Arrays::Coo(_) => {
             let per_group = (config.workgroup / config.vws.max(1) * config.unroll) as usize;
             let p = CooParams {
-                nnz: s.nnz() as u32,
+                nnz: nnz as u32,
                 stride4,
                 out_base,
                 pad: 0,
             };
             (
                 gpu.uniform("sddmm.params", &p),
-                s.nnz().div_ceil(per_group) as u32,
+                nnz.div_ceil(per_group) as u32,
             )
         }
         Arrays::Panels(t) => {
@@ -290,9 +297,9 @@ fn prepare_band(
         }
         Arrays::Tiles(t) => {
             let (a_rows, b_rows) = if config.transposed {
-                (s.ncols, s.nrows)
+                (ncols, nrows)
             } else {
-                (s.nrows, s.ncols)
+                (nrows, ncols)
             };
             let p = TileParams {
                 n_blocks: t.n_blocks,
@@ -391,12 +398,12 @@ fn host_tiles(gpu: &Gpu, s: &Csr, config: &Config) -> Result<TileArrays> {
 }
 
 /// S itself, or Sᵀ with the map from Sᵀ's CSR order to S's.
-fn oriented(s: &Csr, transposed: bool) -> (std::borrow::Cow<'_, Csr>, Option<Vec<u32>>) {
+fn oriented(s: &Csr, transposed: bool) -> (Cow<'_, Csr>, Option<Vec<u32>>) {
     if transposed {
         let (t, map) = s.transpose_with_map();
-        (std::borrow::Cow::Owned(t), Some(map))
+        (Cow::Owned(t), Some(map))
     } else {
-        (std::borrow::Cow::Borrowed(s), None)
+        (Cow::Borrowed(s), None)
     }
 }
 

@@ -146,7 +146,7 @@ pub struct Plan {
     bands: Vec<kernels::PreparedBand>,
     /// S's pattern on the host; uploaded on the first [`Plan::run_new`] only, so plans that
     /// write into caller buffers (every tuning candidate) never pay for it.
-    host_pattern: (Vec<u32>, Vec<u32>),
+    host_pattern: Arc<(Vec<u32>, Vec<u32>)>,
     pattern: OnceLock<PatternBuffers>,
 }
 
@@ -167,7 +167,7 @@ impl Plan {
         if (like.nrows, like.ncols, like.nnz) != (s.nrows, s.ncols, s.nnz()) {
             return Self::new(gpu, s, k, options);
         }
-        Self::build(gpu, s, k, options, Some(&like.bands))
+        Self::build(gpu, s, k, options, Some(like))
     }
 
     /// [`Plan::new`] without validating `s` (the caller has).
@@ -176,10 +176,10 @@ impl Plan {
         s: &Csr,
         k: usize,
         options: Options,
-        like: Option<&[kernels::PreparedBand]>,
+        like: Option<&Plan>,
     ) -> Result<Plan> {
         let config = config::resolve(gpu, s, k, &options)?;
-        let bands = kernels::prepare(gpu, s, &config, like)?;
+        let bands = kernels::prepare(gpu, s, &config, like.map(|l| &l.bands[..]))?;
         Ok(Plan {
             nrows: s.nrows,
             ncols: s.ncols,
@@ -187,7 +187,10 @@ impl Plan {
             nnz: s.nnz(),
             config,
             bands,
-            host_pattern: (s.row_ptr.clone(), s.col_idx.clone()),
+            host_pattern: like.map_or_else(
+                || Arc::new((s.row_ptr.clone(), s.col_idx.clone())),
+                |l| l.host_pattern.clone(),
+            ),
             pattern: OnceLock::new(),
         })
     }
@@ -248,7 +251,7 @@ impl Plan {
         let (row_ptr, col_idx) = match self.pattern.get() {
             Some(p) => p.clone(),
             None => {
-                let (rp, ci) = &self.host_pattern;
+                let (rp, ci) = &*self.host_pattern;
                 let p = (
                     Arc::new(GpuBuffer::upload(gpu, "sddmm.row_ptr", rp)?),
                     Arc::new(GpuBuffer::upload(gpu, "sddmm.col_idx", ci)?),
