@@ -164,20 +164,9 @@ impl<'g> Builder<'g> {
         counts.read(gpu)
     }
 
-    /// Places every nonzero; returns (idx, vals, perm, cols). `seg` (panels) gives each
-    /// bucket's first piece; `cols` is filled only for uncompressed panels.
-    #[allow(clippy::type_complexity)]
-    fn place(
-        &self,
-        starts: &[u32],
-        seg: Option<&[[u32; 2]]>,
-        with_cols: bool,
-    ) -> Result<(
-        GpuBuffer<u32>,
-        GpuBuffer<f32>,
-        GpuBuffer<u32>,
-        GpuBuffer<u32>,
-    )> {
+    /// Places every nonzero. `seg` (panels) gives each bucket's first piece; `cols` is
+    /// filled only for uncompressed panels.
+    fn place(&self, starts: &[u32], seg: Option<&[[u32; 2]]>, with_cols: bool) -> Result<Placed> {
         let (gpu, nnz) = (self.gpu, self.nnz);
         let cursor = GpuBuffer::upload(gpu, "sddmm.tile_cursor", starts)?;
         let idx = GpuBuffer::<u32>::zeroed(gpu, "sddmm.idx", nnz)?;
@@ -225,7 +214,30 @@ impl<'g> Builder<'g> {
         let mut batch = Batch::new(gpu);
         batch.dispatch(&kernel, bg, self.groups()?)?;
         batch.submit()?;
-        Ok((idx, vals, perm, cols))
+        Ok(Placed {
+            idx,
+            vals,
+            perm,
+            cols,
+        })
+    }
+}
+
+/// The per-nonzero arrays a place pass writes, in tiling order.
+struct Placed {
+    idx: GpuBuffer<u32>,
+    vals: GpuBuffer<f32>,
+    perm: GpuBuffer<u32>,
+    /// Global columns (uncompressed panels only; else empty).
+    cols: GpuBuffer<u32>,
+}
+
+/// Rows and columns of the matrix a tiling cuts: S, or Sᵀ when `transposed`.
+fn oriented_shape(s: &Csr, transposed: bool) -> (usize, usize) {
+    if transposed {
+        (s.ncols, s.nrows)
+    } else {
+        (s.nrows, s.ncols)
     }
 }
 
@@ -246,11 +258,7 @@ fn starts(counts: &[u32]) -> Vec<u32> {
 /// [`tiles::panels`] up to the order of nonzeros within one active row of one panel. `None`
 /// when it would not pay (more buckets than about one per nonzero): build on the host.
 pub(crate) fn panels(gpu: &Gpu, s: &Csr, config: &Config) -> Result<Option<PanelArrays>> {
-    let (rows, cols) = if config.transposed {
-        (s.ncols, s.nrows)
-    } else {
-        (s.nrows, s.ncols)
-    };
+    let (rows, cols) = oriented_shape(s, config.transposed);
     let tj = config.tj;
     let n_panels = cols.div_ceil(tj).max(1);
     let keys = n_panels * rows;
@@ -297,15 +305,15 @@ pub(crate) fn panels(gpu: &Gpu, s: &Csr, config: &Config) -> Result<Option<Panel
         }
     }
     let (blocks, active_rows) = out;
-    let (idx, vals, perm, cols) = builder.place(&starts, Some(&seg), !config.compress)?;
+    let placed = builder.place(&starts, Some(&seg), !config.compress)?;
     Ok(Some(PanelArrays {
         n_blocks: blocks.len() as u32,
         blocks: GpuBuffer::upload(gpu, "sddmm.blocks", &blocks)?,
         active_rows: GpuBuffer::upload(gpu, "sddmm.active_rows", &active_rows)?,
-        idx,
-        cols,
-        vals,
-        perm,
+        idx: placed.idx,
+        cols: placed.cols,
+        vals: placed.vals,
+        perm: placed.perm,
     }))
 }
 
@@ -313,11 +321,7 @@ pub(crate) fn panels(gpu: &Gpu, s: &Csr, config: &Config) -> Result<Option<Panel
 /// [`tiles::tiles`] up to the order of nonzeros within one tile. `None` when it would not
 /// pay: build on the host.
 pub(crate) fn tiles(gpu: &Gpu, s: &Csr, config: &Config) -> Result<Option<TileArrays>> {
-    let (rows, cols) = if config.transposed {
-        (s.ncols, s.nrows)
-    } else {
-        (s.nrows, s.ncols)
-    };
+    let (rows, cols) = oriented_shape(s, config.transposed);
     let (ti, tj) = (config.ti, config.tj);
     let col_tiles = cols.div_ceil(tj).max(1);
     let keys = rows.div_ceil(ti) * col_tiles;
@@ -350,13 +354,13 @@ pub(crate) fn tiles(gpu: &Gpu, s: &Csr, config: &Config) -> Result<Option<TileAr
             ]
         })
         .collect();
-    let (idx, vals, perm, _) = builder.place(&starts, None, false)?;
+    let placed = builder.place(&starts, None, false)?;
     Ok(Some(TileArrays {
         n_blocks: blocks.len() as u32,
         blocks: GpuBuffer::upload(gpu, "sddmm.blocks", &blocks)?,
-        idx,
-        vals,
-        perm,
+        idx: placed.idx,
+        vals: placed.vals,
+        perm: placed.perm,
     }))
 }
 
@@ -367,7 +371,7 @@ mod tests {
     use crate::sddmm::{config, Options, Transpose, Variant};
 
     /// One nonzero as a tiling places it: (CSR index, row, column, value bits) of S.
-    type Placed = (u32, u32, u32, u32);
+    type Entry = (u32, u32, u32, u32);
 
     fn gpu() -> &'static Gpu {
         static GPU: std::sync::OnceLock<Gpu> = std::sync::OnceLock::new();
@@ -402,7 +406,7 @@ mod tests {
     }
 
     /// Every position of a panel tiling decoded back to S, sorted by CSR index.
-    fn decode_panels(t: &tiles::PanelTiling, compress: bool, transposed: bool) -> Vec<Placed> {
+    fn decode_panels(t: &tiles::PanelTiling, compress: bool, transposed: bool) -> Vec<Entry> {
         let mut out = Vec::new();
         for b in &t.blocks {
             for d in b[2] as usize..b[3] as usize {
@@ -510,7 +514,7 @@ mod tests {
                 let blocks = dev.blocks.read(g).unwrap();
                 assert_eq!(blocks, host.blocks, "{what}");
                 let decode = |idx: &[u32], vals: &[f32], perm: &[u32]| {
-                    let mut out: Vec<Placed> = Vec::new();
+                    let mut out: Vec<Entry> = Vec::new();
                     for b in &blocks {
                         for d in b[2] as usize..b[3] as usize {
                             let (lr, lc) = (idx[d] >> 16, idx[d] & 0xffff);
