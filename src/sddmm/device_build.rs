@@ -12,6 +12,7 @@
 use bytemuck::{Pod, Zeroable};
 
 use crate::gpu::{Batch, Binding, Gpu, GpuBuffer, KernelSpec};
+use crate::sddmm::arrays::{PanelArrays, TileArrays};
 use crate::sddmm::{tiles, Config};
 use crate::sparse::Csr;
 use crate::Result;
@@ -54,27 +55,6 @@ pub(crate) fn expand_rows(gpu: &Gpu, s: &Csr) -> Result<GpuBuffer<u32>> {
     batch.dispatch(&kernel, bg, gpu.grid(s.nnz().div_ceil(WG as usize) as u32)?)?;
     batch.submit()?;
     Ok(rows)
-}
-
-/// The SM-L2 kernel's arrays (see [`tiles::PanelTiling`]), on the device.
-pub(crate) struct PanelArrays {
-    pub n_blocks: u32,
-    pub blocks: GpuBuffer<[u32; 8]>,
-    pub active_rows: GpuBuffer<u32>,
-    pub idx: GpuBuffer<u32>,
-    /// Global columns (empty when compressed).
-    pub cols: GpuBuffer<u32>,
-    pub vals: GpuBuffer<f32>,
-    pub perm: GpuBuffer<u32>,
-}
-
-/// The SM-SM kernel's arrays (see [`tiles::TileTiling`]), on the device.
-pub(crate) struct TileArrays {
-    pub n_blocks: u32,
-    pub blocks: GpuBuffer<[u32; 4]>,
-    pub idx: GpuBuffer<u32>,
-    pub vals: GpuBuffer<f32>,
-    pub perm: GpuBuffer<u32>,
 }
 
 #[repr(C)]

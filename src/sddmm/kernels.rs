@@ -1,13 +1,13 @@
-//! Uploading the per-variant arrays of a resolved configuration (row band by row band) and
-//! recording the dispatches.
+//! Preparing a resolved configuration row band by row band (kernel, parameters and the
+//! band's arrays, see [`super::arrays`]) and recording the dispatches.
 
 use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::Arc;
 
 use crate::gpu::{Batch, Binding, Gpu, GpuBuffer, Kernel, KernelSpec};
-use crate::sddmm::device_build::{self, expand_rows, PanelArrays, TileArrays};
-use crate::sddmm::{bands, tiles, Config, Variant};
+use crate::sddmm::arrays::{build_arrays, Arrays, Layout};
+use crate::sddmm::{bands, Config, Variant};
 use crate::sparse::{Csr, GpuDense};
 use crate::{Error, Result};
 use bytemuck::{Pod, Zeroable};
@@ -72,61 +72,6 @@ struct TileParams {
     b_rows: u32,
     out_base: u32,
     pad: [u32; 2],
-}
-
-/// Row, column and value of every nonzero of a band (CSR order): what the naive and warp
-/// kernels read.
-pub(crate) struct CooArrays {
-    rows: GpuBuffer<u32>,
-    cols: GpuBuffer<u32>,
-    vals: GpuBuffer<f32>,
-}
-
-/// What a band's per-nonzero arrays depend on besides S: plans of one S with equal layouts
-/// share them (the tuner and the sweep try many kernels on one tiling).
-#[derive(Clone, Debug, PartialEq)]
-enum Layout {
-    Coo,
-    Panels {
-        tj: usize,
-        ti: usize,
-        block_nnz: usize,
-        compress: bool,
-        transposed: bool,
-    },
-    Tiles {
-        tj: usize,
-        ti: usize,
-        transposed: bool,
-    },
-}
-
-impl Layout {
-    fn of(c: &Config) -> Layout {
-        match c.variant {
-            Variant::SmL2 => Layout::Panels {
-                tj: c.tj,
-                ti: c.ti,
-                block_nnz: c.block_nnz,
-                compress: c.compress,
-                transposed: c.transposed,
-            },
-            Variant::SmSm => Layout::Tiles {
-                tj: c.tj,
-                ti: c.ti,
-                transposed: c.transposed,
-            },
-            _ => Layout::Coo,
-        }
-    }
-}
-
-/// A band's per-nonzero device arrays, shareable between plans of the same layout.
-#[derive(Clone)]
-enum Arrays {
-    Coo(Arc<CooArrays>),
-    Panels(Arc<PanelArrays>),
-    Tiles(Arc<TileArrays>),
 }
 
 /// A band's kernel, parameters and arrays.
@@ -320,91 +265,6 @@ fn prepare_band<'s>(
         layout: Layout::of(config),
         arrays,
     })
-}
-
-/// The per-nonzero arrays of one band for `config`'s layout, built on the device when the
-/// configuration says so and it pays, else on the host.
-fn build_arrays(gpu: &Gpu, s: &Csr, config: &Config) -> Result<Arrays> {
-    let on_device = config.build_on_device;
-    Ok(match config.variant {
-        Variant::Naive | Variant::Warp => Arrays::Coo(Arc::new(CooArrays {
-            rows: if on_device {
-                expand_rows(gpu, s)?
-            } else {
-                GpuBuffer::upload(gpu, "sddmm.rows", &s.row_indices())?
-            },
-            cols: GpuBuffer::upload(gpu, "sddmm.cols", &s.col_idx)?,
-            vals: GpuBuffer::upload(gpu, "sddmm.vals", &s.values)?,
-        })),
-        Variant::SmL2 => {
-            let built = if on_device {
-                device_build::panels(gpu, s, config)?
-            } else {
-                None
-            };
-            Arrays::Panels(Arc::new(match built {
-                Some(arrays) => arrays,
-                None => host_panels(gpu, s, config)?,
-            }))
-        }
-        Variant::SmSm => {
-            let built = if on_device {
-                device_build::tiles(gpu, s, config)?
-            } else {
-                None
-            };
-            Arrays::Tiles(Arc::new(match built {
-                Some(arrays) => arrays,
-                None => host_tiles(gpu, s, config)?,
-            }))
-        }
-        Variant::Auto => unreachable!("resolved before prepare"),
-    })
-}
-
-/// The SM-L2 tiling built on the host and uploaded.
-fn host_panels(gpu: &Gpu, s: &Csr, config: &Config) -> Result<PanelArrays> {
-    let (st, map) = oriented(s, config.transposed);
-    let t = tiles::panels(
-        &st,
-        map.as_deref(),
-        config.tj,
-        config.ti,
-        config.block_nnz,
-        config.compress,
-    );
-    Ok(PanelArrays {
-        n_blocks: t.blocks.len() as u32,
-        blocks: GpuBuffer::upload(gpu, "sddmm.blocks", &t.blocks)?,
-        active_rows: GpuBuffer::upload(gpu, "sddmm.active_rows", &t.active_rows)?,
-        idx: GpuBuffer::upload(gpu, "sddmm.idx", &t.idx)?,
-        cols: GpuBuffer::upload(gpu, "sddmm.cols", &t.cols)?,
-        vals: GpuBuffer::upload(gpu, "sddmm.vals", &t.vals)?,
-        perm: GpuBuffer::upload(gpu, "sddmm.perm", &t.perm)?,
-    })
-}
-
-/// The SM-SM tiling built on the host and uploaded.
-fn host_tiles(gpu: &Gpu, s: &Csr, config: &Config) -> Result<TileArrays> {
-    let (st, map) = oriented(s, config.transposed);
-    let t = tiles::tiles(&st, map.as_deref(), config.ti, config.tj);
-    Ok(TileArrays {
-        n_blocks: t.blocks.len() as u32,
-        blocks: GpuBuffer::upload(gpu, "sddmm.blocks", &t.blocks)?,
-        idx: GpuBuffer::upload(gpu, "sddmm.idx", &t.idx)?,
-        vals: GpuBuffer::upload(gpu, "sddmm.vals", &t.vals)?,
-        perm: GpuBuffer::upload(gpu, "sddmm.perm", &t.perm)?,
-    })
-}
-
-/// S itself, or Sᵀ with the map from Sᵀ's CSR order to S's.
-fn oriented(s: &Csr, transposed: bool) -> (Cow<'_, Csr>, Option<Vec<u32>>) {
-    if transposed {
-        let (t, map) = s.transpose_with_map();
-        (Cow::Owned(t), Some(map))
-    } else {
-        (Cow::Borrowed(s), None)
-    }
 }
 
 /// Records the dispatches of a prepared plan: one per band.

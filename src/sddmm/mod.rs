@@ -7,6 +7,7 @@
 //! B tiles both in workgroup memory). [`Variant::Auto`] picks by density and the tile-size
 //! model ([`model`]). A [`Plan`] does the tiling once; `run` reuses it with new A and B.
 
+mod arrays;
 pub mod bands;
 mod config;
 pub mod cpu;
