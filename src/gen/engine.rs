@@ -9,7 +9,7 @@ use rand::seq::SliceRandom;
 use rand::{Rng, RngCore, SeedableRng};
 use rand_distr::{Distribution, Poisson};
 
-use crate::sparse::Csr;
+use crate::sparse::{offsets, Csr};
 use crate::{Error, Result};
 
 /// Rows per parallel block (each block has its own random stream).
@@ -408,18 +408,6 @@ pub(crate) fn zipf_degrees(
         }
     }
     deg
-}
-
-/// Exclusive prefix sum of degrees: CSR row offsets (total must fit `u32`).
-pub(crate) fn offsets(degrees: &[u32]) -> Vec<u32> {
-    let mut ptr = Vec::with_capacity(degrees.len() + 1);
-    let mut acc = 0u32;
-    ptr.push(0);
-    for &d in degrees {
-        acc += d;
-        ptr.push(acc);
-    }
-    ptr
 }
 
 /// Runs `f` on every item, spread over the available cores; each thread gets its own scratch

@@ -44,6 +44,18 @@ pub struct Config {
 /// random rows over the memory banks.
 const SM_SM_ROW_PAD: usize = 4;
 
+impl Config {
+    /// (rows, columns) of the matrix the kernel works on for an S of `nrows` × `ncols`:
+    /// swapped when it computes on Sᵀ.
+    pub(crate) fn oriented_shape(&self, nrows: usize, ncols: usize) -> (usize, usize) {
+        if self.transposed {
+            (ncols, nrows)
+        } else {
+            (nrows, ncols)
+        }
+    }
+}
+
 fn opt_err(msg: String) -> Error {
     Error::Option(msg)
 }

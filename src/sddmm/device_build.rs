@@ -14,7 +14,7 @@ use bytemuck::{Pod, Zeroable};
 use crate::gpu::{Batch, Binding, Gpu, GpuBuffer, KernelSpec};
 use crate::sddmm::arrays::{PanelArrays, TileArrays};
 use crate::sddmm::{tiles, Config};
-use crate::sparse::Csr;
+use crate::sparse::{offsets, Csr};
 use crate::Result;
 
 /// Threads per workgroup of the build kernels (one invocation per nonzero).
@@ -212,33 +212,11 @@ struct Placed {
     cols: GpuBuffer<u32>,
 }
 
-/// Rows and columns of the matrix a tiling cuts: S, or Sᵀ when `transposed`.
-fn oriented_shape(s: &Csr, transposed: bool) -> (usize, usize) {
-    if transposed {
-        (s.ncols, s.nrows)
-    } else {
-        (s.nrows, s.ncols)
-    }
-}
-
-/// Exclusive prefix sums of `counts` (every bucket's first position).
-fn starts(counts: &[u32]) -> Vec<u32> {
-    let mut next = 0u32;
-    counts
-        .iter()
-        .map(|&c| {
-            let s = next;
-            next += c;
-            s
-        })
-        .collect()
-}
-
 /// The SM-L2 tiling of `s` (of Sᵀ when `config.transposed`) built on the GPU, identical to
 /// [`tiles::panels`] up to the order of nonzeros within one active row of one panel. `None`
 /// when it would not pay (more buckets than about one per nonzero): build on the host.
 pub(crate) fn panels(gpu: &Gpu, s: &Csr, config: &Config) -> Result<Option<PanelArrays>> {
-    let (rows, cols) = oriented_shape(s, config.transposed);
+    let (rows, cols) = config.oriented_shape(s.nrows, s.ncols);
     let tj = config.tj;
     let n_panels = cols.div_ceil(tj).max(1);
     let keys = n_panels * rows;
@@ -260,7 +238,8 @@ pub(crate) fn panels(gpu: &Gpu, s: &Csr, config: &Config) -> Result<Option<Panel
     };
     let builder = Builder::new(gpu, s, params, defines)?;
     let counts = builder.count(keys)?;
-    let starts = starts(&counts);
+    // Every bucket's first position, then the total.
+    let starts = offsets(&counts);
     // Blocks panel by panel from the buckets' counts, as the host tiling cuts them.
     let mut out = (Vec::new(), Vec::new());
     let mut seg = vec![[0u32; 2]; keys];
@@ -285,7 +264,7 @@ pub(crate) fn panels(gpu: &Gpu, s: &Csr, config: &Config) -> Result<Option<Panel
         }
     }
     let (blocks, active_rows) = out;
-    let placed = builder.place(&starts, Some(&seg), !config.compress)?;
+    let placed = builder.place(&starts[..keys], Some(&seg), !config.compress)?;
     Ok(Some(PanelArrays {
         n_blocks: blocks.len() as u32,
         blocks: GpuBuffer::upload(gpu, "sddmm.blocks", &blocks)?,
@@ -301,7 +280,7 @@ pub(crate) fn panels(gpu: &Gpu, s: &Csr, config: &Config) -> Result<Option<Panel
 /// [`tiles::tiles`] up to the order of nonzeros within one tile. `None` when it would not
 /// pay: build on the host.
 pub(crate) fn tiles(gpu: &Gpu, s: &Csr, config: &Config) -> Result<Option<TileArrays>> {
-    let (rows, cols) = oriented_shape(s, config.transposed);
+    let (rows, cols) = config.oriented_shape(s.nrows, s.ncols);
     let (ti, tj) = (config.ti, config.tj);
     let col_tiles = cols.div_ceil(tj).max(1);
     let keys = rows.div_ceil(ti) * col_tiles;
@@ -319,22 +298,22 @@ pub(crate) fn tiles(gpu: &Gpu, s: &Csr, config: &Config) -> Result<Option<TileAr
     };
     let builder = Builder::new(gpu, s, params, vec![])?;
     let counts = builder.count(keys)?;
-    let starts = starts(&counts);
+    // Every bucket's first position, then the total.
+    let starts = offsets(&counts);
     // One block per non-empty tile, row panel by row panel, as the host tiling orders them.
     let blocks: Vec<[u32; 4]> = (0..keys)
         .filter(|&key| counts[key] > 0)
         .map(|key| {
             let (panel, tile) = (key / col_tiles, key % col_tiles);
-            let start = starts[key];
             [
                 (panel * ti) as u32,
                 (tile * tj) as u32,
-                start,
-                start + counts[key],
+                starts[key],
+                starts[key + 1],
             ]
         })
         .collect();
-    let placed = builder.place(&starts, None, false)?;
+    let placed = builder.place(&starts[..keys], None, false)?;
     Ok(Some(TileArrays {
         n_blocks: blocks.len() as u32,
         blocks: GpuBuffer::upload(gpu, "sddmm.blocks", &blocks)?,

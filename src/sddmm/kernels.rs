@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::gpu::{Batch, Binding, Gpu, GpuBuffer, Kernel, KernelSpec};
 use crate::sddmm::arrays::{build_arrays, Arrays, Layout};
-use crate::sddmm::{bands, Config, Variant};
+use crate::sddmm::{bands, Config, Plan, Variant};
 use crate::sparse::{Csr, GpuDense};
 use crate::{Error, Result};
 use bytemuck::{Pod, Zeroable};
@@ -79,7 +79,6 @@ pub(crate) struct Prepared {
     kernel: Arc<Kernel>,
     params: wgpu::Buffer,
     groups: u32,
-    layout: Layout,
     arrays: Arrays,
 }
 
@@ -113,7 +112,7 @@ pub(crate) fn prepare(
     gpu: &Gpu,
     s: &Csr,
     config: &Config,
-    like: Option<&[PreparedBand]>,
+    like: Option<&Plan>,
 ) -> Result<Vec<PreparedBand>> {
     let caps = &gpu.caps;
     let binding = caps.max_storage_binding_bytes;
@@ -131,12 +130,12 @@ pub(crate) fn prepare(
     let align = caps.storage_offset_alignment.max(4) as u64;
     let bands = bands::row_bands(s, config.stride, binding, align)?;
     let whole = bands.len() == 1 && bands[0].rows == (0..s.nrows);
-    // `like`'s arrays for band `i`, when it was cut into the same bands with this layout.
-    let like = like.filter(|l| l.len() == bands.len());
-    let layout = Layout::of(config);
+    // `like`'s arrays for band `i`, when it has this layout and was cut into the same bands.
+    let like = like
+        .filter(|l| Layout::of(&l.config) == Layout::of(config) && l.bands.len() == bands.len());
     let shared = |i: usize, rows: &Range<usize>| {
-        like.map(|l| &l[i])
-            .filter(|b| b.rows == *rows && b.prepared.layout == layout)
+        like.map(|l| &l.bands[i])
+            .filter(|b| b.rows == *rows)
             .map(|b| b.prepared.arrays.clone())
     };
     bands
@@ -241,11 +240,7 @@ fn prepare_band<'s>(
             (gpu.uniform("sddmm.panels", &p), t.n_blocks)
         }
         Arrays::Tiles(t) => {
-            let (a_rows, b_rows) = if config.transposed {
-                (ncols, nrows)
-            } else {
-                (nrows, ncols)
-            };
+            let (a_rows, b_rows) = config.oriented_shape(nrows, ncols);
             let p = TileParams {
                 n_blocks: t.n_blocks,
                 stride4,
@@ -262,7 +257,6 @@ fn prepare_band<'s>(
         kernel,
         params,
         groups,
-        layout: Layout::of(config),
         arrays,
     })
 }

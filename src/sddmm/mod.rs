@@ -180,7 +180,7 @@ impl Plan {
         like: Option<&Plan>,
     ) -> Result<Plan> {
         let config = config::resolve(gpu, s, k, &options)?;
-        let bands = kernels::prepare(gpu, s, &config, like.map(|l| &l.bands[..]))?;
+        let bands = kernels::prepare(gpu, s, &config, like)?;
         Ok(Plan {
             nrows: s.nrows,
             ncols: s.ncols,

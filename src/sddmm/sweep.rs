@@ -59,7 +59,7 @@ pub fn sweep(
             "--sweep needs a tiled variant (auto, sm-l2 or sm-sm)".into(),
         ));
     }
-    let n = if model.transposed { s.nrows } else { s.ncols };
+    let n = model.oriented_shape(s.nrows, s.ncols).1;
     let model_tj = model.tj;
     let tjs = if variant == Variant::SmSm {
         vec![16, 32, 64, 96, 128]

@@ -26,6 +26,19 @@ pub use device::{GpuCsr, GpuDense};
 pub use device_formats::{GpuCoo, GpuCsc, GpuCsrEll, GpuDcsr, GpuEll};
 pub use ell::{Ell, ELL_PAD};
 
+/// Exclusive prefix sums of `counts` with the total appended (`counts.len() + 1` values):
+/// CSR row offsets from row lengths, bucket starts from bucket sizes. The total must fit `u32`.
+pub(crate) fn offsets(counts: &[u32]) -> Vec<u32> {
+    let mut out = Vec::with_capacity(counts.len() + 1);
+    let mut acc = 0u32;
+    out.push(0);
+    for &c in counts {
+        acc += c;
+        out.push(acc);
+    }
+    out
+}
+
 /// Fails with an [`crate::Error::Invalid`] naming the first non-finite value.
 pub(crate) fn check_finite(what: &str, values: &[f32]) -> crate::Result<()> {
     match values.iter().position(|v| !v.is_finite()) {
