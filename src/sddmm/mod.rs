@@ -171,7 +171,9 @@ impl Plan {
         Self::build(gpu, s, k, options, Some(like))
     }
 
-    /// [`Plan::new`] without validating `s` (the caller has).
+    /// [`Plan::new`] without validating `s` (the caller has), sharing what it can with
+    /// `like`, a plan of the same `s` (see [`Plan::new_like`]; one of another shape is
+    /// ignored).
     pub(crate) fn build(
         gpu: &Gpu,
         s: &Csr,
@@ -179,6 +181,7 @@ impl Plan {
         options: Options,
         like: Option<&Plan>,
     ) -> Result<Plan> {
+        let like = like.filter(|l| (l.nrows, l.ncols, l.nnz) == (s.nrows, s.ncols, s.nnz()));
         let config = config::resolve(gpu, s, k, &options)?;
         let bands = kernels::prepare(gpu, s, &config, like)?;
         Ok(Plan {

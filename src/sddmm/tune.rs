@@ -126,10 +126,7 @@ pub(crate) fn measure_valid(
 ) -> Result<(Measurement, Plan)> {
     let k = ops.a.ncols;
     let t0 = std::time::Instant::now();
-    let plan = match like {
-        Some(like) => Plan::new_like(gpu, s, k, options.clone(), like)?,
-        None => Plan::build(gpu, s, k, options.clone(), None)?,
-    };
+    let plan = Plan::build(gpu, s, k, options.clone(), like)?;
     let plan_ms = t0.elapsed().as_secs_f64() * 1e3;
     let m = measure_plan(gpu, s, &plan, ops, reps, reference, plan_ms)?;
     Ok((m, plan))
@@ -294,11 +291,7 @@ pub fn tune(
     for o in candidates(options, tiled, k) {
         let like = last.as_ref().or(best.as_ref().map(|(_, p)| p));
         let t0 = std::time::Instant::now();
-        let plan = match like {
-            Some(like) => Plan::new_like(gpu, s, k, o, like),
-            None => Plan::build(gpu, s, k, o, None),
-        };
-        let plan = match plan {
+        let plan = match Plan::build(gpu, s, k, o, like) {
             Ok(p) => p,
             Err(Error::Option(_)) => continue,
             Err(e) => return Err(e),
