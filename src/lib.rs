@@ -21,6 +21,7 @@
 #![warn(missing_docs)]
 
 pub mod error;
+pub mod fused;
 pub mod gen;
 pub mod gpu;
 pub mod io;

@@ -32,6 +32,12 @@ shader_table!(
     "sddmm/tile_key",
     "sddmm/tile_count",
     "sddmm/tile_place",
+    "fused/sparse",
+    "fused/dense",
+    "fused/spmv",
+    "fused/scale",
+    "fused/axpy",
+    "fused/reduce_parts",
 );
 
 /// The source of shader `name`, if it exists.

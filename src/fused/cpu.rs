@@ -1,0 +1,167 @@
+//! The f64 CPU twins: `sparse` and `dense` (the fused kernels `fused.sparse`, `fused.dense`,
+//! whatever their aggregation), and `spmv`, `scale`, `axpy` (the unfused sequence's steps,
+//! composed by `unfused`). Each returns, beside the result, the magnitude that bounds its
+//! rounding error.
+
+use crate::sparse::{Csr, Dense};
+
+/// The operands of w = α·Xᵀ(v ⊙ (X·y)) + β·z on the host (`xty`: w = α·Xᵀ(v ⊙ y) + β·z,
+/// y ∈ ℝᵐ).
+#[derive(Clone, Copy, Debug)]
+pub struct HostOp<'a> {
+    /// α.
+    pub alpha: f32,
+    /// y ∈ ℝⁿ (ℝᵐ when `xty`).
+    pub y: &'a [f32],
+    /// Optional v ∈ ℝᵐ.
+    pub v: Option<&'a [f32]>,
+    /// β (0: z is never read).
+    pub beta: f32,
+    /// z ∈ ℝⁿ, needed when β ≠ 0.
+    pub z: Option<&'a [f32]>,
+    /// The α·Xᵀy instantiation: y is already the row vector.
+    pub xty: bool,
+}
+
+/// A matrix as the twins see it: its rows as (column, value) pairs.
+trait Rows {
+    fn shape(&self) -> (usize, usize);
+    fn for_row(&self, r: usize, f: impl FnMut(usize, f64));
+}
+
+impl Rows for Csr {
+    fn shape(&self) -> (usize, usize) {
+        (self.nrows, self.ncols)
+    }
+    fn for_row(&self, r: usize, mut f: impl FnMut(usize, f64)) {
+        for e in self.row_range(r) {
+            f(self.col_idx[e] as usize, self.values[e] as f64);
+        }
+    }
+}
+
+impl Rows for Dense {
+    fn shape(&self) -> (usize, usize) {
+        (self.nrows, self.ncols)
+    }
+    fn for_row(&self, r: usize, mut f: impl FnMut(usize, f64)) {
+        for (j, &x) in self.row(r).iter().enumerate() {
+            f(j, x as f64);
+        }
+    }
+}
+
+fn pattern(x: &impl Rows, op: &HostOp) -> (Vec<f64>, Vec<f64>) {
+    let (m, n) = x.shape();
+    let mut w = vec![0f64; n];
+    let mut mag = vec![0f64; n];
+    if op.beta != 0.0 {
+        let z = op.z.expect("β ≠ 0 needs z");
+        for j in 0..n {
+            w[j] = op.beta as f64 * z[j] as f64;
+            mag[j] = w[j].abs();
+        }
+    }
+    let alpha = op.alpha as f64;
+    for r in 0..m {
+        let (mut s, mut s_abs) = if op.xty {
+            (op.y[r] as f64, (op.y[r] as f64).abs())
+        } else {
+            let (mut s, mut a) = (0.0, 0.0);
+            x.for_row(r, |j, x| {
+                s += x * op.y[j] as f64;
+                a += (x * op.y[j] as f64).abs();
+            });
+            (s, a)
+        };
+        if let Some(v) = op.v {
+            s *= v[r] as f64;
+            s_abs *= (v[r] as f64).abs();
+        }
+        x.for_row(r, |j, x| {
+            w[j] += alpha * x * s;
+            mag[j] += (alpha * x).abs() * s_abs;
+        });
+    }
+    (w, mag)
+}
+
+/// Twin of `fused.sparse`: w and |α|·|X|ᵀ(|v| ⊙ |X||y|) + |β||z| in f64.
+pub fn sparse(x: &Csr, op: &HostOp) -> (Vec<f64>, Vec<f64>) {
+    pattern(x, op)
+}
+
+/// Twin of `fused.dense`.
+pub fn dense(x: &Dense, op: &HostOp) -> (Vec<f64>, Vec<f64>) {
+    pattern(x, op)
+}
+
+/// Twin of `fused.spmv`: p = X·y.
+pub fn spmv(x: &Csr, y: &[f32]) -> Vec<f64> {
+    (0..x.nrows)
+        .map(|r| {
+            let mut s = 0.0;
+            x.for_row(r, |j, x| s += x * y[j] as f64);
+            s
+        })
+        .collect()
+}
+
+/// Twin of `fused.scale`: p ⊙ v.
+pub fn scale(v: &[f32], p: &[f64]) -> Vec<f64> {
+    p.iter().zip(v).map(|(p, v)| p * *v as f64).collect()
+}
+
+/// Twin of `fused.axpy`: a·x + b·z (a = 0 never reads x, b = 0 never reads z).
+pub fn axpy(a: f32, x: &[f64], b: f32, z: &[f32]) -> Vec<f64> {
+    let n = x.len().max(z.len());
+    (0..n)
+        .map(|i| {
+            let ax = if a != 0.0 { a as f64 * x[i] } else { 0.0 };
+            let bz = if b != 0.0 {
+                b as f64 * z[i] as f64
+            } else {
+                0.0
+            };
+            ax + bz
+        })
+        .collect()
+}
+
+/// The unfused sequence on the host, step by step as the GPU runs it: p = X·y (or y), p ⊙= v,
+/// w = β·z, w += α·Xᵀp. Equal to [`sparse`] up to rounding.
+pub fn unfused(x: &Csr, op: &HostOp) -> Vec<f64> {
+    let mut p = if op.xty {
+        op.y.iter().map(|&y| y as f64).collect()
+    } else {
+        spmv(x, op.y)
+    };
+    if let Some(v) = op.v {
+        p = scale(v, &p);
+    }
+    let mut w = axpy(0.0, &[], op.beta, op.z.unwrap_or(&[]));
+    w.resize(x.ncols, 0.0);
+    for (r, &pr) in p.iter().enumerate() {
+        x.for_row(r, |j, x| w[j] += op.alpha as f64 * x * pr);
+    }
+    w
+}
+
+/// The number of f32 roundings any one element of w sees at most: a row's dot product
+/// (its length), then one addition per row touching the column, then α, v and β·z.
+pub fn rounding_terms_sparse(x: &Csr) -> usize {
+    let longest = (0..x.nrows)
+        .map(|r| x.row_range(r).len())
+        .max()
+        .unwrap_or(0);
+    let mut per_col = vec![0usize; x.ncols];
+    for &j in &x.col_idx {
+        per_col[j as usize] += 1;
+    }
+    longest + per_col.into_iter().max().unwrap_or(0) + 4
+}
+
+/// [`rounding_terms_sparse`] for a dense matrix: n + m + 4.
+pub fn rounding_terms_dense(x: &Dense) -> usize {
+    x.nrows + x.ncols + 4
+}
