@@ -1,6 +1,7 @@
 //! Subcommands of the `wgsparse` binary. Each prints a table, or one JSON object with
 //! `--json`.
 
+mod fused;
 mod gen;
 mod sddmm;
 
@@ -32,6 +33,8 @@ enum Command {
     Demo(JsonFlag),
     /// Time (and check, sweep, tune) SDDMM variants on a matrix file or a suite matrix.
     Sddmm(sddmm::SddmmArgs),
+    /// Time (and check, sweep) the fused pattern α·Xᵀ(v ⊙ (X·y)) + β·z.
+    Fused(fused::FusedArgs),
 }
 
 #[derive(clap::Args)]
@@ -62,6 +65,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Gen(a) => gen::run(a),
         Command::Demo(a) => demo(a.json),
         Command::Sddmm(a) => sddmm::run(a),
+        Command::Fused(a) => fused::run(a),
     }
 }
 

@@ -350,7 +350,7 @@ pub(crate) fn record(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
     if !two_pass {
         axpy(batch, plan.n, 0.0, dummy, op.beta, z, w)?;
     }
-    match &plan.x {
+    match &*plan.x {
         DeviceX::Sparse {
             row_ptr,
             col_idx,
@@ -384,7 +384,7 @@ pub(crate) fn record(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
         } => dense(plan, batch, (*stride, data, bands), op, target)?,
     }
     if two_pass {
-        let bands = match &plan.x {
+        let bands = match &*plan.x {
             DeviceX::Dense { bands, .. } => bands.len(),
             DeviceX::Sparse { .. } => 1,
         };

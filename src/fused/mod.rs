@@ -9,6 +9,7 @@
 //! separate dispatches kept as the honest baseline. A [`Plan`] uploads X and resolves the
 //! launch model ([`plan`]) once; `record` / `run` reuse it with new vectors.
 
+pub mod bench;
 pub mod cpu;
 mod kernels;
 pub mod plan;
@@ -289,7 +290,7 @@ pub struct Plan {
     pub nnz: usize,
     /// The resolved configuration.
     pub config: Config,
-    x: DeviceX,
+    x: Arc<DeviceX>,
     /// Two-pass partials (groups × bands × n) or the unfused p (m).
     scratch: Option<GpuBuffer<f32>>,
     /// A 16-byte stand-in bound where an optional vector is absent (never read).
@@ -309,11 +310,25 @@ impl Plan {
 
     /// A plan with a given configuration (the sweep's candidates); X must be valid.
     pub fn with_config(gpu: &Gpu, x: Matrix, config: Config) -> Result<Plan> {
+        Self::build(gpu, x, config, Arc::new(kernels::upload(gpu, x)?))
+    }
+
+    /// [`Plan::new`] for the X that `like` was built from (not re-validated), sharing its
+    /// device copy of X: trying other configurations costs no upload.
+    pub fn new_like(gpu: &Gpu, x: Matrix, options: &Options, like: &Plan) -> Result<Plan> {
+        let config = kernels::resolve(gpu, x, options)?;
+        if x.shape() != (like.m, like.n) || x.nnz() != like.nnz || config.dense != like.config.dense
+        {
+            return Self::with_config(gpu, x, config);
+        }
+        Self::build(gpu, x, config, like.x.clone())
+    }
+
+    fn build(gpu: &Gpu, x: Matrix, config: Config, dx: Arc<DeviceX>) -> Result<Plan> {
         let (m, n) = x.shape();
-        let dx = kernels::upload(gpu, x)?;
         let scratch = match config.variant {
             Variant::TwoPass => {
-                let bands = match &dx {
+                let bands = match &*dx {
                     DeviceX::Dense { bands, .. } => bands.len(),
                     DeviceX::Sparse { .. } => 1,
                 };
@@ -433,7 +448,7 @@ impl Plan {
     /// Bytes the fused kernel must move at least: X once (values, and indices when sparse),
     /// y, v, z and w.
     pub fn min_bytes(&self, op_has_v: bool, op_has_z: bool) -> f64 {
-        let x = match &self.x {
+        let x = match &*self.x {
             DeviceX::Sparse { .. } => self.nnz as f64 * 8.0 + (self.m as f64 + 1.0) * 4.0,
             DeviceX::Dense { .. } => self.nnz as f64 * 4.0,
         };
@@ -444,7 +459,7 @@ impl Plan {
 
     /// Row bands X is bound as (dense X beyond one storage binding; 1 otherwise).
     pub fn n_bands(&self) -> usize {
-        match &self.x {
+        match &*self.x {
             DeviceX::Dense { bands, .. } => bands.len(),
             DeviceX::Sparse { .. } => 1,
         }
