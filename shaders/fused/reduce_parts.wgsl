@@ -1,12 +1,13 @@
-// Second pass of the deterministic fused kernels: w[i] = β·z[i] + Σ_g part[g·n + i], the
-// partials of the G workgroups summed in group order (β = 0 never reads z).
+// Second pass of the deterministic fused kernels (and of fused/dot):
+// w[out_base + i] = β·z[i] + Σ_g part[g·n + i], the partials of the G workgroups summed in
+// group order (β = 0 never reads z).
 override WG: u32 = 256u;
 
 struct Params {
     n: u32,
     groups: u32,
     beta: f32,
-    _pad: u32,
+    out_base: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -24,6 +25,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         for (var g = 0u; g < params.groups; g++) {
             t += part[g * params.n + i];
         }
-        w[i] = t;
+        w[params.out_base + i] = t;
     }
 }

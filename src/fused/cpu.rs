@@ -165,3 +165,82 @@ pub fn rounding_terms_sparse(x: &Csr) -> usize {
 pub fn rounding_terms_dense(x: &Dense) -> usize {
     x.nrows + x.ncols + 4
 }
+
+/// The result of [`linreg_cg`].
+#[derive(Clone, Debug)]
+pub struct CgTwin {
+    /// The solution.
+    pub w: Vec<f64>,
+    /// Iterations run.
+    pub iterations: usize,
+    /// ‖r‖ after each iteration (the first entry is the initial residual).
+    pub residuals: Vec<f64>,
+}
+
+fn matvec(x: &impl Rows, p: &[f64]) -> Vec<f64> {
+    (0..x.shape().0)
+        .map(|r| {
+            let mut s = 0.0;
+            x.for_row(r, |j, x| s += x * p[j]);
+            s
+        })
+        .collect()
+}
+
+fn matvec_t(x: &impl Rows, q: &[f64]) -> Vec<f64> {
+    let mut w = vec![0.0; x.shape().1];
+    for (r, &qr) in q.iter().enumerate() {
+        x.for_row(r, |j, x| w[j] += x * qr);
+    }
+    w
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(a, b)| a * b).sum()
+}
+
+fn cg_on(x: &impl Rows, b: &[f32], lambda: f64, tol: f64, max_iter: usize) -> CgTwin {
+    let b: Vec<f64> = b.iter().map(|&v| v as f64).collect();
+    let n = x.shape().1;
+    let mut w = vec![0.0; n];
+    let mut r: Vec<f64> = matvec_t(x, &b).iter().map(|v| -v).collect();
+    let mut p: Vec<f64> = r.iter().map(|v| -v).collect();
+    let mut nr2 = dot(&r, &r);
+    let target = nr2 * tol * tol;
+    let mut residuals = vec![nr2.sqrt()];
+    let mut iterations = 0;
+    while iterations < max_iter && nr2 > target {
+        let xp = matvec(x, &p);
+        let q: Vec<f64> = matvec_t(x, &xp)
+            .iter()
+            .zip(&p)
+            .map(|(q, p)| q + lambda * p)
+            .collect();
+        let alpha = nr2 / dot(&p, &q);
+        for j in 0..n {
+            w[j] += alpha * p[j];
+            r[j] += alpha * q[j];
+        }
+        let old = nr2;
+        nr2 = dot(&r, &r);
+        for j in 0..n {
+            p[j] = -r[j] + nr2 / old * p[j];
+        }
+        iterations += 1;
+        residuals.push(nr2.sqrt());
+    }
+    CgTwin {
+        w,
+        iterations,
+        residuals,
+    }
+}
+
+/// Twin of the GPU linear-regression CG (Listing 1 of Ashari et al.) in f64: solves
+/// (XᵀX + λI)·w = Xᵀb from w = 0 until ‖r‖ ≤ tol·‖r₀‖ or `max_iter` iterations.
+pub fn linreg_cg(x: super::Matrix, b: &[f32], lambda: f64, tol: f64, max_iter: usize) -> CgTwin {
+    match x {
+        super::Matrix::Sparse(x) => cg_on(x, b, lambda, tol, max_iter),
+        super::Matrix::Dense(x) => cg_on(x, b, lambda, tol, max_iter),
+    }
+}

@@ -299,9 +299,11 @@ pub(crate) fn axpy(
     w: &GpuBuffer<f32>,
 ) -> Result<()> {
     let gpu = batch.gpu();
+    // w = a·w + b·z binds w once (a buffer may not be both read-only and writable).
+    let inplace = std::ptr::eq(x, w);
     let k = gpu.kernel(&KernelSpec {
         name: "fused/axpy",
-        defines: vec![],
+        defines: if inplace { vec!["INPLACE"] } else { vec![] },
         constants: vec![("WG", VECTOR_WG as f64)],
         bindings: &VECTOR3_BINDINGS,
     })?;
@@ -314,8 +316,34 @@ pub(crate) fn axpy(
             pad: 0,
         },
     );
+    let x = if inplace { z } else { x };
     let bg = k.bind(gpu, &[&params, x.raw(), z.raw(), w.raw()])?;
     batch.dispatch(&k, bg, [elementwise_groups(n), 1, 1])
+}
+
+/// Workgroups of `fused.dot` (its partials buffer holds this many).
+pub(crate) const DOT_GROUPS: u32 = 64;
+
+/// Records out[slot] = a·b (`fused.dot` partials into `part`, then `fused.reduce_parts`).
+pub(crate) fn dot(
+    batch: &mut Batch,
+    a: &GpuBuffer<f32>,
+    b: &GpuBuffer<f32>,
+    part: &GpuBuffer<f32>,
+    out: &GpuBuffer<f32>,
+    slot: u32,
+) -> Result<()> {
+    let gpu = batch.gpu();
+    let k = gpu.kernel(&KernelSpec {
+        name: "fused/dot",
+        defines: vec![],
+        constants: vec![("WG", VECTOR_WG as f64)],
+        bindings: &VECTOR3_BINDINGS,
+    })?;
+    let params = gpu.uniform("fused.dot.params", &[a.len() as u32, 0, 0, 0]);
+    let bg = k.bind(gpu, &[&params, a.raw(), b.raw(), part.raw()])?;
+    batch.dispatch(&k, bg, [DOT_GROUPS, 1, 1])?;
+    reduce_parts(batch, 1, DOT_GROUPS, part, 0.0, part, out, slot)
 }
 
 fn defines(config: &Config, xty: bool, two_pass: bool, workgroup_w: bool) -> Vec<&'static str> {
@@ -396,6 +424,7 @@ pub(crate) fn record(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
             op.beta,
             z,
             w,
+            0,
         )?;
     }
     Ok(())
@@ -567,8 +596,9 @@ fn scale(batch: &mut Batch, n: usize, v: &GpuBuffer<f32>, p: &GpuBuffer<f32>) ->
     batch.dispatch(&k, bg, [elementwise_groups(n), 1, 1])
 }
 
-/// Records `fused.reduce_parts`: w = β·z + Σ_g part[g·n + ·] in group order.
-fn reduce_parts(
+/// Records `fused.reduce_parts`: w[out_base + ·] = β·z + Σ_g part[g·n + ·] in group order.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn reduce_parts(
     batch: &mut Batch,
     n: usize,
     groups: u32,
@@ -576,6 +606,7 @@ fn reduce_parts(
     beta: f32,
     z: &GpuBuffer<f32>,
     w: &GpuBuffer<f32>,
+    out_base: u32,
 ) -> Result<()> {
     let gpu = batch.gpu();
     let k = gpu.kernel(&KernelSpec {
@@ -586,7 +617,7 @@ fn reduce_parts(
     })?;
     let params = gpu.uniform(
         "fused.reduce_parts.params",
-        &[n as u32, groups, beta.to_bits(), 0],
+        &[n as u32, groups, beta.to_bits(), out_base],
     );
     let bg = k.bind(gpu, &[&params, part.raw(), z.raw(), w.raw()])?;
     batch.dispatch(&k, bg, [elementwise_groups(n), 1, 1])

@@ -12,6 +12,7 @@
 pub mod bench;
 pub mod cpu;
 mod kernels;
+pub mod linreg;
 pub mod plan;
 
 use std::sync::Arc;

@@ -38,6 +38,7 @@ shader_table!(
     "fused/scale",
     "fused/axpy",
     "fused/reduce_parts",
+    "fused/dot",
 );
 
 /// The source of shader `name`, if it exists.
