@@ -13,15 +13,10 @@ fn check_cg(x: Matrix, b: &[f32], options: &CgOptions) {
     let mut seen = vec![];
     let got = linreg::linreg_cg(gpu, &plan, b, options, |i, r| seen.push((i, r))).unwrap();
     let twin = cpu::linreg_cg(x, b, options.lambda as f64, options.tol, options.max_iter);
-    let scale = twin.w.iter().fold(0f64, |a, v| a.max(v.abs()));
-    let diff = got
-        .w
-        .iter()
-        .zip(&twin.w)
-        .fold(0f64, |a, (g, t)| a.max((*g as f64 - t).abs()));
+    let diff = linreg::weights_rel_diff(&got.w, &twin.w);
     assert!(
-        diff <= 1e-3 * scale,
-        "{}: max |w − w_twin| = {diff:.3e}, max |w_twin| = {scale:.3e}; iterations {} vs {}",
+        diff <= 1e-3,
+        "{}: weights {diff:.3e} (relative) from the twin's; iterations {} vs {}",
         plan.config.describe(),
         got.iterations,
         twin.iterations
@@ -38,27 +33,7 @@ fn check_cg(x: Matrix, b: &[f32], options: &CgOptions) {
 }
 
 fn labels(x: Matrix, seed: u64) -> Vec<f32> {
-    // b = X·w_true + noise, so the regression has something to find.
-    let (m, n) = x.shape();
-    let w_true = gen::dense_uniform(1, n, seed).data;
-    let noise = gen::dense_uniform(1, m, seed + 1).data;
-    (0..m)
-        .map(|r| {
-            let dot: f64 = match x {
-                Matrix::Sparse(s) => s
-                    .row_range(r)
-                    .map(|e| s.values[e] as f64 * w_true[s.col_idx[e] as usize] as f64)
-                    .sum(),
-                Matrix::Dense(d) => d
-                    .row(r)
-                    .iter()
-                    .zip(&w_true)
-                    .map(|(a, b)| *a as f64 * *b as f64)
-                    .sum(),
-            };
-            (dot + 0.1 * noise[r] as f64) as f32
-        })
-        .collect()
+    linreg::synthetic_labels(x, seed)
 }
 
 #[test]

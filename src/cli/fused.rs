@@ -159,14 +159,15 @@ fn variants(list: &[VariantArg]) -> Vec<Variant> {
     out
 }
 
-fn write_f32(path: &Path, data: &[f32]) -> Result<()> {
+/// Writes `data` as raw little-endian f32.
+pub(crate) fn write_f32(path: &Path, data: &[f32]) -> Result<()> {
     std::fs::write(path, bytemuck::cast_slice(data)).map_err(|e| Error::io(path, e))
 }
 
-/// Writes X and the full pattern's operands and w for the peer script.
-fn export(gpu: &Gpu, dir: &Path, input: &Input, base: &Options, seed: u64) -> Result<()> {
-    let x = input.matrix();
-    let (m, n) = x.shape();
+/// Writes X as raw arrays into `dir`: CSR (`wgsparse gen --raw` layout) or `dense.f32`
+/// row-major with `meta.json` (`nrows`, `ncols`, `dense`).
+pub(crate) fn export_matrix(dir: &Path, input: &Input) -> Result<()> {
+    let (m, n) = input.matrix().shape();
     match input {
         Input::Sparse(s) => io::write_csr_binary(dir, s)?,
         Input::Dense(d) => {
@@ -177,6 +178,14 @@ fn export(gpu: &Gpu, dir: &Path, input: &Input, base: &Options, seed: u64) -> Re
             std::fs::write(&p, meta.to_string()).map_err(|e| Error::io(&p, e))?;
         }
     }
+    Ok(())
+}
+
+/// Writes X and the full pattern's operands and w for the peer script.
+fn export(gpu: &Gpu, dir: &Path, input: &Input, base: &Options, seed: u64) -> Result<()> {
+    export_matrix(dir, input)?;
+    let x = input.matrix();
+    let (m, n) = x.shape();
     let ops = Operands::random(gpu, m, n, Pattern::Full, seed)?;
     let plan = Plan::new(gpu, x, base)?;
     plan.run(gpu, &ops.op(), &ops.w)?;

@@ -3,6 +3,7 @@
 
 mod fused;
 mod gen;
+mod linreg;
 mod sddmm;
 
 use std::process::ExitCode;
@@ -35,6 +36,8 @@ enum Command {
     Sddmm(sddmm::SddmmArgs),
     /// Time (and check, sweep) the fused pattern α·Xᵀ(v ⊙ (X·y)) + β·z.
     Fused(fused::FusedArgs),
+    /// Linear regression by conjugate gradient on the fused pattern.
+    Linreg(linreg::LinregArgs),
 }
 
 #[derive(clap::Args)]
@@ -66,6 +69,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Demo(a) => demo(a.json),
         Command::Sddmm(a) => sddmm::run(a),
         Command::Fused(a) => fused::run(a),
+        Command::Linreg(a) => linreg::run(a),
     }
 }
 

@@ -158,7 +158,7 @@ pub fn linreg_cg(
         dot(&mut batch, &p, &q, &part, &scalars, 0)?;
         batch.submit()?;
         let pq = scalars.read(gpu)?[0] as f64;
-        if !(pq > 0.0) {
+        if pq.is_nan() || pq <= 0.0 {
             return Err(Error::Check {
                 kernel: "linreg.cg".into(),
                 message: format!("p·q = {pq} at iteration {iterations}: XᵀX + λI is not positive definite in f32"),
@@ -196,18 +196,49 @@ pub fn rmse(x: Matrix, w: &[f32], b: &[f32]) -> f64 {
     let w: Vec<f64> = w.iter().map(|&v| v as f64).collect();
     let m = x.shape().0;
     let mut sq = 0.0;
-    let pred = |r: usize| -> f64 {
-        match x {
-            Matrix::Sparse(s) => s
-                .row_range(r)
-                .map(|e| s.values[e] as f64 * w[s.col_idx[e] as usize])
-                .sum(),
-            Matrix::Dense(d) => d.row(r).iter().zip(&w).map(|(a, b)| *a as f64 * b).sum(),
-        }
-    };
     for (r, &br) in b.iter().enumerate().take(m) {
-        let e = pred(r) - br as f64;
+        let e = row_dot(x, r, &w) - br as f64;
         sq += e * e;
     }
     (sq / m.max(1) as f64).sqrt()
+}
+
+/// Synthetic regression labels b = X·w_true + 0.1·noise, w_true and noise uniform in [−1, 1]
+/// (seeded): a problem with a known good fit, for generated inputs.
+pub fn synthetic_labels(x: Matrix, seed: u64) -> Vec<f32> {
+    let (m, n) = x.shape();
+    let w_true = crate::gen::dense_uniform(1, n, seed).data;
+    let noise = crate::gen::dense_uniform(1, m, seed + 1).data;
+    let w64: Vec<f64> = w_true.iter().map(|&v| v as f64).collect();
+    (0..m)
+        .map(|r| (row_dot(x, r, &w64) + 0.1 * noise[r] as f64) as f32)
+        .collect()
+}
+
+fn row_dot(x: Matrix, r: usize, w: &[f64]) -> f64 {
+    match x {
+        Matrix::Sparse(s) => s
+            .row_range(r)
+            .map(|e| s.values[e] as f64 * w[s.col_idx[e] as usize])
+            .sum(),
+        Matrix::Dense(d) => d.row(r).iter().zip(w).map(|(a, b)| *a as f64 * b).sum(),
+    }
+}
+
+/// max |w − w_twin| / max |w_twin| (NaN in w gives infinity): how far the GPU weights are from
+/// the f64 twin's.
+pub fn weights_rel_diff(w: &[f32], twin: &[f64]) -> f64 {
+    let scale = twin.iter().fold(0f64, |m, v| m.max(v.abs()));
+    let diff = w.iter().zip(twin).fold(0f64, |m, (g, t)| {
+        let d = (*g as f64 - t).abs();
+        if d.is_nan() {
+            f64::INFINITY
+        } else {
+            m.max(d)
+        }
+    });
+    if w.len() != twin.len() {
+        return f64::INFINITY;
+    }
+    diff / scale.max(f64::MIN_POSITIVE)
 }

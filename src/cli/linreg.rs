@@ -1,0 +1,159 @@
+//! `wgsparse linreg`: linear regression by CG on the fused pattern.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use serde_json::json;
+
+use wgsparse::fused::bench::{self, Input};
+use wgsparse::fused::linreg::{self, CgOptions};
+use wgsparse::fused::{cpu, Matrix, Options, Plan};
+use wgsparse::{io, Gpu, Result};
+
+/// Arguments of `wgsparse linreg`.
+#[derive(clap::Args)]
+pub struct LinregArgs {
+    /// Training data (LIBSVM: label = target).
+    #[arg(long)]
+    libsvm: Option<PathBuf>,
+    /// Without --libsvm: a generated input (e.g. higgs, sparse-1024, demo; see `wgsparse
+    /// fused --help`) with synthetic labels X·w + noise.
+    #[arg(long, default_value = "demo", conflicts_with = "libsvm")]
+    gen: String,
+    /// Scale the generated input's rows by this factor in (0, 1].
+    #[arg(long, default_value_t = 1.0)]
+    scale: f64,
+    /// Seed of the generated input and labels.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Test data (LIBSVM) for a test RMSE.
+    #[arg(long)]
+    test: Option<PathBuf>,
+    /// Ridge term λ.
+    #[arg(long, default_value_t = 0.001)]
+    lambda: f32,
+    /// Append a column of ones (an intercept, regularized like the other weights).
+    #[arg(long)]
+    intercept: bool,
+    /// Most CG iterations.
+    #[arg(long, default_value_t = 100)]
+    max_iter: usize,
+    /// Stop when ‖r‖ ≤ tol·‖r₀‖.
+    #[arg(long, default_value_t = 1e-6)]
+    tol: f64,
+    /// Also solve with the f64 CPU twin and fail when the weights differ by more than 1e-3
+    /// of their largest magnitude.
+    #[arg(long)]
+    check: bool,
+    /// Write X (raw) and the labels (v.f32) into this folder for `fused_peer.py --cg`.
+    #[arg(long)]
+    export: Option<PathBuf>,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `wgsparse linreg`.
+pub fn run(a: LinregArgs) -> Result<ExitCode> {
+    let gpu = Gpu::new()?;
+    let (name, input, labels) = match &a.libsvm {
+        Some(p) => {
+            let d = io::read_libsvm(p)?;
+            (p.display().to_string(), Input::Sparse(d.features), d.labels)
+        }
+        None => {
+            let input = bench::generate(&a.gen, a.scale, a.seed)?;
+            let b = linreg::synthetic_labels(input.matrix(), a.seed + 5);
+            (a.gen.clone(), input, b)
+        }
+    };
+    let input = if a.intercept {
+        match input {
+            Input::Sparse(s) => Input::Sparse(linreg::with_intercept_sparse(&s)),
+            Input::Dense(d) => Input::Dense(linreg::with_intercept_dense(&d)),
+        }
+    } else {
+        input
+    };
+    let x = input.matrix();
+    if let Some(dir) = &a.export {
+        super::fused::export_matrix(dir, &input)?;
+        super::fused::write_f32(&dir.join("v.f32"), &labels)?;
+    }
+    let options = CgOptions {
+        lambda: a.lambda,
+        tol: a.tol,
+        max_iter: a.max_iter,
+        fused: Options::default(),
+    };
+    let plan = Plan::new(&gpu, x, &options.fused)?;
+    let report = linreg::linreg_cg(&gpu, &plan, &labels, &options, |i, r| {
+        if !a.json {
+            println!("iteration {i:>3}: ‖r‖ = {r:.6e}");
+        }
+    })?;
+    let train_rmse = linreg::rmse(x, &report.w, &labels);
+    let test_rmse = match &a.test {
+        Some(p) => {
+            let n_features = plan.n - a.intercept as usize;
+            let t = io::read_libsvm_with(p, Some(n_features))?;
+            let tx = if a.intercept {
+                linreg::with_intercept_sparse(&t.features)
+            } else {
+                t.features
+            };
+            Some(linreg::rmse(Matrix::Sparse(&tx), &report.w, &t.labels))
+        }
+        None => None,
+    };
+    let mut failed = false;
+    let mut twin_diff = None;
+    if a.check {
+        let twin = cpu::linreg_cg(x, &labels, a.lambda as f64, a.tol, a.max_iter);
+        let d = linreg::weights_rel_diff(&report.w, &twin.w);
+        failed = d > 1e-3;
+        twin_diff = Some(d);
+        if failed && !a.json {
+            eprintln!("check failed: weights differ from the f64 twin by {d:.3e} of their largest");
+        }
+    }
+    if a.json {
+        println!(
+            "{}",
+            json!({
+                "adapter": gpu.caps.adapter_name, "input": name,
+                "m": plan.m, "n": plan.n, "nnz": plan.nnz, "config": plan.config,
+                "iterations": report.iterations, "residuals": report.residuals,
+                "converged": report.converged, "rmse": train_rmse, "test_rmse": test_rmse,
+                "seconds": report.seconds, "twin_rel_diff": twin_diff, "ok": !failed,
+            })
+        );
+    } else {
+        println!(
+            "linreg CG on {} — {name}: {}×{}, {} stored entries; {}",
+            gpu.caps.adapter_name,
+            plan.m,
+            plan.n,
+            plan.nnz,
+            plan.config.describe()
+        );
+        println!(
+            "{} iterations ({}), training rmse {train_rmse:.6}{}, {:.3} s",
+            report.iterations,
+            if report.converged {
+                "converged"
+            } else {
+                "not converged"
+            },
+            test_rmse.map_or(String::new(), |t| format!(", test rmse {t:.6}")),
+            report.seconds
+        );
+        if let Some(d) = twin_diff {
+            println!("f64 twin: weights within {d:.2e} of its largest");
+        }
+    }
+    if failed {
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
