@@ -94,3 +94,127 @@ fn linreg_bad_input() {
     assert!(matches!(run(&b, 0.1), Err(Error::Invalid { .. })));
     assert!(matches!(run(&[1.0; 50], -1.0), Err(Error::Option(_))));
 }
+
+#[test]
+fn logreg_tron_matches_twin() {
+    use wgsparse::fused::logreg::{self, TronOps, TronOptions};
+    let gpu = common::gpu();
+    let x = gen::power_law(800, 30, 8_000, 1.1, 7).unwrap();
+    // Labels from a planted model (0/1), so the fit has signal.
+    let labels: Vec<f32> = linreg::synthetic_labels(Matrix::Sparse(&x), 4)
+        .iter()
+        .map(|&v| (v > 0.0) as u8 as f32)
+        .collect();
+    for atomics in [Atomics::Native, Atomics::Cas] {
+        let o = Options {
+            atomics,
+            ..Default::default()
+        };
+        let plan = Plan::new(gpu, Matrix::Sparse(&x), &o).unwrap();
+        let options = TronOptions {
+            lambda: 0.5,
+            ..Default::default()
+        };
+        let got = logreg::logreg_tron(gpu, &plan, &labels, &options, |_, _| {}).unwrap();
+        let mut twin = cpu::LogregTwin::new(&x, &labels, options.lambda);
+        let (tw, iters, losses, _) = logreg::tron(&mut twin, &options, |_, _| {}).unwrap();
+        let tw = tw.into_inner();
+        let (f_gpu, f_twin) = (*got.losses.last().unwrap(), *losses.last().unwrap());
+        assert!(
+            (f_gpu - f_twin).abs() <= 1e-4 * f_twin,
+            "objective {f_gpu} vs twin {f_twin} ({} vs {iters} iterations)",
+            got.iterations
+        );
+        assert!((got.losses[0] - losses[0]).abs() <= 1e-5 * losses[0]);
+        let diff = linreg::weights_rel_diff(&got.w, &tw);
+        assert!(diff <= 1e-2, "weights {diff:.3e} from the twin's");
+        // The GPU weights are a stationary point in f64 too.
+        let w64 = std::cell::RefCell::new(got.w.iter().map(|&v| v as f64).collect::<Vec<_>>());
+        let g = twin.zeros("g").unwrap();
+        twin.fun(&w64).unwrap();
+        twin.grad(&w64, &g).unwrap();
+        let gnorm = twin.dot(&g, &g).unwrap().sqrt();
+        let mut t0 = cpu::LogregTwin::new(&x, &labels, options.lambda);
+        let zero = t0.zeros("w0").unwrap();
+        let g0 = t0.zeros("g0").unwrap();
+        t0.fun(&zero).unwrap();
+        t0.grad(&zero, &g0).unwrap();
+        let gnorm0 = t0.dot(&g0, &g0).unwrap().sqrt();
+        assert!(
+            gnorm <= 10.0 * options.eps * gnorm0,
+            "‖∇f‖ {gnorm} vs ‖∇f(0)‖ {gnorm0}"
+        );
+        let (logloss, auc) = logreg::evaluate(&x, &labels, &got.w);
+        assert!(auc > 0.8 && logloss < 0.6, "auc {auc}, logloss {logloss}");
+    }
+}
+
+#[test]
+fn logistic_row_terms_match_twin() {
+    use wgsparse::fused::logreg;
+    let x = gen::power_law(700, 50, 7_000, 1.1, 8).unwrap();
+    let w: Vec<f32> = gen::dense_uniform(1, 50, 3)
+        .data
+        .iter()
+        .map(|v| 2.0 * v)
+        .collect();
+    let labels: Vec<f32> = gen::dense_uniform(1, 700, 4)
+        .data
+        .iter()
+        .map(|&v| (v > 0.0) as u8 as f32)
+        .collect();
+    let y: Vec<f64> = logreg::signed_labels(&labels)
+        .iter()
+        .map(|&v| v as f64)
+        .collect();
+    let w64: Vec<f64> = w.iter().map(|&v| v as f64).collect();
+    let want = cpu::logistic(&x, &w64, &y);
+    // |t| ≤ Σ|x·w|: each term's f32 error is a few ε of that (σ and log are 1-Lipschitz).
+    let mag: Vec<f64> = (0..x.nrows)
+        .map(|r| {
+            x.row_range(r)
+                .map(|e| (x.values[e] as f64 * w64[x.col_idx[e] as usize]).abs())
+                .sum::<f64>()
+                + 1.0
+        })
+        .collect();
+    for gpu in [common::gpu(), common::gpu_plain()] {
+        let plan = Plan::new(gpu, Matrix::Sparse(&x), &Options::default()).unwrap();
+        let got = logreg::row_terms(gpu, &plan, &w, &labels).unwrap();
+        for (k, name) in ["loss", "coef", "dd"].iter().enumerate() {
+            for r in 0..x.nrows {
+                let err = (got[k][r] as f64 - want[k][r]).abs();
+                assert!(
+                    err <= 64.0 * f32::EPSILON as f64 * mag[r],
+                    "{name}[{r}] = {} want {}",
+                    got[k][r],
+                    want[k][r]
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn logreg_bad_input() {
+    use wgsparse::fused::logreg::{self, TronOptions};
+    let gpu = common::gpu();
+    let x = gen::power_law(50, 10, 200, 1.1, 1).unwrap();
+    let plan = Plan::new(gpu, Matrix::Sparse(&x), &Options::default()).unwrap();
+    let o = TronOptions::default();
+    assert!(matches!(
+        logreg::logreg_tron(gpu, &plan, &[1.0; 3], &o, |_, _| {}),
+        Err(Error::Shape(_))
+    ));
+    let zero = TronOptions { lambda: 0.0, ..o };
+    assert!(matches!(
+        logreg::logreg_tron(gpu, &plan, &[1.0; 50], &zero, |_, _| {}),
+        Err(Error::Option(_))
+    ));
+    let d = gen::dense_uniform(20, 5, 1);
+    let dplan = Plan::new(gpu, Matrix::Dense(&d), &Options::default()).unwrap();
+    assert!(matches!(
+        logreg::logreg_tron(gpu, &dplan, &[1.0; 20], &TronOptions::default(), |_, _| {}),
+        Err(Error::Unsupported(_))
+    ));
+}

@@ -244,3 +244,128 @@ pub fn linreg_cg(x: super::Matrix, b: &[f32], lambda: f64, tol: f64, max_iter: u
         super::Matrix::Dense(x) => cg_on(x, b, lambda, tol, max_iter),
     }
 }
+
+/// The f64 twin of the GPU logistic regression: the same TRON
+/// ([`crate::fused::logreg::tron`]) on f64 host vectors, with the row terms of
+/// `fused.logistic`, the gradient λ·w + Xᵀc and the Hessian-vector product of the fused
+/// pattern computed here in f64.
+pub struct LogregTwin<'a> {
+    x: &'a Csr,
+    y: Vec<f64>,
+    lambda: f64,
+    coef: Vec<f64>,
+    dd_next: Vec<f64>,
+    dd: Vec<f64>,
+}
+
+impl<'a> LogregTwin<'a> {
+    /// The twin on X with labels (±1 or 0/1) and ridge term λ.
+    pub fn new(x: &'a Csr, labels: &[f32], lambda: f32) -> Self {
+        LogregTwin {
+            x,
+            y: crate::fused::logreg::signed_labels(labels)
+                .iter()
+                .map(|&v| v as f64)
+                .collect(),
+            lambda: lambda as f64,
+            coef: vec![0.0; x.nrows],
+            dd_next: vec![0.0; x.nrows],
+            dd: vec![0.0; x.nrows],
+        }
+    }
+}
+
+type Cell = std::cell::RefCell<Vec<f64>>;
+
+impl crate::fused::logreg::TronOps for LogregTwin<'_> {
+    type V = Cell;
+
+    fn zeros(&self, _what: &str) -> crate::Result<Cell> {
+        Ok(Cell::new(vec![0.0; self.x.ncols]))
+    }
+
+    fn dot(&self, a: &Cell, b: &Cell) -> crate::Result<f64> {
+        Ok(dot(&a.borrow(), &b.borrow()))
+    }
+
+    fn axpy(&self, a: f32, x: &Cell, b: f32, z: &Cell, w: &Cell) -> crate::Result<()> {
+        let new: Vec<f64> = {
+            let (x, z) = (x.borrow(), z.borrow());
+            (0..self.x.ncols)
+                .map(|i| {
+                    let ax = if a != 0.0 { a as f64 * x[i] } else { 0.0 };
+                    let bz = if b != 0.0 { b as f64 * z[i] } else { 0.0 };
+                    ax + bz
+                })
+                .collect()
+        };
+        *w.borrow_mut() = new;
+        Ok(())
+    }
+
+    fn fun(&mut self, w: &Cell) -> crate::Result<f64> {
+        let w = w.borrow();
+        let z = matvec(self.x, &w);
+        let mut loss = 0.0;
+        for (r, &zr) in z.iter().enumerate() {
+            let t = self.y[r] * zr;
+            let e = (-t.abs()).exp();
+            loss += e.ln_1p() + (-t).max(0.0);
+            let sigma = if t < 0.0 {
+                e / (1.0 + e)
+            } else {
+                1.0 / (1.0 + e)
+            };
+            self.coef[r] = (sigma - 1.0) * self.y[r];
+            self.dd_next[r] = sigma * (1.0 - sigma);
+        }
+        Ok(loss + 0.5 * self.lambda * dot(&w, &w))
+    }
+
+    fn grad(&mut self, w: &Cell, g: &Cell) -> crate::Result<()> {
+        let xtc = matvec_t(self.x, &self.coef);
+        let w = w.borrow();
+        *g.borrow_mut() = xtc
+            .iter()
+            .zip(w.iter())
+            .map(|(a, w)| a + self.lambda * w)
+            .collect();
+        self.dd.clone_from(&self.dd_next);
+        Ok(())
+    }
+
+    fn hess(&self, d: &Cell, hd: &Cell) -> crate::Result<()> {
+        let d = d.borrow();
+        let xd: Vec<f64> = matvec(self.x, &d)
+            .iter()
+            .zip(&self.dd)
+            .map(|(a, b)| a * b)
+            .collect();
+        *hd.borrow_mut() = matvec_t(self.x, &xd)
+            .iter()
+            .zip(d.iter())
+            .map(|(a, d)| a + self.lambda * d)
+            .collect();
+        Ok(())
+    }
+}
+
+/// Twin of `fused.logistic`: per row, with t = y_r·(x_r·w), the loss log(1 + e^(−t)), the
+/// gradient weight (σ(t) − 1)·y_r and the Hessian weight σ(t)(1 − σ(t)); labels ±1.
+pub fn logistic(x: &Csr, w: &[f64], y: &[f64]) -> [Vec<f64>; 3] {
+    let z = matvec(x, w);
+    let mut out = [vec![0.0; x.nrows], vec![0.0; x.nrows], vec![0.0; x.nrows]];
+    for (r, &zr) in z.iter().enumerate() {
+        let t = y[r] * zr;
+        let e = (-t.abs()).exp();
+        let sigma = if t < 0.0 {
+            e / (1.0 + e)
+        } else {
+            1.0 / (1.0 + e)
+        };
+        out[0][r] = e.ln_1p() + (-t).max(0.0);
+        out[1][r] = (sigma - 1.0) * y[r];
+        out[2][r] = sigma * (1.0 - sigma);
+    }
+    out
+}

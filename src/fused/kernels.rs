@@ -16,6 +16,9 @@ const DENSE_BINDINGS: [Binding; 5] = [Uniform, Read, Read, Read, ReadWrite];
 const SPMV_BINDINGS: [Binding; 6] = [Uniform, Read, Read, Read, Read, ReadWrite];
 const VECTOR3_BINDINGS: [Binding; 4] = [Uniform, Read, Read, ReadWrite];
 const SCALE_BINDINGS: [Binding; 3] = [Uniform, Read, ReadWrite];
+const LOGISTIC_BINDINGS: [Binding; 9] = [
+    Uniform, Read, Read, Read, Read, Read, ReadWrite, ReadWrite, ReadWrite,
+];
 /// Workgroup size of the element-wise kernels.
 const VECTOR_WG: u32 = 256;
 
@@ -621,4 +624,56 @@ pub(crate) fn reduce_parts(
     );
     let bg = k.bind(gpu, &[&params, part.raw(), z.raw(), w.raw()])?;
     batch.dispatch(&k, bg, [elementwise_groups(n), 1, 1])
+}
+
+/// The per-row logistic terms at `w` (`fused.logistic`): loss, gradient row weights and the
+/// Hessian's diagonal, each m long. Sparse X only.
+pub(crate) fn logistic(
+    plan: &Plan,
+    batch: &mut Batch,
+    w: &GpuBuffer<f32>,
+    labels: &GpuBuffer<f32>,
+    [loss, coef, dd]: [&GpuBuffer<f32>; 3],
+) -> Result<()> {
+    let DeviceX::Sparse {
+        row_ptr,
+        col_idx,
+        values,
+    } = &*plan.x
+    else {
+        return Err(Error::Unsupported(
+            "logistic regression takes sparse X".into(),
+        ));
+    };
+    let gpu = batch.gpu();
+    let cfg = &plan.config;
+    let k = gpu.kernel(&KernelSpec {
+        name: "fused/logistic",
+        defines: if cfg.subgroup_reduce {
+            vec!["SUBGROUP"]
+        } else {
+            vec![]
+        },
+        constants: vec![("WG", cfg.workgroup as f64), ("VS", cfg.vs as f64)],
+        bindings: &LOGISTIC_BINDINGS,
+    })?;
+    let params = gpu.uniform(
+        "fused.logistic.params",
+        &[plan.m as u32, cfg.rows_per_vector, 0, 0],
+    );
+    let bg = k.bind(
+        gpu,
+        &[
+            &params,
+            row_ptr.raw(),
+            col_idx.raw(),
+            values.raw(),
+            w.raw(),
+            labels.raw(),
+            loss.raw(),
+            coef.raw(),
+            dd.raw(),
+        ],
+    )?;
+    batch.dispatch(&k, bg, [cfg.groups, 1, 1])
 }

@@ -13,6 +13,7 @@ pub mod bench;
 pub mod cpu;
 mod kernels;
 pub mod linreg;
+pub mod logreg;
 pub mod plan;
 
 use std::sync::Arc;

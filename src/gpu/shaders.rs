@@ -39,6 +39,7 @@ shader_table!(
     "fused/axpy",
     "fused/reduce_parts",
     "fused/dot",
+    "fused/logistic",
 );
 
 /// The source of shader `name`, if it exists.
