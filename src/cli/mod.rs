@@ -4,6 +4,7 @@
 mod fused;
 mod gen;
 mod linreg;
+mod logreg;
 mod sddmm;
 
 use std::process::ExitCode;
@@ -38,6 +39,8 @@ enum Command {
     Fused(fused::FusedArgs),
     /// Linear regression by conjugate gradient on the fused pattern.
     Linreg(linreg::LinregArgs),
+    /// Logistic regression by trust-region Newton-CG on the fused pattern.
+    Logreg(logreg::LogregArgs),
 }
 
 #[derive(clap::Args)]
@@ -70,6 +73,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Sddmm(a) => sddmm::run(a),
         Command::Fused(a) => fused::run(a),
         Command::Linreg(a) => linreg::run(a),
+        Command::Logreg(a) => logreg::run(a),
     }
 }
 
