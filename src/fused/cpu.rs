@@ -369,3 +369,23 @@ pub fn logistic(x: &Csr, w: &[f64], y: &[f64]) -> [Vec<f64>; 3] {
     }
     out
 }
+
+/// ‖(XᵀX + λI)·w − Xᵀb‖ in f64: how well `w` solves the regression's normal equations.
+pub fn linreg_residual(x: super::Matrix, w: &[f32], b: &[f32], lambda: f64) -> f64 {
+    let w: Vec<f64> = w.iter().map(|&v| v as f64).collect();
+    let b: Vec<f64> = b.iter().map(|&v| v as f64).collect();
+    let normal = |x: &dyn Fn(&[f64]) -> Vec<f64>, xt: &dyn Fn(&[f64]) -> Vec<f64>| {
+        let q = xt(&x(&w));
+        let xtb = xt(&b);
+        q.iter()
+            .zip(&xtb)
+            .zip(&w)
+            .map(|((q, t), w)| (q + lambda * w - t).powi(2))
+            .sum::<f64>()
+            .sqrt()
+    };
+    match x {
+        super::Matrix::Sparse(s) => normal(&|p| matvec(s, p), &|q| matvec_t(s, q)),
+        super::Matrix::Dense(d) => normal(&|p| matvec(d, p), &|q| matvec_t(d, q)),
+    }
+}
