@@ -339,3 +339,118 @@ pub fn sweep(
         model,
     })
 }
+
+/// The fused rows of `wgsparse demo`: the full pattern on a small power-law X by every
+/// variant and on a small dense X, each checked against the twin, then both solvers against
+/// theirs.
+pub fn demo(
+    gpu: &Gpu,
+    progress: &mut impl FnMut(&str),
+) -> Result<Vec<crate::report::demo::DemoRow>> {
+    use crate::fused::{cpu, linreg, logreg};
+    use crate::report::demo::DemoRow;
+    let mut rows = vec![];
+    let sparse = Input::Sparse(gen::power_law(5_000, 300, 40_000, 1.1, 2026)?);
+    let dense = Input::Dense(gen::dense_uniform(2_000, 64, 2026));
+    for (input, variants) in [
+        (&sparse, &Variant::CONCRETE[..]),
+        (&dense, &[Variant::Fused, Variant::TwoPass][..]),
+    ] {
+        let x = input.matrix();
+        let (m, n) = x.shape();
+        let ops = Operands::random(gpu, m, n, Pattern::Full, 7)?;
+        let reference = Reference::new(x, &ops);
+        for &variant in variants {
+            progress(&format!("fused {} {m}×{n}", variant.name()));
+            let plan = Plan::new(
+                gpu,
+                x,
+                &Options {
+                    variant,
+                    ..Default::default()
+                },
+            )?;
+            let detail = format!("{m}×{n} nnz {} full {}", x.nnz(), plan.config.describe());
+            rows.push(match measure(gpu, &plan, &ops, 5, Some(&reference)) {
+                Ok(meas) => DemoRow {
+                    system: "fused",
+                    kernel: meas.kernel,
+                    detail,
+                    ms: meas.ms,
+                    gflops: meas.gflops,
+                    max_rel_error: meas.max_rel_error.unwrap_or(f64::NAN),
+                    ok: true,
+                },
+                Err(Error::Check { kernel, message }) => DemoRow {
+                    system: "fused",
+                    kernel,
+                    detail: message,
+                    ms: f64::NAN,
+                    gflops: f64::NAN,
+                    max_rel_error: f64::NAN,
+                    ok: false,
+                },
+                Err(e) => return Err(e),
+            });
+        }
+    }
+    // Linear regression by CG on a well-conditioned X, against the f64 twin's weights.
+    progress("fused linreg CG");
+    let Input::Sparse(xs) = &sparse else {
+        unreachable!()
+    };
+    let xl = gen::power_law(3_000, 60, 30_000, 1.1, 11)?;
+    let b = linreg::synthetic_labels(Matrix::Sparse(&xl), 3);
+    let cg = linreg::CgOptions {
+        lambda: 0.01,
+        ..Default::default()
+    };
+    let plan = Plan::new(gpu, Matrix::Sparse(&xl), &cg.fused)?;
+    let got = linreg::linreg_cg(gpu, &plan, &b, &cg, |_, _| {})?;
+    let twin = cpu::linreg_cg(Matrix::Sparse(&xl), &b, 0.01, cg.tol, cg.max_iter);
+    let diff = linreg::weights_rel_diff(&got.w, &twin.w);
+    rows.push(DemoRow {
+        system: "fused",
+        kernel: "linreg.cg".into(),
+        detail: format!(
+            "3000×60 λ=0.01: {} iterations (twin {}), rmse {:.4}",
+            got.iterations,
+            twin.iterations,
+            linreg::rmse(Matrix::Sparse(&xl), &got.w, &b)
+        ),
+        ms: got.seconds * 1e3,
+        gflops: f64::NAN,
+        max_rel_error: diff,
+        ok: diff <= 1e-3,
+    });
+    // Logistic regression by TRON, against the twin's objective.
+    progress("fused logreg TRON");
+    let labels: Vec<f32> = linreg::synthetic_labels(Matrix::Sparse(xs), 5)
+        .iter()
+        .map(|&v| (v > 0.0) as u8 as f32)
+        .collect();
+    let tron = logreg::TronOptions::default();
+    let plan = Plan::new(gpu, Matrix::Sparse(xs), &Options::default())?;
+    let got = logreg::logreg_tron(gpu, &plan, &labels, &tron, |_, _| {})?;
+    let mut twin = cpu::LogregTwin::new(xs, &labels, tron.lambda);
+    let (_, _, losses, _) = logreg::tron(&mut twin, &tron, |_, _| {})?;
+    let (f, t) = (
+        *got.losses.last().unwrap_or(&f64::NAN),
+        *losses.last().unwrap_or(&f64::NAN),
+    );
+    let rel = (f - t).abs() / t.abs().max(f64::MIN_POSITIVE);
+    let (logloss, auc) = logreg::evaluate(xs, &labels, &got.w);
+    rows.push(DemoRow {
+        system: "fused",
+        kernel: "logreg.tron".into(),
+        detail: format!(
+            "5000×300: {} iterations, logloss {logloss:.4}, auc {auc:.4}",
+            got.iterations
+        ),
+        ms: got.seconds * 1e3,
+        gflops: f64::NAN,
+        max_rel_error: rel,
+        ok: rel <= 1e-4,
+    });
+    Ok(rows)
+}

@@ -79,6 +79,7 @@ pub fn run(gpu: &Gpu, mut progress: impl FnMut(&str)) -> Result<Vec<DemoRow>> {
             });
         }
     }
+    rows.extend(crate::fused::bench::demo(gpu, &mut progress)?);
     Ok(rows)
 }
 
