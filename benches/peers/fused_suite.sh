@@ -44,7 +44,7 @@ done
 if [ "$CG" = 1 ]; then
   log "linreg CG higgs (wgsparse, then PyTorch on the same X and labels)"
   rm -rf /tmp/fused/higgs-cg
-  $W linreg --gen higgs --json --export /tmp/fused/higgs-cg >> "$OUT/linreg.jsonl" 2>>"$OUT/log.txt"
+  $W linreg --gen higgs --runs 5 --json --export /tmp/fused/higgs-cg >> "$OUT/linreg.jsonl" 2>>"$OUT/log.txt"
   ITERS=$(python3 -c "import json,sys; print(json.loads(open('$OUT/linreg.jsonl').read().strip().splitlines()[-1])['iterations'])")
   python3 $PEER --cg /tmp/fused/higgs-cg --cg-iters "$ITERS" --reps 12 >> "$OUT/peer_cg.jsonl" 2>>"$OUT/log.txt"
   rm -rf /tmp/fused/higgs-cg

@@ -267,7 +267,9 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
                     | Error::TooLarge { .. }
                     | Error::Unsupported(_)),
                 ) => {
-                    failed = true;
+                    // An input beyond the device's limits is reported, not a failure (as in
+                    // `wgsparse sddmm`); everything else is.
+                    failed |= !matches!(e, Error::TooLarge { .. });
                     if !a.json {
                         eprintln!("{} {}: {e}", p.name(), v.name());
                     }
