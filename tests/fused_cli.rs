@@ -1,29 +1,9 @@
 //! `wgsparse fused`, `linreg` and `logreg`: one JSON object with `--json`, checks that pass,
 //! exports the peer script can read, and bad input rejected with a non-zero exit.
 
-use std::process::Command;
+mod common;
 
-fn wgsparse(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_wgsparse"))
-        .args(args)
-        .env(
-            "WGSPARSE_CACHE_DIR",
-            std::env::temp_dir().join("wgsparse-fused-cli-test"),
-        )
-        .output()
-        .expect("the binary runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn json(args: &[&str]) -> serde_json::Value {
-    let (ok, stdout, stderr) = wgsparse(args);
-    assert!(ok, "wgsparse {args:?} failed: {stderr}");
-    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{args:?}: {e}\n{stdout}"))
-}
+use common::{wgsparse, wgsparse_json as json};
 
 #[test]
 fn fused_checks_every_variant_and_exports() {

@@ -1,8 +1,9 @@
-// Per-row terms of L2-regularized logistic regression at weights w (labels y = ±1), CSR-vector
-// like fused/spmv: t = y_r·(x_r·w); loss[r] = log(1 + e^(−t)) (computed stably);
-// coef[r] = (σ(t) − 1)·y_r, the gradient's row weights; dd[r] = σ(t)(1 − σ(t)), the Hessian's
+// Per-row terms of L2-regularized logistic regression at weights y (labels ±1), CSR-vector
+// like fused/spmv: t = label_r·(x_r·y); loss[r] = log(1 + e^(−t)) (computed stably);
+// coef[r] = (σ(t) − 1)·label_r, the gradient's row weights; dd[r] = σ(t)(1 − σ(t)), the Hessian's
 // (the v of the fused pattern). Rows are visited in a uniform number of steps (params.c).
 #import shared/reduce
+#import fused/csr_row
 
 override WG: u32 = 256u;
 override VS: u32 = 8u;
@@ -18,8 +19,8 @@ struct Params {
 @group(0) @binding(1) var<storage, read> row_ptr: array<u32>;
 @group(0) @binding(2) var<storage, read> col_idx: array<u32>;
 @group(0) @binding(3) var<storage, read> vals: array<f32>;
-@group(0) @binding(4) var<storage, read> w: array<f32>;
-@group(0) @binding(5) var<storage, read> y: array<f32>;
+@group(0) @binding(4) var<storage, read> y: array<f32>;
+@group(0) @binding(5) var<storage, read> label: array<f32>;
 @group(0) @binding(6) var<storage, read_write> loss: array<f32>;
 @group(0) @binding(7) var<storage, read_write> coef: array<f32>;
 @group(0) @binding(8) var<storage, read_write> dd: array<f32>;
@@ -34,15 +35,9 @@ fn main(
     let nv = WG / VS;
     var row = wid.x * nv + tid / VS;
     for (var c = 0u; c < params.c; c++) {
-        var s = 0.0;
-        if row < params.m {
-            for (var i = row_ptr[row] + lane; i < row_ptr[row + 1u]; i += VS) {
-                s += vals[i] * w[col_idx[i]];
-            }
-        }
-        let z = vsg_sum(s, VS, tid);
+        let z = vsg_sum(csr_row_partial(row, lane, row < params.m), VS, tid);
         if row < params.m && lane == 0u {
-            let t = y[row] * z;
+            let t = label[row] * z;
             let e = exp(-abs(t));
             loss[row] = log(1.0 + e) + max(-t, 0.0);
             // σ(t) without overflow: e = e^(−|t|).
@@ -50,7 +45,7 @@ fn main(
             if t < 0.0 {
                 sigma = e / (1.0 + e);
             }
-            coef[row] = (sigma - 1.0) * y[row];
+            coef[row] = (sigma - 1.0) * label[row];
             dd[row] = sigma * (1.0 - sigma);
         }
         row += nwg.x * nv;

@@ -16,6 +16,7 @@
 // XTY: Algorithm 1, w += α·Xᵀ(v ⊙ y) with y ∈ ℝᵐ (no dot product).
 // w already holds β·z (fused/axpy pre-pass) unless TWO_PASS, where reduce_parts adds it.
 #import shared/reduce
+#import fused/csr_row
 #ifndef TWO_PASS
 #import shared/atomic_f32
 #ifdef SHARED_W
@@ -95,11 +96,7 @@ fn main(
             s = y[row];
         }
 #else
-        var part_sum = 0.0;
-        for (var i = b + lane; i < e; i += VS) {
-            part_sum += vals[i] * y[col_idx[i]];
-        }
-        var s = vsg_sum(part_sum, VS, tid);
+        var s = vsg_sum(csr_row_partial(row, lane, ok), VS, tid);
 #endif
         if ok && (params.flags & 1u) != 0u {
             s *= v[row];

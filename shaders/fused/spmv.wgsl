@@ -2,6 +2,7 @@
 // the first step of the unfused sequence. Rows are visited in a uniform number of steps
 // (params.c per vector) so every lane reaches the reduction.
 #import shared/reduce
+#import fused/csr_row
 
 override WG: u32 = 256u;
 override VS: u32 = 8u;
@@ -30,13 +31,7 @@ fn main(
     let nv = WG / VS;
     var row = wid.x * nv + tid / VS;
     for (var c = 0u; c < params.c; c++) {
-        var s = 0.0;
-        if row < params.m {
-            for (var i = row_ptr[row] + lane; i < row_ptr[row + 1u]; i += VS) {
-                s += vals[i] * y[col_idx[i]];
-            }
-        }
-        let total = vsg_sum(s, VS, tid);
+        let total = vsg_sum(csr_row_partial(row, lane, row < params.m), VS, tid);
         if row < params.m && lane == 0u {
             p[row] = total;
         }

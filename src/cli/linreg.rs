@@ -10,22 +10,46 @@ use wgsparse::fused::linreg::{self, CgOptions};
 use wgsparse::fused::{cpu, Matrix, Options, Plan};
 use wgsparse::{io, Gpu, Result};
 
+/// The training data of `linreg` and `logreg`.
+#[derive(clap::Args)]
+pub struct TrainData {
+    /// Training data (LIBSVM: regression targets, or labels ±1 or 0/1).
+    #[arg(long)]
+    pub libsvm: Option<PathBuf>,
+    /// Without --libsvm: a generated input (see `wgsparse fused --help`) with labels from a
+    /// planted linear model plus noise (thresholded at 0 for `logreg`).
+    #[arg(long, default_value = "demo", conflicts_with = "libsvm")]
+    pub gen: String,
+    /// Scale the generated input's rows by this factor in (0, 1].
+    #[arg(long, default_value_t = 1.0)]
+    pub scale: f64,
+    /// Seed of the generated input and labels.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+impl TrainData {
+    /// (name, X, labels): the LIBSVM file's, or the generated input with planted labels.
+    pub fn load(&self) -> Result<(String, Input, Vec<f32>)> {
+        match &self.libsvm {
+            Some(p) => {
+                let d = io::read_libsvm(p)?;
+                Ok((p.display().to_string(), Input::Sparse(d.features), d.labels))
+            }
+            None => {
+                let input = bench::generate(&self.gen, self.scale, self.seed)?;
+                let b = linreg::synthetic_labels(input.matrix(), self.seed + 5);
+                Ok((self.gen.clone(), input, b))
+            }
+        }
+    }
+}
+
 /// Arguments of `wgsparse linreg`.
 #[derive(clap::Args)]
 pub struct LinregArgs {
-    /// Training data (LIBSVM: label = target).
-    #[arg(long)]
-    libsvm: Option<PathBuf>,
-    /// Without --libsvm: a generated input (e.g. higgs, sparse-1024, demo; see `wgsparse
-    /// fused --help`) with synthetic labels X·w + noise.
-    #[arg(long, default_value = "demo", conflicts_with = "libsvm")]
-    gen: String,
-    /// Scale the generated input's rows by this factor in (0, 1].
-    #[arg(long, default_value_t = 1.0)]
-    scale: f64,
-    /// Seed of the generated input and labels.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    #[command(flatten)]
+    data: TrainData,
     /// Test data (LIBSVM) for a test RMSE.
     #[arg(long)]
     test: Option<PathBuf>,
@@ -59,17 +83,7 @@ pub struct LinregArgs {
 /// Runs `wgsparse linreg`.
 pub fn run(a: LinregArgs) -> Result<ExitCode> {
     let gpu = Gpu::new()?;
-    let (name, input, labels) = match &a.libsvm {
-        Some(p) => {
-            let d = io::read_libsvm(p)?;
-            (p.display().to_string(), Input::Sparse(d.features), d.labels)
-        }
-        None => {
-            let input = bench::generate(&a.gen, a.scale, a.seed)?;
-            let b = linreg::synthetic_labels(input.matrix(), a.seed + 5);
-            (a.gen.clone(), input, b)
-        }
-    };
+    let (name, input, labels) = a.data.load()?;
     let input = if a.intercept {
         match input {
             Input::Sparse(s) => Input::Sparse(linreg::with_intercept_sparse(&s)),

@@ -5,27 +5,16 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
-use wgsparse::fused::bench::{self, Input};
+use wgsparse::fused::bench::Input;
 use wgsparse::fused::logreg::{self, TronOptions};
-use wgsparse::fused::{cpu, linreg, Matrix, Options, Plan};
+use wgsparse::fused::{cpu, Matrix, Options, Plan};
 use wgsparse::{io, Error, Gpu, Result};
 
 /// Arguments of `wgsparse logreg`.
 #[derive(clap::Args)]
 pub struct LogregArgs {
-    /// Training data (LIBSVM; labels ±1 or 0/1).
-    #[arg(long)]
-    libsvm: Option<PathBuf>,
-    /// Without --libsvm: a generated sparse input (e.g. sparse-1024, demo) with labels from a
-    /// planted linear model.
-    #[arg(long, default_value = "demo", conflicts_with = "libsvm")]
-    gen: String,
-    /// Scale the generated input's rows by this factor in (0, 1].
-    #[arg(long, default_value_t = 1.0)]
-    scale: f64,
-    /// Seed of the generated input and labels.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    #[command(flatten)]
+    data: super::linreg::TrainData,
     /// Validation data (LIBSVM) for logloss and AUC (default: the training data).
     #[arg(long)]
     valid: Option<PathBuf>,
@@ -49,26 +38,17 @@ pub struct LogregArgs {
 /// Runs `wgsparse logreg`.
 pub fn run(a: LogregArgs) -> Result<ExitCode> {
     let gpu = Gpu::new()?;
-    let (name, x, labels) = match &a.libsvm {
-        Some(p) => {
-            let d = io::read_libsvm(p)?;
-            (p.display().to_string(), d.features, d.labels)
-        }
-        None => match bench::generate(&a.gen, a.scale, a.seed)? {
-            Input::Sparse(x) => {
-                let b: Vec<f32> = linreg::synthetic_labels(Matrix::Sparse(&x), a.seed + 5)
-                    .iter()
-                    .map(|&v| (v > 0.0) as u8 as f32)
-                    .collect();
-                (a.gen.clone(), x, b)
-            }
-            Input::Dense(_) => {
-                return Err(Error::Option(format!(
-                    "logreg takes sparse X; {} is dense",
-                    a.gen
-                )))
-            }
-        },
+    let (name, input, labels) = a.data.load()?;
+    let Input::Sparse(x) = input else {
+        return Err(Error::Option(format!(
+            "logreg takes sparse X; {name} is dense"
+        )));
+    };
+    // Planted regression targets become 0/1 labels (LIBSVM labels are used as they are).
+    let labels: Vec<f32> = if a.data.libsvm.is_some() {
+        labels
+    } else {
+        labels.iter().map(|&v| (v > 0.0) as u8 as f32).collect()
     };
     let plan = Plan::new(&gpu, Matrix::Sparse(&x), &Options::default())?;
     let options = TronOptions {

@@ -46,15 +46,6 @@ struct DenseParams {
     part_base: u32,
 }
 
-#[repr(C)]
-#[derive(Clone, Copy, Pod, Zeroable)]
-struct VectorParams {
-    n: u32,
-    a: f32,
-    b: f32,
-    pad: u32,
-}
-
 fn option_err(msg: String) -> Error {
     Error::Option(msg)
 }
@@ -301,27 +292,20 @@ pub(crate) fn axpy(
     z: &GpuBuffer<f32>,
     w: &GpuBuffer<f32>,
 ) -> Result<()> {
-    let gpu = batch.gpu();
     // w = a·w + b·z binds w once (a buffer may not be both read-only and writable).
     let inplace = std::ptr::eq(x, w);
-    let k = gpu.kernel(&KernelSpec {
-        name: "fused/axpy",
-        defines: if inplace { vec!["INPLACE"] } else { vec![] },
-        constants: vec![("WG", VECTOR_WG as f64)],
-        bindings: &VECTOR3_BINDINGS,
-    })?;
-    let params = gpu.uniform(
-        "fused.axpy.params",
-        &VectorParams {
-            n: n as u32,
-            a,
-            b,
-            pad: 0,
-        },
-    );
     let x = if inplace { z } else { x };
-    let bg = k.bind(gpu, &[&params, x.raw(), z.raw(), w.raw()])?;
-    batch.dispatch(&k, bg, [elementwise_groups(n), 1, 1])
+    record_vector(
+        batch,
+        (
+            "fused/axpy",
+            if inplace { vec!["INPLACE"] } else { vec![] },
+            &VECTOR3_BINDINGS,
+        ),
+        [n as u32, a.to_bits(), b.to_bits(), 0],
+        &[x.raw(), z.raw(), w.raw()],
+        elementwise_groups(n),
+    )
 }
 
 /// Workgroups of `fused.dot` (its partials buffer holds this many).
@@ -336,16 +320,13 @@ pub(crate) fn dot(
     out: &GpuBuffer<f32>,
     slot: u32,
 ) -> Result<()> {
-    let gpu = batch.gpu();
-    let k = gpu.kernel(&KernelSpec {
-        name: "fused/dot",
-        defines: vec![],
-        constants: vec![("WG", VECTOR_WG as f64)],
-        bindings: &VECTOR3_BINDINGS,
-    })?;
-    let params = gpu.uniform("fused.dot.params", &[a.len() as u32, 0, 0, 0]);
-    let bg = k.bind(gpu, &[&params, a.raw(), b.raw(), part.raw()])?;
-    batch.dispatch(&k, bg, [DOT_GROUPS, 1, 1])?;
+    record_vector(
+        batch,
+        ("fused/dot", vec![], &VECTOR3_BINDINGS),
+        [a.len() as u32, 0, 0, 0],
+        &[a.raw(), b.raw(), part.raw()],
+        DOT_GROUPS,
+    )?;
     reduce_parts(batch, 1, DOT_GROUPS, part, 0.0, part, out, slot)
 }
 
@@ -554,6 +535,36 @@ fn dense(
     Ok(())
 }
 
+/// Records a CSR row kernel (`fused.spmv`, `fused.logistic`: VS lanes per row, C rows per
+/// vector, the plan's grid) binding its parameters (m, C), X's arrays, then `rest`.
+fn record_rows(
+    plan: &Plan,
+    batch: &mut Batch,
+    name: &str,
+    bindings: &[Binding],
+    arrays: [&wgpu::Buffer; 3],
+    rest: &[&wgpu::Buffer],
+) -> Result<()> {
+    let gpu = batch.gpu();
+    let cfg = &plan.config;
+    let k = gpu.kernel(&KernelSpec {
+        name,
+        defines: if cfg.subgroup_reduce {
+            vec!["SUBGROUP"]
+        } else {
+            vec![]
+        },
+        constants: vec![("WG", cfg.workgroup as f64), ("VS", cfg.vs as f64)],
+        bindings,
+    })?;
+    let params = gpu.uniform(name, &[plan.m as u32, cfg.rows_per_vector, 0, 0]);
+    let mut all = vec![&params];
+    all.extend(arrays);
+    all.extend(rest);
+    let bg = k.bind(gpu, &all)?;
+    batch.dispatch(&k, bg, [cfg.groups, 1, 1])
+}
+
 /// Records `fused.spmv`: p = X·y.
 fn spmv(
     plan: &Plan,
@@ -562,41 +573,48 @@ fn spmv(
     y: &GpuBuffer<f32>,
     p: &GpuBuffer<f32>,
 ) -> Result<()> {
+    record_rows(
+        plan,
+        batch,
+        "fused/spmv",
+        &SPMV_BINDINGS,
+        *arrays,
+        &[y.raw(), p.raw()],
+    )
+}
+
+/// Records an element-wise kernel over n (`fused.axpy`, `fused.scale`, `fused.reduce_parts`,
+/// `fused.dot`) of [`VECTOR_WG`] invocations per workgroup.
+fn record_vector(
+    batch: &mut Batch,
+    (name, defines, bindings): (&str, Vec<&str>, &[Binding]),
+    params: [u32; 4],
+    buffers: &[&wgpu::Buffer],
+    groups: u32,
+) -> Result<()> {
     let gpu = batch.gpu();
-    let cfg = &plan.config;
     let k = gpu.kernel(&KernelSpec {
-        name: "fused/spmv",
-        defines: if cfg.subgroup_reduce {
-            vec!["SUBGROUP"]
-        } else {
-            vec![]
-        },
-        constants: vec![("WG", cfg.workgroup as f64), ("VS", cfg.vs as f64)],
-        bindings: &SPMV_BINDINGS,
+        name,
+        defines,
+        constants: vec![("WG", VECTOR_WG as f64)],
+        bindings,
     })?;
-    let params = gpu.uniform(
-        "fused.spmv.params",
-        &[plan.m as u32, cfg.rows_per_vector, 0, 0],
-    );
-    let bg = k.bind(
-        gpu,
-        &[&params, arrays[0], arrays[1], arrays[2], y.raw(), p.raw()],
-    )?;
-    batch.dispatch(&k, bg, [cfg.groups, 1, 1])
+    let params = gpu.uniform(name, &params);
+    let mut all = vec![&params];
+    all.extend(buffers);
+    let bg = k.bind(gpu, &all)?;
+    batch.dispatch(&k, bg, [groups, 1, 1])
 }
 
 /// Records `fused.scale`: p ⊙= v.
 fn scale(batch: &mut Batch, n: usize, v: &GpuBuffer<f32>, p: &GpuBuffer<f32>) -> Result<()> {
-    let gpu = batch.gpu();
-    let k = gpu.kernel(&KernelSpec {
-        name: "fused/scale",
-        defines: vec![],
-        constants: vec![("WG", VECTOR_WG as f64)],
-        bindings: &SCALE_BINDINGS,
-    })?;
-    let params = gpu.uniform("fused.scale.params", &[n as u32, 0, 0, 0]);
-    let bg = k.bind(gpu, &[&params, v.raw(), p.raw()])?;
-    batch.dispatch(&k, bg, [elementwise_groups(n), 1, 1])
+    record_vector(
+        batch,
+        ("fused/scale", vec![], &SCALE_BINDINGS),
+        [n as u32, 0, 0, 0],
+        &[v.raw(), p.raw()],
+        elementwise_groups(n),
+    )
 }
 
 /// Records `fused.reduce_parts`: w[out_base + ·] = β·z + Σ_g part[g·n + ·] in group order.
@@ -611,19 +629,13 @@ pub(crate) fn reduce_parts(
     w: &GpuBuffer<f32>,
     out_base: u32,
 ) -> Result<()> {
-    let gpu = batch.gpu();
-    let k = gpu.kernel(&KernelSpec {
-        name: "fused/reduce_parts",
-        defines: vec![],
-        constants: vec![("WG", VECTOR_WG as f64)],
-        bindings: &VECTOR3_BINDINGS,
-    })?;
-    let params = gpu.uniform(
-        "fused.reduce_parts.params",
-        &[n as u32, groups, beta.to_bits(), out_base],
-    );
-    let bg = k.bind(gpu, &[&params, part.raw(), z.raw(), w.raw()])?;
-    batch.dispatch(&k, bg, [elementwise_groups(n), 1, 1])
+    record_vector(
+        batch,
+        ("fused/reduce_parts", vec![], &VECTOR3_BINDINGS),
+        [n as u32, groups, beta.to_bits(), out_base],
+        &[part.raw(), z.raw(), w.raw()],
+        elementwise_groups(n),
+    )
 }
 
 /// The per-row logistic terms at `w` (`fused.logistic`): loss, gradient row weights and the
@@ -645,35 +657,12 @@ pub(crate) fn logistic(
             "logistic regression takes sparse X".into(),
         ));
     };
-    let gpu = batch.gpu();
-    let cfg = &plan.config;
-    let k = gpu.kernel(&KernelSpec {
-        name: "fused/logistic",
-        defines: if cfg.subgroup_reduce {
-            vec!["SUBGROUP"]
-        } else {
-            vec![]
-        },
-        constants: vec![("WG", cfg.workgroup as f64), ("VS", cfg.vs as f64)],
-        bindings: &LOGISTIC_BINDINGS,
-    })?;
-    let params = gpu.uniform(
-        "fused.logistic.params",
-        &[plan.m as u32, cfg.rows_per_vector, 0, 0],
-    );
-    let bg = k.bind(
-        gpu,
-        &[
-            &params,
-            row_ptr.raw(),
-            col_idx.raw(),
-            values.raw(),
-            w.raw(),
-            labels.raw(),
-            loss.raw(),
-            coef.raw(),
-            dd.raw(),
-        ],
-    )?;
-    batch.dispatch(&k, bg, [cfg.groups, 1, 1])
+    record_rows(
+        plan,
+        batch,
+        "fused/logistic",
+        &LOGISTIC_BINDINGS,
+        [row_ptr.raw(), col_idx.raw(), values.raw()],
+        &[w.raw(), labels.raw(), loss.raw(), coef.raw(), dd.raw()],
+    )
 }

@@ -32,6 +32,7 @@ shader_table!(
     "sddmm/tile_key",
     "sddmm/tile_count",
     "sddmm/tile_place",
+    "fused/csr_row",
     "fused/sparse",
     "fused/dense",
     "fused/spmv",
