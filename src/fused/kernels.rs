@@ -161,6 +161,8 @@ pub(crate) fn resolve(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Config>
     };
     let pick_wg = |on: bool| match options.workgroup {
         Some(wg) => pow2_in("workgroup size", wg, vs.max(32), max_wg),
+        // Two-pass vectors take turns scattering (a barrier each): at most 8 per workgroup.
+        None if variant == Variant::TwoPass => Ok((8 * vs).clamp(32, max_wg)),
         None => Ok(plan::best_workgroup(&r, max_wg, |wg| shared_of(on, wg)).max(vs)),
     };
     let wants_w = match (variant, options.workgroup_w) {

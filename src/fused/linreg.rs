@@ -1,7 +1,7 @@
 //! Linear regression by conjugate gradient on the GPU (Listing 1 of Ashari et al.): minimizes
 //! ‖X·w − b‖² + λ‖w‖² by solving (XᵀX + λI)·w = Xᵀb. Each iteration is one fused
-//! q = Xᵀ(X·p) + λ·p, two dot products and three vector updates; the only values read back are
-//! the two scalars CG needs (p·q and r·r).
+//! q = Xᵀ(X·p) + λ·p, two dot products and three vector updates in two submissions; the only
+//! values read back are the two scalars CG needs (p·q and r·r).
 
 use std::time::Instant;
 
@@ -143,9 +143,14 @@ pub fn linreg_cg(
     let target = nr2 * options.tol * options.tol;
     let mut residuals = vec![nr2.sqrt()];
     let mut iterations = 0;
+    // β of the previous iteration: its p update is recorded at the start of the next batch.
+    let mut pending_beta: Option<f32> = None;
     while iterations < options.max_iter && nr2 > target {
-        // q = Xᵀ(X·p) + λ·p; p·q.
+        // [p = −r + β·p;] q = Xᵀ(X·p) + λ·p; p·q.
         let mut batch = Batch::new(gpu);
+        if let Some(beta) = pending_beta.take() {
+            axpy(&mut batch, n, beta, &p, -1.0, &r, &p)?;
+        }
         let op = Op {
             alpha: 1.0,
             y: &p,
@@ -161,7 +166,10 @@ pub fn linreg_cg(
         if pq.is_nan() || pq <= 0.0 {
             return Err(Error::Check {
                 kernel: "linreg.cg".into(),
-                message: format!("p·q = {pq} at iteration {iterations}: XᵀX + λI is not positive definite in f32"),
+                message: format!(
+                    "p·q = {pq} at iteration {iterations}: XᵀX + λI is not positive definite \
+                     in f32"
+                ),
             });
         }
         let alpha = (nr2 / pq) as f32;
@@ -173,10 +181,7 @@ pub fn linreg_cg(
         batch.submit()?;
         let old = nr2;
         nr2 = scalars.read(gpu)?[1] as f64;
-        // p = −r + (r·r / old)·p.
-        let mut batch = Batch::new(gpu);
-        axpy(&mut batch, n, (nr2 / old) as f32, &p, -1.0, &r, &p)?;
-        batch.submit()?;
+        pending_beta = Some((nr2 / old) as f32);
         iterations += 1;
         residuals.push(nr2.sqrt());
         progress(iterations, nr2.sqrt());
