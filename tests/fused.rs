@@ -147,6 +147,39 @@ fn capability_paths_sparse() {
 }
 
 #[test]
+fn capability_paths_dense() {
+    // Vectors within one subgroup (shuffles), spanning several (subgroupAdd, then workgroup
+    // memory) and without subgroup operations (workgroup memory), each with native and CAS
+    // global adds.
+    let d = gen::dense_uniform(260, 60, 17);
+    for gpu in [common::gpu(), common::gpu_plain()] {
+        let caps = &gpu.caps;
+        for (vs, tl) in [(4, 15), (32, 2), (64, 1), (256, 1)] {
+            for atomics in [Atomics::Native, Atomics::Cas] {
+                if atomics == Atomics::Native && !caps.f32_atomics {
+                    continue;
+                }
+                let o = Options {
+                    vs: Some(vs),
+                    tl: Some(tl),
+                    atomics,
+                    ..Default::default()
+                };
+                let (_, plan) = check(gpu, Matrix::Dense(&d), &o, Pattern::Full, 8);
+                let c = plan.config;
+                let fits = caps.shuffle_fits(vs);
+                let wide = caps.subgroups
+                    && !fits
+                    && caps.subgroup_min_size == caps.subgroup_max_size
+                    && vs > caps.subgroup_min_size;
+                assert_eq!(c.subgroup_wide, wide, "{}", c.describe());
+                assert_eq!(c.subgroup_reduce, fits || wide, "{}", c.describe());
+            }
+        }
+    }
+}
+
+#[test]
 fn every_legal_launch_configuration() {
     // Small input, every VS, workgroup size and a few C: tails and strides.
     let gpu = common::gpu();

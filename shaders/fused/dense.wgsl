@@ -2,16 +2,19 @@
 // row-major (rows `stride` floats apart). A vector of VS consecutive lanes takes a row, lane
 // `l` holding columns l, l + VS, …, l + (TL−1)·VS of y, of the row and of its partial w in
 // registers (TL ≤ 16, VS·TL ≥ n). Each vector takes C rows (params.c, a uniform trip count:
-// rows past m contribute nothing). The row dot product is reduced across the vector
-// (subgroup shuffles, or workgroup memory when the vector is wider than a subgroup or there
-// are no subgroup operations). At the end the vectors' partial w are summed in workgroup
+// rows past m contribute nothing). The row dot product is reduced across the vector: by
+// subgroup shuffles when it fits a subgroup (SUBGROUP); when it spans several (SUBGROUP_WIDE,
+// the subgroup size dividing VS) by subgroupAdd, then the vector's subgroup totals summed
+// through workgroup memory; without subgroup operations through workgroup memory alone. At the end the vectors' partial w are summed in workgroup
 // memory, the vectors taking turns (no atomics, a fixed order), and each workgroup adds its
 // partial once per column: with f32 atomics or compare-exchange, or under TWO_PASS written
 // to part[(part_base + group)·n + i] for fused/reduce_parts.
 // XTY: w += α·Xᵀ(v ⊙ y) with y ∈ ℝᵐ (no dot product).
 // The matrix may be bound one band of rows at a time: rows are band-relative, and v (and y
 // under XTY) are indexed from params.row_base.
+#ifndef SUBGROUP_WIDE
 #import shared/reduce
+#endif
 #ifndef TWO_PASS
 #import shared/atomic_f32
 #endif
@@ -45,11 +48,37 @@ struct Params {
 
 var<workgroup> wg_w: array<f32, NCOLS>;
 
+#ifdef SUBGROUP_WIDE
+// One total per subgroup (at most WG of them).
+var<workgroup> sg_total: array<f32, WG>;
+
+// Sum over the VS lanes of this invocation's vector, which spans VS / sg_size whole subgroups
+// (consecutive invocations form a subgroup). Workgroup-uniform control flow.
+fn vsg_sum(x: f32, lanes: u32, tid: u32, sg_size: u32) -> f32 {
+    let t = subgroupAdd(x);
+    if tid % sg_size == 0u {
+        sg_total[tid / sg_size] = t;
+    }
+    workgroupBarrier();
+    let per = lanes / sg_size;
+    let first = (tid / lanes) * per;
+    var s = 0.0;
+    for (var k = 0u; k < per; k++) {
+        s += sg_total[first + k];
+    }
+    workgroupBarrier();
+    return s;
+}
+#endif
+
 @compute @workgroup_size(WG)
 fn main(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(num_workgroups) nwg: vec3<u32>,
     @builtin(local_invocation_index) tid: u32,
+#ifdef SUBGROUP_WIDE
+    @builtin(subgroup_size) sg_size: u32,
+#endif
 ) {
     let lane = tid % VS;
     let vid = tid / VS;
@@ -86,7 +115,11 @@ fn main(
             s = y[params.row_base + row];
         }
 #else
+#ifdef SUBGROUP_WIDE
+        s = vsg_sum(s, VS, tid, sg_size);
+#else
         s = vsg_sum(s, VS, tid);
+#endif
 #endif
         if ok && (params.flags & 1u) != 0u {
             s *= v[params.row_base + row];

@@ -125,6 +125,15 @@ pub(crate) fn resolve(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Config>
             )));
         }
         let wg = bs.max(vs);
+        let shuffle = options.subgroups && caps.shuffle_fits(vs);
+        // A vector of whole subgroups of one fixed size (NVIDIA: 32).
+        let sg = caps.subgroup_min_size;
+        let wide = options.subgroups
+            && caps.subgroups
+            && !shuffle
+            && sg == caps.subgroup_max_size
+            && vs > sg
+            && vs.is_multiple_of(sg);
         let shared = w_bytes + scratch(vs, wg) as u64;
         if shared > wg_mem as u64 {
             return Err(Error::TooLarge {
@@ -145,7 +154,8 @@ pub(crate) fn resolve(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Config>
             tl,
             workgroup_w: true,
             native_atomics,
-            subgroup_reduce: options.subgroups && caps.shuffle_fits(vs),
+            subgroup_reduce: shuffle || wide,
+            subgroup_wide: wide,
         });
     }
     let nnz = x.nnz();
@@ -199,6 +209,7 @@ pub(crate) fn resolve(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Config>
         workgroup_w: wants_w,
         native_atomics,
         subgroup_reduce: options.subgroups && caps.shuffle_fits(vs),
+        subgroup_wide: false,
     })
 }
 
@@ -334,7 +345,9 @@ pub(crate) fn dot(
 
 fn defines(config: &Config, xty: bool, two_pass: bool, workgroup_w: bool) -> Vec<&'static str> {
     let mut d = vec![];
-    if config.subgroup_reduce {
+    if config.subgroup_wide {
+        d.push("SUBGROUP_WIDE");
+    } else if config.subgroup_reduce {
         d.push("SUBGROUP");
     }
     if config.native_atomics && !two_pass {

@@ -213,8 +213,11 @@ pub struct Config {
     pub workgroup_w: bool,
     /// Global adds by native f32 atomics (else compare-exchange).
     pub native_atomics: bool,
-    /// Row dot products reduced by subgroup shuffles (else workgroup memory).
+    /// Row dot products reduced by subgroup operations (else workgroup memory).
     pub subgroup_reduce: bool,
+    /// Dense: a vector spans several subgroups, reduced by subgroupAdd and then workgroup
+    /// memory (with `subgroup_reduce`).
+    pub subgroup_wide: bool,
 }
 
 impl Config {
