@@ -440,3 +440,30 @@ fn bad_input_is_an_error() {
     nan.values[3] = f32::NAN;
     assert!(Plan::new(gpu, Matrix::Sparse(&nan), &Options::default()).is_err());
 }
+
+#[test]
+fn autotuner_caches_per_adapter_and_shape() {
+    let dir = tempfile::tempdir().unwrap();
+    // Only this test of the binary reads the cache folder.
+    std::env::set_var("WGSPARSE_CACHE_DIR", dir.path());
+    let gpu = common::gpu();
+    let x = sparse_x(2_000, 150, 16_000, 18);
+    let first = wgsparse::fused::tune::autotuned_plan(gpu, Matrix::Sparse(&x), &Options::default())
+        .unwrap();
+    let file = dir.path().join("fused-tune.json");
+    let cached: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let key = cached.as_object().unwrap().keys().next().unwrap().clone();
+    assert!(
+        key.starts_with(&gpu.caps.adapter_name) && key.contains("sparse"),
+        "{key}"
+    );
+    let again = wgsparse::fused::tune::autotuned_plan(gpu, Matrix::Sparse(&x), &Options::default())
+        .unwrap();
+    assert_eq!(first.config, again.config);
+    // The tuned plan computes the pattern.
+    let vecs = vectors(2_000, 150, false, 5);
+    let op = host_op(Pattern::Full, &vecs, 1.0, 0.5);
+    let got = again.run_host(gpu, &op).unwrap();
+    let (want, mag) = cpu::sparse(&x, &op);
+    assert!(compare(&got, &want, &mag, cpu::rounding_terms_sparse(&x)).ok());
+}

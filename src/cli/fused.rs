@@ -99,6 +99,11 @@ pub struct FusedArgs {
     /// Search (VS, workgroup size, C) around the model; report the model's distance to the best.
     #[arg(long)]
     sweep: bool,
+    /// Skip the autotuner for `auto` (the model's configuration alone). By default `auto`
+    /// times the model's VS and workgroup size and their neighbours once per adapter and
+    /// shape bucket and caches the fastest (WGSPARSE_CACHE_DIR).
+    #[arg(long)]
+    no_tune: bool,
     /// Check every run against the f64 CPU twin.
     #[arg(long)]
     check: bool,
@@ -247,6 +252,9 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
                 ..base.clone()
             };
             let plan = match &first {
+                _ if v == Variant::Auto && !a.no_tune => {
+                    wgsparse::fused::tune::autotuned_plan(&gpu, x, &options)
+                }
                 Some(like) => Plan::new_like(&gpu, x, &options, like),
                 None => Plan::new(&gpu, x, &options),
             };

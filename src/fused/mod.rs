@@ -15,6 +15,7 @@ mod kernels;
 pub mod linreg;
 pub mod logreg;
 pub mod plan;
+pub mod tune;
 
 use std::sync::Arc;
 
