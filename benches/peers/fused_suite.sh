@@ -34,7 +34,7 @@ for g in $INPUTS; do
   python3 $PEER "/tmp/fused/$g" --reps 20 >> "$OUT/peer_fused.jsonl" 2>>"$OUT/log.txt"
   rm -rf "/tmp/fused/$g"
   log "fused $g patterns=$PATTERNS"
-  $W fused --gen "$g" --pattern "$PATTERNS" --variant all $CHECK --roofline --reps 20 --json \
+  $W fused --gen "$g" --pattern "$PATTERNS" --variant auto,all $CHECK --roofline --reps 20 --json \
     >> "$OUT/fused.jsonl" 2>>"$OUT/log.txt"
 done
 for g in $SWEEP; do
