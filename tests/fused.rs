@@ -98,7 +98,7 @@ fn every_pattern_and_variant_dense() {
         let x = gen::dense_uniform(m, n, 3);
         for gpu in [common::gpu(), common::gpu_plain()] {
             for p in Pattern::ALL {
-                for v in [Variant::Fused, Variant::TwoPass] {
+                for v in Variant::CONCRETE {
                     check(gpu, Matrix::Dense(&x), &opts(v), p, 11);
                 }
             }
@@ -213,6 +213,28 @@ fn every_legal_launch_configuration() {
 }
 
 #[test]
+fn unfused_twins_compose_to_the_pattern() {
+    // The step-by-step twins of the unfused sequence give the pattern's twin.
+    let x = sparse_x(300, 80, 3_000, 19);
+    let d = gen::dense_uniform(120, 30, 19);
+    for p in Pattern::ALL {
+        let vs = vectors(300, 80, p == Pattern::Xty, 3);
+        let op = host_op(p, &vs, -0.5, 2.0);
+        let (want, mag) = cpu::sparse(&x, &op);
+        let got: Vec<f32> = cpu::unfused(&x, &op).iter().map(|&v| v as f32).collect();
+        assert!(compare(&got, &want, &mag, 4).ok(), "{p:?}");
+        let vd = vectors(120, 30, p == Pattern::Xty, 4);
+        let op = host_op(p, &vd, -0.5, 2.0);
+        let (want, mag) = cpu::dense(&d, &op);
+        let got: Vec<f32> = cpu::unfused_dense(&d, &op)
+            .iter()
+            .map(|&v| v as f32)
+            .collect();
+        assert!(compare(&got, &want, &mag, 4).ok(), "{p:?}");
+    }
+}
+
+#[test]
 fn edge_shapes() {
     let gpu = common::gpu();
     // Empty rows, rows longer than 32 and rows shorter than VS (power law on many rows).
@@ -237,7 +259,7 @@ fn edge_shapes() {
         let x = sparse_x(m, n, nnz, 9);
         let d = gen::dense_uniform(m, n, 9);
         for p in [Pattern::Full, Pattern::Xty] {
-            for v in [Variant::Fused, Variant::TwoPass] {
+            for v in Variant::CONCRETE {
                 check(gpu, Matrix::Sparse(&x), &opts(v), p, 2);
                 check(gpu, Matrix::Dense(&d), &opts(v), p, 2);
             }
@@ -295,9 +317,6 @@ fn alpha_zero_and_beta_zero_with_nan_z() {
         }
         vecs.z = vec![f32::NAN; n];
         for v in Variant::CONCRETE {
-            if v == Variant::Unfused && matches!(mat, Matrix::Dense(_)) {
-                continue;
-            }
             let op = host_op(Pattern::Full, &vecs, 1.5, 0.0);
             let (got, _) = check_op(gpu, mat, &opts(v), &op);
             assert!(got.iter().all(|g| g.is_finite()));
@@ -368,7 +387,7 @@ fn dense_bands_beyond_one_binding() {
     // 8 KiB bindings: a 300 × 40 matrix (48 KiB padded) runs as several bands of rows.
     let gpu = common::gpu_small_bindings();
     let d = gen::dense_uniform(300, 40, 14);
-    for v in [Variant::Fused, Variant::TwoPass] {
+    for v in Variant::CONCRETE {
         for p in [Pattern::Full, Pattern::Xty] {
             // Many rows per vector keep the two-pass partials within one small binding.
             let o = Options {
@@ -431,11 +450,6 @@ fn bad_input_is_an_error() {
     ] {
         assert!(Plan::new(gpu, Matrix::Sparse(&x), &bad).is_err(), "{bad:?}");
     }
-    let d = gen::dense_uniform(10, 10, 1);
-    assert!(matches!(
-        Plan::new(gpu, Matrix::Dense(&d), &opts(Variant::Unfused)),
-        Err(Error::Unsupported(_))
-    ));
     let mut nan = x.clone();
     nan.values[3] = f32::NAN;
     assert!(Plan::new(gpu, Matrix::Sparse(&nan), &Options::default()).is_err());

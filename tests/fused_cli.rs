@@ -55,7 +55,7 @@ fn fused_checks_every_variant_and_exports() {
         "--scale",
         "0.002",
         "--variant",
-        "fused,two-pass",
+        "all",
         "--check",
         "--reps",
         "1",
@@ -67,11 +67,12 @@ fn fused_checks_every_variant_and_exports() {
     let (ok, _, stderr) = wgsparse(&[
         "fused",
         "--gen",
-        "dense-32",
+        "demo",
         "--scale",
-        "0.001",
+        "0.01",
         "--variant",
-        "unfused",
+        "two-pass",
+        "--global-w",
     ]);
     assert!(!ok, "{stderr}");
 }

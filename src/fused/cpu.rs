@@ -128,6 +128,27 @@ pub fn axpy(a: f32, x: &[f64], b: f32, z: &[f32]) -> Vec<f64> {
         .collect()
 }
 
+/// Twin of `fused.gemv`: p = X·y, X dense.
+pub fn gemv(x: &Dense, y: &[f32]) -> Vec<f64> {
+    (0..x.nrows)
+        .map(|r| {
+            let mut s = 0.0;
+            x.for_row(r, |j, x| s += x * y[j] as f64);
+            s
+        })
+        .collect()
+}
+
+/// Twin of `fused.gemv_t` after the β·z pre-pass: w = α·Xᵀp + βz, X dense.
+pub fn gemv_t(x: &Dense, p: &[f64], alpha: f32, bz: Vec<f64>) -> Vec<f64> {
+    let mut w = bz;
+    w.resize(x.ncols, 0.0);
+    for (r, &pr) in p.iter().enumerate() {
+        x.for_row(r, |j, x| w[j] += alpha as f64 * x * pr);
+    }
+    w
+}
+
 /// The unfused sequence on the host, step by step as the GPU runs it: p = X·y (or y), p ⊙= v,
 /// w = β·z, w += α·Xᵀp. Equal to [`sparse`] up to rounding.
 pub fn unfused(x: &Csr, op: &HostOp) -> Vec<f64> {
@@ -145,6 +166,24 @@ pub fn unfused(x: &Csr, op: &HostOp) -> Vec<f64> {
         x.for_row(r, |j, x| w[j] += op.alpha as f64 * x * pr);
     }
     w
+}
+
+/// [`unfused`] on dense X: p = X·y (or y), p ⊙= v, w = β·z + α·Xᵀp.
+pub fn unfused_dense(x: &Dense, op: &HostOp) -> Vec<f64> {
+    let mut p = if op.xty {
+        op.y.iter().map(|&y| y as f64).collect()
+    } else {
+        gemv(x, op.y)
+    };
+    if let Some(v) = op.v {
+        p = scale(v, &p);
+    }
+    gemv_t(
+        x,
+        &p,
+        op.alpha,
+        axpy(0.0, &[], op.beta, op.z.unwrap_or(&[])),
+    )
 }
 
 /// The number of f32 roundings any one element of w sees at most: a row's dot product

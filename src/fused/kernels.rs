@@ -67,11 +67,6 @@ pub(crate) fn resolve(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Config>
     let dense = matches!(x, Matrix::Dense(_));
     let variant = match options.variant {
         Variant::Auto => Variant::Fused,
-        Variant::Unfused if dense => {
-            return Err(Error::Unsupported(
-                "the unfused sequence takes sparse X only (dense X's baseline is two gemv)".into(),
-            ))
-        }
         v => v,
     };
     let native_atomics = match options.atomics {
@@ -408,6 +403,13 @@ pub(crate) fn record(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
             stride,
             data,
             bands,
+        } if cfg.variant == Variant::Unfused => {
+            return dense_unfused(plan, batch, (*stride, data, bands), op, w)
+        }
+        DeviceX::Dense {
+            stride,
+            data,
+            bands,
         } => dense(plan, batch, (*stride, data, bands), op, target)?,
     }
     if two_pass {
@@ -521,13 +523,7 @@ fn dense(
                 part_base: b as u32 * cfg.groups,
             },
         );
-        let start = (rows.start * stride * 4) as u64;
-        let size = (rows.len().max(1) * stride * 4) as u64;
-        let x = wgpu::BufferBinding {
-            buffer: data.raw(),
-            offset: start,
-            size: std::num::NonZeroU64::new(size.min(data.raw().size() - start)),
-        };
+        let x = band_binding(data, stride, rows);
         let bg = k.bind_ranges(
             gpu,
             &[
@@ -578,6 +574,105 @@ fn record_rows(
     all.extend(rest);
     let bg = k.bind(gpu, &all)?;
     batch.dispatch(&k, bg, [cfg.groups, 1, 1])
+}
+
+/// The storage window of a band of rows of dense X.
+fn band_binding<'a>(
+    data: &'a GpuBuffer<f32>,
+    stride: usize,
+    rows: &std::ops::Range<usize>,
+) -> wgpu::BufferBinding<'a> {
+    let start = (rows.start * stride * 4) as u64;
+    let size = (rows.len().max(1) * stride * 4) as u64;
+    wgpu::BufferBinding {
+        buffer: data.raw(),
+        offset: start,
+        size: std::num::NonZeroU64::new(size.min(data.raw().size() - start)),
+    }
+}
+
+/// Rows each `fused.gemv_t` invocation sums.
+const GEMV_T_ROWS: u32 = 256;
+
+/// Records the unfused sequence on dense X band by band: p = X·y (`fused.gemv`, or y when
+/// `xty`), p ⊙= v, then w += α·Xᵀp (`fused.gemv_t`); w already holds β·z.
+fn dense_unfused(
+    plan: &Plan,
+    batch: &mut Batch,
+    (stride, data, bands): (usize, &GpuBuffer<f32>, &[std::ops::Range<usize>]),
+    op: &Op,
+    w: &GpuBuffer<f32>,
+) -> Result<()> {
+    let gpu = batch.gpu();
+    let cfg = &plan.config;
+    let p = plan.scratch.as_ref().expect("unfused p");
+    let n = plan.n as u32;
+    if op.xty {
+        batch.copy(op.y.raw(), p.raw(), plan.m as u64 * 4);
+    } else {
+        let k = gpu.kernel(&KernelSpec {
+            name: "fused/gemv",
+            defines: vec![],
+            constants: vec![("WG", VECTOR_WG as f64)],
+            bindings: &VECTOR3_BINDINGS,
+        })?;
+        for rows in bands {
+            let params = gpu.uniform(
+                "fused.gemv.params",
+                &[rows.len() as u32, n, stride as u32, rows.start as u32],
+            );
+            let bg = k.bind_ranges(
+                gpu,
+                &[
+                    params.as_entire_buffer_binding(),
+                    band_binding(data, stride, rows),
+                    whole(op.y),
+                    whole(p),
+                ],
+            )?;
+            batch.dispatch(&k, bg, [elementwise_groups(rows.len()), 1, 1])?;
+        }
+    }
+    if let Some(v) = op.v {
+        scale(batch, plan.m, v, p)?;
+    }
+    let k = gpu.kernel(&KernelSpec {
+        name: "fused/gemv_t",
+        defines: if cfg.native_atomics {
+            vec!["F32_ATOMIC"]
+        } else {
+            vec![]
+        },
+        constants: vec![("WG", VECTOR_WG as f64), ("ROWS", GEMV_T_ROWS as f64)],
+        bindings: &VECTOR3_BINDINGS,
+    })?;
+    for rows in bands {
+        let params = gpu.uniform(
+            "fused.gemv_t.params",
+            &[
+                rows.len() as u32,
+                n,
+                stride as u32,
+                rows.start as u32,
+                op.alpha.to_bits(),
+                0,
+                0,
+                0,
+            ],
+        );
+        let bg = k.bind_ranges(
+            gpu,
+            &[
+                params.as_entire_buffer_binding(),
+                band_binding(data, stride, rows),
+                whole(p),
+                whole(w),
+            ],
+        )?;
+        let chunks = (rows.len() as u32).div_ceil(GEMV_T_ROWS);
+        batch.dispatch(&k, bg, [n.div_ceil(VECTOR_WG), chunks, 1])?;
+    }
+    Ok(())
 }
 
 /// Records `fused.spmv`: p = X·y.

@@ -84,7 +84,8 @@ pub enum Variant {
     /// The fused kernel writing per-workgroup partials, summed by a second pass in a fixed
     /// order: bit-identical run to run.
     TwoPass,
-    /// Separate dispatches: SpMV, ⊙v, β·z, Xᵀp by scatter (sparse X only).
+    /// Separate dispatches: β·z, SpMV (gemv on dense X), ⊙v, Xᵀp (a scatter on sparse X, a
+    /// column-wise gemv on dense X).
     Unfused,
 }
 

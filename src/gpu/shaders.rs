@@ -36,6 +36,8 @@ shader_table!(
     "fused/sparse",
     "fused/dense",
     "fused/spmv",
+    "fused/gemv",
+    "fused/gemv_t",
     "fused/scale",
     "fused/axpy",
     "fused/reduce_parts",
