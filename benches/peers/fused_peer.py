@@ -98,11 +98,14 @@ def dense_options(folder, meta, ops):
     v = cupy.asarray(pc.load_f32(folder, "v.f32", m))
     z = cupy.asarray(pc.load_f32(folder, "z.f32", n))
 
+    p_buf = cupy.empty(m, dtype=cupy.float32)
+
     def two_gemv():
-        p = cupy.cublas.gemv("N", 1.0, x, y)
-        p *= v
+        # y ← α·op(A)·x + β·y in place (cupy.cublas.gemv handles the row-major layout).
+        cupy.cublas.gemv("N", 1.0, x, y, 0.0, p_buf)
+        p_buf[...] *= v
         w = z.copy()
-        cupy.cublas.gemv("T", alpha, x, p, beta, w)
+        cupy.cublas.gemv("T", float(alpha), x, p_buf, float(beta), w)
         return w
 
     def cupy_matmul():
