@@ -9,20 +9,15 @@
 //! 20,000 × 200 dense: small enough for lavapipe), e.g. `25` on a real GPU. With no adapter the
 //! bench prints a note and measures nothing.
 
+mod common;
+
 use std::time::Duration;
 
+use common::scale;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode};
 use wgsparse::fused::bench::{Input, Operands};
 use wgsparse::fused::{Options, Pattern, Plan, Variant};
 use wgsparse::{gen, Gpu};
-
-fn scale() -> f64 {
-    std::env::var("WGSPARSE_BENCH_SCALE")
-        .ok()
-        .and_then(|v| v.parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s > 0.0)
-        .unwrap_or(1.0)
-}
 
 fn bench_fused(c: &mut Criterion) {
     let gpu = match Gpu::new() {

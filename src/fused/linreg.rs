@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::fused::kernels::{axpy, dot, DOT_GROUPS};
+use crate::fused::vectors::{axpy, dot, DOT_GROUPS};
 use crate::fused::{Matrix, Op, Options, Plan};
 use crate::gpu::{Batch, Gpu, GpuBuffer};
 use crate::sparse::{Csr, Dense};

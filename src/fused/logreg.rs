@@ -8,7 +8,8 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::fused::kernels::{axpy, dot, logistic, DOT_GROUPS};
+use crate::fused::kernels::logistic;
+use crate::fused::vectors::{axpy, dot, DOT_GROUPS};
 use crate::fused::{Op, Plan};
 use crate::gpu::{Batch, Gpu, GpuBuffer};
 use crate::sparse::Csr;

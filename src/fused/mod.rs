@@ -10,12 +10,15 @@
 //! launch model ([`plan`]) once; `record` / `run` reuse it with new vectors.
 
 pub mod bench;
+mod config;
 pub mod cpu;
+mod dense;
 mod kernels;
 pub mod linreg;
 pub mod logreg;
 pub mod plan;
 pub mod tune;
+mod vectors;
 
 use std::sync::Arc;
 
