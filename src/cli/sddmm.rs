@@ -62,7 +62,7 @@ pub struct SddmmArgs {
     /// Kernel variant(s), comma separated.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "auto")]
     variant: Vec<VariantArg>,
-    /// Column-panel (SM-L2) or column-tile (SM-SM) width.
+    /// Column-panel (SM-L2, row-run) or column-tile (SM-SM) width.
     #[arg(long)]
     tj: Option<usize>,
     /// k-slice width.
@@ -71,7 +71,8 @@ pub struct SddmmArgs {
     /// Rows per workgroup.
     #[arg(long)]
     ti: Option<usize>,
-    /// SM-L2: most nonzeros per workgroup (heavier rows are split).
+    /// SM-L2: most nonzeros per workgroup (heavier rows are split); row-run: most nonzeros
+    /// per run.
     #[arg(long)]
     block_nnz: Option<usize>,
     /// Lanes per nonzero.
