@@ -1,5 +1,5 @@
 // Batch-Hogwild! epoch (cuMF_SGD): `workers` virtual subgroups; each draws `batches` random
-// starts from its own PCG state and updates the `batch` consecutive (shuffled) samples from
+// starts from its own PCG stream (an LCG of period 2^32, output through pcg_hash) and updates the `batch` consecutive (shuffled) samples from
 // each start serially, wrapping at nnz. ≈ nnz updates per epoch in one dispatch. COUNT adds
 // one to counters[0] per update (instrumented runs).
 #import mf/sgd
@@ -42,8 +42,8 @@ fn main(
         state = rng[worker];
     }
     for (var b = 0u; b < params.batches; b++) {
-        state = pcg_hash(state);
-        let start = state % params.nnz;
+        let start = pcg_hash(state) % params.nnz;
+        state = pcg_next(state);
         for (var j = 0u; j < params.batch; j++) {
             let s = (start + j) % params.nnz;
             sgd_update(s, lid, live, params.lr, params.lambda);

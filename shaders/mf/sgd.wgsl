@@ -36,3 +36,9 @@ fn sgd_update(s: u32, lid: u32, live: bool, lr: f32, lambda: f32) {
         }
     }
 }
+
+// The next state of a worker's PCG stream: the LCG step (period 2^32) whose output
+// pcg_hash permutes. Iterating pcg_hash itself would fall into short cycles.
+fn pcg_next(state: u32) -> u32 {
+    return state * 747796405u + 2891336453u;
+}

@@ -58,31 +58,38 @@ fn main(
             order[base + c] = c;
         }
         for (var c = cols - 1u; c > 0u; c--) {
-            state = pcg_hash(state);
-            let j = state % (c + 1u);
+            let j = pcg_hash(state) % (c + 1u);
+            state = pcg_next(state);
             let t = order[base + c];
             order[base + c] = order[base + j];
             order[base + j] = t;
         }
         rng[worker] = state;
     }
+    // Every lane reads the order lane 0 wrote.
+    storageBarrier();
+    workgroupBarrier();
     for (var wave = 0u; wave < cols; wave++) {
-        if lid == 0u {
-            let col = order[base + wave];
-            loop {
-                if atomicCompareExchangeWeak(&locks[col], 0u, 1u).exchanged {
-                    break;
-                }
+        // The whole workgroup spins (uniform control flow, a barrier per try) while lane 0
+        // tries the lock: a divergent spin inside one lane is unsafe on SIMD hardware.
+        let want = order[base + wave];
+        loop {
+            if lid == 0u {
+                wg_col = select(0u, 1u, atomicCompareExchangeWeak(&locks[want], 0u, 1u).exchanged);
             }
+            if workgroupUniformLoad(&wg_col) == 1u {
+                break;
+            }
+        }
+        if lid == 0u {
 #ifdef CHECK
-            if atomicAdd(&check[col], 1u) != 0u {
+            if atomicAdd(&check[want], 1u) != 0u {
                 atomicAdd(&check[cols], 1u);
             }
             atomicAdd(&check[cols + 1u], 1u);
 #endif
-            wg_col = col;
-            wg_first = offsets[base + col];
-            wg_count = offsets[base + col + 1u] - offsets[base + col];
+            wg_first = offsets[base + want];
+            wg_count = offsets[base + want + 1u] - offsets[base + want];
         }
         let first = workgroupUniformLoad(&wg_first);
         let count = workgroupUniformLoad(&wg_count);
@@ -91,12 +98,12 @@ fn main(
         }
         // This worker's stores to the block's rows happen before the release.
         storageBarrier();
-        let col = workgroupUniformLoad(&wg_col);
+        workgroupBarrier();
         if lid == 0u {
 #ifdef CHECK
-            atomicSub(&check[col], 1u);
+            atomicSub(&check[want], 1u);
 #endif
-            atomicStore(&locks[col], 0u);
+            atomicStore(&locks[want], 0u);
         }
     }
 }

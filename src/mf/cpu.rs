@@ -64,12 +64,17 @@ pub fn hogwild(
 ) {
     let nnz = samples.len() / 3;
     for _ in 0..batches {
-        *state = pcg_hash(*state);
-        let start = *state as usize % nnz;
+        let start = pcg_hash(*state) as usize % nnz;
+        *state = pcg_next(*state);
         for j in 0..batch {
             update_sample(samples, (start + j) % nnz, p, q, k, c);
         }
     }
+}
+
+/// Twin of `pcg_next` in `mf/sgd.wgsl`: the LCG step of a worker's stream.
+pub fn pcg_next(state: u32) -> u32 {
+    state.wrapping_mul(747796405).wrapping_add(2891336453)
 }
 
 /// Serial SGD over the samples in order (the wavefront's blocks visited one at a time).
