@@ -493,3 +493,102 @@ fn save_load_predict_round_trip() {
         .to_string()
         .contains("cut.wgmf:6"));
 }
+
+fn cli(args: &[&str]) -> (bool, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_wgsparse"))
+        .args(args)
+        .output()
+        .expect("the binary runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn cli_trains_saves_and_predicts() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let data = planted(200, 150, 8_000, 6);
+    let (train, mut test) = sets(&data);
+    // A test line with an id never seen in training: skipped and counted.
+    test.users.push(train.n_users as u32 + 5);
+    test.items.push(0);
+    test.values.push(3.0);
+    wgsparse::io::write_ratings(p("train.tsv"), &train).unwrap();
+    wgsparse::io::write_ratings(p("test.tsv"), &test).unwrap();
+    let args = [
+        "mf",
+        "train",
+        "--train",
+        &p("train.tsv"),
+        "--test",
+        &p("test.tsv"),
+        "--k",
+        "32",
+        "--epochs",
+        "3",
+        "--lambda",
+        "0.02",
+        "--alpha",
+        "0.05",
+        "--beta",
+        "0.1",
+        "--json",
+        "--model",
+        &p("m.wgmf"),
+        "--libmf",
+        &p("m.libmf"),
+    ];
+    let (ok, out, err) = cli(&args);
+    assert!(ok, "{err}");
+    let j: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(j["rmse"].as_array().unwrap().len(), 3);
+    assert_eq!(j["skipped_test"], 1);
+    let last = j["final_rmse"].as_f64().unwrap();
+    assert!(
+        last < j["rmse"][0].as_f64().unwrap() && last < 0.5,
+        "{last}"
+    );
+    std::fs::write(p("pairs.txt"), "0\t3\n1 2 4.5\n").unwrap();
+    let (ok, out, err) = cli(&[
+        "mf",
+        "predict",
+        "--model",
+        &p("m.wgmf"),
+        "--pairs",
+        &p("pairs.txt"),
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let j: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(j["predictions"].as_array().unwrap().len(), 2);
+    assert!(j["rmse"].as_f64().is_some());
+    let (ok, _, _) = cli(&[
+        "mf",
+        "predict",
+        "--libmf",
+        "--model",
+        &p("m.libmf"),
+        "--pairs",
+        &p("pairs.txt"),
+    ]);
+    assert!(ok);
+    // Failures exit non-zero with the file and line.
+    std::fs::write(p("bad.txt"), "0 3\nnobody 3\n").unwrap();
+    let (ok, _, err) = cli(&[
+        "mf",
+        "predict",
+        "--model",
+        &p("m.wgmf"),
+        "--pairs",
+        &p("bad.txt"),
+    ]);
+    assert!(!ok && err.contains("bad.txt:2"), "{err}");
+    std::fs::write(p("nan.tsv"), "1 2 3\n4 5 nan\n").unwrap();
+    let (ok, _, err) = cli(&["mf", "train", "--train", &p("nan.tsv"), "--epochs", "1"]);
+    assert!(!ok && err.contains("nan.tsv:2"), "{err}");
+    let (ok, _, err) = cli(&["mf", "train", "--train", &p("train.tsv"), "--k", "40"]);
+    assert!(!ok && err.contains("k = 40"), "{err}");
+}
