@@ -9,7 +9,7 @@
 #   WF_WORKERS  wavefront worker counts (column blocks: 2 × workers)
 #   PEER=1   also run benches/peers/mf_cupy.py (cuMF_SGD's kernel design in CUDA via CuPy) on
 #            the same files, the same worker counts, f16 and f32
-# The noise floor of the planted data is printed by the generator's JSON (see BENCHMARKS.md).
+# `mf train --gen SHAPE` (same generator, in memory) also reports the planted noise floor.
 set -uo pipefail
 OUT=${OUT:-bench-out}
 SHAPES=${SHAPES:-"netflix yahoo"}
@@ -46,11 +46,16 @@ for shape in $SHAPES; do
         >> "$OUT/mf.jsonl" 2>>"$OUT/log.txt" || log "FAILED (exit $?)"
     done
   done
+  for prec in f16 f32; do
+    log "mf $shape --gen (noise floor) $prec"
+    $W mf train --gen $shape --k 128 --epochs "$EPOCHS" $hp --precision $prec --json \
+      >> "$OUT/mf_gen_floor.jsonl" 2>>"$OUT/log.txt" || log "FAILED (exit $?)"
+  done
   if [ "${PEER:-0}" = 1 ]; then
     log "peer $shape"
     python3 benches/peers/mf_cupy.py /tmp/mf/$shape.train.bin /tmp/mf/$shape.test.bin \
       --workers "${WORKERS// /,}" --precision f16,f32 --epochs "$EPOCHS" \
-      ${hp//--lambda/--lambda} >> "$OUT/mf_peer.jsonl" 2>>"$OUT/log.txt" || log "peer FAILED"
+      $hp >> "$OUT/mf_peer.jsonl" 2>>"$OUT/log.txt" || log "peer FAILED"
   fi
   rm -f /tmp/mf/$shape.*.bin
 done

@@ -154,7 +154,7 @@ pub fn run(args: MfArgs) -> Result<ExitCode> {
             libmf,
             json,
         } => {
-            let (tr, te, ids, source) = match (gen, train) {
+            let (tr, te, ids, source, floor) = match (gen, train) {
                 (Some(shape), _) => generated(shape, gen_scale, seed)?,
                 (None, Some(path)) => read(&path, test.as_deref(), binary)?,
                 (None, None) => return Err(Error::Option("give --train FILE or --gen".into())),
@@ -178,32 +178,40 @@ pub fn run(args: MfArgs) -> Result<ExitCode> {
                 seed,
                 ..Default::default()
             };
-            let out = Outputs { model, libmf, json };
+            let out = Outputs {
+                model,
+                libmf,
+                json,
+                floor,
+            };
             train_run(&tr, te.as_ref(), ids, options, epochs, &source, out)
         }
     }
 }
 
 struct Outputs {
+    floor: Option<f64>,
     model: Option<PathBuf>,
     libmf: Option<PathBuf>,
     json: bool,
 }
 
-type Loaded = (Ratings, Option<Ratings>, Option<IdMap>, String);
+/// Training and test ratings, their ids, a description, and the planted model's test RMSE
+/// (the noise floor) for generated data.
+type Loaded = (Ratings, Option<Ratings>, Option<IdMap>, String, Option<f64>);
 
 fn read(train: &Path, test: Option<&Path>, binary: bool) -> Result<Loaded> {
     let is_bin = |p: &Path| binary || p.extension().is_some_and(|e| e == "bin");
     if is_bin(train) {
         let tr = io::read_ratings_binary(train)?;
         let te = test.map(io::read_ratings_binary).transpose()?;
-        return Ok((tr, te, None, train.display().to_string()));
+        return Ok((tr, te, None, train.display().to_string(), None));
     }
     let mut ids = IdMap::new();
     let tr = io::read_ratings(train, &mut ids)?;
     // Test ids unseen in training get indices past the training ones; the trainer skips them.
     let te = test.map(|t| io::read_ratings(t, &mut ids)).transpose()?;
-    Ok((tr, te, Some(ids), train.display().to_string()))
+    Ok((tr, te, Some(ids), train.display().to_string(), None))
 }
 
 fn generated(shape: Shape, scale: f64, seed: u64) -> Result<Loaded> {
@@ -224,7 +232,25 @@ fn generated(shape: Shape, scale: f64, seed: u64) -> Result<Loaded> {
         seed,
     )?;
     let source = format!("planted {}×{} ({} ratings)", s(m), s(n), total);
-    Ok(((&p.train).into(), Some((&p.test).into()), None, source))
+    let t = &p.test;
+    let sse: f64 = (0..t.len())
+        .map(|k| {
+            let (u, i) = (
+                p.user_factors.row(t.users[k] as usize),
+                p.item_factors.row(t.items[k] as usize),
+            );
+            let dot: f64 = u.iter().zip(i).map(|(a, b)| *a as f64 * *b as f64).sum();
+            (t.values[k] as f64 - dot).powi(2)
+        })
+        .sum();
+    let floor = (!t.is_empty()).then(|| (sse / t.len() as f64).sqrt());
+    Ok((
+        (&p.train).into(),
+        Some((&p.test).into()),
+        None,
+        source,
+        floor,
+    ))
 }
 
 fn train_run(
@@ -295,6 +321,7 @@ fn train_run(
                 "epochs": metrics,
                 "rmse": metrics.iter().map(|m| m.rmse).collect::<Vec<_>>(),
                 "final_rmse": final_rmse,
+                "noise_floor": out.floor,
                 "train_seconds": seconds,
                 "updates": updates,
                 "updates_per_s": nnz_rate,
@@ -345,6 +372,9 @@ fn train_run(
         nnz_rate * bytes_per_update as f64 / 1e9,
         final_rmse.map_or("-".into(), |r| format!("{r:.4}"))
     );
+    if let Some(f) = out.floor {
+        println!("planted model's test RMSE (noise floor): {f:.4}");
+    }
     Ok(ExitCode::SUCCESS)
 }
 
