@@ -65,7 +65,7 @@ impl Layout {
         let words = (o.k / 2) as u32;
         let fit = |max: u32| {
             let mut lanes = 1;
-            while lanes * 2 <= max.min(32) && words % (lanes * 2) == 0 {
+            while lanes * 2 <= max.min(32) && words.is_multiple_of(lanes * 2) {
                 lanes *= 2;
             }
             lanes
@@ -362,8 +362,8 @@ pub(crate) fn evaluate(t: &Trainer) -> Result<Option<f64>> {
             ),
         });
     }
-    Ok(t.test
+    t.test
         .as_ref()
         .map(|(_, n)| -> Result<f64> { Ok((sse.read(gpu)?[0] as f64 / *n as f64).sqrt()) })
-        .transpose()?)
+        .transpose()
 }

@@ -173,7 +173,7 @@ impl<'g> Trainer<'g> {
         options: Options,
     ) -> Result<Self> {
         let k = options.k;
-        if k == 0 || k % 32 != 0 || k > 256 {
+        if k == 0 || !k.is_multiple_of(32) || k > 256 {
             return Err(Error::Option(format!(
                 "k = {k}: must be a multiple of 32 from 32 to 256"
             )));
