@@ -84,13 +84,19 @@ fn parity(gpu: &Gpu, options: Options, data: &PlantedRatings, epochs: usize) -> 
             );
         }
     }
-    let (gp, gq) = t.device_features().unwrap();
     assert_eq!(t.worker_states().unwrap()[0], state, "PCG streams differ");
-    let scale = p.iter().chain(&q).fold(0f32, |m, x| m.max(x.abs()));
+    rel_diff(&t, &p, &q)
+}
+
+/// Largest difference between the device's P, Q and the twin's `p`, `q`, relative to the
+/// twin's largest value.
+fn rel_diff(t: &Trainer, p: &[f32], q: &[f32]) -> f32 {
+    let (gp, gq) = t.device_features().unwrap();
+    let scale = p.iter().chain(q).fold(0f32, |m, x| m.max(x.abs()));
     let diff = gp
         .iter()
-        .zip(&p)
-        .chain(gq.iter().zip(&q))
+        .zip(p)
+        .chain(gq.iter().zip(q))
         .fold(0f32, |m, (a, b)| {
             assert!(a.is_finite(), "non-finite feature");
             m.max((a - b).abs())
