@@ -595,6 +595,20 @@ fn cli_trains_saves_and_predicts() {
     std::fs::write(p("nan.tsv"), "1 2 3\n4 5 nan\n").unwrap();
     let (ok, _, err) = cli(&["mf", "train", "--train", &p("nan.tsv"), "--epochs", "1"]);
     assert!(!ok && err.contains("nan.tsv:2"), "{err}");
+    std::fs::write(p("range.tsv"), "1 2 3\n4 5 4.5\n6 7 9\n").unwrap();
+    let args = [
+        "mf",
+        "train",
+        "--train",
+        &p("range.tsv"),
+        "--rating-range",
+        "1,5",
+    ];
+    let (ok, _, err) = cli(&args);
+    assert!(
+        !ok && err.contains("range.tsv:3") && err.contains("outside"),
+        "{err}"
+    );
     let (ok, _, err) = cli(&["mf", "train", "--train", &p("train.tsv"), "--k", "40"]);
     assert!(!ok && err.contains("k = 40"), "{err}");
 }

@@ -66,6 +66,9 @@ enum What {
         /// Read both files as 12-byte binary records.
         #[arg(long)]
         binary: bool,
+        /// Reject ratings outside LO,HI (text: with file and line; binary: with record).
+        #[arg(long, value_parser = parse_range)]
+        rating_range: Option<(f32, f32)>,
         /// Generate planted data of this shape in memory instead of reading files.
         #[arg(long, conflicts_with = "train")]
         gen: Option<Shape>,
@@ -137,6 +140,7 @@ pub fn run(args: MfArgs) -> Result<ExitCode> {
             train,
             test,
             binary,
+            rating_range,
             gen,
             gen_scale,
             k,
@@ -156,7 +160,7 @@ pub fn run(args: MfArgs) -> Result<ExitCode> {
         } => {
             let (tr, te, ids, source, floor) = match (gen, train) {
                 (Some(shape), _) => generated(shape, gen_scale, seed)?,
-                (None, Some(path)) => read(&path, test.as_deref(), binary)?,
+                (None, Some(path)) => read(&path, test.as_deref(), binary, rating_range)?,
                 (None, None) => return Err(Error::Option("give --train FILE or --gen".into())),
             };
             let options = mf::Options {
@@ -200,17 +204,50 @@ struct Outputs {
 /// (the noise floor) for generated data.
 type Loaded = (Ratings, Option<Ratings>, Option<IdMap>, String, Option<f64>);
 
-fn read(train: &Path, test: Option<&Path>, binary: bool) -> Result<Loaded> {
+fn parse_range(s: &str) -> std::result::Result<(f32, f32), String> {
+    let bad = || format!("{s:?}: expected LO,HI with LO ≤ HI");
+    let (lo, hi) = s.split_once(',').ok_or_else(bad)?;
+    let (lo, hi): (f32, f32) = (
+        lo.trim().parse().map_err(|_| bad())?,
+        hi.trim().parse().map_err(|_| bad())?,
+    );
+    if lo <= hi {
+        Ok((lo, hi))
+    } else {
+        Err(bad())
+    }
+}
+
+fn read(
+    train: &Path,
+    test: Option<&Path>,
+    binary: bool,
+    range: Option<(f32, f32)>,
+) -> Result<Loaded> {
     let is_bin = |p: &Path| binary || p.extension().is_some_and(|e| e == "bin");
     if is_bin(train) {
-        let tr = io::read_ratings_binary(train)?;
-        let te = test.map(io::read_ratings_binary).transpose()?;
+        let read_bin = |p: &Path| -> Result<Ratings> {
+            let r = io::read_ratings_binary(p)?;
+            if let Some((lo, hi)) = range {
+                if let Some(k) = r.values.iter().position(|v| !(lo..=hi).contains(v)) {
+                    let msg = format!("record {k}: rating {} is outside [{lo}, {hi}]", r.values[k]);
+                    return Err(Error::parse(p, 0, msg));
+                }
+            }
+            Ok(r)
+        };
+        let tr = read_bin(train)?;
+        let te = test.map(read_bin).transpose()?;
         return Ok((tr, te, None, train.display().to_string(), None));
     }
     let mut ids = IdMap::new();
-    let tr = io::read_ratings(train, &mut ids)?;
+    let read_text = |p: &Path, ids: &mut IdMap| match range {
+        Some(r) => io::read_ratings_in_range(p, ids, r),
+        None => io::read_ratings(p, ids),
+    };
+    let tr = read_text(train, &mut ids)?;
     // Test ids unseen in training get indices past the training ones; the trainer skips them.
-    let te = test.map(|t| io::read_ratings(t, &mut ids)).transpose()?;
+    let te = test.map(|t| read_text(t, &mut ids)).transpose()?;
     Ok((tr, te, Some(ids), train.display().to_string(), None))
 }
 
