@@ -183,7 +183,7 @@ fn converges_to_the_noise_floor_on_every_path() {
 }
 
 #[test]
-fn f16_matches_f32_and_many_workers_match_few() {
+fn f16_matches_f32_and_many_workers_match_one() {
     let data = medium();
     let gpu = common::gpu();
     let final_rmse = |precision, workers| {
@@ -283,17 +283,19 @@ fn bands_beyond_one_binding_train_like_one_buffer() {
 }
 
 #[test]
-#[ignore = "fails on lavapipe: block entries go missing (the wave loop ends early) and the \
-            occupancy check then reports overlaps; run on a hardware adapter with --ignored"]
+#[ignore = "lavapipe stops long-running invocations (one hogwild worker stops after ~12.9k of \
+            36k updates); a wavefront worker stopped inside a block leaves its lock and \
+            occupancy count held, so counts come out short. Run on a hardware GPU: --ignored"]
 fn wavefront_never_shares_a_column_block_and_converges() {
-    let data = medium();
+    // Small blocks: lavapipe stops an invocation after a budget of work (spinning included).
+    let data = planted(300, 200, 12_000, 5);
     let floor = noise_floor(&data);
     let (train, test) = sets(&data);
     for (name, gpu, subgroups, native_f16) in paths() {
         let options = Options {
             scheme: Scheme::Wavefront,
             workers: Some(8),
-            columns: Some(12),
+            columns: Some(16),
             instrument: true,
             subgroups,
             native_f16,
@@ -304,7 +306,8 @@ fn wavefront_never_shares_a_column_block_and_converges() {
         let m = t.fit(epochs, |_| {}).unwrap();
         assert_eq!(t.updates_per_epoch(), train.len() as u64);
         let i = t.instruments().unwrap();
-        assert_eq!(i.entries, (epochs * 8 * 12) as u64, "{name}");
+        assert_eq!(i.violations, 0, "{name}: two workers in one column block");
+        assert_eq!(i.entries, (epochs * 8 * 16) as u64, "{name}");
         assert_eq!(i.violations, 0, "{name}: two workers in one column block");
         let last = m.last().unwrap().rmse.unwrap();
         assert!(

@@ -12,6 +12,12 @@
 //! f32. A [`Trainer`] uploads once; [`Trainer::fit`] records each epoch into one submission,
 //! evaluates test RMSE and a divergence guard on the GPU and reads back two scalars;
 //! [`Trainer::model`] reads P and Q back as a [`Model`].
+//!
+//! On lavapipe (Mesa's software Vulkan device) a single invocation stops after a budget of
+//! work: one batch-Hogwild! worker performs ≈ 12,900 updates of an epoch of 36,000 and the
+//! rest are silently skipped. Keep the work per worker small there (many workers; the
+//! default is min(m, n)/2), and check with [`Options::instrument`], which counts updates
+//! (hogwild) and block entries (wavefront).
 
 pub mod cpu;
 mod kernels;
