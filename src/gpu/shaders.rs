@@ -26,6 +26,7 @@ shader_table!(
     "sddmm/expand_rows",
     "sddmm/naive",
     "sddmm/warp",
+    "sddmm/row_run",
     "sddmm/sm_l2",
     "sddmm/sm_sm",
     "sddmm/slice_out",

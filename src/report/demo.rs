@@ -128,6 +128,10 @@ pub fn describe(c: &sddmm::Config) -> String {
     match c.variant {
         Variant::Naive => String::new(),
         Variant::Warp => format!(" vws={} ×{}", c.vws, c.unroll),
+        Variant::RowRun => format!(
+            " Tj={} vws={} run≤{} wg={}",
+            c.tj, c.vws, c.block_nnz, c.workgroup
+        ),
         _ => format!(
             " Tj={} Tk={} Ti={} vws={} ×{} wg={}{}{}",
             c.tj,
