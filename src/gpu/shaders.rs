@@ -33,6 +33,12 @@ shader_table!(
     "sddmm/tile_key",
     "sddmm/tile_count",
     "sddmm/tile_place",
+    "mf/storage",
+    "mf/sgd",
+    "mf/hogwild",
+    "mf/wavefront",
+    "mf/rmse",
+    "mf/finite",
 );
 
 /// The source of shader `name`, if it exists.
