@@ -25,6 +25,7 @@ pub mod fused;
 pub mod gen;
 pub mod gpu;
 pub mod io;
+pub mod mf;
 pub mod report;
 pub mod sddmm;
 pub mod sparse;

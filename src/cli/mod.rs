@@ -5,6 +5,7 @@ mod fused;
 mod gen;
 mod linreg;
 mod logreg;
+mod mf;
 mod sddmm;
 
 use std::process::ExitCode;
@@ -41,6 +42,8 @@ enum Command {
     Linreg(linreg::LinregArgs),
     /// Logistic regression by trust-region Newton-CG on the fused pattern.
     Logreg(logreg::LogregArgs),
+    /// Matrix factorization by SGD (cuMF_SGD): train, or predict with a saved model.
+    Mf(mf::MfArgs),
 }
 
 #[derive(clap::Args)]
@@ -74,6 +77,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Fused(a) => fused::run(a),
         Command::Linreg(a) => linreg::run(a),
         Command::Logreg(a) => logreg::run(a),
+        Command::Mf(a) => mf::run(a),
     }
 }
 

@@ -26,6 +26,7 @@ shader_table!(
     "sddmm/expand_rows",
     "sddmm/naive",
     "sddmm/warp",
+    "sddmm/row_run",
     "sddmm/sm_l2",
     "sddmm/sm_sm",
     "sddmm/slice_out",
@@ -43,6 +44,12 @@ shader_table!(
     "fused/reduce_parts",
     "fused/dot",
     "fused/logistic",
+    "mf/storage",
+    "mf/sgd",
+    "mf/hogwild",
+    "mf/wavefront",
+    "mf/rmse",
+    "mf/finite",
 );
 
 /// The source of shader `name`, if it exists.

@@ -17,7 +17,7 @@ mod text;
 mod tsv;
 
 pub use atomic::write_atomically;
-pub use csr_binary::{read_csr_binary, write_csr_binary};
+pub use csr_binary::{read_csr_binary, write_csr_binary, write_sddmm_operands};
 pub use idx::{
     read_idx_images, read_idx_labels, write_idx_images, write_idx_labels, IdxImages,
     IDX_IMAGES_MAGIC, IDX_LABELS_MAGIC,
@@ -27,7 +27,7 @@ pub use matrix_market::{
     read_matrix_market, read_matrix_market_coo, read_matrix_market_from, write_matrix_market,
 };
 pub use ratings::{
-    read_ratings, read_ratings_binary, write_ratings, write_ratings_binary, write_ratings_with_ids,
-    IdMap, Ratings,
+    read_ratings, read_ratings_binary, read_ratings_in_range, write_ratings, write_ratings_binary,
+    write_ratings_with_ids, IdMap, Ratings,
 };
 pub use tsv::{read_graphchallenge_tsv, read_graphchallenge_tsv_infer, write_graphchallenge_tsv};
