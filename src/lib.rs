@@ -24,6 +24,7 @@ pub mod error;
 pub mod gen;
 pub mod gpu;
 pub mod io;
+pub mod limits;
 pub mod report;
 pub mod sddmm;
 pub mod sparse;

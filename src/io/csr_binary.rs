@@ -37,25 +37,31 @@ pub fn write_csr_binary(dir: impl AsRef<Path>, m: &Csr) -> Result<()> {
 }
 
 fn read_words<T: bytemuck::Pod>(path: &Path, expected: usize) -> Result<Vec<T>> {
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|mut f| f.read_to_end(&mut bytes))
-        .map_err(|e| Error::io(path, e))?;
-    let size = std::mem::size_of::<T>();
-    if bytes.len() != expected * size {
+    let size = std::mem::size_of::<T>() as u64;
+    let want = (expected as u64).checked_mul(size);
+    let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+    // Compare sizes before reading, so a meta.json that lies cannot make a large allocation.
+    if want != Some(len) {
         return Err(Error::parse(
             path,
             0,
-            format!(
-                "{} bytes, expected {} ({} values)",
-                bytes.len(),
-                expected * size,
-                expected
-            ),
+            format!("{len} bytes, expected {expected} values of {size} bytes"),
+        ));
+    }
+    let mut bytes =
+        crate::limits::try_with_capacity::<u8>(&path.display().to_string(), len as usize)?;
+    file.read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path, e))?;
+    if bytes.len() as u64 != len {
+        return Err(Error::parse(
+            path,
+            0,
+            format!("changed while read: {} bytes, expected {len}", bytes.len()),
         ));
     }
     Ok(bytes
-        .chunks_exact(size)
+        .chunks_exact(size as usize)
         .map(bytemuck::pod_read_unaligned)
         .collect())
 }
@@ -70,8 +76,15 @@ pub fn read_csr_binary(dir: impl AsRef<Path>) -> Result<Csr> {
     let field = |name: &str| {
         meta[name]
             .as_u64()
+            .filter(|&v| v <= u64::from(u32::MAX))
             .map(|v| v as usize)
-            .ok_or_else(|| Error::parse(&meta_path, 1, format!("missing or bad field {name:?}")))
+            .ok_or_else(|| {
+                Error::parse(
+                    &meta_path,
+                    1,
+                    format!("missing or bad field {name:?} (a non-negative integer up to 2³²−1)"),
+                )
+            })
     };
     let (nrows, ncols, nnz) = (field("nrows")?, field("ncols")?, field("nnz")?);
     Csr::new(

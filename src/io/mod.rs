@@ -24,7 +24,8 @@ pub use idx::{
 };
 pub use libsvm::{read_libsvm, read_libsvm_with, write_libsvm, LibSvm};
 pub use matrix_market::{
-    read_matrix_market, read_matrix_market_coo, read_matrix_market_from, write_matrix_market,
+    read_matrix_market, read_matrix_market_coo, read_matrix_market_from, read_matrix_market_size,
+    write_matrix_market,
 };
 pub use ratings::{
     read_ratings, read_ratings_binary, write_ratings, write_ratings_binary, write_ratings_with_ids,

@@ -28,6 +28,7 @@ pub struct Operands {
 impl Operands {
     /// Random A and B (uniform in ±1, seeded) for S and K, uploaded, and an output buffer.
     pub fn random(gpu: &Gpu, s: &Csr, k: usize, seed: u64) -> Result<Self> {
+        Self::check_fits(gpu, s.nrows, s.ncols, s.nnz(), k)?;
         let a_host = crate::gen::dense_uniform(s.nrows, k, seed);
         let b_host = crate::gen::dense_uniform(s.ncols, k, seed ^ 0x9e37_79b9);
         Ok(Operands {
@@ -37,6 +38,43 @@ impl Operands {
             a_host,
             b_host,
         })
+    }
+}
+
+impl Operands {
+    /// Fails with [`Error::TooLarge`] or [`Error::HostMemory`] when A (M×K), B (N×K) or the
+    /// output for an M×N S with `nnz` nonzeros would not fit the device's buffers or the host
+    /// budget: checked before anything is allocated, from the sizes alone (a Matrix Market
+    /// size line is enough, see [`crate::io::read_matrix_market_size`]).
+    pub fn check_fits(gpu: &Gpu, nrows: usize, ncols: usize, nnz: usize, k: usize) -> Result<()> {
+        let stride = crate::sparse::GpuDense::stride_for(k);
+        for (name, rows) in [("A", nrows), ("B", ncols)] {
+            let what = format!("dense {name} ({rows}×{k})");
+            let len = rows.checked_mul(stride).ok_or_else(|| Error::TooLarge {
+                what: what.clone(),
+                needed: format!("{rows}×{stride} floats"),
+                limit: "usize::MAX elements".into(),
+            })?;
+            GpuBuffer::<f32>::check_fits(gpu, &what, len)?;
+            // The host copy and its padded twin for the upload.
+            let host = crate::limits::bytes_of::<f32>(&what, len)?;
+            crate::limits::check_host(&what, host.saturating_mul(2))?;
+        }
+        // One operand is bound whole (only S and the other are split into bands): B, or A
+        // when S is transposed, so the smaller of the two must fit one binding.
+        let whole = (nrows.min(ncols) as u64).saturating_mul(stride as u64 * 4);
+        let binding = gpu.caps.max_storage_binding_bytes;
+        if whole > binding {
+            return Err(Error::TooLarge {
+                what: format!(
+                    "the operand bound whole (the smaller of A and B, {}×{k})",
+                    nrows.min(ncols)
+                ),
+                needed: format!("{whole} bytes in one storage binding"),
+                limit: format!("{binding} bytes on {}", gpu.caps.adapter_name),
+            });
+        }
+        GpuBuffer::<f32>::check_fits(gpu, "SDDMM output (one value per nonzero)", nnz)
     }
 }
 

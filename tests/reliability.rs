@@ -1,0 +1,94 @@
+//! Reliability of the `wgsparse` binary: oversized inputs are refused before anything large
+//! is allocated, failures exit non-zero, and a headless machine hears no complaints.
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+fn wgsparse(args: &[&str], cache: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_wgsparse"))
+        .args(args)
+        .env("WGSPARSE_CACHE_DIR", cache)
+        .output()
+        .expect("the binary runs")
+}
+
+fn mtx(dir: &Path, name: &str, size_line: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(
+        &path,
+        format!("%%MatrixMarket matrix coordinate real general\n{size_line}\n1 1 1.0\n"),
+    )
+    .unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn oversized_size_lines_fail_fast_with_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    for size in [
+        "4000000000 4000000000 1",
+        "1 4294967295 1",
+        "100000000 10 1",
+        "2000000000 1 1",
+        "50000000 50000000 1",
+        "4294967295 4294967295 4294967295",
+    ] {
+        let path = mtx(dir.path(), "big.mtx", size);
+        let t0 = Instant::now();
+        let out = wgsparse(&["sddmm", "--matrix", &path, "--k", "8"], dir.path());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{size}: {stderr}");
+        assert!(stderr.starts_with("error: "), "{size}: {stderr}");
+        assert!(
+            stderr.contains("needs") || stderr.contains("exceeds"),
+            "{size}: {stderr}"
+        );
+        // Refused from the size line: no large allocation, so well under the time it would
+        // take to fill gigabytes.
+        assert!(t0.elapsed() < Duration::from_secs(20), "{size}: too slow");
+    }
+}
+
+#[test]
+fn a_failed_k_exits_non_zero_after_the_table() {
+    let dir = tempfile::tempdir().unwrap();
+    // K = 8 fits; K = 4096 makes A 300×4096 floats, beyond nothing on the device but
+    // beyond a 1 MiB host budget.
+    let path = mtx(dir.path(), "s.mtx", "300 200 1");
+    let out = Command::new(env!("CARGO_BIN_EXE_wgsparse"))
+        .args(["sddmm", "--matrix", &path, "--k", "8,4096", "--no-tune"])
+        .env("WGSPARSE_CACHE_DIR", dir.path())
+        .env("WGSPARSE_HOST_MEMORY_MIB", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("sddmm.naive") || stdout.contains("auto"),
+        "{stdout}"
+    );
+    assert!(stderr.contains("error: K=4096"), "{stderr}");
+    assert!(stderr.contains("host memory"), "{stderr}");
+}
+
+#[test]
+fn lying_raw_csr_meta_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let raw = dir.path().join("raw");
+    let s = wgsparse::gen::power_law(30, 20, 100, 1.1, 3).unwrap();
+    wgsparse::io::write_csr_binary(&raw, &s).unwrap();
+    for meta in [
+        r#"{"nrows": 4000000000, "ncols": 20, "nnz": 100}"#,
+        r#"{"nrows": 18446744073709551615, "ncols": 20, "nnz": 100}"#,
+        r#"{"nrows": 30, "ncols": 20, "nnz": 4000000000}"#,
+    ] {
+        std::fs::write(raw.join("meta.json"), meta).unwrap();
+        let e = wgsparse::io::read_csr_binary(&raw).unwrap_err().to_string();
+        assert!(
+            e.contains("meta.json") || e.contains("bytes"),
+            "{meta}: {e}"
+        );
+    }
+}
