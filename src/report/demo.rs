@@ -42,11 +42,12 @@ pub fn run(gpu: &Gpu, mut progress: impl FnMut(&str)) -> Result<Vec<DemoRow>> {
             };
             let (ok, meas) = match tune::measure(gpu, &s, &ops, &options, 5, Some(&reference)) {
                 Ok(meas) => (true, meas),
-                Err(crate::Error::Check { message, .. }) => {
+                // A failed variant is a failed row: the rest of the table still runs.
+                Err(e) => {
                     rows.push(DemoRow {
                         system: "sddmm",
                         kernel: variant.name().into(),
-                        detail: message,
+                        detail: e.to_string(),
                         ms: f64::NAN,
                         gflops: f64::NAN,
                         max_rel_error: f64::NAN,
@@ -54,7 +55,6 @@ pub fn run(gpu: &Gpu, mut progress: impl FnMut(&str)) -> Result<Vec<DemoRow>> {
                     });
                     continue;
                 }
-                Err(e) => return Err(e),
             };
             let c = &meas.config;
             let kernel = if variant == Variant::Auto {
