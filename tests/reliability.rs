@@ -92,3 +92,32 @@ fn lying_raw_csr_meta_is_an_error() {
         );
     }
 }
+
+#[test]
+fn help_documents_the_exit_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = wgsparse(&["--help"], dir.path());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(stdout.contains("Exit status: 0"), "{stdout}");
+}
+
+#[test]
+fn info_is_quiet_without_a_display() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_wgsparse"))
+        .arg("info")
+        .env_remove("XDG_RUNTIME_DIR")
+        .env_remove("WAYLAND_DISPLAY")
+        .env_remove("DISPLAY")
+        .env("WGSPARSE_CACHE_DIR", dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(
+        out.stderr.is_empty(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("adapter"));
+}
