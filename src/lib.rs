@@ -28,6 +28,7 @@ pub mod limits;
 pub mod report;
 pub mod sddmm;
 pub mod sparse;
+pub mod tune;
 
 pub use error::{Error, Result};
 pub use gpu::{Caps, Gpu};
