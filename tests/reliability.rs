@@ -85,6 +85,8 @@ fn lying_raw_csr_meta_is_an_error() {
         r#"{"nrows": 4000000000, "ncols": 20, "nnz": 100}"#,
         r#"{"nrows": 18446744073709551615, "ncols": 20, "nnz": 100}"#,
         r#"{"nrows": 30, "ncols": 20, "nnz": 4000000000}"#,
+        r#"{"format": "wgsparse-raw-csr", "version": 2, "nrows": 30, "ncols": 20, "nnz": 100}"#,
+        r#"{"nrows": 30, "ncols": 20, "nnz": 1"#,
     ] {
         std::fs::write(raw.join("meta.json"), meta).unwrap();
         let e = wgsparse::io::read_csr_binary(&raw).unwrap_err().to_string();

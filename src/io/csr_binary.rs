@@ -9,6 +9,11 @@ use crate::io::write_atomically;
 use crate::sparse::Csr;
 use crate::{Error, Result};
 
+/// The `format` field of `meta.json`.
+pub const RAW_CSR_FORMAT: &str = "wgsparse-raw-csr";
+/// The `version` field of `meta.json`; folders without one (older exports) read as version 1.
+pub const RAW_CSR_VERSION: u64 = 1;
+
 fn write_words<T: bytemuck::Pod>(path: &Path, data: &[T]) -> Result<()> {
     write_atomically(path, |w| {
         w.write_all(bytemuck::cast_slice(data))
@@ -28,7 +33,13 @@ pub fn write_csr_binary(dir: impl AsRef<Path>, m: &Csr) -> Result<()> {
     write_words(&dir.join("row_ptr.u32"), &m.row_ptr)?;
     write_words(&dir.join("col_idx.u32"), &m.col_idx)?;
     write_words(&dir.join("values.f32"), &m.values)?;
-    let meta = serde_json::json!({ "nrows": m.nrows, "ncols": m.ncols, "nnz": m.nnz() });
+    let meta = serde_json::json!({
+        "format": RAW_CSR_FORMAT,
+        "version": RAW_CSR_VERSION,
+        "nrows": m.nrows,
+        "ncols": m.ncols,
+        "nnz": m.nnz(),
+    });
     let path = dir.join("meta.json");
     write_atomically(&path, |w| {
         w.write_all(meta.to_string().as_bytes())
@@ -86,6 +97,17 @@ pub fn read_csr_binary(dir: impl AsRef<Path>) -> Result<Csr> {
                 )
             })
     };
+    let format = meta["format"].as_str().unwrap_or(RAW_CSR_FORMAT);
+    let version = meta["version"].as_u64().unwrap_or(RAW_CSR_VERSION);
+    if format != RAW_CSR_FORMAT || version != RAW_CSR_VERSION {
+        return Err(Error::parse(
+            &meta_path,
+            1,
+            format!(
+                "{format:?} version {version}, expected {RAW_CSR_FORMAT:?} version {RAW_CSR_VERSION}"
+            ),
+        ));
+    }
     let (nrows, ncols, nnz) = (field("nrows")?, field("ncols")?, field("nnz")?);
     Csr::new(
         nrows,

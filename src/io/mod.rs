@@ -17,7 +17,7 @@ mod text;
 mod tsv;
 
 pub use atomic::write_atomically;
-pub use csr_binary::{read_csr_binary, write_csr_binary};
+pub use csr_binary::{read_csr_binary, write_csr_binary, RAW_CSR_FORMAT, RAW_CSR_VERSION};
 pub use idx::{
     read_idx_images, read_idx_labels, write_idx_images, write_idx_labels, IdxImages,
     IDX_IMAGES_MAGIC, IDX_LABELS_MAGIC,
