@@ -115,6 +115,14 @@ fn seeds(target: &Target, dir: &Path) -> Vec<Vec<Vec<u8>>> {
     let s = wgsparse::gen::power_law(40, 30, 120, 1.1, 5).unwrap();
     let one = |name: &str| vec![std::fs::read(dir.join(name)).unwrap()];
     let text = |t: &str| vec![t.as_bytes().to_vec()];
+    let coo = s.to_coo();
+    let ratings = io::Ratings {
+        users: coo.rows,
+        items: coo.cols,
+        values: coo.values,
+        n_users: s.nrows,
+        n_items: s.ncols,
+    };
     match target.name {
         "matrix-market" => {
             io::write_matrix_market(dir.join("s.mtx"), &s).unwrap();
@@ -136,15 +144,7 @@ fn seeds(target: &Target, dir: &Path) -> Vec<Vec<Vec<u8>>> {
             ]
         }
         "ratings" => {
-            let coo = s.to_coo();
-            let r = io::Ratings {
-                users: coo.rows.clone(),
-                items: coo.cols.clone(),
-                values: coo.values.clone(),
-                n_users: s.nrows,
-                n_items: s.ncols,
-            };
-            io::write_ratings(dir.join("r.tsv"), &r).unwrap();
+            io::write_ratings(dir.join("r.tsv"), &ratings).unwrap();
             vec![
                 one("r.tsv"),
                 text(
@@ -154,15 +154,7 @@ fn seeds(target: &Target, dir: &Path) -> Vec<Vec<Vec<u8>>> {
             ]
         }
         "ratings-binary" => {
-            let coo = s.to_coo();
-            let r = io::Ratings {
-                users: coo.rows.clone(),
-                items: coo.cols.clone(),
-                values: coo.values.clone(),
-                n_users: s.nrows,
-                n_items: s.ncols,
-            };
-            io::write_ratings_binary(dir.join("r.bin"), &r).unwrap();
+            io::write_ratings_binary(dir.join("r.bin"), &ratings).unwrap();
             vec![one("r.bin")]
         }
         "tsv" => {
@@ -186,23 +178,12 @@ fn seeds(target: &Target, dir: &Path) -> Vec<Vec<Vec<u8>>> {
         "raw-csr" => {
             let raw = dir.join("raw-seed");
             io::write_csr_binary(&raw, &s).unwrap();
-            target
-                .files
-                .iter()
-                .map(|f| std::fs::read(raw.join(f)).unwrap())
-                .collect::<Vec<_>>()
-                .pipe(|v| vec![v])
+            let files = target.files.iter();
+            vec![files.map(|f| std::fs::read(raw.join(f)).unwrap()).collect()]
         }
         other => panic!("no seeds for {other}"),
     }
 }
-
-trait Pipe: Sized {
-    fn pipe<T>(self, f: impl FnOnce(Self) -> T) -> T {
-        f(self)
-    }
-}
-impl<T> Pipe for T {}
 
 /// Text tokens a mutation inserts or substitutes for a number.
 const TOKENS: &[&[u8]] = &[
