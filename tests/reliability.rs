@@ -191,3 +191,10 @@ fn two_processes_tuning_at_once_leave_a_valid_cache() {
         "{entries:?}"
     );
 }
+
+#[test]
+fn generators_refuse_sizes_beyond_the_host_budget() {
+    let e = wgsparse::gen::power_law(4_000_000_000, 10, 10, 1.1, 1).unwrap_err();
+    assert!(matches!(e, wgsparse::Error::HostMemory { .. }), "{e}");
+    assert!(e.to_string().contains("4000000000×10"), "{e}");
+}
