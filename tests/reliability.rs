@@ -197,4 +197,11 @@ fn generators_refuse_sizes_beyond_the_host_budget() {
     let e = wgsparse::gen::power_law(4_000_000_000, 10, 10, 1.1, 1).unwrap_err();
     assert!(matches!(e, wgsparse::Error::HostMemory { .. }), "{e}");
     assert!(e.to_string().contains("4000000000×10"), "{e}");
+    use wgsparse::gen;
+    let e = gen::radix_net_layer(4_000_000_000, 1, 1.0, 1).unwrap_err();
+    assert!(matches!(e, wgsparse::Error::HostMemory { .. }), "{e}");
+    let e = gen::planted_ratings(10, 10, 10, usize::MAX / 2, 0.1, 1).unwrap_err();
+    assert!(matches!(e, wgsparse::Error::HostMemory { .. }), "{e}");
+    let e = gen::zipf_ctr(4_000_000_000, 100, 1, gen::CtrModel::Lr, 1).unwrap_err();
+    assert!(matches!(e, wgsparse::Error::HostMemory { .. }), "{e}");
 }
