@@ -205,3 +205,21 @@ fn generators_refuse_sizes_beyond_the_host_budget() {
     let e = gen::zipf_ctr(4_000_000_000, 100, 1, gen::CtrModel::Lr, 1).unwrap_err();
     assert!(matches!(e, wgsparse::Error::HostMemory { .. }), "{e}");
 }
+
+#[test]
+fn a_closed_stdout_ends_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wgsparse"))
+        .arg("info")
+        .env("WGSPARSE_CACHE_DIR", dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Close the reading end before the binary has found its adapter and printed.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(141), "{stderr}");
+}
