@@ -26,6 +26,9 @@ use rand::{Rng, SeedableRng};
 use wgsparse::io;
 use wgsparse::sparse::Csr;
 
+/// An input slower than this is saved (as `slowest-READER-SEED`) beside the crashes.
+const SLOW: Duration = Duration::from_millis(500);
+
 /// Largest mutant, in bytes.
 const MAX_LEN: usize = 1 << 20;
 
@@ -371,22 +374,36 @@ fn fuzz(target: &Target, budget: Duration, seed: u64) -> Tally {
         write_input(target, dir.path(), &input);
         let t0 = Instant::now();
         let outcome = catch_unwind(AssertUnwindSafe(|| (target.read)(dir.path())));
-        tally.slowest = tally.slowest.max(t0.elapsed());
+        let took = t0.elapsed();
+        if took > tally.slowest {
+            tally.slowest = took;
+            // Kept for a look when slow enough to matter.
+            if took > SLOW {
+                save(
+                    target,
+                    &crash_dir().join(format!("slowest-{}-{seed}", target.name)),
+                    &input,
+                );
+            }
+        }
         tally.inputs += 1;
         match outcome {
             Ok(Ok(())) => tally.accepted += 1,
             Ok(Err(_)) => tally.rejected += 1,
             Err(_) => {
                 let out = crash_dir().join(format!("{}-{seed}-{}", target.name, tally.inputs));
-                std::fs::create_dir_all(&out).unwrap();
-                for (name, bytes) in target.files.iter().zip(&input) {
-                    std::fs::write(out.join(name), bytes).unwrap();
-                }
+                save(target, &out, &input);
                 tally.crashes.push(out);
             }
         }
     }
     tally
+}
+
+/// Writes `input`'s files into folder `out`.
+fn save(target: &Target, out: &Path, input: &[Vec<u8>]) {
+    std::fs::create_dir_all(out).unwrap();
+    write_input(target, out, input);
 }
 
 fn write_input(target: &Target, dir: &Path, files: &[Vec<u8>]) {
