@@ -25,6 +25,7 @@ pub mod gen;
 pub mod gpu;
 pub mod io;
 pub mod limits;
+pub mod mf;
 pub mod report;
 pub mod sddmm;
 pub mod sparse;

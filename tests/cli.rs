@@ -70,7 +70,9 @@ fn gen_writes_readable_files_and_sddmm_checks_them() {
         "--json",
     ]);
     assert_eq!(run["ok"], true);
-    assert_eq!(run["results"].as_array().unwrap().len(), 10);
+    // auto and every concrete variant, at each of the two K.
+    let per_k = 1 + wgsparse::sddmm::Variant::CONCRETE.len();
+    assert_eq!(run["results"].as_array().unwrap().len(), 2 * per_k);
     // Tilings built on the device (lavapipe builds them on the host unless told).
     let run = json(&[
         "sddmm",
@@ -200,4 +202,46 @@ fn bad_input_is_an_error_not_a_crash() {
         "/dev/null",
     ]);
     assert!(!ok, "more nonzeros than cells must be refused");
+}
+
+#[test]
+fn sddmm_exports_the_operands_and_p_the_peer_compares_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let out = json(&[
+        "sddmm",
+        "--gen",
+        "demo",
+        "--scale",
+        "0.2",
+        "--k",
+        "12",
+        "--variant",
+        "row-run",
+        "--check",
+        "--reps",
+        "1",
+        "--export",
+        d,
+        "--json",
+    ]);
+    assert_eq!(out["ok"], true, "{out}");
+    let m = &out["matrix"];
+    let (nrows, ncols, nnz) = (
+        m["nrows"].as_u64().unwrap(),
+        m["ncols"].as_u64().unwrap(),
+        m["nnz"].as_u64().unwrap(),
+    );
+    let len = |f: &str| std::fs::metadata(dir.path().join(f)).unwrap().len();
+    assert_eq!(len("a-k12.f32"), 4 * 12 * nrows);
+    assert_eq!(len("b-k12.f32"), 4 * 12 * ncols);
+    let meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("p-k12.json")).unwrap()).unwrap();
+    let step = meta["step"].as_u64().unwrap();
+    assert_eq!(len("p-k12.f32"), 4 * nnz.div_ceil(step));
+    // P is the checked output: finite everywhere (the output was poisoned before the check).
+    let p = std::fs::read(dir.path().join("p-k12.f32")).unwrap();
+    assert!(p
+        .chunks(4)
+        .all(|b| f32::from_le_bytes(b.try_into().unwrap()).is_finite()));
 }

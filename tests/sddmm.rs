@@ -55,6 +55,23 @@ fn all_variant_options() -> Vec<Options> {
             ..Default::default()
         });
     }
+    // Row runs: the default lanes, a transposed butterfly wider than lavapipe's subgroup
+    // (the workgroup-memory path), and runs short enough to cut most rows.
+    out.push(opts(Variant::RowRun));
+    // Column panels of 7 (rows cut at every panel boundary) and one panel.
+    for (vws, run, tj) in [
+        (32, None, None),
+        (2, Some(3), Some(7)),
+        (4, Some(4), Some(1 << 20)),
+    ] {
+        out.push(Options {
+            variant: Variant::RowRun,
+            vws: Some(vws),
+            block_nnz: run,
+            tj,
+            ..Default::default()
+        });
+    }
     // Tilings built on the host and on the device (counted, scanned and placed there).
     for variant in [Variant::SmL2, Variant::SmSm] {
         for transpose in [Transpose::Never, Transpose::Always] {

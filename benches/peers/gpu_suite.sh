@@ -3,12 +3,14 @@
 # binary in .gpu/ and the Vulkan loader packages in .gl/ (see BENCHMARKS.md). Writes JSON and
 # a log into $OUT (default ./bench-out).
 #   MATS="nytimes enron" KS="32 128 512" BASE=1 SWEEPS="enron nips" benches/peers/gpu_suite.sh
-#   MATS      suite matrices: every (K, variant) timed and checked, then the peer on the
-#             same exported S
+#   MATS      suite matrices: every (K, variant) timed and checked, then the peer (every
+#             operand layout, the fastest reported) on the same exported S, A and B
+#   PEER_ARGS extra arguments of sddmm_torch.py (e.g. --no-half)
 #   KS        inner dimensions (space separated)
 #   VARIANTS  variants (space separated)
 #   BASE=1    also record `wgsparse info`, `wgsparse roofline` and the torch copy bandwidth
-#   SWEEPS    suite matrices for the exhaustive SM-L2 sweep at K=128 (model vs best)
+#   SWEEPS    suite matrices for the exhaustive sweep at K=128 (model vs best)
+#   SWEEP_VARIANT  the swept variant: sm-l2 (default) or row-run
 # One process per (matrix, K), so a job cut short keeps what it finished; every variant is
 # timed after the GPU's clocks have settled under load (see `median_warm`: an idle H200
 # clocks down to ~500 MHz within a second).
@@ -35,17 +37,18 @@ fi
 for m in $MATS; do
   rm -rf /tmp/mats/$m
   $W gen suite "$m" --raw --out /tmp/mats/$m >>"$OUT/log.txt" 2>&1
-  log "peer $m"
-  python3 $PEER /tmp/mats/$m --k "${KS// /,}" --reps 10 >> "$OUT/peer_sddmm.jsonl" 2>>"$OUT/log.txt"
   for k in $KS; do
     log "sddmm $m K=$k variants=$VARIANTS"
     $W sddmm --matrix-raw /tmp/mats/$m --k "$k" --variant "${VARIANTS// /,}" --check --reps 10 \
-      --json >> "$OUT/sddmm.jsonl" 2>>"$OUT/log.txt"
+      --export /tmp/mats/$m --json >> "$OUT/sddmm.jsonl" 2>>"$OUT/log.txt"
   done
+  # The peer runs on the operands wgsparse used (exported above) and compares with its P.
+  log "peer $m"
+  python3 $PEER /tmp/mats/$m --k "${KS// /,}" --reps 10 ${PEER_ARGS:-} >> "$OUT/peer_sddmm.jsonl" 2>>"$OUT/log.txt"
   rm -rf /tmp/mats/$m
 done
 for m in $SWEEPS; do
   log "sweep $m"
-  $W sddmm --gen "$m" --k 128 --variant sm-l2 --no-tune --sweep --reps 3 --json >> "$OUT/sweeps.jsonl" 2>>"$OUT/log.txt"
+  $W sddmm --gen "$m" --k 128 --variant "${SWEEP_VARIANT:-sm-l2}" --no-tune --sweep --reps 3 --json >> "$OUT/sweeps.jsonl" 2>>"$OUT/log.txt"
 done
 log "done"

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Summarize a GPU suite run (sddmm.jsonl + peer_sddmm.jsonl) as a Markdown table with the
-ratio to the peer from the same run. An error row is left out when the same (matrix, K,
+ratio to the peer (its fastest f32 layout) from the same run. An error row is left out when the same (matrix, K,
 variant) succeeded in another line of the run (a re-run after a fix). Usage: summarize.py
 OUT_DIR"""
 import json
@@ -13,7 +13,9 @@ peers = {}
 with open(os.path.join(out, "peer_sddmm.jsonl")) as f:
     for line in f:
         p = json.loads(line)
-        peers[(p["nnz"], p["nrows"], p["k"])] = p
+        # Summary lines name the peer (its fastest checked layout); per-layout lines do not.
+        if "peer" in p and p.get("dtype", "float32") == "float32":
+            peers[(p["matrix"], p["nnz"], p["nrows"], p["k"])] = p
 rows = []
 with open(os.path.join(out, "sddmm.jsonl")) as f:
     for line in f:
@@ -31,7 +33,7 @@ for mat, r in rows:
         if (mat["name"], k, r["variant"]) not in succeeded:
             print(f"{head} | error: {r['error']} | | | | |")
         continue
-    peer = peers.get((mat["nnz"], mat["nrows"], k))
+    peer = peers.get((mat["name"], mat["nnz"], mat["nrows"], k))
     m = r["measurement"]
     c = m["config"]
     cfg = f"Tj={c['tj']} Tk={c['tk']} Ti={c['ti']} vws={c['vws']} wg={c['workgroup']}"

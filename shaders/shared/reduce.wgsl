@@ -30,3 +30,35 @@ fn vsg_sum(x: f32, lanes: u32, lid: u32) -> f32 {
     return s;
 }
 #endif
+
+// Transposed virtual-subgroup sum: each of the `lanes` lanes of a virtual subgroup holds
+// x[0 .. lanes); lane l returns the sum over the lanes of x[l]. With SUBGROUP this is a
+// butterfly that halves the values each lane carries at every step: lanes − 1 shuffles per
+// lane in all, against lanes · log2(lanes) for `lanes` separate `vsg_sum`s. Same uniformity
+// rule as `vsg_sum`. `x` is clobbered.
+#ifdef SUBGROUP
+fn vsg_transpose_sum(x: ptr<function, array<f32, 32>>, lanes: u32, lid: u32) -> f32 {
+    let lane = lid % lanes;
+    for (var m = lanes >> 1u; m > 0u; m = m >> 1u) {
+        let upper = (lane & m) != 0u;
+        for (var j = 0u; j < m; j++) {
+            let lo = (*x)[j];
+            let hi = (*x)[j + m];
+            // The lower lane keeps index j and sends j + m; its partner the reverse.
+            (*x)[j] = select(lo, hi, upper) + subgroupShuffleXor(select(hi, lo, upper), m);
+        }
+    }
+    return (*x)[0];
+}
+#else
+fn vsg_transpose_sum(x: ptr<function, array<f32, 32>>, lanes: u32, lid: u32) -> f32 {
+    var mine = 0.0;
+    for (var j = 0u; j < lanes; j++) {
+        let s = vsg_sum((*x)[j], lanes, lid);
+        if lid % lanes == j {
+            mine = s;
+        }
+    }
+    return mine;
+}
+#endif

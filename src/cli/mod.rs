@@ -2,6 +2,7 @@
 //! `--json`.
 
 mod gen;
+mod mf;
 mod sddmm;
 
 use std::process::ExitCode;
@@ -38,6 +39,8 @@ enum Command {
     Demo(JsonFlag),
     /// Time (and check, sweep, tune) SDDMM variants on a matrix file or a suite matrix.
     Sddmm(sddmm::SddmmArgs),
+    /// Matrix factorization by SGD (cuMF_SGD): train, or predict with a saved model.
+    Mf(mf::MfArgs),
 }
 
 #[derive(clap::Args)]
@@ -68,6 +71,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Gen(a) => gen::run(a),
         Command::Demo(a) => demo(a.json),
         Command::Sddmm(a) => sddmm::run(a),
+        Command::Mf(a) => mf::run(a),
     }
 }
 

@@ -19,6 +19,7 @@ enum VariantArg {
     Warp,
     SmL2,
     SmSm,
+    RowRun,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -61,7 +62,7 @@ pub struct SddmmArgs {
     /// Kernel variant(s), comma separated.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "auto")]
     variant: Vec<VariantArg>,
-    /// Column-panel (SM-L2) or column-tile (SM-SM) width.
+    /// Column-panel (SM-L2, row-run) or column-tile (SM-SM) width.
     #[arg(long)]
     tj: Option<usize>,
     /// k-slice width.
@@ -70,7 +71,8 @@ pub struct SddmmArgs {
     /// Rows per workgroup.
     #[arg(long)]
     ti: Option<usize>,
-    /// SM-L2: most nonzeros per workgroup (heavier rows are split).
+    /// SM-L2: most nonzeros per workgroup (heavier rows are split); row-run: most nonzeros
+    /// per run.
     #[arg(long)]
     block_nnz: Option<usize>,
     /// Lanes per nonzero.
@@ -113,7 +115,8 @@ pub struct SddmmArgs {
     /// Timed repetitions (median reported).
     #[arg(long, default_value_t = 10)]
     reps: usize,
-    /// Also write S as raw little-endian arrays into this folder (for benches/peers).
+    /// Also write S as raw little-endian arrays into this folder, and per K the operands A
+    /// and B with a sample of P (for benches/peers to run on the same inputs and compare).
     #[arg(long)]
     export: Option<PathBuf>,
     /// Print one JSON object instead of tables.
@@ -138,6 +141,7 @@ fn one_variant(v: VariantArg) -> Vec<Variant> {
         VariantArg::Warp => vec![Variant::Warp],
         VariantArg::SmL2 => vec![Variant::SmL2],
         VariantArg::SmSm => vec![Variant::SmSm],
+        VariantArg::RowRun => vec![Variant::RowRun],
     }
 }
 
@@ -225,6 +229,7 @@ pub fn run(args: SddmmArgs) -> Result<ExitCode> {
         let reference = args
             .check
             .then(|| tune::Reference::sampled(&s, &ops, 200_000));
+        let mut exported = false;
         for variant in variants(&args.variant) {
             let options = Options {
                 variant,
@@ -244,7 +249,17 @@ pub fn run(args: SddmmArgs) -> Result<ExitCode> {
                 tune::measure(&gpu, &s, &ops, &options, args.reps, reference.as_ref())
             };
             match measured {
-                Ok(m) => results.push((k, variant, Ok(m))),
+                Ok(m) => {
+                    // The first variant that ran leaves P in `ops.out`: export it with A
+                    // and B so the peer script runs on the same inputs and compares.
+                    if let Some(dir) = args.export.as_ref().filter(|_| !exported) {
+                        let p = ops.out.read(&gpu)?;
+                        let step = s.nnz().div_ceil(1 << 20).max(1);
+                        io::write_sddmm_operands(dir, &ops.a_host, &ops.b_host, &p, step)?;
+                        exported = true;
+                    }
+                    results.push((k, variant, Ok(m)))
+                }
                 Err(
                     e @ (Error::Check { .. }
                     | Error::Option(_)
@@ -260,11 +275,19 @@ pub fn run(args: SddmmArgs) -> Result<ExitCode> {
         }
         if args.sweep {
             let pb = interactive.then(indicatif::ProgressBar::new_spinner);
+            // The first requested variant that has a sweep (else `auto`: the model's tiling).
+            let swept = variants(&args.variant)
+                .into_iter()
+                .find(|v| matches!(v, Variant::SmL2 | Variant::SmSm | Variant::RowRun))
+                .unwrap_or(Variant::Auto);
             let sw = sweep::sweep(
                 &gpu,
                 &s,
                 &ops,
-                &base,
+                &Options {
+                    variant: swept,
+                    ..base.clone()
+                },
                 args.reps.min(5),
                 reference.as_ref(),
                 |m| {

@@ -13,6 +13,6 @@ mod ratings;
 
 pub use ctr::{zipf_ctr, CtrData, CtrModel};
 pub use dense::dense_uniform;
-pub use power_law::power_law;
+pub use power_law::{power_law, power_law_skewed};
 pub use radix::radix_net_layer;
 pub use ratings::{planted_ratings, PlantedRatings, RatingSet};

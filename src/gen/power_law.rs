@@ -30,7 +30,23 @@ use crate::{Error, Result};
 /// Fails with [`Error::Option`] if `nnz > nrows · ncols`, if a dimension or `nnz` exceeds the
 /// `u32` index range, or if `alpha` is negative or not finite.
 pub fn power_law(nrows: usize, ncols: usize, nnz: usize, alpha: f64, seed: u64) -> Result<Csr> {
-    check_alpha(alpha)?;
+    power_law_skewed(nrows, ncols, nnz, alpha, alpha, seed)
+}
+
+/// [`power_law`] with separate Zipf exponents for the row degrees (`row_alpha`) and the
+/// column popularities (`col_alpha`): a pattern of the same shape and nonzero count with
+/// other skews (heavy rows over flat columns, or the reverse). Equal exponents give exactly
+/// [`power_law`]'s matrix.
+pub fn power_law_skewed(
+    nrows: usize,
+    ncols: usize,
+    nnz: usize,
+    row_alpha: f64,
+    col_alpha: f64,
+    seed: u64,
+) -> Result<Csr> {
+    check_alpha(row_alpha)?;
+    check_alpha(col_alpha)?;
     check_u32("nrows", nrows)?;
     check_u32("ncols", ncols)?;
     check_u32("nnz", nnz)?;
@@ -52,12 +68,12 @@ pub fn power_law(nrows: usize, ncols: usize, nnz: usize, alpha: f64, seed: u64) 
     let mut rng = stream_rng(seed, 0x706f_7765_725f_6c61);
     let row_perm = permutation(nrows, &mut rng);
     let col_perm = permutation(ncols, &mut rng);
-    let by_rank = zipf_degrees(nrows, ncols, nnz, alpha, &mut rng);
+    let by_rank = zipf_degrees(nrows, ncols, nnz, row_alpha, &mut rng);
     let mut degrees = vec![0u32; nrows];
     for (&r, &d) in row_perm.iter().zip(&by_rank) {
         degrees[r as usize] = d;
     }
-    let cols = Columns::new(zipf_weights(ncols, alpha), col_perm);
+    let cols = Columns::new(zipf_weights(ncols, col_alpha), col_perm);
     Ok(sample_rows(&degrees, &cols, sub_seed(seed, 1), |rng| {
         let x: u32 = rng.random();
         let magnitude = 0.5 + (x >> 8) as f32 * (1.0 / (1u32 << 24) as f32);

@@ -26,12 +26,19 @@ shader_table!(
     "sddmm/expand_rows",
     "sddmm/naive",
     "sddmm/warp",
+    "sddmm/row_run",
     "sddmm/sm_l2",
     "sddmm/sm_sm",
     "sddmm/slice_out",
     "sddmm/tile_key",
     "sddmm/tile_count",
     "sddmm/tile_place",
+    "mf/storage",
+    "mf/sgd",
+    "mf/hogwild",
+    "mf/wavefront",
+    "mf/rmse",
+    "mf/finite",
 );
 
 /// The source of shader `name`, if it exists.

@@ -47,6 +47,33 @@ pub fn write_csr_binary(dir: impl AsRef<Path>, m: &Csr) -> Result<()> {
     })
 }
 
+/// Writes SDDMM operands beside a raw CSR export in `dir`, for the peer scripts to run on
+/// the same inputs and compare with: `a-kK.f32` (M×K) and `b-kK.f32` (N×K), row-major and
+/// unpadded; `p-kK.f32`, every `step`-th value of P in S's CSR order; `p-kK.json` with
+/// `k` and `step`.
+pub fn write_sddmm_operands(
+    dir: impl AsRef<Path>,
+    a: &crate::sparse::Dense,
+    b: &crate::sparse::Dense,
+    p: &[f32],
+    step: usize,
+) -> Result<()> {
+    let dir = dir.as_ref();
+    let k = a.ncols;
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let step = step.max(1);
+    write_words(&dir.join(format!("a-k{k}.f32")), &a.data)?;
+    write_words(&dir.join(format!("b-k{k}.f32")), &b.data)?;
+    let sampled: Vec<f32> = p.iter().step_by(step).copied().collect();
+    write_words(&dir.join(format!("p-k{k}.f32")), &sampled)?;
+    let meta = serde_json::json!({ "k": k, "step": step });
+    let path = dir.join(format!("p-k{k}.json"));
+    write_atomically(&path, |w| {
+        w.write_all(meta.to_string().as_bytes())
+            .map_err(|e| Error::io(&path, e))
+    })
+}
+
 fn read_words<T: bytemuck::Pod>(path: &Path, expected: usize) -> Result<Vec<T>> {
     let size = std::mem::size_of::<T>() as u64;
     let want = (expected as u64).checked_mul(size);

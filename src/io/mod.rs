@@ -17,7 +17,9 @@ mod text;
 mod tsv;
 
 pub use atomic::write_atomically;
-pub use csr_binary::{read_csr_binary, write_csr_binary, RAW_CSR_FORMAT, RAW_CSR_VERSION};
+pub use csr_binary::{
+    read_csr_binary, write_csr_binary, write_sddmm_operands, RAW_CSR_FORMAT, RAW_CSR_VERSION,
+};
 pub use idx::{
     read_idx_images, read_idx_labels, write_idx_images, write_idx_labels, IdxImages,
     IDX_IMAGES_MAGIC, IDX_LABELS_MAGIC,
@@ -28,7 +30,7 @@ pub use matrix_market::{
     write_matrix_market,
 };
 pub use ratings::{
-    read_ratings, read_ratings_binary, write_ratings, write_ratings_binary, write_ratings_with_ids,
-    IdMap, Ratings,
+    read_ratings, read_ratings_binary, read_ratings_in_range, write_ratings, write_ratings_binary,
+    write_ratings_with_ids, IdMap, Ratings,
 };
 pub use tsv::{read_graphchallenge_tsv, read_graphchallenge_tsv_infer, write_graphchallenge_tsv};

@@ -1,5 +1,5 @@
 //! The per-nonzero device arrays a band's kernel reads besides A and B, by layout (COO for
-//! the naive and warp kernels, an SM-L2 or SM-SM tiling), built on the host or on the device,
+//! the naive and warp kernels, row runs, an SM-L2 or SM-SM tiling), built on the host or on the device,
 //! and shared between plans of one S that lay it out alike.
 
 use std::borrow::Cow;
@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::gpu::{Gpu, GpuBuffer};
 use crate::sddmm::device_build::{self, expand_rows};
-use crate::sddmm::{tiles, Config, Variant};
+use crate::sddmm::{runs, tiles, Config, Variant};
 use crate::sparse::Csr;
 use crate::Result;
 
@@ -40,11 +40,24 @@ pub(crate) struct CooArrays {
     pub vals: GpuBuffer<f32>,
 }
 
+/// The row-run kernel's arrays: the runs (see [`runs::row_runs`]), panel after panel, and
+/// S's columns and values in CSR order.
+pub(crate) struct RunArrays {
+    pub n_runs: u32,
+    pub runs: GpuBuffer<[u32; 4]>,
+    pub cols: GpuBuffer<u32>,
+    pub vals: GpuBuffer<f32>,
+}
+
 /// What a band's per-nonzero arrays depend on besides S: plans of one S with equal layouts
 /// share them (the tuner and the sweep try many kernels on one tiling).
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Layout {
     Coo,
+    Runs {
+        max_len: usize,
+        tj: usize,
+    },
     Panels {
         tj: usize,
         ti: usize,
@@ -74,6 +87,10 @@ impl Layout {
                 ti: c.ti,
                 transposed: c.transposed,
             },
+            Variant::RowRun => Layout::Runs {
+                max_len: c.block_nnz,
+                tj: c.tj,
+            },
             _ => Layout::Coo,
         }
     }
@@ -83,6 +100,7 @@ impl Layout {
 #[derive(Clone)]
 pub(crate) enum Arrays {
     Coo(Arc<CooArrays>),
+    Runs(Arc<RunArrays>),
     Panels(Arc<PanelArrays>),
     Tiles(Arc<TileArrays>),
 }
@@ -101,6 +119,15 @@ pub(crate) fn build_arrays(gpu: &Gpu, s: &Csr, config: &Config) -> Result<Arrays
             cols: GpuBuffer::upload(gpu, "sddmm.cols", &s.col_idx)?,
             vals: GpuBuffer::upload(gpu, "sddmm.vals", &s.values)?,
         })),
+        Variant::RowRun => {
+            let runs = runs::row_runs(&s.row_ptr, &s.col_idx, config.block_nnz, config.tj);
+            Arrays::Runs(Arc::new(RunArrays {
+                n_runs: runs.len() as u32,
+                runs: GpuBuffer::upload(gpu, "sddmm.runs", &runs)?,
+                cols: GpuBuffer::upload(gpu, "sddmm.cols", &s.col_idx)?,
+                vals: GpuBuffer::upload(gpu, "sddmm.vals", &s.values)?,
+            }))
+        }
         Variant::SmL2 => {
             let built = if on_device {
                 device_build::panels(gpu, s, config)?

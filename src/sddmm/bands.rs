@@ -23,13 +23,29 @@ pub struct Band {
 /// below the band's first nonzero) and at most `binding` bytes of A. Bands without
 /// nonzeros are left out.
 pub fn row_bands(s: &Csr, stride: usize, binding: u64, align: u64) -> Result<Vec<Band>> {
+    row_bands_with(s, stride, binding, align, &|_, _| 0)
+}
+
+/// [`row_bands`] for a layout with one more per-band array: a band of `rows` rows and `nnz`
+/// nonzeros also needs `array_bytes(rows, nnz)` bytes in one binding (the row-run kernel's
+/// runs, up to one per nonzero).
+pub fn row_bands_with(
+    s: &Csr,
+    stride: usize,
+    binding: u64,
+    align: u64,
+    array_bytes: &dyn Fn(usize, usize) -> u64,
+) -> Result<Vec<Band>> {
     let row_bytes = 4 * stride.max(1) as u64;
     let nnz_of = |r: &Range<usize>| (s.row_ptr[r.end] - s.row_ptr[r.start]) as usize;
     let band = |rows: Range<usize>| Band {
         nnz: s.row_ptr[rows.start] as usize..s.row_ptr[rows.end] as usize,
         rows,
     };
-    if s.nrows as u64 * row_bytes <= binding && s.nnz() as u64 * 4 <= binding {
+    if s.nrows as u64 * row_bytes <= binding
+        && s.nnz() as u64 * 4 <= binding
+        && array_bytes(s.nrows, s.nnz()) <= binding
+    {
         return Ok(vec![band(0..s.nrows)]);
     }
     let align = align.max(4);
@@ -43,7 +59,9 @@ pub fn row_bands(s: &Csr, stride: usize, binding: u64, align: u64) -> Result<Vec
         let mut end = start;
         while end < s.nrows {
             let next = (end + step).min(s.nrows);
-            if next - start > max_rows || nnz_of(&(start..next)) > max_nnz {
+            let nnz = nnz_of(&(start..next));
+            if next - start > max_rows || nnz > max_nnz || array_bytes(next - start, nnz) > binding
+            {
                 break;
             }
             end = next;

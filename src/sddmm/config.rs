@@ -14,7 +14,7 @@ use crate::{Error, Result};
 pub struct Config {
     /// The concrete kernel.
     pub variant: Variant,
-    /// Column-panel / column-tile width (0 for the untiled kernels).
+    /// Column-panel / column-tile width (row runs: the panel width; 0 for naive and warp).
     pub tj: usize,
     /// k-slice width in floats (the padded K for the untiled kernels).
     pub tk: usize,
@@ -93,6 +93,7 @@ pub(crate) fn resolve(gpu: &Gpu, s: &Csr, k: usize, options: &Options) -> Result
     let vws_for = |tk: usize| {
         options.vws.unwrap_or(match variant {
             Variant::Naive => 1,
+            Variant::RowRun => model::row_run_vws(stride),
             _ => model::default_vws(tk),
         })
     };
@@ -107,6 +108,14 @@ pub(crate) fn resolve(gpu: &Gpu, s: &Csr, k: usize, options: &Options) -> Result
     };
     let (tj, tk, ti, compress) = match variant {
         Variant::Naive | Variant::Warp => (0, stride, 0, false),
+        Variant::RowRun => {
+            let cache = options.cache_bytes.unwrap_or(caps.l2_bytes);
+            let tj = options
+                .tj
+                .unwrap_or_else(|| model::row_run_panel_width(cache, stride, s.ncols))
+                .clamp(1, s.ncols.max(1));
+            (tj, stride, 0, false)
+        }
         Variant::SmL2 => {
             let c = model::format_cost(options.compress);
             let cache = options.cache_bytes.unwrap_or(caps.l2_bytes);
@@ -156,18 +165,30 @@ pub(crate) fn resolve(gpu: &Gpu, s: &Csr, k: usize, options: &Options) -> Result
     if !(1..=4).contains(&unroll) {
         return Err(opt_err(format!("unroll {unroll} must be 1, 2, 3 or 4")));
     }
-    let block_nnz = match variant {
-        Variant::SmL2 => options
-            .block_nnz
-            .unwrap_or_else(|| model::block_nonzeros(s.nnz(), workgroup, vws))
-            .max(1),
-        _ => 0,
-    };
     if !vws.is_power_of_two() || vws > 32 || vws > workgroup {
         return Err(opt_err(format!(
             "vws {vws} must be a power of two ≤ min(32, workgroup size {workgroup})"
         )));
     }
+    let block_nnz = match variant {
+        Variant::SmL2 => options
+            .block_nnz
+            .unwrap_or_else(|| model::block_nonzeros(s.nnz(), workgroup, vws))
+            .max(1),
+        Variant::RowRun => {
+            let regs = (stride / 4).div_ceil(vws as usize);
+            if regs > model::ROW_RUN_MAX_REGS {
+                return Err(opt_err(format!(
+                    "row_run holds ⌈K/4 / vws⌉ = {regs} vec4s of A per lane, at most {}; \
+                     use vws = 32 or another variant for K = {k}",
+                    model::ROW_RUN_MAX_REGS
+                )));
+            }
+            let len = options.block_nnz.unwrap_or(model::ROW_RUN_LEN).max(1);
+            len.next_multiple_of(vws as usize)
+        }
+        _ => 0,
+    };
     let shared = match variant {
         Variant::SmSm => 4 * (tk + SM_SM_ROW_PAD) * (ti + tj),
         _ => 4 * tk * ti,

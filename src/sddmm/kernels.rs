@@ -44,6 +44,7 @@ const SM_SM_BINDINGS: [Binding; 8] = [
     Binding::ReadWrite,
 ];
 
+/// Parameters of the naive and warp kernels; the row-run kernel's first word is its run count.
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
 struct CooParams {
@@ -128,7 +129,19 @@ pub(crate) fn prepare(
         });
     }
     let align = caps.storage_offset_alignment.max(4) as u64;
-    let bands = bands::row_bands(s, config.stride, binding, align)?;
+    // Row runs: at most one per nonzero, and one per (row, panel) plus one per full run.
+    let panels = s.ncols.div_ceil(config.tj.max(1));
+    let run_bytes = |rows: usize, nnz: usize| {
+        let runs = nnz.min(rows * panels + nnz / config.block_nnz.max(1));
+        16 * runs as u64
+    };
+    let no_runs = |_: usize, _: usize| 0;
+    let array_bytes: &dyn Fn(usize, usize) -> u64 = if config.variant == Variant::RowRun {
+        &run_bytes
+    } else {
+        &no_runs
+    };
+    let bands = bands::row_bands_with(s, config.stride, binding, align, array_bytes)?;
     let whole = bands.len() == 1 && bands[0].rows == (0..s.nrows);
     // `like`'s arrays for band `i`, when it has this layout and was cut into the same bands.
     let like = like
@@ -185,6 +198,12 @@ fn prepare_band<'s>(
             constants.extend([("VWS", config.vws as f64), ("UNROLL", config.unroll as f64)]);
             ("sddmm/warp", &COO_BINDINGS)
         }
+        Variant::RowRun => {
+            let regs = (stride4 as usize).div_ceil(config.vws as usize);
+            constants.extend([("VWS", config.vws as f64), ("REGS", regs as f64)]);
+            // Same binding kinds as COO: uniform, runs, columns, values, A, B, out.
+            ("sddmm/row_run", &COO_BINDINGS)
+        }
         Variant::SmL2 => {
             constants.extend([
                 ("VWS", config.vws as f64),
@@ -228,6 +247,19 @@ fn prepare_band<'s>(
             (
                 gpu.uniform("sddmm.params", &p),
                 nnz.div_ceil(per_group) as u32,
+            )
+        }
+        Arrays::Runs(t) => {
+            let p = CooParams {
+                nnz: t.n_runs,
+                stride4,
+                out_base,
+                pad: 0,
+            };
+            let per_group = config.workgroup / config.vws;
+            (
+                gpu.uniform("sddmm.params", &p),
+                t.n_runs.div_ceil(per_group),
             )
         }
         Arrays::Panels(t) => {
@@ -322,6 +354,15 @@ fn record_band(
         Arrays::Coo(t) => vec![
             params,
             whole(t.rows.raw()),
+            whole(t.cols.raw()),
+            whole(t.vals.raw()),
+            a,
+            b,
+            out,
+        ],
+        Arrays::Runs(t) => vec![
+            params,
+            whole(t.runs.raw()),
             whole(t.cols.raw()),
             whole(t.vals.raw()),
             a,

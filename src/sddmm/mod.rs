@@ -4,7 +4,8 @@
 //! Variants (cuSDDMM, Nisa et al.): [`Variant::Naive`] (one invocation per nonzero),
 //! [`Variant::Warp`] (a virtual subgroup per nonzero), [`Variant::SmL2`] (column panels,
 //! active rows of A in workgroup memory, B through L2) and [`Variant::SmSm`] (dense S: A and
-//! B tiles both in workgroup memory). [`Variant::Auto`] picks by density and the tile-size
+//! B tiles both in workgroup memory), and [`Variant::RowRun`] (a virtual subgroup per run of
+//! one row's nonzeros, that row of A held in registers). [`Variant::Auto`] picks by density and the tile-size
 //! model ([`model`]). A [`Plan`] does the tiling once; `run` reuses it with new A and B.
 
 mod arrays;
@@ -14,6 +15,7 @@ pub mod cpu;
 mod device_build;
 mod kernels;
 pub mod model;
+pub mod runs;
 pub mod suite;
 pub mod sweep;
 pub mod tiles;
@@ -42,12 +44,20 @@ pub enum Variant {
     SmL2,
     /// Row × column tiles; A and B slices in workgroup memory.
     SmSm,
+    /// A virtual subgroup per run of one row's nonzeros; the row of A in registers, B
+    /// streamed through L2.
+    RowRun,
 }
 
 impl Variant {
     /// All concrete variants.
-    pub const CONCRETE: [Variant; 4] =
-        [Variant::Naive, Variant::Warp, Variant::SmL2, Variant::SmSm];
+    pub const CONCRETE: [Variant; 5] = [
+        Variant::Naive,
+        Variant::Warp,
+        Variant::SmL2,
+        Variant::SmSm,
+        Variant::RowRun,
+    ];
 
     /// The kernel name (`sddmm.naive`, …).
     pub fn name(self) -> &'static str {
@@ -57,6 +67,7 @@ impl Variant {
             Variant::Warp => "sddmm.warp",
             Variant::SmL2 => "sddmm.sm_l2",
             Variant::SmSm => "sddmm.sm_sm",
+            Variant::RowRun => "sddmm.row_run",
         }
     }
 }
@@ -84,6 +95,7 @@ pub struct Options {
     /// Rows per workgroup (SM-L2: active rows; SM-SM: row-panel height).
     pub ti: Option<usize>,
     /// SM-L2: most nonzeros per workgroup (heavier rows are split over workgroups).
+    /// Row-run: most nonzeros per run (rounded up to a multiple of `vws`).
     pub block_nnz: Option<usize>,
     /// Lanes per nonzero (power of two, 1–32).
     pub vws: Option<u32>,

@@ -87,6 +87,33 @@ pub fn default_vws(tk: usize) -> u32 {
     }
 }
 
+/// Most vec4s of A one `row_run` lane holds in registers (the kernel's array length).
+pub const ROW_RUN_MAX_REGS: usize = 16;
+
+/// Default most nonzeros per row run: loading the row of A once costs well under 1% of the
+/// run's gathers of B, and heavy rows still spread over many virtual subgroups. On the H200
+/// (NYTimes shape, K = 128) the six fastest points of the row-run sweep all had 256.
+pub const ROW_RUN_LEN: usize = 256;
+
+/// Lanes per row run for a padded row of `stride` floats: 8 (one 128-byte row segment per
+/// load across the lanes), fewer when the row is shorter, more when a lane would hold over
+/// [`ROW_RUN_MAX_REGS`] vec4s; a power of two in [1, 32].
+pub fn row_run_vws(stride: usize) -> u32 {
+    let vec4s = (stride / 4).max(1);
+    let floor_pow2 = |n: usize| 1usize << (usize::BITS - 1 - n.leading_zeros());
+    let fewest = vec4s.div_ceil(ROW_RUN_MAX_REGS).next_power_of_two();
+    8.min(floor_pow2(vec4s)).max(fewest).min(32) as u32
+}
+
+/// Column-panel width for row runs: the panel of B (`tj` rows of `stride` floats) takes half
+/// of the cache, so it stays there while the panel's runs gather from it (the other half is
+/// for what streams past: S, A and the output); then cut into equal panels of S's `ncols`.
+pub fn row_run_panel_width(cache_bytes: u64, stride: usize, ncols: usize) -> usize {
+    let ncols = ncols.max(1);
+    let fit = ((cache_bytes / 2) as usize / (stride.max(1) * 4)).max(1);
+    ncols.div_ceil(ncols.div_ceil(fit))
+}
+
 /// Workgroups an SM-L2 dispatch aims for at least: about four waves of an H200 (132 SMs ×
 /// 8 resident workgroups of 256). Small matrices get smaller blocks rather than idle SMs.
 pub const TARGET_BLOCKS: usize = 4096;
@@ -139,5 +166,29 @@ mod tests {
         }
         let tk = slice_width(2_560, 0.0033, 2.0, 32, 128);
         assert!(tk.is_multiple_of(8) && (8..=128).contains(&tk));
+    }
+
+    #[test]
+    fn row_run_lanes_keep_a_within_the_register_array() {
+        // stride (padded K) → lanes: 8 by default, fewer for short rows, more for long ones.
+        for (stride, want) in [(8, 2), (16, 4), (32, 8), (128, 8), (512, 8), (1024, 16)] {
+            assert_eq!(row_run_vws(stride), want, "stride {stride}");
+        }
+        // NYTimes shape, 50 MB L2: one panel at K = 32, three at 128, nine at 512.
+        let l2 = 50 << 20;
+        assert_eq!(row_run_panel_width(l2, 32, 102_660), 102_660);
+        assert_eq!(row_run_panel_width(l2, 128, 102_660), 34_220);
+        assert_eq!(
+            102_660usize.div_ceil(row_run_panel_width(l2, 512, 102_660)),
+            9
+        );
+        for stride in (8..=2048).step_by(8) {
+            let v = row_run_vws(stride) as usize;
+            assert!(v.is_power_of_two() && v <= 32);
+            assert!(
+                (stride / 4).div_ceil(v) <= ROW_RUN_MAX_REGS,
+                "stride {stride}"
+            );
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! The exhaustive SM-L2 / SM-SM search (the paper's Fig. 8): every (Tj, Tk), then lanes,
 //! workgroup size and unroll at the best tile and at the model's, and how far the model's
-//! panel width lands from the best.
+//! panel width lands from the best. For row runs: run length × lanes × workgroup size, and
+//! how far the default configuration lands from the best.
 
 use serde::Serialize;
 
@@ -54,9 +55,9 @@ pub fn sweep(
     s.validate()?;
     let model = crate::sddmm::config::resolve(gpu, s, k, base)?;
     let variant = model.variant;
-    if !matches!(variant, Variant::SmL2 | Variant::SmSm) {
+    if !matches!(variant, Variant::SmL2 | Variant::SmSm | Variant::RowRun) {
         return Err(Error::Option(
-            "--sweep needs a tiled variant (auto, sm-l2 or sm-sm)".into(),
+            "--sweep needs a tiled variant (auto, sm-l2 or sm-sm) or row-run".into(),
         ));
     }
     let n = model.oriented_shape(s.nrows, s.ncols).1;
@@ -90,6 +91,55 @@ pub fn sweep(
         Err(Error::Option(_)) => Ok(()),
         Err(e) => Err(e),
     };
+    if variant == Variant::RowRun {
+        // Panel widths around the model's (and one panel); lanes, run lengths and the
+        // workgroup size at each.
+        let mut panel_widths = vec![model.tj / 2, model.tj, model.tj * 2, s.ncols];
+        panel_widths
+            .iter_mut()
+            .for_each(|t| *t = (*t).clamp(1, s.ncols.max(1)));
+        panel_widths.sort_unstable();
+        panel_widths.dedup();
+        for &tj in &panel_widths {
+            for run in [64, 128, 256] {
+                for vws in [4u32, 8, 16] {
+                    for wg in [128, 256] {
+                        let o = Options {
+                            variant,
+                            tj: Some(tj),
+                            block_nnz: Some(run),
+                            vws: Some(vws),
+                            workgroup: Some(wg),
+                            ..base.clone()
+                        };
+                        try_point(o, &mut points)?;
+                    }
+                }
+            }
+        }
+        let by_time = |p: &&Measurement, q: &&Measurement| p.ms.total_cmp(&q.ms);
+        let best = points
+            .iter()
+            .min_by(by_time)
+            .cloned()
+            .ok_or_else(|| Error::Option("no sweep configuration fits this adapter".into()))?;
+        let default = points
+            .iter()
+            .find(|p| {
+                let c = &p.config;
+                (c.tj, c.block_nnz, c.vws, c.workgroup)
+                    == (model.tj, model.block_nnz, model.vws, model.workgroup)
+            })
+            .cloned()
+            .unwrap_or_else(|| best.clone());
+        let model_gap = default.ms / best.ms - 1.0;
+        return Ok(Sweep {
+            points,
+            best,
+            model: default,
+            model_gap,
+        });
+    }
     for &tj in &tjs {
         for &tk in &tks {
             let o = Options {

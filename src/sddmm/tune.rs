@@ -244,6 +244,12 @@ struct Tuned {
     #[serde(default = "one")]
     unroll: u32,
     workgroup: u32,
+    /// Row-run: most nonzeros per run (absent for the other variants).
+    #[serde(default)]
+    run_len: Option<usize>,
+    /// Row-run: the column-panel width.
+    #[serde(default)]
+    run_tj: Option<usize>,
 }
 
 fn one() -> u32 {
@@ -253,7 +259,13 @@ fn one() -> u32 {
 /// The candidates the autotuner times: for `Auto`, the model's tiled variant over Tk × vws
 /// plus the untiled kernels (whichever is fastest on this adapter and shape wins); for a
 /// concrete variant, its own Tk × vws. Options the caller set are kept.
-fn candidates(options: &Options, tiled: Variant, k: usize) -> Vec<Options> {
+fn candidates(
+    options: &Options,
+    tiled: Variant,
+    k: usize,
+    ncols: usize,
+    caps_l2: u64,
+) -> Vec<Options> {
     let keep = |o: Options| Options {
         tk: options.tk.or(o.tk),
         vws: options.vws.or(o.vws),
@@ -268,12 +280,34 @@ fn candidates(options: &Options, tiled: Variant, k: usize) -> Vec<Options> {
         options.variant
     };
     let stride = crate::sparse::GpuDense::stride_for(k);
-    for tk in [None, Some(stride)] {
-        out.push(keep(Options {
-            variant: tiled_variant,
-            tk,
-            ..options.clone()
-        }));
+    if tiled_variant != Variant::RowRun {
+        for tk in [None, Some(stride)] {
+            out.push(keep(Options {
+                variant: tiled_variant,
+                tk,
+                ..options.clone()
+            }));
+        }
+    }
+    // Row runs over lane counts (those that would hold too much of A per lane are skipped),
+    // in the model's column panels, in panels half as wide and in one panel.
+    if matches!(options.variant, Variant::Auto | Variant::RowRun) {
+        let model_tj = crate::sddmm::model::row_run_panel_width(
+            options.cache_bytes.unwrap_or(caps_l2),
+            stride,
+            ncols,
+        );
+        let half = (model_tj / 2).max(1);
+        for tj in [options.tj, Some(half), Some(usize::MAX)] {
+            for vws in [4u32, 8, 16] {
+                out.push(keep(Options {
+                    variant: Variant::RowRun,
+                    tj,
+                    vws: Some(vws),
+                    ..options.clone()
+                }));
+            }
+        }
     }
     if options.variant == Variant::Auto {
         out.push(Options {
@@ -294,7 +328,7 @@ fn candidates(options: &Options, tiled: Variant, k: usize) -> Vec<Options> {
 /// The candidates [`tune`] times for `options` on S and K, in the order it times them.
 pub fn candidate_options(gpu: &Gpu, s: &Csr, k: usize, options: &Options) -> Result<Vec<Options>> {
     let tiled = crate::sddmm::config::resolve(gpu, s, k, options)?.variant;
-    Ok(candidates(options, tiled, k))
+    Ok(candidates(options, tiled, k, s.ncols, gpu.caps.l2_bytes))
 }
 
 /// Candidates kept from the screening pass for the final, interleaved timing.
@@ -325,7 +359,7 @@ pub fn tune(
     let mut finalists: Vec<(Measurement, Plan)> = Vec::new();
     // The plan built last when it is not a finalist.
     let mut last: Option<Plan> = None;
-    for o in candidates(options, tiled, k) {
+    for o in candidates(options, tiled, k, s.ncols, gpu.caps.l2_bytes) {
         let like = last.as_ref().or(finalists.first().map(|(_, p)| p));
         let t0 = std::time::Instant::now();
         let plan = match Plan::build(gpu, s, k, o, like) {
@@ -423,6 +457,8 @@ pub fn autotuned_plan_with(
                 vws: b.config.vws,
                 unroll: b.config.unroll,
                 workgroup: b.config.workgroup,
+                run_len: (b.config.variant == Variant::RowRun).then_some(b.config.block_nnz),
+                run_tj: (b.config.variant == Variant::RowRun).then_some(b.config.tj),
             };
             // A cache that cannot be written costs a re-tune next time, not this run.
             if let Some(Err(e)) = cache.map(|c| c.insert(&key, &t)) {
@@ -431,7 +467,10 @@ pub fn autotuned_plan_with(
             return Ok(plan);
         }
     };
-    let untiled = matches!(tuned.variant, Variant::Naive | Variant::Warp);
+    let untiled = matches!(
+        tuned.variant,
+        Variant::Naive | Variant::Warp | Variant::RowRun
+    );
     Plan::new(
         gpu,
         s,
@@ -446,6 +485,8 @@ pub fn autotuned_plan_with(
             vws: options.vws.or(Some(tuned.vws)),
             unroll: options.unroll.or(Some(tuned.unroll)),
             workgroup: options.workgroup.or(Some(tuned.workgroup)),
+            block_nnz: options.block_nnz.or(tuned.run_len),
+            tj: options.tj.or(tuned.run_tj),
             ..options.clone()
         },
     )
