@@ -1,5 +1,5 @@
 //! Mutation fuzzing of every reader (Matrix Market, LIBSVM, text and binary ratings,
-//! GraphChallenge TSV, IDX images and labels, raw CSR) on stable Rust: valid seed files are
+//! GraphChallenge TSV, IDX images and labels, MF models in both formats, raw CSR) on stable Rust: valid seed files are
 //! mutated (bit flips, byte overwrites, truncations, huge and malformed numbers, repeated
 //! and deleted ranges, interesting 32-bit words) and each mutant is read back. A reader may
 //! accept a mutant (its result must then validate) or reject it with an `Error`; a panic is
@@ -105,6 +105,18 @@ const TARGETS: &[Target] = &[
         read: |d| io::read_idx_labels(d.join("in.idx")).map(|_| ()),
     },
     Target {
+        name: "mf-model",
+        files: &["in.wgmf"],
+        binary: true,
+        read: |d| wgsparse::mf::Model::load(d.join("in.wgmf")).map(|_| ()),
+    },
+    Target {
+        name: "mf-libmf",
+        files: &["in.libmf"],
+        binary: false,
+        read: |d| wgsparse::mf::Model::load_libmf(d.join("in.libmf")).map(|_| ()),
+    },
+    Target {
         name: "raw-csr",
         files: &["meta.json", "row_ptr.u32", "col_idx.u32", "values.f32"],
         binary: true,
@@ -183,6 +195,24 @@ fn seeds(target: &Target, dir: &Path) -> Vec<Vec<Vec<u8>>> {
             io::write_csr_binary(&raw, &s).unwrap();
             let files = target.files.iter();
             vec![files.map(|f| std::fs::read(raw.join(f)).unwrap()).collect()]
+        }
+        "mf-model" | "mf-libmf" => {
+            let model = wgsparse::mf::Model {
+                k: 3,
+                n_users: 4,
+                n_items: 2,
+                p: (0..12).map(|i| i as f32 * 0.25 - 1.0).collect(),
+                q: (0..6).map(|i| 0.5 - i as f32 * 0.125).collect(),
+                user_ids: Some(vec!["u1".into(), "u2".into(), "u3".into(), "u4".into()]),
+                item_ids: Some(vec!["i1".into(), "i2".into()]),
+            };
+            model.save(dir.join("m.wgmf")).unwrap();
+            model.save_libmf(dir.join("m.libmf")).unwrap();
+            vec![one(if target.name == "mf-model" {
+                "m.wgmf"
+            } else {
+                "m.libmf"
+            })]
         }
         other => panic!("no seeds for {other}"),
     }
@@ -477,4 +507,17 @@ fn raw_csr_row_offsets_past_nnz_are_an_error() {
     assert!(e.contains("row_ptr decreases at row 1"), "{e}");
     let e = Csr::new(2, 3, vec![0, 5, 2], vec![0, 1], vec![1.0, 1.0]).unwrap_err();
     assert!(e.to_string().contains("decreases"), "{e}");
+}
+
+/// mf-libmf (seed 1): a LIBMF header declaring billions of rows made `load_libmf` reserve
+/// their factors up front (51.5 GB), and the failed allocation aborted the process.
+#[test]
+fn libmf_header_declaring_huge_sizes_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.libmf");
+    std::fs::write(&path, "f 0\nm 4000000000\nn 1\nk 4\nb 0\np0 T 1 2 3 4\n").unwrap();
+    let e = wgsparse::mf::Model::load_libmf(&path)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("m.libmf") && e.contains("p1"), "{e}");
 }
