@@ -7,6 +7,9 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
+/// Held by the tests that load both cores, so the timing test does not run beside them.
+static HEAVY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn wgsparse(args: &[&str], cache: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_wgsparse"))
         .args(args)
@@ -129,11 +132,12 @@ fn info_is_quiet_without_a_display() {
 #[test]
 fn the_tuners_pick_is_not_beaten_by_a_candidate_it_timed() {
     // Right after tuning, the pick and every candidate are timed the same way (Plan::time:
-    // warm-up, then the median of 5), in turn. On a loaded machine one such pass can be off
-    // by more than 10% for near-equal kernels, so the property must hold in one of three
-    // passes; a wrong pick (the demo once reported the model's SM-L2 at 3.7× the time of the
-    // naive kernel it had timed) fails all three.
+    // warm-up, then the median of 5), in turn, up to five passes; each plan's fastest pass
+    // counts, since load from other processes only slows timings down. A wrong pick (the
+    // demo once reported the model's SM-L2 at 3.7× the time of the naive kernel it had
+    // timed) stays beyond 10% in every pass.
     use wgsparse::sddmm::{suite, tune, Options, Plan};
+    let _alone = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
     let gpu = common::gpu();
     let s = suite::find("demo").unwrap().generate(1.0, 2026).unwrap();
     let options = Options::default();
@@ -146,10 +150,17 @@ fn the_tuners_pick_is_not_beaten_by_a_candidate_it_timed() {
             .filter_map(|o| Plan::new(gpu, &s, k, o).ok())
             .collect();
         let time = |p: &Plan| p.time(gpu, &ops.a, &ops.b, &ops.out, 5).unwrap().seconds;
+        // Load from other processes only slows a timing down, so each plan's fastest pass
+        // is its least disturbed one.
+        let mut picked = f64::INFINITY;
+        let mut fastest = vec![f64::INFINITY; plans.len()];
         let mut ratios = Vec::new();
-        for _ in 0..3 {
-            let picked = time(&pick);
-            let best = plans.iter().map(time).fold(f64::INFINITY, f64::min);
+        for _ in 0..5 {
+            picked = picked.min(time(&pick));
+            for (f, p) in fastest.iter_mut().zip(&plans) {
+                *f = f.min(time(p));
+            }
+            let best = fastest.iter().copied().fold(f64::INFINITY, f64::min);
             ratios.push(picked / best);
             if picked <= 1.10 * best {
                 break;
@@ -169,6 +180,7 @@ fn the_tuners_pick_is_not_beaten_by_a_candidate_it_timed() {
 
 #[test]
 fn two_processes_tuning_at_once_leave_a_valid_cache() {
+    let _alone = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let run = |k: &str| {
         Command::new(env!("CARGO_BIN_EXE_wgsparse"))
