@@ -48,6 +48,17 @@ pub enum Error {
         /// The limit (with unit).
         limit: String,
     },
+    /// A size that follows from the input needs more host memory than the budget
+    /// ([`crate::limits::host_budget`]) or than could be allocated.
+    #[error("{what} needs {bytes} bytes of host memory: {reason}")]
+    HostMemory {
+        /// What needed the memory.
+        what: String,
+        /// Bytes requested (`u64::MAX` when the size overflows).
+        bytes: u64,
+        /// Why it was refused.
+        reason: String,
+    },
     /// Mismatched dimensions between operands.
     #[error("shape mismatch: {0}")]
     Shape(String),

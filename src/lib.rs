@@ -25,10 +25,12 @@ pub mod fused;
 pub mod gen;
 pub mod gpu;
 pub mod io;
+pub mod limits;
 pub mod mf;
 pub mod report;
 pub mod sddmm;
 pub mod sparse;
+pub mod tune;
 
 pub use error::{Error, Result};
 pub use gpu::{Caps, Gpu};

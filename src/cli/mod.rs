@@ -16,9 +16,15 @@ use serde_json::json;
 
 use wgsparse::{report, Gpu, Result};
 
+/// The exit codes, shown by `--help`.
+const EXIT_CODES: &str = "Exit status: 0 when everything ran and every check passed; 1 when \
+a variant, a K, a check or a comparison failed (the table is still printed, each failure on \
+stderr as an `error:` line); 2 when nothing could run (bad input, a size beyond the device's \
+or the host's limits, no adapter, bad arguments); 141 when stdout was closed early.";
+
 /// Sparse machine-learning GPU kernels in WGSL on wgpu.
 #[derive(Parser)]
-#[command(name = "wgsparse", version, about)]
+#[command(name = "wgsparse", version, about, after_help = EXIT_CODES)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,

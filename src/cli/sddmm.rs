@@ -177,6 +177,7 @@ fn spinner(on: bool, msg: &str) -> Option<indicatif::ProgressBar> {
 /// Runs `wgsparse sddmm`.
 pub fn run(args: SddmmArgs) -> Result<ExitCode> {
     let gpu = Gpu::new()?;
+    preflight(&gpu, &args)?;
     let interactive = !args.json;
     let bar = spinner(interactive, "preparing S");
     let (name, s) = load(&args)?;
@@ -215,10 +216,9 @@ pub fn run(args: SddmmArgs) -> Result<ExitCode> {
     for &k in &args.k {
         let ops = match tune::Operands::random(&gpu, &s, k, args.seed + 17) {
             Ok(ops) => ops,
-            Err(e @ Error::TooLarge { .. }) => {
-                if interactive {
-                    eprintln!("K={k}: {e}");
-                }
+            Err(e @ (Error::TooLarge { .. } | Error::HostMemory { .. })) => {
+                failed = true;
+                eprintln!("error: K={k}: {e}");
                 for variant in variants(&args.variant) {
                     results.push((k, variant, Err(e.to_string())));
                 }
@@ -260,11 +260,14 @@ pub fn run(args: SddmmArgs) -> Result<ExitCode> {
                     }
                     results.push((k, variant, Ok(m)))
                 }
-                Err(e @ (Error::Check { .. } | Error::Option(_) | Error::TooLarge { .. })) => {
-                    failed |= matches!(e, Error::Check { .. } | Error::Option(_));
-                    if interactive {
-                        eprintln!("{} K={k}: {e}", variant.name());
-                    }
+                Err(
+                    e @ (Error::Check { .. }
+                    | Error::Option(_)
+                    | Error::TooLarge { .. }
+                    | Error::HostMemory { .. }),
+                ) => {
+                    failed = true;
+                    eprintln!("error: {} K={k}: {e}", variant.name());
                     results.push((k, variant, Err(e.to_string())));
                 }
                 Err(e) => return Err(e),
@@ -330,6 +333,25 @@ pub fn run(args: SddmmArgs) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Refuses a Matrix Market S whose declared size needs more than the device or the host
+/// holds for every requested K, from its size line alone: before the file is read.
+fn preflight(gpu: &Gpu, args: &SddmmArgs) -> Result<()> {
+    let Some(path) = &args.matrix else {
+        return Ok(());
+    };
+    let (nrows, ncols, nnz) = io::read_matrix_market_size(path)?;
+    let mut first = None;
+    for &k in &args.k {
+        match tune::Operands::check_fits(gpu, nrows, ncols, nnz, k) {
+            Ok(()) => return Ok(()),
+            Err(e) => {
+                first.get_or_insert(e);
+            }
+        }
+    }
+    first.map_or(Ok(()), Err)
 }
 
 /// `path`, with `-kK` before the extension when several K share one --plot.

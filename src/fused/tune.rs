@@ -1,16 +1,20 @@
 //! The autotuner behind `auto`: times the fused kernel at the model's (VS, workgroup size)
 //! and its neighbours on random full-pattern operands, keeps the fastest, and caches it per
-//! adapter and shape bucket (`fused-tune.json`, see [`crate::gpu::cache`]); C always comes
+//! adapter and shape bucket (`fused-tune.json`, see [`crate::tune::TuneCache`]); C always comes
 //! from the model (Eq. 5) for the chosen VS and workgroup size.
 
 use serde::{Deserialize, Serialize};
 
 use crate::fused::bench::{measure, Operands};
 use crate::fused::{Matrix, Options, Pattern, Plan, Variant};
-use crate::gpu::{cache, Gpu};
+use crate::gpu::Gpu;
+use crate::tune::TuneCache;
 use crate::Result;
 
-const CACHE_FILE: &str = "fused-tune.json";
+/// The fused pattern's autotune cache (`fused-tune.json`).
+fn cache() -> Option<TuneCache> {
+    TuneCache::named("fused-tune.json")
+}
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize)]
 struct Tuned {
@@ -56,10 +60,10 @@ pub fn autotuned_plan(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Plan> {
         ..options.clone()
     };
     let k = key(gpu, x);
-    let mut entries: std::collections::BTreeMap<String, Tuned> = cache::load_cache(CACHE_FILE);
+    let cache = cache();
     let model = Plan::new(gpu, x, options)?;
-    if let Some(t) = entries.get(&k) {
-        if let Ok(plan) = Plan::new_like(gpu, x, &with(t), &model) {
+    if let Some(t) = cache.as_ref().and_then(|c| c.get::<Tuned>(&k)) {
+        if let Ok(plan) = Plan::new_like(gpu, x, &with(&t), &model) {
             return Ok(plan);
         }
     }
@@ -108,7 +112,9 @@ pub fn autotuned_plan(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Plan> {
         workgroup: c.workgroup,
         tl: c.tl,
     };
-    entries.insert(k, t);
-    cache::store_cache(CACHE_FILE, &entries)?;
+    // A cache that cannot be written costs a re-tune next time, not this run.
+    if let Some(Err(e)) = cache.map(|c| c.insert(&k, &t)) {
+        eprintln!("wgsparse: warning: the tuned configuration was not cached: {e}");
+    }
     Plan::new_like(gpu, x, &with(&t), &model)
 }

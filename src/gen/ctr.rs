@@ -78,6 +78,19 @@ pub fn zipf_ctr(
         "n_samples · nnz_per_sample",
         n_samples.saturating_mul(nnz_per_sample),
     )?;
+    // Weights (and factors) per feature; index and value per entry, label and offset per
+    // sample.
+    let k = match model {
+        CtrModel::Lr => 0,
+        CtrModel::Fm { k } => k as u128,
+    };
+    let bytes = 4 * n_features as u128 * (1 + k)
+        + 8 * n_samples as u128 * nnz_per_sample as u128
+        + 8 * n_samples as u128;
+    crate::limits::check_host(
+        &format!("a CTR data set of {n_samples} samples × {n_features} features"),
+        u64::try_from(bytes).unwrap_or(u64::MAX),
+    )?;
     let mut rng = stream_rng(seed, 0x6374_725f_7a69_7066);
     let m = nnz_per_sample.max(1) as f64;
     let w_dist = Normal::new(0.0f32, (LINEAR_STD / m.sqrt()) as f32).expect("finite std");

@@ -55,6 +55,13 @@ pub fn power_law_skewed(
             "{nnz} nonzeros do not fit a {nrows}×{ncols} matrix"
         )));
     }
+    // Permutations, degrees and row offsets per row; permutation and weights per column;
+    // index, value and sampling state per nonzero: checked before any of it is allocated.
+    let bytes = 24 * nrows as u128 + 16 * ncols as u128 + 16 * nnz as u128;
+    crate::limits::check_host(
+        &format!("a {nrows}×{ncols} power-law matrix with {nnz} nonzeros"),
+        u64::try_from(bytes).unwrap_or(u64::MAX),
+    )?;
     if nnz == 0 {
         return Ok(Csr::empty(nrows, ncols));
     }

@@ -25,6 +25,11 @@ pub fn radix_net_layer(n: usize, per_row: usize, value: f32, seed: u64) -> Resul
     }
     check_u32("n", n)?;
     check_u32("n · per_row", n.saturating_mul(per_row))?;
+    // Two permutations, the inverse and the row offsets per row; index and value per entry.
+    crate::limits::check_host(
+        &format!("a {n}×{n} RadiX-Net layer with {per_row} nonzeros per row"),
+        u64::try_from(16 * n as u128 + 8 * n as u128 * per_row as u128).unwrap_or(u64::MAX),
+    )?;
     let mut rng = stream_rng(seed, 0x7261_6469_785f_6e65);
     let strides: Vec<usize> = rand::seq::index::sample(&mut rng, n, per_row).into_vec();
     let row_perm = permutation(n, &mut rng);

@@ -108,6 +108,13 @@ pub fn planted_ratings(
             "{n_ratings} distinct ratings do not fit {n_users} users × {n_items} items"
         )));
     }
+    // Factors per user and item; user, item and value per rating, twice (train and test
+    // split, sampling state).
+    let bytes = 4 * (n_users as u128 + n_items as u128) * rank as u128 + 24 * n_ratings as u128;
+    crate::limits::check_host(
+        &format!("{n_ratings} planted ratings of {n_users} users × {n_items} items, rank {rank}"),
+        u64::try_from(bytes).unwrap_or(u64::MAX),
+    )?;
     let mut rng = stream_rng(seed, 0x7261_7469_6e67_7321);
     let normal = |std: f64| Normal::new(0.0f32, std as f32).expect("finite std");
     let jitter = normal(BIAS_JITTER as f64);

@@ -44,6 +44,58 @@ fn wanted_features() -> wgpu::Features {
         | wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES
 }
 
+/// An instance for compute alone. On Linux and the BSDs wgpu's Vulkan instance enables every
+/// window-system surface extension the loader offers (Xlib, XCB, Wayland); Mesa's
+/// device-selection layer, an implicit layer on most distributions, then connects to the
+/// Wayland and X servers while listing devices to find the default one, and on a machine
+/// without a display libwayland prints `error: XDG_RUNTIME_DIR is invalid or not set in the
+/// environment.` for each listing. A compute library presents nothing, so its instance asks
+/// for none of those extensions and the layer has no display to look for.
+fn compute_instance(desc: wgpu::InstanceDescriptor) -> wgpu::Instance {
+    #[cfg(all(unix, not(target_vendor = "apple"), not(target_os = "android")))]
+    // Vulkan is the only backend compiled in here (Metal and DX12 are not on this platform).
+    if desc.backends.contains(wgpu::Backends::VULKAN) {
+        if let Some(instance) = vulkan_without_window_systems(&desc) {
+            return instance;
+        }
+    }
+    wgpu::Instance::new(desc)
+}
+
+/// A Vulkan-only instance without the Xlib, XCB and Wayland surface extensions; `None` when
+/// Vulkan cannot be loaded (the caller then falls back to wgpu's own instance, which reports
+/// the missing adapter).
+#[cfg(all(unix, not(target_vendor = "apple"), not(target_os = "android")))]
+fn vulkan_without_window_systems(desc: &wgpu::InstanceDescriptor) -> Option<wgpu::Instance> {
+    use wgpu::hal;
+    const WINDOW_SYSTEMS: [&std::ffi::CStr; 3] = [
+        c"VK_KHR_xlib_surface",
+        c"VK_KHR_xcb_surface",
+        c"VK_KHR_wayland_surface",
+    ];
+    let hal_desc = hal::InstanceDescriptor {
+        name: "wgsparse",
+        flags: desc.flags,
+        memory_budget_thresholds: desc.memory_budget_thresholds,
+        backend_options: desc.backend_options.clone(),
+        telemetry: None,
+        display: None,
+    };
+    let drop_window_systems: Box<hal::vulkan::CreateInstanceCallback> = Box::new(|args| {
+        args.extensions.retain(|e| !WINDOW_SYSTEMS.contains(e));
+    });
+    // SAFETY: the descriptor is wgpu's own for this process. The callback's contract asks
+    // not to remove extensions because wgpu-hal assumes the ones it lists are enabled; it
+    // uses these three only to create window surfaces (`create_surface_from_xlib`, `_xcb`,
+    // `_wayland`), each of which first checks that its extension is enabled and otherwise
+    // returns an error. wgsparse never creates a surface. The instance is handed to wgpu,
+    // which owns and destroys it.
+    let raw =
+        unsafe { hal::vulkan::Instance::init_with_callback(&hal_desc, Some(drop_window_systems)) }
+            .ok()?;
+    Some(unsafe { wgpu::Instance::from_hal::<hal::api::Vulkan>(raw) })
+}
+
 fn device_rank(t: wgpu::DeviceType) -> u8 {
     match t {
         wgpu::DeviceType::DiscreteGpu => 0,
@@ -73,7 +125,7 @@ impl Gpu {
             .unwrap_or(wgpu::Backends::VULKAN | wgpu::Backends::METAL | wgpu::Backends::DX12);
         desc.flags = wgpu::InstanceFlags::from_build_config().with_env();
         let backends = desc.backends;
-        let instance = wgpu::Instance::new(desc);
+        let instance = compute_instance(desc);
         let wanted_name = options
             .adapter_name
             .clone()

@@ -6,7 +6,6 @@
 
 mod batch;
 mod buffer;
-pub mod cache;
 mod caps;
 mod context;
 mod kernels;

@@ -22,7 +22,7 @@ use crate::{Error, Result};
 /// Every malformed line is reported as an [`crate::Error::Parse`] with its 1-based line
 /// number; a missing part at the end of the file is reported at the line after the last one.
 pub fn read_matrix_market(path: impl AsRef<Path>) -> Result<Csr> {
-    Ok(read_matrix_market_coo(path)?.to_csr())
+    read_matrix_market_coo(path)?.try_to_csr()
 }
 
 /// Reads a Matrix Market coordinate file as COO, in file order (symmetric files: each
@@ -31,6 +31,18 @@ pub fn read_matrix_market_coo(path: impl AsRef<Path>) -> Result<Coo> {
     let path = path.as_ref();
     let (reader, size) = open(path)?;
     parse(reader, path, Some(size))
+}
+
+/// Reads only the header and the size line of a Matrix Market coordinate file: its
+/// `(rows, columns, entries)` as declared (symmetric files store up to twice the entries).
+/// Lets a caller check what the matrix will need before reading it.
+pub fn read_matrix_market_size(path: impl AsRef<Path>) -> Result<(usize, usize, usize)> {
+    let path = path.as_ref();
+    let (reader, _) = open(path)?;
+    let mut lines = Lines::new(reader, path);
+    let (_, symmetry) = parse_header(&mut lines)?;
+    let (nrows, ncols, nnz) = parse_size(&mut lines, symmetry)?;
+    Ok((nrows as usize, ncols as usize, nnz as usize))
 }
 
 /// Reads Matrix Market coordinate data from any buffered reader, as COO in file order;

@@ -17,14 +17,17 @@ mod text;
 mod tsv;
 
 pub use atomic::write_atomically;
-pub use csr_binary::{read_csr_binary, write_csr_binary, write_sddmm_operands};
+pub use csr_binary::{
+    read_csr_binary, write_csr_binary, write_sddmm_operands, RAW_CSR_FORMAT, RAW_CSR_VERSION,
+};
 pub use idx::{
     read_idx_images, read_idx_labels, write_idx_images, write_idx_labels, IdxImages,
     IDX_IMAGES_MAGIC, IDX_LABELS_MAGIC,
 };
 pub use libsvm::{read_libsvm, read_libsvm_with, write_libsvm, LibSvm};
 pub use matrix_market::{
-    read_matrix_market, read_matrix_market_coo, read_matrix_market_from, write_matrix_market,
+    read_matrix_market, read_matrix_market_coo, read_matrix_market_from, read_matrix_market_size,
+    write_matrix_market,
 };
 pub use ratings::{
     read_ratings, read_ratings_binary, read_ratings_in_range, write_ratings, write_ratings_binary,

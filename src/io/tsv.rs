@@ -17,7 +17,7 @@ use crate::{Error, Result};
 pub fn read_graphchallenge_tsv(path: impl AsRef<Path>, nrows: usize, ncols: usize) -> Result<Csr> {
     let path = path.as_ref();
     let (reader, size) = open(path)?;
-    Ok(parse(reader, path, Some((nrows, ncols)), size)?.to_csr())
+    parse(reader, path, Some((nrows, ncols)), size)?.try_to_csr()
 }
 
 /// Reads a GraphChallenge TSV file whose dimensions are the largest row and column index
@@ -25,7 +25,7 @@ pub fn read_graphchallenge_tsv(path: impl AsRef<Path>, nrows: usize, ncols: usiz
 pub fn read_graphchallenge_tsv_infer(path: impl AsRef<Path>) -> Result<Csr> {
     let path = path.as_ref();
     let (reader, size) = open(path)?;
-    Ok(parse(reader, path, None, size)?.to_csr())
+    parse(reader, path, None, size)?.try_to_csr()
 }
 
 /// Writes `m` as 1-based `row<TAB>col<TAB>value` lines, replacing `path` atomically. The

@@ -224,6 +224,7 @@ impl Model {
     pub fn load_libmf(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+        let size = file.metadata().map_err(|e| Error::io(path, e))?.len();
         let mut lines = std::io::BufReader::new(file).lines();
         let line = std::cell::Cell::new(0u64);
         let mut next = |what: &str| -> Result<String> {
@@ -262,7 +263,10 @@ impl Model {
             ));
         }
         let mut rows = |tag: char, count: u64| -> Result<Vec<f32>> {
-            let mut out = Vec::with_capacity((count * k) as usize);
+            // Reserve no more than the file can hold (a value takes at least 2 bytes), so
+            // a header that lies cannot make a huge allocation.
+            let cap = (count * k).min(size / 2) as usize;
+            let mut out = crate::limits::try_with_capacity::<f32>("LIBMF factors", cap)?;
             for i in 0..count {
                 let l = next(&format!("row {tag}{i}"))?;
                 let ln = line.get();

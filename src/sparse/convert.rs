@@ -52,14 +52,16 @@ pub(crate) fn check_compressed(
             ),
         ));
     }
+    // The whole of ptr first, so offsets that rise past nnz and fall back by the end are
+    // reported as such rather than as the disorder a too-long slice then shows.
+    if let Some(k) = ptr.windows(2).position(|w| w[0] > w[1]) {
+        return Err(Error::invalid(
+            what,
+            format!("{ptr_name} decreases at {}", major_name(k)),
+        ));
+    }
     for k in 0..n_major {
         let (start, end) = (ptr[k] as usize, ptr[k + 1] as usize);
-        if start > end {
-            return Err(Error::invalid(
-                what,
-                format!("{ptr_name} decreases at {}", major_name(k)),
-            ));
-        }
         let mut prev: Option<u32> = None;
         for (e, &c) in idx.iter().enumerate().take(end).skip(start) {
             if c as usize >= n_minor {

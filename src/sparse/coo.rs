@@ -84,6 +84,24 @@ impl Coo {
         check_finite(WHAT, &self.values)
     }
 
+    /// [`Coo::to_csr`], first checking the host memory it takes (row offsets for every row,
+    /// the sort order and the entries) against [`crate::limits::host_budget`]: for readers,
+    /// whose dimensions come from a file.
+    pub fn try_to_csr(&self) -> Result<Csr> {
+        let words = (self.nrows as u128 + 1) + 3 * self.nnz() as u128;
+        let bytes = u64::try_from(words * 4).unwrap_or(u64::MAX);
+        crate::limits::check_host(
+            &format!(
+                "CSR of a {}×{} matrix with {} entries",
+                self.nrows,
+                self.ncols,
+                self.nnz()
+            ),
+            bytes,
+        )?;
+        Ok(self.to_csr())
+    }
+
     /// Converts to CSR: entries sorted by (row, col), duplicates summed.
     pub fn to_csr(&self) -> Csr {
         let mut order: Vec<u32> = (0..self.nnz() as u32).collect();

@@ -1,8 +1,9 @@
 //! Compressed sparse row format.
 
+use crate::sparse::convert::check_compressed;
 use crate::sparse::coo::check_index_space;
-use crate::sparse::{check_finite, Coo};
-use crate::{Error, Result};
+use crate::sparse::Coo;
+use crate::Result;
 
 /// A sparse matrix in CSR: `row_ptr` (nrows + 1 offsets), then per row strictly increasing
 /// column indices and their values. Validated on construction: a `Csr` built through
@@ -76,69 +77,19 @@ impl Csr {
     pub fn validate(&self) -> Result<()> {
         const WHAT: &str = "CSR matrix";
         check_index_space(WHAT, self.nrows, self.ncols, self.values.len())?;
-        if self.row_ptr.len() != self.nrows + 1 {
-            return Err(Error::invalid(
-                WHAT,
-                format!(
-                    "row_ptr has {} entries, expected nrows + 1 = {}",
-                    self.row_ptr.len(),
-                    self.nrows + 1
-                ),
-            ));
-        }
-        if self.col_idx.len() != self.values.len() {
-            return Err(Error::invalid(
-                WHAT,
-                format!(
-                    "{} column indices but {} values",
-                    self.col_idx.len(),
-                    self.values.len()
-                ),
-            ));
-        }
-        if self.row_ptr[0] != 0 || self.row_ptr[self.nrows] as usize != self.values.len() {
-            return Err(Error::invalid(
-                WHAT,
-                format!(
-                    "row_ptr must run from 0 to nnz = {}, found {}..{}",
-                    self.values.len(),
-                    self.row_ptr[0],
-                    self.row_ptr[self.nrows]
-                ),
-            ));
-        }
-        for i in 0..self.nrows {
-            if self.row_ptr[i] > self.row_ptr[i + 1] {
-                return Err(Error::invalid(
-                    WHAT,
-                    format!("row_ptr decreases at row {i}"),
-                ));
-            }
-            let mut prev: Option<u32> = None;
-            for e in self.row_range(i) {
-                let c = self.col_idx[e];
-                if c as usize >= self.ncols {
-                    return Err(Error::invalid(
-                        WHAT,
-                        format!(
-                            "column {c} of entry {e} (row {i}) is out of range (ncols = {})",
-                            self.ncols
-                        ),
-                    ));
-                }
-                if let Some(p) = prev {
-                    if c <= p {
-                        let kind = if c == p { "duplicate" } else { "unsorted" };
-                        return Err(Error::invalid(
-                            WHAT,
-                            format!("{kind} column {c} after {p} in row {i} (entry {e})"),
-                        ));
-                    }
-                }
-                prev = Some(c);
-            }
-        }
-        check_finite(WHAT, &self.values)
+        // The shared check bounds each row's range by the arrays: row offsets that rise past
+        // nnz and fall back by the end are reported, never indexed.
+        check_compressed(
+            WHAT,
+            self.nrows,
+            self.ncols,
+            &self.row_ptr,
+            &self.col_idx,
+            &self.values,
+            "row_ptr",
+            "column",
+            &|i| format!("row {i}"),
+        )
     }
 
     /// Converts to COO (row-major order).
