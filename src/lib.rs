@@ -27,6 +27,7 @@ pub mod io;
 pub mod report;
 pub mod sddmm;
 pub mod sparse;
+pub mod spdnn;
 
 pub use error::{Error, Result};
 pub use gpu::{Caps, Gpu};

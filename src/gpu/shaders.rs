@@ -33,6 +33,9 @@ shader_table!(
     "sddmm/tile_key",
     "sddmm/tile_count",
     "sddmm/tile_place",
+    "spdnn/layer",
+    "spdnn/compact",
+    "spdnn/reset",
 );
 
 /// The source of shader `name`, if it exists.
