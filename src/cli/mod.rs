@@ -3,6 +3,7 @@
 
 mod gen;
 mod sddmm;
+mod spdnn;
 
 use std::process::ExitCode;
 
@@ -32,6 +33,8 @@ enum Command {
     Demo(JsonFlag),
     /// Time (and check, sweep, tune) SDDMM variants on a matrix file or a suite matrix.
     Sddmm(sddmm::SddmmArgs),
+    /// Sparse DNN inference (GraphChallenge): time, edges/s and the categories checked.
+    Spdnn(spdnn::SpdnnArgs),
 }
 
 #[derive(clap::Args)]
@@ -62,6 +65,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Gen(a) => gen::run(a),
         Command::Demo(a) => demo(a.json),
         Command::Sddmm(a) => sddmm::run(a),
+        Command::Spdnn(a) => spdnn::run(a),
     }
 }
 

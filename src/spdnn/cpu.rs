@@ -67,3 +67,42 @@ pub fn categories(values: &[f64], n: usize) -> Vec<u32> {
         .map(|(i, _)| i as u32)
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn diag(n: usize, v: f32) -> Csr {
+        Csr::new(
+            n,
+            n,
+            (0..=n as u32).collect(),
+            (0..n as u32).collect(),
+            vec![v; n],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn bias_only_on_structural_nonzeros_and_clamped() {
+        // A positive bias shows the rule: entries with Z = 0 stay 0, the others get the bias.
+        let y = [0.0, 1.0, 100.0, 0.5];
+        assert_eq!(layer(&y, &diag(4, 1.0), 0.25), vec![0.0, 1.25, 32.0, 0.75]);
+        assert_eq!(layer(&y, &diag(4, 1.0), -0.5), vec![0.0, 0.5, 32.0, 0.0]);
+    }
+
+    #[test]
+    fn dead_rows_are_not_categories() {
+        let v = [0.0, 0.0, 1.0, 0.0, 0.0, 0.0];
+        assert_eq!(categories(&v, 2), vec![1]);
+    }
+
+    #[test]
+    fn challenge_biases() {
+        use crate::spdnn::challenge_bias;
+        assert_eq!(challenge_bias(1024), -0.30);
+        assert_eq!(challenge_bias(4096), -0.35);
+        assert_eq!(challenge_bias(16384), -0.40);
+        assert_eq!(challenge_bias(65536), -0.45);
+    }
+}
