@@ -197,3 +197,52 @@ fn graphchallenge_files_round_trip_and_malformed_are_rejected() {
     let p = write(dir.path(), "cat3.tsv", "3\n1\n\n");
     assert_eq!(data::read_categories(&p, 10).unwrap(), vec![0, 2]);
 }
+
+fn cli(args: &[&str]) -> (i32, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_wgsparse"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+#[test]
+fn cli_checks_categories_and_fails_on_a_mismatch() {
+    let base = [
+        "spdnn",
+        "--neurons",
+        "64",
+        "--layers",
+        "4",
+        "--rows",
+        "120",
+        "--reps",
+        "1",
+    ];
+    let (code, out) = cli(&[&base[..], &["--check", "--json"]].concat());
+    assert_eq!(code, 0, "{out}");
+    let v: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    assert_eq!(v["ok"], true, "{out}");
+    assert!(v["check"].as_str().unwrap().contains("categories match"));
+    let active = v["active_rows"].as_u64().unwrap();
+    assert!(active > 0 && active < 120, "{out}");
+    // A truth file with one row too few: a mismatch report and exit status 1.
+    let dir = tempfile::tempdir().unwrap();
+    let net = data::generated_network(64, 4, -0.3, 1).unwrap();
+    let y0 = data::random_inputs(120, 64, 0.3, 2).unwrap();
+    let mut want = cpu::categories(&cpu::infer(&net, &y0), 64);
+    want.pop();
+    let p = dir.path().join("cat.tsv");
+    data::write_categories(&p, &want).unwrap();
+    let (code, out) = cli(&[&base[..], &["--categories", p.to_str().unwrap()]].concat());
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("MISMATCH") && out.contains("1 extra"), "{out}");
+    // A malformed truth file is an error naming file and line.
+    std::fs::write(&p, "1\n0\n").unwrap();
+    let (code, out) = cli(&[&base[..], &["--categories", p.to_str().unwrap()]].concat());
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("cat.tsv:2"), "{out}");
+}
