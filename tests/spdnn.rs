@@ -67,12 +67,43 @@ fn random_weights_and_chunks_match_the_twin() {
     let y0 = data::random_inputs(250, n, 0.2, 4).unwrap();
     let options = Options {
         workgroup: 64,
+        rows_per_workgroup: 3,
+        stage: Some(false),
         chunk_rows: Some(97),
     };
     let gpu = common::gpu();
     assert_eq!(Plan::new(gpu, &net, &y0, &options).unwrap().chunks(), 3);
     let cats = check(&net, &y0, &options);
     assert!(!cats.is_empty() && cats.len() < y0.nrows);
+}
+
+#[test]
+fn rows_per_workgroup_and_staging_agree() {
+    // Every tiling, staged and not, on 203 rows (a partial last workgroup for most).
+    let n = 128;
+    let net = data::generated_network(n, 7, -0.3, 21).unwrap();
+    let y0 = data::random_inputs(203, n, 0.3, 22).unwrap();
+    let gpu = common::gpu();
+    for rows_per_workgroup in [1u32, 2, 5, 8] {
+        for stage in [false, true] {
+            let options = Options {
+                rows_per_workgroup,
+                stage: Some(stage),
+                ..Options::default()
+            };
+            assert_eq!(Plan::new(gpu, &net, &y0, &options).unwrap().staged(), stage);
+            let cats = check(&net, &y0, &options);
+            assert!(!cats.is_empty() && cats.len() < y0.nrows);
+        }
+    }
+    let bad = Options {
+        rows_per_workgroup: 9,
+        ..Options::default()
+    };
+    assert!(matches!(
+        Plan::new(gpu, &net, &y0, &bad),
+        Err(Error::Option(_))
+    ));
 }
 
 #[test]

@@ -10,6 +10,13 @@ use wgsparse::gpu::median_warm;
 use wgsparse::spdnn::{self, cpu, data, Options, Plan};
 use wgsparse::{io, Gpu, Result};
 
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum StageArg {
+    Auto,
+    On,
+    Off,
+}
+
 /// Arguments of `wgsparse spdnn`.
 #[derive(clap::Args)]
 pub struct SpdnnArgs {
@@ -54,6 +61,12 @@ pub struct SpdnnArgs {
     /// Invocations per workgroup.
     #[arg(long, default_value_t = 256)]
     wg: u32,
+    /// Active rows per workgroup of the layer kernel (1..=8).
+    #[arg(long, default_value_t = 4)]
+    rows_per_wg: u32,
+    /// Stage each workgroup's rows in workgroup memory (auto: when they fit).
+    #[arg(long, value_enum, default_value = "auto")]
+    stage: StageArg,
     /// Most rows per chunk (default: what one storage binding holds).
     #[arg(long)]
     chunk_rows: Option<usize>,
@@ -81,6 +94,12 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
     let rows = y0.nrows;
     let options = Options {
         workgroup: a.wg,
+        rows_per_workgroup: a.rows_per_wg,
+        stage: match a.stage {
+            StageArg::Auto => None,
+            StageArg::On => Some(true),
+            StageArg::Off => Some(false),
+        },
         chunk_rows: a.chunk_rows,
     };
     let plan = Plan::new(&gpu, &net, &y0, &options)?;
@@ -109,6 +128,7 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
                 "adapter": gpu.caps.adapter_name,
                 "neurons": n, "layers": a.layers, "rows": rows, "bias": bias,
                 "edges": net.edges(), "chunks": plan.chunks(),
+                "wg": a.wg, "rows_per_wg": a.rows_per_wg, "staged": plan.staged(),
                 "ms": time.ms(), "timing": time.source(),
                 "edges_per_second": eps, "active_rows": got.len(),
                 "check": verdict, "ok": ok,

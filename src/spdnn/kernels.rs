@@ -34,6 +34,8 @@ const COMPACT_BINDINGS: [Binding; 8] = [
 const RESET_BINDINGS: [Binding; 3] = [Binding::Uniform, Binding::ReadWrite, Binding::ReadWrite];
 /// Invocations per workgroup of `spdnn.reset`.
 const RESET_WG: u32 = 256;
+/// Most active rows per workgroup of `spdnn.layer` (`MAX_ROWS` in the shader).
+const MAX_ROWS: u32 = 8;
 
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
@@ -100,6 +102,8 @@ struct Chunk {
 /// A prepared GPU inference of fixed inputs through a fixed network.
 pub struct Plan {
     n: usize,
+    rows_per_workgroup: u32,
+    staged: bool,
     layers: usize,
     chunks: Vec<Chunk>,
     layer: Arc<Kernel>,
@@ -130,20 +134,60 @@ impl Plan {
                 gpu.caps.max_invocations_per_workgroup
             )));
         }
-        let kernel = |name, bindings| {
+        let rows_wg = options.rows_per_workgroup;
+        if !(1..=MAX_ROWS).contains(&rows_wg) {
+            return Err(Error::Option(format!(
+                "{rows_wg} rows per workgroup (1..={MAX_ROWS})"
+            )));
+        }
+        let stage_bytes = u64::from(rows_wg) * n as u64 * 4;
+        let fits = stage_bytes + 64 <= u64::from(gpu.caps.max_workgroup_storage_bytes);
+        let staged = match options.stage {
+            Some(true) if !fits => {
+                return Err(Error::TooLarge {
+                    what: "staging the rows of spdnn.layer".into(),
+                    needed: format!("{stage_bytes} bytes of workgroup memory"),
+                    limit: format!("{} bytes", gpu.caps.max_workgroup_storage_bytes),
+                })
+            }
+            Some(s) => s,
+            None => fits,
+        };
+        let kernel = |name, bindings, constants| {
             gpu.kernel(&KernelSpec {
                 name,
                 defines: vec![],
-                constants: vec![(
-                    "WG",
-                    f64::from(if name == "spdnn/reset" { RESET_WG } else { wg }),
-                )],
+                constants,
                 bindings,
             })
         };
-        let layer = kernel("spdnn/layer", &LAYER_BINDINGS[..])?;
-        let compact = kernel("spdnn/compact", &COMPACT_BINDINGS[..])?;
-        let reset = kernel("spdnn/reset", &RESET_BINDINGS[..])?;
+        let layer = kernel(
+            "spdnn/layer",
+            &LAYER_BINDINGS[..],
+            vec![
+                ("WG", f64::from(wg)),
+                ("ROWS", f64::from(rows_wg)),
+                ("STAGED", if staged { 1.0 } else { 0.0 }),
+                (
+                    "STAGE_LEN",
+                    if staged {
+                        (rows_wg as usize * n) as f64
+                    } else {
+                        1.0
+                    },
+                ),
+            ],
+        )?;
+        let compact = kernel(
+            "spdnn/compact",
+            &COMPACT_BINDINGS[..],
+            vec![("WG", f64::from(wg))],
+        )?;
+        let reset = kernel(
+            "spdnn/reset",
+            &RESET_BINDINGS[..],
+            vec![("WG", f64::from(RESET_WG))],
+        )?;
         let weights = net
             .layers
             .iter()
@@ -170,6 +214,8 @@ impl Plan {
         }
         Ok(Plan {
             n,
+            rows_per_workgroup: rows_wg,
+            staged,
             layers: net.layers.len(),
             chunks,
             layer,
@@ -181,6 +227,11 @@ impl Plan {
     /// Number of chunks the input rows were split into.
     pub fn chunks(&self) -> usize {
         self.chunks.len()
+    }
+
+    /// Whether `spdnn.layer` stages its rows in workgroup memory.
+    pub fn staged(&self) -> bool {
+        self.staged
     }
 
     /// Fills the activation buffers with NaN, so an element no kernel wrote shows.
@@ -204,7 +255,8 @@ impl Plan {
                 gpu.grid(cap.div_ceil(RESET_WG))?,
             )?;
             for (l, bg) in c.layers.iter().enumerate() {
-                batch.dispatch(&self.layer, bg.clone(), gpu.grid(cap)?)?;
+                let groups = cap.div_ceil(self.rows_per_workgroup);
+                batch.dispatch(&self.layer, bg.clone(), gpu.grid(groups)?)?;
                 c.scan.record(batch, &c.pos)?;
                 batch.dispatch(&self.compact, c.compacts[l % 2].clone(), gpu.grid(cap)?)?;
             }

@@ -108,6 +108,11 @@ pub struct Inference {
 pub struct Options {
     /// Invocations per workgroup of the layer and compaction kernels.
     pub workgroup: u32,
+    /// Active rows per workgroup of `spdnn.layer` (1..=8): each weight slot loaded serves
+    /// them all.
+    pub rows_per_workgroup: u32,
+    /// Stage each workgroup's rows in workgroup memory: `None` stages when they fit.
+    pub stage: Option<bool>,
     /// Most rows per chunk (each chunk's dense Y must fit one storage binding, which caps it
     /// further); `None` takes the binding's limit.
     pub chunk_rows: Option<usize>,
@@ -117,6 +122,8 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             workgroup: 256,
+            rows_per_workgroup: 4,
+            stage: None,
             chunk_rows: None,
         }
     }
