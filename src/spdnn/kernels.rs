@@ -146,7 +146,11 @@ impl Plan {
             Some(true) if !fits => {
                 return Err(Error::TooLarge {
                     what: "staging the rows of spdnn.layer".into(),
-                    needed: format!("{stage_bytes} bytes of workgroup memory"),
+                    needed: format!(
+                        "{} bytes of workgroup memory ({rows_wg} rows of {n} floats and the \
+                         kernel's flags)",
+                        stage_bytes + 64
+                    ),
                     limit: format!("{} bytes", gpu.caps.max_workgroup_storage_bytes),
                 })
             }
