@@ -9,8 +9,11 @@
 //! small enough for lavapipe), e.g. `WGSPARSE_BENCH_SCALE=0.1` for a smoke test or `20` on a
 //! real GPU. With no adapter the bench prints a note and measures nothing.
 
+mod common;
+
 use std::time::Duration;
 
+use common::scale;
 use criterion::{
     criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput,
 };
@@ -18,14 +21,6 @@ use wgsparse::gpu::GpuBuffer;
 use wgsparse::sddmm::{Options, Plan, Variant};
 use wgsparse::sparse::GpuDense;
 use wgsparse::{gen, Gpu};
-
-fn scale() -> f64 {
-    std::env::var("WGSPARSE_BENCH_SCALE")
-        .ok()
-        .and_then(|v| v.parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s > 0.0)
-        .unwrap_or(1.0)
-}
 
 fn bench_sddmm(c: &mut Criterion) {
     let gpu = match Gpu::new() {

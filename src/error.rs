@@ -81,6 +81,14 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// Training diverged: the model holds NaN or infinity.
+    #[error("training diverged after epoch {epoch}: {message}")]
+    Diverged {
+        /// 1-based epoch after which the divergence was found.
+        epoch: usize,
+        /// What was found.
+        message: String,
+    },
     /// A GPU-vs-CPU check failed.
     #[error("check failed for {kernel}: {message}")]
     Check {

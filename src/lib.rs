@@ -21,9 +21,11 @@
 #![warn(missing_docs)]
 
 pub mod error;
+pub mod fused;
 pub mod gen;
 pub mod gpu;
 pub mod io;
+pub mod mf;
 pub mod report;
 pub mod sddmm;
 pub mod sparse;

@@ -22,36 +22,15 @@ per (matrix, K) with "peer": "torch.sparse.sampled_addmm" and the fastest layout
 import argparse
 import json
 import os
-import statistics
 
-import numpy as np
 import torch
 
-
-def load_csr(folder):
-    with open(os.path.join(folder, "meta.json")) as f:
-        meta = json.load(f)
-    row_ptr = np.fromfile(os.path.join(folder, "row_ptr.u32"), dtype="<u4").astype(np.int64)
-    col_idx = np.fromfile(os.path.join(folder, "col_idx.u32"), dtype="<u4").astype(np.int64)
-    values = np.fromfile(os.path.join(folder, "values.f32"), dtype="<f4")
-    assert row_ptr.size == meta["nrows"] + 1 and col_idx.size == meta["nnz"] == values.size
-    return meta, row_ptr, col_idx, values
+import peer_common
+from peer_common import load_csr
 
 
-def cuda_time(fn, reps, warmup=3):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
+def cuda_time(fn, reps):
+    return peer_common.cuda_time(fn, reps, peer_common.torch_events())
 
 
 def operands(folder, meta, k, dev):

@@ -111,16 +111,6 @@ enum What {
     },
 }
 
-fn to_ratings(r: &gen::RatingSet) -> Ratings {
-    Ratings {
-        users: r.users.clone(),
-        items: r.items.clone(),
-        values: r.values.clone(),
-        n_users: r.n_users,
-        n_items: r.n_items,
-    }
-}
-
 /// Runs `wgsparse gen`.
 pub fn run(args: GenArgs) -> Result<ExitCode> {
     let summary = match args.what {
@@ -163,7 +153,7 @@ pub fn run(args: GenArgs) -> Result<ExitCode> {
             binary,
         } => {
             let p = gen::planted_ratings(users, items, ratings, rank, test_fraction, seed)?;
-            let (tr, te) = (to_ratings(&p.train), to_ratings(&p.test));
+            let (tr, te): (Ratings, Ratings) = ((&p.train).into(), (&p.test).into());
             if binary {
                 io::write_ratings_binary(&train, &tr)?;
                 io::write_ratings_binary(&test, &te)?;

@@ -1,7 +1,11 @@
 //! Subcommands of the `wgsparse` binary. Each prints a table, or one JSON object with
 //! `--json`.
 
+mod fused;
 mod gen;
+mod linreg;
+mod logreg;
+mod mf;
 mod sddmm;
 mod spdnn;
 
@@ -33,6 +37,14 @@ enum Command {
     Demo(JsonFlag),
     /// Time (and check, sweep, tune) SDDMM variants on a matrix file or a suite matrix.
     Sddmm(sddmm::SddmmArgs),
+    /// Time (and check, sweep) the fused pattern α·Xᵀ(v ⊙ (X·y)) + β·z.
+    Fused(fused::FusedArgs),
+    /// Linear regression by conjugate gradient on the fused pattern.
+    Linreg(linreg::LinregArgs),
+    /// Logistic regression by trust-region Newton-CG on the fused pattern.
+    Logreg(logreg::LogregArgs),
+    /// Matrix factorization by SGD (cuMF_SGD): train, or predict with a saved model.
+    Mf(mf::MfArgs),
     /// Sparse DNN inference (GraphChallenge): time, edges/s and the categories checked.
     Spdnn(spdnn::SpdnnArgs),
 }
@@ -65,6 +77,10 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Gen(a) => gen::run(a),
         Command::Demo(a) => demo(a.json),
         Command::Sddmm(a) => sddmm::run(a),
+        Command::Fused(a) => fused::run(a),
+        Command::Linreg(a) => linreg::run(a),
+        Command::Logreg(a) => logreg::run(a),
+        Command::Mf(a) => mf::run(a),
         Command::Spdnn(a) => spdnn::run(a),
     }
 }

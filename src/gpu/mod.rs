@@ -6,6 +6,7 @@
 
 mod batch;
 mod buffer;
+pub mod cache;
 mod caps;
 mod context;
 mod kernels;

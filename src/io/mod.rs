@@ -27,7 +27,7 @@ pub use matrix_market::{
     read_matrix_market, read_matrix_market_coo, read_matrix_market_from, write_matrix_market,
 };
 pub use ratings::{
-    read_ratings, read_ratings_binary, write_ratings, write_ratings_binary, write_ratings_with_ids,
-    IdMap, Ratings,
+    read_ratings, read_ratings_binary, read_ratings_in_range, write_ratings, write_ratings_binary,
+    write_ratings_with_ids, IdMap, Ratings,
 };
 pub use tsv::{read_graphchallenge_tsv, read_graphchallenge_tsv_infer, write_graphchallenge_tsv};

@@ -147,10 +147,26 @@ fn intern(index: &mut HashMap<String, u32>, ids: &mut Vec<String>, id: &str) -> 
 pub fn read_ratings(path: impl AsRef<Path>, ids: &mut IdMap) -> Result<Ratings> {
     let path = path.as_ref();
     let (reader, _) = open(path)?;
-    parse_text(reader, path, ids)
+    parse_text(reader, path, ids, None)
 }
 
-fn parse_text<R: BufRead>(reader: R, path: &Path, ids: &mut IdMap) -> Result<Ratings> {
+/// [`read_ratings`] that also rejects a rating outside `lo..=hi` with the file and line.
+pub fn read_ratings_in_range(
+    path: impl AsRef<Path>,
+    ids: &mut IdMap,
+    (lo, hi): (f32, f32),
+) -> Result<Ratings> {
+    let path = path.as_ref();
+    let (reader, _) = open(path)?;
+    parse_text(reader, path, ids, Some((lo, hi)))
+}
+
+fn parse_text<R: BufRead>(
+    reader: R,
+    path: &Path,
+    ids: &mut IdMap,
+    range: Option<(f32, f32)>,
+) -> Result<Ratings> {
     let mut lines = Lines::new(reader, path);
     let mut out = Ratings::default();
     let mut first = true;
@@ -182,6 +198,13 @@ fn parse_text<R: BufRead>(reader: R, path: &Path, ids: &mut IdMap) -> Result<Rat
             Err(_) if is_first && fast_float2::parse::<f32, _>(f[2]).is_err() => continue,
             Err(m) => return Err(Error::parse(path, ln, m)),
         };
+        if let Some((lo, hi)) = range.filter(|&(lo, hi)| !(lo..=hi).contains(&r)) {
+            return Err(Error::parse(
+                path,
+                ln,
+                format!("rating {r} is outside [{lo}, {hi}]"),
+            ));
+        }
         let u = id(path, ln, f[0], "user")?;
         let i = id(path, ln, f[1], "item")?;
         let too_many = || Error::parse(path, ln, "more than 2^32 distinct ids");

@@ -79,6 +79,8 @@ pub fn run(gpu: &Gpu, mut progress: impl FnMut(&str)) -> Result<Vec<DemoRow>> {
             });
         }
     }
+    rows.extend(crate::fused::bench::demo(gpu, &mut progress)?);
+    rows.push(mf_row(gpu, &mut progress)?);
     progress("spdnn fast path");
     rows.push(spdnn_row(gpu)?);
     Ok(rows)
@@ -114,6 +116,46 @@ fn spdnn_row(gpu: &Gpu) -> Result<DemoRow> {
         gflops: 2.0 * spdnn::edges_per_second(&net, rows, time.seconds) / 1e9,
         max_rel_error,
         ok,
+    })
+}
+
+/// MF: five batch-Hogwild! epochs on planted ratings (rating noise 0.1, clamped to [1, 5]);
+/// the check is the GPU's test RMSE against the host model's (the CPU twin of `mf.rmse`)
+/// and convergence below 0.3 (the initial model's RMSE is above 2).
+fn mf_row(gpu: &Gpu, progress: &mut impl FnMut(&str)) -> Result<DemoRow> {
+    progress("mf.hogwild");
+    let data = crate::gen::planted_ratings(400, 300, 30_000, 4, 0.1, 2026)?;
+    let (train, test) = ((&data.train).into(), (&data.test).into());
+    let options = crate::mf::Options {
+        k: 32,
+        lambda: 0.02,
+        alpha: 0.05,
+        beta: 0.1,
+        workers: Some(64),
+        batch: 32,
+        ..Default::default()
+    };
+    let mut t = crate::mf::Trainer::new(gpu, &train, Some(&test), options)?;
+    let metrics = t.fit(5, |_| {})?;
+    let last = metrics.last().expect("5 epochs");
+    let gpu_rmse = last.rmse.unwrap_or(f64::NAN);
+    let (host, _) = t.model()?.rmse(&test);
+    let host = host.unwrap_or(f64::NAN);
+    let rel = (gpu_rmse - host).abs() / host;
+    let seconds: f64 = metrics.iter().map(|m| m.seconds).sum();
+    let updates: u64 = metrics.iter().map(|m| m.updates).sum();
+    Ok(DemoRow {
+        system: "mf",
+        kernel: "mf.hogwild".into(),
+        detail: format!(
+            "400×300 nnz {} k=32, 5 epochs, test RMSE {gpu_rmse:.3}",
+            train.len()
+        ),
+        ms: seconds * 1e3,
+        // 2 flops per feature for the dot, 8 for the two updates (the paper's count).
+        gflops: updates as f64 * 10.0 * 32.0 / seconds / 1e9,
+        max_rel_error: rel,
+        ok: rel <= 1e-3 && gpu_rmse < 0.3,
     })
 }
 

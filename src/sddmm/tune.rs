@@ -173,15 +173,13 @@ pub(crate) fn measure_plan(
     })
 }
 
-/// Where tuned configurations are kept: `$WGSPARSE_CACHE_DIR`, else
-/// `$XDG_CACHE_HOME/wgsparse`, else `~/.cache/wgsparse`.
+/// Where tuned configurations are kept: `sddmm-tune.json` in the cache folder (see
+/// [`crate::gpu::cache`]).
 pub fn cache_path() -> Option<PathBuf> {
-    let dir = std::env::var_os("WGSPARSE_CACHE_DIR")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("wgsparse")))
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/wgsparse")))?;
-    Some(dir.join("sddmm-tune.json"))
+    crate::gpu::cache::cache_file(CACHE_FILE)
 }
+
+const CACHE_FILE: &str = "sddmm-tune.json";
 
 /// The cache key: adapter, variant and a shape bucket (log₂ of M, N, nnz; K exactly).
 fn cache_key(gpu: &Gpu, variant: Variant, s: &Csr, k: usize) -> String {
@@ -218,23 +216,11 @@ fn one() -> u32 {
 }
 
 fn load_cache() -> BTreeMap<String, Tuned> {
-    cache_path()
-        .and_then(|p| std::fs::read(p).ok())
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default()
+    crate::gpu::cache::load_cache(CACHE_FILE)
 }
 
 fn store_cache(cache: &BTreeMap<String, Tuned>) -> Result<()> {
-    let Some(path) = cache_path() else {
-        return Ok(());
-    };
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    }
-    let json = serde_json::to_vec_pretty(cache).expect("cache serializes");
-    crate::io::write_atomically(&path, |w| {
-        std::io::Write::write_all(w, &json).map_err(|e| Error::io(&path, e))
-    })
+    crate::gpu::cache::store_cache(CACHE_FILE, cache)
 }
 
 /// The candidates the autotuner times: for `Auto`, the model's tiled variant over Tk × vws

@@ -36,3 +36,27 @@ pub fn gpu_small_bindings() -> &'static Gpu {
         .unwrap_or_else(|e| panic!("{e}"))
     })
 }
+
+/// Runs the `wgsparse` binary with `args` (a private autotune cache): (success, stdout, stderr).
+pub fn wgsparse(args: &[&str]) -> (bool, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_wgsparse"))
+        .args(args)
+        .env(
+            "WGSPARSE_CACHE_DIR",
+            std::env::temp_dir().join("wgsparse-cli-test"),
+        )
+        .output()
+        .expect("the binary runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Runs the binary, asserts it succeeded and parses its stdout as one JSON object.
+pub fn wgsparse_json(args: &[&str]) -> serde_json::Value {
+    let (ok, stdout, stderr) = wgsparse(args);
+    assert!(ok, "wgsparse {args:?} failed: {stderr}");
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{args:?}: {e}\n{stdout}"))
+}

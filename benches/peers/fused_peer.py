@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""Peer timings for the fused pattern w = α·Xᵀ(v ⊙ (X·y)) + β·z on the exact X, y, v, z, α, β
+that `wgsparse fused --gen NAME --export DIR` wrote (with its own result, w_wgsparse.f32).
+
+Every composition the peer libraries offer is timed (CUDA events, median of --reps after a
+0.5 s warm-up) and its output compared with wgsparse's; the fastest correct one is reported
+as the peer (`"role": "fastest"`):
+  sparse X: CuPy cuSPARSE SpMV with Xᵀ materialized as CSR (the transpose built once, not
+            timed, its build time reported), CuPy cuSPARSE SpMV with the transpose operation
+            (cupyx.cusparse.spmv transa=True), CuPy through the CSC view X.T, torch.sparse with
+            Xᵀ materialized as CSR, torch.sparse X.t() per call;
+  dense X:  CuPy cuBLAS two gemv (N then T, the β·z folded into the second), torch mv/addmv.
+--cg DIR: linear-regression CG (Listing 1 of Ashari et al.: q = Xᵀ(X·p) + λ·p) in PyTorch on
+the dense X in DIR with labels v.f32 (as `wgsparse linreg --gen higgs --export DIR` writes),
+for --cg-iters iterations, timed end to end with X resident (no transfer).
+Needs python3 with numpy, CuPy and PyTorch on a CUDA GPU; no network. One JSON line per result.
+"""
+import argparse
+import os
+
+import numpy as np
+
+import peer_common as pc
+
+
+def sparse_options(folder, meta, ops):
+    import cupy
+    import cupyx.scipy.sparse as cps
+    import cupyx.cusparse as cusparse
+    import torch
+
+    _, row_ptr, col_idx, values = pc.load_csr(folder)
+    m, n = meta["nrows"], meta["ncols"]
+    alpha, beta = ops["alpha"], ops["beta"]
+    y = cupy.asarray(pc.load_f32(folder, "y.f32", n))
+    v = cupy.asarray(pc.load_f32(folder, "v.f32", m))
+    z = cupy.asarray(pc.load_f32(folder, "z.f32", n))
+    x = cps.csr_matrix(
+        (cupy.asarray(values), cupy.asarray(col_idx.astype(np.int32)), cupy.asarray(row_ptr.astype(np.int32))),
+        shape=(m, n),
+    )
+    ev = cupy.cuda.Event
+    t0, t1 = ev(), ev()
+    t0.record()
+    xt = x.T.tocsr()
+    t1.record()
+    t1.synchronize()
+    transpose_ms = cupy.cuda.get_elapsed_time(t0, t1)
+    xt_csc = x.T
+
+    def materialized():
+        p = x @ y
+        p *= v
+        return alpha * (xt @ p) + beta * z
+
+    def transpose_op():
+        p = cusparse.spmv(x, y)
+        p *= v
+        w = z.copy()
+        return cusparse.spmv(x, p, y=w, alpha=alpha, beta=beta, transa=True)
+
+    def csc_view():
+        p = x @ y
+        p *= v
+        return alpha * (xt_csc @ p) + beta * z
+
+    dev = torch.device("cuda")
+    tx = torch.sparse_csr_tensor(
+        torch.from_numpy(row_ptr).to(dev), torch.from_numpy(col_idx).to(dev),
+        torch.from_numpy(values).to(dev), size=(m, n))
+    txt = tx.t().to_sparse_csr()
+    ty, tv, tz = (torch.as_tensor(a, device=dev) for a in (y, v, z))
+
+    def torch_materialized():
+        p = torch.mv(tx, ty) * tv
+        return torch.addmv(tz, txt, p, beta=beta, alpha=alpha)
+
+    def torch_transpose():
+        p = torch.mv(tx, ty) * tv
+        return torch.addmv(tz, tx.t(), p, beta=beta, alpha=alpha)
+
+    yield "cupy.cusparse spmv + Xᵀ materialized (csr)", materialized, pc.cupy_events(), {"transpose_build_ms": transpose_ms}
+    yield "cupy.cusparse spmv transa=True", transpose_op, pc.cupy_events(), {}
+    yield "cupy X.T (csc view) @ p", csc_view, pc.cupy_events(), {}
+    yield "torch.sparse mv + Xᵀ materialized (csr)", torch_materialized, pc.torch_events(), {}
+    yield "torch.sparse mv + X.t() per call", torch_transpose, pc.torch_events(), {}
+
+
+def dense_options(folder, meta, ops):
+    import cupy
+    import cupy.cublas
+    import torch
+
+    m, n = meta["nrows"], meta["ncols"]
+    alpha, beta = ops["alpha"], ops["beta"]
+    x = cupy.asarray(pc.load_f32(folder, "dense.f32", m * n).reshape(m, n))
+    y = cupy.asarray(pc.load_f32(folder, "y.f32", n))
+    v = cupy.asarray(pc.load_f32(folder, "v.f32", m))
+    z = cupy.asarray(pc.load_f32(folder, "z.f32", n))
+
+    p_buf = cupy.empty(m, dtype=cupy.float32)
+
+    def two_gemv():
+        # y ← α·op(A)·x + β·y in place (cupy.cublas.gemv handles the row-major layout).
+        cupy.cublas.gemv("N", 1.0, x, y, 0.0, p_buf)
+        p_buf[...] *= v
+        w = z.copy()
+        cupy.cublas.gemv("T", float(alpha), x, p_buf, float(beta), w)
+        return w
+
+    def cupy_matmul():
+        p = (x @ y) * v
+        return alpha * (x.T @ p) + beta * z
+
+    tx = torch.as_tensor(x, device="cuda")
+    ty, tv, tz = (torch.as_tensor(a, device="cuda") for a in (y, v, z))
+
+    def torch_mv():
+        p = torch.mv(tx, ty) * tv
+        return torch.addmv(tz, tx.t(), p, beta=beta, alpha=alpha)
+
+    yield "cupy.cublas two gemv (N, T)", two_gemv, pc.cupy_events(), {}
+    yield "cupy matmul x @ y, x.T @ p", cupy_matmul, pc.cupy_events(), {}
+    yield "torch mv + addmv(X.t())", torch_mv, pc.torch_events(), {}
+
+
+def pattern(folder, reps):
+    import cupy
+    import torch
+
+    meta = pc.load_meta(folder)
+    with open(os.path.join(folder, "operands.json")) as f:
+        ops = __import__("json").load(f)
+    want = pc.load_f32(folder, "w_wgsparse.f32", meta["ncols"])
+    options = dense_options if meta.get("dense") else sparse_options
+    base = {
+        "input": os.path.basename(folder.rstrip("/")), "m": meta["nrows"], "n": meta["ncols"],
+        "nnz": meta.get("nnz", meta["nrows"] * meta["ncols"]), "pattern": ops["pattern"],
+        "device": torch.cuda.get_device_name(), "torch": torch.__version__, "cupy": cupy.__version__,
+    }
+    best = None
+    for name, fn, events, extra in options(folder, meta, ops):
+        try:
+            got = fn()
+            got = got.get() if hasattr(got, "get") else got.cpu().numpy()
+            ok, diff = pc.agree(got, want)
+            ms = pc.cuda_time(fn, reps, events)
+        except Exception as e:  # a composition the library refuses is reported, not fatal
+            pc.emit({**base, "peer": name, "error": repr(e)})
+            continue
+        rec = {**base, "peer": name, "ms": ms, "agrees_with_wgsparse": ok, "rel_diff": diff, **extra}
+        pc.emit(rec)
+        if ok and (best is None or ms < best["ms"]):
+            best = rec
+    if best is not None:
+        pc.emit({**best, "role": "fastest"})
+
+
+def cg(folder, iters, lam, reps):
+    import torch
+
+    meta = pc.load_meta(folder)
+    m, n = meta["nrows"], meta["ncols"]
+    dev = torch.device("cuda")
+    x = torch.from_numpy(pc.load_f32(folder, "dense.f32", m * n).reshape(m, n)).to(dev)
+    b = torch.from_numpy(pc.load_f32(folder, "v.f32", m)).to(dev)
+
+    def solve():
+        # Listing 1: r = −Xᵀb, p = −r, then `iters` CG steps (only the scalars on the host).
+        w = torch.zeros(n, device=dev)
+        r = -(x.t() @ b)
+        p = -r
+        nr2 = torch.dot(r, r)
+        for _ in range(iters):
+            q = x.t() @ (x @ p) + lam * p
+            a = nr2 / torch.dot(p, q)
+            w += a * p
+            r += a * q
+            old = nr2
+            nr2 = torch.dot(r, r)
+            p = -r + (nr2 / old) * p
+        return w
+
+    ms = pc.cuda_time(solve, reps, pc.torch_events())
+    pc.emit({"peer": "torch CG (Listing 1)", "input": os.path.basename(folder.rstrip("/")),
+             "m": m, "n": n, "iterations": iters, "lambda": lam, "ms": ms,
+             "device": torch.cuda.get_device_name(), "torch": torch.__version__})
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("folders", nargs="*", help="folders written by `wgsparse fused --export`")
+    p.add_argument("--reps", type=int, default=20)
+    p.add_argument("--cg", help="folder with a dense X and labels for the CG comparison")
+    p.add_argument("--cg-iters", type=int, default=32)
+    p.add_argument("--lambda", dest="lam", type=float, default=0.001)
+    args = p.parse_args()
+    for folder in args.folders:
+        pattern(folder, args.reps)
+    if args.cg:
+        cg(args.cg, args.cg_iters, args.lam, max(3, args.reps // 4))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,154 @@
+// The fused dense pattern (Ashari et al., Algorithm 3): w += α·Xᵀ(v ⊙ (X·y)) with X dense
+// row-major (rows `stride` floats apart). A vector of VS consecutive lanes takes a row, lane
+// `l` holding columns l, l + VS, …, l + (TL−1)·VS of y, of the row and of its partial w in
+// registers (TL ≤ 16, VS·TL ≥ n). Each vector takes C rows (params.c, a uniform trip count:
+// rows past m contribute nothing). The row dot product is reduced across the vector: by
+// subgroup shuffles when it fits a subgroup (SUBGROUP); when it spans several (SUBGROUP_WIDE,
+// the subgroup size dividing VS) by subgroupAdd, then the vector's subgroup totals summed
+// through workgroup memory; without subgroup operations through workgroup memory alone. At the end the vectors' partial w are summed in workgroup
+// memory, the vectors taking turns (no atomics, a fixed order), and each workgroup adds its
+// partial once per column: with f32 atomics or compare-exchange, or under TWO_PASS written
+// to part[(part_base + group)·n + i] for fused/reduce_parts.
+// XTY: w += α·Xᵀ(v ⊙ y) with y ∈ ℝᵐ (no dot product).
+// The matrix may be bound one band of rows at a time: rows are band-relative, and v (and y
+// under XTY) are indexed from params.row_base.
+#ifndef SUBGROUP_WIDE
+#import shared/reduce
+#endif
+#ifndef TWO_PASS
+#import shared/atomic_f32
+#endif
+
+override WG: u32 = 128u;
+override VS: u32 = 32u;
+override TL: u32 = 1u;
+override NCOLS: u32 = 1u;
+const TL_MAX: u32 = 16u;
+
+struct Params {
+    m: u32,
+    n: u32,
+    stride: u32,
+    c: u32,
+    flags: u32,
+    alpha: f32,
+    row_base: u32,
+    part_base: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> x: array<f32>;
+@group(0) @binding(2) var<storage, read> y: array<f32>;
+@group(0) @binding(3) var<storage, read> v: array<f32>;
+#ifdef TWO_PASS
+@group(0) @binding(4) var<storage, read_write> part: array<f32>;
+#else
+@group(0) @binding(4) var<storage, read_write> accum: array<AtomicF32>;
+#endif
+
+var<workgroup> wg_w: array<f32, NCOLS>;
+
+#ifdef SUBGROUP_WIDE
+// One total per subgroup (at most WG of them).
+var<workgroup> sg_total: array<f32, WG>;
+
+// Sum over the VS lanes of this invocation's vector, which spans VS / sg_size whole subgroups
+// (consecutive invocations form a subgroup). Workgroup-uniform control flow.
+fn vsg_sum(x: f32, lanes: u32, tid: u32, sg_size: u32) -> f32 {
+    let t = subgroupAdd(x);
+    if tid % sg_size == 0u {
+        sg_total[tid / sg_size] = t;
+    }
+    workgroupBarrier();
+    let per = lanes / sg_size;
+    let first = (tid / lanes) * per;
+    var s = 0.0;
+    for (var k = 0u; k < per; k++) {
+        s += sg_total[first + k];
+    }
+    workgroupBarrier();
+    return s;
+}
+#endif
+
+@compute @workgroup_size(WG)
+fn main(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) tid: u32,
+#ifdef SUBGROUP_WIDE
+    @builtin(subgroup_size) sg_size: u32,
+#endif
+) {
+    let lane = tid % VS;
+    let vid = tid / VS;
+    let nv = WG / VS;
+    let n = params.n;
+    var ly: array<f32, TL_MAX>;
+    var lw: array<f32, TL_MAX>;
+    for (var t = 0u; t < TL; t++) {
+        let col = lane + t * VS;
+        lw[t] = 0.0;
+        ly[t] = 0.0;
+#ifndef XTY
+        if col < n {
+            ly[t] = y[col];
+        }
+#endif
+    }
+    var row = wid.x * nv + vid;
+    for (var c = 0u; c < params.c; c++) {
+        let ok = row < params.m;
+        var lx: array<f32, TL_MAX>;
+        var s = 0.0;
+        for (var t = 0u; t < TL; t++) {
+            let col = lane + t * VS;
+            lx[t] = 0.0;
+            if ok && col < n {
+                lx[t] = x[row * params.stride + col];
+            }
+            s += lx[t] * ly[t];
+        }
+#ifdef XTY
+        s = 0.0;
+        if ok {
+            s = y[params.row_base + row];
+        }
+#else
+#ifdef SUBGROUP_WIDE
+        s = vsg_sum(s, VS, tid, sg_size);
+#else
+        s = vsg_sum(s, VS, tid);
+#endif
+#endif
+        if ok && (params.flags & 1u) != 0u {
+            s *= v[params.row_base + row];
+        }
+        for (var t = 0u; t < TL; t++) {
+            lw[t] += lx[t] * s;
+        }
+        row += nwg.x * nv;
+    }
+    for (var i = tid; i < n; i += WG) {
+        wg_w[i] = 0.0;
+    }
+    workgroupBarrier();
+    for (var turn = 0u; turn < nv; turn++) {
+        if turn == vid {
+            for (var t = 0u; t < TL; t++) {
+                let col = lane + t * VS;
+                if col < n {
+                    wg_w[col] += lw[t];
+                }
+            }
+        }
+        workgroupBarrier();
+    }
+    for (var i = tid; i < n; i += WG) {
+#ifdef TWO_PASS
+        part[(params.part_base + wid.x) * n + i] = params.alpha * wg_w[i];
+#else
+        accum_add(i, params.alpha * wg_w[i]);
+#endif
+    }
+}

@@ -1,0 +1,143 @@
+// The fused sparse pattern (Ashari et al., Algorithm 2): w += α·Xᵀ(v ⊙ (X·y)) with X in CSR.
+// A vector of VS consecutive lanes takes a row; each vector takes up to C rows (params.c, a
+// uniform trip count: rows past m contribute nothing, but every lane still reaches the
+// reduction). The row dot product is reduced across the vector (shared/reduce: subgroup
+// shuffles, or workgroup memory without SUBGROUP), scaled by v[row], and the row is scattered
+// back into w while it is still in cache.
+//
+// Aggregation of w (defines):
+// - SHARED_W: a workgroup copy of w (NCOLS ≥ n floats) takes the scatter with f32 adds by
+//   compare-exchange; then one global add per (workgroup, column).
+// - neither SHARED_W nor TWO_PASS: the large-n variant, every product added straight to w.
+// - TWO_PASS (implies a workgroup copy): the vectors of a workgroup take turns scattering, so
+//   the order of every addition is fixed, and the workgroup writes its partial w to
+//   part[group · n + i]; fused/reduce_parts sums the partials in group order. The result is
+//   bit-identical run to run.
+// XTY: Algorithm 1, w += α·Xᵀ(v ⊙ y) with y ∈ ℝᵐ (no dot product).
+// w already holds β·z (fused/axpy pre-pass) unless TWO_PASS, where reduce_parts adds it.
+#import shared/reduce
+#import fused/csr_row
+#ifndef TWO_PASS
+#import shared/atomic_f32
+#ifdef SHARED_W
+#import shared/atomic_f32_wg
+#endif
+#endif
+
+override WG: u32 = 256u;
+override VS: u32 = 8u;
+override NCOLS: u32 = 1u;
+
+struct Params {
+    m: u32,
+    n: u32,
+    // Rows per vector.
+    c: u32,
+    // Bit 0: multiply by v.
+    flags: u32,
+    alpha: f32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> row_ptr: array<u32>;
+@group(0) @binding(2) var<storage, read> col_idx: array<u32>;
+@group(0) @binding(3) var<storage, read> vals: array<f32>;
+@group(0) @binding(4) var<storage, read> y: array<f32>;
+@group(0) @binding(5) var<storage, read> v: array<f32>;
+#ifdef TWO_PASS
+@group(0) @binding(6) var<storage, read_write> part: array<f32>;
+var<workgroup> wg_w: array<f32, NCOLS>;
+#else
+@group(0) @binding(6) var<storage, read_write> accum: array<AtomicF32>;
+#ifdef SHARED_W
+var<workgroup> wg_accum: array<atomic<u32>, NCOLS>;
+#endif
+#endif
+
+@compute @workgroup_size(WG)
+fn main(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) tid: u32,
+) {
+    let lane = tid % VS;
+    let vid = tid / VS;
+    let nv = WG / VS;
+    let group = wid.x;
+#ifdef TWO_PASS
+    for (var i = tid; i < params.n; i += WG) {
+        wg_w[i] = 0.0;
+    }
+    workgroupBarrier();
+#else
+#ifdef SHARED_W
+    for (var i = tid; i < params.n; i += WG) {
+        atomicStore(&wg_accum[i], 0u);
+    }
+    workgroupBarrier();
+#endif
+#endif
+    var row = group * nv + vid;
+    let stride = nwg.x * nv;
+    for (var c = 0u; c < params.c; c++) {
+        let ok = row < params.m;
+        var b = 0u;
+        var e = 0u;
+        if ok {
+            b = row_ptr[row];
+            e = row_ptr[row + 1u];
+        }
+#ifdef XTY
+        var s = 0.0;
+        if ok {
+            s = y[row];
+        }
+#else
+        var s = vsg_sum(csr_row_partial(row, lane, ok), VS, tid);
+#endif
+        if ok && (params.flags & 1u) != 0u {
+            s *= v[row];
+        }
+#ifdef TWO_PASS
+        // Vectors take turns, so every column's additions come in row order.
+        for (var turn = 0u; turn < nv; turn++) {
+            if turn == vid {
+                for (var i = b + lane; i < e; i += VS) {
+                    wg_w[col_idx[i]] += vals[i] * s;
+                }
+            }
+            workgroupBarrier();
+        }
+#else
+#ifdef SHARED_W
+        for (var i = b + lane; i < e; i += VS) {
+            wg_accum_add(col_idx[i], vals[i] * s);
+        }
+#else
+        let a = params.alpha * s;
+        for (var i = b + lane; i < e; i += VS) {
+            accum_add(col_idx[i], vals[i] * a);
+        }
+#endif
+#endif
+        row += stride;
+    }
+#ifdef TWO_PASS
+    for (var i = tid; i < params.n; i += WG) {
+        part[group * params.n + i] = params.alpha * wg_w[i];
+    }
+#else
+#ifdef SHARED_W
+    workgroupBarrier();
+    for (var i = tid; i < params.n; i += WG) {
+        let t = wg_accum_load(i);
+        if t != 0.0 {
+            accum_add(i, params.alpha * t);
+        }
+    }
+#endif
+#endif
+}

@@ -1,0 +1,109 @@
+// Wavefront epoch (cuMF_SGD's block scheme): the ratings form a grid of `workers` row blocks
+// × `cols` column blocks (block (w, c) holds offsets[w·cols + c] .. offsets[w·cols + c + 1]).
+// Workgroup w is worker w, one virtual subgroup (WG = LANES). Each epoch it shuffles its own
+// column order with its PCG state, then for each column in turn takes that column's lock
+// (atomic compare-exchange 0 → 1 on locks[c]), updates the block's samples serially and
+// releases the lock: no two workers are ever inside one column block, so updates of one q_v
+// never race. A worker holds at most one lock and never waits while holding one, so the
+// spinning cannot deadlock.
+//
+// CHECK instruments the schedule: check[c] counts the workers inside column c (a worker that
+// finds it non-zero on entry adds one to check[cols], the violations), check[cols + 1] counts
+// block entries.
+#import mf/sgd
+#import shared/rng
+
+override LANES: u32 = 32u;
+override PER: u32 = 2u;
+override WG: u32 = LANES;
+
+struct Params {
+    workers: u32,
+    cols: u32,
+    lr: f32,
+    lambda: f32,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> samples: array<u32>;
+@group(0) @binding(2) var<storage, read_write> feat_p: array<Word>;
+@group(0) @binding(3) var<storage, read_write> feat_q: array<Word>;
+@group(0) @binding(4) var<storage, read_write> rng: array<u32>;
+@group(0) @binding(5) var<storage, read> offsets: array<u32>;
+@group(0) @binding(6) var<storage, read_write> order: array<u32>;
+@group(0) @binding(7) var<storage, read_write> locks: array<atomic<u32>>;
+#ifdef CHECK
+@group(0) @binding(8) var<storage, read_write> check: array<atomic<u32>>;
+#endif
+
+var<workgroup> wg_first: u32;
+var<workgroup> wg_count: u32;
+var<workgroup> wg_col: u32;
+
+@compute @workgroup_size(WG)
+fn main(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let worker = wid.y * nwg.x + wid.x;
+    if worker >= params.workers {
+        return;
+    }
+    let cols = params.cols;
+    let base = worker * cols;
+    if lid == 0u {
+        var state = rng[worker];
+        for (var c = 0u; c < cols; c++) {
+            order[base + c] = c;
+        }
+        for (var c = cols - 1u; c > 0u; c--) {
+            let j = pcg_hash(state) % (c + 1u);
+            state = pcg_next(state);
+            let t = order[base + c];
+            order[base + c] = order[base + j];
+            order[base + j] = t;
+        }
+        rng[worker] = state;
+    }
+    // Every lane reads the order lane 0 wrote.
+    storageBarrier();
+    workgroupBarrier();
+    for (var wave = 0u; wave < cols; wave++) {
+        // The whole workgroup spins (uniform control flow, a barrier per try) while lane 0
+        // tries the lock: a divergent spin inside one lane is unsafe on SIMD hardware.
+        let want = order[base + wave];
+        loop {
+            if lid == 0u {
+                wg_col = select(0u, 1u, atomicCompareExchangeWeak(&locks[want], 0u, 1u).exchanged);
+            }
+            if workgroupUniformLoad(&wg_col) == 1u {
+                break;
+            }
+        }
+        if lid == 0u {
+#ifdef CHECK
+            if atomicAdd(&check[want], 1u) != 0u {
+                atomicAdd(&check[cols], 1u);
+            }
+            atomicAdd(&check[cols + 1u], 1u);
+#endif
+            wg_first = offsets[base + want];
+            wg_count = offsets[base + want + 1u] - offsets[base + want];
+        }
+        let first = workgroupUniformLoad(&wg_first);
+        let count = workgroupUniformLoad(&wg_count);
+        for (var j = 0u; j < count; j++) {
+            sgd_update(first + j, lid, true, params.lr, params.lambda);
+        }
+        // This worker's stores to the block's rows happen before the release.
+        storageBarrier();
+        workgroupBarrier();
+        if lid == 0u {
+#ifdef CHECK
+            atomicSub(&check[want], 1u);
+#endif
+            atomicStore(&locks[want], 0u);
+        }
+    }
+}

@@ -1,0 +1,369 @@
+//! `wgsparse fused`: time (and check, sweep) the pattern α·Xᵀ(v ⊙ (X·y)) + β·z.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::ValueEnum;
+use serde_json::json;
+
+use wgsparse::fused::bench::{self, Input, Measurement, Operands, Reference};
+use wgsparse::fused::{Atomics, Options, Pattern, Plan, Variant};
+use wgsparse::{io, report, Error, Gpu, Result};
+
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
+enum PatternArg {
+    Xty,
+    Xtxy,
+    Xtvxy,
+    XtxyBz,
+    Full,
+}
+
+impl PatternArg {
+    fn pattern(self) -> Pattern {
+        match self {
+            PatternArg::Xty => Pattern::Xty,
+            PatternArg::Xtxy => Pattern::Xtxy,
+            PatternArg::Xtvxy => Pattern::Xtvxy,
+            PatternArg::XtxyBz => Pattern::XtxyBz,
+            PatternArg::Full => Pattern::Full,
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
+enum VariantArg {
+    Auto,
+    All,
+    Fused,
+    Unfused,
+    TwoPass,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum AtomicsArg {
+    Auto,
+    Native,
+    Cas,
+}
+
+/// Arguments of `wgsparse fused`.
+#[derive(clap::Args)]
+pub struct FusedArgs {
+    /// Matrix Market file for X (sparse).
+    #[arg(long)]
+    matrix: Option<PathBuf>,
+    /// Folder of raw CSR arrays for X (`wgsparse gen … --raw`, or --export).
+    #[arg(long, conflicts_with = "matrix")]
+    matrix_raw: Option<PathBuf>,
+    /// LIBSVM file: X is its feature matrix.
+    #[arg(long, conflicts_with_all = ["matrix", "matrix_raw"])]
+    libsvm: Option<PathBuf>,
+    /// Generated input when no file is given: sparse-200, sparse-1024, sparse-4096, kdd2010,
+    /// dense-32, dense-200, dense-1000, dense-2000, higgs, demo.
+    #[arg(long, default_value = "demo")]
+    gen: String,
+    /// Scale the generated input's rows (and nonzeros) by this factor in (0, 1].
+    #[arg(long, default_value_t = 1.0)]
+    scale: f64,
+    /// Seed of the generated X and vectors.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Instantiation(s), comma separated.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "full")]
+    pattern: Vec<PatternArg>,
+    /// Variant(s), comma separated.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "auto")]
+    variant: Vec<VariantArg>,
+    /// Global f32 additions.
+    #[arg(long, value_enum, default_value = "auto")]
+    atomics: AtomicsArg,
+    /// Lanes per row VS.
+    #[arg(long)]
+    vs: Option<u32>,
+    /// Workgroup size.
+    #[arg(long)]
+    wg: Option<u32>,
+    /// Rows per vector C.
+    #[arg(long)]
+    c: Option<u32>,
+    /// Dense: elements per lane TL.
+    #[arg(long)]
+    tl: Option<u32>,
+    /// Sparse: aggregate w in global memory even when it fits workgroup memory.
+    #[arg(long)]
+    global_w: bool,
+    /// Reduce row dot products through workgroup memory, not subgroup shuffles.
+    #[arg(long)]
+    no_subgroups: bool,
+    /// Search (VS, workgroup size, C) around the model; report the model's distance to the best.
+    #[arg(long)]
+    sweep: bool,
+    /// Skip the autotuner for `auto` (the model's configuration alone). By default `auto`
+    /// times the model's VS and workgroup size and their neighbours once per adapter and
+    /// shape bucket and caches the fastest (WGSPARSE_CACHE_DIR).
+    #[arg(long)]
+    no_tune: bool,
+    /// Check every run against the f64 CPU twin.
+    #[arg(long)]
+    check: bool,
+    /// Also measure copy bandwidth and report each run's fraction of it.
+    #[arg(long)]
+    roofline: bool,
+    /// Timed repetitions (median reported, after warm-up).
+    #[arg(long, default_value_t = 20)]
+    reps: usize,
+    /// Write X, the full pattern's y, v, z, α, β and this run's w as raw arrays into this
+    /// folder (for benches/peers/fused_peer.py).
+    #[arg(long)]
+    export: Option<PathBuf>,
+    /// Print one JSON object instead of tables.
+    #[arg(long)]
+    json: bool,
+}
+
+fn load(a: &FusedArgs) -> Result<(String, Input)> {
+    if let Some(dir) = &a.matrix_raw {
+        return Ok((
+            dir.display().to_string(),
+            Input::Sparse(io::read_csr_binary(dir)?),
+        ));
+    }
+    if let Some(p) = &a.matrix {
+        return Ok((
+            p.display().to_string(),
+            Input::Sparse(io::read_matrix_market(p)?),
+        ));
+    }
+    if let Some(p) = &a.libsvm {
+        return Ok((
+            p.display().to_string(),
+            Input::Sparse(io::read_libsvm(p)?.features),
+        ));
+    }
+    let name = if a.scale < 1.0 {
+        format!("{}@{}", a.gen, a.scale)
+    } else {
+        a.gen.clone()
+    };
+    Ok((name, bench::generate(&a.gen, a.scale, a.seed)?))
+}
+
+fn variants(list: &[VariantArg]) -> Vec<Variant> {
+    let mut out = vec![];
+    for v in list {
+        match v {
+            VariantArg::Auto => out.push(Variant::Auto),
+            VariantArg::All => out.extend(Variant::CONCRETE),
+            VariantArg::Fused => out.push(Variant::Fused),
+            VariantArg::Unfused => out.push(Variant::Unfused),
+            VariantArg::TwoPass => out.push(Variant::TwoPass),
+        }
+    }
+    out.dedup();
+    out
+}
+
+/// Writes `data` as raw little-endian f32.
+pub(crate) fn write_f32(path: &Path, data: &[f32]) -> Result<()> {
+    std::fs::write(path, bytemuck::cast_slice(data)).map_err(|e| Error::io(path, e))
+}
+
+/// Writes X as raw arrays into `dir`: CSR (`wgsparse gen --raw` layout) or `dense.f32`
+/// row-major with `meta.json` (`nrows`, `ncols`, `dense`).
+pub(crate) fn export_matrix(dir: &Path, input: &Input) -> Result<()> {
+    let (m, n) = input.matrix().shape();
+    match input {
+        Input::Sparse(s) => io::write_csr_binary(dir, s)?,
+        Input::Dense(d) => {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+            write_f32(&dir.join("dense.f32"), &d.data)?;
+            let meta = json!({ "nrows": m, "ncols": n, "dense": true });
+            let p = dir.join("meta.json");
+            std::fs::write(&p, meta.to_string()).map_err(|e| Error::io(&p, e))?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes X and the full pattern's operands and w for the peer script.
+fn export(gpu: &Gpu, dir: &Path, input: &Input, base: &Options, seed: u64) -> Result<()> {
+    export_matrix(dir, input)?;
+    let x = input.matrix();
+    let (m, n) = x.shape();
+    let ops = Operands::random(gpu, m, n, Pattern::Full, seed)?;
+    let plan = Plan::new(gpu, x, base)?;
+    plan.run(gpu, &ops.op(), &ops.w)?;
+    let (y, v, z) = ops.host_vectors();
+    write_f32(&dir.join("y.f32"), y)?;
+    write_f32(&dir.join("v.f32"), v)?;
+    write_f32(&dir.join("z.f32"), z)?;
+    write_f32(&dir.join("w_wgsparse.f32"), &ops.w.read(gpu)?)?;
+    let meta = json!({
+        "alpha": ops.alpha, "beta": ops.beta, "pattern": "full",
+        "kind": if matches!(input, Input::Dense(_)) { "dense" } else { "sparse" },
+        "adapter": gpu.caps.adapter_name,
+    });
+    let p = dir.join("operands.json");
+    std::fs::write(&p, meta.to_string()).map_err(|e| Error::io(&p, e))
+}
+
+/// (pattern, variant, measurement or why it did not run).
+type Outcome = (Pattern, Variant, std::result::Result<Measurement, String>);
+
+/// Runs `wgsparse fused`.
+pub fn run(a: FusedArgs) -> Result<ExitCode> {
+    let gpu = Gpu::new()?;
+    let (name, input) = load(&a)?;
+    let x = input.matrix();
+    let (m, n) = x.shape();
+    let base = Options {
+        atomics: match a.atomics {
+            AtomicsArg::Auto => Atomics::Auto,
+            AtomicsArg::Native => Atomics::Native,
+            AtomicsArg::Cas => Atomics::Cas,
+        },
+        subgroups: !a.no_subgroups,
+        workgroup_w: a.global_w.then_some(false),
+        vs: a.vs,
+        workgroup: a.wg,
+        rows_per_vector: a.c,
+        tl: a.tl,
+        ..Default::default()
+    };
+    if let Some(dir) = &a.export {
+        export(&gpu, dir, &input, &base, a.seed + 17)?;
+    }
+    let roofline = if a.roofline {
+        Some(report::roofline::measure(&gpu, 1 << 30, 10, 10)?.copy_gbps)
+    } else {
+        None
+    };
+    let mut results: Vec<Outcome> = vec![];
+    let mut sweeps = vec![];
+    let mut failed = false;
+    for p in a.pattern.iter().map(|p| p.pattern()) {
+        let ops = Operands::random(&gpu, m, n, p, a.seed + 17)?;
+        let reference = a.check.then(|| Reference::new(x, &ops));
+        let mut first: Option<Plan> = None;
+        for v in variants(&a.variant) {
+            let options = Options {
+                variant: v,
+                ..base.clone()
+            };
+            let plan = match &first {
+                _ if v == Variant::Auto && !a.no_tune => {
+                    wgsparse::fused::tune::autotuned_plan(&gpu, x, &options)
+                }
+                Some(like) => Plan::new_like(&gpu, x, &options, like),
+                None => Plan::new(&gpu, x, &options),
+            };
+            let measured = plan.and_then(|plan| {
+                Ok((
+                    bench::measure(&gpu, &plan, &ops, a.reps, reference.as_ref())?,
+                    plan,
+                ))
+            });
+            match measured {
+                Ok((meas, plan)) => {
+                    results.push((p, v, Ok(meas)));
+                    first.get_or_insert(plan);
+                }
+                Err(
+                    e @ (Error::Check { .. }
+                    | Error::Option(_)
+                    | Error::TooLarge { .. }
+                    | Error::Unsupported(_)),
+                ) => {
+                    // An input beyond the device's limits is reported, not a failure (as in
+                    // `wgsparse sddmm`); everything else is.
+                    failed |= !matches!(e, Error::TooLarge { .. });
+                    if !a.json {
+                        eprintln!("{} {}: {e}", p.name(), v.name());
+                    }
+                    results.push((p, v, Err(e.to_string())));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        if a.sweep {
+            let sw = bench::sweep(&gpu, x, &ops, &base, a.reps.min(5), |_| {})?;
+            sweeps.push((p, sw));
+        }
+    }
+    let fraction = |gbps: f64| roofline.map(|r| gbps / r);
+    if a.json {
+        println!(
+            "{}",
+            json!({
+                "adapter": gpu.caps.adapter_name,
+                "input": { "name": name, "m": m, "n": n, "nnz": x.nnz(),
+                           "dense": matches!(input, Input::Dense(_)) },
+                "roofline_gbps": roofline,
+                "results": results.iter().map(|(p, v, r)| match r {
+                    Ok(meas) => json!({ "pattern": p.name(), "variant": v.name(),
+                        "measurement": meas, "roofline_fraction": fraction(meas.gbps) }),
+                    Err(e) => json!({ "pattern": p.name(), "variant": v.name(), "error": e }),
+                }).collect::<Vec<_>>(),
+                "sweeps": sweeps.iter().map(|(p, s)| json!({
+                    "pattern": p.name(), "points": s.points.len(), "best": s.best,
+                    "model": s.model, "model_gap": s.model_gap,
+                })).collect::<Vec<_>>(),
+                "ok": !failed,
+            })
+        );
+    } else {
+        println!(
+            "fused pattern on {} — X = {name}: {m}×{n}, {} stored entries{}",
+            gpu.caps.adapter_name,
+            x.nnz(),
+            roofline.map_or(String::new(), |r| format!("; copy roofline {r:.1} GB/s"))
+        );
+        let mut t = super::table(&[
+            "pattern",
+            "variant",
+            "kernel",
+            "config",
+            "GPU ms",
+            "GB/s",
+            "% roofline",
+            "GFLOP/s",
+            "max rel err",
+        ]);
+        for (p, v, r) in &results {
+            match r {
+                Ok(meas) => t.add_row(vec![
+                    p.name().to_string(),
+                    v.name().to_string(),
+                    meas.kernel.clone(),
+                    meas.config.describe(),
+                    format!("{:.4}", meas.ms),
+                    format!("{:.1}", meas.gbps),
+                    fraction(meas.gbps).map_or("—".into(), |f| format!("{:.0}%", 100.0 * f)),
+                    format!("{:.1}", meas.gflops),
+                    meas.max_rel_error
+                        .map_or("—".into(), |e| format!("{e:.1e}")),
+                ]),
+                Err(e) => t.add_row(vec![p.name().to_string(), v.name().to_string(), e.clone()]),
+            };
+        }
+        println!("{t}");
+        for (p, s) in &sweeps {
+            println!(
+                "sweep {}: {} points; best {:.4} ms ({}); model {:.4} ms ({}): {:+.1}% from best",
+                p.name(),
+                s.points.len(),
+                s.best.ms,
+                s.best.config.describe(),
+                s.model.ms,
+                s.model.config.describe(),
+                100.0 * s.model_gap
+            );
+        }
+    }
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

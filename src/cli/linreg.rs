@@ -1,0 +1,195 @@
+//! `wgsparse linreg`: linear regression by CG on the fused pattern.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use serde_json::json;
+
+use wgsparse::fused::bench::{self, Input};
+use wgsparse::fused::linreg::{self, CgOptions};
+use wgsparse::fused::{cpu, Matrix, Options, Plan};
+use wgsparse::{io, Gpu, Result};
+
+/// The training data of `linreg` and `logreg`.
+#[derive(clap::Args)]
+pub struct TrainData {
+    /// Training data (LIBSVM: regression targets, or labels ±1 or 0/1).
+    #[arg(long)]
+    pub libsvm: Option<PathBuf>,
+    /// Without --libsvm: a generated input (see `wgsparse fused --help`) with labels from a
+    /// planted linear model plus noise (thresholded at 0 for `logreg`).
+    #[arg(long, default_value = "demo", conflicts_with = "libsvm")]
+    pub gen: String,
+    /// Scale the generated input's rows by this factor in (0, 1].
+    #[arg(long, default_value_t = 1.0)]
+    pub scale: f64,
+    /// Seed of the generated input and labels.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+impl TrainData {
+    /// (name, X, labels): the LIBSVM file's, or the generated input with planted labels.
+    pub fn load(&self) -> Result<(String, Input, Vec<f32>)> {
+        match &self.libsvm {
+            Some(p) => {
+                let d = io::read_libsvm(p)?;
+                Ok((p.display().to_string(), Input::Sparse(d.features), d.labels))
+            }
+            None => {
+                let input = bench::generate(&self.gen, self.scale, self.seed)?;
+                let b = linreg::synthetic_labels(input.matrix(), self.seed + 5);
+                Ok((self.gen.clone(), input, b))
+            }
+        }
+    }
+}
+
+/// Arguments of `wgsparse linreg`.
+#[derive(clap::Args)]
+pub struct LinregArgs {
+    #[command(flatten)]
+    data: TrainData,
+    /// Test data (LIBSVM) for a test RMSE.
+    #[arg(long)]
+    test: Option<PathBuf>,
+    /// Ridge term λ.
+    #[arg(long, default_value_t = 0.001)]
+    lambda: f32,
+    /// Append a column of ones (an intercept, regularized like the other weights).
+    #[arg(long)]
+    intercept: bool,
+    /// Most CG iterations.
+    #[arg(long, default_value_t = 100)]
+    max_iter: usize,
+    /// Stop when ‖r‖ ≤ tol·‖r₀‖.
+    #[arg(long, default_value_t = 1e-6)]
+    tol: f64,
+    /// Also solve with the f64 CPU twin and fail when the weights differ by more than 1e-3
+    /// of their largest magnitude.
+    #[arg(long)]
+    check: bool,
+    /// Write X (raw) and the labels (v.f32) into this folder for `fused_peer.py --cg`.
+    #[arg(long)]
+    export: Option<PathBuf>,
+    /// Solve this many times (the first on a cold GPU) and report the median time.
+    #[arg(long, default_value_t = 1)]
+    runs: usize,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `wgsparse linreg`.
+pub fn run(a: LinregArgs) -> Result<ExitCode> {
+    let gpu = Gpu::new()?;
+    let (name, input, labels) = a.data.load()?;
+    let input = if a.intercept {
+        match input {
+            Input::Sparse(s) => Input::Sparse(linreg::with_intercept_sparse(&s)),
+            Input::Dense(d) => Input::Dense(linreg::with_intercept_dense(&d)),
+        }
+    } else {
+        input
+    };
+    let x = input.matrix();
+    if let Some(dir) = &a.export {
+        super::fused::export_matrix(dir, &input)?;
+        super::fused::write_f32(&dir.join("v.f32"), &labels)?;
+    }
+    let options = CgOptions {
+        lambda: a.lambda,
+        tol: a.tol,
+        max_iter: a.max_iter,
+        fused: Options::default(),
+    };
+    let plan = Plan::new(&gpu, x, &options.fused)?;
+    let mut report = linreg::linreg_cg(&gpu, &plan, &labels, &options, |i, r| {
+        if !a.json {
+            println!("iteration {i:>3}: ‖r‖ = {r:.6e}");
+        }
+    })?;
+    let mut times = vec![report.seconds];
+    for _ in 1..a.runs.max(1) {
+        times.push(linreg::linreg_cg(&gpu, &plan, &labels, &options, |_, _| {})?.seconds);
+    }
+    times.sort_by(f64::total_cmp);
+    report.seconds = times[times.len() / 2];
+    let train_rmse = linreg::rmse(x, &report.w, &labels);
+    let test_rmse = match &a.test {
+        Some(p) => {
+            let n_features = plan.n - a.intercept as usize;
+            let t = io::read_libsvm_with(p, Some(n_features))?;
+            let tx = if a.intercept {
+                linreg::with_intercept_sparse(&t.features)
+            } else {
+                t.features
+            };
+            Some(linreg::rmse(Matrix::Sparse(&tx), &report.w, &t.labels))
+        }
+        None => None,
+    };
+    let mut failed = false;
+    let mut twin_diff = None;
+    if a.check {
+        let twin = cpu::linreg_cg(x, &labels, a.lambda as f64, a.tol, a.max_iter);
+        // Converged, the weights must agree; otherwise (an ill-conditioned X stops at
+        // max_iter on different f32 and f64 paths) the GPU weights must solve the normal
+        // equations about as well as the twin's.
+        let d = linreg::weights_rel_diff(&report.w, &twin.w);
+        let r0 = twin.residuals[0].max(f64::MIN_POSITIVE);
+        let res = cpu::linreg_residual(x, &report.w, &labels, a.lambda as f64) / r0;
+        let twin_res = twin.residuals.last().copied().unwrap_or(0.0) / r0;
+        failed = if report.converged && twin.iterations < a.max_iter {
+            d > 1e-3
+        } else {
+            res.is_nan() || res > 10.0 * twin_res + 10.0 * a.tol
+        };
+        twin_diff = Some(d);
+        if failed && !a.json {
+            eprintln!(
+                "check failed: weights {d:.3e} from the f64 twin's; relative normal-equation \
+                 residual {res:.3e} (twin {twin_res:.3e})"
+            );
+        }
+    }
+    if a.json {
+        println!(
+            "{}",
+            json!({
+                "adapter": gpu.caps.adapter_name, "input": name,
+                "m": plan.m, "n": plan.n, "nnz": plan.nnz, "config": plan.config,
+                "iterations": report.iterations, "residuals": report.residuals,
+                "converged": report.converged, "rmse": train_rmse, "test_rmse": test_rmse,
+                "seconds": report.seconds, "twin_rel_diff": twin_diff, "ok": !failed,
+            })
+        );
+    } else {
+        println!(
+            "linreg CG on {} — {name}: {}×{}, {} stored entries; {}",
+            gpu.caps.adapter_name,
+            plan.m,
+            plan.n,
+            plan.nnz,
+            plan.config.describe()
+        );
+        println!(
+            "{} iterations ({}), training rmse {train_rmse:.6}{}, {:.3} s",
+            report.iterations,
+            if report.converged {
+                "converged"
+            } else {
+                "not converged"
+            },
+            test_rmse.map_or(String::new(), |t| format!(", test rmse {t:.6}")),
+            report.seconds
+        );
+        if let Some(d) = twin_diff {
+            println!("f64 twin: weights within {d:.2e} of its largest");
+        }
+    }
+    if failed {
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,486 @@
+//! `wgsparse mf`: train a matrix factorization by SGD, or predict with a saved model.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Subcommand, ValueEnum};
+use serde_json::json;
+
+use wgsparse::gen::planted_ratings;
+use wgsparse::io::{self, IdMap, Ratings};
+use wgsparse::mf::{self, Model, Precision, Scheme, Trainer};
+use wgsparse::{Error, Gpu, Result};
+
+/// Arguments of `wgsparse mf`.
+#[derive(clap::Args)]
+pub struct MfArgs {
+    #[command(subcommand)]
+    what: What,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum SchemeArg {
+    Hogwild,
+    Wavefront,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum PrecisionArg {
+    F16,
+    F32,
+}
+
+/// Planted data sets of the paper's shapes (Zipf degrees, rank 16).
+#[derive(Clone, Copy, ValueEnum)]
+enum Shape {
+    /// 480,190 × 17,771, 99,072,112 train + 1,408,395 test.
+    Netflix,
+    /// 1,000,990 × 624,961, 252,800,275 train + 4,003,960 test.
+    Yahoo,
+    /// 943 × 1,682, 100,000 ratings (MovieLens-100K's shape).
+    Small,
+}
+
+impl Shape {
+    /// (users, items, train, test).
+    fn dims(self) -> (usize, usize, usize, usize) {
+        match self {
+            Shape::Netflix => (480_190, 17_771, 99_072_112, 1_408_395),
+            Shape::Yahoo => (1_000_990, 624_961, 252_800_275, 4_003_960),
+            Shape::Small => (943, 1_682, 90_000, 10_000),
+        }
+    }
+}
+
+#[derive(Subcommand)]
+enum What {
+    /// Train P and Q; print per-epoch test RMSE and updates/s.
+    Train {
+        /// Training ratings: text (`u i r [t]`, tabs/spaces/commas, optional header) or, with
+        /// a `.bin` name or --binary, 12-byte records {i32 u, i32 v, f32 r}.
+        #[arg(long, required_unless_present = "gen")]
+        train: Option<PathBuf>,
+        /// Test ratings (same format; ids as in the training file).
+        #[arg(long)]
+        test: Option<PathBuf>,
+        /// Read both files as 12-byte binary records.
+        #[arg(long)]
+        binary: bool,
+        /// Reject ratings outside LO,HI (text: with file and line; binary: with record).
+        #[arg(long, value_parser = parse_range)]
+        rating_range: Option<(f32, f32)>,
+        /// Generate planted data of this shape in memory instead of reading files.
+        #[arg(long, conflicts_with = "train")]
+        gen: Option<Shape>,
+        /// Scale the generated shape's users, items and ratings by this factor.
+        #[arg(long, default_value_t = 1.0)]
+        gen_scale: f64,
+        #[arg(long, default_value_t = 128)]
+        k: usize,
+        #[arg(long, default_value_t = 20)]
+        epochs: usize,
+        #[arg(long, default_value_t = 0.05)]
+        lambda: f32,
+        #[arg(long, default_value_t = 0.08)]
+        alpha: f32,
+        #[arg(long, default_value_t = 0.3)]
+        beta: f32,
+        #[arg(long, value_enum, default_value = "hogwild")]
+        scheme: SchemeArg,
+        /// Concurrent workers (default min(m, n)/2, at most 8192; wavefront 1024).
+        #[arg(long)]
+        workers: Option<u32>,
+        /// Samples per batch (batch-Hogwild!'s f).
+        #[arg(long, default_value_t = 128)]
+        batch: u32,
+        /// Wavefront column blocks (default 2 × workers).
+        #[arg(long)]
+        columns: Option<u32>,
+        #[arg(long, value_enum, default_value = "f16")]
+        precision: PrecisionArg,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Save the model (binary format, with the input's ids).
+        #[arg(long)]
+        model: Option<PathBuf>,
+        /// Save the model in LIBMF's text format (rows by dense index).
+        #[arg(long)]
+        libmf: Option<PathBuf>,
+        /// Print one JSON object instead of the progress bar and table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Predict ratings for `user item [rating]` lines; with ratings, also print the RMSE.
+    Predict {
+        /// A model saved by `mf train --model` (or LIBMF's text format with --libmf).
+        #[arg(long)]
+        model: PathBuf,
+        /// The model is in LIBMF's text format (ids are dense indices).
+        #[arg(long)]
+        libmf: bool,
+        /// Pairs file: `user item [rating]` per line.
+        #[arg(long)]
+        pairs: PathBuf,
+        /// Print one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Runs `wgsparse mf`.
+pub fn run(args: MfArgs) -> Result<ExitCode> {
+    match args.what {
+        What::Predict {
+            model,
+            libmf,
+            pairs,
+            json,
+        } => predict(&model, libmf, &pairs, json),
+        What::Train {
+            train,
+            test,
+            binary,
+            rating_range,
+            gen,
+            gen_scale,
+            k,
+            epochs,
+            lambda,
+            alpha,
+            beta,
+            scheme,
+            workers,
+            batch,
+            columns,
+            precision,
+            seed,
+            model,
+            libmf,
+            json,
+        } => {
+            let (tr, te, ids, source, floor) = match (gen, train) {
+                (Some(shape), _) => generated(shape, gen_scale, seed)?,
+                (None, Some(path)) => read(&path, test.as_deref(), binary, rating_range)?,
+                (None, None) => return Err(Error::Option("give --train FILE or --gen".into())),
+            };
+            let options = mf::Options {
+                k,
+                lambda,
+                alpha,
+                beta,
+                scheme: match scheme {
+                    SchemeArg::Hogwild => Scheme::Hogwild,
+                    SchemeArg::Wavefront => Scheme::Wavefront,
+                },
+                precision: match precision {
+                    PrecisionArg::F16 => Precision::F16,
+                    PrecisionArg::F32 => Precision::F32,
+                },
+                workers,
+                batch,
+                columns,
+                seed,
+                ..Default::default()
+            };
+            let out = Outputs {
+                model,
+                libmf,
+                json,
+                floor,
+            };
+            train_run(&tr, te.as_ref(), ids, options, epochs, &source, out)
+        }
+    }
+}
+
+struct Outputs {
+    floor: Option<f64>,
+    model: Option<PathBuf>,
+    libmf: Option<PathBuf>,
+    json: bool,
+}
+
+/// Training and test ratings, their ids, a description, and the planted model's test RMSE
+/// (the noise floor) for generated data.
+type Loaded = (Ratings, Option<Ratings>, Option<IdMap>, String, Option<f64>);
+
+fn parse_range(s: &str) -> std::result::Result<(f32, f32), String> {
+    let bad = || format!("{s:?}: expected LO,HI with LO ≤ HI");
+    let (lo, hi) = s.split_once(',').ok_or_else(bad)?;
+    let (lo, hi): (f32, f32) = (
+        lo.trim().parse().map_err(|_| bad())?,
+        hi.trim().parse().map_err(|_| bad())?,
+    );
+    if lo <= hi {
+        Ok((lo, hi))
+    } else {
+        Err(bad())
+    }
+}
+
+fn read(
+    train: &Path,
+    test: Option<&Path>,
+    binary: bool,
+    range: Option<(f32, f32)>,
+) -> Result<Loaded> {
+    let is_bin = |p: &Path| binary || p.extension().is_some_and(|e| e == "bin");
+    if is_bin(train) {
+        let read_bin = |p: &Path| -> Result<Ratings> {
+            let r = io::read_ratings_binary(p)?;
+            if let Some((lo, hi)) = range {
+                if let Some(k) = r.values.iter().position(|v| !(lo..=hi).contains(v)) {
+                    let msg = format!("record {k}: rating {} is outside [{lo}, {hi}]", r.values[k]);
+                    return Err(Error::parse(p, 0, msg));
+                }
+            }
+            Ok(r)
+        };
+        let tr = read_bin(train)?;
+        let te = test.map(read_bin).transpose()?;
+        return Ok((tr, te, None, train.display().to_string(), None));
+    }
+    let mut ids = IdMap::new();
+    let read_text = |p: &Path, ids: &mut IdMap| match range {
+        Some(r) => io::read_ratings_in_range(p, ids, r),
+        None => io::read_ratings(p, ids),
+    };
+    let tr = read_text(train, &mut ids)?;
+    // Test ids unseen in training get indices past the training ones; the trainer skips them.
+    let te = test.map(|t| read_text(t, &mut ids)).transpose()?;
+    Ok((tr, te, Some(ids), train.display().to_string(), None))
+}
+
+fn generated(shape: Shape, scale: f64, seed: u64) -> Result<Loaded> {
+    if !(scale > 0.0 && scale <= 1.0) {
+        return Err(Error::Option(format!(
+            "--gen-scale {scale}: must be in (0, 1]"
+        )));
+    }
+    let (m, n, train, test) = shape.dims();
+    let s = |x: usize| ((x as f64 * scale).round() as usize).max(1);
+    let total = s(train + test);
+    let p = planted_ratings(
+        s(m),
+        s(n),
+        total,
+        16,
+        test as f64 / (train + test) as f64,
+        seed,
+    )?;
+    let source = format!("planted {}×{} ({} ratings)", s(m), s(n), total);
+    let t = &p.test;
+    let sse: f64 = (0..t.len())
+        .map(|k| {
+            let (u, i) = (
+                p.user_factors.row(t.users[k] as usize),
+                p.item_factors.row(t.items[k] as usize),
+            );
+            let dot: f64 = u.iter().zip(i).map(|(a, b)| *a as f64 * *b as f64).sum();
+            (t.values[k] as f64 - dot).powi(2)
+        })
+        .sum();
+    let floor = (!t.is_empty()).then(|| (sse / t.len() as f64).sqrt());
+    Ok((
+        (&p.train).into(),
+        Some((&p.test).into()),
+        None,
+        source,
+        floor,
+    ))
+}
+
+fn train_run(
+    tr: &Ratings,
+    te: Option<&Ratings>,
+    ids: Option<IdMap>,
+    options: mf::Options,
+    epochs: usize,
+    source: &str,
+    out: Outputs,
+) -> Result<ExitCode> {
+    let gpu = Gpu::new()?;
+    let half = options.precision == Precision::F16;
+    let k = options.k;
+    let mut trainer = Trainer::new(&gpu, tr, te, options.clone())?;
+    let bar = (!out.json).then(|| {
+        let b = indicatif::ProgressBar::new(epochs as u64);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{bar:30} epoch {pos}/{len} {msg}")
+                .expect("template"),
+        );
+        b
+    });
+    let metrics = trainer.fit(epochs, |m| {
+        if let Some(b) = &bar {
+            b.inc(1);
+            b.set_message(format!(
+                "rmse {} · {:.3} G updates/s",
+                m.rmse.map_or("-".into(), |r| format!("{r:.4}")),
+                m.updates_per_s / 1e9
+            ));
+        }
+    })?;
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    let seconds: f64 = metrics.iter().map(|m| m.seconds).sum();
+    let updates: u64 = metrics.iter().map(|m| m.updates).sum();
+    let nnz_rate = (epochs as f64 * tr.len() as f64) / seconds.max(1e-12);
+    // Bytes per update: the 12-byte sample plus p_u and q_v read and written.
+    let bytes_per_update = 12 + 4 * k * if half { 2 } else { 4 };
+    let final_rmse = metrics.last().and_then(|m| m.rmse);
+    let mut model = trainer.model()?;
+    if let Some(ids) = ids {
+        model.user_ids = Some(ids.user_ids()[..model.n_users].to_vec());
+        model.item_ids = Some(ids.item_ids()[..model.n_items].to_vec());
+    }
+    if let Some(p) = &out.model {
+        model.save(p)?;
+    }
+    if let Some(p) = &out.libmf {
+        model.save_libmf(p)?;
+    }
+    let (lanes, subgroup) = trainer.lanes();
+    if out.json {
+        println!(
+            "{}",
+            json!({
+                "adapter": gpu.caps.adapter_name,
+                "data": source,
+                "users": tr.n_users, "items": tr.n_items, "nnz": tr.len(),
+                "test": trainer.test_len(), "skipped_test": trainer.skipped_test(),
+                "k": k, "scheme": options.scheme, "precision": options.precision,
+                "native_f16": trainer.native_f16(),
+                "workers": trainer.workers(), "lanes": lanes, "subgroup_reduce": subgroup,
+                "batch": options.batch, "lambda": options.lambda, "alpha": options.alpha,
+                "beta": options.beta, "sigma": trainer.sigma(),
+                "epochs": metrics,
+                "rmse": metrics.iter().map(|m| m.rmse).collect::<Vec<_>>(),
+                "final_rmse": final_rmse,
+                "noise_floor": out.floor,
+                "train_seconds": seconds,
+                "updates": updates,
+                "updates_per_s": nnz_rate,
+                "bytes_per_update": bytes_per_update,
+                "gb_per_s": nnz_rate * bytes_per_update as f64 / 1e9,
+            })
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "mf on {}: {source}, {} users × {} items, {} train, {} test ({} skipped: unseen ids)",
+        gpu.caps.adapter_name,
+        tr.n_users,
+        tr.n_items,
+        tr.len(),
+        trainer.test_len(),
+        trainer.skipped_test()
+    );
+    println!(
+        "k {k}, {:?}, {:?}{}, {} workers × {lanes} lanes ({}), f {}",
+        options.scheme,
+        options.precision,
+        if trainer.native_f16() { " native" } else { "" },
+        trainer.workers(),
+        if subgroup {
+            "subgroup shuffles"
+        } else {
+            "workgroup memory"
+        },
+        options.batch
+    );
+    let mut t = super::table(&["epoch", "lr", "test RMSE", "updates", "ms", "G updates/s"]);
+    for m in &metrics {
+        t.add_row(vec![
+            m.epoch.to_string(),
+            format!("{:.4}", m.lr),
+            m.rmse.map_or("-".into(), |r| format!("{r:.4}")),
+            m.updates.to_string(),
+            format!("{:.2}", m.seconds * 1e3),
+            format!("{:.3}", m.updates_per_s / 1e9),
+        ]);
+    }
+    println!("{t}");
+    println!(
+        "{epochs} epochs in {seconds:.3} s: {:.3} G updates/s (epochs·nnz / time), {:.1} GB/s at \
+         {bytes_per_update} B/update; final test RMSE {}",
+        nnz_rate / 1e9,
+        nnz_rate * bytes_per_update as f64 / 1e9,
+        final_rmse.map_or("-".into(), |r| format!("{r:.4}"))
+    );
+    if let Some(f) = out.floor {
+        println!("planted model's test RMSE (noise floor): {f:.4}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn predict(path: &Path, libmf: bool, pairs: &Path, as_json: bool) -> Result<ExitCode> {
+    let model = if libmf {
+        Model::load_libmf(path)?
+    } else {
+        Model::load(path)?
+    };
+    let index = |ids: &Option<Vec<String>>| {
+        ids.as_ref().map(|v| {
+            v.iter()
+                .enumerate()
+                .map(|(i, s)| (s.clone(), i as u32))
+                .collect::<std::collections::HashMap<_, _>>()
+        })
+    };
+    let (users, items) = (index(&model.user_ids), index(&model.item_ids));
+    let text = std::fs::read_to_string(pairs).map_err(|e| Error::io(pairs, e))?;
+    let mut rows = vec![];
+    let (mut sse, mut rated) = (0f64, 0usize);
+    for (n, line) in text.lines().enumerate() {
+        let ln = n as u64 + 1;
+        let f: Vec<&str> = line
+            .split([' ', '\t', ','])
+            .filter(|s| !s.is_empty())
+            .collect();
+        if f.is_empty() || f[0].starts_with('#') {
+            continue;
+        }
+        if !(2..=4).contains(&f.len()) {
+            return Err(Error::parse(pairs, ln, "expected `user item [rating]`"));
+        }
+        let lookup = |map: &Option<std::collections::HashMap<String, u32>>, s: &str, what| {
+            match map {
+                Some(m) => m.get(s).copied(),
+                None => s.parse::<u32>().ok(),
+            }
+            .ok_or_else(|| Error::parse(pairs, ln, format!("{what} {s:?} is not in the model")))
+        };
+        let (u, i) = (lookup(&users, f[0], "user")?, lookup(&items, f[1], "item")?);
+        let p = model
+            .predict(u, i)
+            .map_err(|e| Error::parse(pairs, ln, e.to_string()))?;
+        if let Some(r) = f.get(2) {
+            let r: f32 = r
+                .parse()
+                .ok()
+                .filter(|r: &f32| r.is_finite())
+                .ok_or_else(|| Error::parse(pairs, ln, format!("rating {r:?} is not a number")))?;
+            sse += (r as f64 - p as f64).powi(2);
+            rated += 1;
+        }
+        rows.push((f[0].to_string(), f[1].to_string(), p));
+    }
+    let rmse = (rated > 0).then(|| (sse / rated as f64).sqrt());
+    if as_json {
+        let preds: Vec<_> = rows
+            .iter()
+            .map(|(u, i, p)| json!({"user": u, "item": i, "prediction": p}))
+            .collect();
+        println!("{}", json!({ "predictions": preds, "rmse": rmse }));
+    } else {
+        for (u, i, p) in &rows {
+            println!("{u}\t{i}\t{p}");
+        }
+        if let Some(r) = rmse {
+            eprintln!("RMSE over {rated} rated pairs: {r:.4}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,208 @@
+//! Options → configuration: the launch model ([`super::plan`]) fills what the options leave
+//! open, checked against the device's limits.
+
+use crate::fused::plan::{self, Residency, TL_MAX};
+use crate::fused::{Atomics, Config, Matrix, Options, Variant};
+use crate::gpu::Gpu;
+use crate::sparse::GpuDense;
+use crate::{Error, Result};
+
+fn option_err(msg: String) -> Error {
+    Error::Option(msg)
+}
+
+fn pow2_in(what: &str, v: u32, lo: u32, hi: u32) -> Result<u32> {
+    if v.is_power_of_two() && (lo..=hi).contains(&v) {
+        Ok(v)
+    } else {
+        Err(option_err(format!(
+            "{what} = {v}: must be a power of two in {lo}..={hi}"
+        )))
+    }
+}
+
+/// The configuration for `x` under `options`: the launch model fills what they leave open.
+pub(crate) fn resolve(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Config> {
+    let caps = &gpu.caps;
+    let (m, n) = x.shape();
+    let dense = matches!(x, Matrix::Dense(_));
+    let variant = match options.variant {
+        Variant::Auto => Variant::Fused,
+        v => v,
+    };
+    let native_atomics = match options.atomics {
+        Atomics::Auto => caps.f32_atomics,
+        Atomics::Cas => false,
+        Atomics::Native if caps.f32_atomics => true,
+        Atomics::Native => {
+            return Err(Error::Unsupported(format!(
+                "native f32 atomics (SHADER_FLOAT32_ATOMIC) on {}",
+                caps.adapter_name
+            )))
+        }
+    };
+    let max_wg = caps.max_invocations_per_workgroup.min(1024);
+    let wg_mem = caps.max_workgroup_storage_bytes;
+    let r = Residency::of(caps);
+    let scratch = |vs: u32, wg: u32| {
+        if options.subgroups && caps.shuffle_fits(vs) {
+            0
+        } else {
+            4 * wg
+        }
+    };
+    let w_bytes = 4 * n.max(1) as u64;
+    if dense {
+        let bs = pow2_in(
+            "workgroup size",
+            options
+                .workgroup
+                .unwrap_or(if n <= 32 { 1024 } else { 128 })
+                .min(max_wg),
+            32,
+            max_wg,
+        )?;
+        let (tl, vs) = match (options.vs, options.tl) {
+            (None, None) => plan::dense_tl_vs(n, bs, max_wg).ok_or_else(|| {
+                Error::Unsupported(format!(
+                    "dense fused kernel with n = {n}: a row needs more than {max_wg} lanes × \
+                     {TL_MAX} elements"
+                ))
+            })?,
+            (vs, tl) => {
+                let vs = pow2_in("vs", vs.unwrap_or(32), 1, max_wg)?;
+                let tl = tl.unwrap_or(n.div_ceil(vs as usize).max(1) as u32);
+                (tl, vs)
+            }
+        };
+        if tl == 0 || tl > TL_MAX || (vs as usize) * (tl as usize) < n {
+            return Err(option_err(format!(
+                "dense tl = {tl}, vs = {vs}: need 1 ≤ tl ≤ {TL_MAX} and vs·tl ≥ n = {n}"
+            )));
+        }
+        let wg = bs.max(vs);
+        let shuffle = options.subgroups && caps.shuffle_fits(vs);
+        // A vector of whole subgroups of one fixed size (NVIDIA: 32).
+        let sg = caps.subgroup_min_size;
+        let wide = options.subgroups
+            && caps.subgroups
+            && !shuffle
+            && sg == caps.subgroup_max_size
+            && vs > sg
+            && vs.is_multiple_of(sg);
+        let shared = w_bytes + scratch(vs, wg) as u64;
+        if shared > wg_mem as u64 {
+            return Err(Error::TooLarge {
+                what: format!("dense fused kernel's workgroup copy of w (n = {n})"),
+                needed: format!("{shared} bytes of workgroup memory"),
+                limit: format!("{wg_mem} bytes on {}", caps.adapter_name),
+            });
+        }
+        let rows = dense_band_rows(gpu, n).min(m);
+        let (c, groups) = grid(options, rows, wg / vs, &r, wg, shared as u32, caps)?;
+        return Ok(Config {
+            variant,
+            dense,
+            vs,
+            workgroup: wg,
+            rows_per_vector: c,
+            groups,
+            tl,
+            workgroup_w: true,
+            native_atomics,
+            subgroup_reduce: shuffle || wide,
+            subgroup_wide: wide,
+        });
+    }
+    let nnz = x.nnz();
+    let mu = if m == 0 { 0.0 } else { nnz as f64 / m as f64 };
+    let vs = pow2_in("vs", options.vs.unwrap_or(plan::sparse_vs(mu)), 1, 32)?;
+    let fits = |wg: u32| w_bytes + scratch(vs, wg) as u64 <= wg_mem as u64;
+    let shared_of = |on: bool, wg: u32| {
+        if on {
+            w_bytes as u32 + scratch(vs, wg)
+        } else {
+            scratch(vs, wg)
+        }
+    };
+    let pick_wg = |on: bool| match options.workgroup {
+        Some(wg) => pow2_in("workgroup size", wg, vs.max(32), max_wg),
+        // Two-pass vectors take turns scattering (a barrier each): at most 8 per workgroup.
+        None if variant == Variant::TwoPass => Ok((8 * vs).clamp(32, max_wg)),
+        None => Ok(plan::best_workgroup(&r, max_wg, |wg| shared_of(on, wg)).max(vs)),
+    };
+    let wants_w = match (variant, options.workgroup_w) {
+        (Variant::Unfused, _) => false,
+        (Variant::TwoPass, Some(false)) => {
+            return Err(option_err(
+                "the two-pass variant aggregates w in workgroup memory".into(),
+            ))
+        }
+        (Variant::TwoPass, _) => true,
+        (_, Some(on)) => on,
+        (_, None) => fits(pick_wg(true)?),
+    };
+    let wg = pick_wg(wants_w)?;
+    if wants_w && !fits(wg) {
+        return Err(Error::TooLarge {
+            what: format!("a workgroup copy of w (n = {n})"),
+            needed: format!("{} bytes of workgroup memory", shared_of(true, wg)),
+            limit: format!(
+                "{wg_mem} bytes on {} (the fused variant adds to global memory instead)",
+                caps.adapter_name
+            ),
+        });
+    }
+    let (c, groups) = grid(options, m, wg / vs, &r, wg, shared_of(wants_w, wg), caps)?;
+    Ok(Config {
+        variant,
+        dense,
+        vs,
+        workgroup: wg,
+        rows_per_vector: c,
+        groups,
+        tl: 1,
+        workgroup_w: wants_w,
+        native_atomics,
+        subgroup_reduce: options.subgroups && caps.shuffle_fits(vs),
+        subgroup_wide: false,
+    })
+}
+
+/// Eq. 5 (or the caller's C) and the number of workgroups.
+fn grid(
+    options: &Options,
+    m: usize,
+    nv: u32,
+    r: &Residency,
+    wg: u32,
+    shared: u32,
+    caps: &crate::Caps,
+) -> Result<(u32, u32)> {
+    let max_groups = caps.max_workgroups_per_dimension;
+    match options.rows_per_vector {
+        None => {
+            let resident = r.units.saturating_mul(r.groups_resident(wg, shared));
+            Ok(plan::rows_per_vector(m, nv, resident, max_groups))
+        }
+        Some(0) => Err(option_err("rows per vector must be at least 1".into())),
+        Some(c) => {
+            let groups = m.div_ceil(c as usize * nv as usize).max(1);
+            if groups > max_groups as usize {
+                return Err(option_err(format!(
+                    "{c} rows per vector over {m} rows needs {groups} workgroups, more than \
+                     {max_groups}"
+                )));
+            }
+            Ok((c, groups as u32))
+        }
+    }
+}
+
+/// Rows of a dense band: as many as fit one storage binding, a multiple of 8 (so every band
+/// starts at a 256-byte aligned offset; rows are a multiple of 8 floats).
+pub(crate) fn dense_band_rows(gpu: &Gpu, n: usize) -> usize {
+    let row_bytes = GpuDense::stride_for(n) as u64 * 4;
+    let rows = (gpu.caps.max_storage_binding_bytes / row_bytes) as usize;
+    (rows / 8 * 8).max(8)
+}

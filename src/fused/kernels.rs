@@ -1,0 +1,301 @@
+//! Uploading X and recording the dispatches of each variant (sparse X here; dense X in
+//! [`super::dense`], the element-wise kernels in [`super::vectors`]).
+
+use bytemuck::{Pod, Zeroable};
+
+use crate::fused::config::dense_band_rows;
+pub(crate) use crate::fused::config::resolve;
+use crate::fused::dense::{dense, dense_unfused};
+use crate::fused::vectors::{axpy, reduce_parts, scale};
+use crate::fused::{Config, DeviceX, Matrix, Op, Plan, Variant};
+use crate::gpu::{Batch, Binding, Gpu, GpuBuffer, KernelSpec};
+use crate::sparse::GpuDense;
+use crate::{Error, Result};
+
+use Binding::{Read, ReadWrite, Uniform};
+
+const SPARSE_BINDINGS: [Binding; 7] = [Uniform, Read, Read, Read, Read, Read, ReadWrite];
+pub(crate) const DENSE_BINDINGS: [Binding; 5] = [Uniform, Read, Read, Read, ReadWrite];
+const SPMV_BINDINGS: [Binding; 6] = [Uniform, Read, Read, Read, Read, ReadWrite];
+const LOGISTIC_BINDINGS: [Binding; 9] = [
+    Uniform, Read, Read, Read, Read, Read, ReadWrite, ReadWrite, ReadWrite,
+];
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct SparseParams {
+    m: u32,
+    n: u32,
+    c: u32,
+    flags: u32,
+    alpha: f32,
+    pad: [u32; 3],
+}
+
+/// Uploads X: CSR arrays whole (each must fit one binding), dense rows padded to the stride
+/// and cut into bands that each fit one binding.
+pub(crate) fn upload(gpu: &Gpu, x: Matrix) -> Result<DeviceX> {
+    let binding = gpu.caps.max_storage_binding_bytes;
+    match x {
+        Matrix::Sparse(s) => {
+            let bytes = s.nnz() as u64 * 4;
+            if bytes > binding {
+                return Err(Error::TooLarge {
+                    what: format!("X's {} values and column indices", s.nnz()),
+                    needed: format!("{bytes} bytes in one storage binding each"),
+                    limit: format!("{binding} bytes on {}", gpu.caps.adapter_name),
+                });
+            }
+            Ok(DeviceX::Sparse {
+                row_ptr: GpuBuffer::upload(gpu, "fused.row_ptr", &s.row_ptr)?,
+                col_idx: GpuBuffer::upload(gpu, "fused.col_idx", &s.col_idx)?,
+                values: GpuBuffer::upload(gpu, "fused.values", &s.values)?,
+            })
+        }
+        Matrix::Dense(d) => {
+            let gd = GpuDense::upload(gpu, d)?;
+            let per = dense_band_rows(gpu, d.ncols);
+            let bands = (0..d.nrows.div_ceil(per))
+                .map(|b| b * per..((b + 1) * per).min(d.nrows))
+                .collect();
+            Ok(DeviceX::Dense {
+                stride: gd.stride,
+                data: gd.data,
+                bands,
+            })
+        }
+    }
+}
+
+pub(crate) fn whole(b: &GpuBuffer<f32>) -> wgpu::BufferBinding<'_> {
+    b.raw().as_entire_buffer_binding()
+}
+
+pub(crate) fn defines(
+    config: &Config,
+    xty: bool,
+    two_pass: bool,
+    workgroup_w: bool,
+) -> Vec<&'static str> {
+    let mut d = vec![];
+    if config.subgroup_wide {
+        d.push("SUBGROUP_WIDE");
+    } else if config.subgroup_reduce {
+        d.push("SUBGROUP");
+    }
+    if config.native_atomics && !two_pass {
+        d.push("F32_ATOMIC");
+    }
+    if two_pass {
+        d.push("TWO_PASS");
+    } else if workgroup_w {
+        d.push("SHARED_W");
+    }
+    if xty {
+        d.push("XTY");
+    }
+    d
+}
+
+/// Records every dispatch of the plan's variant.
+pub(crate) fn record(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>) -> Result<()> {
+    let cfg = &plan.config;
+    let dummy = &*plan.dummy;
+    let z = op.z.filter(|_| op.beta != 0.0).unwrap_or(dummy);
+    let two_pass = cfg.variant == Variant::TwoPass;
+    let target = match cfg.variant {
+        Variant::TwoPass => plan.scratch.as_ref().expect("two-pass partials"),
+        _ => w,
+    };
+    if !two_pass {
+        axpy(batch, plan.n, 0.0, dummy, op.beta, z, w)?;
+    }
+    match &*plan.x {
+        DeviceX::Sparse {
+            row_ptr,
+            col_idx,
+            values,
+        } => {
+            let arrays = [row_ptr.raw(), col_idx.raw(), values.raw()];
+            if cfg.variant == Variant::Unfused {
+                let p = plan.scratch.as_ref().expect("unfused p");
+                if op.xty {
+                    batch.copy(op.y.raw(), p.raw(), plan.m as u64 * 4);
+                } else {
+                    spmv(plan, batch, &arrays, op.y, p)?;
+                }
+                if let Some(v) = op.v {
+                    scale(batch, plan.m, v, p)?;
+                }
+                let scatter = Op {
+                    y: p,
+                    v: None,
+                    xty: true,
+                    ..*op
+                };
+                return sparse(plan, batch, &arrays, &scatter, false, w);
+            }
+            sparse(plan, batch, &arrays, op, cfg.workgroup_w, target)?;
+        }
+        DeviceX::Dense {
+            stride,
+            data,
+            bands,
+        } if cfg.variant == Variant::Unfused => {
+            return dense_unfused(plan, batch, (*stride, data, bands), op, w)
+        }
+        DeviceX::Dense {
+            stride,
+            data,
+            bands,
+        } => dense(plan, batch, (*stride, data, bands), op, target)?,
+    }
+    if two_pass {
+        let bands = match &*plan.x {
+            DeviceX::Dense { bands, .. } => bands.len(),
+            DeviceX::Sparse { .. } => 1,
+        };
+        reduce_parts(
+            batch,
+            plan.n,
+            cfg.groups * bands as u32,
+            target,
+            op.beta,
+            z,
+            w,
+            0,
+        )?;
+    }
+    Ok(())
+}
+
+/// Records `fused.sparse` (workgroup or global aggregation, or two-pass partials).
+fn sparse(
+    plan: &Plan,
+    batch: &mut Batch,
+    arrays: &[&wgpu::Buffer; 3],
+    op: &Op,
+    workgroup_w: bool,
+    target: &GpuBuffer<f32>,
+) -> Result<()> {
+    let gpu = batch.gpu();
+    let cfg = &plan.config;
+    let two_pass = cfg.variant == Variant::TwoPass;
+    let ncols = if workgroup_w || two_pass {
+        plan.n.max(1)
+    } else {
+        1
+    };
+    let k = gpu.kernel(&KernelSpec {
+        name: "fused/sparse",
+        defines: defines(cfg, op.xty, two_pass, workgroup_w),
+        constants: vec![
+            ("WG", cfg.workgroup as f64),
+            ("VS", cfg.vs as f64),
+            ("NCOLS", ncols as f64),
+        ],
+        bindings: &SPARSE_BINDINGS,
+    })?;
+    let params = gpu.uniform(
+        "fused.sparse.params",
+        &SparseParams {
+            m: plan.m as u32,
+            n: plan.n as u32,
+            c: cfg.rows_per_vector,
+            flags: op.v.is_some() as u32,
+            alpha: op.alpha,
+            pad: [0; 3],
+        },
+    );
+    let v = op.v.unwrap_or(&plan.dummy);
+    let bg = k.bind(
+        gpu,
+        &[
+            &params,
+            arrays[0],
+            arrays[1],
+            arrays[2],
+            op.y.raw(),
+            v.raw(),
+            target.raw(),
+        ],
+    )?;
+    batch.dispatch(&k, bg, [cfg.groups, 1, 1])
+}
+
+/// Records a CSR row kernel (`fused.spmv`, `fused.logistic`: VS lanes per row, C rows per
+/// vector, the plan's grid) binding its parameters (m, C), X's arrays, then `rest`.
+fn record_rows(
+    plan: &Plan,
+    batch: &mut Batch,
+    name: &str,
+    bindings: &[Binding],
+    arrays: [&wgpu::Buffer; 3],
+    rest: &[&wgpu::Buffer],
+) -> Result<()> {
+    let gpu = batch.gpu();
+    let cfg = &plan.config;
+    let k = gpu.kernel(&KernelSpec {
+        name,
+        defines: if cfg.subgroup_reduce {
+            vec!["SUBGROUP"]
+        } else {
+            vec![]
+        },
+        constants: vec![("WG", cfg.workgroup as f64), ("VS", cfg.vs as f64)],
+        bindings,
+    })?;
+    let params = gpu.uniform(name, &[plan.m as u32, cfg.rows_per_vector, 0, 0]);
+    let mut all = vec![&params];
+    all.extend(arrays);
+    all.extend(rest);
+    let bg = k.bind(gpu, &all)?;
+    batch.dispatch(&k, bg, [cfg.groups, 1, 1])
+}
+
+/// Records `fused.spmv`: p = X·y.
+fn spmv(
+    plan: &Plan,
+    batch: &mut Batch,
+    arrays: &[&wgpu::Buffer; 3],
+    y: &GpuBuffer<f32>,
+    p: &GpuBuffer<f32>,
+) -> Result<()> {
+    record_rows(
+        plan,
+        batch,
+        "fused/spmv",
+        &SPMV_BINDINGS,
+        *arrays,
+        &[y.raw(), p.raw()],
+    )
+}
+
+/// The per-row logistic terms at `w` (`fused.logistic`): loss, gradient row weights and the
+/// Hessian's diagonal, each m long. Sparse X only.
+pub(crate) fn logistic(
+    plan: &Plan,
+    batch: &mut Batch,
+    w: &GpuBuffer<f32>,
+    labels: &GpuBuffer<f32>,
+    [loss, coef, dd]: [&GpuBuffer<f32>; 3],
+) -> Result<()> {
+    let DeviceX::Sparse {
+        row_ptr,
+        col_idx,
+        values,
+    } = &*plan.x
+    else {
+        return Err(Error::Unsupported(
+            "logistic regression takes sparse X".into(),
+        ));
+    };
+    record_rows(
+        plan,
+        batch,
+        "fused/logistic",
+        &LOGISTIC_BINDINGS,
+        [row_ptr.raw(), col_idx.raw(), values.raw()],
+        &[w.raw(), labels.raw(), loss.raw(), coef.raw(), dd.raw()],
+    )
+}

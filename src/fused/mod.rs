@@ -1,0 +1,482 @@
+//! The fused sparse/dense pattern of Ashari et al. (PPoPP 2015):
+//! w = α·Xᵀ(v ⊙ (X·y)) + β·z with X m×n sparse (CSR) or dense (row-major), y, z, w ∈ ℝⁿ and
+//! v ∈ ℝᵐ, and every instantiation of the paper's Table 1 ([`Pattern`]).
+//!
+//! One pass over X computes each row's dot product, scales it by v[r] and scatters the row back
+//! into w while it is still on chip, so X is read once and Xᵀ is never built. Variants
+//! ([`Variant`]): the fused kernel (w aggregated in workgroup memory when n fits, straight in
+//! global memory otherwise), a deterministic two-pass form, and the unfused sequence of
+//! separate dispatches kept as the honest baseline. A [`Plan`] uploads X and resolves the
+//! launch model ([`plan`]) once; `record` / `run` reuse it with new vectors.
+
+pub mod bench;
+mod config;
+pub mod cpu;
+mod dense;
+mod kernels;
+pub mod linreg;
+pub mod logreg;
+pub mod plan;
+pub mod tune;
+mod vectors;
+
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::gpu::{Batch, Gpu, GpuBuffer, GpuTime};
+use crate::sparse::{Csr, Dense};
+use crate::{Error, Result};
+
+pub use cpu::HostOp;
+
+/// The instantiations of Table 1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Pattern {
+    /// α·Xᵀy (y ∈ ℝᵐ).
+    Xty,
+    /// Xᵀ(X·y).
+    Xtxy,
+    /// Xᵀ(v ⊙ (X·y)).
+    Xtvxy,
+    /// Xᵀ(X·y) + β·z.
+    XtxyBz,
+    /// α·Xᵀ(v ⊙ (X·y)) + β·z.
+    Full,
+}
+
+impl Pattern {
+    /// Every instantiation.
+    pub const ALL: [Pattern; 5] = [
+        Pattern::Xty,
+        Pattern::Xtxy,
+        Pattern::Xtvxy,
+        Pattern::XtxyBz,
+        Pattern::Full,
+    ];
+
+    /// The CLI name (`xty`, `xtxy`, `xtvxy`, `xtxy-bz`, `full`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Pattern::Xty => "xty",
+            Pattern::Xtxy => "xtxy",
+            Pattern::Xtvxy => "xtvxy",
+            Pattern::XtxyBz => "xtxy-bz",
+            Pattern::Full => "full",
+        }
+    }
+
+    /// Whether the instantiation takes v.
+    pub fn has_v(self) -> bool {
+        matches!(self, Pattern::Xtvxy | Pattern::Full)
+    }
+
+    /// Whether the instantiation adds β·z.
+    pub fn has_z(self) -> bool {
+        matches!(self, Pattern::XtxyBz | Pattern::Full)
+    }
+}
+
+/// Which kernels compute the pattern.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Variant {
+    /// The fused kernel.
+    Auto,
+    /// The fused kernel: workgroup copy of w when n fits, else global adds.
+    Fused,
+    /// The fused kernel writing per-workgroup partials, summed by a second pass in a fixed
+    /// order: bit-identical run to run.
+    TwoPass,
+    /// Separate dispatches: β·z, SpMV (gemv on dense X), ⊙v, Xᵀp (a scatter on sparse X, a
+    /// column-wise gemv on dense X).
+    Unfused,
+}
+
+impl Variant {
+    /// The concrete variants.
+    pub const CONCRETE: [Variant; 3] = [Variant::Fused, Variant::TwoPass, Variant::Unfused];
+
+    /// The variant's name (`fused`, `two-pass`, `unfused`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Auto => "auto",
+            Variant::Fused => "fused",
+            Variant::TwoPass => "two-pass",
+            Variant::Unfused => "unfused",
+        }
+    }
+}
+
+/// How global f32 additions are made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Atomics {
+    /// Native when the adapter has `SHADER_FLOAT32_ATOMIC`, else compare-exchange.
+    Auto,
+    /// Native `atomic<f32>` (fails when the adapter lacks it).
+    Native,
+    /// Compare-exchange on the bit pattern.
+    Cas,
+}
+
+/// Options; `None` fields come from the launch model.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The kernels.
+    pub variant: Variant,
+    /// Global f32 additions.
+    pub atomics: Atomics,
+    /// Reduce with subgroup shuffles when the adapter can (else workgroup memory).
+    pub subgroups: bool,
+    /// Aggregate w in workgroup memory (sparse fused; `None`: when n fits).
+    pub workgroup_w: Option<bool>,
+    /// Lanes per row (power of two; sparse 1–32, dense up to the workgroup size).
+    pub vs: Option<u32>,
+    /// Invocations per workgroup (power of two, 32–1024).
+    pub workgroup: Option<u32>,
+    /// Rows per vector C.
+    pub rows_per_vector: Option<u32>,
+    /// Dense: elements per lane TL (1–16).
+    pub tl: Option<u32>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            variant: Variant::Auto,
+            atomics: Atomics::Auto,
+            subgroups: true,
+            workgroup_w: None,
+            vs: None,
+            workgroup: None,
+            rows_per_vector: None,
+            tl: None,
+        }
+    }
+}
+
+/// The matrix X.
+#[derive(Clone, Copy, Debug)]
+pub enum Matrix<'a> {
+    /// Sparse, CSR.
+    Sparse(&'a Csr),
+    /// Dense, row-major.
+    Dense(&'a Dense),
+}
+
+impl Matrix<'_> {
+    /// (m, n).
+    pub fn shape(&self) -> (usize, usize) {
+        match self {
+            Matrix::Sparse(x) => (x.nrows, x.ncols),
+            Matrix::Dense(x) => (x.nrows, x.ncols),
+        }
+    }
+
+    /// Stored entries (m·n when dense).
+    pub fn nnz(&self) -> usize {
+        match self {
+            Matrix::Sparse(x) => x.nnz(),
+            Matrix::Dense(x) => x.nrows * x.ncols,
+        }
+    }
+
+    /// The f64 twin's result and error magnitudes.
+    pub fn reference(&self, op: &HostOp) -> (Vec<f64>, Vec<f64>) {
+        match self {
+            Matrix::Sparse(x) => cpu::sparse(x, op),
+            Matrix::Dense(x) => cpu::dense(x, op),
+        }
+    }
+
+    /// Roundings one element of w sees at most (the comparison's K).
+    pub fn rounding_terms(&self) -> usize {
+        match self {
+            Matrix::Sparse(x) => cpu::rounding_terms_sparse(x),
+            Matrix::Dense(x) => cpu::rounding_terms_dense(x),
+        }
+    }
+}
+
+/// The resolved configuration of a plan.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Config {
+    /// The kernels (never `Auto`).
+    pub variant: Variant,
+    /// X is dense.
+    pub dense: bool,
+    /// Lanes per row.
+    pub vs: u32,
+    /// Invocations per workgroup.
+    pub workgroup: u32,
+    /// Rows per vector C.
+    pub rows_per_vector: u32,
+    /// Workgroups of the main dispatch.
+    pub groups: u32,
+    /// Dense: elements per lane.
+    pub tl: u32,
+    /// Sparse: w aggregated in workgroup memory.
+    pub workgroup_w: bool,
+    /// Global adds by native f32 atomics (else compare-exchange).
+    pub native_atomics: bool,
+    /// Row dot products reduced by subgroup operations (else workgroup memory).
+    pub subgroup_reduce: bool,
+    /// Dense: a vector spans several subgroups, reduced by subgroupAdd and then workgroup
+    /// memory (with `subgroup_reduce`).
+    pub subgroup_wide: bool,
+}
+
+impl Config {
+    /// A short description, e.g. `fused vs=8 wg=256 c=12 g=112 shared native sg`.
+    pub fn describe(&self) -> String {
+        let mut s = format!(
+            "{} vs={} wg={} c={} g={}",
+            self.variant.name(),
+            self.vs,
+            self.workgroup,
+            self.rows_per_vector,
+            self.groups
+        );
+        if self.dense {
+            s += &format!(" tl={}", self.tl);
+        } else if self.workgroup_w {
+            s += " wg-w";
+        } else {
+            s += " global-w";
+        }
+        s += if self.native_atomics {
+            " native"
+        } else {
+            " cas"
+        };
+        s += if self.subgroup_reduce {
+            " sg"
+        } else {
+            " wgmem"
+        };
+        s
+    }
+}
+
+/// The operands of one run on the device: w = α·Xᵀ(v ⊙ (X·y)) + β·z (`xty`: y ∈ ℝᵐ is used
+/// in place of X·y).
+#[derive(Clone, Copy)]
+pub struct Op<'a> {
+    /// α.
+    pub alpha: f32,
+    /// y ∈ ℝⁿ (ℝᵐ when `xty`).
+    pub y: &'a GpuBuffer<f32>,
+    /// Optional v ∈ ℝᵐ.
+    pub v: Option<&'a GpuBuffer<f32>>,
+    /// β; 0 never reads z.
+    pub beta: f32,
+    /// z ∈ ℝⁿ, needed when β ≠ 0.
+    pub z: Option<&'a GpuBuffer<f32>>,
+    /// The α·Xᵀy instantiation.
+    pub xty: bool,
+}
+
+/// X on the device.
+enum DeviceX {
+    Sparse {
+        row_ptr: GpuBuffer<u32>,
+        col_idx: GpuBuffer<u32>,
+        values: GpuBuffer<f32>,
+    },
+    Dense {
+        stride: usize,
+        data: GpuBuffer<f32>,
+        /// Row bands, each within one storage binding (rows multiple of 8 but the last).
+        bands: Vec<std::ops::Range<usize>>,
+    },
+}
+
+/// A prepared pattern on one X: X uploaded, configuration resolved, scratch allocated.
+pub struct Plan {
+    /// Rows of X.
+    pub m: usize,
+    /// Columns of X.
+    pub n: usize,
+    /// Stored entries of X.
+    pub nnz: usize,
+    /// The resolved configuration.
+    pub config: Config,
+    x: Arc<DeviceX>,
+    /// Two-pass partials (groups × bands × n) or the unfused p (m).
+    scratch: Option<GpuBuffer<f32>>,
+    /// A 16-byte stand-in bound where an optional vector is absent (never read).
+    dummy: Arc<GpuBuffer<f32>>,
+}
+
+impl Plan {
+    /// Validates X, resolves the configuration and uploads X.
+    pub fn new(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Plan> {
+        match x {
+            Matrix::Sparse(s) => s.validate()?,
+            Matrix::Dense(d) => d.validate()?,
+        }
+        let config = kernels::resolve(gpu, x, options)?;
+        Self::with_config(gpu, x, config)
+    }
+
+    /// A plan with a given configuration (the sweep's candidates); X must be valid.
+    pub fn with_config(gpu: &Gpu, x: Matrix, config: Config) -> Result<Plan> {
+        Self::build(gpu, x, config, Arc::new(kernels::upload(gpu, x)?))
+    }
+
+    /// [`Plan::new`] for the X that `like` was built from (not re-validated), sharing its
+    /// device copy of X: trying other configurations costs no upload.
+    pub fn new_like(gpu: &Gpu, x: Matrix, options: &Options, like: &Plan) -> Result<Plan> {
+        let config = kernels::resolve(gpu, x, options)?;
+        if x.shape() != (like.m, like.n) || x.nnz() != like.nnz || config.dense != like.config.dense
+        {
+            return Self::with_config(gpu, x, config);
+        }
+        Self::build(gpu, x, config, like.x.clone())
+    }
+
+    fn build(gpu: &Gpu, x: Matrix, config: Config, dx: Arc<DeviceX>) -> Result<Plan> {
+        let (m, n) = x.shape();
+        let scratch = match config.variant {
+            Variant::TwoPass => {
+                let bands = match &*dx {
+                    DeviceX::Dense { bands, .. } => bands.len(),
+                    DeviceX::Sparse { .. } => 1,
+                };
+                let len = (config.groups as usize)
+                    .checked_mul(bands)
+                    .and_then(|g| g.checked_mul(n))
+                    .unwrap_or(usize::MAX);
+                GpuBuffer::<f32>::check_fits(gpu, "fused two-pass partials", len)?;
+                if (len as u64) * 4 > gpu.caps.max_storage_binding_bytes {
+                    return Err(Error::TooLarge {
+                        what: "fused two-pass partials".into(),
+                        needed: format!("{} bytes in one storage binding", len as u64 * 4),
+                        limit: format!("{} bytes", gpu.caps.max_storage_binding_bytes),
+                    });
+                }
+                Some(GpuBuffer::zeroed(gpu, "fused.partials", len)?)
+            }
+            Variant::Unfused => Some(GpuBuffer::zeroed(gpu, "fused.p", m)?),
+            _ => None,
+        };
+        Ok(Plan {
+            m,
+            n,
+            nnz: x.nnz(),
+            config,
+            x: dx,
+            scratch,
+            dummy: Arc::new(GpuBuffer::zeroed(gpu, "fused.absent", 4)?),
+        })
+    }
+
+    fn check(&self, op: &Op, w: &GpuBuffer<f32>) -> Result<()> {
+        let y_len = if op.xty { self.m } else { self.n };
+        let shape = |what: &str, got: usize, want: usize| {
+            if got == want {
+                Ok(())
+            } else {
+                Err(Error::Shape(format!(
+                    "fused pattern on X {}×{}: {what} has {got} elements, needs {want}",
+                    self.m, self.n
+                )))
+            }
+        };
+        shape(
+            if op.xty {
+                "y (Xᵀy: y ∈ ℝᵐ)"
+            } else {
+                "y"
+            },
+            op.y.len(),
+            y_len,
+        )?;
+        shape("w", w.len(), self.n)?;
+        if let Some(v) = op.v {
+            shape("v", v.len(), self.m)?;
+        }
+        if !op.alpha.is_finite() || !op.beta.is_finite() {
+            return Err(Error::Option(format!(
+                "α = {} and β = {} must be finite",
+                op.alpha, op.beta
+            )));
+        }
+        if op.beta != 0.0 {
+            match op.z {
+                Some(z) => shape("z", z.len(), self.n)?,
+                None => return Err(Error::Option("β ≠ 0 needs z".into())),
+            }
+        }
+        Ok(())
+    }
+
+    /// Records the pattern into `batch`, writing w (n elements; every element is written).
+    pub fn record(&self, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>) -> Result<()> {
+        self.check(op, w)?;
+        kernels::record(self, batch, op, w)
+    }
+
+    /// Runs on device vectors and waits.
+    pub fn run(&self, gpu: &Gpu, op: &Op, w: &GpuBuffer<f32>) -> Result<()> {
+        let mut batch = Batch::new(gpu);
+        self.record(&mut batch, op, w)?;
+        batch.submit()
+    }
+
+    /// Uploads host vectors, runs into a NaN-poisoned w and reads it back.
+    pub fn run_host(&self, gpu: &Gpu, op: &HostOp) -> Result<Vec<f32>> {
+        let y = GpuBuffer::upload(gpu, "fused.y", op.y)?;
+        let v =
+            op.v.map(|v| GpuBuffer::upload(gpu, "fused.v", v))
+                .transpose()?;
+        let z =
+            op.z.map(|z| GpuBuffer::upload(gpu, "fused.z", z))
+                .transpose()?;
+        let w = GpuBuffer::filled(gpu, "fused.w", self.n, f32::NAN)?;
+        let dop = Op {
+            alpha: op.alpha,
+            y: &y,
+            v: v.as_ref(),
+            beta: op.beta,
+            z: z.as_ref(),
+            xty: op.xty,
+        };
+        self.run(gpu, &dop, &w)?;
+        w.read(gpu)
+    }
+
+    /// GPU time of one run: the median of `reps` timed submissions after warm-up
+    /// ([`crate::gpu::median_warm`]).
+    pub fn time(&self, gpu: &Gpu, op: &Op, w: &GpuBuffer<f32>, reps: usize) -> Result<GpuTime> {
+        crate::gpu::median_warm(gpu, reps, || {
+            let mut batch = Batch::new(gpu);
+            self.record(&mut batch, op, w)?;
+            batch.submit_timed()
+        })
+    }
+
+    /// Bytes the fused kernel must move at least: X once (values, and indices when sparse),
+    /// y, v, z and w.
+    pub fn min_bytes(&self, op_has_v: bool, op_has_z: bool) -> f64 {
+        let x = match &*self.x {
+            DeviceX::Sparse { .. } => self.nnz as f64 * 8.0 + (self.m as f64 + 1.0) * 4.0,
+            DeviceX::Dense { .. } => self.nnz as f64 * 4.0,
+        };
+        let vecs = self.n as f64 * 4.0 * (2.0 + op_has_z as u8 as f64)
+            + self.m as f64 * 4.0 * op_has_v as u8 as f64;
+        x + vecs
+    }
+
+    /// Row bands X is bound as (dense X beyond one storage binding; 1 otherwise).
+    pub fn n_bands(&self) -> usize {
+        match &*self.x {
+            DeviceX::Dense { bands, .. } => bands.len(),
+            DeviceX::Sparse { .. } => 1,
+        }
+    }
+
+    /// Floating-point operations of the pattern: 4 per stored entry (2 when `xty`).
+    pub fn flops(&self, xty: bool) -> f64 {
+        self.nnz as f64 * if xty { 2.0 } else { 4.0 }
+    }
+}

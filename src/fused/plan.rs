@@ -1,0 +1,182 @@
+//! The launch model of Ashari et al. §3.3: the vector size VS from the mean row length
+//! (Eq. 4, sparse) or the row length per lane (Eq. 6, dense), the workgroup size that keeps
+//! the most invocations resident, and the rows per vector C that spreads the rows over every
+//! resident vector (Eq. 5).
+//!
+//! wgpu reports neither the number of compute units nor their resident invocations or
+//! workgroup memory, so [`Residency`] takes them from the environment
+//! (`WGSPARSE_COMPUTE_UNITS`, `WGSPARSE_UNIT_THREADS`, `WGSPARSE_UNIT_SHARED_BYTES`), with
+//! defaults for Hopper (132 units of 2,048 invocations and 228 KiB) on discrete GPUs and
+//! one unit per CPU core otherwise.
+
+use serde::Serialize;
+
+use crate::gpu::Caps;
+
+/// Most elements a dense-kernel lane holds in registers (the shader's `TL_MAX`).
+pub const TL_MAX: u32 = 16;
+
+/// What one compute unit can keep resident, and how many units there are.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Residency {
+    /// Compute units (SMs).
+    pub units: u32,
+    /// Invocations resident per unit.
+    pub threads_per_unit: u32,
+    /// Workgroup memory per unit, bytes.
+    pub shared_per_unit: u32,
+    /// Workgroups resident per unit at most.
+    pub groups_per_unit: u32,
+}
+
+impl Residency {
+    /// The device's residency: environment overrides, else the defaults described above.
+    pub fn of(caps: &Caps) -> Self {
+        let env = |name: &str| -> Option<u32> {
+            std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
+        };
+        let discrete = caps.device_type == "DiscreteGpu";
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+        Residency {
+            units: env("WGSPARSE_COMPUTE_UNITS")
+                .unwrap_or(if discrete { 132 } else { cores })
+                .max(1),
+            threads_per_unit: env("WGSPARSE_UNIT_THREADS").unwrap_or(2048).max(32),
+            shared_per_unit: env("WGSPARSE_UNIT_SHARED_BYTES")
+                .unwrap_or(if discrete {
+                    228 << 10
+                } else {
+                    caps.max_workgroup_storage_bytes
+                })
+                .max(1),
+            groups_per_unit: 32,
+        }
+    }
+
+    /// Workgroups of `wg` invocations using `shared` bytes of workgroup memory resident on
+    /// one unit (at least 1).
+    pub fn groups_resident(&self, wg: u32, shared: u32) -> u32 {
+        let by_threads = self.threads_per_unit / wg;
+        let by_shared = self.shared_per_unit.checked_div(shared).unwrap_or(u32::MAX);
+        by_threads.min(by_shared).min(self.groups_per_unit).max(1)
+    }
+}
+
+/// Eq. 4: lanes per row from the mean row length μ = nnz/m.
+pub fn sparse_vs(mu: f64) -> u32 {
+    if mu > 32.0 {
+        return 32;
+    }
+    for i in (1..=4).rev() {
+        let lo = (1u32 << i) as f64;
+        if mu > lo {
+            return 1 << i;
+        }
+    }
+    1
+}
+
+/// Eq. 6: lanes per row when each holds `tl` elements of a row of `n`, with `bs` the
+/// workgroup size used when a row needs more than 32 lanes.
+pub fn dense_vs(n: usize, tl: u32, bs: u32) -> u32 {
+    let per = n as f64 / tl as f64;
+    if per > 32.0 {
+        return bs;
+    }
+    for i in 1..=5 {
+        if per <= (1u32 << i) as f64 {
+            return if per > (1u32 << (i - 1)) as f64 {
+                1 << i
+            } else {
+                1 << (i - 1)
+            };
+        }
+    }
+    32
+}
+
+/// Dense TL and VS (Eq. 6): TL first, the fewest elements per lane that let a row fit one
+/// subgroup-sized vector of ≤ 32 lanes; when even TL_MAX does not, the whole workgroup
+/// (`bs` lanes, more if a row needs it) takes a row. n ≤ 32: one element per lane.
+pub fn dense_tl_vs(n: usize, bs: u32, max_wg: u32) -> Option<(u32, u32)> {
+    if n <= 32 {
+        return Some((1, dense_vs(n, 1, bs).max(1)));
+    }
+    let tl0 = n.div_ceil(32) as u32;
+    if tl0 <= TL_MAX {
+        let vs = dense_vs(n, tl0, bs);
+        return Some((n.div_ceil(vs as usize) as u32, vs));
+    }
+    let mut vs = bs;
+    while (vs as usize) * (TL_MAX as usize) < n {
+        vs *= 2;
+        if vs > max_wg {
+            return None;
+        }
+    }
+    Some((n.div_ceil(vs as usize) as u32, vs))
+}
+
+/// Eq. 5 and the grid: with `resident` workgroups of `nv` vectors, C = ⌈m / (resident·nv)⌉
+/// rows per vector, then the fewest workgroups that cover m rows at C per vector (never
+/// more than `max_groups`, C rising instead).
+pub fn rows_per_vector(m: usize, nv: u32, resident: u32, max_groups: u32) -> (u32, u32) {
+    let vectors = (resident.max(1) as usize) * nv as usize;
+    let mut c = m.div_ceil(vectors).max(1);
+    let mut groups = m.div_ceil(c * nv as usize).max(1);
+    if groups > max_groups as usize {
+        c = m.div_ceil(max_groups as usize * nv as usize);
+        groups = m.div_ceil(c * nv as usize).max(1);
+    }
+    (c as u32, groups as u32)
+}
+
+/// The workgroup size (power of two, 32 …`max`) that keeps the most invocations resident
+/// when a workgroup of `wg` invocations needs `shared(wg)` bytes; ties go to the larger size
+/// (fewer workgroups, fewer global adds).
+pub fn best_workgroup(r: &Residency, max: u32, shared: impl Fn(u32) -> u32) -> u32 {
+    let mut best = (0u64, 32u32);
+    let mut wg = 32;
+    while wg <= max.min(1024) {
+        let resident = wg as u64 * r.groups_resident(wg, shared(wg)) as u64;
+        if resident >= best.0 {
+            best = (resident, wg);
+        }
+        wg *= 2;
+    }
+    best.1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn eq4_matches_the_paper() {
+        // 500k × 1k at 1%: μ = 10.24 → VS = 8 (Section 4.3).
+        assert_eq!(sparse_vs(10.24), 8);
+        assert_eq!(sparse_vs(33.0), 32);
+        assert_eq!(sparse_vs(32.0), 16);
+        assert_eq!(sparse_vs(2.0), 1);
+        assert_eq!(sparse_vs(2.5), 2);
+        assert_eq!(sparse_vs(28.24), 16); // KDD2010
+    }
+
+    #[test]
+    fn eq6_matches_the_paper() {
+        // n = 200, TL = 7 → n/TL ≈ 28.6 → VS = 32; TL = 2 → 100 > 32 → VS = BS.
+        assert_eq!(dense_vs(200, 7, 128), 32);
+        assert_eq!(dense_vs(200, 2, 128), 128);
+        assert_eq!(dense_tl_vs(200, 128, 1024), Some((7, 32)));
+        assert_eq!(dense_tl_vs(28, 128, 1024), Some((1, 32)));
+        assert_eq!(dense_tl_vs(2000, 128, 1024), Some((16, 128)));
+        assert_eq!(dense_tl_vs(4000, 128, 1024), Some((16, 256)));
+        assert_eq!(dense_tl_vs(1_000_000, 128, 1024), None);
+    }
+
+    #[test]
+    fn eq5_matches_the_paper() {
+        // 28 resident blocks of 80 vectors on 500k rows: 223 rows per vector.
+        assert_eq!(rows_per_vector(500_000, 80, 28, 65_535).0, 224);
+    }
+}

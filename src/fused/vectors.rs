@@ -1,0 +1,126 @@
+//! Recording the element-wise kernels over vectors: `fused.axpy`, `fused.scale`,
+//! `fused.dot` and `fused.reduce_parts`.
+
+use crate::gpu::{Batch, Binding, GpuBuffer, KernelSpec};
+use crate::Result;
+
+use Binding::{Read, ReadWrite, Uniform};
+
+pub(crate) const VECTOR3_BINDINGS: [Binding; 4] = [Uniform, Read, Read, ReadWrite];
+const SCALE_BINDINGS: [Binding; 3] = [Uniform, Read, ReadWrite];
+
+/// Workgroup size of the element-wise kernels.
+pub(crate) const VECTOR_WG: u32 = 256;
+
+pub(crate) fn elementwise_groups(n: usize) -> u32 {
+    (n.div_ceil(VECTOR_WG as usize) as u32).clamp(1, 65_535)
+}
+
+/// Records an element-wise kernel over n (`fused.axpy`, `fused.scale`, `fused.reduce_parts`,
+/// `fused.dot`) of [`VECTOR_WG`] invocations per workgroup.
+fn record_vector(
+    batch: &mut Batch,
+    (name, defines, bindings): (&str, Vec<&str>, &[Binding]),
+    params: [u32; 4],
+    buffers: &[&wgpu::Buffer],
+    groups: u32,
+) -> Result<()> {
+    let gpu = batch.gpu();
+    let k = gpu.kernel(&KernelSpec {
+        name,
+        defines,
+        constants: vec![("WG", VECTOR_WG as f64)],
+        bindings,
+    })?;
+    let params = gpu.uniform(name, &params);
+    let mut all = vec![&params];
+    all.extend(buffers);
+    let bg = k.bind(gpu, &all)?;
+    batch.dispatch(&k, bg, [groups, 1, 1])
+}
+
+/// Records w = a·x + b·z (`fused.axpy`; a = 0 never reads x, b = 0 never reads z).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn axpy(
+    batch: &mut Batch,
+    n: usize,
+    a: f32,
+    x: &GpuBuffer<f32>,
+    b: f32,
+    z: &GpuBuffer<f32>,
+    w: &GpuBuffer<f32>,
+) -> Result<()> {
+    // w = a·w + b·z binds w once (a buffer may not be both read-only and writable).
+    let inplace = std::ptr::eq(x, w);
+    let x = if inplace { z } else { x };
+    record_vector(
+        batch,
+        (
+            "fused/axpy",
+            if inplace { vec!["INPLACE"] } else { vec![] },
+            &VECTOR3_BINDINGS,
+        ),
+        [n as u32, a.to_bits(), b.to_bits(), 0],
+        &[x.raw(), z.raw(), w.raw()],
+        elementwise_groups(n),
+    )
+}
+
+/// Workgroups of `fused.dot` (its partials buffer holds this many).
+pub(crate) const DOT_GROUPS: u32 = 64;
+
+/// Records out[slot] = a·b (`fused.dot` partials into `part`, then `fused.reduce_parts`).
+pub(crate) fn dot(
+    batch: &mut Batch,
+    a: &GpuBuffer<f32>,
+    b: &GpuBuffer<f32>,
+    part: &GpuBuffer<f32>,
+    out: &GpuBuffer<f32>,
+    slot: u32,
+) -> Result<()> {
+    record_vector(
+        batch,
+        ("fused/dot", vec![], &VECTOR3_BINDINGS),
+        [a.len() as u32, 0, 0, 0],
+        &[a.raw(), b.raw(), part.raw()],
+        DOT_GROUPS,
+    )?;
+    reduce_parts(batch, 1, DOT_GROUPS, part, 0.0, part, out, slot)
+}
+
+/// Records `fused.scale`: p ⊙= v.
+pub(crate) fn scale(
+    batch: &mut Batch,
+    n: usize,
+    v: &GpuBuffer<f32>,
+    p: &GpuBuffer<f32>,
+) -> Result<()> {
+    record_vector(
+        batch,
+        ("fused/scale", vec![], &SCALE_BINDINGS),
+        [n as u32, 0, 0, 0],
+        &[v.raw(), p.raw()],
+        elementwise_groups(n),
+    )
+}
+
+/// Records `fused.reduce_parts`: w[out_base + ·] = β·z + Σ_g part[g·n + ·] in group order.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn reduce_parts(
+    batch: &mut Batch,
+    n: usize,
+    groups: u32,
+    part: &GpuBuffer<f32>,
+    beta: f32,
+    z: &GpuBuffer<f32>,
+    w: &GpuBuffer<f32>,
+    out_base: u32,
+) -> Result<()> {
+    record_vector(
+        batch,
+        ("fused/reduce_parts", vec![], &VECTOR3_BINDINGS),
+        [n as u32, groups, beta.to_bits(), out_base],
+        &[part.raw(), z.raw(), w.raw()],
+        elementwise_groups(n),
+    )
+}

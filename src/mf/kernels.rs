@@ -1,0 +1,369 @@
+//! Choosing the update layout and recording the `mf` kernels: `mf.hogwild`, `mf.wavefront`
+//! (training), `mf.finite` and `mf.rmse` (evaluation).
+
+use bytemuck::{Pod, Zeroable};
+
+use crate::gpu::{Batch, Binding, Gpu, GpuBuffer, KernelSpec};
+use crate::mf::{Options, Precision, Scheme, Trainer};
+use crate::{Error, Result};
+
+/// Most words (feature pairs) one lane holds; `MAX_PER` in `mf/sgd.wgsl`.
+const MAX_PER: u32 = 32;
+/// Invocations per workgroup of the hogwild, rmse and finite kernels.
+const WG: u32 = 256;
+
+const HOGWILD: [Binding; 6] = [
+    Binding::Uniform,
+    Binding::Read,
+    Binding::ReadWrite,
+    Binding::ReadWrite,
+    Binding::ReadWrite,
+    Binding::ReadWrite,
+];
+const WAVEFRONT: [Binding; 9] = [
+    Binding::Uniform,
+    Binding::Read,
+    Binding::ReadWrite,
+    Binding::ReadWrite,
+    Binding::ReadWrite,
+    Binding::Read,
+    Binding::ReadWrite,
+    Binding::ReadWrite,
+    Binding::ReadWrite,
+];
+const RMSE: [Binding; 5] = [
+    Binding::Uniform,
+    Binding::Read,
+    Binding::Read,
+    Binding::Read,
+    Binding::ReadWrite,
+];
+const FINITE: [Binding; 4] = [
+    Binding::Uniform,
+    Binding::Read,
+    Binding::Read,
+    Binding::ReadWrite,
+];
+
+/// How one update maps onto lanes, and the storage path.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Layout {
+    /// Lanes per update (a power of two dividing k/2).
+    pub lanes: u32,
+    /// Words each lane holds (k / 2 / lanes).
+    pub per: u32,
+    /// Reduce with subgroup shuffles (else workgroup memory).
+    pub subgroup: bool,
+    /// f16 storage as native vec2<f16>.
+    pub native_f16: bool,
+    /// f16 storage (native or packed).
+    pub half: bool,
+}
+
+impl Layout {
+    pub(crate) fn choose(gpu: &Gpu, o: &Options) -> Result<Self> {
+        let words = (o.k / 2) as u32;
+        let fit = |max: u32| {
+            let mut lanes = 1;
+            while lanes * 2 <= max.min(32) && words.is_multiple_of(lanes * 2) {
+                lanes *= 2;
+            }
+            lanes
+        };
+        let caps = &gpu.caps;
+        let mut subgroup = o.subgroups && caps.subgroups;
+        let mut lanes = fit(if subgroup { caps.subgroup_min_size } else { 32 });
+        if words / lanes > MAX_PER {
+            // Subgroups too narrow for this k: the workgroup-memory reduction takes any width.
+            subgroup = false;
+            lanes = fit(32);
+        }
+        if !subgroup || lanes > caps.subgroup_min_size {
+            subgroup = subgroup && caps.shuffle_fits(lanes);
+        }
+        let half = o.precision == Precision::F16;
+        Ok(Layout {
+            lanes,
+            per: words / lanes,
+            subgroup,
+            native_f16: half && o.native_f16 && caps.f16,
+            half,
+        })
+    }
+
+    fn defines(&self) -> Vec<&'static str> {
+        let mut d = vec![];
+        if self.subgroup {
+            d.push("SUBGROUP");
+        }
+        if self.native_f16 {
+            d.push("F16");
+        } else if self.half {
+            d.push("PACKED");
+        }
+        d
+    }
+}
+
+/// The worker count: the option, or min(m, n)/2 capped at 8192 (wavefront 1024).
+pub(crate) fn workers(o: &Options, m: usize, n: usize) -> Result<u32> {
+    let cap = if o.scheme == Scheme::Wavefront {
+        1024
+    } else {
+        8192
+    };
+    let w = o
+        .workers
+        .unwrap_or_else(|| (m.min(n) / 2).clamp(1, cap) as u32);
+    if w == 0 {
+        return Err(Error::Option("workers must be ≥ 1".into()));
+    }
+    if o.scheme == Scheme::Wavefront && w as usize > m {
+        return Err(Error::Option(format!(
+            "wavefront: {w} workers need at least as many users (have {m}), one row block each"
+        )));
+    }
+    Ok(w)
+}
+
+/// The wavefront's block grid and its lock state.
+pub(crate) struct Grid {
+    offsets: GpuBuffer<u32>,
+    order: GpuBuffer<u32>,
+    locks: GpuBuffer<u32>,
+    check: Option<GpuBuffer<u32>>,
+    workers: u32,
+    cols: u32,
+}
+
+impl Grid {
+    pub(crate) fn new(
+        gpu: &Gpu,
+        offsets: &[u32],
+        workers: u32,
+        cols: u32,
+        instrument: bool,
+    ) -> Result<Self> {
+        let cells = workers as usize * cols as usize;
+        GpuBuffer::<u32>::check_fits(gpu, "wavefront block offsets", cells + 1)?;
+        Ok(Grid {
+            offsets: GpuBuffer::upload(gpu, "mf.offsets", offsets)?,
+            order: GpuBuffer::zeroed(gpu, "mf.order", cells)?,
+            locks: GpuBuffer::upload(gpu, "mf.locks", &vec![0u32; cols as usize])?,
+            check: if instrument {
+                Some(GpuBuffer::upload(
+                    gpu,
+                    "mf.check",
+                    &vec![0u32; cols as usize + 2],
+                )?)
+            } else {
+                None
+            },
+            workers,
+            cols,
+        })
+    }
+
+    /// (block entries, violations) counted by an instrumented run.
+    pub(crate) fn check_counts(&self, gpu: &Gpu) -> Result<(u64, u64)> {
+        match &self.check {
+            Some(c) => {
+                let v = c.read(gpu)?;
+                let c = self.cols as usize;
+                Ok((v[c + 1] as u64, v[c] as u64))
+            }
+            None => Ok((0, 0)),
+        }
+    }
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct HogwildParams {
+    nnz: u32,
+    batches: u32,
+    batch: u32,
+    workers: u32,
+    lr: f32,
+    lambda: f32,
+    pad: [u32; 2],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct WavefrontParams {
+    workers: u32,
+    cols: u32,
+    lr: f32,
+    lambda: f32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct RmseParams {
+    n: u32,
+    scale: f32,
+    pad: [u32; 2],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct FiniteParams {
+    p_words: u32,
+    q_words: u32,
+    pad: [u32; 2],
+}
+
+/// Records one epoch with learning rate `lr`.
+pub(crate) fn record_epoch(t: &Trainer, batch: &mut Batch, lr: f32) -> Result<()> {
+    let gpu = t.gpu;
+    let l = &t.layout;
+    let lambda = (t.options.lambda as f64 / t.sigma) as f32;
+    let mut defines = l.defines();
+    let constants = vec![("LANES", l.lanes as f64), ("PER", l.per as f64)];
+    if let Some(g) = &t.wavefront {
+        if g.check.is_some() {
+            defines.push("CHECK");
+        }
+        let mut c = constants;
+        c.push(("WG", l.lanes as f64));
+        let n_bind = if g.check.is_some() { 9 } else { 8 };
+        let kernel = gpu.kernel(&KernelSpec {
+            name: "mf/wavefront",
+            defines,
+            constants: c,
+            bindings: &WAVEFRONT[..n_bind],
+        })?;
+        let params = gpu.uniform(
+            "mf.wavefront.params",
+            &WavefrontParams {
+                workers: g.workers,
+                cols: g.cols,
+                lr,
+                lambda,
+            },
+        );
+        let (samples, _) = &t.bands[0];
+        let mut buffers = vec![
+            &params,
+            samples.raw(),
+            t.p.raw(),
+            t.q.raw(),
+            t.rng.raw(),
+            g.offsets.raw(),
+            g.order.raw(),
+            g.locks.raw(),
+        ];
+        if let Some(c) = &g.check {
+            buffers.push(c.raw());
+        }
+        let bind = kernel.bind(gpu, &buffers)?;
+        return batch.dispatch(&kernel, bind, gpu.grid(g.workers)?);
+    }
+    if t.counters.is_some() {
+        defines.push("COUNT");
+    }
+    let mut c = constants;
+    c.push(("WG", WG as f64));
+    let n_bind = if t.counters.is_some() { 6 } else { 5 };
+    let kernel = gpu.kernel(&KernelSpec {
+        name: "mf/hogwild",
+        defines,
+        constants: c,
+        bindings: &HOGWILD[..n_bind],
+    })?;
+    let workers = t.workers();
+    let per_wg = WG / l.lanes;
+    for (samples, nnz) in &t.bands {
+        let f = t.options.batch;
+        let params = gpu.uniform(
+            "mf.hogwild.params",
+            &HogwildParams {
+                nnz: *nnz,
+                batches: (*nnz as u64).div_ceil(workers as u64 * f as u64) as u32,
+                batch: f,
+                workers,
+                lr,
+                lambda,
+                pad: [0; 2],
+            },
+        );
+        let mut buffers = vec![&params, samples.raw(), t.p.raw(), t.q.raw(), t.rng.raw()];
+        if let Some(c) = &t.counters {
+            buffers.push(c.raw());
+        }
+        let bind = kernel.bind(gpu, &buffers)?;
+        batch.dispatch(&kernel, bind, gpu.grid(workers.div_ceil(per_wg))?)?;
+    }
+    Ok(())
+}
+
+/// The divergence guard, then the test RMSE (see [`Trainer::evaluate`]).
+pub(crate) fn evaluate(t: &Trainer) -> Result<Option<f64>> {
+    let gpu = t.gpu;
+    let l = &t.layout;
+    let bad = GpuBuffer::<u32>::upload(gpu, "mf.bad", &[0])?;
+    let finite = gpu.kernel(&KernelSpec {
+        name: "mf/finite",
+        defines: if l.half { vec!["HALF"] } else { vec![] },
+        constants: vec![("WG", WG as f64)],
+        bindings: &FINITE,
+    })?;
+    let params = gpu.uniform(
+        "mf.finite.params",
+        &FiniteParams {
+            p_words: t.p.len() as u32,
+            q_words: t.q.len() as u32,
+            pad: [0; 2],
+        },
+    );
+    let mut batch = Batch::new(gpu);
+    let groups = (t.p.len().max(t.q.len()) as u32)
+        .div_ceil(WG)
+        .clamp(1, 1024);
+    let bind = finite.bind(gpu, &[&params, t.p.raw(), t.q.raw(), bad.raw()])?;
+    batch.dispatch(&finite, bind, [groups, 1, 1])?;
+    let sse = GpuBuffer::<f32>::upload(gpu, "mf.sse", &[0.0])?;
+    if let Some((test, n)) = &t.test {
+        let mut defines = l.defines();
+        if gpu.caps.f32_atomics {
+            defines.push("F32_ATOMIC");
+        }
+        let rmse = gpu.kernel(&KernelSpec {
+            name: "mf/rmse",
+            defines,
+            constants: vec![
+                ("WG", WG as f64),
+                ("LANES", l.lanes as f64),
+                ("PER", l.per as f64),
+            ],
+            bindings: &RMSE,
+        })?;
+        let params = gpu.uniform(
+            "mf.rmse.params",
+            &RmseParams {
+                n: *n,
+                scale: t.sigma as f32,
+                pad: [0; 2],
+            },
+        );
+        let groups = n.div_ceil(WG / l.lanes).clamp(1, 1024);
+        let bind = rmse.bind(gpu, &[&params, test.raw(), t.p.raw(), t.q.raw(), sse.raw()])?;
+        batch.dispatch(&rmse, bind, [groups, 1, 1])?;
+    }
+    batch.submit()?;
+    if bad.read(gpu)?[0] != 0 {
+        return Err(Error::Diverged {
+            epoch: t.epoch,
+            message: format!(
+                "P or Q holds NaN or infinity (lr {}, λ {}): lower alpha",
+                t.options.learning_rate(t.epoch.saturating_sub(1)),
+                t.options.lambda
+            ),
+        });
+    }
+    t.test
+        .as_ref()
+        .map(|(_, n)| -> Result<f64> { Ok((sse.read(gpu)?[0] as f64 / *n as f64).sqrt()) })
+        .transpose()
+}

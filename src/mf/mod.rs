@@ -1,0 +1,473 @@
+//! Matrix factorization by SGD (cuMF_SGD, Xie et al., HPDC 2017): train P (m×k) and Q (n×k)
+//! so that r_uv ≈ p_u·q_v on the observed ratings. Per sample e = r − p_u·q_v,
+//! p_u += lr·(e·q_v − λ·p_u), q_v += lr·(e·p_u − λ·q_v) (both from the old values), with
+//! lr = α / (1 + β·t^1.5) at epoch t (0-based).
+//!
+//! Schemes: [`Scheme::Hogwild`] (batch-Hogwild!, the default: each worker updates `batch`
+//! consecutive shuffled samples from random starts; ≈ nnz updates per epoch) and
+//! [`Scheme::Wavefront`] (a grid of blocks, one row of blocks per worker, a column lock so
+//! no two workers update one column block at once; exactly nnz updates per epoch).
+//! One virtual subgroup does each update (subgroup shuffles, or workgroup memory without
+//! them); features are stored as f16 (native, or packed in u32 words) or f32; arithmetic is
+//! f32. A [`Trainer`] uploads once; [`Trainer::fit`] records each epoch into one submission,
+//! evaluates test RMSE and a divergence guard on the GPU and reads back two scalars;
+//! [`Trainer::model`] reads P and Q back as a [`Model`].
+//!
+//! On lavapipe (Mesa's software Vulkan device) a single invocation stops after a budget of
+//! work: one batch-Hogwild! worker performs ≈ 12,900 updates of an epoch of 36,000 and the
+//! rest are silently skipped. Keep the work per worker small there (many workers; the
+//! default is min(m, n)/2), and check with [`Options::instrument`], which counts updates
+//! (hogwild) and block entries (wavefront).
+
+pub mod cpu;
+mod kernels;
+mod model;
+mod prep;
+
+use rand::SeedableRng;
+use serde::Serialize;
+
+use crate::gpu::{Batch, Gpu, GpuBuffer};
+use crate::io::Ratings;
+use crate::{Error, Result};
+
+pub use model::Model;
+pub use prep::{decode, encode};
+
+/// How workers share the ratings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Scheme {
+    /// Batch-Hogwild!: random batches of consecutive shuffled samples, races by design.
+    Hogwild,
+    /// Wavefront: row blocks per worker, column blocks behind a lock array.
+    Wavefront,
+}
+
+/// Storage precision of P and Q.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Precision {
+    /// Half precision (native f16 with SHADER_F16, else two values packed per u32 word).
+    F16,
+    /// Single precision.
+    F32,
+}
+
+/// Training options (defaults: Netflix's hyper-parameters of the paper).
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Features per row, a multiple of 32 up to 256.
+    pub k: usize,
+    /// Regularization λ (of P and Q alike), in rating units.
+    pub lambda: f32,
+    /// Initial learning rate α.
+    pub alpha: f32,
+    /// Learning-rate decay β.
+    pub beta: f32,
+    /// The scheme.
+    pub scheme: Scheme,
+    /// Storage precision.
+    pub precision: Precision,
+    /// Concurrent workers (virtual subgroups); `None`: min(m, n) / 2 capped at 8192
+    /// (wavefront: at 1024).
+    pub workers: Option<u32>,
+    /// Batch-Hogwild!: consecutive samples per batch (f).
+    pub batch: u32,
+    /// Wavefront: column blocks; `None`: twice the workers (capped by the items).
+    pub columns: Option<u32>,
+    /// Seed of the permutations, the shuffle, the initial features and the worker streams.
+    pub seed: u64,
+    /// Permute user and item ids.
+    pub permute_ids: bool,
+    /// Shuffle the training samples once.
+    pub shuffle: bool,
+    /// Use subgroup shuffles when the adapter has them (else workgroup memory).
+    pub subgroups: bool,
+    /// Use native f16 storage when the adapter has SHADER_F16 (else packed u32 words).
+    pub native_f16: bool,
+    /// Instrumented run: count updates (hogwild) or check the column locks (wavefront).
+    pub instrument: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            k: 128,
+            lambda: 0.05,
+            alpha: 0.08,
+            beta: 0.3,
+            scheme: Scheme::Hogwild,
+            precision: Precision::F16,
+            workers: None,
+            batch: 128,
+            columns: None,
+            seed: 1,
+            permute_ids: true,
+            shuffle: true,
+            subgroups: true,
+            native_f16: true,
+            instrument: false,
+        }
+    }
+}
+
+impl Options {
+    /// Learning rate of epoch `t` (0-based): α / (1 + β·t^1.5).
+    pub fn learning_rate(&self, t: usize) -> f32 {
+        (self.alpha as f64 / (1.0 + self.beta as f64 * (t as f64).powf(1.5))) as f32
+    }
+}
+
+/// What one epoch did.
+#[derive(Clone, Debug, Serialize)]
+pub struct EpochMetrics {
+    /// 1-based epoch number.
+    pub epoch: usize,
+    /// Learning rate used.
+    pub lr: f32,
+    /// Updates performed.
+    pub updates: u64,
+    /// Training time (GPU timestamps when available), seconds.
+    pub seconds: f64,
+    /// Updates per second.
+    pub updates_per_s: f64,
+    /// Test RMSE after the epoch, in rating units (`None` without test ratings).
+    pub rmse: Option<f64>,
+}
+
+/// Counters of an instrumented run (see [`Options::instrument`]).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Instruments {
+    /// Hogwild: updates performed since the trainer was made.
+    pub updates: u64,
+    /// Wavefront: column-block entries.
+    pub entries: u64,
+    /// Wavefront: entries that found another worker inside the column (must be 0).
+    pub violations: u64,
+}
+
+/// A training run on the device: data uploaded once, P and Q resident.
+pub struct Trainer<'g> {
+    gpu: &'g Gpu,
+    options: Options,
+    n_users: usize,
+    n_items: usize,
+    /// σ: ratings and λ are divided by it on the device.
+    sigma: f64,
+    user_row: Vec<u32>,
+    item_row: Vec<u32>,
+    /// Training samples in bands, each one storage binding.
+    bands: Vec<(GpuBuffer<u32>, u32)>,
+    test: Option<(GpuBuffer<u32>, u32)>,
+    skipped: usize,
+    nnz: u64,
+    p: GpuBuffer<u32>,
+    q: GpuBuffer<u32>,
+    rng: GpuBuffer<u32>,
+    layout: kernels::Layout,
+    wavefront: Option<kernels::Grid>,
+    counters: Option<GpuBuffer<u32>>,
+    epoch: usize,
+}
+
+impl<'g> Trainer<'g> {
+    /// Validates and preprocesses `train` (and `test`, ids as in `train`), checks that
+    /// everything fits the device before allocating, and uploads.
+    pub fn new(
+        gpu: &'g Gpu,
+        train: &Ratings,
+        test: Option<&Ratings>,
+        options: Options,
+    ) -> Result<Self> {
+        let k = options.k;
+        if k == 0 || !k.is_multiple_of(32) || k > 256 {
+            return Err(Error::Option(format!(
+                "k = {k}: must be a multiple of 32 from 32 to 256"
+            )));
+        }
+        for (name, v) in [
+            ("lambda", options.lambda),
+            ("alpha", options.alpha),
+            ("beta", options.beta),
+        ] {
+            if !v.is_finite() || v < 0.0 {
+                return Err(Error::Option(format!(
+                    "{name} = {v}: must be finite and ≥ 0"
+                )));
+            }
+        }
+        if options.batch == 0 {
+            return Err(Error::Option("batch must be ≥ 1".into()));
+        }
+        let half = options.precision == Precision::F16;
+        let layout = kernels::Layout::choose(gpu, &options)?;
+        let (m, n) = (train.n_users, train.n_items);
+        let row_bytes = (k * if half { 2 } else { 4 }) as u64;
+        for (what, rows) in [("P", m), ("Q", n)] {
+            let bytes = rows as u64 * row_bytes;
+            let limit = gpu.caps.max_storage_binding_bytes.min(u32::MAX as u64);
+            if bytes > limit {
+                return Err(Error::TooLarge {
+                    what: format!("{what} ({rows} rows × {k} features)"),
+                    needed: format!("{bytes} bytes in one storage binding"),
+                    limit: format!("{limit} bytes on {}", gpu.caps.adapter_name),
+                });
+            }
+        }
+        let workers = kernels::workers(&options, m, n)?;
+        let data = prep::prepare(
+            train,
+            test,
+            options.permute_ids,
+            options.shuffle,
+            options.seed,
+        )?;
+        let nnz = train.len() as u64;
+        let band_samples = (gpu
+            .caps
+            .max_storage_binding_bytes
+            .min(gpu.caps.max_buffer_bytes)
+            / 12)
+            .min(u32::MAX as u64 / 3) as usize;
+        let mut train_samples = data.train;
+        let wavefront = if options.scheme == Scheme::Wavefront {
+            if train_samples.len() / 3 > band_samples {
+                return Err(Error::TooLarge {
+                    what: format!("wavefront training data ({nnz} ratings × 12 bytes)"),
+                    needed: format!("{} bytes in one storage binding", nnz * 12),
+                    limit: format!(
+                        "{} bytes on {} (use the hogwild scheme, which splits it)",
+                        gpu.caps.max_storage_binding_bytes, gpu.caps.adapter_name
+                    ),
+                });
+            }
+            let cols = options
+                .columns
+                .unwrap_or(2 * workers)
+                .clamp(1, n.max(1) as u32) as usize;
+            let (sorted, offsets) = prep::grid(&train_samples, (m, n), (workers as usize, cols));
+            train_samples = sorted;
+            Some(kernels::Grid::new(
+                gpu,
+                &offsets,
+                workers,
+                cols as u32,
+                options.instrument,
+            )?)
+        } else {
+            None
+        };
+        let bands = train_samples
+            .chunks(3 * band_samples)
+            .map(|c| {
+                Ok((
+                    GpuBuffer::upload(gpu, "mf.samples", c)?,
+                    (c.len() / 3) as u32,
+                ))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let test_gpu = if data.test.is_empty() {
+            None
+        } else {
+            if data.test.len() / 3 > band_samples {
+                return Err(Error::TooLarge {
+                    what: format!("test ratings ({} × 12 bytes)", data.test.len() / 3),
+                    needed: format!("{} bytes in one storage binding", data.test.len() * 4),
+                    limit: format!("{} bytes", gpu.caps.max_storage_binding_bytes),
+                });
+            }
+            Some((
+                GpuBuffer::upload(gpu, "mf.test", &data.test)?,
+                (data.test.len() / 3) as u32,
+            ))
+        };
+        let mut rng = rand::rngs::StdRng::seed_from_u64(options.seed);
+        let p = GpuBuffer::upload(gpu, "mf.p", &prep::init_features(m, k, half, &mut rng))?;
+        let q = GpuBuffer::upload(gpu, "mf.q", &prep::init_features(n, k, half, &mut rng))?;
+        let streams: Vec<u32> = (0..workers)
+            .map(|w| {
+                crate::gpu::shaders::pcg_hash(w ^ (options.seed as u32).wrapping_mul(0x9e37_79b9))
+            })
+            .collect();
+        let rng = GpuBuffer::upload(gpu, "mf.rng", &streams)?;
+        let counters = if options.instrument && options.scheme == Scheme::Hogwild {
+            Some(GpuBuffer::zeroed(gpu, "mf.counters", 1)?)
+        } else {
+            None
+        };
+        Ok(Trainer {
+            gpu,
+            n_users: m,
+            n_items: n,
+            sigma: data.sigma,
+            user_row: data.user_row,
+            item_row: data.item_row,
+            bands,
+            test: test_gpu,
+            skipped: data.skipped,
+            nnz,
+            p,
+            q,
+            rng,
+            layout,
+            wavefront,
+            counters,
+            epoch: 0,
+            options,
+        })
+    }
+
+    /// Test ratings skipped because their user or item has no training rating.
+    pub fn skipped_test(&self) -> usize {
+        self.skipped
+    }
+
+    /// Test ratings evaluated.
+    pub fn test_len(&self) -> usize {
+        self.test.as_ref().map_or(0, |t| t.1 as usize)
+    }
+
+    /// σ, the standard deviation the ratings were divided by.
+    pub fn sigma(&self) -> f64 {
+        self.sigma
+    }
+
+    /// The worker count in use.
+    pub fn workers(&self) -> u32 {
+        self.rng.len() as u32
+    }
+
+    /// Lanes per update and whether they reduce by subgroup shuffles.
+    pub fn lanes(&self) -> (u32, bool) {
+        (self.layout.lanes, self.layout.subgroup)
+    }
+
+    /// Whether P and Q use native f16 storage (false: packed words or f32).
+    pub fn native_f16(&self) -> bool {
+        self.layout.native_f16
+    }
+
+    /// Updates one epoch performs: hogwild s·⌈nnz_band/(s·f)⌉·f summed over bands,
+    /// wavefront nnz.
+    pub fn updates_per_epoch(&self) -> u64 {
+        match self.options.scheme {
+            Scheme::Wavefront => self.nnz,
+            Scheme::Hogwild => {
+                let (s, f) = (self.workers() as u64, self.options.batch as u64);
+                self.bands
+                    .iter()
+                    .map(|(_, len)| s * (*len as u64).div_ceil(s * f) * f)
+                    .sum()
+            }
+        }
+    }
+
+    /// Records `epochs` training epochs (from the current one) into `batch`.
+    pub fn record(&mut self, batch: &mut Batch, epochs: usize) -> Result<()> {
+        for _ in 0..epochs {
+            let lr = self.options.learning_rate(self.epoch);
+            kernels::record_epoch(self, batch, lr)?;
+            self.epoch += 1;
+        }
+        Ok(())
+    }
+
+    /// Trains `epochs` epochs; after each, evaluates the test RMSE and the divergence guard
+    /// on the GPU (two scalars read back) and calls `callback` with the epoch's metrics.
+    /// Fails with [`Error::Diverged`] naming the epoch when P or Q holds NaN or infinity.
+    pub fn fit(
+        &mut self,
+        epochs: usize,
+        mut callback: impl FnMut(&EpochMetrics),
+    ) -> Result<Vec<EpochMetrics>> {
+        let mut out = Vec::with_capacity(epochs);
+        for _ in 0..epochs {
+            let lr = self.options.learning_rate(self.epoch);
+            let mut batch = Batch::new(self.gpu);
+            self.record(&mut batch, 1)?;
+            let time = batch.submit_timed()?;
+            let rmse = self.evaluate()?;
+            let updates = self.updates_per_epoch();
+            let m = EpochMetrics {
+                epoch: self.epoch,
+                lr,
+                updates,
+                seconds: time.seconds,
+                updates_per_s: updates as f64 / time.seconds.max(1e-12),
+                rmse,
+            };
+            callback(&m);
+            out.push(m);
+        }
+        Ok(out)
+    }
+
+    /// Test RMSE of the current model in rating units (`None` without test ratings), after
+    /// checking P and Q for NaN or infinity.
+    pub fn evaluate(&self) -> Result<Option<f64>> {
+        kernels::evaluate(self)
+    }
+
+    /// Counters of an instrumented run (zeros without [`Options::instrument`]).
+    pub fn instruments(&self) -> Result<Instruments> {
+        let mut i = Instruments::default();
+        if let Some(c) = &self.counters {
+            i.updates = c.read(self.gpu)?[0] as u64;
+        }
+        if let Some(g) = &self.wavefront {
+            (i.entries, i.violations) = g.check_counts(self.gpu)?;
+        }
+        Ok(i)
+    }
+
+    /// P and Q as stored on the device (device row order, values divided by √σ), decoded to
+    /// f32: `(p, q)`, row-major with k features per row.
+    pub fn device_features(&self) -> Result<(Vec<f32>, Vec<f32>)> {
+        let half = self.options.precision == Precision::F16;
+        Ok((
+            decode(&self.p.read(self.gpu)?, half),
+            decode(&self.q.read(self.gpu)?, half),
+        ))
+    }
+
+    /// The training samples as the device holds them, one array per band: u32 triplets
+    /// (device row u, device row v, bits of r/σ), shuffled (and grid-sorted for wavefront).
+    pub fn device_samples(&self) -> Result<Vec<Vec<u32>>> {
+        self.bands.iter().map(|(b, _)| b.read(self.gpu)).collect()
+    }
+
+    /// The workers' PCG states (advanced by each epoch).
+    pub fn worker_states(&self) -> Result<Vec<u32>> {
+        self.rng.read(self.gpu)
+    }
+
+    /// λ as the device applies it: λ / σ.
+    pub fn device_lambda(&self) -> f32 {
+        (self.options.lambda as f64 / self.sigma) as f32
+    }
+
+    /// The trained model: P and Q read back, rows in the input's id order, rescaled by √σ
+    /// so that p_u·q_v is in rating units.
+    pub fn model(&self) -> Result<Model> {
+        let (p, q) = self.device_features()?;
+        let k = self.options.k;
+        let scale = self.sigma.sqrt() as f32;
+        let gather = |dev: &[f32], rows: &[u32]| -> Vec<f32> {
+            rows.iter()
+                .flat_map(|&r| {
+                    dev[r as usize * k..(r as usize + 1) * k]
+                        .iter()
+                        .map(|x| x * scale)
+                })
+                .collect()
+        };
+        Ok(Model {
+            k,
+            n_users: self.n_users,
+            n_items: self.n_items,
+            p: gather(&p, &self.user_row),
+            q: gather(&q, &self.item_row),
+            user_ids: None,
+            item_ids: None,
+        })
+    }
+}

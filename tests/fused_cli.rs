@@ -1,0 +1,119 @@
+//! `wgsparse fused`, `linreg` and `logreg`: one JSON object with `--json`, checks that pass,
+//! exports the peer script can read, and bad input rejected with a non-zero exit.
+
+mod common;
+
+use common::{wgsparse, wgsparse_json as json};
+
+#[test]
+fn fused_checks_every_variant_and_exports() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x");
+    let j = json(&[
+        "fused",
+        "--gen",
+        "demo",
+        "--scale",
+        "0.1",
+        "--variant",
+        "all",
+        "--pattern",
+        "xty,xtxy,xtvxy,xtxy-bz,full",
+        "--check",
+        "--reps",
+        "2",
+        "--json",
+        "--export",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(j["ok"], true);
+    let results = j["results"].as_array().unwrap();
+    assert_eq!(results.len(), 15);
+    for r in results {
+        assert!(
+            r["measurement"]["max_rel_error"].as_f64().unwrap() < 1e-3,
+            "{r}"
+        );
+    }
+    for f in [
+        "row_ptr.u32",
+        "col_idx.u32",
+        "values.f32",
+        "y.f32",
+        "v.f32",
+        "z.f32",
+        "w_wgsparse.f32",
+        "operands.json",
+    ] {
+        assert!(out.join(f).exists(), "{f} missing");
+    }
+    // Dense inputs and the sweep.
+    let j = json(&[
+        "fused",
+        "--gen",
+        "dense-32",
+        "--scale",
+        "0.002",
+        "--variant",
+        "all",
+        "--check",
+        "--reps",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(j["ok"], true);
+    assert_eq!(j["input"]["dense"], true);
+    // A variant that cannot run is a failure of the command.
+    let (ok, _, stderr) = wgsparse(&[
+        "fused",
+        "--gen",
+        "demo",
+        "--scale",
+        "0.01",
+        "--variant",
+        "two-pass",
+        "--global-w",
+    ]);
+    assert!(!ok, "{stderr}");
+}
+
+#[test]
+fn solvers_print_their_keys() {
+    let j = json(&[
+        "linreg",
+        "--gen",
+        "demo",
+        "--scale",
+        "0.1",
+        "--intercept",
+        "--check",
+        "--json",
+    ]);
+    for k in ["iterations", "residuals", "rmse", "seconds"] {
+        assert!(!j[k].is_null(), "linreg lacks {k}");
+    }
+    assert_eq!(j["ok"], true);
+    let j = json(&[
+        "logreg", "--gen", "demo", "--scale", "0.1", "--check", "--json",
+    ]);
+    for k in ["iterations", "losses", "logloss", "auc", "seconds"] {
+        assert!(!j[k].is_null(), "logreg lacks {k}");
+    }
+    assert_eq!(j["ok"], true);
+}
+
+#[test]
+fn bad_input_exits_non_zero_naming_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("bad.svm");
+    std::fs::write(&p, "1 1:0.5 2:1\n-1 3:abc\n").unwrap();
+    for cmd in ["fused", "linreg", "logreg"] {
+        let (ok, _, stderr) = wgsparse(&[cmd, "--libsvm", p.to_str().unwrap()]);
+        assert!(!ok, "{cmd} accepted a bad file");
+        assert!(stderr.contains("bad.svm:2"), "{cmd}: {stderr}");
+    }
+    let (ok, _, stderr) = wgsparse(&["fused", "--gen", "nope"]);
+    assert!(!ok && stderr.contains("unknown input"), "{stderr}");
+    let (ok, _, _) = wgsparse(&["fused", "--gen", "demo", "--vs", "3"]);
+    assert!(!ok);
+}
