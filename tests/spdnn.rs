@@ -250,6 +250,8 @@ fn cli_checks_categories_and_fails_on_a_mismatch() {
         "4",
         "--rows",
         "120",
+        "--density",
+        "0.3",
         "--reps",
         "1",
     ];

@@ -49,9 +49,11 @@ pub struct SpdnnArgs {
     /// IDX inputs: a pixel above this becomes 1.
     #[arg(long, default_value_t = 96)]
     threshold: u8,
-    /// Random inputs: probability of a 1.
-    #[arg(long, default_value_t = 0.3)]
-    density: f64,
+    /// Random inputs: probability of a 1 (default: |bias|, about the survival threshold of
+    /// the generated layers, whose 32 weights of 1/16 per neuron double a row's mean, so a
+    /// mix of rows survives).
+    #[arg(long)]
+    density: Option<f64>,
     /// Seed of generated layers and inputs.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -89,7 +91,10 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
             data::read_inputs_tsv(p, a.rows, n)?
         }
         Some(p) => data::idx_inputs(&io::read_idx_images(p)?, n, Some(a.rows), a.threshold)?,
-        None => data::random_inputs(a.rows, n, a.density, a.seed.wrapping_add(1))?,
+        None => {
+            let density = a.density.unwrap_or(f64::from(-bias).clamp(0.05, 1.0));
+            data::random_inputs(a.rows, n, density, a.seed.wrapping_add(1))?
+        }
     };
     let rows = y0.nrows;
     let options = Options {
