@@ -30,6 +30,7 @@ pub mod mf;
 pub mod report;
 pub mod sddmm;
 pub mod sparse;
+pub mod spdnn;
 pub mod tune;
 
 pub use error::{Error, Result};

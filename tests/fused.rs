@@ -465,8 +465,8 @@ fn autotuner_caches_per_adapter_and_shape() {
     let first = wgsparse::fused::tune::autotuned_plan(gpu, Matrix::Sparse(&x), &Options::default())
         .unwrap();
     let file = dir.path().join("fused-tune.json");
-    let cached: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
-    let key = cached.as_object().unwrap().keys().next().unwrap().clone();
+    let cached = wgsparse::tune::TuneCache::at(&file).read().unwrap();
+    let key = cached.keys().next().unwrap().clone();
     assert!(
         key.starts_with(&gpu.caps.adapter_name) && key.contains("sparse"),
         "{key}"

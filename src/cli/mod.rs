@@ -7,6 +7,7 @@ mod linreg;
 mod logreg;
 mod mf;
 mod sddmm;
+mod spdnn;
 
 use std::process::ExitCode;
 
@@ -50,6 +51,8 @@ enum Command {
     Logreg(logreg::LogregArgs),
     /// Matrix factorization by SGD (cuMF_SGD): train, or predict with a saved model.
     Mf(mf::MfArgs),
+    /// Sparse DNN inference (GraphChallenge): time, edges/s and the categories checked.
+    Spdnn(spdnn::SpdnnArgs),
 }
 
 #[derive(clap::Args)]
@@ -84,6 +87,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Linreg(a) => linreg::run(a),
         Command::Logreg(a) => logreg::run(a),
         Command::Mf(a) => mf::run(a),
+        Command::Spdnn(a) => spdnn::run(a),
     }
 }
 

@@ -50,6 +50,9 @@ shader_table!(
     "mf/wavefront",
     "mf/rmse",
     "mf/finite",
+    "spdnn/layer",
+    "spdnn/compact",
+    "spdnn/reset",
 );
 
 /// The source of shader `name`, if it exists.

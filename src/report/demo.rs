@@ -81,6 +81,8 @@ pub fn run(gpu: &Gpu, mut progress: impl FnMut(&str)) -> Result<Vec<DemoRow>> {
     }
     rows.extend(crate::fused::bench::demo(gpu, &mut progress)?);
     rows.push(mf_row(gpu, &mut progress)?);
+    progress("spdnn fast path");
+    rows.push(spdnn_row(gpu)?);
     Ok(rows)
 }
 
@@ -100,6 +102,39 @@ fn measure(
     let plan = tune::autotuned_plan_with(gpu, s, ops.a_host.ncols, options, Some(ops))?;
     let plan_ms = t0.elapsed().as_secs_f64() * 1e3;
     tune::measure_plan(gpu, s, &plan, ops, 5, Some(reference), plan_ms)
+}
+
+/// A tiny sparse DNN (N = 256, 12 layers, 200 rows) through the fast path, its categories
+/// and values checked against the CPU twin.
+fn spdnn_row(gpu: &Gpu) -> Result<DemoRow> {
+    use crate::spdnn::{self, cpu, data};
+    let (n, layers, rows) = (256, 12, 200);
+    let net = data::generated_network(n, layers, -0.3, 2026)?;
+    let y0 = data::random_inputs(rows, n, 0.3, 2027)?;
+    let plan = spdnn::Plan::new(gpu, &net, &y0, &spdnn::Options::default())?;
+    plan.poison(gpu)?;
+    let time = crate::gpu::median_warm(gpu, 3, || plan.run(gpu))?;
+    let got = plan.categories(gpu)?;
+    let out = plan.output(gpu)?;
+    let want = cpu::infer(&net, &y0);
+    let max_rel_error = out
+        .iter()
+        .zip(&want)
+        .map(|(&g, &w)| (f64::from(g) - w).abs() / (1.0 + w.abs()))
+        .fold(0.0, f64::max);
+    let ok = got == cpu::categories(&want, n) && max_rel_error <= 1e-5 * layers as f64;
+    Ok(DemoRow {
+        system: "spdnn",
+        kernel: "spdnn.layer + spdnn.compact".into(),
+        detail: format!(
+            "N={n} L={layers} rows={rows}, {} of {rows} rows survive",
+            got.len()
+        ),
+        ms: time.ms(),
+        gflops: 2.0 * spdnn::edges_per_second(&net, rows, time.seconds) / 1e9,
+        max_rel_error,
+        ok,
+    })
 }
 
 /// MF: five batch-Hogwild! epochs on planted ratings (rating noise 0.1, clamped to [1, 5]);

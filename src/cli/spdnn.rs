@@ -1,0 +1,199 @@
+//! `wgsparse spdnn`: sparse DNN inference (GraphChallenge) on the GPU fast path: time,
+//! edges/s, surviving rows, and the categories checked against a truth file or the CPU twin.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use serde_json::json;
+
+use wgsparse::gpu::median_warm;
+use wgsparse::spdnn::{self, cpu, data, Options, Plan};
+use wgsparse::{io, Gpu, Result};
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum StageArg {
+    Auto,
+    On,
+    Off,
+}
+
+/// Arguments of `wgsparse spdnn`.
+#[derive(clap::Args)]
+pub struct SpdnnArgs {
+    /// Neurons per layer N.
+    #[arg(long, default_value_t = 1024)]
+    neurons: usize,
+    /// Number of layers L.
+    #[arg(long, default_value_t = 120)]
+    layers: usize,
+    /// Input rows (feature vectors).
+    #[arg(long, default_value_t = 60_000)]
+    rows: usize,
+    /// Folder of GraphChallenge layers `n{N}-l{k}.tsv` (1-based); generated RadiX-Net-like
+    /// layers (32 per row, 1/16) when absent.
+    #[arg(long)]
+    weights: Option<PathBuf>,
+    /// Inputs: GraphChallenge `.tsv` (1-based row, column, value), or IDX images (MNIST
+    /// format) resized to √N × √N and thresholded; random binary rows when absent.
+    #[arg(long)]
+    input: Option<PathBuf>,
+    /// Truth categories, one 1-based row per line.
+    #[arg(long)]
+    categories: Option<PathBuf>,
+    /// Check the categories against the CPU twin when no --categories file is given.
+    #[arg(long)]
+    check: bool,
+    /// Bias (default: the challenge's for N, −0.30 / −0.35 / −0.40 / −0.45).
+    #[arg(long, allow_hyphen_values = true)]
+    bias: Option<f32>,
+    /// IDX inputs: a pixel above this becomes 1.
+    #[arg(long, default_value_t = 96)]
+    threshold: u8,
+    /// Random inputs: probability of a 1 (default: |bias|, about the survival threshold of
+    /// the generated layers, whose 32 weights of 1/16 per neuron double a row's mean, so a
+    /// mix of rows survives).
+    #[arg(long)]
+    density: Option<f64>,
+    /// Seed of generated layers and inputs.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Timed repetitions after warm-up (the median is reported).
+    #[arg(long, default_value_t = 5)]
+    reps: usize,
+    /// Invocations per workgroup.
+    #[arg(long, default_value_t = 256)]
+    wg: u32,
+    /// Active rows per workgroup of the layer kernel (1..=8).
+    #[arg(long, default_value_t = 4)]
+    rows_per_wg: u32,
+    /// Stage each workgroup's rows in workgroup memory (auto: when they fit).
+    #[arg(long, value_enum, default_value = "auto")]
+    stage: StageArg,
+    /// Most rows per chunk (default: what one storage binding holds).
+    #[arg(long)]
+    chunk_rows: Option<usize>,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `wgsparse spdnn`; exits 1 when the categories do not match.
+pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
+    let gpu = Gpu::new()?;
+    let n = a.neurons;
+    let bias = a.bias.unwrap_or_else(|| spdnn::challenge_bias(n));
+    let net = match &a.weights {
+        Some(dir) => data::read_network(dir, n, a.layers, bias)?,
+        None => data::generated_network(n, a.layers, bias, a.seed)?,
+    };
+    let y0 = match &a.input {
+        Some(p) if p.extension().is_some_and(|e| e == "tsv") => {
+            data::read_inputs_tsv(p, a.rows, n)?
+        }
+        Some(p) => data::idx_inputs(&io::read_idx_images(p)?, n, Some(a.rows), a.threshold)?,
+        None => {
+            let density = a.density.unwrap_or(f64::from(-bias).clamp(0.05, 1.0));
+            data::random_inputs(a.rows, n, density, a.seed.wrapping_add(1))?
+        }
+    };
+    let rows = y0.nrows;
+    let options = Options {
+        workgroup: a.wg,
+        rows_per_workgroup: a.rows_per_wg,
+        stage: match a.stage {
+            StageArg::Auto => None,
+            StageArg::On => Some(true),
+            StageArg::Off => Some(false),
+        },
+        chunk_rows: a.chunk_rows,
+    };
+    let plan = Plan::new(&gpu, &net, &y0, &options)?;
+    let time = median_warm(&gpu, a.reps, || plan.run(&gpu))?;
+    let got = plan.categories(&gpu)?;
+    let truth = match &a.categories {
+        Some(p) => Some(("file", data::read_categories(p, rows)?)),
+        None if a.check => Some(("CPU twin", cpu::categories(&cpu::infer(&net, &y0), n))),
+        None => None,
+    };
+    let eps = spdnn::edges_per_second(&net, rows, time.seconds);
+    let (verdict, ok) = match &truth {
+        None => ("not checked".to_string(), true),
+        Some((from, want)) => {
+            if *want == got {
+                (format!("categories match ({from})"), true)
+            } else {
+                (mismatch(from, want, &got), false)
+            }
+        }
+    };
+    if a.json {
+        println!(
+            "{}",
+            json!({
+                "adapter": gpu.caps.adapter_name,
+                "neurons": n, "layers": a.layers, "rows": rows, "bias": bias,
+                "edges": net.edges(), "chunks": plan.chunks(),
+                "wg": a.wg, "rows_per_wg": a.rows_per_wg, "staged": plan.staged(),
+                "ms": time.ms(), "timing": time.source(),
+                "edges_per_second": eps, "active_rows": got.len(),
+                "check": verdict, "ok": ok,
+            })
+        );
+    } else {
+        println!(
+            "wgsparse spdnn on {} ({})",
+            gpu.caps.adapter_name, gpu.caps.backend
+        );
+        let mut t = super::table(&["property", "value"]);
+        for (k, v) in [
+            (
+                "network",
+                format!("N={n} L={} bias={bias} edges={}", a.layers, net.edges()),
+            ),
+            (
+                "inputs",
+                format!(
+                    "{rows} rows, {} nonzeros, {} chunk(s)",
+                    y0.nnz(),
+                    plan.chunks()
+                ),
+            ),
+            (
+                "total time",
+                format!("{:.3} ms ({})", time.ms(), time.source()),
+            ),
+            (
+                "rate",
+                format!("{:.4e} edges/s ({:.3} TeraEdges/s)", eps, eps / 1e12),
+            ),
+            ("active rows at the end", got.len().to_string()),
+            ("check", verdict.clone()),
+        ] {
+            t.add_row(vec![k.to_string(), v]);
+        }
+        println!("{t}");
+    }
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// A report of how `got` differs from `want`: counts and the first rows (1-based) each way.
+fn mismatch(from: &str, want: &[u32], got: &[u32]) -> String {
+    use std::collections::BTreeSet;
+    let w: BTreeSet<u32> = want.iter().copied().collect();
+    let g: BTreeSet<u32> = got.iter().copied().collect();
+    let missing: Vec<u32> = w.difference(&g).take(5).map(|r| r + 1).collect();
+    let extra: Vec<u32> = g.difference(&w).take(5).map(|r| r + 1).collect();
+    format!(
+        "categories MISMATCH against {from}: {} expected, {} found; {} missing (first {:?}), {} extra (first {:?})",
+        want.len(),
+        got.len(),
+        w.difference(&g).count(),
+        missing,
+        g.difference(&w).count(),
+        extra
+    )
+}

@@ -1,0 +1,133 @@
+//! Inputs and networks of the sparse DNN: GraphChallenge files (1-based TSV weights
+//! `n{N}-l{k}.tsv`, inputs `sparse-images-{N}.tsv`, categories one row per line), IDX images
+//! resized to √N × √N and thresholded, and generated networks and inputs.
+
+use std::io::BufRead;
+use std::path::Path;
+
+use rand::{Rng, SeedableRng};
+
+use crate::gen::radix_net_layer;
+use crate::io::{read_graphchallenge_tsv, IdxImages};
+use crate::sparse::Csr;
+use crate::spdnn::Network;
+use crate::{Error, Result};
+
+/// Nonzeros per row of the challenge's layers.
+pub const PER_ROW: usize = 32;
+/// Value of every weight of a generated layer (1/16, as the challenge's layers).
+pub const WEIGHT: f32 = 1.0 / 16.0;
+
+/// A network of `layers` RadiX-Net-like layers (32 nonzeros per row and per column, all
+/// 1/16; fewer per row when `n < 32`), seeded, with bias `bias`.
+pub fn generated_network(n: usize, layers: usize, bias: f32, seed: u64) -> Result<Network> {
+    let per_row = PER_ROW.min(n);
+    let ws = (0..layers)
+        .map(|l| radix_net_layer(n, per_row, WEIGHT, seed.wrapping_add(l as u64 * 7919)))
+        .collect::<Result<Vec<_>>>()?;
+    Network::new(n, ws, bias)
+}
+
+/// Reads layers `dir/n{n}-l{k}.tsv` for k = 1..=layers (the error names the file and line).
+pub fn read_network(dir: &Path, n: usize, layers: usize, bias: f32) -> Result<Network> {
+    let ws = (1..=layers)
+        .map(|k| read_graphchallenge_tsv(dir.join(format!("n{n}-l{k}.tsv")), n, n))
+        .collect::<Result<Vec<_>>>()?;
+    Network::new(n, ws, bias)
+}
+
+/// `rows × n` binary inputs, each entry 1 with probability `density`, seeded.
+pub fn random_inputs(rows: usize, n: usize, density: f64, seed: u64) -> Result<Csr> {
+    if !(0.0..=1.0).contains(&density) {
+        return Err(Error::Option(format!(
+            "input density {density} is not in [0, 1]"
+        )));
+    }
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let mut row_ptr = vec![0u32];
+    let mut col_idx = Vec::new();
+    for _ in 0..rows {
+        for j in 0..n {
+            if rng.random_bool(density) {
+                col_idx.push(j as u32);
+            }
+        }
+        row_ptr.push(col_idx.len() as u32);
+    }
+    let values = vec![1.0f32; col_idx.len()];
+    Csr::new(rows, n, row_ptr, col_idx, values)
+}
+
+/// The first `rows` images (all when `None`), each resized to √n × √n by nearest neighbour
+/// and thresholded: a pixel above `threshold` becomes 1. `n` must be a perfect square.
+pub fn idx_inputs(images: &IdxImages, n: usize, rows: Option<usize>, threshold: u8) -> Result<Csr> {
+    let side = (n as f64).sqrt().round() as usize;
+    if side * side != n {
+        return Err(Error::Option(format!(
+            "{n} neurons is not a square: IDX images need √N × √N"
+        )));
+    }
+    let count = rows.unwrap_or(images.count).min(images.count);
+    let mut row_ptr = vec![0u32];
+    let mut col_idx = Vec::new();
+    for i in 0..count {
+        let img = images.image(i);
+        for r in 0..side {
+            let sr = r * images.rows / side;
+            for c in 0..side {
+                let sc = c * images.cols / side;
+                if img[sr * images.cols + sc] > threshold {
+                    col_idx.push((r * side + c) as u32);
+                }
+            }
+        }
+        row_ptr.push(col_idx.len() as u32);
+    }
+    let values = vec![1.0f32; col_idx.len()];
+    Csr::new(count, n, row_ptr, col_idx, values)
+}
+
+/// Reads GraphChallenge inputs (1-based `row<TAB>col<TAB>value`) as `rows × n`.
+pub fn read_inputs_tsv(path: &Path, rows: usize, n: usize) -> Result<Csr> {
+    read_graphchallenge_tsv(path, rows, n)
+}
+
+/// Reads a categories file: one 1-based row index per line (blank lines skipped), each in
+/// `1..=rows`; returns them 0-based, sorted, without duplicates. The error names the line.
+pub fn read_categories(path: &Path, rows: usize) -> Result<Vec<u32>> {
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut out = Vec::new();
+    for (ln, line) in std::io::BufReader::new(file).lines().enumerate() {
+        let line = line.map_err(|e| Error::io(path, e))?;
+        let t = line.trim();
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        match t.parse::<u64>() {
+            Ok(i) if i >= 1 && i <= rows as u64 => out.push((i - 1) as u32),
+            Ok(i) => {
+                return Err(Error::parse(
+                    path,
+                    ln as u64 + 1,
+                    format!("row {i} is out of range 1..={rows} (indices are 1-based)"),
+                ))
+            }
+            Err(_) => {
+                return Err(Error::parse(
+                    path,
+                    ln as u64 + 1,
+                    format!("`{t}` is not a row index"),
+                ))
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+/// Writes categories (0-based) as one 1-based row index per line.
+pub fn write_categories(path: &Path, categories: &[u32]) -> Result<()> {
+    let text: String = categories.iter().map(|c| format!("{}\n", c + 1)).collect();
+    std::fs::write(path, text).map_err(|e| Error::io(path, e))
+}

@@ -1,0 +1,158 @@
+//! Sparse DNN inference, the GraphChallenge network: L layers, each Y ← clamp(Y·W_l ⊕ b, 0, 32)
+//! where the bias b is added only to the structural nonzeros of Z = Y·W_l (the entries
+//! with Z ≠ 0, as the challenge's reference `Z + logical(Z)·b`), then values below 0 become 0
+//! and values above 32 become 32. The answer ("categories") is the set of rows whose sum is
+//! nonzero after the last layer. Rate: edges/s = rows · Σ_l nnz(W_l) / time
+//! (= rows · 32 · N · L for the challenge's layers).
+//!
+//! The GPU path implemented here is the fast path: Y as dense rows of the *active* set,
+//! W_lᵀ in ELL with column-major slots, multiply + bias + clamp fused in one kernel
+//! (`spdnn.layer`), then active-row compaction on the device each layer (flags,
+//! [`ExclusiveScan`](crate::gpu::ExclusiveScan), `spdnn.compact`). The active count stays on
+//! the device, so all L layers are recorded into one batch with no readback in between.
+//! Rows are split into chunks so that each chunk's dense Y fits one storage binding.
+
+pub mod cpu;
+pub mod data;
+mod kernels;
+
+use serde::Serialize;
+
+use crate::gpu::{Batch, Gpu, GpuTime};
+use crate::sparse::Csr;
+use crate::{Error, Result};
+
+pub use kernels::Plan;
+
+/// Largest value an activation may take (the challenge's YMAX).
+pub const YMAX: f32 = 32.0;
+
+/// The challenge's bias for `n` neurons: −0.30 / −0.35 / −0.40 / −0.45 for 1,024 / 4,096 /
+/// 16,384 / 65,536; other sizes take the bias of the nearest of those by log₂.
+pub fn challenge_bias(n: usize) -> f32 {
+    let table = [
+        (1024usize, -0.30f32),
+        (4096, -0.35),
+        (16384, -0.40),
+        (65536, -0.45),
+    ];
+    let lg = (n.max(1) as f64).log2();
+    table
+        .iter()
+        .min_by(|a, b| {
+            let da = ((a.0 as f64).log2() - lg).abs();
+            let db = ((b.0 as f64).log2() - lg).abs();
+            da.total_cmp(&db)
+        })
+        .map(|t| t.1)
+        .unwrap_or(-0.3)
+}
+
+/// A sparse DNN: `L` square `n × n` layers and one bias shared by every neuron of every layer.
+#[derive(Clone, Debug)]
+pub struct Network {
+    /// Neurons per layer.
+    pub n: usize,
+    /// The layers' weights W_l, each `n × n` (row i, column j: edge i → j).
+    pub layers: Vec<Csr>,
+    /// The bias added to the structural nonzeros of every layer's product.
+    pub bias: f32,
+}
+
+impl Network {
+    /// Validates that every layer is a valid `n × n` matrix with finite values and that the
+    /// bias is finite; the error names the first bad layer (1-based, as the files).
+    pub fn new(n: usize, layers: Vec<Csr>, bias: f32) -> Result<Self> {
+        if !bias.is_finite() {
+            return Err(Error::Option(format!("bias {bias} is not finite")));
+        }
+        if n == 0 {
+            return Err(Error::Option("a network needs at least one neuron".into()));
+        }
+        for (l, w) in layers.iter().enumerate() {
+            if w.nrows != n || w.ncols != n {
+                return Err(Error::Shape(format!(
+                    "layer {} is {}×{}, the network has {n} neurons",
+                    l + 1,
+                    w.nrows,
+                    w.ncols
+                )));
+            }
+            w.validate().map_err(|e| Error::Invalid {
+                what: format!("layer {}", l + 1),
+                message: e.to_string(),
+            })?;
+        }
+        Ok(Network { n, layers, bias })
+    }
+
+    /// Σ_l nnz(W_l): the edges one input row crosses.
+    pub fn edges(&self) -> usize {
+        self.layers.iter().map(Csr::nnz).sum()
+    }
+}
+
+/// What one inference produced, as read back from the device.
+#[derive(Clone, Debug, Serialize)]
+pub struct Inference {
+    /// Rows with a nonzero sum after the last layer, 0-based, increasing.
+    pub categories: Vec<u32>,
+    /// GPU time of the whole inference (all layers and compactions), seconds.
+    pub seconds: f64,
+    /// Whether the time came from timestamp queries (else wall clock).
+    pub from_timestamps: bool,
+}
+
+/// Options of the GPU inference.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Invocations per workgroup of the layer and compaction kernels.
+    pub workgroup: u32,
+    /// Active rows per workgroup of `spdnn.layer` (1..=8): each weight slot loaded serves
+    /// them all.
+    pub rows_per_workgroup: u32,
+    /// Stage each workgroup's rows in workgroup memory: `None` stages when they fit.
+    pub stage: Option<bool>,
+    /// Most rows per chunk (each chunk's dense Y must fit one storage binding, which caps it
+    /// further); `None` takes the binding's limit.
+    pub chunk_rows: Option<usize>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            workgroup: 256,
+            rows_per_workgroup: 4,
+            stage: None,
+            chunk_rows: None,
+        }
+    }
+}
+
+/// Rows whose entries are not all zero, 0-based, increasing (the categories of `y`).
+pub fn nonzero_rows(y: &Csr) -> Vec<u32> {
+    (0..y.nrows)
+        .filter(|&i| y.row_range(i).any(|e| y.values[e] != 0.0))
+        .map(|i| i as u32)
+        .collect()
+}
+
+/// Edges per second of an inference of `rows` inputs through `net` in `seconds`.
+pub fn edges_per_second(net: &Network, rows: usize, seconds: f64) -> f64 {
+    rows as f64 * net.edges() as f64 / seconds
+}
+
+/// Runs the whole inference once on the GPU (plan, record, submit, read the categories).
+pub fn infer(gpu: &Gpu, net: &Network, y0: &Csr, options: &Options) -> Result<Inference> {
+    let plan = Plan::new(gpu, net, y0, options)?;
+    let time: GpuTime = {
+        let mut batch = Batch::new(gpu);
+        plan.record(&mut batch)?;
+        batch.submit_timed()?
+    };
+    Ok(Inference {
+        categories: plan.categories(gpu)?,
+        seconds: time.seconds,
+        from_timestamps: time.from_timestamps,
+    })
+}

@@ -1,0 +1,281 @@
+//! Sparse DNN inference: the GPU fast path against the f64 CPU twin (categories exactly,
+//! values to f32 tolerance), activations poisoned with NaN before each run, plus the edge
+//! cases: inputs with no non-empty row, a row killed exactly by the bias, values saturating
+//! at 32, chunks of rows, and malformed files.
+
+mod common;
+
+use std::io::Write;
+
+use wgsparse::sparse::Csr;
+use wgsparse::spdnn::{cpu, data, Network, Options, Plan};
+use wgsparse::Error;
+
+/// Runs `net` on `y0` on the GPU and checks it against the twin; returns the categories.
+fn check(net: &Network, y0: &Csr, options: &Options) -> Vec<u32> {
+    let gpu = common::gpu();
+    let plan = Plan::new(gpu, net, y0, options).unwrap();
+    plan.poison(gpu).unwrap();
+    plan.run(gpu).unwrap();
+    let got_cat = plan.categories(gpu).unwrap();
+    let got = plan.output(gpu).unwrap();
+    let want = cpu::infer(net, y0);
+    let want_cat = cpu::categories(&want, net.n);
+    assert_eq!(got_cat, want_cat, "categories differ");
+    let layers = net.layers.len() as f64;
+    for (e, (&g, &w)) in got.iter().zip(&want).enumerate() {
+        let tol = 1e-5 * layers * (1.0 + w.abs());
+        assert!(
+            (f64::from(g) - w).abs() <= tol,
+            "row {} neuron {}: GPU {g} twin {w}",
+            e / net.n,
+            e % net.n
+        );
+    }
+    got_cat
+}
+
+#[test]
+fn generated_networks_match_the_twin() {
+    for (n, layers, density, seed) in [
+        (64usize, 6usize, 0.3, 1u64),
+        (256, 12, 0.3, 2),
+        (100, 9, 0.3, 3),
+    ] {
+        let net = data::generated_network(n, layers, -0.3, seed).unwrap();
+        let y0 = data::random_inputs(300, n, density, seed + 10).unwrap();
+        let cats = check(&net, &y0, &Options::default());
+        // The inputs must make the test able to fail: some rows live, some die.
+        assert!(
+            !cats.is_empty() && cats.len() < y0.nrows,
+            "n={n}: {} of 300 survive",
+            cats.len()
+        );
+    }
+}
+
+#[test]
+fn random_weights_and_chunks_match_the_twin() {
+    // Random positive weights (not all equal), rows split into uneven chunks, a small workgroup.
+    let n = 128;
+    let mut net = data::generated_network(n, 8, -0.35, 9).unwrap();
+    for (l, w) in net.layers.iter_mut().enumerate() {
+        for (e, v) in w.values.iter_mut().enumerate() {
+            *v = 0.02 + ((e * 37 + l * 11) % 17) as f32 / 160.0;
+        }
+    }
+    let y0 = data::random_inputs(250, n, 0.2, 4).unwrap();
+    let options = Options {
+        workgroup: 64,
+        rows_per_workgroup: 3,
+        stage: Some(false),
+        chunk_rows: Some(97),
+    };
+    let gpu = common::gpu();
+    assert_eq!(Plan::new(gpu, &net, &y0, &options).unwrap().chunks(), 3);
+    let cats = check(&net, &y0, &options);
+    assert!(!cats.is_empty() && cats.len() < y0.nrows);
+}
+
+#[test]
+fn rows_per_workgroup_and_staging_agree() {
+    // Every tiling, staged and not, on 203 rows (a partial last workgroup for most).
+    let n = 128;
+    let net = data::generated_network(n, 7, -0.3, 21).unwrap();
+    let y0 = data::random_inputs(203, n, 0.3, 22).unwrap();
+    let gpu = common::gpu();
+    for rows_per_workgroup in [1u32, 2, 5, 8] {
+        for stage in [false, true] {
+            let options = Options {
+                rows_per_workgroup,
+                stage: Some(stage),
+                ..Options::default()
+            };
+            assert_eq!(Plan::new(gpu, &net, &y0, &options).unwrap().staged(), stage);
+            let cats = check(&net, &y0, &options);
+            assert!(!cats.is_empty() && cats.len() < y0.nrows);
+        }
+    }
+    let bad = Options {
+        rows_per_workgroup: 9,
+        ..Options::default()
+    };
+    assert!(matches!(
+        Plan::new(gpu, &net, &y0, &bad),
+        Err(Error::Option(_))
+    ));
+}
+
+#[test]
+fn inputs_with_no_nonempty_row() {
+    let net = data::generated_network(64, 4, -0.3, 5).unwrap();
+    let y0 = Csr::empty(40, 64);
+    assert!(check(&net, &y0, &Options::default()).is_empty());
+}
+
+#[test]
+fn a_row_killed_exactly_by_the_bias() {
+    // Identity-like layer: output j gathers input j with weight 1/16 (width 1). A row with
+    // value 4 at one neuron gives z = 0.25 there; bias −0.25 makes it exactly 0. A second row
+    // with value 8 survives with 0.25.
+    let n = 16;
+    let w = Csr::new(
+        n,
+        n,
+        (0..=n as u32).collect(),
+        (0..n as u32).collect(),
+        vec![1.0 / 16.0; n],
+    )
+    .unwrap();
+    let net = Network::new(n, vec![w], -0.25).unwrap();
+    let y0 = Csr::new(3, n, vec![0, 1, 2, 2], vec![3, 5], vec![4.0, 8.0]).unwrap();
+    let cats = check(&net, &y0, &Options::default());
+    assert_eq!(cats, vec![1]);
+    let gpu = common::gpu();
+    let plan = Plan::new(gpu, &net, &y0, &Options::default()).unwrap();
+    plan.run(gpu).unwrap();
+    let out = plan.output(gpu).unwrap();
+    assert_eq!(out[n + 5], 0.25);
+    assert!(out[..n].iter().all(|&v| v == 0.0));
+}
+
+#[test]
+fn values_saturate_at_32() {
+    let n = 64;
+    let mut net = data::generated_network(n, 5, -0.3, 6).unwrap();
+    for w in &mut net.layers {
+        w.values.iter_mut().for_each(|v| *v = 2.0);
+    }
+    let y0 = data::random_inputs(50, n, 0.5, 7).unwrap();
+    check(&net, &y0, &Options::default());
+    let gpu = common::gpu();
+    let plan = Plan::new(gpu, &net, &y0, &Options::default()).unwrap();
+    plan.run(gpu).unwrap();
+    let out = plan.output(gpu).unwrap();
+    assert!(out.contains(&32.0) && out.iter().all(|&v| v <= 32.0));
+}
+
+#[test]
+fn bad_inputs_are_errors() {
+    let gpu = common::gpu();
+    let net = data::generated_network(64, 2, -0.3, 1).unwrap();
+    let y0 = data::random_inputs(4, 32, 0.5, 1).unwrap();
+    assert!(matches!(
+        Plan::new(gpu, &net, &y0, &Options::default()),
+        Err(Error::Shape(_))
+    ));
+    let w = data::generated_network(32, 1, -0.3, 1)
+        .unwrap()
+        .layers
+        .remove(0);
+    assert!(matches!(
+        Network::new(64, vec![w], -0.3),
+        Err(Error::Shape(_))
+    ));
+    assert!(data::idx_inputs(
+        &wgsparse::io::IdxImages {
+            count: 1,
+            rows: 2,
+            cols: 2,
+            pixels: vec![0; 4]
+        },
+        10,
+        None,
+        96
+    )
+    .is_err());
+}
+
+fn write(dir: &std::path::Path, name: &str, text: &str) -> std::path::PathBuf {
+    let p = dir.join(name);
+    std::fs::File::create(&p)
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    p
+}
+
+#[test]
+fn graphchallenge_files_round_trip_and_malformed_are_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = data::generated_network(64, 3, -0.3, 8).unwrap();
+    for (k, w) in net.layers.iter().enumerate() {
+        wgsparse::io::write_graphchallenge_tsv(dir.path().join(format!("n64-l{}.tsv", k + 1)), w)
+            .unwrap();
+    }
+    let back = data::read_network(dir.path(), 64, 3, -0.3).unwrap();
+    assert_eq!(back.layers, net.layers);
+    // Index out of range, named with file and line.
+    write(dir.path(), "n64-l3.tsv", "1\t2\t0.0625\n65\t1\t0.0625\n");
+    let e = data::read_network(dir.path(), 64, 3, -0.3)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("n64-l3.tsv:2") && e.contains("out of range"),
+        "{e}"
+    );
+    // Wrong field count.
+    let p = write(dir.path(), "in.tsv", "1\t2\t1\n3\t4\n");
+    let e = data::read_inputs_tsv(&p, 10, 64).unwrap_err().to_string();
+    assert!(e.contains("in.tsv:2") && e.contains("3 fields"), "{e}");
+    // Categories: out of range and not a number.
+    let p = write(dir.path(), "cat.tsv", "1\n7\n11\n");
+    let e = data::read_categories(&p, 10).unwrap_err().to_string();
+    assert!(e.contains("cat.tsv:3") && e.contains("out of range"), "{e}");
+    let p = write(dir.path(), "cat2.tsv", "2\nx\n");
+    let e = data::read_categories(&p, 10).unwrap_err().to_string();
+    assert!(e.contains("cat2.tsv:2"), "{e}");
+    let p = write(dir.path(), "cat3.tsv", "3\n1\n\n");
+    assert_eq!(data::read_categories(&p, 10).unwrap(), vec![0, 2]);
+}
+
+fn cli(args: &[&str]) -> (i32, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_wgsparse"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+#[test]
+fn cli_checks_categories_and_fails_on_a_mismatch() {
+    let base = [
+        "spdnn",
+        "--neurons",
+        "64",
+        "--layers",
+        "4",
+        "--rows",
+        "120",
+        "--density",
+        "0.3",
+        "--reps",
+        "1",
+    ];
+    let (code, out) = cli(&[&base[..], &["--check", "--json"]].concat());
+    assert_eq!(code, 0, "{out}");
+    let v: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    assert_eq!(v["ok"], true, "{out}");
+    assert!(v["check"].as_str().unwrap().contains("categories match"));
+    let active = v["active_rows"].as_u64().unwrap();
+    assert!(active > 0 && active < 120, "{out}");
+    // A truth file with one row too few: a mismatch report and exit status 1.
+    let dir = tempfile::tempdir().unwrap();
+    let net = data::generated_network(64, 4, -0.3, 1).unwrap();
+    let y0 = data::random_inputs(120, 64, 0.3, 2).unwrap();
+    let mut want = cpu::categories(&cpu::infer(&net, &y0), 64);
+    want.pop();
+    let p = dir.path().join("cat.tsv");
+    data::write_categories(&p, &want).unwrap();
+    let (code, out) = cli(&[&base[..], &["--categories", p.to_str().unwrap()]].concat());
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("MISMATCH") && out.contains("1 extra"), "{out}");
+    // A malformed truth file is an error naming file and line.
+    std::fs::write(&p, "1\n0\n").unwrap();
+    let (code, out) = cli(&[&base[..], &["--categories", p.to_str().unwrap()]].concat());
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("cat.tsv:2"), "{out}");
+}
