@@ -1,29 +1,9 @@
 //! The `wgsparse` binary: every subcommand answers `--json` with one JSON object, bad input
 //! gives a clear error and a non-zero exit, and generated files read back.
 
-use std::process::Command;
+mod common;
 
-fn wgsparse(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_wgsparse"))
-        .args(args)
-        .env(
-            "WGSPARSE_CACHE_DIR",
-            std::env::temp_dir().join("wgsparse-cli-test"),
-        )
-        .output()
-        .expect("the binary runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn json(args: &[&str]) -> serde_json::Value {
-    let (ok, stdout, stderr) = wgsparse(args);
-    assert!(ok, "wgsparse {args:?} failed: {stderr}");
-    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{args:?}: {e}\n{stdout}"))
-}
+use common::{wgsparse, wgsparse_json as json};
 
 #[test]
 fn info_roofline_and_demo_print_json() {
