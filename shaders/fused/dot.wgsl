@@ -1,6 +1,8 @@
 // Partial dot products: part[g] = Σ a[i]·b[i] over workgroup g's grid-stride share of n,
 // reduced in workgroup memory in a fixed order (fused/reduce_parts then sums the partials in
 // group order, so a dot product is the same bits run to run). The solvers' scalars.
+#import shared/wg_sum
+
 override WG: u32 = 256u;
 
 struct Params {
@@ -15,8 +17,6 @@ struct Params {
 @group(0) @binding(2) var<storage, read> b: array<f32>;
 @group(0) @binding(3) var<storage, read_write> part: array<f32>;
 
-var<workgroup> scratch: array<f32, WG>;
-
 @compute @workgroup_size(WG)
 fn main(
     @builtin(global_invocation_id) gid: vec3<u32>,
@@ -28,15 +28,8 @@ fn main(
     for (var i = gid.x; i < params.n; i += nwg.x * WG) {
         s += a[i] * b[i];
     }
-    scratch[tid] = s;
-    workgroupBarrier();
-    for (var half = WG / 2u; half > 0u; half = half / 2u) {
-        if tid < half {
-            scratch[tid] += scratch[tid + half];
-        }
-        workgroupBarrier();
-    }
+    let total = wg_sum(s, tid);
     if tid == 0u {
-        part[wid.x] = scratch[0];
+        part[wid.x] = total;
     }
 }

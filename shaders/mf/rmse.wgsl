@@ -5,6 +5,7 @@
 #import mf/storage
 #import shared/reduce
 #import shared/atomic_f32
+#import shared/wg_sum
 
 override WG: u32 = 256u;
 override LANES: u32 = 32u;
@@ -22,8 +23,6 @@ struct Params {
 @group(0) @binding(2) var<storage, read> feat_p: array<Word>;
 @group(0) @binding(3) var<storage, read> feat_q: array<Word>;
 @group(0) @binding(4) var<storage, read_write> accum: array<AtomicF32>;
-
-var<workgroup> partial: array<f32, WG>;
 
 @compute @workgroup_size(WG)
 fn main(
@@ -53,15 +52,8 @@ fn main(
             acc += e * e;
         }
     }
-    partial[lid] = acc;
-    workgroupBarrier();
-    for (var m = WG / 2u; m > 0u; m = m / 2u) {
-        if lid < m {
-            partial[lid] += partial[lid + m];
-        }
-        workgroupBarrier();
-    }
+    let sse = wg_sum(acc, lid);
     if lid == 0u {
-        accum_add(0u, partial[0]);
+        accum_add(0u, sse);
     }
 }

@@ -16,6 +16,7 @@ shader_table!(
     "shared/atomic_f32_wg",
     "shared/half",
     "shared/rng",
+    "shared/wg_sum",
     "runtime/copy",
     "runtime/empty",
     "runtime/scan_blocks",
