@@ -119,9 +119,24 @@ pub struct SddmmArgs {
     /// and B with a sample of P (for benches/peers to run on the same inputs and compare).
     #[arg(long)]
     export: Option<PathBuf>,
+    /// Run on several GPUs: a count or `all` (every hardware adapter). S is cut into parts
+    /// of equal nonzeros, one per GPU; reported per GPU, in total and against one GPU of the
+    /// same machine. WGSPARSE_SHARE_ADAPTERS=1 opens one adapter as several devices.
+    #[arg(long)]
+    gpus: Option<String>,
+    /// With --gpus: cut S by rows, by columns (cuSDDMM), or measure both.
+    #[arg(long, value_enum, default_value = "both")]
+    cut: CutArg,
     /// Print one JSON object instead of tables.
     #[arg(long)]
     json: bool,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum CutArg {
+    Rows,
+    Columns,
+    Both,
 }
 
 fn variants(list: &[VariantArg]) -> Vec<Variant> {
@@ -174,8 +189,13 @@ fn spinner(on: bool, msg: &str) -> Option<indicatif::ProgressBar> {
     })
 }
 
+mod multi;
+
 /// Runs `wgsparse sddmm`.
 pub fn run(args: SddmmArgs) -> Result<ExitCode> {
+    if args.gpus.is_some() {
+        return multi::run(&args);
+    }
     let gpu = Gpu::new()?;
     preflight(&gpu, &args)?;
     let interactive = !args.json;
@@ -187,29 +207,7 @@ pub fn run(args: SddmmArgs) -> Result<ExitCode> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    let base = Options {
-        variant: Variant::Auto,
-        tj: args.tj,
-        tk: args.tk,
-        ti: args.ti,
-        block_nnz: args.block_nnz,
-        vws: args.vws,
-        unroll: args.unroll,
-        workgroup: args.wg,
-        compress: !args.no_compress,
-        transpose: match args.transpose {
-            TransposeArg::Auto => Transpose::Auto,
-            TransposeArg::Never => Transpose::Never,
-            TransposeArg::Always => Transpose::Always,
-        },
-        cache_bytes: args.cache_kib.map(|k| k << 10),
-        build_on_device: match args.build_on {
-            BuildArg::Auto => None,
-            BuildArg::Host => Some(false),
-            BuildArg::Device => Some(true),
-        },
-        ..Default::default()
-    };
+    let base = base_options(&args);
     let mut results: Vec<Outcome> = Vec::new();
     let mut sweeps = Vec::new();
     let mut failed = false;
@@ -333,6 +331,33 @@ pub fn run(args: SddmmArgs) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The options every variant shares, from the flags.
+fn base_options(args: &SddmmArgs) -> Options {
+    Options {
+        variant: Variant::Auto,
+        tj: args.tj,
+        tk: args.tk,
+        ti: args.ti,
+        block_nnz: args.block_nnz,
+        vws: args.vws,
+        unroll: args.unroll,
+        workgroup: args.wg,
+        compress: !args.no_compress,
+        transpose: match args.transpose {
+            TransposeArg::Auto => Transpose::Auto,
+            TransposeArg::Never => Transpose::Never,
+            TransposeArg::Always => Transpose::Always,
+        },
+        cache_bytes: args.cache_kib.map(|k| k << 10),
+        build_on_device: match args.build_on {
+            BuildArg::Auto => None,
+            BuildArg::Host => Some(false),
+            BuildArg::Device => Some(true),
+        },
+        ..Default::default()
+    }
 }
 
 /// Refuses a Matrix Market S whose declared size needs more than the device or the host

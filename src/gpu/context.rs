@@ -20,6 +20,9 @@ pub struct GpuOptions {
     /// Treat storage bindings as at most this many bytes (below the adapter's own limit):
     /// exercises the paths that split data over several bindings on small inputs.
     pub max_binding_bytes: Option<u64>,
+    /// [`Gpu::several`]: when the machine has fewer adapters than devices asked for, open the
+    /// first adapter as several devices instead of failing (`WGSPARSE_SHARE_ADAPTERS=1` too).
+    pub share_adapters: bool,
 }
 
 /// A device, its queue, its capabilities and the pipeline cache.
@@ -120,6 +123,58 @@ impl Gpu {
     }
 
     async fn new_async(options: &GpuOptions) -> Result<Self> {
+        let adapters = Self::adapters(options).await?;
+        Self::open(&adapters[0], options).await
+    }
+
+    /// Opens `count` devices, one per adapter (`None`: every hardware adapter of the backend,
+    /// or the best adapter when there is no hardware one), each with its own queue and
+    /// pipeline cache. Adapters are taken in [`Gpu::new`]'s order of preference. When fewer
+    /// adapters than `count` exist, [`GpuOptions::share_adapters`] opens the first one several
+    /// times (tests of the partitioned paths on one adapter); otherwise that is an error.
+    pub fn several(count: Option<usize>, options: &GpuOptions) -> Result<Vec<Gpu>> {
+        pollster::block_on(async {
+            let adapters = Self::adapters(options).await?;
+            let hardware = adapters
+                .iter()
+                .filter(|a| a.get_info().device_type != wgpu::DeviceType::Cpu)
+                .count();
+            let count = match count {
+                Some(0) => return Err(Error::Option("a device count must be at least 1".into())),
+                Some(n) => n,
+                None => hardware.max(1),
+            };
+            let share = options.share_adapters
+                || std::env::var("WGSPARSE_SHARE_ADAPTERS")
+                    .is_ok_and(|v| !v.is_empty() && v != "0");
+            if count > adapters.len() && !share {
+                return Err(Error::Option(format!(
+                    "{count} devices asked for, but this machine has {} adapter(s) ({})",
+                    adapters.len(),
+                    adapters
+                        .iter()
+                        .map(|a| a.get_info().name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+            let mut gpus = Vec::with_capacity(count);
+            for i in 0..count {
+                let adapter = adapters.get(i).unwrap_or(&adapters[0]);
+                gpus.push(Self::open(adapter, options).await?);
+            }
+            Ok(gpus)
+        })
+    }
+
+    /// Every device [`Gpu::several`] opens with no count: one per hardware adapter.
+    pub fn all() -> Result<Vec<Gpu>> {
+        Self::several(None, &GpuOptions::default())
+    }
+
+    /// The adapters of the backends in `WGPU_BACKEND` (default Vulkan, Metal, DX12), filtered
+    /// by name and sorted by preference (discrete > integrated > virtual > CPU); never empty.
+    async fn adapters(options: &GpuOptions) -> Result<Vec<wgpu::Adapter>> {
         let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
         desc.backends = wgpu::Backends::from_env()
             .unwrap_or(wgpu::Backends::VULKAN | wgpu::Backends::METAL | wgpu::Backends::DX12);
@@ -136,13 +191,19 @@ impl Gpu {
             adapters.retain(|a| a.get_info().name.to_lowercase().contains(name));
         }
         adapters.sort_by_key(|a| device_rank(a.get_info().device_type));
-        let Some(adapter) = adapters.into_iter().next() else {
+        if adapters.is_empty() {
             let why = match wanted_name {
                 Some(n) => format!(" whose name contains {n:?}"),
                 None => format!(" for backends {backends:?}"),
             };
             return Err(Error::NoAdapter(why));
-        };
+        }
+        Ok(adapters)
+    }
+
+    /// Creates a device on `adapter` with its own limits and the optional features the
+    /// kernels use.
+    async fn open(adapter: &wgpu::Adapter, options: &GpuOptions) -> Result<Self> {
         let features = if options.no_optional_features {
             wgpu::Features::empty()
         } else {

@@ -15,6 +15,8 @@ pub mod cpu;
 mod device_build;
 mod kernels;
 pub mod model;
+pub mod multi;
+pub mod partition;
 pub mod runs;
 pub mod suite;
 pub mod sweep;
@@ -30,6 +32,8 @@ use crate::sparse::{Csr, Dense, GpuCsr, GpuDense};
 use crate::{Error, Result};
 
 pub use config::Config;
+pub use multi::MultiPlan;
+pub use partition::Cut;
 
 /// Which kernel computes the SDDMM.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]

@@ -1,0 +1,213 @@
+//! SDDMM over several devices: one adapter opened as two (and three) devices, S cut by rows
+//! and by columns; the gathered P must equal one device's P bit for bit for every variant
+//! (same configuration), and the f64 twin within the usual bound.
+
+mod common;
+
+use std::sync::OnceLock;
+
+use wgsparse::gen;
+use wgsparse::gpu::GpuOptions;
+use wgsparse::sddmm::{cpu, Cut, MultiPlan, Options, Plan, Transpose, Variant};
+use wgsparse::sparse::{Csr, Dense};
+use wgsparse::Gpu;
+
+/// Three devices on the test adapter (lavapipe on CI).
+fn devices() -> &'static [Gpu] {
+    static GPUS: OnceLock<Vec<Gpu>> = OnceLock::new();
+    GPUS.get_or_init(|| {
+        Gpu::several(
+            Some(3),
+            &GpuOptions {
+                share_adapters: true,
+                ..Default::default()
+            },
+        )
+        .unwrap_or_else(|e| panic!("{e}"))
+    })
+}
+
+/// Every variant with its configuration pinned, so a part resolves exactly as the whole.
+fn pinned() -> Vec<Options> {
+    let base = Options {
+        tk: Some(16),
+        ti: Some(16),
+        vws: Some(4),
+        unroll: Some(1),
+        workgroup: Some(64),
+        transpose: Transpose::Never,
+        build_on_device: Some(false),
+        ..Default::default()
+    };
+    let mut out = Vec::new();
+    for variant in Variant::CONCRETE {
+        let tj = match variant {
+            Variant::SmSm => Some(32),
+            Variant::RowRun => Some(64),
+            _ => Some(128),
+        };
+        out.push(Options {
+            variant,
+            tj,
+            block_nnz: (variant == Variant::RowRun).then_some(16),
+            ..base.clone()
+        });
+    }
+    out
+}
+
+fn operands(s: &Csr, k: usize, seed: u64) -> (Dense, Dense) {
+    (
+        gen::dense_uniform(s.nrows, k, seed),
+        gen::dense_uniform(s.ncols, k, seed + 1),
+    )
+}
+
+fn assert_partitioned_equals_one(s: &Csr, k: usize, devices: &[Gpu], what: &str) {
+    let (a, b) = operands(s, k, 9);
+    let (want64, mag) = cpu::sddmm(s, &a, &b);
+    for options in pinned() {
+        let one = Plan::new(&devices[0], s, k, options.clone())
+            .unwrap()
+            .run_host(&devices[0], &a, &b)
+            .unwrap();
+        for cut in [Cut::Rows, Cut::Columns] {
+            let multi = MultiPlan::new(devices, s, k, &options, cut, false).unwrap();
+            assert_eq!(multi.shards().iter().map(|p| p.nnz).sum::<usize>(), s.nnz());
+            let got = multi.run_host(&a, &b).unwrap();
+            let same = got
+                .iter()
+                .zip(&one)
+                .position(|(x, y)| x.to_bits() != y.to_bits());
+            assert!(
+                same.is_none(),
+                "{what}: {:?} cut by {cut:?} differs from one device at nonzero {:?}: {} vs {}",
+                options.variant,
+                same,
+                same.map_or(0.0, |e| got[e]),
+                same.map_or(0.0, |e| one[e]),
+            );
+            let cmp = cpu::compare(&got, &want64, &mag, k);
+            assert!(
+                cmp.ok(),
+                "{what}: {:?} {cut:?} vs the twin",
+                options.variant
+            );
+        }
+    }
+}
+
+#[test]
+fn two_and_three_devices_equal_one_device_exactly() {
+    let s = gen::power_law(700, 500, 12_000, 1.3, 5).unwrap();
+    assert_partitioned_equals_one(&s, 24, &devices()[..2], "power-law, 2 devices");
+    let s = gen::power_law_skewed(300, 900, 6_000, 0.7, 1.4, 6).unwrap();
+    assert_partitioned_equals_one(&s, 40, devices(), "skewed, 3 devices");
+}
+
+#[test]
+fn empty_parts_and_heavy_rows_on_boundaries() {
+    // One row holds almost every nonzero: a row cut leaves parts empty or tiny, a column
+    // cut splits it.
+    let mut row_ptr = vec![0u32, 3];
+    let mut col_idx: Vec<u32> = vec![1, 7, 90];
+    row_ptr.push(row_ptr[1] + 100);
+    col_idx.extend(0..100u32);
+    row_ptr.push(row_ptr[2]);
+    row_ptr.push(row_ptr[3] + 2);
+    col_idx.extend([5, 99]);
+    let nnz = col_idx.len();
+    let values = (0..nnz).map(|i| 0.5 + (i % 7) as f32).collect();
+    let s = Csr::new(4, 100, row_ptr, col_idx, values).unwrap();
+    assert_partitioned_equals_one(&s, 8, devices(), "heavy row");
+    // Fewer rows than devices.
+    let s = Csr::new(1, 5, vec![0, 2], vec![1, 3], vec![1.0, 2.0]).unwrap();
+    assert_partitioned_equals_one(&s, 8, devices(), "one row");
+}
+
+#[test]
+fn outputs_stay_on_their_devices_and_shapes_are_checked() {
+    let s = gen::power_law(200, 150, 2_000, 1.2, 3).unwrap();
+    let devs = &devices()[..2];
+    let options = pinned().remove(1);
+    let multi = MultiPlan::new(devs, &s, 16, &options, Cut::Rows, false).unwrap();
+    let (a, b) = operands(&s, 16, 1);
+    let ops = multi.upload(&a, &b).unwrap();
+    multi.run(&ops).unwrap();
+    let whole = multi.gather(&ops).unwrap();
+    // Under a row cut each device's output is a contiguous range of P.
+    let mut at = 0;
+    for (d, info) in multi.shards().iter().enumerate() {
+        let part = ops.output(d).unwrap().read(&devs[d]).unwrap();
+        assert_eq!(part, whole[at..at + info.nnz]);
+        at += info.nnz;
+    }
+    let wrong = gen::dense_uniform(s.nrows, 8, 1);
+    assert!(multi.upload(&wrong, &b).is_err());
+}
+
+#[test]
+fn asking_for_more_devices_than_adapters_is_an_error_unless_shared() {
+    let err = Gpu::several(Some(64), &GpuOptions::default());
+    if std::env::var("WGSPARSE_SHARE_ADAPTERS").is_err() {
+        let e = err.err().expect("64 devices on this machine");
+        assert!(e.to_string().contains("64 devices"), "{e}");
+    }
+    assert!(Gpu::several(Some(0), &GpuOptions::default()).is_err());
+}
+
+#[test]
+fn cli_runs_on_two_devices_and_reports_both_cuts() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_wgsparse"))
+        .args([
+            "sddmm",
+            "--gpus",
+            "2",
+            "--gen",
+            "demo",
+            "--scale",
+            "0.3",
+            "--k",
+            "8",
+            "--variant",
+            "warp",
+            "--check",
+            "--reps",
+            "2",
+            "--json",
+        ])
+        .env("WGSPARSE_SHARE_ADAPTERS", "1")
+        .env(
+            "WGSPARSE_CACHE_DIR",
+            std::env::temp_dir().join("wgsparse-multi-test"),
+        )
+        .output()
+        .expect("the binary runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["ok"], true);
+    let results = j["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2, "rows and columns");
+    for r in results {
+        let devices = r["devices"].as_array().unwrap();
+        assert_eq!(devices.len(), 2);
+        let nnz: u64 = devices
+            .iter()
+            .map(|d| d["shard"]["nnz"].as_u64().unwrap())
+            .sum();
+        assert_eq!(nnz, j["matrix"]["nnz"].as_u64().unwrap());
+        assert!(r["max_rel_error"].as_f64().unwrap() < 1e-5);
+        assert!(r["kernel_ms"].as_f64().unwrap() > 0.0);
+    }
+    // Without sharing, two devices on a one-adapter machine is a clear error, exit 2.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_wgsparse"))
+        .args(["sddmm", "--gpus", "2", "--gen", "demo", "--k", "8"])
+        .env_remove("WGSPARSE_SHARE_ADAPTERS")
+        .output()
+        .expect("the binary runs");
+    if Gpu::several(Some(2), &GpuOptions::default()).is_err() {
+        assert_eq!(out.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("2 devices asked for"));
+    }
+}
