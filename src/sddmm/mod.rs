@@ -145,6 +145,22 @@ impl Default for Options {
     }
 }
 
+/// Checks that A is M×K and B is N×K for S M×N (`s` = (M, N, K)).
+pub(crate) fn check_shapes(
+    s: (usize, usize, usize),
+    a: (usize, usize),
+    b: (usize, usize),
+) -> Result<()> {
+    let (m, n, k) = s;
+    if a != (m, k) || b != (n, k) {
+        return Err(Error::Shape(format!(
+            "SDDMM on S {m}×{n} with K = {k} needs A {m}×{k} and B {n}×{k}, got A {}×{} and B {}×{}",
+            a.0, a.1, b.0, b.1
+        )));
+    }
+    Ok(())
+}
+
 /// Device row offsets and column indices of S.
 type PatternBuffers = (Arc<GpuBuffer<u32>>, Arc<GpuBuffer<u32>>);
 
@@ -216,23 +232,11 @@ impl Plan {
     }
 
     fn check_operands(&self, a: &GpuDense, b: &GpuDense, out: &GpuBuffer<f32>) -> Result<()> {
-        if a.nrows != self.nrows || b.nrows != self.ncols || a.ncols != self.k || b.ncols != self.k
-        {
-            return Err(Error::Shape(format!(
-                "SDDMM on S {}×{} with K = {} needs A {}×{} and B {}×{}, got A {}×{} and B {}×{}",
-                self.nrows,
-                self.ncols,
-                self.k,
-                self.nrows,
-                self.k,
-                self.ncols,
-                self.k,
-                a.nrows,
-                a.ncols,
-                b.nrows,
-                b.ncols
-            )));
-        }
+        check_shapes(
+            (self.nrows, self.ncols, self.k),
+            (a.nrows, a.ncols),
+            (b.nrows, b.ncols),
+        )?;
         if out.len() != self.nnz {
             return Err(Error::Shape(format!(
                 "SDDMM output holds {} values, S has {} nonzeros",

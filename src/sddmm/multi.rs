@@ -174,22 +174,11 @@ impl<'g> MultiPlan<'g> {
 
     /// Uploads each device's rows of A (M×K) and B (N×K), with a NaN-poisoned output.
     pub fn upload(&self, a: &Dense, b: &Dense) -> Result<MultiOperands> {
-        if (a.nrows, a.ncols, b.nrows, b.ncols) != (self.nrows, self.k, self.ncols, self.k) {
-            return Err(Error::Shape(format!(
-                "SDDMM on S {}×{} with K = {} needs A {}×{} and B {}×{}, got A {}×{} and B {}×{}",
-                self.nrows,
-                self.ncols,
-                self.k,
-                self.nrows,
-                self.k,
-                self.ncols,
-                self.k,
-                a.nrows,
-                a.ncols,
-                b.nrows,
-                b.ncols
-            )));
-        }
+        super::check_shapes(
+            (self.nrows, self.ncols, self.k),
+            (a.nrows, a.ncols),
+            (b.nrows, b.ncols),
+        )?;
         a.validate()?;
         b.validate()?;
         let per_device = each(&self.shards, |_, sh| {
