@@ -54,6 +54,14 @@ shader_table!(
     "spdnn/layer",
     "spdnn/compact",
     "spdnn/reset",
+    "wide/model",
+    "wide/linear",
+    "wide/fm",
+    "wide/loss_logistic",
+    "wide/loss_hinge",
+    "wide/loss_squared",
+    "wide/flow",
+    "wide/apply",
 );
 
 /// The source of shader `name`, if it exists.

@@ -1,0 +1,122 @@
+//! Wide models (LR, FM, LSVM, LSR) trained by mini-batch SGD with cuWide's flow-based
+//! Aggregate–Loss–Apply engine (Miao et al., TKDE 2020).
+//!
+//! # Models: the ALA interface
+//! A model is WGSL defining three functions — Aggregate (a sample's Accums from its features
+//! and the parameters), Loss ((ŷ, ℓ, dℓ/dŷ) from the Accums, bias and label) and Apply
+//! (∂ŷ/∂θ from the Accums and a feature value) — plus a [`ModelSpec`] naming its sizes. The
+//! engine's kernels `#import wide/model`; the preprocessor substitutes the spec's source for
+//! that name ([`crate::gpu::preprocess::preprocess_with`]), so a model defined outside the
+//! crate needs no change to the engine. [`Model`] ships LR, FM (k ≤ 32), LSVM and LSR; the
+//! three linear models share `wide/linear.wgsl` and differ by their `wide/loss_*` import.
+//!
+//! # The engine (design and why)
+//! - **Plan, once per data set** ([`plan`]): features re-indexed by descending frequency;
+//!   samples cut into chunks of C consecutive samples (C divides the mini-batch); each chunk
+//!   stored twice, sample-sorted `(feature, value)` for Aggregate and feature-sorted
+//!   `(sample slot, value)` with one segment per distinct feature for Apply. Both are 8 bytes
+//!   per nonzero, so an epoch reads the data twice (the ≈ 2 ms/epoch bar on the criteo-s
+//!   shape is ≈ 3 GB at ≈ 4 TB/s plus the parameter traffic).
+//! - **One workgroup per chunk** (`shaders/wide/flow.wgsl`): LANES invocations per sample
+//!   walk its edges, each lane holding a partial of every Accum — the paper's R replicas, in
+//!   registers rather than shared-memory words, reduced by subgroup shuffles (a workgroup-
+//!   memory butterfly without subgroups). Aggregate needs no atomics at all this way. Lane 0
+//!   runs Loss and leaves the Accums and dℓ/dŷ in workgroup memory (cross-stage caching);
+//!   Apply then runs over the chunk's segments, one invocation per (segment, parameter)
+//!   summing the segment's gradient, and adds it to global memory once (native f32 atomics,
+//!   or a CAS loop; both paths tested).
+//! - **Sync mode** (exact mini-batch SGD, the default): per mini-batch one `wide/flow`
+//!   dispatch accumulates the gradient and one `wide/apply` dispatch moves the parameters
+//!   and zeroes the gradient by atomic exchange: 2 dispatches per mini-batch (≈ 6.4 µs at the
+//!   H200's ≈ 3.2 µs per dispatch, ≈ 29 ms per criteo-s epoch of 4,513 mini-batches of 1024;
+//!   so sync mode cannot reach 2 ms/epoch at batch 1024 — that bar needs async mode or
+//!   batches ≥ 16k). **Async mode**: the whole epoch is one dispatch over every chunk, each
+//!   workgroup adding −lr·g into the parameters as it finishes its chunk (the released
+//!   kernel's scheme, Hogwild-like).
+//! - **Recording**: a whole epoch is recorded into one submission; chunk order is shuffled
+//!   each epoch (samples inside a chunk stay put); the per-dispatch chunk lists live in one
+//!   schedule buffer bound at aligned offsets, bind groups made per epoch.
+//!
+//! Not yet built: the importance cache of hot parameters in workgroup memory, the stage
+//! baseline, GPU-side AUC (the exact AUC is computed on the host from GPU scores), the
+//! staging ring for data beyond one binding, L2 regularization.
+
+pub mod cpu;
+mod engine;
+pub mod metrics;
+mod model;
+pub mod plan;
+mod trainer;
+
+pub use model::{Loss, Model, ModelSpec, MAX_ACCUMS, MAX_FM_K};
+pub use trainer::{initial_params, EpochStats, Trainer};
+
+use crate::{Error, Result};
+
+/// Training options (defaults: the paper's lr 0.5 and mini-batch 1024, sync mode).
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Samples per mini-batch.
+    pub batch: usize,
+    /// Learning rate.
+    pub lr: f32,
+    /// Sync (exact mini-batch SGD) or async (updates per chunk).
+    pub sync: bool,
+    /// Invocations per sample in Aggregate (a power of two, 1 ..= 32).
+    pub lanes: u32,
+    /// Largest chunk (samples per workgroup); the chunk is the largest divisor of `batch`
+    /// up to this, and `chunk · lanes` ≤ 1024.
+    pub max_chunk: usize,
+    /// Native f32 atomics when the adapter has them (else the CAS loop).
+    pub native_atomics: bool,
+    /// Shuffle the chunk order each epoch.
+    pub shuffle: bool,
+    /// Re-index features by descending frequency.
+    pub reindex: bool,
+    /// Stop once the validation loss exceeds the mean of the last 10 epochs'.
+    pub early_stop: bool,
+    /// Seed of the initial parameters and of the chunk order.
+    pub seed: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            batch: 1024,
+            lr: 0.5,
+            sync: true,
+            lanes: 8,
+            max_chunk: 32,
+            native_atomics: true,
+            shuffle: true,
+            reindex: true,
+            early_stop: true,
+            seed: 1,
+        }
+    }
+}
+
+impl Options {
+    /// Fails with [`Error::Option`] on an out-of-range option.
+    pub fn check(&self) -> Result<()> {
+        if self.batch == 0 {
+            return Err(Error::Option("batch must be ≥ 1".into()));
+        }
+        if !(self.lr.is_finite() && self.lr > 0.0) {
+            return Err(Error::Option(format!("lr {} must be > 0", self.lr)));
+        }
+        if !self.lanes.is_power_of_two() || self.lanes > 32 {
+            return Err(Error::Option(format!(
+                "lanes {} must be a power of two ≤ 32",
+                self.lanes
+            )));
+        }
+        if self.max_chunk == 0 || self.max_chunk * self.lanes as usize > 1024 {
+            return Err(Error::Option(format!(
+                "max_chunk {} × lanes {} must be within 1 ..= 1024",
+                self.max_chunk, self.lanes
+            )));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,392 @@
+//! The training loop: data resident on the device, one submission per epoch, validation
+//! each epoch, early stop, parameters in and out in the original feature order.
+
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use rand_distr::{Distribution, Normal};
+use serde::Serialize;
+
+use crate::gpu::{Batch, Gpu, GpuBuffer};
+use crate::sparse::Csr;
+use crate::wide::engine::{DeviceChunks, Kernels, Schedule};
+use crate::wide::metrics::{auc, labels_pm1};
+use crate::wide::plan::{chunk_for_batch, Chunks, FeatureOrder};
+use crate::wide::{ModelSpec, Options};
+use crate::{Error, Result};
+
+/// What one epoch measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct EpochStats {
+    /// 1-based epoch.
+    pub epoch: usize,
+    /// Mean training loss over the epoch (each sample's loss at the parameters its
+    /// mini-batch saw).
+    pub train_loss: f64,
+    /// Mean validation loss of the model's own loss, when there is validation data.
+    pub valid_loss: Option<f64>,
+    /// Mean validation log loss log(1 + e^{−yŷ}) (equal to `valid_loss` for LR and FM).
+    pub logloss: Option<f64>,
+    /// Exact validation AUC of ŷ (`None` without validation data or with one class only).
+    pub auc: Option<f64>,
+    /// Seconds of device time of the epoch's training submission (timestamp queries when the
+    /// adapter has them, else wall clock around submit and wait).
+    pub seconds: f64,
+    /// Whether `seconds` came from timestamp queries.
+    pub from_timestamps: bool,
+}
+
+/// Validation data on the device.
+struct Valid {
+    data: DeviceChunks,
+    config: wgpu::Buffer,
+    sched: Schedule,
+    labels: Vec<f32>,
+}
+
+/// Trains one wide model on the GPU (see the module docs for the engine).
+pub struct Trainer<'g> {
+    gpu: &'g Gpu,
+    spec: ModelSpec,
+    options: Options,
+    order: FeatureOrder,
+    kernels: Kernels,
+    train: DeviceChunks,
+    config: wgpu::Buffer,
+    params: GpuBuffer<f32>,
+    grad: GpuBuffer<f32>,
+    sched: Schedule,
+    valid: Option<Valid>,
+    epoch: usize,
+    rng: rand::rngs::StdRng,
+    history: Vec<f64>,
+}
+
+/// Initial parameters in the original feature order: the first parameter of each feature
+/// and the bias at 0, the others N(0, init_std²) from `seed`.
+pub fn initial_params(spec: &ModelSpec, n_features: usize, seed: u64) -> Result<Vec<f32>> {
+    let np = spec.params_per_feature;
+    let len = n_features
+        .checked_mul(np)
+        .and_then(|l| l.checked_add(1))
+        .ok_or_else(|| Error::Option("parameter count overflows".into()))?;
+    let mut p = crate::limits::try_vec("wide parameters", len, 0.0f32)?;
+    if np > 1 && spec.init_std > 0.0 {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        let d = Normal::new(0.0f32, spec.init_std).expect("checked std");
+        for j in 0..n_features {
+            for v in &mut p[j * np + 1..(j + 1) * np] {
+                *v = d.sample(&mut rng);
+            }
+        }
+    }
+    Ok(p)
+}
+
+impl<'g> Trainer<'g> {
+    /// Uploads `train` (labels > 0 positive, others negative) and optional validation data
+    /// with `n_features` features, chunked once; parameters start at [`initial_params`].
+    pub fn new(
+        gpu: &'g Gpu,
+        spec: &ModelSpec,
+        n_features: usize,
+        train: (&Csr, &[f32]),
+        valid: Option<(&Csr, &[f32])>,
+        options: Options,
+    ) -> Result<Self> {
+        spec.check()?;
+        options.check()?;
+        if spec.accums > crate::wide::model::MAX_ACCUMS {
+            return Err(Error::Option(format!(
+                "model {}: too many Accums",
+                spec.name
+            )));
+        }
+        let lanes = options.lanes;
+        let chunk = chunk_for_batch(options.batch, options.max_chunk);
+        let order = if options.reindex {
+            let mut x = train.0.clone();
+            x.ncols = n_features.max(x.ncols);
+            FeatureOrder::by_frequency(&x)
+        } else {
+            FeatureOrder::identity(n_features)
+        };
+        if train.0.ncols > n_features {
+            return Err(Error::Shape(format!(
+                "training data has {} feature columns, the model {n_features}",
+                train.0.ncols
+            )));
+        }
+        let chunks = Chunks::build(train.0, &labels_pm1(train.1), &order, chunk)?;
+        let kernels = Kernels::new(gpu, spec, chunk, lanes, options.native_atomics)?;
+        let data = DeviceChunks::upload(gpu, &chunks, false)?;
+        drop(chunks);
+        let bias_index = n_features * spec.params_per_feature;
+        let config = gpu.uniform(
+            "wide.config",
+            &data.config(bias_index, options.lr, options.batch),
+        );
+        let per = if options.sync {
+            options.batch / chunk
+        } else {
+            data.host.n_chunks
+        };
+        let sched = Schedule::new(gpu, "wide.sched", data.host.n_chunks, per)?;
+        let valid = match valid {
+            Some((x, y)) => {
+                if x.ncols > n_features {
+                    return Err(Error::Shape(format!(
+                        "validation data has {} feature columns, the model {n_features}",
+                        x.ncols
+                    )));
+                }
+                let labels = labels_pm1(y);
+                let c = Chunks::build(x, &labels, &order, chunk)?;
+                let d = DeviceChunks::upload(gpu, &c, true)?;
+                let config = gpu.uniform("wide.valid.config", &d.config(bias_index, 0.0, 1));
+                let sched = Schedule::new(gpu, "wide.valid.sched", c.n_chunks, c.n_chunks)?;
+                let ids: Vec<u32> = (0..c.n_chunks as u32).collect();
+                sched.write(gpu, &ids, None)?;
+                Some(Valid {
+                    data: d,
+                    config,
+                    sched,
+                    labels,
+                })
+            }
+            None => None,
+        };
+        let mut t = Trainer {
+            gpu,
+            spec: spec.clone(),
+            params: GpuBuffer::zeroed(gpu, "wide.params", bias_index + 1)?,
+            grad: GpuBuffer::zeroed(gpu, "wide.grad", bias_index + 1)?,
+            rng: rand::rngs::StdRng::seed_from_u64(options.seed),
+            options,
+            order,
+            kernels,
+            train: data,
+            config,
+            sched,
+            valid,
+            epoch: 0,
+            history: vec![],
+        };
+        t.grad.fill(gpu, 0.0)?;
+        let init = initial_params(spec, n_features, t.options.seed)?;
+        t.set_params(&init)?;
+        Ok(t)
+    }
+
+    /// Number of features.
+    pub fn n_features(&self) -> usize {
+        self.order.len()
+    }
+
+    /// The model descriptor.
+    pub fn spec(&self) -> &ModelSpec {
+        &self.spec
+    }
+
+    /// Samples per chunk (one workgroup's share).
+    pub fn chunk(&self) -> usize {
+        self.train.host.chunk
+    }
+
+    /// Overwrites the parameters (original feature order, bias last).
+    pub fn set_params(&mut self, params: &[f32]) -> Result<()> {
+        let np = self.spec.params_per_feature;
+        if params.len() != self.params.len() {
+            return Err(Error::Shape(format!(
+                "{} parameters given, the model has {}",
+                params.len(),
+                self.params.len()
+            )));
+        }
+        let mut p = vec![0.0f32; params.len()];
+        for (old, &new) in self.order.new_of_old.iter().enumerate() {
+            let (o, n) = (old * np, new as usize * np);
+            p[n..n + np].copy_from_slice(&params[o..o + np]);
+        }
+        p[self.params.len() - 1] = params[params.len() - 1];
+        self.params.write(self.gpu, &p)
+    }
+
+    /// Reads the parameters back (original feature order, bias last).
+    pub fn params(&self) -> Result<Vec<f32>> {
+        let np = self.spec.params_per_feature;
+        let p = self.params.read(self.gpu)?;
+        let mut out = vec![0.0f32; p.len()];
+        for (old, &new) in self.order.new_of_old.iter().enumerate() {
+            let (o, n) = (old * np, new as usize * np);
+            out[o..o + np].copy_from_slice(&p[n..n + np]);
+        }
+        out[p.len() - 1] = p[p.len() - 1];
+        Ok(out)
+    }
+
+    /// The chunk order of the next epoch: shuffled when the options say so.
+    fn chunk_order(&mut self) -> Vec<u32> {
+        let mut ids: Vec<u32> = (0..self.train.host.n_chunks as u32).collect();
+        if self.options.shuffle {
+            ids.shuffle(&mut self.rng);
+        }
+        ids
+    }
+
+    /// One epoch over the training data in one submission; returns (mean training loss,
+    /// device time).
+    pub fn train_epoch(&mut self) -> Result<(f64, crate::gpu::GpuTime)> {
+        let gpu = self.gpu;
+        let ids = self.chunk_order();
+        let (n, chunk) = (self.train.host.n_samples, self.train.host.chunk);
+        let samples = move |c: u32| chunk.min(n - c as usize * chunk);
+        let sync = self.options.sync;
+        self.sched
+            .write(gpu, &ids, if sync { Some(&samples) } else { None })?;
+        self.train.out.fill(gpu, f32::NAN)?;
+        let mut batch = Batch::new(gpu);
+        let k = &self.kernels;
+        for (b, &count) in self.sched.counts.iter().enumerate() {
+            let grid = gpu.grid(count as u32)?;
+            let flow = if sync { &k.flow_sync } else { &k.flow_async };
+            // Async binds the parameters read-write at 5; 6 (the gradient) goes unused.
+            let (p5, p6) = (&self.params, &self.grad);
+            let bg = flow.bind_ranges(
+                gpu,
+                &[
+                    self.config.as_entire_buffer_binding(),
+                    self.sched.entry(b),
+                    self.train.meta.raw().as_entire_buffer_binding(),
+                    self.train.sedge.raw().as_entire_buffer_binding(),
+                    self.train.fedge.raw().as_entire_buffer_binding(),
+                    p5.raw().as_entire_buffer_binding(),
+                    p6.raw().as_entire_buffer_binding(),
+                    self.train.out.raw().as_entire_buffer_binding(),
+                ],
+            )?;
+            batch.dispatch(flow, bg, grid)?;
+            if sync {
+                let bg = k.apply.bind_ranges(
+                    gpu,
+                    &[
+                        self.config.as_entire_buffer_binding(),
+                        self.sched.entry(b),
+                        self.train.meta.raw().as_entire_buffer_binding(),
+                        self.params.raw().as_entire_buffer_binding(),
+                        self.grad.raw().as_entire_buffer_binding(),
+                    ],
+                )?;
+                batch.dispatch(&k.apply, bg, grid)?;
+            }
+        }
+        let time = batch.submit_timed()?;
+        let losses = self.train.out.read(gpu)?;
+        let total: f64 = losses.iter().map(|&l| l as f64).sum();
+        Ok((total / n.max(1) as f64, time))
+    }
+
+    /// (ŷ, ℓ) of every validation sample, computed on the GPU; `None` without validation data.
+    pub fn predict_valid(&self) -> Result<Option<Vec<f32>>> {
+        let Some(v) = &self.valid else {
+            return Ok(None);
+        };
+        let gpu = self.gpu;
+        v.data.out.fill(gpu, f32::NAN)?;
+        let mut batch = Batch::new(gpu);
+        let bg = self.kernels.predict.bind_ranges(
+            gpu,
+            &[
+                v.config.as_entire_buffer_binding(),
+                v.sched.entry(0),
+                v.data.meta.raw().as_entire_buffer_binding(),
+                v.data.sedge.raw().as_entire_buffer_binding(),
+                v.data.fedge.raw().as_entire_buffer_binding(),
+                self.params.raw().as_entire_buffer_binding(),
+                self.grad.raw().as_entire_buffer_binding(),
+                v.data.out.raw().as_entire_buffer_binding(),
+            ],
+        )?;
+        batch.dispatch(
+            &self.kernels.predict,
+            bg,
+            gpu.grid(v.data.host.n_chunks as u32)?,
+        )?;
+        batch.submit()?;
+        Ok(Some(v.data.out.read(gpu)?))
+    }
+
+    /// Validation (mean loss, mean log loss, AUC), `None` without validation data.
+    pub fn evaluate(&self) -> Result<Option<(f64, f64, Option<f64>)>> {
+        let Some(out) = self.predict_valid()? else {
+            return Ok(None);
+        };
+        let labels = &self.valid.as_ref().expect("validation data").labels;
+        let n = labels.len().max(1) as f64;
+        let scores: Vec<f32> = out.iter().step_by(2).copied().collect();
+        let loss: f64 = out
+            .iter()
+            .skip(1)
+            .step_by(2)
+            .map(|&l| l as f64)
+            .sum::<f64>()
+            / n;
+        let logloss: f64 = scores
+            .iter()
+            .zip(labels)
+            .map(|(&s, &y)| crate::wide::Loss::Logistic.eval(s as f64, y as f64).0)
+            .sum::<f64>()
+            / n;
+        Ok(Some((loss, logloss, auc(&scores, labels))))
+    }
+
+    /// One epoch and its validation.
+    pub fn epoch(&mut self) -> Result<EpochStats> {
+        let (train_loss, time) = self.train_epoch()?;
+        self.epoch += 1;
+        if !train_loss.is_finite() {
+            return Err(Error::Diverged {
+                epoch: self.epoch,
+                message: format!("training loss {train_loss}"),
+            });
+        }
+        let eval = self.evaluate()?;
+        Ok(EpochStats {
+            epoch: self.epoch,
+            train_loss,
+            valid_loss: eval.map(|e| e.0),
+            logloss: eval.map(|e| e.1),
+            auc: eval.and_then(|e| e.2),
+            seconds: time.seconds,
+            from_timestamps: time.from_timestamps,
+        })
+    }
+
+    /// Up to `epochs` epochs, `callback` after each; stops early (when the options ask) once
+    /// the validation loss exceeds the mean of the previous 10 epochs' validation losses.
+    pub fn fit(
+        &mut self,
+        epochs: usize,
+        mut callback: impl FnMut(&EpochStats),
+    ) -> Result<Vec<EpochStats>> {
+        let mut all = vec![];
+        for _ in 0..epochs {
+            let s = self.epoch()?;
+            callback(&s);
+            let stop = match s.valid_loss {
+                Some(l) if self.options.early_stop && self.history.len() >= 10 => {
+                    let last = &self.history[self.history.len() - 10..];
+                    l > last.iter().sum::<f64>() / 10.0
+                }
+                _ => false,
+            };
+            if let Some(l) = s.valid_loss {
+                self.history.push(l);
+            }
+            all.push(s);
+            if stop {
+                break;
+            }
+        }
+        Ok(all)
+    }
+}

@@ -1,0 +1,349 @@
+//! `wide`: the f64 twin's formulas, every shipped model in sync mode against one exact SGD
+//! step of the twin on both atomic paths, async training, planted-data convergence, a
+//! user-defined model. Sized for lavapipe.
+
+mod common;
+
+use rand::{Rng, SeedableRng};
+use wgsparse::gen::{zipf_ctr, CtrModel};
+use wgsparse::gpu::preprocess;
+use wgsparse::sparse::Csr;
+use wgsparse::wide::{cpu, initial_params, metrics, Model, ModelSpec, Options, Trainer};
+use wgsparse::Gpu;
+
+/// Zipf CTR samples with values drawn from [0.5, 1.5) (not one-hot), feature 0 put into
+/// every sample (maximum contention) and every 7th sample emptied; labels 0/1.
+fn data(n: usize, m: usize, nnz: usize, seed: u64) -> (Csr, Vec<f32>) {
+    let d = zipf_ctr(n, m, nnz, CtrModel::Lr, seed).unwrap();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x5eed);
+    let x = &d.features;
+    let (mut row_ptr, mut col_idx, mut values) = (vec![0u32], vec![], vec![]);
+    for i in 0..n {
+        if i % 7 != 3 {
+            let mut row: Vec<u32> = x.col_idx[x.row_range(i)].to_vec();
+            if !row.contains(&0) {
+                row.push(0);
+            }
+            row.sort_unstable();
+            for j in row {
+                col_idx.push(j);
+                values.push(rng.random_range(0.5f32..1.5));
+            }
+        }
+        row_ptr.push(col_idx.len() as u32);
+    }
+    (Csr::new(n, m, row_ptr, col_idx, values).unwrap(), d.labels)
+}
+
+fn random_params(spec: &ModelSpec, m: usize, seed: u64) -> Vec<f64> {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    (0..m * spec.params_per_feature + 1)
+        .map(|_| rng.random_range(-0.5f64..0.5))
+        .collect()
+}
+
+#[test]
+fn logloss_at_zero_is_ln2() {
+    let (x, y) = data(200, 50, 6, 1);
+    let y = metrics::labels_pm1(&y);
+    let p = vec![0.0; 50 + 1];
+    let l = cpu::mean_loss(Model::Lr, &p, &x, &y);
+    assert!((l - std::f64::consts::LN_2).abs() < 1e-12, "{l}");
+}
+
+#[test]
+fn fm_gradient_matches_finite_differences() {
+    let k = 5;
+    let model = Model::Fm { k };
+    let (x, _) = data(20, 40, 6, 2);
+    let p = random_params(&model.spec().unwrap(), 40, 3);
+    let r = x.row_range(1);
+    let (f, v) = (&x.col_idx[r.clone()], &x.values[r]);
+    let yhat = |p: &[f64]| cpu::score(model, &cpu::accums(model, p, f, v), cpu::bias(p));
+    let grads = cpu::score_grad(model, &p, f, v);
+    assert_eq!(grads.len(), f.len() * (1 + k) + 1);
+    for (i, g) in grads {
+        let h = 1e-5;
+        let (mut a, mut b) = (p.clone(), p.clone());
+        a[i] += h;
+        b[i] -= h;
+        let fd = (yhat(&a) - yhat(&b)) / (2.0 * h);
+        assert!(
+            (fd - g).abs() <= 1e-7 * (1.0 + g.abs()),
+            "θ{i}: {g} vs {fd}"
+        );
+    }
+}
+
+#[test]
+fn fm_fast_form_matches_naive_pairwise_sum() {
+    for k in [1, 4, 10] {
+        let model = Model::Fm { k };
+        let (x, _) = data(30, 60, 8, 4 + k as u64);
+        let p = random_params(&model.spec().unwrap(), 60, 5);
+        for i in 0..x.nrows {
+            let r = x.row_range(i);
+            let fast = cpu::predict(model, &p, &x, i);
+            let naive = cpu::fm_naive(k, &p, &x.col_idx[r.clone()], &x.values[r]);
+            assert!(
+                (fast - naive).abs() <= 1e-12 * (1.0 + naive.abs()),
+                "{fast} {naive}"
+            );
+        }
+    }
+}
+
+#[test]
+fn auc_matches_pair_count() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(9);
+    // Scores on a coarse grid so ties occur.
+    let s: Vec<f32> = (0..300)
+        .map(|_| (rng.random_range(0..40) as f32) / 8.0)
+        .collect();
+    let y: Vec<f32> = s
+        .iter()
+        .map(|&v| {
+            if rng.random_range(0.0..5.0) < v {
+                1.0
+            } else {
+                -1.0
+            }
+        })
+        .collect();
+    let (mut num, mut den) = (0.0, 0.0);
+    for i in 0..s.len() {
+        for j in 0..s.len() {
+            if y[i] > 0.0 && y[j] < 0.0 {
+                den += 1.0;
+                num += if s[i] > s[j] {
+                    1.0
+                } else if s[i] == s[j] {
+                    0.5
+                } else {
+                    0.0
+                };
+            }
+        }
+    }
+    let a = metrics::auc(&s, &y).unwrap();
+    assert!((a - num / den).abs() < 1e-12, "{a} {}", num / den);
+}
+
+#[test]
+fn every_model_validates_in_every_engine_variant() {
+    let specs: Vec<ModelSpec> = [
+        Model::Lr,
+        Model::Fm { k: 1 },
+        Model::Fm { k: 32 },
+        Model::Lsvm,
+        Model::Lsr,
+    ]
+    .iter()
+    .map(|m| m.spec().unwrap())
+    .chain([user_model()])
+    .collect();
+    for spec in &specs {
+        let sources = [("wide/model", spec.wgsl.as_str())];
+        for name in ["wide/flow", "wide/apply"] {
+            for defines in [
+                vec![],
+                vec!["SUBGROUP", "F32_ATOMIC"],
+                vec!["ASYNC"],
+                vec!["ASYNC", "F32_ATOMIC"],
+                vec!["PREDICT", "SUBGROUP"],
+            ] {
+                let wgsl = preprocess::preprocess_with(name, &defines, &sources).unwrap();
+                preprocess::validate(name, &wgsl)
+                    .unwrap_or_else(|e| panic!("{} {name} {defines:?}:\n{e}", spec.name));
+            }
+        }
+    }
+}
+
+/// A model from outside the crate: linear, squared hinge loss max(0, 1 − yŷ)².
+fn user_model() -> ModelSpec {
+    ModelSpec {
+        name: "sqhinge".into(),
+        wgsl: "#import wide/linear\n\
+               fn loss_of(yhat: f32, y: f32) -> vec2<f32> {\n\
+                   let m = max(0.0, 1.0 - y * yhat);\n\
+                   return vec2<f32>(m * m, -2.0 * y * m);\n\
+               }\n"
+        .into(),
+        accums: 1,
+        params_per_feature: 1,
+        init_std: 0.0,
+    }
+}
+
+/// (ℓ, dℓ/dŷ) of the squared hinge, f64.
+fn sqhinge(yhat: f64, y: f64) -> (f64, f64) {
+    let m = (1.0 - y * yhat).max(0.0);
+    (m * m, -2.0 * y * m)
+}
+
+/// The twin's exact SGD over `batches` consecutive mini-batches, with the loss of `model`
+/// or (for the user model) the squared hinge.
+fn twin(model: Model, user: bool, p: &mut [f64], x: &Csr, y: &[f32], batch: usize, lr: f64) {
+    let rows: Vec<usize> = (0..x.nrows).collect();
+    for b in rows.chunks(batch) {
+        if !user {
+            cpu::sgd_step(model, p, x, y, b, lr);
+            continue;
+        }
+        let mut g = vec![0.0; p.len()];
+        for &i in b {
+            let yhat = cpu::predict(model, p, x, i);
+            let (_, d) = sqhinge(yhat, y[i] as f64);
+            let r = x.row_range(i);
+            for (k, s) in cpu::score_grad(model, p, &x.col_idx[r.clone()], &x.values[r]) {
+                g[k] += d * s;
+            }
+        }
+        for (q, gk) in p.iter_mut().zip(&g) {
+            *q -= lr / b.len() as f64 * gk;
+        }
+    }
+}
+
+/// Sync mode over `batches` mini-batches of 48 (chunks of 16) in order against the twin.
+fn sync_vs_twin(gpu: &Gpu, model: Model, user: bool, native_atomics: bool, batches: usize) {
+    let (m, batch) = (120, 48);
+    let (x, y01) = data(batch * batches, m, 7, 11);
+    let y = metrics::labels_pm1(&y01);
+    let spec = if user {
+        user_model()
+    } else {
+        model.spec().unwrap()
+    };
+    let options = Options {
+        batch,
+        max_chunk: 16,
+        lr: 0.5,
+        shuffle: false,
+        native_atomics,
+        ..Options::default()
+    };
+    let mut t = Trainer::new(gpu, &spec, m, (&x, &y01), None, options).unwrap();
+    let init = initial_params(&spec, m, 7).unwrap();
+    // Random start so every term of the gradient is exercised.
+    let start: Vec<f32> = random_params(&spec, m, 13)
+        .iter()
+        .zip(&init)
+        .map(|(r, _)| (*r * 0.3) as f32)
+        .collect();
+    t.set_params(&start).unwrap();
+    let (loss, _) = t.train_epoch().unwrap();
+    let got = t.params().unwrap();
+    let mut want: Vec<f64> = start.iter().map(|&v| v as f64).collect();
+    twin(model, user, &mut want, &x, &y, batch, 0.5);
+    let mut worst = 0.0f64;
+    for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
+        let err = (g as f64 - w).abs();
+        let tol = 1e-5 * w.abs() + 1e-6;
+        worst = worst.max(err / tol);
+        assert!(
+            err <= tol,
+            "{} (native atomics {native_atomics}) θ{i}: GPU {g} twin {w}",
+            spec.name
+        );
+    }
+    assert!(loss.is_finite());
+    eprintln!("{}: worst error {worst:.3} of tolerance", spec.name);
+}
+
+#[test]
+fn sync_one_minibatch_equals_twin_every_model() {
+    for model in [Model::Lr, Model::Fm { k: 4 }, Model::Lsvm, Model::Lsr] {
+        sync_vs_twin(common::gpu(), model, false, true, 1);
+    }
+}
+
+#[test]
+fn sync_minibatches_equal_twin_cas_path_no_subgroups() {
+    sync_vs_twin(common::gpu_plain(), Model::Lr, false, true, 3);
+    sync_vs_twin(common::gpu_plain(), Model::Fm { k: 3 }, false, true, 2);
+}
+
+#[test]
+fn sync_minibatches_equal_twin_cas_forced() {
+    sync_vs_twin(common::gpu(), Model::Fm { k: 8 }, false, false, 3);
+}
+
+#[test]
+fn user_defined_model_equals_its_twin() {
+    sync_vs_twin(common::gpu(), Model::Lr, true, true, 2);
+}
+
+#[test]
+fn gpu_logloss_at_zero_is_ln2() {
+    let (x, y) = data(300, 80, 6, 21);
+    let spec = Model::Lr.spec().unwrap();
+    let t = Trainer::new(
+        common::gpu(),
+        &spec,
+        80,
+        (&x, &y),
+        Some((&x, &y)),
+        Options::default(),
+    )
+    .unwrap();
+    let (loss, logloss, _) = t.evaluate().unwrap().unwrap();
+    assert!((loss - std::f64::consts::LN_2).abs() < 1e-6, "{loss}");
+    assert!((logloss - std::f64::consts::LN_2).abs() < 1e-6, "{logloss}");
+}
+
+/// Planted LR data: training reaches the planted model's validation AUC within 0.01, in sync
+/// and async mode, and the two final losses agree within 0.003.
+#[test]
+fn converges_to_planted_auc_sync_and_async() {
+    let (n, m) = (20_000, 100);
+    let d = zipf_ctr(n, m, 12, CtrModel::Lr, 31).unwrap();
+    let split = n * 9 / 10;
+    let x = &d.features;
+    let train = x.row_band(0..split);
+    let valid = x.row_band(split..n);
+    let (ytr, yva) = (&d.labels[..split], &d.labels[split..]);
+    let planted: Vec<f32> = (0..valid.nrows)
+        .map(|i| {
+            valid
+                .row_range(i)
+                .map(|e| d.true_weights[valid.col_idx[e] as usize] * valid.values[e])
+                .sum::<f32>()
+                + d.true_bias
+        })
+        .collect();
+    let best = metrics::auc(&planted, yva).unwrap();
+    let spec = Model::Lr.spec().unwrap();
+    let mut finals = vec![];
+    for sync in [true, false] {
+        let options = Options {
+            batch: 64,
+            sync,
+            early_stop: false,
+            ..Options::default()
+        };
+        let mut t = Trainer::new(
+            common::gpu(),
+            &spec,
+            m,
+            (&train, ytr),
+            Some((&valid, yva)),
+            options,
+        )
+        .unwrap();
+        let stats = t.fit(15, |_| {}).unwrap();
+        let last = stats.last().unwrap();
+        let auc = last.auc.unwrap();
+        eprintln!(
+            "sync {sync}: auc {auc:.4} (planted {best:.4}) logloss {:.4}",
+            last.logloss.unwrap()
+        );
+        assert!(
+            auc >= best - 0.01,
+            "sync {sync}: auc {auc} vs planted {best}"
+        );
+        finals.push(last.logloss.unwrap());
+    }
+    assert!((finals[0] - finals[1]).abs() <= 0.003, "{finals:?}");
+}
