@@ -43,13 +43,15 @@
 
 pub mod cpu;
 mod engine;
+mod io;
 pub mod metrics;
 mod model;
 pub mod plan;
 mod trainer;
 
+pub use io::{read_data, write_labels, WideModel, VERSION as MODEL_FILE_VERSION};
 pub use model::{Loss, Model, ModelSpec, MAX_ACCUMS, MAX_FM_K};
-pub use trainer::{initial_params, EpochStats, Trainer};
+pub use trainer::{initial_params, predict, EpochStats, Trainer};
 
 use crate::{Error, Result};
 

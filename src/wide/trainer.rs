@@ -390,3 +390,73 @@ impl<'g> Trainer<'g> {
         Ok(all)
     }
 }
+
+impl Trainer<'_> {
+    /// The trained model, read back (original feature order).
+    pub fn model(&self) -> Result<crate::wide::WideModel> {
+        Ok(crate::wide::WideModel {
+            name: self.spec.name.clone(),
+            accums: self.spec.accums,
+            params_per_feature: self.spec.params_per_feature,
+            n_features: self.n_features(),
+            params: self.params()?,
+        })
+    }
+}
+
+/// ŷ of every row of `x` under `model` (whose ALA functions `spec` gives), on the GPU.
+/// Fails with [`Error::Shape`] when `x` has more columns than the model has features or the
+/// spec's sizes differ from the model's.
+pub fn predict(
+    gpu: &Gpu,
+    spec: &ModelSpec,
+    model: &crate::wide::WideModel,
+    x: &Csr,
+) -> Result<Vec<f32>> {
+    spec.check()?;
+    if spec.params_per_feature != model.params_per_feature || spec.accums != model.accums {
+        return Err(Error::Shape(format!(
+            "model {} has {} parameters per feature and {} Accums, the spec {} and {}",
+            model.name,
+            model.params_per_feature,
+            model.accums,
+            spec.params_per_feature,
+            spec.accums
+        )));
+    }
+    if x.ncols > model.n_features {
+        return Err(Error::Shape(format!(
+            "data has {} feature columns, the model {}",
+            x.ncols, model.n_features
+        )));
+    }
+    let chunk = 32;
+    let order = FeatureOrder::identity(model.n_features);
+    let c = Chunks::build(x, &vec![1.0; x.nrows], &order, chunk)?;
+    let kernels = Kernels::new(gpu, spec, chunk, 8, true)?;
+    let data = DeviceChunks::upload(gpu, &c, true)?;
+    let bias_index = model.n_features * model.params_per_feature;
+    let config = gpu.uniform("wide.predict.config", &data.config(bias_index, 0.0, 1));
+    let sched = Schedule::new(gpu, "wide.predict.sched", c.n_chunks, c.n_chunks)?;
+    let ids: Vec<u32> = (0..c.n_chunks as u32).collect();
+    sched.write(gpu, &ids, None)?;
+    let params = GpuBuffer::upload(gpu, "wide.params", &model.params)?;
+    let unused = GpuBuffer::<f32>::zeroed(gpu, "wide.unused", 4)?;
+    let mut batch = Batch::new(gpu);
+    let bg = kernels.predict.bind_ranges(
+        gpu,
+        &[
+            config.as_entire_buffer_binding(),
+            sched.entry(0),
+            data.meta.raw().as_entire_buffer_binding(),
+            data.sedge.raw().as_entire_buffer_binding(),
+            data.fedge.raw().as_entire_buffer_binding(),
+            params.raw().as_entire_buffer_binding(),
+            unused.raw().as_entire_buffer_binding(),
+            data.out.raw().as_entire_buffer_binding(),
+        ],
+    )?;
+    batch.dispatch(&kernels.predict, bg, gpu.grid(c.n_chunks as u32)?)?;
+    batch.submit()?;
+    Ok(data.out.read(gpu)?.into_iter().step_by(2).collect())
+}
