@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The wide benchmark job (issue 12, cuWide): run on the NVIDIA machine from the repository root
+# with the release binary in .gpu/ and the Vulkan loader packages in .gl/ (as gpu_suite.sh).
+# Writes JSON lines and a log into $OUT (default ./bench-out).
+#   EPOCHS=5 PEER_EPOCHS=3 PEER=1 benches/peers/wide_suite.sh
+# Data: the criteo-s shape, `wgsparse gen ctr --samples 5134149 --features 1000000
+# --nnz-per-sample 40` (raw CSR + labels), the last 10% held out for validation (90% train:
+# 4,620,734 samples, 184.8M nonzeros). Runs, each `wide train --json` (epoch_ms from
+# timestamp queries around the epoch's one submission; logloss/auc of the validation set):
+#   LR  batch 1024: sync, async          (the issue's bar: ≤ 2 ms per epoch)
+#   FM  k = 10, batch 1024: sync, async  (bar: ≤ 10 ms per epoch)
+#   FM  k = 3, batch 1024: async
+#   LR  batch 512 / 4096 / 16384: sync   (sync pays 2 dispatches per mini-batch)
+# PEER=1: benches/peers/wide_torch.py, LR and FM k = 10 on the same folder, same split,
+# batch 1024, lr 0.5, PEER_EPOCHS epochs, EmbeddingBag and torch.sparse.mm idioms.
+set -uo pipefail
+OUT=${OUT:-bench-out}
+EPOCHS=${EPOCHS:-5}
+PEER_EPOCHS=${PEER_EPOCHS:-3}
+D=/tmp/wide/criteo_s
+mkdir -p "$OUT" /tmp/wide
+for f in .gl/*.deb; do [ -e "$f" ] && dpkg -x "$f" /; done; ldconfig
+if ! ./.gpu/wgsparse info >/dev/null 2>&1; then
+  export VK_DRIVER_FILES=/usr/share/vulkan/icd.d/nvidia_icd.json
+fi
+W=./.gpu/wgsparse
+log() { echo "[$(date +%T)] $*" | tee -a "$OUT/log.txt"; }
+$W info --json > "$OUT/wide_info.json" 2>>"$OUT/log.txt"
+log "gen criteo-s"
+$W gen ctr --samples 5134149 --features 1000000 --nnz-per-sample 40 --seed 1 --raw --out $D \
+  --json >> "$OUT/wide_gen.jsonl" 2>>"$OUT/log.txt" || { log "gen FAILED"; exit 1; }
+train() {
+  log "wide $*"
+  $W wide train --train $D --holdout 0.1 --epochs "$EPOCHS" --no-early-stop --lr 0.5 --json "$@" \
+    >> "$OUT/wide.jsonl" 2>>"$OUT/log.txt" || log "FAILED (exit $?): $*"
+}
+train --model lr --batch 1024 --sync
+train --model lr --batch 1024 --async
+train --model fm --k 10 --batch 1024 --sync
+train --model fm --k 10 --batch 1024 --async
+train --model fm --k 3 --batch 1024 --async
+for b in 512 4096 16384; do train --model lr --batch $b --sync; done
+if [ "${PEER:-1}" = 1 ]; then
+  log "peer torch"
+  python3 benches/peers/wide_torch.py $D --holdout 0.1 --batch 1024 --lr 0.5 \
+    --epochs "$PEER_EPOCHS" --models lr,fm10 >> "$OUT/wide_peer.jsonl" 2>>"$OUT/log.txt" \
+    || log "peer FAILED"
+fi
+rm -rf $D
+log "done"
