@@ -8,6 +8,7 @@
 # 4,620,734 samples, 184.8M nonzeros). Runs, each `wide train --json` (epoch_ms from
 # timestamp queries around the epoch's one submission; logloss/auc of the validation set):
 #   LR  batch 1024: sync, async          (the bar: ≤ 2 ms per epoch)
+#   LR  batch 1024 async with chunks of 128 samples (fewer duplicate features per chunk)
 #   FM  k = 10, batch 1024: sync, async  (bar: ≤ 10 ms per epoch)
 #   FM  k = 3, batch 1024: async
 #   LR  batch 512 / 4096 / 16384: sync   (sync pays 2 dispatches per mini-batch)
@@ -36,6 +37,7 @@ train() {
 }
 train --model lr --batch 1024 --sync
 train --model lr --batch 1024 --async
+train --model lr --batch 1024 --async --max-chunk 128
 train --model fm --k 10 --batch 1024 --sync
 train --model fm --k 10 --batch 1024 --async
 train --model fm --k 3 --batch 1024 --async

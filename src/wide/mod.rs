@@ -42,6 +42,7 @@
 //! staging ring for data beyond one binding, L2 regularization.
 
 pub mod cpu;
+mod demo;
 mod engine;
 mod io;
 pub mod metrics;
@@ -49,6 +50,7 @@ mod model;
 pub mod plan;
 mod trainer;
 
+pub use demo::demo_row;
 pub use io::{read_data, write_labels, WideModel, VERSION as MODEL_FILE_VERSION};
 pub use model::{Loss, Model, ModelSpec, MAX_ACCUMS, MAX_FM_K};
 pub use trainer::{initial_params, predict, EpochStats, Trainer};

@@ -82,6 +82,14 @@ pub fn initial_params(spec: &ModelSpec, n_features: usize, seed: u64) -> Result<
     Ok(p)
 }
 
+/// Fails with [`Error::Invalid`] naming the first label that is not a finite number.
+fn check_labels(what: &str, y: &[f32]) -> Result<()> {
+    match y.iter().position(|l| !l.is_finite()) {
+        Some(i) => Err(Error::invalid(what, format!("sample {i}: {}", y[i]))),
+        None => Ok(()),
+    }
+}
+
 impl<'g> Trainer<'g> {
     /// Uploads `train` (labels > 0 positive, others negative) and optional validation data
     /// with `n_features` features, chunked once; parameters start at [`initial_params`].
@@ -100,6 +108,10 @@ impl<'g> Trainer<'g> {
                 "model {}: too many Accums",
                 spec.name
             )));
+        }
+        check_labels("training labels", train.1)?;
+        if let Some((_, y)) = valid {
+            check_labels("validation labels", y)?;
         }
         let lanes = options.lanes;
         let chunk = chunk_for_batch(options.batch, options.max_chunk);
