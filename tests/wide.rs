@@ -145,7 +145,13 @@ fn every_model_validates_in_every_engine_variant() {
     .collect();
     for spec in &specs {
         let sources = [("wide/model", spec.wgsl.as_str())];
-        for name in ["wide/flow", "wide/apply"] {
+        for name in [
+            "wide/flow",
+            "wide/apply",
+            "wide/stage_aggregate",
+            "wide/stage_loss",
+            "wide/stage_grad",
+        ] {
             for defines in [
                 vec![],
                 vec!["SUBGROUP", "F32_ATOMIC"],
@@ -209,6 +215,11 @@ fn twin(model: Model, user: bool, p: &mut [f64], x: &Csr, y: &[f32], batch: usiz
 
 /// Sync mode over `batches` mini-batches of 48 (chunks of 16) in order against the twin.
 fn sync_vs_twin(gpu: &Gpu, model: Model, user: bool, native_atomics: bool, batches: usize) {
+    vs_twin(gpu, model, user, native_atomics, batches, false)
+}
+
+/// As [`sync_vs_twin`], through the flow kernel or the stage baseline.
+fn vs_twin(gpu: &Gpu, model: Model, user: bool, native_atomics: bool, batches: usize, stage: bool) {
     let (m, batch) = (120, 48);
     let (x, y01) = data(batch * batches, m, 7, 11);
     let y = metrics::labels_pm1(&y01);
@@ -223,6 +234,7 @@ fn sync_vs_twin(gpu: &Gpu, model: Model, user: bool, native_atomics: bool, batch
         lr: 0.5,
         shuffle: false,
         native_atomics,
+        stage,
         ..Options::default()
     };
     let mut t = Trainer::new(gpu, &spec, m, (&x, &y01), None, options).unwrap();
@@ -269,6 +281,21 @@ fn sync_minibatches_equal_twin_cas_path_no_subgroups() {
 #[test]
 fn sync_minibatches_equal_twin_cas_forced() {
     sync_vs_twin(common::gpu(), Model::Fm { k: 8 }, false, false, 3);
+}
+
+#[test]
+fn stage_baseline_equals_twin() {
+    for model in [Model::Lr, Model::Fm { k: 4 }, Model::Lsvm] {
+        vs_twin(common::gpu(), model, false, true, 2, true);
+    }
+    vs_twin(
+        common::gpu_plain(),
+        Model::Fm { k: 2 },
+        false,
+        true,
+        2,
+        true,
+    );
 }
 
 #[test]

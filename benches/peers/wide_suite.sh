@@ -11,6 +11,8 @@
 #   LR  batch 1024 async with chunks of 128 samples (fewer duplicate features per chunk)
 #   FM  k = 10, batch 1024: sync, async  (bar: ≤ 10 ms per epoch)
 #   FM  k = 3, batch 1024: async
+#   LR and FM k = 10, batch 1024, --mode stage (the baseline: 4 dispatches per mini-batch,
+#       Accums and dℓ/dŷ through global memory, one atomic per edge; bar: flow ≥ 10× faster)
 #   LR  batch 512 / 4096 / 16384: sync   (sync pays 2 dispatches per mini-batch)
 # PEER=1: benches/peers/wide_torch.py, LR and FM k = 10 on the same folder, same split,
 # batch 1024, lr 0.5, PEER_EPOCHS epochs, EmbeddingBag and torch.sparse.mm idioms.
@@ -41,6 +43,8 @@ train --model lr --batch 1024 --async --max-chunk 128
 train --model fm --k 10 --batch 1024 --sync
 train --model fm --k 10 --batch 1024 --async
 train --model fm --k 3 --batch 1024 --async
+train --model lr --batch 1024 --sync --mode stage
+train --model fm --k 10 --batch 1024 --sync --mode stage
 for b in 512 4096 16384; do train --model lr --batch $b --sync; done
 if [ "${PEER:-1}" = 1 ]; then
   log "peer torch"

@@ -129,11 +129,6 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
             model_out,
             json,
         } => {
-            if mode == ModeArg::Stage {
-                return Err(Error::Unsupported(
-                    "wide --mode stage: the stage baseline is not built yet".into(),
-                ));
-            }
             let model = match model {
                 ModelArg::Lr => Model::Lr,
                 ModelArg::Fm => Model::Fm { k },
@@ -150,6 +145,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
                 batch,
                 lr,
                 sync: !async_,
+                stage: mode == ModeArg::Stage,
                 lanes,
                 max_chunk,
                 early_stop: !no_early_stop,
@@ -253,7 +249,7 @@ fn train_run(
                 "n_features": n_features,
                 "batch": options.batch,
                 "lr": options.lr,
-                "mode": "flow",
+                "mode": if options.stage { "stage" } else { "flow" },
                 "sync": options.sync,
                 "chunk": trainer.chunk(),
                 "lanes": options.lanes,
@@ -280,7 +276,7 @@ fn train_run(
         ]);
     }
     println!(
-        "wide {} on {} ({} samples, {} nnz, {} features), batch {}, lr {}, {} mode, chunk {}, {}",
+        "wide {} on {} ({} samples, {} nnz, {} features), batch {}, lr {}, {}{} mode, chunk {}, {}",
         spec.name,
         source.display(),
         tr.0.nrows,
@@ -288,6 +284,7 @@ fn train_run(
         n_features,
         options.batch,
         options.lr,
+        if options.stage { "stage, " } else { "" },
         if options.sync { "sync" } else { "async" },
         trainer.chunk(),
         gpu.caps.adapter_name

@@ -62,6 +62,10 @@ shader_table!(
     "wide/loss_squared",
     "wide/flow",
     "wide/apply",
+    "wide/stage_common",
+    "wide/stage_aggregate",
+    "wide/stage_loss",
+    "wide/stage_grad",
 );
 
 /// The source of shader `name`, if it exists.

@@ -92,6 +92,65 @@ pub(crate) struct Kernels {
     pub apply: Arc<Kernel>,
 }
 
+/// The stage baseline's kernels: aggregate, loss, gradient (then `wide/apply`).
+pub(crate) struct StageKernels {
+    pub aggregate: Arc<Kernel>,
+    pub loss: Arc<Kernel>,
+    pub grad: Arc<Kernel>,
+}
+
+const STAGE: &[Binding] = &[
+    Binding::Uniform,
+    Binding::Read,
+    Binding::Read,
+    Binding::Read,
+    Binding::Read,
+    Binding::ReadWrite,
+    Binding::ReadWrite,
+    Binding::ReadWrite,
+];
+
+impl StageKernels {
+    /// Compiles the stage baseline for `model` (same sizes and paths as [`Kernels::new`]).
+    pub fn new(
+        gpu: &Gpu,
+        model: &ModelSpec,
+        chunk: usize,
+        lanes: u32,
+        native_atomics: bool,
+    ) -> Result<Self> {
+        let sources = [("wide/model", model.wgsl.as_str())];
+        let mut defines = vec![];
+        if gpu.caps.shuffle_fits(lanes) {
+            defines.push("SUBGROUP");
+        }
+        if native_atomics && gpu.caps.f32_atomics {
+            defines.push("F32_ATOMIC");
+        }
+        let constants = vec![
+            ("WG", (chunk as u32 * lanes) as f64),
+            ("LANES", lanes as f64),
+            ("CHUNK_WG", chunk as f64),
+        ];
+        let k = |name: &'static str| {
+            gpu.kernel_with(
+                &KernelSpec {
+                    name,
+                    defines: defines.clone(),
+                    constants: constants.clone(),
+                    bindings: STAGE,
+                },
+                &sources,
+            )
+        };
+        Ok(StageKernels {
+            aggregate: k("wide/stage_aggregate")?,
+            loss: k("wide/stage_loss")?,
+            grad: k("wide/stage_grad")?,
+        })
+    }
+}
+
 const FLOW_SYNC: &[Binding] = &[
     Binding::Uniform,
     Binding::Read,

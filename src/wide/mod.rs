@@ -37,9 +37,14 @@
 //!   each epoch (samples inside a chunk stay put); the per-dispatch chunk lists live in one
 //!   schedule buffer bound at aligned offsets, bind groups made per epoch.
 //!
-//! Not yet built: the importance cache of hot parameters in workgroup memory, the stage
-//! baseline, GPU-side AUC (the exact AUC is computed on the host from GPU scores), the
-//! staging ring for data beyond one binding, L2 regularization.
+//! - **Stage baseline** ([`Options::stage`], the paper's cuWide-stage): per mini-batch
+//!   `wide/stage_aggregate`, `wide/stage_loss` and `wide/stage_grad` (one atomic per edge and
+//!   parameter from the sample-sorted edges) pass Accums and dℓ/dŷ through global memory,
+//!   then `wide/apply`: 4 dispatches per mini-batch.
+//!
+//! Not yet built: the importance cache of hot parameters in workgroup memory, GPU-side AUC
+//! (the exact AUC is computed on the host from GPU scores), the staging ring for data beyond
+//! one binding, L2 regularization.
 
 pub mod cpu;
 mod demo;
@@ -66,6 +71,9 @@ pub struct Options {
     pub lr: f32,
     /// Sync (exact mini-batch SGD) or async (updates per chunk).
     pub sync: bool,
+    /// The stage baseline (separate aggregate / loss / gradient dispatches through global
+    /// memory, then the apply) instead of the flow kernel; sync mode only.
+    pub stage: bool,
     /// Invocations per sample in Aggregate (a power of two, 1 ..= 32).
     pub lanes: u32,
     /// Largest chunk (samples per workgroup); the chunk is the largest divisor of `batch`
@@ -89,6 +97,7 @@ impl Default for Options {
             batch: 1024,
             lr: 0.5,
             sync: true,
+            stage: false,
             lanes: 8,
             max_chunk: 32,
             native_atomics: true,
@@ -108,6 +117,11 @@ impl Options {
         }
         if !(self.lr.is_finite() && self.lr > 0.0) {
             return Err(Error::Option(format!("lr {} must be > 0", self.lr)));
+        }
+        if self.stage && !self.sync {
+            return Err(Error::Option(
+                "the stage baseline runs in sync mode only".into(),
+            ));
         }
         if !self.lanes.is_power_of_two() || self.lanes > 32 {
             return Err(Error::Option(format!(

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::gpu::{Batch, Gpu, GpuBuffer};
 use crate::sparse::Csr;
-use crate::wide::engine::{DeviceChunks, Kernels, Schedule};
+use crate::wide::engine::{DeviceChunks, Kernels, Schedule, StageKernels};
 use crate::wide::metrics::{auc, labels_pm1};
 use crate::wide::plan::{chunk_for_batch, Chunks, FeatureOrder};
 use crate::wide::{ModelSpec, Options};
@@ -50,6 +50,8 @@ pub struct Trainer<'g> {
     options: Options,
     order: FeatureOrder,
     kernels: Kernels,
+    /// The stage baseline's kernels and its per-sample Accums (stage mode only).
+    stage: Option<(StageKernels, GpuBuffer<f32>)>,
     train: DeviceChunks,
     config: wgpu::Buffer,
     params: GpuBuffer<f32>,
@@ -132,6 +134,19 @@ impl<'g> Trainer<'g> {
         let kernels = Kernels::new(gpu, spec, chunk, lanes, options.native_atomics)?;
         let data = DeviceChunks::upload(gpu, &chunks, false)?;
         drop(chunks);
+        let stage = if options.stage {
+            let len = data
+                .host
+                .n_samples
+                .checked_mul(spec.accums + 2)
+                .ok_or_else(|| Error::Option("stage Accums overflow".into()))?;
+            Some((
+                StageKernels::new(gpu, spec, chunk, lanes, options.native_atomics)?,
+                GpuBuffer::filled(gpu, "wide.stage.accs", len, f32::NAN)?,
+            ))
+        } else {
+            None
+        };
         let bias_index = n_features * spec.params_per_feature;
         let config = gpu.uniform(
             "wide.config",
@@ -176,6 +191,7 @@ impl<'g> Trainer<'g> {
             options,
             order,
             kernels,
+            stage,
             train: data,
             config,
             sched,
@@ -260,23 +276,41 @@ impl<'g> Trainer<'g> {
         let k = &self.kernels;
         for (b, &count) in self.sched.counts.iter().enumerate() {
             let grid = gpu.grid(count as u32)?;
-            let flow = if sync { &k.flow_sync } else { &k.flow_async };
-            // Async binds the parameters read-write at 5; 6 (the gradient) goes unused.
-            let (p5, p6) = (&self.params, &self.grad);
-            let bg = flow.bind_ranges(
-                gpu,
-                &[
-                    self.config.as_entire_buffer_binding(),
-                    self.sched.entry(b),
-                    self.train.meta.raw().as_entire_buffer_binding(),
-                    self.train.sedge.raw().as_entire_buffer_binding(),
-                    self.train.fedge.raw().as_entire_buffer_binding(),
-                    p5.raw().as_entire_buffer_binding(),
-                    p6.raw().as_entire_buffer_binding(),
-                    self.train.out.raw().as_entire_buffer_binding(),
-                ],
-            )?;
-            batch.dispatch(flow, bg, grid)?;
+            if let Some((sk, accs)) = &self.stage {
+                for kernel in [&sk.aggregate, &sk.loss, &sk.grad] {
+                    let bg = kernel.bind_ranges(
+                        gpu,
+                        &[
+                            self.config.as_entire_buffer_binding(),
+                            self.sched.entry(b),
+                            self.train.meta.raw().as_entire_buffer_binding(),
+                            self.train.sedge.raw().as_entire_buffer_binding(),
+                            self.params.raw().as_entire_buffer_binding(),
+                            accs.raw().as_entire_buffer_binding(),
+                            self.grad.raw().as_entire_buffer_binding(),
+                            self.train.out.raw().as_entire_buffer_binding(),
+                        ],
+                    )?;
+                    batch.dispatch(kernel, bg, grid)?;
+                }
+            } else {
+                let flow = if sync { &k.flow_sync } else { &k.flow_async };
+                // Async binds the parameters read-write at 5; 6 (the gradient) goes unused.
+                let bg = flow.bind_ranges(
+                    gpu,
+                    &[
+                        self.config.as_entire_buffer_binding(),
+                        self.sched.entry(b),
+                        self.train.meta.raw().as_entire_buffer_binding(),
+                        self.train.sedge.raw().as_entire_buffer_binding(),
+                        self.train.fedge.raw().as_entire_buffer_binding(),
+                        self.params.raw().as_entire_buffer_binding(),
+                        self.grad.raw().as_entire_buffer_binding(),
+                        self.train.out.raw().as_entire_buffer_binding(),
+                    ],
+                )?;
+                batch.dispatch(flow, bg, grid)?;
+            }
             if sync {
                 let bg = k.apply.bind_ranges(
                     gpu,
