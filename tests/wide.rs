@@ -526,3 +526,81 @@ fn cli_train_predict_and_malformed_libsvm() {
     assert!(!ok);
     assert!(err.contains("bad.svm:2"), "{err}");
 }
+
+/// Lanes (the Accum replicas R), chunk size, the atomic path and the chunk order each change
+/// the final validation logloss by ≤ 0.003.
+#[test]
+fn variants_change_final_loss_by_at_most_0_003() {
+    let (n, m) = (6_000, 150);
+    let d = zipf_ctr(n, m, 10, CtrModel::Lr, 61).unwrap();
+    let split = n * 9 / 10;
+    let (train, valid) = (d.features.row_band(0..split), d.features.row_band(split..n));
+    let (ytr, yva) = (&d.labels[..split], &d.labels[split..]);
+    let spec = Model::Lr.spec().unwrap();
+    let base = Options {
+        batch: 96,
+        early_stop: false,
+        ..Options::default()
+    };
+    let run = |gpu: &Gpu, o: Options| {
+        let mut t = Trainer::new(gpu, &spec, m, (&train, ytr), Some((&valid, yva)), o).unwrap();
+        t.fit(4, |_| {}).unwrap().last().unwrap().logloss.unwrap()
+    };
+    let reference = run(common::gpu(), base.clone());
+    let variants = [
+        (
+            "lanes 2",
+            common::gpu(),
+            Options {
+                lanes: 2,
+                ..base.clone()
+            },
+        ),
+        (
+            "lanes 32",
+            common::gpu(),
+            Options {
+                lanes: 32,
+                ..base.clone()
+            },
+        ),
+        (
+            "chunk 8",
+            common::gpu(),
+            Options {
+                max_chunk: 8,
+                ..base.clone()
+            },
+        ),
+        (
+            "CAS",
+            common::gpu(),
+            Options {
+                native_atomics: false,
+                ..base.clone()
+            },
+        ),
+        ("no subgroups, CAS", common::gpu_plain(), base.clone()),
+        (
+            "chunk order",
+            common::gpu(),
+            Options {
+                seed: 99,
+                ..base.clone()
+            },
+        ),
+        (
+            "no re-indexing",
+            common::gpu(),
+            Options {
+                reindex: false,
+                ..base.clone()
+            },
+        ),
+    ];
+    for (name, gpu, o) in variants {
+        let l = run(gpu, o);
+        eprintln!("{name}: {l:.5} (reference {reference:.5})");
+        assert!((l - reference).abs() <= 0.003, "{name}: {l} vs {reference}");
+    }
+}
