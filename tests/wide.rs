@@ -508,6 +508,28 @@ fn cli_train_predict_and_malformed_libsvm() {
         assert!(e[key].is_number(), "epoch lacks {key}: {v}");
     }
     assert!(v["logloss"].as_f64().unwrap() < std::f64::consts::LN_2);
+    // --check replays the epochs with the f64 twin: same validation logloss.
+    let c = common::wgsparse_json(&[
+        "wide",
+        "train",
+        "--train",
+        data.to_str().unwrap(),
+        "--holdout",
+        "0.1",
+        "--epochs",
+        "2",
+        "--batch",
+        "128",
+        "--model",
+        "fm",
+        "--k",
+        "3",
+        "--check",
+        "--json",
+    ]);
+    assert_eq!(c["check_ok"], true, "{c}");
+    let diff = (c["logloss"].as_f64().unwrap() - c["cpu_logloss"].as_f64().unwrap()).abs();
+    assert!(diff < 1e-4, "{c}");
     let p = common::wgsparse_json(&[
         "wide",
         "predict",

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use clap::{Subcommand, ValueEnum};
 use serde_json::json;
 
-use wgsparse::wide::{self, metrics, Model, Trainer, WideModel};
+use wgsparse::wide::{self, cpu, metrics, Model, Trainer, WideModel};
 use wgsparse::{Error, Gpu, Result};
 
 /// Arguments of `wgsparse wide`.
@@ -76,6 +76,11 @@ enum What {
         /// Run every epoch asked for (no early stop).
         #[arg(long)]
         no_early_stop: bool,
+        /// Replay each epoch's mini-batches (same order) with the f64 CPU twin as exact
+        /// mini-batch SGD and compare validation logloss: exit 1 when the last epoch's differ
+        /// by more than 0.003 (needs validation data; slow on large data).
+        #[arg(long)]
+        check: bool,
         #[arg(long, default_value_t = 1)]
         seed: u64,
         /// Save the trained model here (atomically).
@@ -125,6 +130,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
             lanes,
             max_chunk,
             no_early_stop,
+            check,
             seed,
             model_out,
             json,
@@ -165,12 +171,41 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
                 }
                 None => ((x, y), None),
             };
-            train_run(model, options, epochs, (tr, va), &train, model_out, json)
+            if check && va.is_none() {
+                return Err(Error::Option(
+                    "--check compares validation logloss: give --valid or --holdout".into(),
+                ));
+            }
+            let out = Outputs {
+                model_out,
+                json,
+                check,
+            };
+            train_run(model, options, epochs, (tr, va), &train, out)
         }
     }
 }
 
 type Data = (wgsparse::sparse::Csr, Vec<f32>);
+
+struct Outputs {
+    model_out: Option<PathBuf>,
+    json: bool,
+    check: bool,
+}
+
+/// Mean log loss of the f64 twin's ŷ over `v`.
+fn twin_logloss(model: Model, params: &[f64], v: &Data) -> f64 {
+    let y = metrics::labels_pm1(&v.1);
+    let s: f64 = (0..v.0.nrows)
+        .map(|i| {
+            wide::Loss::Logistic
+                .eval(cpu::predict(model, params, &v.0, i), y[i] as f64)
+                .0
+        })
+        .sum();
+    s / v.0.nrows.max(1) as f64
+}
 
 fn train_run(
     model: Model,
@@ -178,9 +213,9 @@ fn train_run(
     epochs: usize,
     (tr, va): (Data, Option<Data>),
     source: &Path,
-    model_out: Option<PathBuf>,
-    as_json: bool,
+    out: Outputs,
 ) -> Result<ExitCode> {
+    let (model_out, as_json) = (out.model_out, out.json);
     let gpu = Gpu::new()?;
     let n_features = tr.0.ncols.max(va.as_ref().map_or(0, |v| v.0.ncols));
     let spec = model.spec()?;
@@ -202,7 +237,22 @@ fn train_run(
         );
         b
     });
-    let stats = trainer.fit(epochs, |s| {
+    let mut twin = if out.check {
+        let p: Vec<f64> = trainer.params()?.iter().map(|&v| v as f64).collect();
+        Some((wide::cpu::Sgd::new(p.len()), p, metrics::labels_pm1(&tr.1)))
+    } else {
+        None
+    };
+    let mut cpu_logloss: Vec<f64> = vec![];
+    let mut stats = vec![];
+    for _ in 0..epochs {
+        let s = trainer.epoch()?;
+        if let (Some((sgd, p, y)), Some(v)) = (twin.as_mut(), va.as_ref()) {
+            for rows in trainer.last_minibatches() {
+                sgd.step(model, p, &tr.0, y, &rows, options.lr as f64);
+            }
+            cpu_logloss.push(twin_logloss(model, p, v));
+        }
         if let Some(b) = &bar {
             b.inc(1);
             b.set_message(format!(
@@ -212,7 +262,12 @@ fn train_run(
                 s.seconds * 1e3
             ));
         }
-    })?;
+        let stop = trainer.stop_after(&s);
+        stats.push(s);
+        if stop {
+            break;
+        }
+    }
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
@@ -223,11 +278,32 @@ fn train_run(
     ms.sort_by(f64::total_cmp);
     let median_ms = ms.get(ms.len() / 2).copied().unwrap_or(f64::NAN);
     let last = stats.last();
+    // The check: the last epoch's validation logloss against the twin's (± 0.003).
+    let check = last
+        .and_then(|s| s.logloss)
+        .zip(cpu_logloss.last().copied())
+        .map(|(g, c)| (c, (g - c).abs(), (g - c).abs() <= 0.003));
+    let failed = check.is_some_and(|c| !c.2);
+    if let Some((c, diff, ok)) = check {
+        if !ok {
+            eprintln!(
+                "error: validation logloss differs from the f64 CPU reference ({c:.5}) by \
+                 {diff:.5} > 0.003"
+            );
+        }
+    }
+    let code = if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    };
     if as_json {
         let rows: Vec<_> = stats
             .iter()
-            .map(|s| {
+            .enumerate()
+            .map(|(i, s)| {
                 json!({
+                    "cpu_logloss": cpu_logloss.get(i),
                     "epoch": s.epoch,
                     "train_loss": s.train_loss,
                     "valid_loss": s.valid_loss,
@@ -260,9 +336,11 @@ fn train_run(
                 "logloss": last.and_then(|s| s.logloss),
                 "auc": last.and_then(|s| s.auc),
                 "train_loss": last.map(|s| s.train_loss),
+                "cpu_logloss": check.map(|c| c.0),
+                "check_ok": check.map(|c| c.2),
             })
         );
-        return Ok(ExitCode::SUCCESS);
+        return Ok(code);
     }
     let mut t = crate::cli::table(&["epoch", "train loss", "logloss", "auc", "epoch ms"]);
     let opt = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.5}"));
@@ -291,7 +369,13 @@ fn train_run(
     );
     println!("{t}");
     println!("median epoch {median_ms:.3} ms (setup {setup_s:.2} s)");
-    Ok(ExitCode::SUCCESS)
+    if let Some((c, diff, ok)) = check {
+        println!(
+            "f64 CPU reference logloss {c:.5}: |Δ| = {diff:.5} ({})",
+            if ok { "ok" } else { "FAILED" }
+        );
+    }
+    Ok(code)
 }
 
 fn predict(model: &Path, data: &Path, out: Option<&Path>, as_json: bool) -> Result<ExitCode> {

@@ -96,24 +96,60 @@ pub fn sgd_step(
     rows: &[usize],
     lr: f64,
 ) -> f64 {
-    if rows.is_empty() {
-        return 0.0;
-    }
-    let mut grad = vec![0.0; params.len()];
-    let mut loss = 0.0;
-    for &i in rows {
-        let (l, d, _) = sample_loss(model, params, x, y[i], i);
-        loss += l;
-        let r = x.row_range(i);
-        for (p, g) in score_grad(model, params, &x.col_idx[r.clone()], &x.values[r]) {
-            grad[p] += d * g;
+    Sgd::new(params.len()).step(model, params, x, y, rows, lr)
+}
+
+/// [`sgd_step`] with scratch kept between steps, touching only the parameters of the
+/// mini-batch's features (for epochs over large data).
+pub struct Sgd {
+    grad: Vec<f64>,
+    touched: Vec<usize>,
+}
+
+impl Sgd {
+    /// Scratch for `n_params` parameters.
+    pub fn new(n_params: usize) -> Self {
+        Sgd {
+            grad: vec![0.0; n_params],
+            touched: vec![],
         }
     }
-    let scale = lr / rows.len() as f64;
-    for (p, g) in params.iter_mut().zip(&grad) {
-        *p -= scale * g;
+
+    /// One exact mini-batch step (see [`sgd_step`]); returns the mini-batch's summed loss.
+    pub fn step(
+        &mut self,
+        model: Model,
+        params: &mut [f64],
+        x: &Csr,
+        y: &[f32],
+        rows: &[usize],
+        lr: f64,
+    ) -> f64 {
+        if rows.is_empty() {
+            return 0.0;
+        }
+        let mut loss = 0.0;
+        for &i in rows {
+            let (l, d, _) = sample_loss(model, params, x, y[i], i);
+            loss += l;
+            let r = x.row_range(i);
+            for (p, g) in score_grad(model, params, &x.col_idx[r.clone()], &x.values[r]) {
+                if self.grad[p] == 0.0 {
+                    self.touched.push(p);
+                }
+                self.grad[p] += d * g;
+            }
+        }
+        let scale = lr / rows.len() as f64;
+        // A gradient entry that sums to exactly 0 may be listed twice: the second visit
+        // subtracts 0.
+        for &p in &self.touched {
+            params[p] -= scale * self.grad[p];
+            self.grad[p] = 0.0;
+        }
+        self.touched.clear();
+        loss
     }
-    loss
 }
 
 /// Mean loss over every row of `x`.

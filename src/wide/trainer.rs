@@ -61,6 +61,8 @@ pub struct Trainer<'g> {
     epoch: usize,
     rng: rand::rngs::StdRng,
     history: Vec<f64>,
+    /// The chunk order of the last epoch.
+    last_order: Vec<u32>,
 }
 
 /// Initial parameters in the original feature order: the first parameter of each feature
@@ -198,6 +200,7 @@ impl<'g> Trainer<'g> {
             valid,
             epoch: 0,
             history: vec![],
+            last_order: vec![],
         };
         t.grad.fill(gpu, 0.0)?;
         let init = initial_params(spec, n_features, t.options.seed)?;
@@ -326,6 +329,7 @@ impl<'g> Trainer<'g> {
             }
         }
         let time = batch.submit_timed()?;
+        self.last_order = ids;
         let losses = self.train.out.read(gpu)?;
         let total: f64 = losses.iter().map(|&l| l as f64).sum();
         Ok((total / n.max(1) as f64, time))
@@ -407,8 +411,7 @@ impl<'g> Trainer<'g> {
         })
     }
 
-    /// Up to `epochs` epochs, `callback` after each; stops early (when the options ask) once
-    /// the validation loss exceeds the mean of the previous 10 epochs' validation losses.
+    /// Up to `epochs` epochs, `callback` after each; stops early as [`Trainer::stop_after`].
     pub fn fit(
         &mut self,
         epochs: usize,
@@ -418,22 +421,46 @@ impl<'g> Trainer<'g> {
         for _ in 0..epochs {
             let s = self.epoch()?;
             callback(&s);
-            let stop = match s.valid_loss {
-                Some(l) if self.options.early_stop && self.history.len() >= 10 => {
-                    let last = &self.history[self.history.len() - 10..];
-                    l > last.iter().sum::<f64>() / 10.0
-                }
-                _ => false,
-            };
-            if let Some(l) = s.valid_loss {
-                self.history.push(l);
-            }
+            let stop = self.stop_after(&s);
             all.push(s);
             if stop {
                 break;
             }
         }
         Ok(all)
+    }
+
+    /// Records epoch `s`'s validation loss; true when training should stop (the options ask
+    /// for early stop and it exceeds the mean of the previous 10 epochs' validation losses).
+    pub fn stop_after(&mut self, s: &EpochStats) -> bool {
+        let stop = match s.valid_loss {
+            Some(l) if self.options.early_stop && self.history.len() >= 10 => {
+                let last = &self.history[self.history.len() - 10..];
+                l > last.iter().sum::<f64>() / 10.0
+            }
+            _ => false,
+        };
+        if let Some(l) = s.valid_loss {
+            self.history.push(l);
+        }
+        stop
+    }
+
+    /// The mini-batches of the last epoch as training-sample indices, in the order they ran:
+    /// consecutive runs of `batch / chunk` chunks of the shuffled chunk order (in async mode
+    /// the same grouping, which the chunks' updates did not wait for). With these the f64 twin
+    /// replays the epoch as exact mini-batch SGD ([`crate::wide::cpu::Sgd`]).
+    pub fn last_minibatches(&self) -> Vec<Vec<usize>> {
+        let (n, chunk) = (self.train.host.n_samples, self.train.host.chunk);
+        let per = (self.options.batch / chunk).max(1);
+        self.last_order
+            .chunks(per)
+            .map(|cs| {
+                cs.iter()
+                    .flat_map(|&c| c as usize * chunk..(c as usize * chunk + chunk).min(n))
+                    .collect()
+            })
+            .collect()
     }
 }
 
