@@ -238,6 +238,8 @@ fn vs_twin(gpu: &Gpu, model: Model, user: bool, native_atomics: bool, batches: u
         ..Options::default()
     };
     let mut t = Trainer::new(gpu, &spec, m, (&x, &y01), None, options).unwrap();
+    // The cost rule caches every feature seen at least once per 8 chunks here.
+    assert!(t.hot_features() > 0);
     let init = initial_params(&spec, m, 7).unwrap();
     // Random start so every term of the gradient is exercised.
     let start: Vec<f32> = random_params(&spec, m, 13)
@@ -276,6 +278,42 @@ fn sync_one_minibatch_equals_twin_every_model() {
 fn sync_minibatches_equal_twin_cas_path_no_subgroups() {
     sync_vs_twin(common::gpu_plain(), Model::Lr, false, true, 3);
     sync_vs_twin(common::gpu_plain(), Model::Fm { k: 3 }, false, true, 2);
+}
+
+/// The importance cache's boundary: a few hot features cached, the rest read globally.
+#[test]
+fn sync_equals_twin_with_a_small_cache() {
+    let (m, batch) = (120, 48);
+    let (x, y01) = data(batch * 2, m, 7, 17);
+    let y = metrics::labels_pm1(&y01);
+    let model = Model::Fm { k: 3 };
+    let spec = model.spec().unwrap();
+    for cache in [0, 5] {
+        let options = Options {
+            batch,
+            max_chunk: 16,
+            shuffle: false,
+            cache: Some(cache),
+            ..Options::default()
+        };
+        let mut t = Trainer::new(common::gpu(), &spec, m, (&x, &y01), None, options).unwrap();
+        assert_eq!(t.hot_features(), cache);
+        let start: Vec<f32> = random_params(&spec, m, 3)
+            .iter()
+            .map(|v| (v * 0.3) as f32)
+            .collect();
+        t.set_params(&start).unwrap();
+        t.train_epoch().unwrap();
+        let got = t.params().unwrap();
+        let mut want: Vec<f64> = start.iter().map(|&v| v as f64).collect();
+        twin(model, false, &mut want, &x, &y, batch, 0.5);
+        for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
+            assert!(
+                (g as f64 - w).abs() <= 1e-5 * w.abs() + 1e-6,
+                "cache {cache} θ{i}: {g} vs {w}"
+            );
+        }
+    }
 }
 
 #[test]
@@ -549,8 +587,8 @@ fn cli_train_predict_and_malformed_libsvm() {
     assert!(err.contains("bad.svm:2"), "{err}");
 }
 
-/// Lanes (the Accum replicas R), chunk size, the atomic path and the chunk order each change
-/// the final validation logloss by ≤ 0.003.
+/// Lanes (the Accum replicas R), chunk size, the atomic path, the importance cache's size and
+/// the chunk order each change the final validation logloss by ≤ 0.003.
 #[test]
 fn variants_change_final_loss_by_at_most_0_003() {
     let (n, m) = (6_000, 150);
@@ -625,4 +663,16 @@ fn variants_change_final_loss_by_at_most_0_003() {
         eprintln!("{name}: {l:.5} (reference {reference:.5})");
         assert!((l - reference).abs() <= 0.003, "{name}: {l} vs {reference}");
     }
+}
+
+#[test]
+fn cost_rule_caches_the_prefix_of_features_above_the_threshold() {
+    use wgsparse::wide::plan::{hot_features, RANDOM_TO_COALESCED};
+    assert_eq!(RANDOM_TO_COALESCED, 8.0);
+    // Degrees per chunk over 20 chunks: 5, 2.5, 0.5, 0.05 (th = 1/8), then a popular one
+    // after a rare one does not extend the prefix.
+    let counts = [100, 50, 10, 1, 90];
+    assert_eq!(hot_features(&counts, 20, 100), 3);
+    assert_eq!(hot_features(&counts, 20, 2), 2);
+    assert_eq!(hot_features(&counts, 1000, 100), 0);
 }

@@ -8,7 +8,8 @@
 # 4,620,734 samples, 184.8M nonzeros). Runs, each `wide train --json` (epoch_ms from
 # timestamp queries around the epoch's one submission; logloss/auc of the validation set):
 #   LR  batch 1024: sync, async          (the bar: ≤ 2 ms per epoch)
-#   LR  batch 1024 async with chunks of 128 samples (fewer duplicate features per chunk)
+#   LR  batch 1024 async with chunks of 128 samples (fewer duplicate features per chunk), and
+#       with the importance cache off (--cache 0; the JSON's hot_features says its size)
 #   FM  k = 10, batch 1024: sync, async  (bar: ≤ 10 ms per epoch)
 #   FM  k = 3, batch 1024: async
 #   LR and FM k = 10, batch 1024, --mode stage (the baseline: 4 dispatches per mini-batch,
@@ -43,6 +44,7 @@ train() {
 train --model lr --batch 1024 --sync --check
 train --model lr --batch 1024 --async --check
 train --model lr --batch 1024 --async --max-chunk 128
+train --model lr --batch 1024 --async --cache 0
 train --model fm --k 10 --batch 1024 --sync --check
 train --model fm --k 10 --batch 1024 --async
 train --model fm --k 3 --batch 1024 --async

@@ -37,6 +37,11 @@ override LANES: u32 = 8u;
 override ACC_WG: u32 = 32u;
 // CHUNK = WG / LANES: samples per chunk.
 override CHUNK_WG: u32 = 32u;
+// The importance cache: parameters of the HOT most frequent features (ids < HOT after
+// re-indexing, so the first HOT · NPARAM parameters), copied into workgroup memory at the
+// start of each chunk. HOT_WG = max(1, HOT · NPARAM).
+override HOT: u32 = 0u;
+override HOT_WG: u32 = 1u;
 
 @group(0) @binding(0) var<uniform> cfg: Config;
 // [chunks in this dispatch, samples in its mini-batch, 0, 0, chunk ids …]
@@ -50,13 +55,13 @@ override CHUNK_WG: u32 = 32u;
 #ifdef ASYNC
 // The parameters, updated in place.
 @group(0) @binding(5) var<storage, read_write> accum: array<AtomicF32>;
-fn param(j: u32, i: u32) -> f32 {
-    return accum_load(j * NPARAM + i);
+fn param_global(k: u32) -> f32 {
+    return accum_load(k);
 }
 #else
 @group(0) @binding(5) var<storage, read> params: array<f32>;
-fn param(j: u32, i: u32) -> f32 {
-    return params[j * NPARAM + i];
+fn param_global(k: u32) -> f32 {
+    return params[k];
 }
 // The mini-batch gradient (zero between mini-batches: `wide/apply` takes it back to zero);
 // PREDICT leaves it alone.
@@ -66,6 +71,14 @@ fn param(j: u32, i: u32) -> f32 {
 @group(0) @binding(7) var<storage, read_write> out: array<f32>;
 
 var<workgroup> acc_wg: array<f32, ACC_WG>;
+var<workgroup> hot_wg: array<f32, HOT_WG>;
+
+fn param(j: u32, i: u32) -> f32 {
+    if j < HOT {
+        return hot_wg[j * NPARAM + i];
+    }
+    return param_global(j * NPARAM + i);
+}
 var<workgroup> dl_wg: array<f32, CHUNK_WG>;
 var<workgroup> loss_wg: array<f32, CHUNK_WG>;
 
@@ -88,6 +101,10 @@ fn main(
     let n = min(cfg.chunk, cfg.n_samples - s0);
     let slot = lid / LANES;
     let lane = lid % LANES;
+    for (var t = lid; t < HOT * NPARAM; t += WG) {
+        hot_wg[t] = param_global(t);
+    }
+    workgroupBarrier();
 
     // Aggregate.
     var a: array<f32, NACC>;
@@ -166,9 +183,5 @@ fn main(
 }
 
 fn param_bias() -> f32 {
-#ifdef ASYNC
-    return accum_load(cfg.bias_index);
-#else
-    return params[cfg.bias_index];
-#endif
+    return param_global(cfg.bias_index);
 }

@@ -73,6 +73,9 @@ enum What {
         /// Largest chunk (samples per workgroup).
         #[arg(long, default_value_t = 32)]
         max_chunk: usize,
+        /// Features in the importance cache (default: the cost rule; 0 turns it off).
+        #[arg(long)]
+        cache: Option<usize>,
         /// Run every epoch asked for (no early stop).
         #[arg(long)]
         no_early_stop: bool,
@@ -129,6 +132,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
             async_,
             lanes,
             max_chunk,
+            cache,
             no_early_stop,
             check,
             seed,
@@ -154,6 +158,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
                 stage: mode == ModeArg::Stage,
                 lanes,
                 max_chunk,
+                cache,
                 early_stop: !no_early_stop,
                 seed,
                 ..Default::default()
@@ -329,6 +334,7 @@ fn train_run(
                 "sync": options.sync,
                 "chunk": trainer.chunk(),
                 "lanes": options.lanes,
+                "hot_features": trainer.hot_features(),
                 "device": gpu.caps.adapter_name,
                 "setup_s": setup_s,
                 "epochs": rows,

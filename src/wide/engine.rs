@@ -185,13 +185,15 @@ const APPLY_WG: u32 = 256;
 impl Kernels {
     /// Compiles the engine for `model` with `chunk` samples per workgroup and `lanes`
     /// invocations per sample; `native_atomics` picks native f32 atomics when the adapter
-    /// has them (else the CAS loop).
+    /// has them (else the CAS loop); the first `hot` features' parameters are cached in
+    /// workgroup memory.
     pub fn new(
         gpu: &Gpu,
         model: &ModelSpec,
         chunk: usize,
         lanes: u32,
         native_atomics: bool,
+        hot: usize,
     ) -> Result<Self> {
         let sources = [("wide/model", model.wgsl.as_str())];
         let wg = chunk as u32 * lanes;
@@ -207,6 +209,8 @@ impl Kernels {
             ("LANES", lanes as f64),
             ("ACC_WG", (chunk * model.accums) as f64),
             ("CHUNK_WG", chunk as f64),
+            ("HOT", hot as f64),
+            ("HOT_WG", (hot * model.params_per_feature).max(1) as f64),
         ];
         let flow = |extra: Option<&'static str>, bindings: &'static [Binding]| {
             let mut d = defines.clone();
@@ -294,4 +298,12 @@ impl Schedule {
             size: std::num::NonZeroU64::new((self.stride * 4) as u64),
         }
     }
+}
+
+/// Largest importance cache (parameters) that fits beside the flow kernel's other
+/// workgroup arrays, at most 16 KiB.
+pub(crate) fn cache_budget(gpu: &Gpu, model: &ModelSpec, chunk: usize, lanes: u32) -> usize {
+    let words_used = chunk * model.accums + 2 * chunk + (chunk * lanes as usize);
+    let words = gpu.caps.max_workgroup_storage_bytes as usize / 4;
+    words.saturating_sub(words_used + 64).min(4096)
 }

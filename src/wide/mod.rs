@@ -42,7 +42,14 @@
 //!   parameter from the sample-sorted edges) pass Accums and dℓ/dŷ through global memory,
 //!   then `wide/apply`: 4 dispatches per mini-batch.
 //!
-//! Not yet built: the importance cache of hot parameters in workgroup memory, GPU-side AUC
+//! - **Importance cache** ([`Options::cache`]): the parameters of the first H features (the
+//!   most frequent, thanks to the re-indexing) are copied into workgroup memory at the start
+//!   of each chunk and Aggregate/Apply read them there; H follows the paper's cost rule
+//!   ([`plan::hot_features`]: average degree per chunk ≥ th) within the workgroup memory
+//!   left. Only reads are cached: Apply's segment sums already make one global add per
+//!   feature and chunk.
+//!
+//! Not yet built: GPU-side AUC
 //! (the exact AUC is computed on the host from GPU scores), the staging ring for data beyond
 //! one binding, L2 regularization.
 
@@ -81,6 +88,10 @@ pub struct Options {
     pub max_chunk: usize,
     /// Native f32 atomics when the adapter has them (else the CAS loop).
     pub native_atomics: bool,
+    /// Features whose parameters the flow kernel caches in workgroup memory (the importance
+    /// cache): `None` picks them by the cost rule ([`plan::hot_features`]), `Some(0)` turns
+    /// the cache off; always capped by workgroup memory.
+    pub cache: Option<usize>,
     /// Shuffle the chunk order each epoch.
     pub shuffle: bool,
     /// Re-index features by descending frequency.
@@ -101,6 +112,7 @@ impl Default for Options {
             lanes: 8,
             max_chunk: 32,
             native_atomics: true,
+            cache: None,
             shuffle: true,
             reindex: true,
             early_stop: true,

@@ -8,9 +8,9 @@ use serde::Serialize;
 
 use crate::gpu::{Batch, Gpu, GpuBuffer};
 use crate::sparse::Csr;
-use crate::wide::engine::{DeviceChunks, Kernels, Schedule, StageKernels};
+use crate::wide::engine::{cache_budget, DeviceChunks, Kernels, Schedule, StageKernels};
 use crate::wide::metrics::{auc, labels_pm1};
-use crate::wide::plan::{chunk_for_batch, Chunks, FeatureOrder};
+use crate::wide::plan::{chunk_for_batch, hot_features, Chunks, FeatureOrder};
 use crate::wide::{ModelSpec, Options};
 use crate::{Error, Result};
 
@@ -50,6 +50,8 @@ pub struct Trainer<'g> {
     options: Options,
     order: FeatureOrder,
     kernels: Kernels,
+    /// Features in the importance cache.
+    hot: usize,
     /// The stage baseline's kernels and its per-sample Accums (stage mode only).
     stage: Option<(StageKernels, GpuBuffer<f32>)>,
     train: DeviceChunks,
@@ -133,7 +135,19 @@ impl<'g> Trainer<'g> {
             )));
         }
         let chunks = Chunks::build(train.0, &labels_pm1(train.1), &order, chunk)?;
-        let kernels = Kernels::new(gpu, spec, chunk, lanes, options.native_atomics)?;
+        let budget = cache_budget(gpu, spec, chunk, lanes) / spec.params_per_feature;
+        let hot = match options.cache {
+            Some(h) => h.min(budget),
+            None => {
+                let mut counts = vec![0u32; order.len()];
+                for &j in &train.0.col_idx {
+                    counts[order.new_of_old[j as usize] as usize] += 1;
+                }
+                hot_features(&counts, chunks.n_chunks, budget)
+            }
+        }
+        .min(n_features);
+        let kernels = Kernels::new(gpu, spec, chunk, lanes, options.native_atomics, hot)?;
         let data = DeviceChunks::upload(gpu, &chunks, false)?;
         drop(chunks);
         let stage = if options.stage {
@@ -193,6 +207,7 @@ impl<'g> Trainer<'g> {
             options,
             order,
             kernels,
+            hot,
             stage,
             train: data,
             config,
@@ -221,6 +236,11 @@ impl<'g> Trainer<'g> {
     /// Samples per chunk (one workgroup's share).
     pub fn chunk(&self) -> usize {
         self.train.host.chunk
+    }
+
+    /// Features in the importance cache.
+    pub fn hot_features(&self) -> usize {
+        self.hot
     }
 
     /// Overwrites the parameters (original feature order, bias last).
@@ -506,7 +526,8 @@ pub fn predict(
     let chunk = 32;
     let order = FeatureOrder::identity(model.n_features);
     let c = Chunks::build(x, &vec![1.0; x.nrows], &order, chunk)?;
-    let kernels = Kernels::new(gpu, spec, chunk, 8, true)?;
+    // Identity order: no frequency ranking to cache by.
+    let kernels = Kernels::new(gpu, spec, chunk, 8, true, 0)?;
     let data = DeviceChunks::upload(gpu, &c, true)?;
     let bias_index = model.n_features * model.params_per_feature;
     let config = gpu.uniform("wide.predict.config", &data.config(bias_index, 0.0, 1));
