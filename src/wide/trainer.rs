@@ -65,7 +65,16 @@ pub struct Trainer<'g> {
     history: Vec<f64>,
     /// The chunk order of the last epoch.
     last_order: Vec<u32>,
+    /// The dispatches of an epoch (made on the first).
+    steps: Vec<Step>,
 }
+
+/// A recorded dispatch: kernel, bind group, grid.
+type Step = (
+    std::sync::Arc<crate::gpu::Kernel>,
+    wgpu::BindGroup,
+    [u32; 3],
+);
 
 /// Initial parameters in the original feature order: the first parameter of each feature
 /// and the bias at 0, the others N(0, init_std²) from `seed`.
@@ -216,6 +225,7 @@ impl<'g> Trainer<'g> {
             epoch: 0,
             history: vec![],
             last_order: vec![],
+            steps: vec![],
         };
         t.grad.fill(gpu, 0.0)?;
         let init = initial_params(spec, n_features, t.options.seed)?;
@@ -295,8 +305,27 @@ impl<'g> Trainer<'g> {
         self.sched
             .write(gpu, &ids, if sync { Some(&samples) } else { None })?;
         self.train.out.fill(gpu, f32::NAN)?;
+        if self.steps.is_empty() {
+            self.steps = self.epoch_steps()?;
+        }
         let mut batch = Batch::new(gpu);
+        for (kernel, bg, grid) in &self.steps {
+            batch.dispatch(kernel, bg.clone(), *grid)?;
+        }
+        let time = batch.submit_timed()?;
+        self.last_order = ids;
+        let losses = self.train.out.read(gpu)?;
+        let total: f64 = losses.iter().map(|&l| l as f64).sum();
+        Ok((total / n.max(1) as f64, time))
+    }
+
+    /// The dispatches of an epoch, made once: the schedule's entries keep their offsets and
+    /// only their contents change from epoch to epoch.
+    fn epoch_steps(&self) -> Result<Vec<Step>> {
+        let gpu = self.gpu;
         let k = &self.kernels;
+        let sync = self.options.sync;
+        let mut steps = vec![];
         for (b, &count) in self.sched.counts.iter().enumerate() {
             let grid = gpu.grid(count as u32)?;
             if let Some((sk, accs)) = &self.stage {
@@ -314,7 +343,7 @@ impl<'g> Trainer<'g> {
                             self.train.out.raw().as_entire_buffer_binding(),
                         ],
                     )?;
-                    batch.dispatch(kernel, bg, grid)?;
+                    steps.push((kernel.clone(), bg, grid));
                 }
             } else {
                 let flow = if sync { &k.flow_sync } else { &k.flow_async };
@@ -332,7 +361,7 @@ impl<'g> Trainer<'g> {
                         self.train.out.raw().as_entire_buffer_binding(),
                     ],
                 )?;
-                batch.dispatch(flow, bg, grid)?;
+                steps.push((flow.clone(), bg, grid));
             }
             if sync {
                 let bg = k.apply.bind_ranges(
@@ -345,14 +374,10 @@ impl<'g> Trainer<'g> {
                         self.grad.raw().as_entire_buffer_binding(),
                     ],
                 )?;
-                batch.dispatch(&k.apply, bg, grid)?;
+                steps.push((k.apply.clone(), bg, grid));
             }
         }
-        let time = batch.submit_timed()?;
-        self.last_order = ids;
-        let losses = self.train.out.read(gpu)?;
-        let total: f64 = losses.iter().map(|&l| l as f64).sum();
-        Ok((total / n.max(1) as f64, time))
+        Ok(steps)
     }
 
     /// (ŷ, ℓ) of every validation sample, computed on the GPU; `None` without validation data.
