@@ -280,6 +280,45 @@ fn sync_minibatches_equal_twin_cas_path_no_subgroups() {
     sync_vs_twin(common::gpu_plain(), Model::Fm { k: 3 }, false, true, 2);
 }
 
+/// Async mode's update path: with one chunk in the epoch there is nothing to race with, so
+/// the epoch is one exact SGD step of the twin.
+#[test]
+fn async_single_chunk_equals_twin_step() {
+    let m = 60;
+    let (x, y01) = data(16, m, 6, 23);
+    let y = metrics::labels_pm1(&y01);
+    for (model, gpu) in [
+        (Model::Lr, common::gpu()),
+        (Model::Fm { k: 4 }, common::gpu()),
+        (Model::Fm { k: 2 }, common::gpu_plain()),
+    ] {
+        let spec = model.spec().unwrap();
+        let options = Options {
+            batch: 16,
+            max_chunk: 16,
+            sync: false,
+            ..Options::default()
+        };
+        let mut t = Trainer::new(gpu, &spec, m, (&x, &y01), None, options).unwrap();
+        let start: Vec<f32> = random_params(&spec, m, 5)
+            .iter()
+            .map(|v| (v * 0.3) as f32)
+            .collect();
+        t.set_params(&start).unwrap();
+        t.train_epoch().unwrap();
+        let got = t.params().unwrap();
+        let mut want: Vec<f64> = start.iter().map(|&v| v as f64).collect();
+        cpu::sgd_step(model, &mut want, &x, &y, &(0..16).collect::<Vec<_>>(), 0.5);
+        for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
+            assert!(
+                (g as f64 - w).abs() <= 1e-5 * w.abs() + 1e-6,
+                "{} θ{i}: {g} vs {w}",
+                spec.name
+            );
+        }
+    }
+}
+
 /// The importance cache's boundary: a few hot features cached, the rest read globally.
 #[test]
 fn sync_equals_twin_with_a_small_cache() {
@@ -360,7 +399,7 @@ fn gpu_logloss_at_zero_is_ln2() {
 }
 
 /// Planted LR data: training reaches the planted model's validation AUC within 0.01, in sync
-/// and async mode, and the two final losses agree within 0.003.
+/// and async mode, and the two final losses agree within 0.01.
 #[test]
 fn converges_to_planted_auc_sync_and_async() {
     let (n, m) = (20_000, 100);
@@ -411,7 +450,10 @@ fn converges_to_planted_auc_sync_and_async() {
         );
         finals.push(last.logloss.unwrap());
     }
-    assert!((finals[0] - finals[1]).abs() <= 0.003, "{finals:?}");
+    // Async updates race (Hogwild-like): its final logloss varies from run to run (by up to
+    // ≈ 0.004 measured on lavapipe), so sync and async are held to 0.01 here; the ≤ 0.003
+    // variants are compared in sync mode.
+    assert!((finals[0] - finals[1]).abs() <= 0.01, "{finals:?}");
 }
 
 #[test]
