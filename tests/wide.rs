@@ -393,7 +393,8 @@ fn gpu_logloss_at_zero_is_ln2() {
         Options::default(),
     )
     .unwrap();
-    let (loss, logloss, _) = t.evaluate().unwrap().unwrap();
+    let e = t.evaluate().unwrap().unwrap();
+    let (loss, logloss) = (e.loss, e.logloss);
     assert!((loss - std::f64::consts::LN_2).abs() < 1e-6, "{loss}");
     assert!((logloss - std::f64::consts::LN_2).abs() < 1e-6, "{logloss}");
 }
@@ -717,4 +718,67 @@ fn cost_rule_caches_the_prefix_of_features_above_the_threshold() {
     assert_eq!(hot_features(&counts, 20, 100), 3);
     assert_eq!(hot_features(&counts, 20, 2), 2);
     assert_eq!(hot_features(&counts, 1000, 100), 0);
+}
+
+#[test]
+fn histogram_auc_is_within_its_bound() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(71);
+    let bins = 64;
+    let s: Vec<f32> = (0..2000).map(|_| rng.random_range(-3.0f32..3.0)).collect();
+    let y: Vec<f32> = s
+        .iter()
+        .map(|&v| {
+            if rng.random_range(-4.0..4.0) < v {
+                1.0
+            } else {
+                -1.0
+            }
+        })
+        .collect();
+    let (mut neg, mut pos) = (vec![0u32; bins], vec![0u32; bins]);
+    for (&v, &l) in s.iter().zip(&y) {
+        let b = (((v + 3.0) / 6.0 * bins as f32) as usize).min(bins - 1);
+        if l > 0.0 {
+            pos[b] += 1;
+        } else {
+            neg[b] += 1;
+        }
+    }
+    let (a, bound) = metrics::auc_from_histograms(&neg, &pos).unwrap();
+    let exact = metrics::auc(&s, &y).unwrap();
+    assert!(bound > 0.0 && bound < 0.02, "{bound}");
+    assert!((a - exact).abs() <= bound, "{a} {exact} ± {bound}");
+}
+
+/// The GPU's validation metrics against the host's from the same ŷ: loss sums within 1e-5
+/// relative, the AUC within its stated bound.
+#[test]
+fn gpu_validation_metrics_match_the_host() {
+    let d = zipf_ctr(3000, 200, 8, CtrModel::Lr, 81).unwrap();
+    let (x, y) = (d.features, d.labels);
+    let spec = Model::Fm { k: 3 }.spec().unwrap();
+    let mut t = Trainer::new(
+        common::gpu(),
+        &spec,
+        200,
+        (&x, &y),
+        Some((&x, &y)),
+        Options {
+            batch: 100,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    t.fit(2, |_| {}).unwrap();
+    let g = t.evaluate().unwrap().unwrap();
+    let h = t.evaluate_exact().unwrap().unwrap();
+    assert!((g.loss - h.loss).abs() <= 1e-5 * h.loss, "{g:?} {h:?}");
+    assert!(
+        (g.logloss - h.logloss).abs() <= 1e-5 * h.logloss,
+        "{g:?} {h:?}"
+    );
+    let (a, e) = (g.auc.unwrap(), h.auc.unwrap());
+    eprintln!("{g:?} exact {h:?}");
+    assert!(g.auc_bound < 5e-3, "{g:?}");
+    assert!((a - e).abs() <= g.auc_bound + 1e-12, "{g:?} {h:?}");
 }

@@ -314,6 +314,7 @@ fn train_run(
                     "valid_loss": s.valid_loss,
                     "logloss": s.logloss,
                     "auc": s.auc,
+                    "auc_bound": s.auc_bound,
                     "epoch_ms": s.seconds * 1e3,
                     "timestamps": s.from_timestamps,
                 })

@@ -66,6 +66,7 @@ shader_table!(
     "wide/stage_aggregate",
     "wide/stage_loss",
     "wide/stage_grad",
+    "wide/metrics",
 );
 
 /// The source of shader `name`, if it exists.

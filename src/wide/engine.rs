@@ -307,3 +307,36 @@ pub(crate) fn cache_budget(gpu: &Gpu, model: &ModelSpec, chunk: usize, lanes: u3
     let words = gpu.caps.max_workgroup_storage_bytes as usize / 4;
     words.saturating_sub(words_used + 64).min(4096)
 }
+
+/// Bins of the validation score histograms (per class).
+pub(crate) const AUC_BINS: u32 = 16384;
+/// The histograms cover ŷ in [−AUC_RANGE, AUC_RANGE] (clamped outside).
+pub(crate) const AUC_RANGE: f32 = 16.0;
+/// Workgroup size of `wide/metrics`.
+pub(crate) const METRICS_WG: u32 = 256;
+
+/// The uniform block of `wide/metrics`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub(crate) struct MetricsConfig {
+    pub n_samples: u32,
+    pub label_off: u32,
+    pub bins: u32,
+    pub range: f32,
+}
+
+/// The `wide/metrics` kernel.
+pub(crate) fn metrics_kernel(gpu: &Gpu) -> Result<Arc<Kernel>> {
+    gpu.kernel(&KernelSpec {
+        name: "wide/metrics",
+        defines: vec![],
+        constants: vec![("WG", METRICS_WG as f64)],
+        bindings: &[
+            Binding::Uniform,
+            Binding::Read,
+            Binding::Read,
+            Binding::ReadWrite,
+            Binding::ReadWrite,
+        ],
+    })
+}

@@ -42,3 +42,23 @@ pub fn auc(scores: &[f32], labels: &[f32]) -> Option<f64> {
     }
     Some(below / (pos as f64 * neg as f64))
 }
+
+/// AUC from per-class histograms of scores over the same ordered bins: pairs in different
+/// bins are ordered exactly, pairs within one bin count one half. Returns (AUC, error
+/// bound): the exact AUC of the binned scores lies within ± ½ Σ_b pos_b·neg_b / (P·N) of
+/// this value. `None` when a class is empty.
+pub fn auc_from_histograms(neg: &[u32], pos: &[u32]) -> Option<(f64, f64)> {
+    let p: f64 = pos.iter().map(|&c| c as f64).sum();
+    let n: f64 = neg.iter().map(|&c| c as f64).sum();
+    if p == 0.0 || n == 0.0 {
+        return None;
+    }
+    let (mut below, mut num, mut tied) = (0.0f64, 0.0f64, 0.0f64);
+    for (&nb, &pb) in neg.iter().zip(pos) {
+        let (nb, pb) = (nb as f64, pb as f64);
+        num += pb * (below + 0.5 * nb);
+        tied += pb * nb;
+        below += nb;
+    }
+    Some((num / (p * n), 0.5 * tied / (p * n)))
+}

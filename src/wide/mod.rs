@@ -49,9 +49,11 @@
 //!   left. Only reads are cached: Apply's segment sums already make one global add per
 //!   feature and chunk.
 //!
-//! Not yet built: GPU-side AUC
-//! (the exact AUC is computed on the host from GPU scores), the staging ring for data beyond
-//! one binding, L2 regularization.
+//! - **Validation** each epoch on the GPU: ŷ and ℓ per sample, loss sums per workgroup and
+//!   per-class score histograms (`wide/metrics`); the AUC comes from the histograms with an
+//!   error bound (half the within-bin pairs), [`Trainer::evaluate_exact`] gives the exact one.
+//!
+//! Not yet built: the staging ring for data beyond one binding, L2 regularization.
 
 pub mod cpu;
 mod demo;
@@ -65,7 +67,7 @@ mod trainer;
 pub use demo::demo_row;
 pub use io::{read_data, write_labels, WideModel, VERSION as MODEL_FILE_VERSION};
 pub use model::{Loss, Model, ModelSpec, MAX_ACCUMS, MAX_FM_K};
-pub use trainer::{initial_params, predict, EpochStats, Trainer};
+pub use trainer::{initial_params, predict, EpochStats, Eval, Trainer};
 
 use crate::{Error, Result};
 

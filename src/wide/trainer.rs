@@ -8,8 +8,11 @@ use serde::Serialize;
 
 use crate::gpu::{Batch, Gpu, GpuBuffer};
 use crate::sparse::Csr;
-use crate::wide::engine::{cache_budget, DeviceChunks, Kernels, Schedule, StageKernels};
-use crate::wide::metrics::{auc, labels_pm1};
+use crate::wide::engine::{
+    cache_budget, metrics_kernel, DeviceChunks, Kernels, MetricsConfig, Schedule, StageKernels,
+    AUC_BINS, AUC_RANGE, METRICS_WG,
+};
+use crate::wide::metrics::{auc, auc_from_histograms, labels_pm1};
 use crate::wide::plan::{chunk_for_batch, hot_features, Chunks, FeatureOrder};
 use crate::wide::{ModelSpec, Options};
 use crate::{Error, Result};
@@ -26,8 +29,11 @@ pub struct EpochStats {
     pub valid_loss: Option<f64>,
     /// Mean validation log loss log(1 + e^{−yŷ}) (equal to `valid_loss` for LR and FM).
     pub logloss: Option<f64>,
-    /// Exact validation AUC of ŷ (`None` without validation data or with one class only).
+    /// Validation AUC of ŷ from GPU histograms (`None` without validation data or with one
+    /// class only).
     pub auc: Option<f64>,
+    /// The AUC's error bound (see [`Eval::auc_bound`]).
+    pub auc_bound: Option<f64>,
     /// Seconds of device time of the epoch's training submission (timestamp queries when the
     /// adapter has them, else wall clock around submit and wait).
     pub seconds: f64,
@@ -41,6 +47,23 @@ struct Valid {
     config: wgpu::Buffer,
     sched: Schedule,
     labels: Vec<f32>,
+    metrics: wgpu::Buffer,
+    hist: GpuBuffer<u32>,
+    partial: GpuBuffer<f32>,
+}
+
+/// Validation metrics.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Eval {
+    /// Mean of the model's own loss.
+    pub loss: f64,
+    /// Mean log loss log(1 + e^{−yŷ}).
+    pub logloss: f64,
+    /// AUC (`None` with one class only).
+    pub auc: Option<f64>,
+    /// The AUC's error bound: the exact AUC lies within ± this of `auc` (0 when computed
+    /// exactly on the host; the binning's tie bound when computed from GPU histograms).
+    pub auc_bound: f64,
 }
 
 /// Trains one wide model on the GPU (see the module docs for the engine).
@@ -198,7 +221,19 @@ impl<'g> Trainer<'g> {
                 let sched = Schedule::new(gpu, "wide.valid.sched", c.n_chunks, c.n_chunks)?;
                 let ids: Vec<u32> = (0..c.n_chunks as u32).collect();
                 sched.write(gpu, &ids, None)?;
+                let groups = (c.n_samples as u32).div_ceil(METRICS_WG).max(1);
                 Some(Valid {
+                    metrics: gpu.uniform(
+                        "wide.metrics",
+                        &MetricsConfig {
+                            n_samples: c.n_samples as u32,
+                            label_off: c.offsets.label,
+                            bins: AUC_BINS,
+                            range: AUC_RANGE,
+                        },
+                    ),
+                    hist: GpuBuffer::zeroed(gpu, "wide.hist", 2 * AUC_BINS as usize)?,
+                    partial: GpuBuffer::filled(gpu, "wide.partial", 2 * groups as usize, f32::NAN)?,
                     data: d,
                     config,
                     sched,
@@ -385,9 +420,15 @@ impl<'g> Trainer<'g> {
         let Some(v) = &self.valid else {
             return Ok(None);
         };
+        let mut batch = Batch::new(self.gpu);
+        self.record_predict(&mut batch, v)?;
+        batch.submit()?;
+        Ok(Some(v.data.out.read(self.gpu)?))
+    }
+
+    fn record_predict(&self, batch: &mut Batch, v: &Valid) -> Result<()> {
         let gpu = self.gpu;
         v.data.out.fill(gpu, f32::NAN)?;
-        let mut batch = Batch::new(gpu);
         let bg = self.kernels.predict.bind_ranges(
             gpu,
             &[
@@ -405,13 +446,60 @@ impl<'g> Trainer<'g> {
             &self.kernels.predict,
             bg,
             gpu.grid(v.data.host.n_chunks as u32)?,
-        )?;
-        batch.submit()?;
-        Ok(Some(v.data.out.read(gpu)?))
+        )
     }
 
-    /// Validation (mean loss, mean log loss, AUC), `None` without validation data.
-    pub fn evaluate(&self) -> Result<Option<(f64, f64, Option<f64>)>> {
+    /// Validation metrics computed on the GPU: ŷ and ℓ per sample, the loss sums per
+    /// workgroup and per-class score histograms (16,384 bins over ŷ ∈ [−16, 16]) in one
+    /// submission; the host reads back the histograms and sums and takes the AUC from them
+    /// ([`crate::wide::metrics::auc_from_histograms`], with its error bound). `None` without
+    /// validation data.
+    pub fn evaluate(&self) -> Result<Option<Eval>> {
+        let Some(v) = &self.valid else {
+            return Ok(None);
+        };
+        let gpu = self.gpu;
+        v.hist.fill(gpu, 0)?;
+        v.partial.fill(gpu, f32::NAN)?;
+        let mut batch = Batch::new(gpu);
+        self.record_predict(&mut batch, v)?;
+        let k = metrics_kernel(gpu)?;
+        let bg = k.bind(
+            gpu,
+            &[
+                &v.metrics,
+                v.data.out.raw(),
+                v.data.meta.raw(),
+                v.hist.raw(),
+                v.partial.raw(),
+            ],
+        )?;
+        batch.dispatch(&k, bg, gpu.grid((v.partial.len() / 2) as u32)?)?;
+        batch.submit()?;
+        let hist = v.hist.read(gpu)?;
+        let partial = v.partial.read(gpu)?;
+        let n = v.labels.len().max(1) as f64;
+        let loss = partial.iter().step_by(2).map(|&x| x as f64).sum::<f64>() / n;
+        let logloss = partial
+            .iter()
+            .skip(1)
+            .step_by(2)
+            .map(|&x| x as f64)
+            .sum::<f64>()
+            / n;
+        let bins = AUC_BINS as usize;
+        let a = auc_from_histograms(&hist[..bins], &hist[bins..]);
+        Ok(Some(Eval {
+            loss,
+            logloss,
+            auc: a.map(|a| a.0),
+            auc_bound: a.map_or(0.0, |a| a.1),
+        }))
+    }
+
+    /// [`Trainer::evaluate`] with the exact AUC and sums on the host from ŷ and ℓ read back
+    /// (`auc_bound` 0).
+    pub fn evaluate_exact(&self) -> Result<Option<Eval>> {
         let Some(out) = self.predict_valid()? else {
             return Ok(None);
         };
@@ -431,7 +519,12 @@ impl<'g> Trainer<'g> {
             .map(|(&s, &y)| crate::wide::Loss::Logistic.eval(s as f64, y as f64).0)
             .sum::<f64>()
             / n;
-        Ok(Some((loss, logloss, auc(&scores, labels))))
+        Ok(Some(Eval {
+            loss,
+            logloss,
+            auc: auc(&scores, labels),
+            auc_bound: 0.0,
+        }))
     }
 
     /// One epoch and its validation.
@@ -448,9 +541,10 @@ impl<'g> Trainer<'g> {
         Ok(EpochStats {
             epoch: self.epoch,
             train_loss,
-            valid_loss: eval.map(|e| e.0),
-            logloss: eval.map(|e| e.1),
-            auc: eval.and_then(|e| e.2),
+            valid_loss: eval.map(|e| e.loss),
+            logloss: eval.map(|e| e.logloss),
+            auc: eval.and_then(|e| e.auc),
+            auc_bound: eval.map(|e| e.auc_bound),
             seconds: time.seconds,
             from_timestamps: time.from_timestamps,
         })
