@@ -782,3 +782,41 @@ fn gpu_validation_metrics_match_the_host() {
     assert!(g.auc_bound < 5e-3, "{g:?}");
     assert!((a - e).abs() <= g.auc_bound + 1e-12, "{g:?} {h:?}");
 }
+
+/// Training data beyond one storage binding (8 KiB here) is cut into parts; two shuffled sync
+/// epochs equal the twin replaying the same mini-batches.
+#[test]
+fn parts_beyond_one_binding_equal_twin() {
+    let gpu = common::gpu_small_bindings();
+    let (m, batch) = (120, 48);
+    let (x, y01) = data(720, m, 7, 91);
+    let y = metrics::labels_pm1(&y01);
+    for model in [Model::Lr, Model::Fm { k: 3 }] {
+        let spec = model.spec().unwrap();
+        let options = Options {
+            batch,
+            max_chunk: 16,
+            ..Options::default()
+        };
+        let mut t = Trainer::new(gpu, &spec, m, (&x, &y01), None, options).unwrap();
+        assert!(t.parts() >= 3, "{} parts", t.parts());
+        let mut want: Vec<f64> = t.params().unwrap().iter().map(|&v| v as f64).collect();
+        let mut sgd = cpu::Sgd::new(want.len());
+        for _ in 0..2 {
+            t.train_epoch().unwrap();
+            let batches = t.last_minibatches();
+            assert_eq!(batches.iter().map(|b| b.len()).sum::<usize>(), 720);
+            for rows in batches {
+                sgd.step(model, &mut want, &x, &y, &rows, 0.5);
+            }
+        }
+        let got = t.params().unwrap();
+        for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
+            assert!(
+                (g as f64 - w).abs() <= 1e-5 * w.abs() + 1e-6,
+                "{} θ{i}: {g} vs {w}",
+                spec.name
+            );
+        }
+    }
+}

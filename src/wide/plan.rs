@@ -17,11 +17,16 @@ pub struct FeatureOrder {
 impl FeatureOrder {
     /// The order of `x`'s columns by descending number of samples holding them.
     pub fn by_frequency(x: &Csr) -> Self {
-        let mut count = vec![0u32; x.ncols];
+        Self::by_frequency_of(x, x.ncols)
+    }
+
+    /// [`FeatureOrder::by_frequency`] over `n ≥ x.ncols` features (the others unseen).
+    pub fn by_frequency_of(x: &Csr, n: usize) -> Self {
+        let mut count = vec![0u32; n.max(x.ncols)];
         for &j in &x.col_idx {
             count[j as usize] += 1;
         }
-        let mut old_of_new: Vec<u32> = (0..x.ncols as u32).collect();
+        let mut old_of_new: Vec<u32> = (0..count.len() as u32).collect();
         old_of_new.sort_by_key(|&j| (std::cmp::Reverse(count[j as usize]), j));
         Self::from_old_of_new(old_of_new)
     }
@@ -228,4 +233,46 @@ pub fn hot_features(counts: &[u32], n_chunks: usize, max_features: usize) -> usi
         .take(max_features)
         .take_while(|&&c| c as f64 / chunks >= th)
         .count()
+}
+
+/// Cuts `x`'s rows into parts of whole chunks whose arrays each fit `max_bytes` (one storage
+/// binding): 8 bytes per nonzero for either edge array, and the index words of
+/// [`Chunks::meta`]. Fails with [`Error::TooLarge`] when one chunk alone does not fit.
+pub fn split_rows(x: &Csr, chunk: usize, max_bytes: u64) -> Result<Vec<std::ops::Range<usize>>> {
+    let fits = |rows: usize, nnz: usize| {
+        let chunks = rows.div_ceil(chunk) as u64;
+        let meta = 4 * (2 * rows as u64 + chunks + 2 * nnz as u64 + 3);
+        8 * nnz as u64 <= max_bytes && meta <= max_bytes
+    };
+    let n = x.nrows;
+    let mut parts = vec![];
+    let mut start = 0;
+    while start < n {
+        let mut end = start;
+        while end < n {
+            let next = (end + chunk).min(n);
+            let nnz = (x.row_ptr[next] - x.row_ptr[start]) as usize;
+            if !fits(next - start, nnz) {
+                break;
+            }
+            end = next;
+        }
+        if end == start {
+            let next = (start + chunk).min(n);
+            return Err(Error::TooLarge {
+                what: format!("wide chunk of samples {start}..{next}"),
+                needed: format!(
+                    "{} bytes of edges in one binding",
+                    8 * (x.row_ptr[next] - x.row_ptr[start]) as u64
+                ),
+                limit: format!("{max_bytes} bytes"),
+            });
+        }
+        parts.push(start..end);
+        start = end;
+    }
+    if parts.is_empty() {
+        parts.push(0..0);
+    }
+    Ok(parts)
 }

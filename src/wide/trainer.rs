@@ -13,7 +13,7 @@ use crate::wide::engine::{
     AUC_BINS, AUC_RANGE, METRICS_WG,
 };
 use crate::wide::metrics::{auc, auc_from_histograms, labels_pm1};
-use crate::wide::plan::{chunk_for_batch, hot_features, Chunks, FeatureOrder};
+use crate::wide::plan::{chunk_for_batch, hot_features, split_rows, Chunks, FeatureOrder};
 use crate::wide::{ModelSpec, Options};
 use crate::{Error, Result};
 
@@ -75,20 +75,32 @@ pub struct Trainer<'g> {
     kernels: Kernels,
     /// Features in the importance cache.
     hot: usize,
-    /// The stage baseline's kernels and its per-sample Accums (stage mode only).
-    stage: Option<(StageKernels, GpuBuffer<f32>)>,
-    train: DeviceChunks,
-    config: wgpu::Buffer,
+    /// The stage baseline's kernels (stage mode only).
+    stage: Option<StageKernels>,
+    /// The training data in parts that each fit one storage binding.
+    parts: Vec<Part>,
+    /// Samples per chunk.
+    chunk: usize,
     params: GpuBuffer<f32>,
     grad: GpuBuffer<f32>,
-    sched: Schedule,
     valid: Option<Valid>,
     epoch: usize,
     rng: rand::rngs::StdRng,
     history: Vec<f64>,
-    /// The chunk order of the last epoch.
-    last_order: Vec<u32>,
-    /// The dispatches of an epoch (made on the first).
+    /// The order of the last epoch: (part, its chunk order), parts in the order they ran.
+    last_order: Vec<(usize, Vec<u32>)>,
+}
+
+/// Training samples that fit one storage binding, with their dispatches.
+struct Part {
+    data: DeviceChunks,
+    config: wgpu::Buffer,
+    sched: Schedule,
+    /// The part's first training sample.
+    first: usize,
+    /// Per-sample Accums of the stage baseline.
+    accs: Option<GpuBuffer<f32>>,
+    /// The dispatches of the part's share of an epoch (made on the first epoch).
     steps: Vec<Step>,
 }
 
@@ -147,26 +159,82 @@ impl<'g> Trainer<'g> {
                 spec.name
             )));
         }
+        for (what, x, y) in [
+            ("training", Some(train.0), Some(train.1)),
+            ("validation", valid.map(|v| v.0), valid.map(|v| v.1)),
+        ] {
+            if let (Some(x), Some(y)) = (x, y) {
+                if x.nrows != y.len() {
+                    return Err(Error::Shape(format!(
+                        "{} {what} labels for {} samples",
+                        y.len(),
+                        x.nrows
+                    )));
+                }
+            }
+        }
         check_labels("training labels", train.1)?;
         if let Some((_, y)) = valid {
             check_labels("validation labels", y)?;
         }
         let lanes = options.lanes;
         let chunk = chunk_for_batch(options.batch, options.max_chunk);
-        let order = if options.reindex {
-            let mut x = train.0.clone();
-            x.ncols = n_features.max(x.ncols);
-            FeatureOrder::by_frequency(&x)
-        } else {
-            FeatureOrder::identity(n_features)
-        };
         if train.0.ncols > n_features {
             return Err(Error::Shape(format!(
                 "training data has {} feature columns, the model {n_features}",
                 train.0.ncols
             )));
         }
-        let chunks = Chunks::build(train.0, &labels_pm1(train.1), &order, chunk)?;
+        let order = if options.reindex {
+            FeatureOrder::by_frequency_of(train.0, n_features)
+        } else {
+            FeatureOrder::identity(n_features)
+        };
+        let labels = labels_pm1(train.1);
+        let bias_index = n_features * spec.params_per_feature;
+        let ranges = split_rows(train.0, chunk, gpu.caps.max_storage_binding_bytes)?;
+        let mut parts = vec![];
+        for r in &ranges {
+            let band;
+            let x = if ranges.len() == 1 {
+                train.0
+            } else {
+                band = train.0.row_band(r.clone());
+                &band
+            };
+            let chunks = Chunks::build(x, &labels[r.clone()], &order, chunk)?;
+            let data = DeviceChunks::upload(gpu, &chunks, false)?;
+            drop(chunks);
+            let config = gpu.uniform(
+                "wide.config",
+                &data.config(bias_index, options.lr, options.batch),
+            );
+            let per = if options.sync {
+                options.batch / chunk
+            } else {
+                data.host.n_chunks
+            };
+            let sched = Schedule::new(gpu, "wide.sched", data.host.n_chunks, per)?;
+            let accs = if options.stage {
+                let len = data
+                    .host
+                    .n_samples
+                    .checked_mul(spec.accums + 2)
+                    .ok_or_else(|| Error::Option("stage Accums overflow".into()))?;
+                Some(GpuBuffer::filled(gpu, "wide.stage.accs", len, f32::NAN)?)
+            } else {
+                None
+            };
+            parts.push(Part {
+                data,
+                config,
+                sched,
+                first: r.start,
+                accs,
+                steps: vec![],
+            });
+        }
+        let n_chunks: usize = parts.iter().map(|p| p.data.host.n_chunks).sum();
         let budget = cache_budget(gpu, spec, chunk, lanes) / spec.params_per_feature;
         let hot = match options.cache {
             Some(h) => h.min(budget),
@@ -175,37 +243,22 @@ impl<'g> Trainer<'g> {
                 for &j in &train.0.col_idx {
                     counts[order.new_of_old[j as usize] as usize] += 1;
                 }
-                hot_features(&counts, chunks.n_chunks, budget)
+                hot_features(&counts, n_chunks, budget)
             }
         }
         .min(n_features);
         let kernels = Kernels::new(gpu, spec, chunk, lanes, options.native_atomics, hot)?;
-        let data = DeviceChunks::upload(gpu, &chunks, false)?;
-        drop(chunks);
         let stage = if options.stage {
-            let len = data
-                .host
-                .n_samples
-                .checked_mul(spec.accums + 2)
-                .ok_or_else(|| Error::Option("stage Accums overflow".into()))?;
-            Some((
-                StageKernels::new(gpu, spec, chunk, lanes, options.native_atomics)?,
-                GpuBuffer::filled(gpu, "wide.stage.accs", len, f32::NAN)?,
-            ))
+            Some(StageKernels::new(
+                gpu,
+                spec,
+                chunk,
+                lanes,
+                options.native_atomics,
+            )?)
         } else {
             None
         };
-        let bias_index = n_features * spec.params_per_feature;
-        let config = gpu.uniform(
-            "wide.config",
-            &data.config(bias_index, options.lr, options.batch),
-        );
-        let per = if options.sync {
-            options.batch / chunk
-        } else {
-            data.host.n_chunks
-        };
-        let sched = Schedule::new(gpu, "wide.sched", data.host.n_chunks, per)?;
         let valid = match valid {
             Some((x, y)) => {
                 if x.ncols > n_features {
@@ -253,14 +306,12 @@ impl<'g> Trainer<'g> {
             kernels,
             hot,
             stage,
-            train: data,
-            config,
-            sched,
+            parts,
+            chunk,
             valid,
             epoch: 0,
             history: vec![],
             last_order: vec![],
-            steps: vec![],
         };
         t.grad.fill(gpu, 0.0)?;
         let init = initial_params(spec, n_features, t.options.seed)?;
@@ -280,7 +331,12 @@ impl<'g> Trainer<'g> {
 
     /// Samples per chunk (one workgroup's share).
     pub fn chunk(&self) -> usize {
-        self.train.host.chunk
+        self.chunk
+    }
+
+    /// Parts the training data is cut into (each fits one storage binding).
+    pub fn parts(&self) -> usize {
+        self.parts.len()
     }
 
     /// Features in the importance cache.
@@ -320,62 +376,83 @@ impl<'g> Trainer<'g> {
         Ok(out)
     }
 
-    /// The chunk order of the next epoch: shuffled when the options say so.
-    fn chunk_order(&mut self) -> Vec<u32> {
-        let mut ids: Vec<u32> = (0..self.train.host.n_chunks as u32).collect();
+    /// `0..n` as u32, shuffled when the options say so.
+    fn order(&mut self, n: usize) -> Vec<u32> {
+        let mut ids: Vec<u32> = (0..n as u32).collect();
         if self.options.shuffle {
             ids.shuffle(&mut self.rng);
         }
         ids
     }
 
-    /// One epoch over the training data in one submission; returns (mean training loss,
-    /// device time).
+    /// One epoch over the training data in one submission (parts in shuffled order, each
+    /// part's chunks in shuffled order); returns (mean training loss, device time).
     pub fn train_epoch(&mut self) -> Result<(f64, crate::gpu::GpuTime)> {
         let gpu = self.gpu;
-        let ids = self.chunk_order();
-        let (n, chunk) = (self.train.host.n_samples, self.train.host.chunk);
-        let samples = move |c: u32| chunk.min(n - c as usize * chunk);
         let sync = self.options.sync;
-        self.sched
-            .write(gpu, &ids, if sync { Some(&samples) } else { None })?;
-        self.train.out.fill(gpu, f32::NAN)?;
-        if self.steps.is_empty() {
-            self.steps = self.epoch_steps()?;
+        let part_order = self.order(self.parts.len());
+        let mut last = vec![];
+        for &p in &part_order {
+            let p = p as usize;
+            let ids = self.order(self.parts[p].data.host.n_chunks);
+            let part = &self.parts[p];
+            let (n, chunk) = (part.data.host.n_samples, self.chunk);
+            let samples = move |c: u32| chunk.min(n - c as usize * chunk);
+            part.sched
+                .write(gpu, &ids, if sync { Some(&samples) } else { None })?;
+            part.data.out.fill(gpu, f32::NAN)?;
+            last.push((p, ids));
+        }
+        for p in 0..self.parts.len() {
+            if self.parts[p].steps.is_empty() {
+                self.parts[p].steps = self.epoch_steps(&self.parts[p])?;
+            }
         }
         let mut batch = Batch::new(gpu);
-        for (kernel, bg, grid) in &self.steps {
-            batch.dispatch(kernel, bg.clone(), *grid)?;
+        for &p in &part_order {
+            for (kernel, bg, grid) in &self.parts[p as usize].steps {
+                batch.dispatch(kernel, bg.clone(), *grid)?;
+            }
         }
         let time = batch.submit_timed()?;
-        self.last_order = ids;
-        let losses = self.train.out.read(gpu)?;
-        let total: f64 = losses.iter().map(|&l| l as f64).sum();
+        self.last_order = last;
+        let mut total = 0.0;
+        let mut n = 0;
+        for part in &self.parts {
+            total += part
+                .data
+                .out
+                .read(gpu)?
+                .iter()
+                .map(|&l| l as f64)
+                .sum::<f64>();
+            n += part.data.host.n_samples;
+        }
         Ok((total / n.max(1) as f64, time))
     }
 
     /// The dispatches of an epoch, made once: the schedule's entries keep their offsets and
     /// only their contents change from epoch to epoch.
-    fn epoch_steps(&self) -> Result<Vec<Step>> {
+    fn epoch_steps(&self, part: &Part) -> Result<Vec<Step>> {
         let gpu = self.gpu;
         let k = &self.kernels;
         let sync = self.options.sync;
         let mut steps = vec![];
-        for (b, &count) in self.sched.counts.iter().enumerate() {
+        for (b, &count) in part.sched.counts.iter().enumerate() {
             let grid = gpu.grid(count as u32)?;
-            if let Some((sk, accs)) = &self.stage {
+            if let (Some(sk), Some(accs)) = (&self.stage, &part.accs) {
                 for kernel in [&sk.aggregate, &sk.loss, &sk.grad] {
                     let bg = kernel.bind_ranges(
                         gpu,
                         &[
-                            self.config.as_entire_buffer_binding(),
-                            self.sched.entry(b),
-                            self.train.meta.raw().as_entire_buffer_binding(),
-                            self.train.sedge.raw().as_entire_buffer_binding(),
+                            part.config.as_entire_buffer_binding(),
+                            part.sched.entry(b),
+                            part.data.meta.raw().as_entire_buffer_binding(),
+                            part.data.sedge.raw().as_entire_buffer_binding(),
                             self.params.raw().as_entire_buffer_binding(),
                             accs.raw().as_entire_buffer_binding(),
                             self.grad.raw().as_entire_buffer_binding(),
-                            self.train.out.raw().as_entire_buffer_binding(),
+                            part.data.out.raw().as_entire_buffer_binding(),
                         ],
                     )?;
                     steps.push((kernel.clone(), bg, grid));
@@ -386,14 +463,14 @@ impl<'g> Trainer<'g> {
                 let bg = flow.bind_ranges(
                     gpu,
                     &[
-                        self.config.as_entire_buffer_binding(),
-                        self.sched.entry(b),
-                        self.train.meta.raw().as_entire_buffer_binding(),
-                        self.train.sedge.raw().as_entire_buffer_binding(),
-                        self.train.fedge.raw().as_entire_buffer_binding(),
+                        part.config.as_entire_buffer_binding(),
+                        part.sched.entry(b),
+                        part.data.meta.raw().as_entire_buffer_binding(),
+                        part.data.sedge.raw().as_entire_buffer_binding(),
+                        part.data.fedge.raw().as_entire_buffer_binding(),
                         self.params.raw().as_entire_buffer_binding(),
                         self.grad.raw().as_entire_buffer_binding(),
-                        self.train.out.raw().as_entire_buffer_binding(),
+                        part.data.out.raw().as_entire_buffer_binding(),
                     ],
                 )?;
                 steps.push((flow.clone(), bg, grid));
@@ -402,9 +479,9 @@ impl<'g> Trainer<'g> {
                 let bg = k.apply.bind_ranges(
                     gpu,
                     &[
-                        self.config.as_entire_buffer_binding(),
-                        self.sched.entry(b),
-                        self.train.meta.raw().as_entire_buffer_binding(),
+                        part.config.as_entire_buffer_binding(),
+                        part.sched.entry(b),
+                        part.data.meta.raw().as_entire_buffer_binding(),
                         self.params.raw().as_entire_buffer_binding(),
                         self.grad.raw().as_entire_buffer_binding(),
                     ],
@@ -590,16 +667,24 @@ impl<'g> Trainer<'g> {
     /// the same grouping, which the chunks' updates did not wait for). With these the f64 twin
     /// replays the epoch as exact mini-batch SGD ([`crate::wide::cpu::Sgd`]).
     pub fn last_minibatches(&self) -> Vec<Vec<usize>> {
-        let (n, chunk) = (self.train.host.n_samples, self.train.host.chunk);
+        let chunk = self.chunk;
         let per = (self.options.batch / chunk).max(1);
-        self.last_order
-            .chunks(per)
-            .map(|cs| {
-                cs.iter()
-                    .flat_map(|&c| c as usize * chunk..(c as usize * chunk + chunk).min(n))
-                    .collect()
-            })
-            .collect()
+        let mut out = vec![];
+        for (p, ids) in &self.last_order {
+            let part = &self.parts[*p];
+            let (n, first) = (part.data.host.n_samples, part.first);
+            for cs in ids.chunks(per) {
+                out.push(
+                    cs.iter()
+                        .flat_map(|&c| {
+                            let s0 = c as usize * chunk;
+                            first + s0..first + (s0 + chunk).min(n)
+                        })
+                        .collect(),
+                );
+            }
+        }
+        out
     }
 }
 
