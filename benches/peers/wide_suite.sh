@@ -18,6 +18,10 @@
 # --check (LR sync and async, FM sync) replays each epoch's mini-batches with the f64 CPU
 # twin and compares validation logloss (cpu_logloss, check_ok; ± 0.003); it costs host time
 # (≈ seconds per LR epoch, more for FM), not GPU time.
+# KDDB=1 (a second job: ≈ 4 minutes more): the kddb shape, `gen ctr --samples 19264097
+# --features 29890095 --nnz-per-sample 30` (578M nonzeros: the training data is cut into parts
+# that each fit one 2 GiB binding, all resident), LR sync and async, 2 epochs each.
+# CRITEO=0 skips the criteo-s runs (e.g. KDDB=1 CRITEO=0 PEER=0 for the kddb job alone).
 # PEER=1: benches/peers/wide_torch.py, LR and FM k = 10 on the same folder, same split,
 # batch 1024, lr 0.5, PEER_EPOCHS epochs, EmbeddingBag and torch.sparse.mm idioms.
 set -uo pipefail
@@ -33,24 +37,26 @@ fi
 W=./.gpu/wgsparse
 log() { echo "[$(date +%T)] $*" | tee -a "$OUT/log.txt"; }
 $W info --json > "$OUT/wide_info.json" 2>>"$OUT/log.txt"
+train() {
+  log "wide $*"
+  $W wide train --train $D --holdout 0.1 --no-early-stop --lr 0.5 --json "$@" \
+    >> "$OUT/wide.jsonl" 2>>"$OUT/log.txt" || log "FAILED (exit $?): $*"
+}
+if [ "${CRITEO:-1}" = 1 ]; then
 log "gen criteo-s"
 $W gen ctr --samples 5134149 --features 1000000 --nnz-per-sample 40 --seed 1 --raw --out $D \
   --json >> "$OUT/wide_gen.jsonl" 2>>"$OUT/log.txt" || { log "gen FAILED"; exit 1; }
-train() {
-  log "wide $*"
-  $W wide train --train $D --holdout 0.1 --epochs "$EPOCHS" --no-early-stop --lr 0.5 --json "$@" \
-    >> "$OUT/wide.jsonl" 2>>"$OUT/log.txt" || log "FAILED (exit $?): $*"
-}
-train --model lr --batch 1024 --sync --check
-train --model lr --batch 1024 --async --check
-train --model lr --batch 1024 --async --max-chunk 128
-train --model lr --batch 1024 --async --cache 0
-train --model fm --k 10 --batch 1024 --sync --check
-train --model fm --k 10 --batch 1024 --async
-train --model fm --k 3 --batch 1024 --async
-train --model lr --batch 1024 --sync --mode stage
-train --model fm --k 10 --batch 1024 --sync --mode stage
-for b in 512 16384; do train --model lr --batch $b --sync; done
+E="--epochs $EPOCHS"
+train $E --model lr --batch 1024 --sync --check
+train $E --model lr --batch 1024 --async --check
+train $E --model lr --batch 1024 --async --max-chunk 128
+train $E --model lr --batch 1024 --async --cache 0
+train $E --model fm --k 10 --batch 1024 --sync --check
+train $E --model fm --k 10 --batch 1024 --async
+train $E --model fm --k 3 --batch 1024 --async
+train $E --model lr --batch 1024 --sync --mode stage
+train $E --model fm --k 10 --batch 1024 --sync --mode stage
+for b in 512 16384; do train $E --model lr --batch $b --sync; done
 if [ "${PEER:-1}" = 1 ]; then
   log "peer torch"
   python3 benches/peers/wide_torch.py $D --holdout 0.1 --batch 1024 --lr 0.5 \
@@ -58,4 +64,13 @@ if [ "${PEER:-1}" = 1 ]; then
     || log "peer FAILED"
 fi
 rm -rf $D
+fi
+if [ "${KDDB:-0}" = 1 ]; then
+  log "gen kddb"
+  $W gen ctr --samples 19264097 --features 29890095 --nnz-per-sample 30 --seed 1 --raw \
+    --out $D --json >> "$OUT/wide_gen.jsonl" 2>>"$OUT/log.txt" || { log "gen FAILED"; exit 1; }
+  train --epochs 2 --model lr --batch 1024 --async
+  train --epochs 2 --model lr --batch 1024 --sync
+  rm -rf $D
+fi
 log "done"

@@ -336,6 +336,7 @@ fn train_run(
                 "chunk": trainer.chunk(),
                 "lanes": options.lanes,
                 "hot_features": trainer.hot_features(),
+                "parts": trainer.parts(),
                 "device": gpu.caps.adapter_name,
                 "setup_s": setup_s,
                 "epochs": rows,

@@ -53,7 +53,12 @@
 //!   per-class score histograms (`wide/metrics`); the AUC comes from the histograms with an
 //!   error bound (half the within-bin pairs), [`Trainer::evaluate_exact`] gives the exact one.
 //!
-//! Not yet built: the staging ring for data beyond one binding, L2 regularization.
+//! - **Beyond one binding**: training data larger than a storage binding is cut into parts
+//!   of whole chunks ([`plan::split_rows`]), each with its own buffers and dispatches, all
+//!   resident and recorded in the epoch's one submission (parts in shuffled order).
+//!
+//! Not yet built: the double-buffered staging ring for data beyond device memory (streamed
+//! from the host), validation data beyond one binding, L2 regularization.
 
 pub mod cpu;
 mod demo;
