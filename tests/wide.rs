@@ -158,6 +158,9 @@ fn every_model_validates_in_every_engine_variant() {
                 vec!["ASYNC"],
                 vec!["ASYNC", "F32_ATOMIC"],
                 vec!["PREDICT", "SUBGROUP"],
+                vec!["ONE_HOT", "SUBGROUP", "F32_ATOMIC"],
+                vec!["ONE_HOT", "ASYNC"],
+                vec!["ONE_HOT", "PREDICT"],
             ] {
                 let wgsl = preprocess::preprocess_with(name, &defines, &sources).unwrap();
                 preprocess::validate(name, &wgsl)
@@ -816,6 +819,67 @@ fn parts_beyond_one_binding_equal_twin() {
                 (g as f64 - w).abs() <= 1e-5 * w.abs() + 1e-6,
                 "{} θ{i}: {g} vs {w}",
                 spec.name
+            );
+        }
+    }
+}
+
+/// One-hot data (values all 1) stored without values and with them, flow and stage: each
+/// equals the twin's exact SGD.
+#[test]
+fn one_hot_layout_equals_twin() {
+    let (m, batch) = (150, 48);
+    let d = zipf_ctr(batch * 2, m, 9, CtrModel::Lr, 101).unwrap();
+    let (x, y01) = (d.features, d.labels);
+    let y = metrics::labels_pm1(&y01);
+    for (model, stage, drop_ones) in [
+        (Model::Lr, false, true),
+        (Model::Fm { k: 3 }, false, true),
+        (Model::Fm { k: 3 }, false, false),
+        (Model::Lr, true, true),
+    ] {
+        let spec = model.spec().unwrap();
+        let options = Options {
+            batch,
+            max_chunk: 16,
+            shuffle: false,
+            stage,
+            drop_ones,
+            ..Options::default()
+        };
+        let mut t = Trainer::new(
+            common::gpu(),
+            &spec,
+            m,
+            (&x, &y01),
+            Some((&x, &y01)),
+            options,
+        )
+        .unwrap();
+        let start: Vec<f32> = random_params(&spec, m, 8)
+            .iter()
+            .map(|v| (v * 0.3) as f32)
+            .collect();
+        t.set_params(&start).unwrap();
+        t.train_epoch().unwrap();
+        let got = t.params().unwrap();
+        let mut want: Vec<f64> = start.iter().map(|&v| v as f64).collect();
+        twin(model, false, &mut want, &x, &y, batch, 0.5);
+        for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
+            assert!(
+                (g as f64 - w).abs() <= 1e-5 * w.abs() + 1e-6,
+                "{} stage {stage} drop_ones {drop_ones} θ{i}: {g} vs {w}",
+                spec.name
+            );
+        }
+        // Validation through the one-hot predict kernel: the twin's ŷ.
+        let out = t.predict_valid().unwrap().unwrap();
+        let p: Vec<f64> = got.iter().map(|&v| v as f64).collect();
+        for i in 0..x.nrows {
+            let w = cpu::predict(model, &p, &x, i);
+            assert!(
+                (out[2 * i] as f64 - w).abs() <= 1e-5 * (1.0 + w.abs()),
+                "ŷ{i}"
             );
         }
     }

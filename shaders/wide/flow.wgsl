@@ -48,10 +48,29 @@ override HOT_WG: u32 = 1u;
 @group(0) @binding(1) var<storage, read> sched: array<u32>;
 // [row_ptr (N+1) | seg_ptr (chunks+1) | seg_feat (U) | seg_edge (U+1) | labels ±1 as bits (N)]
 @group(0) @binding(2) var<storage, read> idx: array<u32>;
+#ifdef ONE_HOT
+// Every value is 1: the edges hold the feature (sample-sorted) or the slot (feature-sorted)
+// alone, half the bytes.
+@group(0) @binding(3) var<storage, read> sedge: array<u32>;
+@group(0) @binding(4) var<storage, read> fedge: array<u32>;
+fn s_edge(e: u32) -> vec2<u32> {
+    return vec2<u32>(sedge[e], 0x3f800000u);
+}
+fn f_edge(e: u32) -> vec2<u32> {
+    return vec2<u32>(fedge[e], 0x3f800000u);
+}
+#else
 // Sample-sorted edges: (feature, value bits).
 @group(0) @binding(3) var<storage, read> sedge: array<vec2<u32>>;
 // Feature-sorted edges of each chunk: (sample slot in the chunk, value bits).
 @group(0) @binding(4) var<storage, read> fedge: array<vec2<u32>>;
+fn s_edge(e: u32) -> vec2<u32> {
+    return sedge[e];
+}
+fn f_edge(e: u32) -> vec2<u32> {
+    return fedge[e];
+}
+#endif
 #ifdef ASYNC
 // The parameters, updated in place.
 @group(0) @binding(5) var<storage, read_write> accum: array<AtomicF32>;
@@ -114,7 +133,7 @@ fn main(
     if slot < n {
         let e1 = idx[cfg.row_off + s0 + slot + 1u];
         for (var e = idx[cfg.row_off + s0 + slot] + lane; e < e1; e += LANES) {
-            let edge = sedge[e];
+            let edge = s_edge(e);
             ala_aggregate(&a, edge.x, bitcast<f32>(edge.y));
         }
     }
@@ -164,7 +183,7 @@ fn main(
         let e1 = idx[cfg.seg_edge_off + g + 1u];
         var sum = 0.0;
         for (var e = idx[cfg.seg_edge_off + g]; e < e1; e++) {
-            let edge = fedge[e];
+            let edge = f_edge(e);
             sum += dl_wg[edge.x] * ala_apply(edge.x, j, bitcast<f32>(edge.y), i);
         }
         accum_add(j * NPARAM + i, step * sum);

@@ -23,7 +23,7 @@ fn main(
         let s = ch.x + slot;
         let e1 = idx[cfg.row_off + s + 1u];
         for (var e = idx[cfg.row_off + s] + lane; e < e1; e += LANES) {
-            let edge = sedge[e];
+            let edge = s_edge(e);
             ala_aggregate(&a, edge.x, bitcast<f32>(edge.y));
         }
     }

@@ -26,7 +26,18 @@ override CHUNK_WG: u32 = 32u;
 @group(0) @binding(0) var<uniform> cfg: Config;
 @group(0) @binding(1) var<storage, read> sched: array<u32>;
 @group(0) @binding(2) var<storage, read> idx: array<u32>;
+#ifdef ONE_HOT
+// Every value is 1: the sample-sorted edges hold the feature alone.
+@group(0) @binding(3) var<storage, read> sedge: array<u32>;
+fn s_edge(e: u32) -> vec2<u32> {
+    return vec2<u32>(sedge[e], 0x3f800000u);
+}
+#else
 @group(0) @binding(3) var<storage, read> sedge: array<vec2<u32>>;
+fn s_edge(e: u32) -> vec2<u32> {
+    return sedge[e];
+}
+#endif
 @group(0) @binding(4) var<storage, read> params: array<f32>;
 @group(0) @binding(5) var<storage, read_write> accs: array<f32>;
 // The mini-batch gradient, as in `wide/flow`.

@@ -18,7 +18,7 @@ fn main(
     let dl = accs[s * STRIDE + NACC];
     let e1 = idx[cfg.row_off + s + 1u];
     for (var e = idx[cfg.row_off + s] + lid % LANES; e < e1; e += LANES) {
-        let edge = sedge[e];
+        let edge = s_edge(e);
         let x = bitcast<f32>(edge.y);
         for (var i = 0u; i < NPARAM; i++) {
             accum_add(edge.x * NPARAM + i, dl * ala_apply(s, edge.x, x, i));

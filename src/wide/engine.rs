@@ -32,8 +32,10 @@ pub(crate) struct Config {
 pub(crate) struct DeviceChunks {
     pub host: ChunksInfo,
     pub meta: GpuBuffer<u32>,
-    pub sedge: GpuBuffer<[u32; 2]>,
-    pub fedge: GpuBuffer<[u32; 2]>,
+    /// Sample-sorted edges: (feature, value bits) pairs, or features alone when one-hot.
+    pub sedge: GpuBuffer<u32>,
+    /// Feature-sorted edges: (slot, value bits) pairs, or slots alone when one-hot.
+    pub fedge: GpuBuffer<u32>,
     /// Loss sum per chunk (training) or (ŷ, ℓ) per sample (prediction).
     pub out: GpuBuffer<f32>,
 }
@@ -48,8 +50,17 @@ pub(crate) struct ChunksInfo {
 }
 
 impl DeviceChunks {
-    /// Uploads `c`; `predict` sizes the output per sample instead of per chunk.
-    pub fn upload(gpu: &Gpu, c: &Chunks, predict: bool) -> Result<Self> {
+    /// Uploads `c`; `predict` sizes the output per sample instead of per chunk; `one_hot`
+    /// (every value of the data set is 1, for the kernels' ONE_HOT) drops the values.
+    pub fn upload(gpu: &Gpu, c: &Chunks, predict: bool, one_hot: bool) -> Result<Self> {
+        let edges = |label: &str, e: &[[u32; 2]]| -> Result<GpuBuffer<u32>> {
+            if one_hot {
+                let first: Vec<u32> = e.iter().map(|p| p[0]).collect();
+                GpuBuffer::upload(gpu, label, &first)
+            } else {
+                GpuBuffer::upload(gpu, label, bytemuck::cast_slice(e))
+            }
+        };
         let out_len = if predict { 2 * c.n_samples } else { c.n_chunks };
         Ok(DeviceChunks {
             host: ChunksInfo {
@@ -59,8 +70,8 @@ impl DeviceChunks {
                 offsets: c.offsets,
             },
             meta: GpuBuffer::upload(gpu, "wide.meta", &c.meta)?,
-            sedge: GpuBuffer::upload(gpu, "wide.sedge", &c.sedge)?,
-            fedge: GpuBuffer::upload(gpu, "wide.fedge", &c.fedge)?,
+            sedge: edges("wide.sedge", &c.sedge)?,
+            fedge: edges("wide.fedge", &c.fedge)?,
             out: GpuBuffer::filled(gpu, "wide.out", out_len, f32::NAN)?,
         })
     }
@@ -111,13 +122,15 @@ const STAGE: &[Binding] = &[
 ];
 
 impl StageKernels {
-    /// Compiles the stage baseline for `model` (same sizes and paths as [`Kernels::new`]).
+    /// Compiles the stage baseline for `model` (same sizes and paths as [`Kernels::new`];
+    /// `one_hot` for training data of ones only).
     pub fn new(
         gpu: &Gpu,
         model: &ModelSpec,
         chunk: usize,
         lanes: u32,
         native_atomics: bool,
+        one_hot: bool,
     ) -> Result<Self> {
         let sources = [("wide/model", model.wgsl.as_str())];
         let mut defines = vec![];
@@ -126,6 +139,9 @@ impl StageKernels {
         }
         if native_atomics && gpu.caps.f32_atomics {
             defines.push("F32_ATOMIC");
+        }
+        if one_hot {
+            defines.push("ONE_HOT");
         }
         let constants = vec![
             ("WG", (chunk as u32 * lanes) as f64),
@@ -186,7 +202,7 @@ impl Kernels {
     /// Compiles the engine for `model` with `chunk` samples per workgroup and `lanes`
     /// invocations per sample; `native_atomics` picks native f32 atomics when the adapter
     /// has them (else the CAS loop); the first `hot` features' parameters are cached in
-    /// workgroup memory.
+    /// workgroup memory; `one_hot` says (training, prediction) data hold only ones.
     pub fn new(
         gpu: &Gpu,
         model: &ModelSpec,
@@ -194,6 +210,7 @@ impl Kernels {
         lanes: u32,
         native_atomics: bool,
         hot: usize,
+        one_hot: (bool, bool),
     ) -> Result<Self> {
         let sources = [("wide/model", model.wgsl.as_str())];
         let wg = chunk as u32 * lanes;
@@ -212,9 +229,12 @@ impl Kernels {
             ("HOT", hot as f64),
             ("HOT_WG", (hot * model.params_per_feature).max(1) as f64),
         ];
-        let flow = |extra: Option<&'static str>, bindings: &'static [Binding]| {
+        let flow = |extra: Option<&'static str>, one_hot: bool, bindings: &'static [Binding]| {
             let mut d = defines.clone();
             d.extend(extra);
+            if one_hot {
+                d.push("ONE_HOT");
+            }
             gpu.kernel_with(
                 &KernelSpec {
                     name: "wide/flow",
@@ -226,9 +246,9 @@ impl Kernels {
             )
         };
         Ok(Kernels {
-            flow_sync: flow(None, FLOW_SYNC)?,
-            flow_async: flow(Some("ASYNC"), FLOW_ASYNC)?,
-            predict: flow(Some("PREDICT"), FLOW_SYNC)?,
+            flow_sync: flow(None, one_hot.0, FLOW_SYNC)?,
+            flow_async: flow(Some("ASYNC"), one_hot.0, FLOW_ASYNC)?,
+            predict: flow(Some("PREDICT"), one_hot.1, FLOW_SYNC)?,
             apply: gpu.kernel_with(
                 &KernelSpec {
                     name: "wide/apply",

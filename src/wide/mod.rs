@@ -15,8 +15,9 @@
 //!   samples cut into chunks of C consecutive samples (C divides the mini-batch); each chunk
 //!   stored twice, sample-sorted `(feature, value)` for Aggregate and feature-sorted
 //!   `(sample slot, value)` with one segment per distinct feature for Apply. Both are 8 bytes
-//!   per nonzero, so an epoch reads the data twice (the ≈ 2 ms/epoch bar on the criteo-s
-//!   shape is ≈ 3 GB at ≈ 4 TB/s plus the parameter traffic).
+//!   per nonzero (4 for one-hot data, whose values are all 1 and dropped), so an epoch reads
+//!   the data twice (the ≈ 2 ms/epoch bar on the criteo-s shape: ≈ 1.5 GB of one-hot edges
+//!   at ≈ 4 TB/s plus the segment index and the parameter traffic).
 //! - **One workgroup per chunk** (`shaders/wide/flow.wgsl`): LANES invocations per sample
 //!   walk its edges, each lane holding a partial of every Accum — the paper's R replicas, in
 //!   registers rather than shared-memory words, reduced by subgroup shuffles (a workgroup-
@@ -101,6 +102,8 @@ pub struct Options {
     pub cache: Option<usize>,
     /// Shuffle the chunk order each epoch.
     pub shuffle: bool,
+    /// Store one-hot data (every value 1) without its values: 4 bytes per edge, not 8.
+    pub drop_ones: bool,
     /// Re-index features by descending frequency.
     pub reindex: bool,
     /// Stop once the validation loss exceeds the mean of the last 10 epochs'.
@@ -121,6 +124,7 @@ impl Default for Options {
             native_atomics: true,
             cache: None,
             shuffle: true,
+            drop_ones: true,
             reindex: true,
             early_stop: true,
             seed: 1,

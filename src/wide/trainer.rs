@@ -192,6 +192,10 @@ impl<'g> Trainer<'g> {
         };
         let labels = labels_pm1(train.1);
         let bias_index = n_features * spec.params_per_feature;
+        // One-hot data (every value 1, as CTR data) is stored without its values.
+        let one_hot = options.drop_ones && train.0.values.iter().all(|&v| v == 1.0);
+        let valid_one_hot =
+            options.drop_ones && valid.is_some_and(|v| v.0.values.iter().all(|&x| x == 1.0));
         let ranges = split_rows(train.0, chunk, gpu.caps.max_storage_binding_bytes)?;
         let mut parts = vec![];
         for r in &ranges {
@@ -203,7 +207,7 @@ impl<'g> Trainer<'g> {
                 &band
             };
             let chunks = Chunks::build(x, &labels[r.clone()], &order, chunk)?;
-            let data = DeviceChunks::upload(gpu, &chunks, false)?;
+            let data = DeviceChunks::upload(gpu, &chunks, false, one_hot)?;
             drop(chunks);
             let config = gpu.uniform(
                 "wide.config",
@@ -247,7 +251,15 @@ impl<'g> Trainer<'g> {
             }
         }
         .min(n_features);
-        let kernels = Kernels::new(gpu, spec, chunk, lanes, options.native_atomics, hot)?;
+        let kernels = Kernels::new(
+            gpu,
+            spec,
+            chunk,
+            lanes,
+            options.native_atomics,
+            hot,
+            (one_hot, valid_one_hot),
+        )?;
         let stage = if options.stage {
             Some(StageKernels::new(
                 gpu,
@@ -255,6 +267,7 @@ impl<'g> Trainer<'g> {
                 chunk,
                 lanes,
                 options.native_atomics,
+                one_hot,
             )?)
         } else {
             None
@@ -269,7 +282,7 @@ impl<'g> Trainer<'g> {
                 }
                 let labels = labels_pm1(y);
                 let c = Chunks::build(x, &labels, &order, chunk)?;
-                let d = DeviceChunks::upload(gpu, &c, true)?;
+                let d = DeviceChunks::upload(gpu, &c, true, valid_one_hot)?;
                 let config = gpu.uniform("wide.valid.config", &d.config(bias_index, 0.0, 1));
                 let sched = Schedule::new(gpu, "wide.valid.sched", c.n_chunks, c.n_chunks)?;
                 let ids: Vec<u32> = (0..c.n_chunks as u32).collect();
@@ -730,9 +743,10 @@ pub fn predict(
     let chunk = 32;
     let order = FeatureOrder::identity(model.n_features);
     let c = Chunks::build(x, &vec![1.0; x.nrows], &order, chunk)?;
+    let one_hot = x.values.iter().all(|&v| v == 1.0);
     // Identity order: no frequency ranking to cache by.
-    let kernels = Kernels::new(gpu, spec, chunk, 8, true, 0)?;
-    let data = DeviceChunks::upload(gpu, &c, true)?;
+    let kernels = Kernels::new(gpu, spec, chunk, 8, true, 0, (one_hot, one_hot))?;
+    let data = DeviceChunks::upload(gpu, &c, true, one_hot)?;
     let bias_index = model.n_features * model.params_per_feature;
     let config = gpu.uniform("wide.predict.config", &data.config(bias_index, 0.0, 1));
     let sched = Schedule::new(gpu, "wide.predict.sched", c.n_chunks, c.n_chunks)?;
