@@ -2,7 +2,7 @@
 # The wide benchmark job (issue 12, cuWide): run on the NVIDIA machine from the repository root
 # with the release binary in .gpu/ and the Vulkan loader packages in .gl/ (as gpu_suite.sh).
 # Writes JSON lines and a log into $OUT (default ./bench-out).
-#   EPOCHS=5 PEER_EPOCHS=3 PEER=1 benches/peers/wide_suite.sh
+#   EPOCHS=3 PEER_EPOCHS=3 PEER=1 benches/peers/wide_suite.sh
 # Data: the criteo-s shape, `wgsparse gen ctr --samples 5134149 --features 1000000
 # --nnz-per-sample 40` (raw CSR + labels), the last 10% held out for validation (90% train:
 # 4,620,734 samples, 184.8M nonzeros). Runs, each `wide train --json` (epoch_ms from
@@ -15,9 +15,9 @@
 #   LR and FM k = 10, batch 1024, --mode stage (the baseline: 4 dispatches per mini-batch,
 #       Accums and dℓ/dŷ through global memory, one atomic per edge; bar: flow ≥ 10× faster)
 #   LR  batch 512 / 16384: sync          (sync pays 2 dispatches per mini-batch)
-# --check (LR sync and async, FM sync) replays each epoch's mini-batches with the f64 CPU
-# twin and compares validation logloss (cpu_logloss, check_ok; ± 0.003); it costs host time
-# (≈ seconds per LR epoch, more for FM), not GPU time.
+# --check (LR sync and async, FM sync over 2 epochs) replays each epoch's mini-batches with the
+# f64 CPU twin and compares validation logloss (cpu_logloss, check_ok; ± 0.003); it costs
+# host time (single-threaded: estimated ≈ 5 s per LR epoch, ≈ 25 s per FM k = 10 epoch).
 # KDDB=1 (a second job: ≈ 4 minutes more): the kddb shape, `gen ctr --samples 19264097
 # --features 29890095 --nnz-per-sample 30` (578M nonzeros: the training data is cut into parts
 # that each fit one 2 GiB binding, all resident), LR sync and async, 2 epochs each.
@@ -26,7 +26,7 @@
 # batch 1024, lr 0.5, PEER_EPOCHS epochs, EmbeddingBag and torch.sparse.mm idioms.
 set -uo pipefail
 OUT=${OUT:-bench-out}
-EPOCHS=${EPOCHS:-5}
+EPOCHS=${EPOCHS:-3}
 PEER_EPOCHS=${PEER_EPOCHS:-3}
 D=/tmp/wide/criteo_s
 mkdir -p "$OUT" /tmp/wide
@@ -51,7 +51,7 @@ train $E --model lr --batch 1024 --sync --check
 train $E --model lr --batch 1024 --async --check
 train $E --model lr --batch 1024 --async --max-chunk 128
 train $E --model lr --batch 1024 --async --cache 0
-train $E --model fm --k 10 --batch 1024 --sync --check
+train --epochs 2 --model fm --k 10 --batch 1024 --sync --check
 train $E --model fm --k 10 --batch 1024 --async
 train $E --model fm --k 3 --batch 1024 --async
 train $E --model lr --batch 1024 --sync --mode stage

@@ -98,6 +98,7 @@ fn param(j: u32, i: u32) -> f32 {
     }
     return param_global(j * NPARAM + i);
 }
+
 var<workgroup> dl_wg: array<f32, CHUNK_WG>;
 var<workgroup> loss_wg: array<f32, CHUNK_WG>;
 
