@@ -9,7 +9,8 @@
 # timestamp queries around the epoch's one submission; logloss/auc of the validation set):
 #   LR  batch 1024: sync, async          (the bar: ≤ 2 ms per epoch)
 #   LR  batch 1024 async with chunks of 128 samples (fewer duplicate features per chunk), and
-#       with the importance cache off (--cache 0; the JSON's hot_features says its size)
+#       with the importance cache off (--cache 0; the JSON's hot_features says its size), and
+#       with 16 or 4 lanes per sample (chunks of 16 or 64: 256 invocations either way)
 #   FM  k = 10, batch 1024: sync, async  (bar: ≤ 10 ms per epoch)
 #   FM  k = 3, batch 1024: async
 #   LR and FM k = 10, batch 1024, --mode stage (the baseline: 4 dispatches per mini-batch,
@@ -51,6 +52,8 @@ train $E --model lr --batch 1024 --sync --check
 train $E --model lr --batch 1024 --async --check
 train $E --model lr --batch 1024 --async --max-chunk 128
 train $E --model lr --batch 1024 --async --cache 0
+train $E --model lr --batch 1024 --async --lanes 16 --max-chunk 16
+train $E --model lr --batch 1024 --async --lanes 4 --max-chunk 64
 train --epochs 2 --model fm --k 10 --batch 1024 --sync --check
 train $E --model fm --k 10 --batch 1024 --async
 train $E --model fm --k 3 --batch 1024 --async
