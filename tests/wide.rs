@@ -821,6 +821,18 @@ fn parts_beyond_one_binding_equal_twin() {
                 spec.name
             );
         }
+        // Prediction in parts too.
+        let model_file = t.model().unwrap();
+        let scores = wgsparse::wide::predict(gpu, &spec, &model_file, &x).unwrap();
+        assert_eq!(scores.len(), x.nrows);
+        let p: Vec<f64> = got.iter().map(|&v| v as f64).collect();
+        for (i, &s) in scores.iter().enumerate() {
+            let w = cpu::predict(model, &p, &x, i);
+            assert!(
+                (s as f64 - w).abs() <= 1e-5 * (1.0 + w.abs()),
+                "ŷ{i}: {s} vs {w}"
+            );
+        }
     }
 }
 
