@@ -29,34 +29,32 @@
 //! - **Sync mode** (exact mini-batch SGD, the default): per mini-batch one `wide/flow`
 //!   dispatch accumulates the gradient and one `wide/apply` dispatch moves the parameters
 //!   and zeroes the gradient by atomic exchange: 2 dispatches per mini-batch (≈ 6.4 µs at the
-//!   H200's ≈ 3.2 µs per dispatch, ≈ 29 ms per criteo-s epoch of 4,513 mini-batches of 1024;
-//!   so sync mode cannot reach 2 ms/epoch at batch 1024 — that bar needs async mode or
-//!   batches ≥ 16k). **Async mode**: the whole epoch is one dispatch over every chunk, each
+//!   H200's ≈ 3.2 µs per dispatch, ≈ 29 ms per criteo-s epoch of 4,513 mini-batches of 1024,
+//!   before each dispatch's own latency: a mini-batch of 1024 is only 32 workgroups). Sync
+//!   mode cannot reach 2 ms/epoch at batch 1024; that bar needs async mode (at batch 16,384
+//!   the 282 mini-batches still cost ≈ 1.8 ms of dispatch overhead). **Async mode**: the whole epoch is one dispatch over every chunk, each
 //!   workgroup adding −lr·g into the parameters as it finishes its chunk (the released
 //!   kernel's scheme, Hogwild-like).
 //! - **Recording**: a whole epoch is recorded into one submission; chunk order is shuffled
 //!   each epoch (samples inside a chunk stay put); the per-dispatch chunk lists live in one
-//!   schedule buffer bound at aligned offsets, bind groups made per epoch.
-//!
+//!   schedule buffer bound at aligned offsets; the bind groups are made once and reused.
 //! - **Stage baseline** ([`Options::stage`], the paper's cuWide-stage): per mini-batch
 //!   `wide/stage_aggregate`, `wide/stage_loss` and `wide/stage_grad` (one atomic per edge and
 //!   parameter from the sample-sorted edges) pass Accums and dℓ/dŷ through global memory,
 //!   then `wide/apply`: 4 dispatches per mini-batch.
-//!
 //! - **Importance cache** ([`Options::cache`]): the parameters of the first H features (the
 //!   most frequent, thanks to the re-indexing) are copied into workgroup memory at the start
 //!   of each chunk and Aggregate/Apply read them there; H follows the paper's cost rule
 //!   ([`plan::hot_features`]: average degree per chunk ≥ th) within the workgroup memory
 //!   left. Only reads are cached: Apply's segment sums already make one global add per
 //!   feature and chunk.
-//!
 //! - **Validation** each epoch on the GPU: ŷ and ℓ per sample, loss sums per workgroup and
 //!   per-class score histograms (`wide/metrics`); the AUC comes from the histograms with an
 //!   error bound (half the within-bin pairs), [`Trainer::evaluate_exact`] gives the exact one.
-//!
 //! - **Beyond one binding**: training data larger than a storage binding is cut into parts
 //!   of whole chunks ([`plan::split_rows`]), each with its own buffers and dispatches, all
-//!   resident and recorded in the epoch's one submission (parts in shuffled order).
+//!   resident and recorded in the epoch's one submission (parts in shuffled order);
+//!   [`predict`] goes part by part too.
 //!
 //! Not yet built: the double-buffered staging ring for data beyond device memory (streamed
 //! from the host), validation data beyond one binding, L2 regularization.
