@@ -48,24 +48,25 @@ log "gen criteo-s"
 $W gen ctr --samples 5134149 --features 1000000 --nnz-per-sample 40 --seed 1 --raw --out $D \
   --json >> "$OUT/wide_gen.jsonl" 2>>"$OUT/log.txt" || { log "gen FAILED"; exit 1; }
 E="--epochs $EPOCHS"
-train $E --model lr --batch 1024 --sync --check
+# The runs the bars need first, then the peer, then the variants.
 train $E --model lr --batch 1024 --async --check
-train $E --model lr --batch 1024 --async --max-chunk 128
-train $E --model lr --batch 1024 --async --cache 0
-train $E --model lr --batch 1024 --async --lanes 16 --max-chunk 16
-train $E --model lr --batch 1024 --async --lanes 4 --max-chunk 64
+train $E --model lr --batch 1024 --sync --check
 train --epochs 2 --model fm --k 10 --batch 1024 --sync --check
 train $E --model fm --k 10 --batch 1024 --async
-train $E --model fm --k 3 --batch 1024 --async
 train $E --model lr --batch 1024 --sync --mode stage
 train $E --model fm --k 10 --batch 1024 --sync --mode stage
-for b in 512 16384; do train $E --model lr --batch $b --sync; done
 if [ "${PEER:-1}" = 1 ]; then
   log "peer torch"
   python3 benches/peers/wide_torch.py $D --holdout 0.1 --batch 1024 --lr 0.5 \
     --epochs "$PEER_EPOCHS" --models lr,fm10 >> "$OUT/wide_peer.jsonl" 2>>"$OUT/log.txt" \
     || log "peer FAILED"
 fi
+train $E --model lr --batch 1024 --async --max-chunk 128
+train $E --model lr --batch 1024 --async --cache 0
+train $E --model lr --batch 1024 --async --lanes 16 --max-chunk 16
+train $E --model lr --batch 1024 --async --lanes 4 --max-chunk 64
+train $E --model fm --k 3 --batch 1024 --async
+for b in 512 16384; do train $E --model lr --batch $b --sync; done
 rm -rf $D
 fi
 if [ "${KDDB:-0}" = 1 ]; then
