@@ -32,6 +32,7 @@ pub mod sddmm;
 pub mod sparse;
 pub mod spdnn;
 pub mod tune;
+pub mod wide;
 
 pub use error::{Error, Result};
 pub use gpu::{Caps, Gpu};

@@ -106,6 +106,10 @@ enum What {
         fm: Option<usize>,
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Write a raw CSR folder with labels.f32 (for `wide train` and the peers) instead of
+        /// a LIBSVM file.
+        #[arg(long)]
+        raw: bool,
         #[arg(long)]
         out: PathBuf,
     },
@@ -169,6 +173,7 @@ pub fn run(args: GenArgs) -> Result<ExitCode> {
             nnz_per_sample,
             fm,
             seed,
+            raw,
             out,
         } => {
             let model = match fm {
@@ -177,13 +182,18 @@ pub fn run(args: GenArgs) -> Result<ExitCode> {
             };
             let d = gen::zipf_ctr(samples, features, nnz_per_sample, model, seed)?;
             let positives = d.labels.iter().filter(|&&l| l > 0.5).count();
-            io::write_libsvm(
-                &out,
-                &LibSvm {
-                    labels: d.labels,
-                    features: d.features,
-                },
-            )?;
+            if raw {
+                io::write_csr_binary(&out, &d.features)?;
+                wgsparse::wide::write_labels(&out, &d.labels)?;
+            } else {
+                io::write_libsvm(
+                    &out,
+                    &LibSvm {
+                        labels: d.labels,
+                        features: d.features,
+                    },
+                )?;
+            }
             json!({ "kind": "ctr", "out": out, "samples": samples, "positives": positives })
         }
     };

@@ -8,6 +8,7 @@ mod logreg;
 mod mf;
 mod sddmm;
 mod spdnn;
+mod wide;
 
 use std::process::ExitCode;
 
@@ -53,6 +54,8 @@ enum Command {
     Mf(mf::MfArgs),
     /// Sparse DNN inference (GraphChallenge): time, edges/s and the categories checked.
     Spdnn(spdnn::SpdnnArgs),
+    /// Wide models (LR, FM, LSVM, LSR) by cuWide's flow engine: train, or predict.
+    Wide(wide::WideArgs),
 }
 
 #[derive(clap::Args)]
@@ -88,6 +91,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Logreg(a) => logreg::run(a),
         Command::Mf(a) => mf::run(a),
         Command::Spdnn(a) => spdnn::run(a),
+        Command::Wide(a) => wide::run(a),
     }
 }
 

@@ -35,6 +35,7 @@ pub(crate) struct KernelKey {
     name: String,
     defines: Vec<String>,
     constants: Vec<(String, u64)>,
+    sources: Vec<(String, String)>,
 }
 
 /// A compiled compute pipeline and its bind-group layout.
@@ -127,6 +128,12 @@ impl Gpu {
     /// Returns the cached pipeline for `spec`, compiling it on first use. Preprocessing and
     /// naga validation errors carry naga's annotated message; wgpu errors name the kernel.
     pub fn kernel(&self, spec: &KernelSpec) -> Result<Arc<Kernel>> {
+        self.kernel_with(spec, &[])
+    }
+
+    /// [`Gpu::kernel`] with extra WGSL sources standing for shaders of their names (see
+    /// [`preprocess::preprocess_with`]): how WGSL from outside the crate joins a kernel.
+    pub fn kernel_with(&self, spec: &KernelSpec, sources: &[(&str, &str)]) -> Result<Arc<Kernel>> {
         let mut defines: Vec<String> = spec.defines.iter().map(|d| d.to_string()).collect();
         defines.sort();
         let key = KernelKey {
@@ -137,11 +144,15 @@ impl Gpu {
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_bits()))
                 .collect(),
+            sources: sources
+                .iter()
+                .map(|(n, s)| (n.to_string(), s.to_string()))
+                .collect(),
         };
         if let Some(k) = self.kernels.lock().expect("kernel cache").get(&key) {
             return Ok(k.clone());
         }
-        let kernel = Arc::new(self.compile(spec)?);
+        let kernel = Arc::new(self.compile(spec, sources)?);
         self.kernels
             .lock()
             .expect("kernel cache")
@@ -149,9 +160,9 @@ impl Gpu {
         Ok(kernel)
     }
 
-    fn compile(&self, spec: &KernelSpec) -> Result<Kernel> {
+    fn compile(&self, spec: &KernelSpec, sources: &[(&str, &str)]) -> Result<Kernel> {
         let label = spec.name.replace('/', ".");
-        let wgsl = preprocess::preprocess(spec.name, &spec.defines)?;
+        let wgsl = preprocess::preprocess_with(spec.name, &spec.defines, sources)?;
         preprocess::validate(&label, &wgsl)?;
         let entries: Vec<wgpu::BindGroupLayoutEntry> = spec
             .bindings

@@ -9,10 +9,18 @@ use crate::{Error, Result};
 
 /// Expands shader `name` (e.g. `sddmm/naive`) with the given defines into plain WGSL.
 pub fn preprocess(name: &str, defines: &[&str]) -> Result<String> {
+    preprocess_with(name, defines, &[])
+}
+
+/// [`preprocess`] with extra sources: each `(name, source)` in `sources` stands for the
+/// shader of that name (it replaces a file of the same name under `shaders/`), so a caller
+/// can splice WGSL from outside the crate (e.g. a user-defined wide model) into a kernel.
+pub fn preprocess_with(name: &str, defines: &[&str], sources: &[(&str, &str)]) -> Result<String> {
     let mut imported = BTreeSet::new();
     let mut enables = BTreeSet::new();
     let mut body = String::new();
-    expand(name, defines, &mut imported, &mut enables, &mut body)?;
+    let ctx = Ctx { defines, sources };
+    expand(name, &ctx, &mut imported, &mut enables, &mut body)?;
     let mut out = String::new();
     for e in &enables {
         out.push_str(e);
@@ -29,17 +37,29 @@ fn err(name: &str, line: usize, message: impl Into<String>) -> Error {
     }
 }
 
+struct Ctx<'a> {
+    defines: &'a [&'a str],
+    sources: &'a [(&'a str, &'a str)],
+}
+
 fn expand(
     name: &str,
-    defines: &[&str],
+    ctx: &Ctx,
     imported: &mut BTreeSet<String>,
     enables: &mut BTreeSet<String>,
     out: &mut String,
 ) -> Result<()> {
-    let source = shaders::source(name).ok_or_else(|| Error::Shader {
-        kernel: name.to_string(),
-        message: "no such shader in shaders/".into(),
-    })?;
+    let defines = ctx.defines;
+    let source = ctx
+        .sources
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, s)| *s)
+        .or_else(|| shaders::source(name))
+        .ok_or_else(|| Error::Shader {
+            kernel: name.to_string(),
+            message: "no such shader in shaders/".into(),
+        })?;
     // Each frame: (this branch is taken, an enclosing branch is taken, #else seen).
     let mut stack: Vec<(bool, bool, bool)> = Vec::new();
     let active = |stack: &[(bool, bool, bool)]| stack.iter().all(|&(on, _, _)| on);
@@ -69,7 +89,7 @@ fn expand(
                 }
                 ("import", Some(module)) => {
                     if active(&stack) && imported.insert(module.to_string()) {
-                        expand(module, defines, imported, enables, out)?;
+                        expand(module, ctx, imported, enables, out)?;
                     }
                 }
                 _ => return Err(err(name, n, format!("unknown directive `{t}`"))),

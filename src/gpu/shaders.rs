@@ -54,6 +54,19 @@ shader_table!(
     "spdnn/layer",
     "spdnn/compact",
     "spdnn/reset",
+    "wide/model",
+    "wide/linear",
+    "wide/fm",
+    "wide/loss_logistic",
+    "wide/loss_hinge",
+    "wide/loss_squared",
+    "wide/flow",
+    "wide/apply",
+    "wide/stage_common",
+    "wide/stage_aggregate",
+    "wide/stage_loss",
+    "wide/stage_grad",
+    "wide/metrics",
 );
 
 /// The source of shader `name`, if it exists.

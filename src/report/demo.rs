@@ -83,6 +83,8 @@ pub fn run(gpu: &Gpu, mut progress: impl FnMut(&str)) -> Result<Vec<DemoRow>> {
     rows.push(mf_row(gpu, &mut progress)?);
     progress("spdnn fast path");
     rows.push(spdnn_row(gpu)?);
+    progress("wide.flow sync");
+    rows.push(crate::wide::demo_row(gpu)?);
     Ok(rows)
 }
 

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The wide benchmark job (issue 12, cuWide): run on the NVIDIA machine from the repository root
+# with the release binary in .gpu/ and the Vulkan loader packages in .gl/ (as gpu_suite.sh).
+# Writes JSON lines and a log into $OUT (default ./bench-out).
+#   EPOCHS=3 PEER_EPOCHS=3 PEER=1 benches/peers/wide_suite.sh
+# Data: the criteo-s shape, `wgsparse gen ctr --samples 5134149 --features 1000000
+# --nnz-per-sample 40` (raw CSR + labels), the last 10% held out for validation (90% train:
+# 4,620,734 samples, 184.8M nonzeros). Runs, each `wide train --json` (epoch_ms from
+# timestamp queries around the epoch's one submission; logloss/auc of the validation set):
+#   LR  batch 1024: sync, async          (the issue's bar: ≤ 2 ms per epoch)
+#   LR  batch 1024 async with chunks of 128 samples (fewer duplicate features per chunk), and
+#       with the importance cache off (--cache 0; the JSON's hot_features says its size), and
+#       with 16 or 4 lanes per sample (chunks of 16 or 64: 256 invocations either way)
+#   FM  k = 10, batch 1024: sync, async  (bar: ≤ 10 ms per epoch)
+#   FM  k = 3, batch 1024: async
+#   LR and FM k = 10, batch 1024, --mode stage (the baseline: 4 dispatches per mini-batch,
+#       Accums and dℓ/dŷ through global memory, one atomic per edge; bar: flow ≥ 10× faster)
+#   LR  batch 512 / 16384: sync          (sync pays 2 dispatches per mini-batch)
+# --check (LR sync and async, FM sync over 2 epochs) replays each epoch's mini-batches with the
+# f64 CPU twin and compares validation logloss (cpu_logloss, check_ok; ± 0.003); it costs
+# host time (single-threaded: estimated ≈ 5 s per LR epoch, ≈ 25 s per FM k = 10 epoch).
+# KDDB=1 (a second job: ≈ 4 minutes more): the kddb shape, `gen ctr --samples 19264097
+# --features 29890095 --nnz-per-sample 30` (578M nonzeros: the training data is cut into parts
+# that each fit one 2 GiB binding, all resident), LR sync and async, 2 epochs each.
+# CRITEO=0 skips the criteo-s runs (e.g. KDDB=1 CRITEO=0 PEER=0 for the kddb job alone).
+# PEER=1: benches/peers/wide_torch.py, LR and FM k = 10 on the same folder, same split,
+# batch 1024, lr 0.5, PEER_EPOCHS epochs, EmbeddingBag and torch.sparse.mm idioms.
+set -uo pipefail
+OUT=${OUT:-bench-out}
+EPOCHS=${EPOCHS:-3}
+PEER_EPOCHS=${PEER_EPOCHS:-3}
+D=/tmp/wide/criteo_s
+mkdir -p "$OUT" /tmp/wide
+for f in .gl/*.deb; do [ -e "$f" ] && dpkg -x "$f" /; done; ldconfig
+if ! ./.gpu/wgsparse info >/dev/null 2>&1; then
+  export VK_DRIVER_FILES=/usr/share/vulkan/icd.d/nvidia_icd.json
+fi
+W=./.gpu/wgsparse
+log() { echo "[$(date +%T)] $*" | tee -a "$OUT/log.txt"; }
+$W info --json > "$OUT/wide_info.json" 2>>"$OUT/log.txt"
+train() {
+  log "wide $*"
+  $W wide train --train $D --holdout 0.1 --no-early-stop --lr 0.5 --json "$@" \
+    >> "$OUT/wide.jsonl" 2>>"$OUT/log.txt" || log "FAILED (exit $?): $*"
+}
+if [ "${CRITEO:-1}" = 1 ]; then
+log "gen criteo-s"
+$W gen ctr --samples 5134149 --features 1000000 --nnz-per-sample 40 --seed 1 --raw --out $D \
+  --json >> "$OUT/wide_gen.jsonl" 2>>"$OUT/log.txt" || { log "gen FAILED"; exit 1; }
+E="--epochs $EPOCHS"
+# The runs the issue's bars need first, then the peer, then the variants.
+train $E --model lr --batch 1024 --async --check
+train $E --model lr --batch 1024 --sync --check
+train --epochs 2 --model fm --k 10 --batch 1024 --sync --check
+train $E --model fm --k 10 --batch 1024 --async
+train $E --model lr --batch 1024 --sync --mode stage
+train $E --model fm --k 10 --batch 1024 --sync --mode stage
+if [ "${PEER:-1}" = 1 ]; then
+  log "peer torch"
+  python3 benches/peers/wide_torch.py $D --holdout 0.1 --batch 1024 --lr 0.5 \
+    --epochs "$PEER_EPOCHS" --models lr,fm10 >> "$OUT/wide_peer.jsonl" 2>>"$OUT/log.txt" \
+    || log "peer FAILED"
+fi
+train $E --model lr --batch 1024 --async --max-chunk 128
+train $E --model lr --batch 1024 --async --cache 0
+train $E --model lr --batch 1024 --async --lanes 16 --max-chunk 16
+train $E --model lr --batch 1024 --async --lanes 4 --max-chunk 64
+train $E --model fm --k 3 --batch 1024 --async
+for b in 512 16384; do train $E --model lr --batch $b --sync; done
+rm -rf $D
+fi
+if [ "${KDDB:-0}" = 1 ]; then
+  log "gen kddb"
+  $W gen ctr --samples 19264097 --features 29890095 --nnz-per-sample 30 --seed 1 --raw \
+    --out $D --json >> "$OUT/wide_gen.jsonl" 2>>"$OUT/log.txt" || { log "gen FAILED"; exit 1; }
+  train --epochs 2 --model lr --batch 1024 --async
+  train --epochs 2 --model lr --batch 1024 --sync
+  rm -rf $D
+fi
+log "done"

@@ -1,0 +1,207 @@
+// The flow engine: Aggregate → Loss → Apply of one chunk of samples per workgroup, the
+// Accums kept in workgroup memory between the stages (cuWide's ALA flow).
+//
+// A dispatch covers the chunks listed in `sched` (one mini-batch in sync mode, every chunk of
+// the epoch in async mode). Aggregate: LANES invocations per sample walk its sample-sorted
+// edges, each lane holding a partial of every Accum (the R replicas), reduced by subgroup
+// shuffles. Loss: lane 0 of each sample turns the Accums into (ŷ, ℓ, dℓ/dŷ). Apply: the
+// chunk's feature-sorted edges are cut into segments, one per distinct feature; one
+// invocation per (segment, parameter) sums the segment's gradient and adds it to global
+// memory once (native f32 atomics or CAS): into the mini-batch gradient (sync) or into the
+// parameters themselves (ASYNC, as the released kernel). PREDICT writes (ŷ, ℓ) per sample
+// and applies nothing.
+#import wide/model
+#import shared/reduce
+#import shared/atomic_f32
+
+struct Config {
+    n_samples: u32,
+    chunk: u32,
+    bias_index: u32,
+    row_off: u32,
+    seg_ptr_off: u32,
+    seg_feat_off: u32,
+    seg_edge_off: u32,
+    label_off: u32,
+    // Step size of the parameters (async), and the gradient scale 1/batch when the schedule
+    // names no mini-batch size.
+    lr: f32,
+    inv_batch: f32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
+override WG: u32 = 256u;
+override LANES: u32 = 8u;
+// CHUNK · NACC: the Accums of a chunk.
+override ACC_WG: u32 = 32u;
+// CHUNK = WG / LANES: samples per chunk.
+override CHUNK_WG: u32 = 32u;
+// The importance cache: parameters of the HOT most frequent features (ids < HOT after
+// re-indexing, so the first HOT · NPARAM parameters), copied into workgroup memory at the
+// start of each chunk. HOT_WG = max(1, HOT · NPARAM).
+override HOT: u32 = 0u;
+override HOT_WG: u32 = 1u;
+
+@group(0) @binding(0) var<uniform> cfg: Config;
+// [chunks in this dispatch, samples in its mini-batch, 0, 0, chunk ids …]
+@group(0) @binding(1) var<storage, read> sched: array<u32>;
+// [row_ptr (N+1) | seg_ptr (chunks+1) | seg_feat (U) | seg_edge (U+1) | labels ±1 as bits (N)]
+@group(0) @binding(2) var<storage, read> idx: array<u32>;
+#ifdef ONE_HOT
+// Every value is 1: the edges hold the feature (sample-sorted) or the slot (feature-sorted)
+// alone, half the bytes.
+@group(0) @binding(3) var<storage, read> sedge: array<u32>;
+@group(0) @binding(4) var<storage, read> fedge: array<u32>;
+fn s_edge(e: u32) -> vec2<u32> {
+    return vec2<u32>(sedge[e], 0x3f800000u);
+}
+fn f_edge(e: u32) -> vec2<u32> {
+    return vec2<u32>(fedge[e], 0x3f800000u);
+}
+#else
+// Sample-sorted edges: (feature, value bits).
+@group(0) @binding(3) var<storage, read> sedge: array<vec2<u32>>;
+// Feature-sorted edges of each chunk: (sample slot in the chunk, value bits).
+@group(0) @binding(4) var<storage, read> fedge: array<vec2<u32>>;
+fn s_edge(e: u32) -> vec2<u32> {
+    return sedge[e];
+}
+fn f_edge(e: u32) -> vec2<u32> {
+    return fedge[e];
+}
+#endif
+#ifdef ASYNC
+// The parameters, updated in place.
+@group(0) @binding(5) var<storage, read_write> accum: array<AtomicF32>;
+fn param_global(k: u32) -> f32 {
+    return accum_load(k);
+}
+#else
+@group(0) @binding(5) var<storage, read> params: array<f32>;
+fn param_global(k: u32) -> f32 {
+    return params[k];
+}
+// The mini-batch gradient (zero between mini-batches: `wide/apply` takes it back to zero);
+// PREDICT leaves it alone.
+@group(0) @binding(6) var<storage, read_write> accum: array<AtomicF32>;
+#endif
+// PREDICT: (ŷ, ℓ) per sample. Otherwise the loss sum of each chunk.
+@group(0) @binding(7) var<storage, read_write> out: array<f32>;
+
+var<workgroup> acc_wg: array<f32, ACC_WG>;
+var<workgroup> hot_wg: array<f32, HOT_WG>;
+
+fn param(j: u32, i: u32) -> f32 {
+    if j < HOT {
+        return hot_wg[j * NPARAM + i];
+    }
+    return param_global(j * NPARAM + i);
+}
+
+var<workgroup> dl_wg: array<f32, CHUNK_WG>;
+var<workgroup> loss_wg: array<f32, CHUNK_WG>;
+
+fn acc(s: u32, a: u32) -> f32 {
+    return acc_wg[s * NACC + a];
+}
+
+@compute @workgroup_size(WG)
+fn main(
+    @builtin(local_invocation_index) lid: u32,
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+) {
+    let w = wid.y * nwg.x + wid.x;
+    if w >= sched[0] {
+        return;
+    }
+    let c = sched[4u + w];
+    let s0 = c * cfg.chunk;
+    let n = min(cfg.chunk, cfg.n_samples - s0);
+    let slot = lid / LANES;
+    let lane = lid % LANES;
+    for (var t = lid; t < HOT * NPARAM; t += WG) {
+        hot_wg[t] = param_global(t);
+    }
+    workgroupBarrier();
+
+    // Aggregate.
+    var a: array<f32, NACC>;
+    for (var i = 0u; i < NACC; i++) {
+        a[i] = 0.0;
+    }
+    if slot < n {
+        let e1 = idx[cfg.row_off + s0 + slot + 1u];
+        for (var e = idx[cfg.row_off + s0 + slot] + lane; e < e1; e += LANES) {
+            let edge = s_edge(e);
+            ala_aggregate(&a, edge.x, bitcast<f32>(edge.y));
+        }
+    }
+    for (var i = 0u; i < NACC; i++) {
+        a[i] = vsg_sum(a[i], LANES, lid);
+    }
+
+    // Loss.
+    if lane == 0u {
+        var dl = 0.0;
+        var l = 0.0;
+        if slot < n {
+            let s = s0 + slot;
+            let y = bitcast<f32>(idx[cfg.label_off + s]);
+            let r = ala_loss(&a, param_bias(), y);
+            // 1/B of this mini-batch (sync), or the configured 1/batch (async: sched[1] = 0).
+            let inv = select(cfg.inv_batch, 1.0 / f32(sched[1]), sched[1] > 0u);
+            dl = r.z * inv;
+            l = r.y;
+            for (var i = 0u; i < NACC; i++) {
+                acc_wg[slot * NACC + i] = a[i];
+            }
+#ifdef PREDICT
+            out[2u * s] = r.x;
+            out[2u * s + 1u] = r.y;
+#endif
+        }
+        dl_wg[slot] = dl;
+        loss_wg[slot] = l;
+    }
+    workgroupBarrier();
+
+#ifndef PREDICT
+    // Apply: one global add per (distinct feature of the chunk, parameter).
+#ifdef ASYNC
+    let step = -cfg.lr;
+#else
+    let step = 1.0;
+#endif
+    let g0 = idx[cfg.seg_ptr_off + c];
+    let g1 = idx[cfg.seg_ptr_off + c + 1u];
+    let work = (g1 - g0) * NPARAM;
+    for (var t = lid; t < work; t += WG) {
+        let g = g0 + t / NPARAM;
+        let i = t % NPARAM;
+        let j = idx[cfg.seg_feat_off + g];
+        let e1 = idx[cfg.seg_edge_off + g + 1u];
+        var sum = 0.0;
+        for (var e = idx[cfg.seg_edge_off + g]; e < e1; e++) {
+            let edge = f_edge(e);
+            sum += dl_wg[edge.x] * ala_apply(edge.x, j, bitcast<f32>(edge.y), i);
+        }
+        accum_add(j * NPARAM + i, step * sum);
+    }
+    if lid == 0u {
+        var db = 0.0;
+        var l = 0.0;
+        for (var s = 0u; s < n; s++) {
+            db += dl_wg[s];
+            l += loss_wg[s];
+        }
+        accum_add(cfg.bias_index, step * db);
+        out[c] = l;
+    }
+#endif
+}
+
+fn param_bias() -> f32 {
+    return param_global(cfg.bias_index);
+}

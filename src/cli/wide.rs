@@ -1,0 +1,428 @@
+//! `wgsparse wide`: train a wide model (LR, FM, LSVM, LSR) with the flow engine, or predict
+//! with a saved one.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Subcommand, ValueEnum};
+use serde_json::json;
+
+use wgsparse::wide::{self, cpu, metrics, Model, Trainer, WideModel};
+use wgsparse::{Error, Gpu, Result};
+
+/// Arguments of `wgsparse wide`.
+#[derive(clap::Args)]
+pub struct WideArgs {
+    #[command(subcommand)]
+    what: What,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ModelArg {
+    Lr,
+    Fm,
+    Lsvm,
+    Lsr,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ModeArg {
+    /// The fused Aggregate–Loss–Apply kernel.
+    Flow,
+    /// Separate aggregate / loss / apply dispatches through global memory.
+    Stage,
+}
+
+#[derive(Subcommand)]
+enum What {
+    /// Train; print per epoch the training loss, validation logloss and AUC, epoch time.
+    Train {
+        #[arg(long, value_enum, default_value = "lr")]
+        model: ModelArg,
+        /// Training data: a LIBSVM file (labels ±1 or 0/1) or a raw CSR folder with
+        /// labels.f32 (`wgsparse gen ctr --raw`).
+        #[arg(long)]
+        train: PathBuf,
+        /// Validation data (same formats).
+        #[arg(long)]
+        valid: Option<PathBuf>,
+        /// Without --valid, hold out this last fraction of the training samples.
+        #[arg(long, default_value_t = 0.0)]
+        holdout: f64,
+        /// FM rank.
+        #[arg(long, default_value_t = 8)]
+        k: usize,
+        #[arg(long, default_value_t = 20)]
+        epochs: usize,
+        #[arg(long, default_value_t = 1024)]
+        batch: usize,
+        #[arg(long, default_value_t = 0.5)]
+        lr: f32,
+        #[arg(long, value_enum, default_value = "flow")]
+        mode: ModeArg,
+        /// Exact mini-batch SGD (the default).
+        #[arg(long, conflicts_with = "async_")]
+        sync: bool,
+        /// Updates per chunk, as cuWide's released kernel.
+        #[arg(long = "async")]
+        async_: bool,
+        /// Invocations per sample in Aggregate.
+        #[arg(long, default_value_t = 8)]
+        lanes: u32,
+        /// Largest chunk (samples per workgroup).
+        #[arg(long, default_value_t = 32)]
+        max_chunk: usize,
+        /// Features in the importance cache (default: the cost rule; 0 turns it off).
+        #[arg(long)]
+        cache: Option<usize>,
+        /// Run every epoch asked for (no early stop).
+        #[arg(long)]
+        no_early_stop: bool,
+        /// Replay each epoch's mini-batches (same order) with the f64 CPU twin as exact
+        /// mini-batch SGD and compare validation logloss: exit 1 when the last epoch's differ
+        /// by more than 0.003 (needs validation data; slow on large data).
+        #[arg(long)]
+        check: bool,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Save the trained model here (atomically).
+        #[arg(long)]
+        model_out: Option<PathBuf>,
+        /// Print one JSON object instead of the progress bar and table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Predict ŷ for every sample of a data set; print its logloss and AUC.
+    Predict {
+        /// A model saved by `wide train --model-out`.
+        #[arg(long)]
+        model: PathBuf,
+        /// Data (LIBSVM file or raw CSR folder with labels.f32).
+        #[arg(long)]
+        data: PathBuf,
+        /// Write one ŷ per line here.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Runs `wgsparse wide`.
+pub fn run(args: WideArgs) -> Result<ExitCode> {
+    match args.what {
+        What::Predict {
+            model,
+            data,
+            out,
+            json,
+        } => predict(&model, &data, out.as_deref(), json),
+        What::Train {
+            model,
+            train,
+            valid,
+            holdout,
+            k,
+            epochs,
+            batch,
+            lr,
+            mode,
+            sync: _,
+            async_,
+            lanes,
+            max_chunk,
+            cache,
+            no_early_stop,
+            check,
+            seed,
+            model_out,
+            json,
+        } => {
+            let model = match model {
+                ModelArg::Lr => Model::Lr,
+                ModelArg::Fm => Model::Fm { k },
+                ModelArg::Lsvm => Model::Lsvm,
+                ModelArg::Lsr => Model::Lsr,
+            };
+            model.check()?;
+            if !(0.0..1.0).contains(&holdout) {
+                return Err(Error::Option(format!(
+                    "--holdout {holdout}: must be in [0, 1)"
+                )));
+            }
+            let options = wide::Options {
+                batch,
+                lr,
+                sync: !async_,
+                stage: mode == ModeArg::Stage,
+                lanes,
+                max_chunk,
+                cache,
+                early_stop: !no_early_stop,
+                seed,
+                ..Default::default()
+            };
+            options.check()?;
+            let (x, y) = wide::read_data(&train)?;
+            let (tr, va) = match valid {
+                Some(v) => ((x, y), Some(wide::read_data(&v)?)),
+                None if holdout > 0.0 => {
+                    let n_valid = ((x.nrows as f64) * holdout).round() as usize;
+                    let split = x.nrows - n_valid;
+                    let t = (x.row_band(0..split), y[..split].to_vec());
+                    let v = (x.row_band(split..x.nrows), y[split..].to_vec());
+                    (t, Some(v))
+                }
+                None => ((x, y), None),
+            };
+            if check && va.is_none() {
+                return Err(Error::Option(
+                    "--check compares validation logloss: give --valid or --holdout".into(),
+                ));
+            }
+            let out = Outputs {
+                model_out,
+                json,
+                check,
+            };
+            train_run(model, options, epochs, (tr, va), &train, out)
+        }
+    }
+}
+
+type Data = (wgsparse::sparse::Csr, Vec<f32>);
+
+struct Outputs {
+    model_out: Option<PathBuf>,
+    json: bool,
+    check: bool,
+}
+
+/// Mean log loss of the f64 twin's ŷ over `v`.
+fn twin_logloss(model: Model, params: &[f64], v: &Data) -> f64 {
+    let y = metrics::labels_pm1(&v.1);
+    let s: f64 = (0..v.0.nrows)
+        .map(|i| {
+            wide::Loss::Logistic
+                .eval(cpu::predict(model, params, &v.0, i), y[i] as f64)
+                .0
+        })
+        .sum();
+    s / v.0.nrows.max(1) as f64
+}
+
+fn train_run(
+    model: Model,
+    options: wide::Options,
+    epochs: usize,
+    (tr, va): (Data, Option<Data>),
+    source: &Path,
+    out: Outputs,
+) -> Result<ExitCode> {
+    let (model_out, as_json) = (out.model_out, out.json);
+    let gpu = Gpu::new()?;
+    let n_features = tr.0.ncols.max(va.as_ref().map_or(0, |v| v.0.ncols));
+    let spec = model.spec()?;
+    let setup = std::time::Instant::now();
+    let mut trainer = Trainer::new(
+        &gpu,
+        &spec,
+        n_features,
+        (&tr.0, &tr.1),
+        va.as_ref().map(|v| (&v.0, v.1.as_slice())),
+        options.clone(),
+    )?;
+    let setup_s = setup.elapsed().as_secs_f64();
+    let bar = (!as_json).then(|| {
+        let b = indicatif::ProgressBar::new(epochs as u64);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{bar:30} epoch {pos}/{len} {msg}")
+                .expect("template"),
+        );
+        b
+    });
+    let mut twin = if out.check {
+        let p: Vec<f64> = trainer.params()?.iter().map(|&v| v as f64).collect();
+        Some((wide::cpu::Sgd::new(p.len()), p, metrics::labels_pm1(&tr.1)))
+    } else {
+        None
+    };
+    let mut cpu_logloss: Vec<f64> = vec![];
+    let mut stats = vec![];
+    for _ in 0..epochs {
+        let s = trainer.epoch()?;
+        if let (Some((sgd, p, y)), Some(v)) = (twin.as_mut(), va.as_ref()) {
+            for rows in trainer.last_minibatches() {
+                sgd.step(model, p, &tr.0, y, &rows, options.lr as f64);
+            }
+            cpu_logloss.push(twin_logloss(model, p, v));
+        }
+        if let Some(b) = &bar {
+            b.inc(1);
+            b.set_message(format!(
+                "loss {:.4} · logloss {} · {:.2} ms",
+                s.train_loss,
+                s.logloss.map_or("-".into(), |l| format!("{l:.4}")),
+                s.seconds * 1e3
+            ));
+        }
+        let stop = trainer.stop_after(&s);
+        stats.push(s);
+        if stop {
+            break;
+        }
+    }
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    if let Some(p) = &model_out {
+        trainer.model()?.save(p)?;
+    }
+    let mut ms: Vec<f64> = stats.iter().map(|s| s.seconds * 1e3).collect();
+    ms.sort_by(f64::total_cmp);
+    let median_ms = ms.get(ms.len() / 2).copied().unwrap_or(f64::NAN);
+    let last = stats.last();
+    // The check: the last epoch's validation logloss against the twin's (± 0.003).
+    let check = last
+        .and_then(|s| s.logloss)
+        .zip(cpu_logloss.last().copied())
+        .map(|(g, c)| (c, (g - c).abs(), (g - c).abs() <= 0.003));
+    let failed = check.is_some_and(|c| !c.2);
+    if let Some((c, diff, ok)) = check {
+        if !ok {
+            eprintln!(
+                "error: validation logloss differs from the f64 CPU reference ({c:.5}) by \
+                 {diff:.5} > 0.003"
+            );
+        }
+    }
+    let code = if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    };
+    if as_json {
+        let rows: Vec<_> = stats
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                json!({
+                    "cpu_logloss": cpu_logloss.get(i),
+                    "epoch": s.epoch,
+                    "train_loss": s.train_loss,
+                    "valid_loss": s.valid_loss,
+                    "logloss": s.logloss,
+                    "auc": s.auc,
+                    "auc_bound": s.auc_bound,
+                    "epoch_ms": s.seconds * 1e3,
+                    "timestamps": s.from_timestamps,
+                })
+            })
+            .collect();
+        println!(
+            "{}",
+            json!({
+                "model": spec.name,
+                "train": source,
+                "n_train": tr.0.nrows,
+                "nnz_train": tr.0.nnz(),
+                "n_valid": va.as_ref().map_or(0, |v| v.0.nrows),
+                "n_features": n_features,
+                "batch": options.batch,
+                "lr": options.lr,
+                "mode": if options.stage { "stage" } else { "flow" },
+                "sync": options.sync,
+                "chunk": trainer.chunk(),
+                "lanes": options.lanes,
+                "hot_features": trainer.hot_features(),
+                "parts": trainer.parts(),
+                "device": gpu.caps.adapter_name,
+                "setup_s": setup_s,
+                "epochs": rows,
+                "epoch_ms_median": median_ms,
+                "logloss": last.and_then(|s| s.logloss),
+                "auc": last.and_then(|s| s.auc),
+                "train_loss": last.map(|s| s.train_loss),
+                "cpu_logloss": check.map(|c| c.0),
+                "check_ok": check.map(|c| c.2),
+            })
+        );
+        return Ok(code);
+    }
+    let mut t = crate::cli::table(&["epoch", "train loss", "logloss", "auc", "epoch ms"]);
+    let opt = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.5}"));
+    for s in &stats {
+        t.add_row(vec![
+            s.epoch.to_string(),
+            format!("{:.5}", s.train_loss),
+            opt(s.logloss),
+            opt(s.auc),
+            format!("{:.3}", s.seconds * 1e3),
+        ]);
+    }
+    println!(
+        "wide {} on {} ({} samples, {} nnz, {} features), batch {}, lr {}, {}{} mode, chunk {}, {}",
+        spec.name,
+        source.display(),
+        tr.0.nrows,
+        tr.0.nnz(),
+        n_features,
+        options.batch,
+        options.lr,
+        if options.stage { "stage, " } else { "" },
+        if options.sync { "sync" } else { "async" },
+        trainer.chunk(),
+        gpu.caps.adapter_name
+    );
+    println!("{t}");
+    println!("median epoch {median_ms:.3} ms (setup {setup_s:.2} s)");
+    if let Some((c, diff, ok)) = check {
+        println!(
+            "f64 CPU reference logloss {c:.5}: |Δ| = {diff:.5} ({})",
+            if ok { "ok" } else { "FAILED" }
+        );
+    }
+    Ok(code)
+}
+
+fn predict(model: &Path, data: &Path, out: Option<&Path>, as_json: bool) -> Result<ExitCode> {
+    let m = WideModel::load(model)?;
+    let spec = m.spec()?;
+    let (x, y) = wide::read_data(data)?;
+    let gpu = Gpu::new()?;
+    let scores = wide::predict(&gpu, &spec, &m, &x)?;
+    let pm = metrics::labels_pm1(&y);
+    let n = scores.len().max(1) as f64;
+    let logloss: f64 = scores
+        .iter()
+        .zip(&pm)
+        .map(|(&s, &y)| wide::Loss::Logistic.eval(s as f64, y as f64).0)
+        .sum::<f64>()
+        / n;
+    let auc = metrics::auc(&scores, &pm);
+    if let Some(p) = out {
+        wgsparse::io::write_atomically(p, |w| {
+            let mut write = || -> std::io::Result<()> {
+                for s in &scores {
+                    writeln!(w, "{s}")?;
+                }
+                Ok(())
+            };
+            write().map_err(|e| Error::io(p, e))
+        })?;
+    }
+    if as_json {
+        println!(
+            "{}",
+            json!({ "model": m.name, "samples": scores.len(), "logloss": logloss, "auc": auc })
+        );
+    } else {
+        println!(
+            "{} samples · logloss {logloss:.5} · auc {}",
+            scores.len(),
+            auc.map_or("-".into(), |a| format!("{a:.5}"))
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,362 @@
+//! The flow engine on the device: chunked data resident in buffers, the `wide/flow` and
+//! `wide/apply` kernels compiled with the model spliced in, and the schedules that say which
+//! chunks each dispatch covers.
+
+use std::sync::Arc;
+
+use bytemuck::{Pod, Zeroable};
+
+use crate::gpu::{Binding, Gpu, GpuBuffer, Kernel, KernelSpec};
+use crate::wide::plan::Chunks;
+use crate::wide::ModelSpec;
+use crate::Result;
+
+/// The uniform block of `wide/flow` and `wide/apply` (layout of WGSL `Config`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub(crate) struct Config {
+    pub n_samples: u32,
+    pub chunk: u32,
+    pub bias_index: u32,
+    pub row_off: u32,
+    pub seg_ptr_off: u32,
+    pub seg_feat_off: u32,
+    pub seg_edge_off: u32,
+    pub label_off: u32,
+    pub lr: f32,
+    pub inv_batch: f32,
+    pub _pad: [u32; 2],
+}
+
+/// A data set's chunks on the device, with the per-chunk or per-sample output.
+pub(crate) struct DeviceChunks {
+    pub host: ChunksInfo,
+    pub meta: GpuBuffer<u32>,
+    /// Sample-sorted edges: (feature, value bits) pairs, or features alone when one-hot.
+    pub sedge: GpuBuffer<u32>,
+    /// Feature-sorted edges: (slot, value bits) pairs, or slots alone when one-hot.
+    pub fedge: GpuBuffer<u32>,
+    /// Loss sum per chunk (training) or (ŷ, ℓ) per sample (prediction).
+    pub out: GpuBuffer<f32>,
+}
+
+/// The sizes of a [`Chunks`] kept once its arrays are uploaded.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ChunksInfo {
+    pub n_samples: usize,
+    pub chunk: usize,
+    pub n_chunks: usize,
+    pub offsets: crate::wide::plan::MetaOffsets,
+}
+
+impl DeviceChunks {
+    /// Uploads `c`; `predict` sizes the output per sample instead of per chunk; `one_hot`
+    /// (every value of the data set is 1, for the kernels' ONE_HOT) drops the values.
+    pub fn upload(gpu: &Gpu, c: &Chunks, predict: bool, one_hot: bool) -> Result<Self> {
+        let edges = |label: &str, e: &[[u32; 2]]| -> Result<GpuBuffer<u32>> {
+            if one_hot {
+                let first: Vec<u32> = e.iter().map(|p| p[0]).collect();
+                GpuBuffer::upload(gpu, label, &first)
+            } else {
+                GpuBuffer::upload(gpu, label, bytemuck::cast_slice(e))
+            }
+        };
+        let out_len = if predict { 2 * c.n_samples } else { c.n_chunks };
+        Ok(DeviceChunks {
+            host: ChunksInfo {
+                n_samples: c.n_samples,
+                chunk: c.chunk,
+                n_chunks: c.n_chunks,
+                offsets: c.offsets,
+            },
+            meta: GpuBuffer::upload(gpu, "wide.meta", &c.meta)?,
+            sedge: edges("wide.sedge", &c.sedge)?,
+            fedge: edges("wide.fedge", &c.fedge)?,
+            out: GpuBuffer::filled(gpu, "wide.out", out_len, f32::NAN)?,
+        })
+    }
+
+    /// The uniform block for this data set.
+    pub fn config(&self, bias_index: usize, lr: f32, batch: usize) -> Config {
+        let o = self.host.offsets;
+        Config {
+            n_samples: self.host.n_samples as u32,
+            chunk: self.host.chunk as u32,
+            bias_index: bias_index as u32,
+            row_off: o.row,
+            seg_ptr_off: o.seg_ptr,
+            seg_feat_off: o.seg_feat,
+            seg_edge_off: o.seg_edge,
+            label_off: o.label,
+            lr,
+            inv_batch: 1.0 / batch.max(1) as f32,
+            _pad: [0; 2],
+        }
+    }
+}
+
+/// The compiled kernels of one model on one device.
+pub(crate) struct Kernels {
+    pub flow_sync: Arc<Kernel>,
+    pub flow_async: Arc<Kernel>,
+    pub predict: Arc<Kernel>,
+    pub apply: Arc<Kernel>,
+}
+
+/// The stage baseline's kernels: aggregate, loss, gradient (then `wide/apply`).
+pub(crate) struct StageKernels {
+    pub aggregate: Arc<Kernel>,
+    pub loss: Arc<Kernel>,
+    pub grad: Arc<Kernel>,
+}
+
+const STAGE: &[Binding] = &[
+    Binding::Uniform,
+    Binding::Read,
+    Binding::Read,
+    Binding::Read,
+    Binding::Read,
+    Binding::ReadWrite,
+    Binding::ReadWrite,
+    Binding::ReadWrite,
+];
+
+impl StageKernels {
+    /// Compiles the stage baseline for `model` (same sizes and paths as [`Kernels::new`];
+    /// `one_hot` for training data of ones only).
+    pub fn new(
+        gpu: &Gpu,
+        model: &ModelSpec,
+        chunk: usize,
+        lanes: u32,
+        native_atomics: bool,
+        one_hot: bool,
+    ) -> Result<Self> {
+        let sources = [("wide/model", model.wgsl.as_str())];
+        let mut defines = vec![];
+        if gpu.caps.shuffle_fits(lanes) {
+            defines.push("SUBGROUP");
+        }
+        if native_atomics && gpu.caps.f32_atomics {
+            defines.push("F32_ATOMIC");
+        }
+        if one_hot {
+            defines.push("ONE_HOT");
+        }
+        let constants = vec![
+            ("WG", (chunk as u32 * lanes) as f64),
+            ("LANES", lanes as f64),
+            ("CHUNK_WG", chunk as f64),
+        ];
+        let k = |name: &'static str| {
+            gpu.kernel_with(
+                &KernelSpec {
+                    name,
+                    defines: defines.clone(),
+                    constants: constants.clone(),
+                    bindings: STAGE,
+                },
+                &sources,
+            )
+        };
+        Ok(StageKernels {
+            aggregate: k("wide/stage_aggregate")?,
+            loss: k("wide/stage_loss")?,
+            grad: k("wide/stage_grad")?,
+        })
+    }
+}
+
+const FLOW_SYNC: &[Binding] = &[
+    Binding::Uniform,
+    Binding::Read,
+    Binding::Read,
+    Binding::Read,
+    Binding::Read,
+    Binding::Read,
+    Binding::ReadWrite,
+    Binding::ReadWrite,
+];
+const FLOW_ASYNC: &[Binding] = &[
+    Binding::Uniform,
+    Binding::Read,
+    Binding::Read,
+    Binding::Read,
+    Binding::Read,
+    Binding::ReadWrite,
+    Binding::ReadWrite,
+    Binding::ReadWrite,
+];
+const APPLY: &[Binding] = &[
+    Binding::Uniform,
+    Binding::Read,
+    Binding::Read,
+    Binding::ReadWrite,
+    Binding::ReadWrite,
+];
+
+/// Workgroup size of `wide/apply`.
+const APPLY_WG: u32 = 256;
+
+impl Kernels {
+    /// Compiles the engine for `model` with `chunk` samples per workgroup and `lanes`
+    /// invocations per sample; `native_atomics` picks native f32 atomics when the adapter
+    /// has them (else the CAS loop); the first `hot` features' parameters are cached in
+    /// workgroup memory; `one_hot` says (training, prediction) data hold only ones.
+    pub fn new(
+        gpu: &Gpu,
+        model: &ModelSpec,
+        chunk: usize,
+        lanes: u32,
+        native_atomics: bool,
+        hot: usize,
+        one_hot: (bool, bool),
+    ) -> Result<Self> {
+        let sources = [("wide/model", model.wgsl.as_str())];
+        let wg = chunk as u32 * lanes;
+        let mut defines = vec![];
+        if gpu.caps.shuffle_fits(lanes) {
+            defines.push("SUBGROUP");
+        }
+        if native_atomics && gpu.caps.f32_atomics {
+            defines.push("F32_ATOMIC");
+        }
+        let constants = vec![
+            ("WG", wg as f64),
+            ("LANES", lanes as f64),
+            ("ACC_WG", (chunk * model.accums) as f64),
+            ("CHUNK_WG", chunk as f64),
+            ("HOT", hot as f64),
+            ("HOT_WG", (hot * model.params_per_feature).max(1) as f64),
+        ];
+        let flow = |extra: Option<&'static str>, one_hot: bool, bindings: &'static [Binding]| {
+            let mut d = defines.clone();
+            d.extend(extra);
+            if one_hot {
+                d.push("ONE_HOT");
+            }
+            gpu.kernel_with(
+                &KernelSpec {
+                    name: "wide/flow",
+                    defines: d,
+                    constants: constants.clone(),
+                    bindings,
+                },
+                &sources,
+            )
+        };
+        Ok(Kernels {
+            flow_sync: flow(None, one_hot.0, FLOW_SYNC)?,
+            flow_async: flow(Some("ASYNC"), one_hot.0, FLOW_ASYNC)?,
+            predict: flow(Some("PREDICT"), one_hot.1, FLOW_SYNC)?,
+            apply: gpu.kernel_with(
+                &KernelSpec {
+                    name: "wide/apply",
+                    defines: vec![],
+                    constants: vec![("WG", APPLY_WG as f64)],
+                    bindings: APPLY,
+                },
+                &sources,
+            )?,
+        })
+    }
+}
+
+/// A schedule: dispatch entries of `[chunks, samples, 0, 0, chunk ids …]`, each starting at
+/// a multiple of `stride` words so it can be bound at its own offset.
+pub(crate) struct Schedule {
+    pub buffer: GpuBuffer<u32>,
+    /// Words per entry (a multiple of the storage offset alignment).
+    pub stride: usize,
+    /// Chunk count of each entry.
+    pub counts: Vec<usize>,
+}
+
+impl Schedule {
+    /// Entries of at most `per` chunks each over `chunks` chunk positions.
+    pub fn new(gpu: &Gpu, label: &str, chunks: usize, per: usize) -> Result<Self> {
+        let per = per.max(1);
+        let align_words = (gpu.caps.storage_offset_alignment as usize).max(16) / 4;
+        let stride = (4 + per).div_ceil(align_words) * align_words;
+        let entries = chunks.div_ceil(per).max(1);
+        let counts = (0..entries)
+            .map(|b| per.min(chunks - (b * per).min(chunks)))
+            .collect();
+        Ok(Schedule {
+            buffer: GpuBuffer::zeroed(gpu, label, entries * stride)?,
+            stride,
+            counts,
+        })
+    }
+
+    /// Writes the chunk ids in `order` (entry b takes the next `counts[b]`), each entry's
+    /// header naming its samples when `samples_of` is given (sync) or 0 (async).
+    pub fn write(
+        &self,
+        gpu: &Gpu,
+        order: &[u32],
+        samples_of: Option<&dyn Fn(u32) -> usize>,
+    ) -> Result<()> {
+        let mut words = vec![0u32; self.buffer.len()];
+        let mut next = 0;
+        for (b, &count) in self.counts.iter().enumerate() {
+            let e = &mut words[b * self.stride..(b + 1) * self.stride];
+            let ids = &order[next..next + count];
+            next += count;
+            e[0] = count as u32;
+            e[1] = samples_of.map_or(0, |f| ids.iter().map(|&c| f(c)).sum::<usize>() as u32);
+            e[4..4 + count].copy_from_slice(ids);
+        }
+        self.buffer.write(gpu, &words)
+    }
+
+    /// The binding of entry `b`.
+    pub fn entry(&self, b: usize) -> wgpu::BufferBinding<'_> {
+        wgpu::BufferBinding {
+            buffer: self.buffer.raw(),
+            offset: (b * self.stride * 4) as u64,
+            size: std::num::NonZeroU64::new((self.stride * 4) as u64),
+        }
+    }
+}
+
+/// Largest importance cache (parameters) that fits beside the flow kernel's other
+/// workgroup arrays, at most 16 KiB.
+pub(crate) fn cache_budget(gpu: &Gpu, model: &ModelSpec, chunk: usize, lanes: u32) -> usize {
+    let words_used = chunk * model.accums + 2 * chunk + (chunk * lanes as usize);
+    let words = gpu.caps.max_workgroup_storage_bytes as usize / 4;
+    words.saturating_sub(words_used + 64).min(4096)
+}
+
+/// Bins of the validation score histograms (per class).
+pub(crate) const AUC_BINS: u32 = 16384;
+/// The histograms cover ŷ in [−AUC_RANGE, AUC_RANGE] (clamped outside).
+pub(crate) const AUC_RANGE: f32 = 16.0;
+/// Workgroup size of `wide/metrics`.
+pub(crate) const METRICS_WG: u32 = 256;
+
+/// The uniform block of `wide/metrics`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub(crate) struct MetricsConfig {
+    pub n_samples: u32,
+    pub label_off: u32,
+    pub bins: u32,
+    pub range: f32,
+}
+
+/// The `wide/metrics` kernel.
+pub(crate) fn metrics_kernel(gpu: &Gpu) -> Result<Arc<Kernel>> {
+    gpu.kernel(&KernelSpec {
+        name: "wide/metrics",
+        defines: vec![],
+        constants: vec![("WG", METRICS_WG as f64)],
+        bindings: &[
+            Binding::Uniform,
+            Binding::Read,
+            Binding::Read,
+            Binding::ReadWrite,
+            Binding::ReadWrite,
+        ],
+    })
+}

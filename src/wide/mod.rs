@@ -1,0 +1,161 @@
+//! Wide models (LR, FM, LSVM, LSR) trained by mini-batch SGD with cuWide's flow-based
+//! Aggregate–Loss–Apply engine (Miao et al., TKDE 2020).
+//!
+//! # Models: the ALA interface
+//! A model is WGSL defining three functions — Aggregate (a sample's Accums from its features
+//! and the parameters), Loss ((ŷ, ℓ, dℓ/dŷ) from the Accums, bias and label) and Apply
+//! (∂ŷ/∂θ from the Accums and a feature value) — plus a [`ModelSpec`] naming its sizes. The
+//! engine's kernels `#import wide/model`; the preprocessor substitutes the spec's source for
+//! that name ([`crate::gpu::preprocess::preprocess_with`]), so a model defined outside the
+//! crate needs no change to the engine. [`Model`] ships LR, FM (k ≤ 32), LSVM and LSR; the
+//! three linear models share `wide/linear.wgsl` and differ by their `wide/loss_*` import.
+//!
+//! # The engine (design and why)
+//! - **Plan, once per data set** ([`plan`]): features re-indexed by descending frequency;
+//!   samples cut into chunks of C consecutive samples (C divides the mini-batch); each chunk
+//!   stored twice, sample-sorted `(feature, value)` for Aggregate and feature-sorted
+//!   `(sample slot, value)` with one segment per distinct feature for Apply. Both are 8 bytes
+//!   per nonzero (4 for one-hot data, whose values are all 1 and dropped), so an epoch reads
+//!   the data twice (the ≈ 2 ms/epoch bar on the criteo-s shape: ≈ 1.5 GB of one-hot edges
+//!   at ≈ 4 TB/s plus the segment index and the parameter traffic).
+//! - **One workgroup per chunk** (`shaders/wide/flow.wgsl`): LANES invocations per sample
+//!   walk its edges, each lane holding a partial of every Accum — the paper's R replicas, in
+//!   registers rather than shared-memory words, reduced by subgroup shuffles (a workgroup-
+//!   memory butterfly without subgroups). Aggregate needs no atomics at all this way. Lane 0
+//!   runs Loss and leaves the Accums and dℓ/dŷ in workgroup memory (cross-stage caching);
+//!   Apply then runs over the chunk's segments, one invocation per (segment, parameter)
+//!   summing the segment's gradient, and adds it to global memory once (native f32 atomics,
+//!   or a CAS loop; both paths tested).
+//! - **Sync mode** (exact mini-batch SGD, the default): per mini-batch one `wide/flow`
+//!   dispatch accumulates the gradient and one `wide/apply` dispatch moves the parameters
+//!   and zeroes the gradient by atomic exchange: 2 dispatches per mini-batch (≈ 6.4 µs at the
+//!   H200's ≈ 3.2 µs per dispatch, ≈ 29 ms per criteo-s epoch of 4,513 mini-batches of 1024,
+//!   before each dispatch's own latency: a mini-batch of 1024 is only 32 workgroups). Sync
+//!   mode cannot reach 2 ms/epoch at batch 1024; that bar needs async mode (at batch 16,384
+//!   the 282 mini-batches still cost ≈ 1.8 ms of dispatch overhead). **Async mode**: the whole epoch is one dispatch over every chunk, each
+//!   workgroup adding −lr·g into the parameters as it finishes its chunk (the released
+//!   kernel's scheme, Hogwild-like).
+//! - **Recording**: a whole epoch is recorded into one submission; chunk order is shuffled
+//!   each epoch (samples inside a chunk stay put); the per-dispatch chunk lists live in one
+//!   schedule buffer bound at aligned offsets; the bind groups are made once and reused.
+//! - **Stage baseline** ([`Options::stage`], the paper's cuWide-stage): per mini-batch
+//!   `wide/stage_aggregate`, `wide/stage_loss` and `wide/stage_grad` (one atomic per edge and
+//!   parameter from the sample-sorted edges) pass Accums and dℓ/dŷ through global memory,
+//!   then `wide/apply`: 4 dispatches per mini-batch.
+//! - **Importance cache** ([`Options::cache`]): the parameters of the first H features (the
+//!   most frequent, thanks to the re-indexing) are copied into workgroup memory at the start
+//!   of each chunk and Aggregate/Apply read them there; H follows the paper's cost rule
+//!   ([`plan::hot_features`]: average degree per chunk ≥ th) within the workgroup memory
+//!   left. Only reads are cached: Apply's segment sums already make one global add per
+//!   feature and chunk.
+//! - **Validation** each epoch on the GPU: ŷ and ℓ per sample, loss sums per workgroup and
+//!   per-class score histograms (`wide/metrics`); the AUC comes from the histograms with an
+//!   error bound (half the within-bin pairs), [`Trainer::evaluate_exact`] gives the exact one.
+//! - **Beyond one binding**: training data larger than a storage binding is cut into parts
+//!   of whole chunks ([`plan::split_rows`]), each with its own buffers and dispatches, all
+//!   resident and recorded in the epoch's one submission (parts in shuffled order);
+//!   [`predict`] goes part by part too.
+//!
+//! Not yet built: the double-buffered staging ring for data beyond device memory (streamed
+//! from the host), validation data beyond one binding, L2 regularization.
+
+pub mod cpu;
+mod demo;
+mod engine;
+mod io;
+pub mod metrics;
+mod model;
+pub mod plan;
+mod trainer;
+
+pub use demo::demo_row;
+pub use io::{read_data, write_labels, WideModel, VERSION as MODEL_FILE_VERSION};
+pub use model::{Loss, Model, ModelSpec, MAX_ACCUMS, MAX_FM_K};
+pub use trainer::{initial_params, predict, EpochStats, Eval, Trainer};
+
+use crate::{Error, Result};
+
+/// Training options (defaults: the paper's lr 0.5 and mini-batch 1024, sync mode).
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Samples per mini-batch.
+    pub batch: usize,
+    /// Learning rate.
+    pub lr: f32,
+    /// Sync (exact mini-batch SGD) or async (updates per chunk).
+    pub sync: bool,
+    /// The stage baseline (separate aggregate / loss / gradient dispatches through global
+    /// memory, then the apply) instead of the flow kernel; sync mode only.
+    pub stage: bool,
+    /// Invocations per sample in Aggregate (a power of two, 1 ..= 32).
+    pub lanes: u32,
+    /// Largest chunk (samples per workgroup); the chunk is the largest divisor of `batch`
+    /// up to this, and `chunk · lanes` ≤ 1024.
+    pub max_chunk: usize,
+    /// Native f32 atomics when the adapter has them (else the CAS loop).
+    pub native_atomics: bool,
+    /// Features whose parameters the flow kernel caches in workgroup memory (the importance
+    /// cache): `None` picks them by the cost rule ([`plan::hot_features`]), `Some(0)` turns
+    /// the cache off; always capped by workgroup memory.
+    pub cache: Option<usize>,
+    /// Shuffle the chunk order each epoch.
+    pub shuffle: bool,
+    /// Store one-hot data (every value 1) without its values: 4 bytes per edge, not 8.
+    pub drop_ones: bool,
+    /// Re-index features by descending frequency.
+    pub reindex: bool,
+    /// Stop once the validation loss exceeds the mean of the last 10 epochs'.
+    pub early_stop: bool,
+    /// Seed of the initial parameters and of the chunk order.
+    pub seed: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            batch: 1024,
+            lr: 0.5,
+            sync: true,
+            stage: false,
+            lanes: 8,
+            max_chunk: 32,
+            native_atomics: true,
+            cache: None,
+            shuffle: true,
+            drop_ones: true,
+            reindex: true,
+            early_stop: true,
+            seed: 1,
+        }
+    }
+}
+
+impl Options {
+    /// Fails with [`Error::Option`] on an out-of-range option.
+    pub fn check(&self) -> Result<()> {
+        if self.batch == 0 {
+            return Err(Error::Option("batch must be ≥ 1".into()));
+        }
+        if !(self.lr.is_finite() && self.lr > 0.0) {
+            return Err(Error::Option(format!("lr {} must be > 0", self.lr)));
+        }
+        if self.stage && !self.sync {
+            return Err(Error::Option(
+                "the stage baseline runs in sync mode only".into(),
+            ));
+        }
+        if !self.lanes.is_power_of_two() || self.lanes > 32 {
+            return Err(Error::Option(format!(
+                "lanes {} must be a power of two ≤ 32",
+                self.lanes
+            )));
+        }
+        if self.max_chunk == 0 || self.max_chunk * self.lanes as usize > 1024 {
+            return Err(Error::Option(format!(
+                "max_chunk {} × lanes {} must be within 1 ..= 1024",
+                self.max_chunk, self.lanes
+            )));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,788 @@
+//! The training loop: data resident on the device, one submission per epoch, validation
+//! each epoch, early stop, parameters in and out in the original feature order.
+
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use rand_distr::{Distribution, Normal};
+use serde::Serialize;
+
+use crate::gpu::{Batch, Gpu, GpuBuffer};
+use crate::sparse::Csr;
+use crate::wide::engine::{
+    cache_budget, metrics_kernel, DeviceChunks, Kernels, MetricsConfig, Schedule, StageKernels,
+    AUC_BINS, AUC_RANGE, METRICS_WG,
+};
+use crate::wide::metrics::{auc, auc_from_histograms, labels_pm1};
+use crate::wide::plan::{chunk_for_batch, hot_features, split_rows, Chunks, FeatureOrder};
+use crate::wide::{ModelSpec, Options};
+use crate::{Error, Result};
+
+/// What one epoch measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct EpochStats {
+    /// 1-based epoch.
+    pub epoch: usize,
+    /// Mean training loss over the epoch (each sample's loss at the parameters its
+    /// mini-batch saw).
+    pub train_loss: f64,
+    /// Mean validation loss of the model's own loss, when there is validation data.
+    pub valid_loss: Option<f64>,
+    /// Mean validation log loss log(1 + e^{−yŷ}) (equal to `valid_loss` for LR and FM).
+    pub logloss: Option<f64>,
+    /// Validation AUC of ŷ from GPU histograms (`None` without validation data or with one
+    /// class only).
+    pub auc: Option<f64>,
+    /// The AUC's error bound (see [`Eval::auc_bound`]).
+    pub auc_bound: Option<f64>,
+    /// Seconds of device time of the epoch's training submission (timestamp queries when the
+    /// adapter has them, else wall clock around submit and wait).
+    pub seconds: f64,
+    /// Whether `seconds` came from timestamp queries.
+    pub from_timestamps: bool,
+}
+
+/// Validation data on the device.
+struct Valid {
+    data: DeviceChunks,
+    config: wgpu::Buffer,
+    sched: Schedule,
+    labels: Vec<f32>,
+    metrics: wgpu::Buffer,
+    hist: GpuBuffer<u32>,
+    partial: GpuBuffer<f32>,
+}
+
+/// Validation metrics.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Eval {
+    /// Mean of the model's own loss.
+    pub loss: f64,
+    /// Mean log loss log(1 + e^{−yŷ}).
+    pub logloss: f64,
+    /// AUC (`None` with one class only).
+    pub auc: Option<f64>,
+    /// The AUC's error bound: the exact AUC lies within ± this of `auc` (0 when computed
+    /// exactly on the host; the binning's tie bound when computed from GPU histograms).
+    pub auc_bound: f64,
+}
+
+/// Trains one wide model on the GPU (see the module docs for the engine).
+pub struct Trainer<'g> {
+    gpu: &'g Gpu,
+    spec: ModelSpec,
+    options: Options,
+    order: FeatureOrder,
+    kernels: Kernels,
+    /// Features in the importance cache.
+    hot: usize,
+    /// The stage baseline's kernels (stage mode only).
+    stage: Option<StageKernels>,
+    /// The training data in parts that each fit one storage binding.
+    parts: Vec<Part>,
+    /// Samples per chunk.
+    chunk: usize,
+    params: GpuBuffer<f32>,
+    grad: GpuBuffer<f32>,
+    valid: Option<Valid>,
+    epoch: usize,
+    rng: rand::rngs::StdRng,
+    history: Vec<f64>,
+    /// The order of the last epoch: (part, its chunk order), parts in the order they ran.
+    last_order: Vec<(usize, Vec<u32>)>,
+}
+
+/// Training samples that fit one storage binding, with their dispatches.
+struct Part {
+    data: DeviceChunks,
+    config: wgpu::Buffer,
+    sched: Schedule,
+    /// The part's first training sample.
+    first: usize,
+    /// Per-sample Accums of the stage baseline.
+    accs: Option<GpuBuffer<f32>>,
+    /// The dispatches of the part's share of an epoch (made on the first epoch).
+    steps: Vec<Step>,
+}
+
+/// A recorded dispatch: kernel, bind group, grid.
+type Step = (
+    std::sync::Arc<crate::gpu::Kernel>,
+    wgpu::BindGroup,
+    [u32; 3],
+);
+
+/// Initial parameters in the original feature order: the first parameter of each feature
+/// and the bias at 0, the others N(0, init_std²) from `seed`.
+pub fn initial_params(spec: &ModelSpec, n_features: usize, seed: u64) -> Result<Vec<f32>> {
+    let np = spec.params_per_feature;
+    let len = n_features
+        .checked_mul(np)
+        .and_then(|l| l.checked_add(1))
+        .ok_or_else(|| Error::Option("parameter count overflows".into()))?;
+    let mut p = crate::limits::try_vec("wide parameters", len, 0.0f32)?;
+    if np > 1 && spec.init_std > 0.0 {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        let d = Normal::new(0.0f32, spec.init_std).expect("checked std");
+        for j in 0..n_features {
+            for v in &mut p[j * np + 1..(j + 1) * np] {
+                *v = d.sample(&mut rng);
+            }
+        }
+    }
+    Ok(p)
+}
+
+/// Fails with [`Error::Invalid`] naming the first label that is not a finite number.
+fn check_labels(what: &str, y: &[f32]) -> Result<()> {
+    match y.iter().position(|l| !l.is_finite()) {
+        Some(i) => Err(Error::invalid(what, format!("sample {i}: {}", y[i]))),
+        None => Ok(()),
+    }
+}
+
+impl<'g> Trainer<'g> {
+    /// Uploads `train` (labels > 0 positive, others negative) and optional validation data
+    /// with `n_features` features, chunked once; parameters start at [`initial_params`].
+    pub fn new(
+        gpu: &'g Gpu,
+        spec: &ModelSpec,
+        n_features: usize,
+        train: (&Csr, &[f32]),
+        valid: Option<(&Csr, &[f32])>,
+        options: Options,
+    ) -> Result<Self> {
+        spec.check()?;
+        options.check()?;
+        if spec.accums > crate::wide::model::MAX_ACCUMS {
+            return Err(Error::Option(format!(
+                "model {}: too many Accums",
+                spec.name
+            )));
+        }
+        for (what, x, y) in [
+            ("training", Some(train.0), Some(train.1)),
+            ("validation", valid.map(|v| v.0), valid.map(|v| v.1)),
+        ] {
+            if let (Some(x), Some(y)) = (x, y) {
+                if x.nrows != y.len() {
+                    return Err(Error::Shape(format!(
+                        "{} {what} labels for {} samples",
+                        y.len(),
+                        x.nrows
+                    )));
+                }
+            }
+        }
+        check_labels("training labels", train.1)?;
+        if let Some((_, y)) = valid {
+            check_labels("validation labels", y)?;
+        }
+        let lanes = options.lanes;
+        let chunk = chunk_for_batch(options.batch, options.max_chunk);
+        if train.0.ncols > n_features {
+            return Err(Error::Shape(format!(
+                "training data has {} feature columns, the model {n_features}",
+                train.0.ncols
+            )));
+        }
+        let order = if options.reindex {
+            FeatureOrder::by_frequency_of(train.0, n_features)
+        } else {
+            FeatureOrder::identity(n_features)
+        };
+        let labels = labels_pm1(train.1);
+        let bias_index = n_features * spec.params_per_feature;
+        // One-hot data (every value 1, as CTR data) is stored without its values.
+        let one_hot = options.drop_ones && train.0.values.iter().all(|&v| v == 1.0);
+        let valid_one_hot =
+            options.drop_ones && valid.is_some_and(|v| v.0.values.iter().all(|&x| x == 1.0));
+        let ranges = split_rows(train.0, chunk, gpu.caps.max_storage_binding_bytes)?;
+        let mut parts = vec![];
+        for r in &ranges {
+            let band;
+            let x = if ranges.len() == 1 {
+                train.0
+            } else {
+                band = train.0.row_band(r.clone());
+                &band
+            };
+            let chunks = Chunks::build(x, &labels[r.clone()], &order, chunk)?;
+            let data = DeviceChunks::upload(gpu, &chunks, false, one_hot)?;
+            drop(chunks);
+            let config = gpu.uniform(
+                "wide.config",
+                &data.config(bias_index, options.lr, options.batch),
+            );
+            let per = if options.sync {
+                options.batch / chunk
+            } else {
+                data.host.n_chunks
+            };
+            let sched = Schedule::new(gpu, "wide.sched", data.host.n_chunks, per)?;
+            let accs = if options.stage {
+                let len = data
+                    .host
+                    .n_samples
+                    .checked_mul(spec.accums + 2)
+                    .ok_or_else(|| Error::Option("stage Accums overflow".into()))?;
+                Some(GpuBuffer::filled(gpu, "wide.stage.accs", len, f32::NAN)?)
+            } else {
+                None
+            };
+            parts.push(Part {
+                data,
+                config,
+                sched,
+                first: r.start,
+                accs,
+                steps: vec![],
+            });
+        }
+        let n_chunks: usize = parts.iter().map(|p| p.data.host.n_chunks).sum();
+        let budget = cache_budget(gpu, spec, chunk, lanes) / spec.params_per_feature;
+        let hot = match options.cache {
+            Some(h) => h.min(budget),
+            None => {
+                let mut counts = vec![0u32; order.len()];
+                for &j in &train.0.col_idx {
+                    counts[order.new_of_old[j as usize] as usize] += 1;
+                }
+                hot_features(&counts, n_chunks, budget)
+            }
+        }
+        .min(n_features);
+        let kernels = Kernels::new(
+            gpu,
+            spec,
+            chunk,
+            lanes,
+            options.native_atomics,
+            hot,
+            (one_hot, valid_one_hot),
+        )?;
+        let stage = if options.stage {
+            Some(StageKernels::new(
+                gpu,
+                spec,
+                chunk,
+                lanes,
+                options.native_atomics,
+                one_hot,
+            )?)
+        } else {
+            None
+        };
+        let valid = match valid {
+            Some((x, y)) => {
+                if x.ncols > n_features {
+                    return Err(Error::Shape(format!(
+                        "validation data has {} feature columns, the model {n_features}",
+                        x.ncols
+                    )));
+                }
+                let labels = labels_pm1(y);
+                let c = Chunks::build(x, &labels, &order, chunk)?;
+                let d = DeviceChunks::upload(gpu, &c, true, valid_one_hot)?;
+                let config = gpu.uniform("wide.valid.config", &d.config(bias_index, 0.0, 1));
+                let sched = Schedule::new(gpu, "wide.valid.sched", c.n_chunks, c.n_chunks)?;
+                let ids: Vec<u32> = (0..c.n_chunks as u32).collect();
+                sched.write(gpu, &ids, None)?;
+                let groups = (c.n_samples as u32).div_ceil(METRICS_WG).max(1);
+                Some(Valid {
+                    metrics: gpu.uniform(
+                        "wide.metrics",
+                        &MetricsConfig {
+                            n_samples: c.n_samples as u32,
+                            label_off: c.offsets.label,
+                            bins: AUC_BINS,
+                            range: AUC_RANGE,
+                        },
+                    ),
+                    hist: GpuBuffer::zeroed(gpu, "wide.hist", 2 * AUC_BINS as usize)?,
+                    partial: GpuBuffer::filled(gpu, "wide.partial", 2 * groups as usize, f32::NAN)?,
+                    data: d,
+                    config,
+                    sched,
+                    labels,
+                })
+            }
+            None => None,
+        };
+        let mut t = Trainer {
+            gpu,
+            spec: spec.clone(),
+            params: GpuBuffer::zeroed(gpu, "wide.params", bias_index + 1)?,
+            grad: GpuBuffer::zeroed(gpu, "wide.grad", bias_index + 1)?,
+            rng: rand::rngs::StdRng::seed_from_u64(options.seed),
+            options,
+            order,
+            kernels,
+            hot,
+            stage,
+            parts,
+            chunk,
+            valid,
+            epoch: 0,
+            history: vec![],
+            last_order: vec![],
+        };
+        t.grad.fill(gpu, 0.0)?;
+        let init = initial_params(spec, n_features, t.options.seed)?;
+        t.set_params(&init)?;
+        Ok(t)
+    }
+
+    /// Number of features.
+    pub fn n_features(&self) -> usize {
+        self.order.len()
+    }
+
+    /// The model descriptor.
+    pub fn spec(&self) -> &ModelSpec {
+        &self.spec
+    }
+
+    /// Samples per chunk (one workgroup's share).
+    pub fn chunk(&self) -> usize {
+        self.chunk
+    }
+
+    /// Parts the training data is cut into (each fits one storage binding).
+    pub fn parts(&self) -> usize {
+        self.parts.len()
+    }
+
+    /// Features in the importance cache.
+    pub fn hot_features(&self) -> usize {
+        self.hot
+    }
+
+    /// Overwrites the parameters (original feature order, bias last).
+    pub fn set_params(&mut self, params: &[f32]) -> Result<()> {
+        let np = self.spec.params_per_feature;
+        if params.len() != self.params.len() {
+            return Err(Error::Shape(format!(
+                "{} parameters given, the model has {}",
+                params.len(),
+                self.params.len()
+            )));
+        }
+        let mut p = vec![0.0f32; params.len()];
+        for (old, &new) in self.order.new_of_old.iter().enumerate() {
+            let (o, n) = (old * np, new as usize * np);
+            p[n..n + np].copy_from_slice(&params[o..o + np]);
+        }
+        p[self.params.len() - 1] = params[params.len() - 1];
+        self.params.write(self.gpu, &p)
+    }
+
+    /// Reads the parameters back (original feature order, bias last).
+    pub fn params(&self) -> Result<Vec<f32>> {
+        let np = self.spec.params_per_feature;
+        let p = self.params.read(self.gpu)?;
+        let mut out = vec![0.0f32; p.len()];
+        for (old, &new) in self.order.new_of_old.iter().enumerate() {
+            let (o, n) = (old * np, new as usize * np);
+            out[o..o + np].copy_from_slice(&p[n..n + np]);
+        }
+        out[p.len() - 1] = p[p.len() - 1];
+        Ok(out)
+    }
+
+    /// `0..n` as u32, shuffled when the options say so.
+    fn order(&mut self, n: usize) -> Vec<u32> {
+        let mut ids: Vec<u32> = (0..n as u32).collect();
+        if self.options.shuffle {
+            ids.shuffle(&mut self.rng);
+        }
+        ids
+    }
+
+    /// One epoch over the training data in one submission (parts in shuffled order, each
+    /// part's chunks in shuffled order); returns (mean training loss, device time).
+    pub fn train_epoch(&mut self) -> Result<(f64, crate::gpu::GpuTime)> {
+        let gpu = self.gpu;
+        let sync = self.options.sync;
+        let part_order = self.order(self.parts.len());
+        let mut last = vec![];
+        for &p in &part_order {
+            let p = p as usize;
+            let ids = self.order(self.parts[p].data.host.n_chunks);
+            let part = &self.parts[p];
+            let (n, chunk) = (part.data.host.n_samples, self.chunk);
+            let samples = move |c: u32| chunk.min(n - c as usize * chunk);
+            part.sched
+                .write(gpu, &ids, if sync { Some(&samples) } else { None })?;
+            part.data.out.fill(gpu, f32::NAN)?;
+            last.push((p, ids));
+        }
+        for p in 0..self.parts.len() {
+            if self.parts[p].steps.is_empty() {
+                self.parts[p].steps = self.epoch_steps(&self.parts[p])?;
+            }
+        }
+        let mut batch = Batch::new(gpu);
+        for &p in &part_order {
+            for (kernel, bg, grid) in &self.parts[p as usize].steps {
+                batch.dispatch(kernel, bg.clone(), *grid)?;
+            }
+        }
+        let time = batch.submit_timed()?;
+        self.last_order = last;
+        let mut total = 0.0;
+        let mut n = 0;
+        for part in &self.parts {
+            total += part
+                .data
+                .out
+                .read(gpu)?
+                .iter()
+                .map(|&l| l as f64)
+                .sum::<f64>();
+            n += part.data.host.n_samples;
+        }
+        Ok((total / n.max(1) as f64, time))
+    }
+
+    /// The dispatches of an epoch, made once: the schedule's entries keep their offsets and
+    /// only their contents change from epoch to epoch.
+    fn epoch_steps(&self, part: &Part) -> Result<Vec<Step>> {
+        let gpu = self.gpu;
+        let k = &self.kernels;
+        let sync = self.options.sync;
+        let mut steps = vec![];
+        for (b, &count) in part.sched.counts.iter().enumerate() {
+            let grid = gpu.grid(count as u32)?;
+            if let (Some(sk), Some(accs)) = (&self.stage, &part.accs) {
+                for kernel in [&sk.aggregate, &sk.loss, &sk.grad] {
+                    let bg = kernel.bind_ranges(
+                        gpu,
+                        &[
+                            part.config.as_entire_buffer_binding(),
+                            part.sched.entry(b),
+                            part.data.meta.raw().as_entire_buffer_binding(),
+                            part.data.sedge.raw().as_entire_buffer_binding(),
+                            self.params.raw().as_entire_buffer_binding(),
+                            accs.raw().as_entire_buffer_binding(),
+                            self.grad.raw().as_entire_buffer_binding(),
+                            part.data.out.raw().as_entire_buffer_binding(),
+                        ],
+                    )?;
+                    steps.push((kernel.clone(), bg, grid));
+                }
+            } else {
+                let flow = if sync { &k.flow_sync } else { &k.flow_async };
+                // Async binds the parameters read-write at 5; 6 (the gradient) goes unused.
+                let bg = flow.bind_ranges(
+                    gpu,
+                    &[
+                        part.config.as_entire_buffer_binding(),
+                        part.sched.entry(b),
+                        part.data.meta.raw().as_entire_buffer_binding(),
+                        part.data.sedge.raw().as_entire_buffer_binding(),
+                        part.data.fedge.raw().as_entire_buffer_binding(),
+                        self.params.raw().as_entire_buffer_binding(),
+                        self.grad.raw().as_entire_buffer_binding(),
+                        part.data.out.raw().as_entire_buffer_binding(),
+                    ],
+                )?;
+                steps.push((flow.clone(), bg, grid));
+            }
+            if sync {
+                let bg = k.apply.bind_ranges(
+                    gpu,
+                    &[
+                        part.config.as_entire_buffer_binding(),
+                        part.sched.entry(b),
+                        part.data.meta.raw().as_entire_buffer_binding(),
+                        self.params.raw().as_entire_buffer_binding(),
+                        self.grad.raw().as_entire_buffer_binding(),
+                    ],
+                )?;
+                steps.push((k.apply.clone(), bg, grid));
+            }
+        }
+        Ok(steps)
+    }
+
+    /// (ŷ, ℓ) of every validation sample, computed on the GPU; `None` without validation data.
+    pub fn predict_valid(&self) -> Result<Option<Vec<f32>>> {
+        let Some(v) = &self.valid else {
+            return Ok(None);
+        };
+        let mut batch = Batch::new(self.gpu);
+        self.record_predict(&mut batch, v)?;
+        batch.submit()?;
+        Ok(Some(v.data.out.read(self.gpu)?))
+    }
+
+    fn record_predict(&self, batch: &mut Batch, v: &Valid) -> Result<()> {
+        let gpu = self.gpu;
+        v.data.out.fill(gpu, f32::NAN)?;
+        let bg = self.kernels.predict.bind_ranges(
+            gpu,
+            &[
+                v.config.as_entire_buffer_binding(),
+                v.sched.entry(0),
+                v.data.meta.raw().as_entire_buffer_binding(),
+                v.data.sedge.raw().as_entire_buffer_binding(),
+                v.data.fedge.raw().as_entire_buffer_binding(),
+                self.params.raw().as_entire_buffer_binding(),
+                self.grad.raw().as_entire_buffer_binding(),
+                v.data.out.raw().as_entire_buffer_binding(),
+            ],
+        )?;
+        batch.dispatch(
+            &self.kernels.predict,
+            bg,
+            gpu.grid(v.data.host.n_chunks as u32)?,
+        )
+    }
+
+    /// Validation metrics computed on the GPU: ŷ and ℓ per sample, the loss sums per
+    /// workgroup and per-class score histograms (16,384 bins over ŷ ∈ [−16, 16]) in one
+    /// submission; the host reads back the histograms and sums and takes the AUC from them
+    /// ([`crate::wide::metrics::auc_from_histograms`], with its error bound). `None` without
+    /// validation data.
+    pub fn evaluate(&self) -> Result<Option<Eval>> {
+        let Some(v) = &self.valid else {
+            return Ok(None);
+        };
+        let gpu = self.gpu;
+        v.hist.fill(gpu, 0)?;
+        v.partial.fill(gpu, f32::NAN)?;
+        let mut batch = Batch::new(gpu);
+        self.record_predict(&mut batch, v)?;
+        let k = metrics_kernel(gpu)?;
+        let bg = k.bind(
+            gpu,
+            &[
+                &v.metrics,
+                v.data.out.raw(),
+                v.data.meta.raw(),
+                v.hist.raw(),
+                v.partial.raw(),
+            ],
+        )?;
+        batch.dispatch(&k, bg, gpu.grid((v.partial.len() / 2) as u32)?)?;
+        batch.submit()?;
+        let hist = v.hist.read(gpu)?;
+        let partial = v.partial.read(gpu)?;
+        let n = v.labels.len().max(1) as f64;
+        let loss = partial.iter().step_by(2).map(|&x| x as f64).sum::<f64>() / n;
+        let logloss = partial
+            .iter()
+            .skip(1)
+            .step_by(2)
+            .map(|&x| x as f64)
+            .sum::<f64>()
+            / n;
+        let bins = AUC_BINS as usize;
+        let a = auc_from_histograms(&hist[..bins], &hist[bins..]);
+        Ok(Some(Eval {
+            loss,
+            logloss,
+            auc: a.map(|a| a.0),
+            auc_bound: a.map_or(0.0, |a| a.1),
+        }))
+    }
+
+    /// [`Trainer::evaluate`] with the exact AUC and sums on the host from ŷ and ℓ read back
+    /// (`auc_bound` 0).
+    pub fn evaluate_exact(&self) -> Result<Option<Eval>> {
+        let Some(out) = self.predict_valid()? else {
+            return Ok(None);
+        };
+        let labels = &self.valid.as_ref().expect("validation data").labels;
+        let n = labels.len().max(1) as f64;
+        let scores: Vec<f32> = out.iter().step_by(2).copied().collect();
+        let loss: f64 = out
+            .iter()
+            .skip(1)
+            .step_by(2)
+            .map(|&l| l as f64)
+            .sum::<f64>()
+            / n;
+        let logloss: f64 = scores
+            .iter()
+            .zip(labels)
+            .map(|(&s, &y)| crate::wide::Loss::Logistic.eval(s as f64, y as f64).0)
+            .sum::<f64>()
+            / n;
+        Ok(Some(Eval {
+            loss,
+            logloss,
+            auc: auc(&scores, labels),
+            auc_bound: 0.0,
+        }))
+    }
+
+    /// One epoch and its validation.
+    pub fn epoch(&mut self) -> Result<EpochStats> {
+        let (train_loss, time) = self.train_epoch()?;
+        self.epoch += 1;
+        if !train_loss.is_finite() {
+            return Err(Error::Diverged {
+                epoch: self.epoch,
+                message: format!("training loss {train_loss}"),
+            });
+        }
+        let eval = self.evaluate()?;
+        Ok(EpochStats {
+            epoch: self.epoch,
+            train_loss,
+            valid_loss: eval.map(|e| e.loss),
+            logloss: eval.map(|e| e.logloss),
+            auc: eval.and_then(|e| e.auc),
+            auc_bound: eval.map(|e| e.auc_bound),
+            seconds: time.seconds,
+            from_timestamps: time.from_timestamps,
+        })
+    }
+
+    /// Up to `epochs` epochs, `callback` after each; stops early as [`Trainer::stop_after`].
+    pub fn fit(
+        &mut self,
+        epochs: usize,
+        mut callback: impl FnMut(&EpochStats),
+    ) -> Result<Vec<EpochStats>> {
+        let mut all = vec![];
+        for _ in 0..epochs {
+            let s = self.epoch()?;
+            callback(&s);
+            let stop = self.stop_after(&s);
+            all.push(s);
+            if stop {
+                break;
+            }
+        }
+        Ok(all)
+    }
+
+    /// Records epoch `s`'s validation loss; true when training should stop (the options ask
+    /// for early stop and it exceeds the mean of the previous 10 epochs' validation losses).
+    pub fn stop_after(&mut self, s: &EpochStats) -> bool {
+        let stop = match s.valid_loss {
+            Some(l) if self.options.early_stop && self.history.len() >= 10 => {
+                let last = &self.history[self.history.len() - 10..];
+                l > last.iter().sum::<f64>() / 10.0
+            }
+            _ => false,
+        };
+        if let Some(l) = s.valid_loss {
+            self.history.push(l);
+        }
+        stop
+    }
+
+    /// The mini-batches of the last epoch as training-sample indices, in the order they ran:
+    /// consecutive runs of `batch / chunk` chunks of the shuffled chunk order (in async mode
+    /// the same grouping, which the chunks' updates did not wait for). With these the f64 twin
+    /// replays the epoch as exact mini-batch SGD ([`crate::wide::cpu::Sgd`]).
+    pub fn last_minibatches(&self) -> Vec<Vec<usize>> {
+        let chunk = self.chunk;
+        let per = (self.options.batch / chunk).max(1);
+        let mut out = vec![];
+        for (p, ids) in &self.last_order {
+            let part = &self.parts[*p];
+            let (n, first) = (part.data.host.n_samples, part.first);
+            for cs in ids.chunks(per) {
+                out.push(
+                    cs.iter()
+                        .flat_map(|&c| {
+                            let s0 = c as usize * chunk;
+                            first + s0..first + (s0 + chunk).min(n)
+                        })
+                        .collect(),
+                );
+            }
+        }
+        out
+    }
+}
+
+impl Trainer<'_> {
+    /// The trained model, read back (original feature order).
+    pub fn model(&self) -> Result<crate::wide::WideModel> {
+        Ok(crate::wide::WideModel {
+            name: self.spec.name.clone(),
+            accums: self.spec.accums,
+            params_per_feature: self.spec.params_per_feature,
+            n_features: self.n_features(),
+            params: self.params()?,
+        })
+    }
+}
+
+/// ŷ of every row of `x` under `model` (whose ALA functions `spec` gives), on the GPU; data
+/// beyond one storage binding goes in parts.
+/// Fails with [`Error::Shape`] when `x` has more columns than the model has features or the
+/// spec's sizes differ from the model's.
+pub fn predict(
+    gpu: &Gpu,
+    spec: &ModelSpec,
+    model: &crate::wide::WideModel,
+    x: &Csr,
+) -> Result<Vec<f32>> {
+    spec.check()?;
+    if spec.params_per_feature != model.params_per_feature || spec.accums != model.accums {
+        return Err(Error::Shape(format!(
+            "model {} has {} parameters per feature and {} Accums, the spec {} and {}",
+            model.name,
+            model.params_per_feature,
+            model.accums,
+            spec.params_per_feature,
+            spec.accums
+        )));
+    }
+    if x.ncols > model.n_features {
+        return Err(Error::Shape(format!(
+            "data has {} feature columns, the model {}",
+            x.ncols, model.n_features
+        )));
+    }
+    let chunk = 32;
+    let order = FeatureOrder::identity(model.n_features);
+    let one_hot = x.values.iter().all(|&v| v == 1.0);
+    // Identity order: no frequency ranking to cache by.
+    let kernels = Kernels::new(gpu, spec, chunk, 8, true, 0, (one_hot, one_hot))?;
+    let bias_index = model.n_features * model.params_per_feature;
+    let params = GpuBuffer::upload(gpu, "wide.params", &model.params)?;
+    let unused = GpuBuffer::<f32>::zeroed(gpu, "wide.unused", 4)?;
+    let ranges = split_rows(x, chunk, gpu.caps.max_storage_binding_bytes)?;
+    let mut scores = Vec::with_capacity(x.nrows);
+    // Parts of whole chunks that each fit one binding, one after the other.
+    for r in &ranges {
+        let band;
+        let part = if ranges.len() == 1 {
+            x
+        } else {
+            band = x.row_band(r.clone());
+            &band
+        };
+        let c = Chunks::build(part, &vec![1.0; part.nrows], &order, chunk)?;
+        let data = DeviceChunks::upload(gpu, &c, true, one_hot)?;
+        let config = gpu.uniform("wide.predict.config", &data.config(bias_index, 0.0, 1));
+        let sched = Schedule::new(gpu, "wide.predict.sched", c.n_chunks, c.n_chunks)?;
+        let ids: Vec<u32> = (0..c.n_chunks as u32).collect();
+        sched.write(gpu, &ids, None)?;
+        let mut batch = Batch::new(gpu);
+        let bg = kernels.predict.bind_ranges(
+            gpu,
+            &[
+                config.as_entire_buffer_binding(),
+                sched.entry(0),
+                data.meta.raw().as_entire_buffer_binding(),
+                data.sedge.raw().as_entire_buffer_binding(),
+                data.fedge.raw().as_entire_buffer_binding(),
+                params.raw().as_entire_buffer_binding(),
+                unused.raw().as_entire_buffer_binding(),
+                data.out.raw().as_entire_buffer_binding(),
+            ],
+        )?;
+        batch.dispatch(&kernels.predict, bg, gpu.grid(c.n_chunks as u32)?)?;
+        batch.submit()?;
+        scores.extend(data.out.read(gpu)?.into_iter().step_by(2));
+    }
+    Ok(scores)
+}
