@@ -54,6 +54,8 @@ shader_table!(
     "spdnn/layer",
     "spdnn/compact",
     "spdnn/reset",
+    "spdnn/sliced",
+    "spdnn/select",
 );
 
 /// The source of shader `name`, if it exists.
