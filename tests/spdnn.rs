@@ -380,3 +380,74 @@ fn cli_checks_categories_and_fails_on_a_mismatch() {
     assert_eq!(code, 2, "{out}");
     assert!(out.contains("cat.tsv:2"), "{out}");
 }
+
+#[test]
+fn cli_runs_idx_inputs_on_every_approach_and_exports_the_network() {
+    // 28×28 images with heavy-tailed pixel intensities, each image its own brightness (some
+    // too dark to survive), resized to 8×8 and thresholded at > 96.
+    let dir = tempfile::tempdir().unwrap();
+    let count = 60;
+    let pixels: Vec<u8> = (0..count * 28 * 28)
+        .map(|i| {
+            let h = wgsparse::gpu::shaders::pcg_hash(i as u32 ^ 0x5bd1);
+            let brightness = ((i / (28 * 28)) * 7 % 10) as f64 / 9.0;
+            (255.0 * brightness * ((h % 1000) as f64 / 1000.0).powi(3)) as u8
+        })
+        .collect();
+    let idx = dir.path().join("images.idx");
+    wgsparse::io::write_idx_images(
+        &idx,
+        &wgsparse::io::IdxImages {
+            count,
+            rows: 28,
+            cols: 28,
+            pixels,
+        },
+    )
+    .unwrap();
+    let out = dir.path().join("net");
+    let (code, text) = cli(&[
+        "spdnn",
+        "--neurons",
+        "64",
+        "--layers",
+        "5",
+        "--rows",
+        "60",
+        "--input",
+        idx.to_str().unwrap(),
+        "--approach",
+        "all",
+        "--check",
+        "--reps",
+        "1",
+        "--json",
+        "--export",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{text}");
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    for v in &lines {
+        assert_eq!(v["ok"], true, "{text}");
+        let active = v["active_rows"].as_u64().unwrap();
+        assert!(active > 0 && active < 60, "{text}");
+    }
+    // The export: the layers and inputs read back as written, the categories as found.
+    let net = data::generated_network(64, 5, -0.3, 1).unwrap();
+    for (k, w) in net.layers.iter().enumerate() {
+        let back = wgsparse::io::read_csr_binary(out.join(format!("l{}", k + 1))).unwrap();
+        assert_eq!(&back, w);
+    }
+    let y0 = wgsparse::io::read_csr_binary(out.join("inputs")).unwrap();
+    assert_eq!((y0.nrows, y0.ncols), (60, 64));
+    let cats = data::read_categories(&out.join("categories.tsv"), 60).unwrap();
+    assert_eq!(cats, cpu::categories(&cpu::infer(&net, &y0), 64));
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("meta.json")).unwrap()).unwrap();
+    assert_eq!(meta["edges"], 64 * 32 * 5);
+}

@@ -96,6 +96,11 @@ pub struct SpdnnArgs {
     /// Most rows per chunk (default: what one storage binding holds).
     #[arg(long)]
     chunk_rows: Option<usize>,
+    /// Write the network and inputs for other tools (the torch peer): `DIR/meta.json`,
+    /// raw CSR folders `DIR/inputs` and `DIR/l1` … `DIR/l{L}` (see `io::write_csr_binary`),
+    /// and after the run `DIR/categories.tsv` (the first approach's, 1-based).
+    #[arg(long)]
+    export: Option<PathBuf>,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
@@ -132,8 +137,11 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
         None if a.check => Some(("CPU twin", cpu::categories(&cpu::infer(&net, &y0), n))),
         None => None,
     };
+    if let Some(dir) = &a.export {
+        export(dir, &net, &y0)?;
+    }
     let mut all_ok = true;
-    for approach in approaches {
+    for (i, approach) in approaches.into_iter().enumerate() {
         let options = Options {
             approach,
             workgroup: a.wg,
@@ -151,6 +159,9 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
         let plan = Plan::new(&gpu, &net, &y0, &options)?;
         let time = timed(&gpu, &plan, &a)?;
         let got = plan.categories(&gpu)?;
+        if let (Some(dir), 0) = (&a.export, i) {
+            data::write_categories(&dir.join("categories.tsv"), &got)?;
+        }
         let eps = spdnn::edges_per_second(&net, rows, time.seconds);
         let (verdict, ok) = match &truth {
             None => ("not checked".to_string(), true),
@@ -244,6 +255,25 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
+    })
+}
+
+/// Writes `net` and `y0` as raw CSR folders with a `meta.json` for the peer scripts.
+fn export(dir: &std::path::Path, net: &spdnn::Network, y0: &wgsparse::sparse::Csr) -> Result<()> {
+    io::write_csr_binary(dir.join("inputs"), y0)?;
+    for (k, w) in net.layers.iter().enumerate() {
+        io::write_csr_binary(dir.join(format!("l{}", k + 1)), w)?;
+    }
+    let meta = json!({
+        "format": "wgsparse-spdnn",
+        "neurons": net.n, "layers": net.layers.len(), "rows": y0.nrows, "bias": net.bias,
+        "edges": net.edges(),
+    });
+    let path = dir.join("meta.json");
+    io::write_atomically(&path, |w| {
+        use std::io::Write;
+        w.write_all(meta.to_string().as_bytes())
+            .map_err(|e| wgsparse::Error::io(&path, e))
     })
 }
 
