@@ -181,12 +181,13 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
         };
         let tiling = plan.tiling().map_or("-".to_string(), |t| {
             format!(
-                "wg {} · T {} · {} rows · slice {} · block {}",
+                "wg {} · T {} · {} rows · slice {} · block {} · ELL fill {:.2}",
                 t.wg,
                 t.t,
                 t.rows(),
                 t.slice,
-                t.block()
+                t.block(),
+                plan.ell_fill().unwrap_or(1.0)
             )
         });
         let peak = plan.peak_feature_bytes();

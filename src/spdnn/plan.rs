@@ -91,6 +91,15 @@ impl Plan {
         }
     }
 
+    /// Sliced ELL: slots per nonzero of W (padding included; 1 = none). `None` on the
+    /// dense-rows path.
+    pub fn ell_fill(&self) -> Option<f64> {
+        match &self.inner {
+            Inner::Rows(_) => None,
+            Inner::Sliced(p) => Some(p.fill()),
+        }
+    }
+
     /// Bytes of device memory holding activations (inputs and both layer buffers).
     pub fn peak_feature_bytes(&self) -> u64 {
         match &self.inner {

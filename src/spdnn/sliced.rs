@@ -267,6 +267,7 @@ pub(crate) struct SlicedPlan {
     select: Arc<Kernel>,
     reset: Arc<Kernel>,
     peak_bytes: u64,
+    fill: f64,
 }
 
 impl SlicedPlan {
@@ -313,11 +314,14 @@ impl SlicedPlan {
             &RESET_BINDINGS[..],
             vec![("WG", f64::from(SMALL_WG))],
         )?;
+        let (mut slots, mut nnz) = (0usize, 0usize);
         let weights = net
             .layers
             .iter()
             .map(|w| {
                 let ell = SlicedEll::new(w, &tiling)?;
+                slots += *ell.seg.last().unwrap_or(&0) as usize;
+                nnz += w.nnz();
                 Ok(LayerWeights {
                     seg: GpuBuffer::upload(gpu, "spdnn.sliced.seg", &ell.seg)?,
                     pos: GpuBuffer::upload(gpu, "spdnn.sliced.pos", &ell.pos)?,
@@ -354,7 +358,13 @@ impl SlicedPlan {
             select,
             reset,
             peak_bytes,
+            fill: slots as f64 / nnz.max(1) as f64,
         })
+    }
+
+    /// ELL slots per nonzero of W over all layers (1 = no padding).
+    pub fn fill(&self) -> f64 {
+        self.fill
     }
 
     pub fn tiling(&self) -> Tiling {
