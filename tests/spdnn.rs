@@ -158,6 +158,7 @@ fn sliced_tilings_match_the_twin() {
             ..Options::default()
         };
         let plan = Plan::new(gpu, &net, &y0, &options).unwrap();
+        assert!(!plan.packed(), "random weights cannot drop their values");
         let tiling = plan.tiling().unwrap();
         assert_eq!((tiling.t, tiling.rv), (t, rv));
         if let Some(s) = slice {
@@ -165,6 +166,27 @@ fn sliced_tilings_match_the_twin() {
         }
         let cats = check(&net, &y0, &options);
         assert!(!cats.is_empty() && cats.len() < y0.nrows, "{options:?}");
+    }
+    // Layers of one value each (1/16 and a value that is not a power of two), packed and not,
+    // over the same tilings' extremes (odd ELL widths pad to even when packed).
+    let mut uniform = data::generated_network(n, 5, -0.3, 33).unwrap();
+    uniform.layers[2].values.iter_mut().for_each(|v| *v = 0.07);
+    for pack_uniform in [true, false] {
+        for (wg, t, rv, slice) in [(64u32, 1u32, 1u32, Some(37u32)), (32, 8, 2, Some(300))] {
+            let options = Options {
+                approach: Approach::SlicedEll,
+                workgroup: wg,
+                outputs_per_invocation: t,
+                row_vecs: rv,
+                slice,
+                pack_uniform,
+                ..Options::default()
+            };
+            let plan = Plan::new(gpu, &uniform, &y0, &options).unwrap();
+            assert_eq!(plan.packed(), pack_uniform);
+            let cats = check(&uniform, &y0, &options);
+            assert!(!cats.is_empty() && cats.len() < y0.nrows, "{options:?}");
+        }
     }
     // Tilings the kernel cannot hold are errors, not launches.
     for (t, rv, slice) in [

@@ -83,6 +83,10 @@ pub struct SpdnnArgs {
     /// Sliced ELL: input columns per slice (default: the widest that fits workgroup memory).
     #[arg(long)]
     slice: Option<u32>,
+    /// Sliced ELL: keep each weight even when a layer's weights are all one value (by
+    /// default such layers drop them and pack two u16 positions per word).
+    #[arg(long)]
+    no_pack: bool,
     /// Submit the timed runs in groups of this many layers (0: all layers in one
     /// submission). The first run always goes in groups of 10 behind a progress bar.
     #[arg(long, default_value_t = 0)]
@@ -148,6 +152,7 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
             outputs_per_invocation: a.outputs_per_thread,
             row_vecs: a.row_vecs,
             slice: a.slice,
+            pack_uniform: !a.no_pack,
             rows_per_workgroup: a.rows_per_wg,
             stage: match a.stage {
                 StageArg::Auto => None,
@@ -181,13 +186,14 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
         };
         let tiling = plan.tiling().map_or("-".to_string(), |t| {
             format!(
-                "wg {} · T {} · {} rows · slice {} · block {} · ELL fill {:.2}",
+                "wg {} · T {} · {} rows · slice {} · block {} · ELL fill {:.2}{}",
                 t.wg,
                 t.t,
                 t.rows(),
                 t.slice,
                 t.block(),
-                plan.ell_fill().unwrap_or(1.0)
+                plan.ell_fill().unwrap_or(1.0),
+                if plan.packed() { " · packed" } else { "" }
             )
         });
         let peak = plan.peak_feature_bytes();

@@ -162,6 +162,11 @@ pub struct Options {
     /// Sliced ELL: input columns per slice; `None` takes the widest whose 4·RV rows fit
     /// workgroup memory (at most N).
     pub slice: Option<u32>,
+    /// Sliced ELL: when every weight of every layer is one value per layer (the challenge's
+    /// 1/16), drop the weights, pack two u16 positions per word and multiply each sum by the
+    /// value at the end (the same f32 sums up to order; the product is exact when the value
+    /// is a power of two).
+    pub pack_uniform: bool,
     /// Dense rows: active rows per workgroup of `spdnn.layer` (1..=8): each weight slot
     /// loaded serves them all.
     pub rows_per_workgroup: u32,
@@ -181,6 +186,7 @@ impl Default for Options {
             outputs_per_invocation: 4,
             row_vecs: 2,
             slice: None,
+            pack_uniform: true,
             rows_per_workgroup: 4,
             stage: None,
             chunk_rows: None,

@@ -100,6 +100,15 @@ impl Plan {
         }
     }
 
+    /// Sliced ELL: whether the weights were dropped for each layer's one value (positions
+    /// packed two per word).
+    pub fn packed(&self) -> bool {
+        match &self.inner {
+            Inner::Rows(_) => false,
+            Inner::Sliced(p) => p.packed(),
+        }
+    }
+
     /// Bytes of device memory holding activations (inputs and both layer buffers).
     pub fn peak_feature_bytes(&self) -> u64 {
         match &self.inner {

@@ -49,6 +49,7 @@ const MAX_ACC: u32 = 16;
 const LANES: u32 = 32;
 /// Bytes of workgroup memory the kernel uses besides the staged slice.
 const WG_EXTRA: u64 = 64;
+// The staged slice has one more column (kept zero) for padding slots: see `Tiling::new`.
 
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
@@ -57,6 +58,9 @@ struct SlicedParams {
     slices: u32,
     blocks: u32,
     bias: f32,
+    /// The layer's one weight value when packed (unused otherwise).
+    weight: f32,
+    pad: [u32; 3],
 }
 
 #[repr(C)]
@@ -110,7 +114,8 @@ impl Tiling {
             )));
         }
         let room = u64::from(gpu.caps.max_workgroup_storage_bytes).saturating_sub(WG_EXTRA);
-        let fit = room / (16 * u64::from(rv));
+        // The slice's columns and the zero column that padding slots point at.
+        let fit = (room / (16 * u64::from(rv))).saturating_sub(1);
         let slice = match options.slice {
             Some(s) if s == 0 || u64::from(s) > fit => {
                 return Err(Error::TooLarge {
@@ -145,21 +150,36 @@ impl Tiling {
     }
 }
 
-/// One layer in sliced ELL: `seg[q]..seg[q+1]` are the entries of segment
-/// q = ((block · slices + slice) · t + ti) · groups + group, lane i's slot k at
-/// `seg[q] + k · lanes + i`; positions are relative to the slice.
+/// One layer in sliced ELL: `seg[q]..seg[q+1]` are the words of segment
+/// q = ((block · slices + slice) · t + ti) · groups + group, lane i's word k at
+/// `seg[q] + k · lanes + i`. A word is one entry (its source's position within the slice,
+/// with its weight in `val`) or, when every weight of the layer is the same (`packed`), two
+/// entries' positions as u16 halves (slot 2k low, 2k + 1 high) and no `val`. Padding points
+/// at position `slice`, which the kernel keeps zero, with weight 0.
 pub(crate) struct SlicedEll {
-    /// Segment offsets (one more than the segments).
+    /// Segment offsets in words (one more than the segments).
     pub seg: Vec<u32>,
-    /// Position of each entry's source within its slice.
+    /// Positions (one or two per word).
     pub pos: Vec<u32>,
-    /// Each entry's weight (0 for padding).
+    /// Each entry's weight (empty when packed).
     pub val: Vec<f32>,
+    /// Entry slots, padding included (twice the words when packed).
+    pub slots: usize,
+}
+
+/// The one value of every weight of `w`, if they are all equal (and `w` has any).
+pub(crate) fn uniform_value(w: &Csr) -> Option<f32> {
+    let first = *w.values.first()?;
+    w.values
+        .iter()
+        .all(|v| v.to_bits() == first.to_bits())
+        .then_some(first)
 }
 
 impl SlicedEll {
-    /// Builds the sliced ELL of `w` (`n × n`, row i = source neuron) for `tiling`.
-    pub fn new(w: &Csr, tiling: &Tiling) -> Result<Self> {
+    /// Builds the sliced ELL of `w` (`n × n`, row i = source neuron) for `tiling`; `packed`
+    /// drops the weights (the caller has checked they are all equal) and packs positions.
+    pub fn new(w: &Csr, tiling: &Tiling, packed: bool) -> Result<Self> {
         let n = w.ncols;
         let s = tiling.slice as usize;
         let slices = n.div_ceil(s);
@@ -184,6 +204,8 @@ impl SlicedEll {
         seg.push(0u32);
         let mut pos = Vec::new();
         let mut val = Vec::new();
+        let mut slots = 0usize;
+        let pad = tiling.slice;
         for block in 0..blocks {
             for sl in 0..slices {
                 for ti in 0..tiling.t as usize {
@@ -197,36 +219,59 @@ impl SlicedEll {
                             let at = j * (slices + 1) + sl;
                             cut[at] as usize..cut[at + 1] as usize
                         };
-                        let width = (0..lanes).map(|l| range(l).len()).max().unwrap_or(0);
-                        for k in 0..width {
-                            for lane in 0..lanes {
-                                let r = range(lane);
-                                if k < r.len() {
-                                    let e = r.start + k;
-                                    pos.push(wt.col_idx[e] - (sl * s) as u32);
-                                    val.push(wt.values[e]);
-                                } else {
-                                    pos.push(0);
-                                    val.push(0.0);
+                        let mut width = (0..lanes).map(|l| range(l).len()).max().unwrap_or(0);
+                        if packed {
+                            width = width.next_multiple_of(2);
+                        }
+                        slots += width * lanes;
+                        // Slot k of `lane`: (position, weight).
+                        let slot = |lane: usize, k: usize| {
+                            let r = range(lane);
+                            if k < r.len() {
+                                let e = r.start + k;
+                                (wt.col_idx[e] - (sl * s) as u32, wt.values[e])
+                            } else {
+                                (pad, 0.0)
+                            }
+                        };
+                        if packed {
+                            for k in (0..width).step_by(2) {
+                                for lane in 0..lanes {
+                                    pos.push(slot(lane, k).0 | (slot(lane, k + 1).0 << 16));
+                                }
+                            }
+                        } else {
+                            for k in 0..width {
+                                for lane in 0..lanes {
+                                    let (p, v) = slot(lane, k);
+                                    pos.push(p);
+                                    val.push(v);
                                 }
                             }
                         }
                         let end = u32::try_from(pos.len()).map_err(|_| Error::TooLarge {
                             what: "one layer in sliced ELL".into(),
-                            needed: format!("{} entries", pos.len()),
-                            limit: "2³² entries (u32 offsets)".into(),
+                            needed: format!("{} words", pos.len()),
+                            limit: "2³² words (u32 offsets)".into(),
                         })?;
                         seg.push(end);
                     }
                 }
             }
         }
+        // Bindings cannot be empty; no segment refers to these.
         if pos.is_empty() {
-            // Bindings cannot be empty; no segment refers to this entry.
             pos.push(0);
+        }
+        if val.is_empty() {
             val.push(0.0);
         }
-        Ok(SlicedEll { seg, pos, val })
+        Ok(SlicedEll {
+            seg,
+            pos,
+            val,
+            slots,
+        })
     }
 }
 
@@ -235,6 +280,7 @@ struct LayerWeights {
     seg: GpuBuffer<u32>,
     pos: GpuBuffer<u32>,
     val: GpuBuffer<f32>,
+    params: wgpu::Buffer,
 }
 
 /// The device state of one chunk of input rows.
@@ -268,6 +314,7 @@ pub(crate) struct SlicedPlan {
     reset: Arc<Kernel>,
     peak_bytes: u64,
     fill: f64,
+    packed: bool,
 }
 
 impl SlicedPlan {
@@ -284,6 +331,12 @@ impl SlicedPlan {
                 limit: format!("{} bytes per binding", gpu.caps.max_storage_binding_bytes),
             });
         }
+        // Layers whose weights are all one value (the challenge's 1/16) drop the values
+        // and pack two u16 positions per word; slices must then be addressable in 16 bits.
+        let uniform: Vec<Option<f32>> = net.layers.iter().map(uniform_value).collect();
+        let packed = options.pack_uniform
+            && tiling.slice < u32::from(u16::MAX)
+            && uniform.iter().all(Option::is_some);
         let kernel = |name, bindings, constants| {
             gpu.kernel(&KernelSpec {
                 name,
@@ -300,7 +353,8 @@ impl SlicedPlan {
                 ("T", f64::from(tiling.t)),
                 ("RV", f64::from(tiling.rv)),
                 ("S", f64::from(tiling.slice)),
-                ("STAGE_LEN", f64::from(tiling.slice * tiling.rv)),
+                ("STAGE_LEN", f64::from((tiling.slice + 1) * tiling.rv)),
+                ("PACKED", if packed { 1.0 } else { 0.0 }),
                 ("G", f64::from(tiling.lanes)),
             ],
         )?;
@@ -318,33 +372,36 @@ impl SlicedPlan {
         let weights = net
             .layers
             .iter()
-            .map(|w| {
-                let ell = SlicedEll::new(w, &tiling)?;
-                slots += *ell.seg.last().unwrap_or(&0) as usize;
+            .zip(&uniform)
+            .map(|(w, &value)| {
+                let ell = SlicedEll::new(w, &tiling, packed)?;
+                slots += ell.slots;
                 nnz += w.nnz();
                 Ok(LayerWeights {
                     seg: GpuBuffer::upload(gpu, "spdnn.sliced.seg", &ell.seg)?,
                     pos: GpuBuffer::upload(gpu, "spdnn.sliced.pos", &ell.pos)?,
                     val: GpuBuffer::upload(gpu, "spdnn.sliced.val", &ell.val)?,
+                    params: gpu.uniform(
+                        "spdnn.sliced.params",
+                        &SlicedParams {
+                            n: n as u32,
+                            slices: n.div_ceil(tiling.slice as usize) as u32,
+                            blocks: n.div_ceil(tiling.block()) as u32,
+                            bias: net.bias,
+                            weight: value.unwrap_or(0.0),
+                            pad: [0; 3],
+                        },
+                    ),
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        let params = gpu.uniform(
-            "spdnn.sliced.params",
-            &SlicedParams {
-                n: n as u32,
-                slices: n.div_ceil(tiling.slice as usize) as u32,
-                blocks: n.div_ceil(tiling.block()) as u32,
-                bias: net.bias,
-            },
-        );
         let per = options.chunk_rows.unwrap_or(usize::MAX).min(fit).max(1);
         let mut chunks = Vec::new();
         let mut start = 0;
         while start < y0.nrows {
             let rows = per.min(y0.nrows - start);
             chunks.push(Chunk::new(
-                gpu, n, y0, start, rows, &weights, &params, &sliced, &select, &reset,
+                gpu, n, y0, start, rows, &weights, &sliced, &select, &reset,
             )?);
             start += rows;
         }
@@ -359,7 +416,13 @@ impl SlicedPlan {
             reset,
             peak_bytes,
             fill: slots as f64 / nnz.max(1) as f64,
+            packed,
         })
+    }
+
+    /// Whether the layers' weights were dropped for their one value (positions packed).
+    pub fn packed(&self) -> bool {
+        self.packed
     }
 
     /// ELL slots per nonzero of W over all layers (1 = no padding).
@@ -461,7 +524,6 @@ impl Chunk {
         start: usize,
         rows: usize,
         weights: &[LayerWeights],
-        params: &wgpu::Buffer,
         sliced: &Kernel,
         select: &Kernel,
         reset: &Kernel,
@@ -499,7 +561,7 @@ impl Chunk {
             layers.push(sliced.bind(
                 gpu,
                 &[
-                    params,
+                    &w.params,
                     count.raw(),
                     w.seg.raw(),
                     w.pos.raw(),
