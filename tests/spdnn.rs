@@ -188,6 +188,22 @@ fn sliced_tilings_match_the_twin() {
             assert!(!cats.is_empty() && cats.len() < y0.nrows, "{options:?}");
         }
     }
+    // A block wider than N lowers T: 8 outputs × 64 invocations over N = 300 → T = 5.
+    let wide = Options {
+        approach: Approach::SlicedEll,
+        workgroup: 64,
+        outputs_per_invocation: 8,
+        row_vecs: 1,
+        ..Options::default()
+    };
+    assert_eq!(
+        Plan::new(gpu, &net, &y0, &wide)
+            .unwrap()
+            .tiling()
+            .unwrap()
+            .t,
+        5
+    );
     // Tilings the kernel cannot hold are errors, not launches.
     for (t, rv, slice) in [
         (9u32, 1u32, None),

@@ -97,7 +97,8 @@ impl Tiling {
     }
 
     /// Checks the options against the device and picks the slice: the widest whose staged
-    /// rows fit workgroup memory (at most N), or the one asked for.
+    /// rows fit workgroup memory (at most N), or the one asked for. T is lowered to
+    /// ⌈N / wg⌉ when larger (a block wider than N would only idle).
     pub fn new(gpu: &Gpu, n: usize, options: &Options) -> Result<Self> {
         let wg = options.workgroup;
         let (t, rv) = (options.outputs_per_invocation, options.row_vecs);
@@ -140,6 +141,8 @@ impl Tiling {
                 limit: format!("{} bytes", gpu.caps.max_workgroup_storage_bytes),
             });
         }
+        // Outputs past N would only idle: a block need not be wider than N.
+        let t = t.min(n.div_ceil(wg as usize) as u32).max(1);
         Ok(Tiling {
             wg,
             t,
