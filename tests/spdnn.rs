@@ -130,8 +130,8 @@ fn every_approach() -> Vec<Options> {
 fn sliced_tilings_match_the_twin() {
     // Slices that straddle blocks and end short (N = 300 in slices of 64, 37, 300), one to
     // eight outputs per invocation (blocks of 64..512 outputs, a partial last block),
-    // 4..16 rows per workgroup over 203 rows (a partial last row group), small workgroups
-    // (ELL groups of 16 lanes), random weights, and a two-chunk split.
+    // 4..16 rows per workgroup over 203 rows (a partial last row group), small workgroups,
+    // ELL groups of 1..64 lanes, random weights, and a two-chunk split.
     let n = 300;
     let mut net = data::generated_network(n, 6, -0.3, 31).unwrap();
     for (l, w) in net.layers.iter_mut().enumerate() {
@@ -141,12 +141,12 @@ fn sliced_tilings_match_the_twin() {
     }
     let y0 = data::random_inputs(203, n, 0.3, 32).unwrap();
     let gpu = common::gpu();
-    for (wg, t, rv, slice, chunk) in [
-        (64u32, 1u32, 1u32, Some(64u32), None),
-        (64, 2, 2, Some(37), Some(150usize)),
-        (16, 8, 2, Some(300), None),
-        (32, 4, 4, None, None),
-        (128, 3, 1, Some(100), Some(60)),
+    for (wg, t, rv, slice, chunk, ell_lanes) in [
+        (64u32, 1u32, 1u32, Some(64u32), None, 8u32),
+        (64, 2, 2, Some(37), Some(150usize), 32),
+        (16, 8, 2, Some(300), None, 4),
+        (32, 4, 4, None, None, 1),
+        (128, 3, 1, Some(100), Some(60), 64),
     ] {
         let options = Options {
             approach: Approach::SlicedEll,
@@ -155,6 +155,7 @@ fn sliced_tilings_match_the_twin() {
             row_vecs: rv,
             slice,
             chunk_rows: chunk,
+            ell_lanes,
             ..Options::default()
         };
         let plan = Plan::new(gpu, &net, &y0, &options).unwrap();
@@ -205,17 +206,20 @@ fn sliced_tilings_match_the_twin() {
         5
     );
     // Tilings the kernel cannot hold are errors, not launches.
-    for (t, rv, slice) in [
-        (9u32, 1u32, None),
-        (1, 5, None),
-        (8, 4, None),
-        (1, 1, Some(1 << 20)),
+    for (t, rv, slice, ell_lanes) in [
+        (9u32, 1u32, None, 8u32),
+        (1, 5, None, 8),
+        (8, 4, None, 8),
+        (1, 1, Some(1 << 20), 8),
+        (1, 1, None, 0),
+        (1, 1, None, 24),
     ] {
         let bad = Options {
             approach: Approach::SlicedEll,
             outputs_per_invocation: t,
             row_vecs: rv,
             slice,
+            ell_lanes,
             ..Options::default()
         };
         assert!(Plan::new(gpu, &net, &y0, &bad).is_err(), "{bad:?}");

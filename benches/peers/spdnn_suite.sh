@@ -12,7 +12,8 @@
 #   LAYERS  layer counts (120; 480 and 1920 take 4× and 16× the time)
 #   PEER=1  also run benches/peers/spdnn_torch.py on the exported network (same files)
 #   SWEEP=1 also time other sliced-ELL tilings (outputs per invocation × rows per workgroup,
-#           unpacked weights, a smaller workgroup) at the N in SWEEP_NS (default 4096 16384)
+#           unpacked weights, a smaller workgroup, 32-lane ELL groups, narrower slices) at the
+#           N in SWEEP_NS (default 4096 16384)
 #   DENSE_ROWS_MAX  largest N at which the dense-rows path runs too (default 4096)
 # The N = 1024 runs are checked against the CPU twin; the others against each other and the
 # peer (its JSON line says categories_match against our exported categories).
@@ -47,7 +48,7 @@ for L in $LAYERS; do
         >> "$OUT/spdnn.jsonl" 2>>"$OUT/log.txt" || log "FAILED (exit $?)"
     fi
     if [ "${SWEEP:-0}" = 1 ] && [[ " $SWEEP_NS " == *" $N "* ]]; then
-      for tile in "8 2" "2 2" "4 1" "4 3" "8 1" "2 4" "4 2 --no-pack" "4 2 --wg 128"; do
+      for tile in "8 2" "2 2" "4 1" "4 3" "8 1" "2 4" "4 2 --no-pack" "4 2 --wg 128" "4 2 --ell-lanes 32" "4 2 --slice 768"; do
         set -- $tile
         log "N=$N L=$L sliced-ell T=$1 RV=$2 ${*:3}"
         $W $base --approach sliced-ell --outputs-per-thread "$1" --row-vecs "$2" "${@:3}" \

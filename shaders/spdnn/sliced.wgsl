@@ -15,7 +15,8 @@
 // output in this tile sets its flag and its scan input (`flags`, `pos`) with atomicOr; the
 // next dispatches scan `pos` and select the next active list. The active count is read on
 // the device, so every layer can be recorded ahead; workgroups past it return at once.
-// Any subgroup size (G is only the ELL's grouping).
+// Any subgroup size (G is only the ELL's grouping: a subgroup's loop runs to its longest lane
+// whatever G is; smaller groups only save padding bytes).
 override WG: u32 = 256u;
 // Outputs per invocation (1..=MAX_T) and vec4s of rows per workgroup (1..=MAX_RV), with
 // T·RV ≤ MAX_ACC (checked on the host).
@@ -26,7 +27,7 @@ override S: u32 = 256u;
 override STAGE_LEN: u32 = 257u;
 // Positions packed two per word and one weight per layer (see above).
 override PACKED: bool = false;
-// Lanes per ELL group (divides WG).
+// Lanes per ELL group (divides WG; 8 lanes of 4-byte words read one 32-byte sector per step).
 override G: u32 = 32u;
 const MAX_T: u32 = 8u;
 const MAX_RV: u32 = 4u;

@@ -83,6 +83,9 @@ pub struct SpdnnArgs {
     /// Sliced ELL: input columns per slice (default: the widest that fits workgroup memory).
     #[arg(long)]
     slice: Option<u32>,
+    /// Sliced ELL: lanes per ELL group (each group padded to its longest lane).
+    #[arg(long, default_value_t = 8)]
+    ell_lanes: u32,
     /// Sliced ELL: keep each weight even when a layer's weights are all one value (by
     /// default such layers drop them and pack two u16 positions per word).
     #[arg(long)]
@@ -152,6 +155,7 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
             outputs_per_invocation: a.outputs_per_thread,
             row_vecs: a.row_vecs,
             slice: a.slice,
+            ell_lanes: a.ell_lanes,
             pack_uniform: !a.no_pack,
             rows_per_workgroup: a.rows_per_wg,
             stage: match a.stage {
@@ -186,12 +190,13 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
         };
         let tiling = plan.tiling().map_or("-".to_string(), |t| {
             format!(
-                "wg {} · T {} · {} rows · slice {} · block {} · ELL fill {:.2}{}",
+                "wg {} · T {} · {} rows · slice {} · block {} · {}-lane ELL fill {:.2}{}",
                 t.wg,
                 t.t,
                 t.rows(),
                 t.slice,
                 t.block(),
+                t.lanes,
                 plan.ell_fill().unwrap_or(1.0),
                 if plan.packed() { " · packed" } else { "" }
             )

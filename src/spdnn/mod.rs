@@ -162,6 +162,11 @@ pub struct Options {
     /// Sliced ELL: input columns per slice; `None` takes the widest whose 4·RV rows fit
     /// workgroup memory (at most N).
     pub slice: Option<u32>,
+    /// Sliced ELL: lanes per ELL group, each group padded to its longest lane (divides
+    /// `workgroup`). 8 lanes of 4-byte words read one 32-byte sector per step; the
+    /// subgroup's loop runs to its longest lane whatever the grouping, so smaller groups
+    /// only save padding bytes.
+    pub ell_lanes: u32,
     /// Sliced ELL: when every weight of every layer is one value per layer (the challenge's
     /// 1/16), drop the weights, pack two u16 positions per word and multiply each sum by the
     /// value at the end (the same f32 sums up to order; the product is exact when the value
@@ -186,6 +191,7 @@ impl Default for Options {
             outputs_per_invocation: 4,
             row_vecs: 2,
             slice: None,
+            ell_lanes: 8,
             pack_uniform: true,
             rows_per_workgroup: 4,
             stage: None,

@@ -45,8 +45,6 @@ pub const MAX_T: u32 = 8;
 /// See [`MAX_T`].
 pub const MAX_RV: u32 = 4;
 const MAX_ACC: u32 = 16;
-/// Lanes per ELL group (the NVIDIA warp; any subgroup size runs it correctly).
-const LANES: u32 = 32;
 /// Bytes of workgroup memory the kernel uses besides the staged slice.
 const WG_EXTRA: u64 = 64;
 // The staged slice has one more column (kept zero) for padding slots: see `Tiling::new`.
@@ -81,7 +79,7 @@ pub struct Tiling {
     pub rv: u32,
     /// Input columns per slice.
     pub slice: u32,
-    /// Lanes per ELL group (divides `wg`).
+    /// Lanes per ELL group (divides `wg`; the options' `ell_lanes`, at most `wg`).
     pub lanes: u32,
 }
 
@@ -108,10 +106,11 @@ impl Tiling {
                  and 1..={MAX_RV}, their product at most {MAX_ACC}"
             )));
         }
-        let lanes = LANES.min(wg);
-        if !wg.is_multiple_of(lanes) {
+        let lanes = options.ell_lanes.min(wg);
+        if lanes == 0 || !wg.is_multiple_of(lanes) {
             return Err(Error::Option(format!(
-                "a workgroup of {wg} invocations is not a multiple of {LANES} (the ELL groups)"
+                "a workgroup of {wg} invocations is not a multiple of {} lanes per ELL group",
+                options.ell_lanes
             )));
         }
         let room = u64::from(gpu.caps.max_workgroup_storage_bytes).saturating_sub(WG_EXTRA);
