@@ -44,17 +44,15 @@ for L in $LAYERS; do
     base="spdnn --neurons $N --layers $L --rows 60000 --input $IDX --reps $REPS --json"
     check=""
     [ "$N" -le 1024 ] && check="--check"
-    log "N=$N L=$L auto (export to $dir) $check"
-    $W $base $check --export "$dir" >> "$OUT/spdnn.jsonl" 2>>"$OUT/log.txt" \
-      || log "FAILED (exit $?)"
+    # auto (= sliced-ell), and dense-rows in the same process up to DENSE_ROWS_MAX (one twin).
+    which=auto
+    [ "$N" -le "$DENSE_ROWS_MAX" ] && which=all
+    log "N=$N L=$L approach $which (export to $dir) $check"
+    $W $base --approach $which $check --export "$dir" >> "$OUT/spdnn.jsonl" \
+      2>>"$OUT/log.txt" || log "FAILED (exit $?)"
     # Against the CPU twin where it runs (rows within f32 rounding of the threshold are
-    # told apart there), else against the auto run's categories, exactly.
+    # told apart there), else against the first run's categories, exactly.
     truth=${check:-"--categories $dir/categories.tsv"}
-    if [ "$N" -le "$DENSE_ROWS_MAX" ]; then
-      log "N=$N L=$L dense-rows"
-      $W $base --approach dense-rows $truth \
-        >> "$OUT/spdnn.jsonl" 2>>"$OUT/log.txt" || log "FAILED (exit $?)"
-    fi
     if [ "${SWEEP:-0}" = 1 ] && [[ " $SWEEP_NS " == *" $N "* ]]; then
       for tile in "8 2" "2 2" "4 1" "4 3" "8 1" "2 4" "4 2 --no-pack" "4 2 --wg 128" "4 2 --ell-lanes 32" "4 2 --slice 768"; do
         set -- $tile
