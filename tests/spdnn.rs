@@ -8,7 +8,7 @@ mod common;
 use std::io::Write;
 
 use wgsparse::sparse::Csr;
-use wgsparse::spdnn::{cpu, data, Network, Options, Plan};
+use wgsparse::spdnn::{cpu, data, Approach, Network, Options, Plan};
 use wgsparse::Error;
 
 /// Runs `net` on `y0` on the GPU and checks it against the twin; returns the categories.
@@ -44,13 +44,15 @@ fn generated_networks_match_the_twin() {
     ] {
         let net = data::generated_network(n, layers, -0.3, seed).unwrap();
         let y0 = data::random_inputs(300, n, density, seed + 10).unwrap();
-        let cats = check(&net, &y0, &Options::default());
-        // The inputs must make the test able to fail: some rows live, some die.
-        assert!(
-            !cats.is_empty() && cats.len() < y0.nrows,
-            "n={n}: {} of 300 survive",
-            cats.len()
-        );
+        for options in every_approach() {
+            let cats = check(&net, &y0, &options);
+            // The inputs must make the test able to fail: some rows live, some die.
+            assert!(
+                !cats.is_empty() && cats.len() < y0.nrows,
+                "n={n}: {} of 300 survive",
+                cats.len()
+            );
+        }
     }
 }
 
@@ -65,16 +67,21 @@ fn random_weights_and_chunks_match_the_twin() {
         }
     }
     let y0 = data::random_inputs(250, n, 0.2, 4).unwrap();
-    let options = Options {
-        workgroup: 64,
-        rows_per_workgroup: 3,
-        stage: Some(false),
-        chunk_rows: Some(97),
-    };
     let gpu = common::gpu();
-    assert_eq!(Plan::new(gpu, &net, &y0, &options).unwrap().chunks(), 3);
-    let cats = check(&net, &y0, &options);
-    assert!(!cats.is_empty() && cats.len() < y0.nrows);
+    for approach in [Approach::DenseRows, Approach::SlicedEll] {
+        let options = Options {
+            approach,
+            workgroup: 64,
+            rows_per_workgroup: 3,
+            stage: Some(false),
+            slice: Some(50),
+            chunk_rows: Some(97),
+            ..Options::default()
+        };
+        assert_eq!(Plan::new(gpu, &net, &y0, &options).unwrap().chunks(), 3);
+        let cats = check(&net, &y0, &options);
+        assert!(!cats.is_empty() && cats.len() < y0.nrows);
+    }
 }
 
 #[test]
@@ -87,6 +94,7 @@ fn rows_per_workgroup_and_staging_agree() {
     for rows_per_workgroup in [1u32, 2, 5, 8] {
         for stage in [false, true] {
             let options = Options {
+                approach: Approach::DenseRows,
                 rows_per_workgroup,
                 stage: Some(stage),
                 ..Options::default()
@@ -97,6 +105,7 @@ fn rows_per_workgroup_and_staging_agree() {
         }
     }
     let bad = Options {
+        approach: Approach::DenseRows,
         rows_per_workgroup: 9,
         ..Options::default()
     };
@@ -106,11 +115,141 @@ fn rows_per_workgroup_and_staging_agree() {
     ));
 }
 
+/// The default options of every concrete path.
+fn every_approach() -> Vec<Options> {
+    [Approach::SlicedEll, Approach::DenseRows]
+        .into_iter()
+        .map(|approach| Options {
+            approach,
+            ..Options::default()
+        })
+        .collect()
+}
+
+#[test]
+fn sliced_tilings_match_the_twin() {
+    // Slices that straddle blocks and end short (N = 300 in slices of 64, 37, 300), one to
+    // eight outputs per invocation (blocks of 64..512 outputs, a partial last block),
+    // 4..16 rows per workgroup over 203 rows (a partial last row group), small workgroups,
+    // ELL groups of 1..64 lanes, random weights, and a two-chunk split.
+    let n = 300;
+    let mut net = data::generated_network(n, 6, -0.3, 31).unwrap();
+    for (l, w) in net.layers.iter_mut().enumerate() {
+        for (e, v) in w.values.iter_mut().enumerate() {
+            *v = 0.03 + ((e * 13 + l * 7) % 23) as f32 / 300.0;
+        }
+    }
+    let y0 = data::random_inputs(203, n, 0.3, 32).unwrap();
+    let gpu = common::gpu();
+    for (wg, t, rv, slice, chunk, ell_lanes) in [
+        (64u32, 1u32, 1u32, Some(64u32), None, 8u32),
+        (64, 2, 2, Some(37), Some(150usize), 32),
+        (16, 8, 2, Some(300), None, 4),
+        (32, 4, 4, None, None, 1),
+        (128, 3, 1, Some(100), Some(60), 64),
+    ] {
+        let options = Options {
+            approach: Approach::SlicedEll,
+            workgroup: wg,
+            outputs_per_invocation: t,
+            row_vecs: rv,
+            slice,
+            chunk_rows: chunk,
+            ell_lanes,
+            ..Options::default()
+        };
+        let plan = Plan::new(gpu, &net, &y0, &options).unwrap();
+        assert!(!plan.packed(), "random weights cannot drop their values");
+        let tiling = plan.tiling().unwrap();
+        assert_eq!((tiling.t, tiling.rv), (t, rv));
+        if let Some(s) = slice {
+            assert_eq!(tiling.slice, s);
+        }
+        let cats = check(&net, &y0, &options);
+        assert!(!cats.is_empty() && cats.len() < y0.nrows, "{options:?}");
+    }
+    // Layers of one value each (1/16 and a value that is not a power of two), packed and not,
+    // over the same tilings' extremes (odd ELL widths pad to even when packed).
+    let mut uniform = data::generated_network(n, 5, -0.3, 33).unwrap();
+    uniform.layers[2].values.iter_mut().for_each(|v| *v = 0.07);
+    for pack_uniform in [true, false] {
+        for (wg, t, rv, slice) in [(64u32, 1u32, 1u32, Some(37u32)), (32, 8, 2, Some(300))] {
+            let options = Options {
+                approach: Approach::SlicedEll,
+                workgroup: wg,
+                outputs_per_invocation: t,
+                row_vecs: rv,
+                slice,
+                pack_uniform,
+                ..Options::default()
+            };
+            let plan = Plan::new(gpu, &uniform, &y0, &options).unwrap();
+            assert_eq!(plan.packed(), pack_uniform);
+            let cats = check(&uniform, &y0, &options);
+            assert!(!cats.is_empty() && cats.len() < y0.nrows, "{options:?}");
+        }
+    }
+    // A block wider than N lowers T: 8 outputs × 64 invocations over N = 300 → T = 5.
+    let wide = Options {
+        approach: Approach::SlicedEll,
+        workgroup: 64,
+        outputs_per_invocation: 8,
+        row_vecs: 1,
+        ..Options::default()
+    };
+    assert_eq!(
+        Plan::new(gpu, &net, &y0, &wide)
+            .unwrap()
+            .tiling()
+            .unwrap()
+            .t,
+        5
+    );
+    // Tilings the kernel cannot hold are errors, not launches.
+    for (t, rv, slice, ell_lanes) in [
+        (9u32, 1u32, None, 8u32),
+        (1, 5, None, 8),
+        (8, 4, None, 8),
+        (1, 1, Some(1 << 20), 8),
+        (1, 1, None, 0),
+        (1, 1, None, 24),
+    ] {
+        let bad = Options {
+            approach: Approach::SlicedEll,
+            outputs_per_invocation: t,
+            row_vecs: rv,
+            slice,
+            ell_lanes,
+            ..Options::default()
+        };
+        assert!(Plan::new(gpu, &net, &y0, &bad).is_err(), "{bad:?}");
+    }
+}
+
+#[test]
+fn layers_recorded_in_groups_match_one_batch() {
+    let n = 96;
+    let net = data::generated_network(n, 7, -0.3, 41).unwrap();
+    let y0 = data::random_inputs(90, n, 0.3, 42).unwrap();
+    let want = cpu::categories(&cpu::infer(&net, &y0), n);
+    let gpu = common::gpu();
+    for options in every_approach() {
+        let plan = Plan::new(gpu, &net, &y0, &options).unwrap();
+        plan.poison(gpu).unwrap();
+        let mut done = vec![];
+        plan.run_grouped(gpu, 3, |l| done.push(l)).unwrap();
+        assert_eq!(done, vec![3, 6, 7]);
+        assert_eq!(plan.categories(gpu).unwrap(), want, "{options:?}");
+    }
+}
+
 #[test]
 fn inputs_with_no_nonempty_row() {
     let net = data::generated_network(64, 4, -0.3, 5).unwrap();
     let y0 = Csr::empty(40, 64);
-    assert!(check(&net, &y0, &Options::default()).is_empty());
+    for options in every_approach() {
+        assert!(check(&net, &y0, &options).is_empty());
+    }
 }
 
 #[test]
@@ -129,14 +268,16 @@ fn a_row_killed_exactly_by_the_bias() {
     .unwrap();
     let net = Network::new(n, vec![w], -0.25).unwrap();
     let y0 = Csr::new(3, n, vec![0, 1, 2, 2], vec![3, 5], vec![4.0, 8.0]).unwrap();
-    let cats = check(&net, &y0, &Options::default());
-    assert_eq!(cats, vec![1]);
-    let gpu = common::gpu();
-    let plan = Plan::new(gpu, &net, &y0, &Options::default()).unwrap();
-    plan.run(gpu).unwrap();
-    let out = plan.output(gpu).unwrap();
-    assert_eq!(out[n + 5], 0.25);
-    assert!(out[..n].iter().all(|&v| v == 0.0));
+    for options in every_approach() {
+        let cats = check(&net, &y0, &options);
+        assert_eq!(cats, vec![1]);
+        let gpu = common::gpu();
+        let plan = Plan::new(gpu, &net, &y0, &options).unwrap();
+        plan.run(gpu).unwrap();
+        let out = plan.output(gpu).unwrap();
+        assert_eq!(out[n + 5], 0.25);
+        assert!(out[..n].iter().all(|&v| v == 0.0));
+    }
 }
 
 #[test]
@@ -147,12 +288,14 @@ fn values_saturate_at_32() {
         w.values.iter_mut().for_each(|v| *v = 2.0);
     }
     let y0 = data::random_inputs(50, n, 0.5, 7).unwrap();
-    check(&net, &y0, &Options::default());
-    let gpu = common::gpu();
-    let plan = Plan::new(gpu, &net, &y0, &Options::default()).unwrap();
-    plan.run(gpu).unwrap();
-    let out = plan.output(gpu).unwrap();
-    assert!(out.contains(&32.0) && out.iter().all(|&v| v <= 32.0));
+    for options in every_approach() {
+        check(&net, &y0, &options);
+        let gpu = common::gpu();
+        let plan = Plan::new(gpu, &net, &y0, &options).unwrap();
+        plan.run(gpu).unwrap();
+        let out = plan.output(gpu).unwrap();
+        assert!(out.contains(&32.0) && out.iter().all(|&v| v <= 32.0));
+    }
 }
 
 #[test]
@@ -278,4 +421,75 @@ fn cli_checks_categories_and_fails_on_a_mismatch() {
     let (code, out) = cli(&[&base[..], &["--categories", p.to_str().unwrap()]].concat());
     assert_eq!(code, 2, "{out}");
     assert!(out.contains("cat.tsv:2"), "{out}");
+}
+
+#[test]
+fn cli_runs_idx_inputs_on_every_approach_and_exports_the_network() {
+    // 28×28 images with heavy-tailed pixel intensities, each image its own brightness (some
+    // too dark to survive), resized to 8×8 and thresholded at > 96.
+    let dir = tempfile::tempdir().unwrap();
+    let count = 60;
+    let pixels: Vec<u8> = (0..count * 28 * 28)
+        .map(|i| {
+            let h = wgsparse::gpu::shaders::pcg_hash(i as u32 ^ 0x5bd1);
+            let brightness = ((i / (28 * 28)) * 7 % 10) as f64 / 9.0;
+            (255.0 * brightness * ((h % 1000) as f64 / 1000.0).powi(3)) as u8
+        })
+        .collect();
+    let idx = dir.path().join("images.idx");
+    wgsparse::io::write_idx_images(
+        &idx,
+        &wgsparse::io::IdxImages {
+            count,
+            rows: 28,
+            cols: 28,
+            pixels,
+        },
+    )
+    .unwrap();
+    let out = dir.path().join("net");
+    let (code, text) = cli(&[
+        "spdnn",
+        "--neurons",
+        "64",
+        "--layers",
+        "5",
+        "--rows",
+        "60",
+        "--input",
+        idx.to_str().unwrap(),
+        "--approach",
+        "all",
+        "--check",
+        "--reps",
+        "1",
+        "--json",
+        "--export",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{text}");
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    for v in &lines {
+        assert_eq!(v["ok"], true, "{text}");
+        let active = v["active_rows"].as_u64().unwrap();
+        assert!(active > 0 && active < 60, "{text}");
+    }
+    // The export: the layers and inputs read back as written, the categories as found.
+    let net = data::generated_network(64, 5, -0.3, 1).unwrap();
+    for (k, w) in net.layers.iter().enumerate() {
+        let back = wgsparse::io::read_csr_binary(out.join(format!("l{}", k + 1))).unwrap();
+        assert_eq!(&back, w);
+    }
+    let y0 = wgsparse::io::read_csr_binary(out.join("inputs")).unwrap();
+    assert_eq!((y0.nrows, y0.ncols), (60, 64));
+    let cats = data::read_categories(&out.join("categories.tsv"), 60).unwrap();
+    assert_eq!(cats, cpu::categories(&cpu::infer(&net, &y0), 64));
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("meta.json")).unwrap()).unwrap();
+    assert_eq!(meta["edges"], 64 * 32 * 5);
 }

@@ -54,6 +54,8 @@ shader_table!(
     "spdnn/layer",
     "spdnn/compact",
     "spdnn/reset",
+    "spdnn/sliced",
+    "spdnn/select",
     "wide/model",
     "wide/linear",
     "wide/fm",

@@ -144,6 +144,10 @@ fn read_idx(path: &Path, magic: u32) -> Result<(Vec<usize>, Vec<u8>)> {
                 "bad magic number 0x{found:08x} at byte offset 0: expected 0x{magic:08x} ({}){}",
                 describe(magic),
                 match describe(found) {
+                    _ if found >> 16 == 0x1f8b => {
+                        ", this file is gzip-compressed (decompress it first, e.g. `gunzip -k`)"
+                            .to_string()
+                    }
                     "unknown" => String::new(),
                     d => format!(", this file holds {d}"),
                 }

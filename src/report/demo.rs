@@ -127,7 +127,10 @@ fn spdnn_row(gpu: &Gpu) -> Result<DemoRow> {
     let ok = got == cpu::categories(&want, n) && max_rel_error <= 1e-5 * layers as f64;
     Ok(DemoRow {
         system: "spdnn",
-        kernel: "spdnn.layer + spdnn.compact".into(),
+        kernel: match plan.approach() {
+            spdnn::Approach::DenseRows => "spdnn.layer + spdnn.compact".into(),
+            _ => "spdnn.sliced + spdnn.select".into(),
+        },
         detail: format!(
             "N={n} L={layers} rows={rows}, {} of {rows} rows survive",
             got.len()

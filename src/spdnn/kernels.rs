@@ -1,12 +1,14 @@
-//! The fast path's plan: W_lᵀ in column-major ELL per layer, the dense rows of each chunk
+//! The dense-rows path's plan (the first fast path, fastest while a workgroup's rows fit
+//! workgroup memory): W_lᵀ in column-major ELL per layer, the dense rows of each chunk
 //! of inputs, and the bind groups of every layer's `spdnn.layer` → scan → `spdnn.compact`,
 //! all prepared once so that [`Plan::record`] only records dispatches.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use bytemuck::{Pod, Zeroable};
 
-use crate::gpu::{Batch, Binding, ExclusiveScan, Gpu, GpuBuffer, GpuTime, Kernel, KernelSpec};
+use crate::gpu::{Batch, Binding, ExclusiveScan, Gpu, GpuBuffer, Kernel, KernelSpec};
 use crate::sparse::Csr;
 use crate::spdnn::{Network, Options};
 use crate::{Error, Result};
@@ -100,7 +102,7 @@ struct Chunk {
 }
 
 /// A prepared GPU inference of fixed inputs through a fixed network.
-pub struct Plan {
+pub(crate) struct RowsPlan {
     n: usize,
     rows_per_workgroup: u32,
     staged: bool,
@@ -111,7 +113,7 @@ pub struct Plan {
     reset: Arc<Kernel>,
 }
 
-impl Plan {
+impl RowsPlan {
     /// Uploads the network and the inputs `y0` (`rows × n`) and prepares every dispatch.
     /// Fails on a network with no layer, inputs of another width, non-finite inputs, or
     /// sizes beyond the device's bindings (named in the error).
@@ -216,7 +218,7 @@ impl Plan {
             )?);
             start += rows;
         }
-        Ok(Plan {
+        Ok(RowsPlan {
             n,
             rows_per_workgroup: rows_wg,
             staged,
@@ -248,17 +250,20 @@ impl Plan {
         Ok(())
     }
 
-    /// Records the whole inference (every chunk through every layer) into `batch`.
-    pub fn record(&self, batch: &mut Batch) -> Result<()> {
+    /// Records layers `layers` (a range of 0..L) of every chunk; layer 0 starts with a reset.
+    pub fn record_layers(&self, batch: &mut Batch, layers: Range<usize>) -> Result<()> {
         let gpu = batch.gpu();
         for c in &self.chunks {
             let cap = c.rows as u32;
-            batch.dispatch(
-                &self.reset,
-                c.reset.clone(),
-                gpu.grid(cap.div_ceil(RESET_WG))?,
-            )?;
-            for (l, bg) in c.layers.iter().enumerate() {
+            for l in layers.clone() {
+                if l == 0 {
+                    batch.dispatch(
+                        &self.reset,
+                        c.reset.clone(),
+                        gpu.grid(cap.div_ceil(RESET_WG))?,
+                    )?;
+                }
+                let bg = &c.layers[l];
                 let groups = cap.div_ceil(self.rows_per_workgroup);
                 batch.dispatch(&self.layer, bg.clone(), gpu.grid(groups)?)?;
                 c.scan.record(batch, &c.pos)?;
@@ -268,11 +273,12 @@ impl Plan {
         Ok(())
     }
 
-    /// Records, submits and times one inference.
-    pub fn run(&self, gpu: &Gpu) -> Result<GpuTime> {
-        let mut batch = Batch::new(gpu);
-        self.record(&mut batch)?;
-        batch.submit_timed()
+    /// Bytes of the activation buffers (inputs, layer output, compacted next input).
+    pub fn peak_bytes(&self) -> u64 {
+        self.chunks
+            .iter()
+            .map(|c| 3 * (c.rows * self.n * 4) as u64)
+            .sum()
     }
 
     fn finals(&self, gpu: &Gpu, c: &Chunk) -> Result<Vec<u32>> {

@@ -5,16 +5,25 @@
 //! nonzero after the last layer. Rate: edges/s = rows · Σ_l nnz(W_l) / time
 //! (= rows · 32 · N · L for the challenge's layers).
 //!
-//! The GPU path implemented here is the fast path: Y as dense rows of the *active* set,
-//! W_lᵀ in ELL with column-major slots, multiply + bias + clamp fused in one kernel
-//! (`spdnn.layer`), then active-row compaction on the device each layer (flags,
-//! [`ExclusiveScan`](crate::gpu::ExclusiveScan), `spdnn.compact`). The active count stays on
-//! the device, so all L layers are recorded into one batch with no readback in between.
-//! Rows are split into chunks so that each chunk's dense Y fits one storage binding.
+//! Two GPU paths, both with multiply + bias + clamp fused in one kernel and the active set
+//! rebuilt on the device after every layer (flags, [`ExclusiveScan`](crate::gpu::ExclusiveScan),
+//! selection); the active count stays on the device, so all L layers are recorded with no
+//! readback in between, and rows are split into chunks so that each chunk's dense Y fits one
+//! storage binding:
+//! - [`Approach::SlicedEll`] (`auto`, any N): W in sliced ELL (blocks of B = WG·T outputs,
+//!   slices of S input columns that fit workgroup memory for R = 4·RV rows), each slice of
+//!   the tile's rows staged once and used by all B outputs, T·R sums per invocation in
+//!   registers; rows stay in place and only their ids are compacted (`spdnn.sliced`,
+//!   `spdnn.select`).
+//! - [`Approach::DenseRows`]: W_lᵀ in column-major ELL over all N, a workgroup's rows staged
+//!   whole when they fit (small N), the surviving rows copied together after each layer
+//!   (`spdnn.layer`, `spdnn.compact`).
 
 pub mod cpu;
 pub mod data;
 mod kernels;
+mod plan;
+mod sliced;
 
 use serde::Serialize;
 
@@ -22,7 +31,8 @@ use crate::gpu::{Batch, Gpu, GpuTime};
 use crate::sparse::Csr;
 use crate::{Error, Result};
 
-pub use kernels::Plan;
+pub use plan::Plan;
+pub use sliced::{Tiling, MAX_RV, MAX_T};
 
 /// Largest value an activation may take (the challenge's YMAX).
 pub const YMAX: f32 = 32.0;
@@ -103,15 +113,70 @@ pub struct Inference {
     pub from_timestamps: bool,
 }
 
+/// Which GPU path runs the layers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Approach {
+    /// The fastest path for the shape: today [`Approach::SlicedEll`] for every N.
+    Auto,
+    /// W in sliced ELL, input slices staged in workgroup memory, register-tiled outputs,
+    /// row ids compacted (`spdnn.sliced`).
+    SlicedEll,
+    /// W_lᵀ in ELL over all N, rows staged whole when they fit, surviving rows copied
+    /// together (`spdnn.layer`).
+    DenseRows,
+}
+
+impl Approach {
+    /// The concrete path `auto` stands for.
+    pub fn resolve(self) -> Approach {
+        match self {
+            Approach::Auto => Approach::SlicedEll,
+            a => a,
+        }
+    }
+
+    /// The name the CLI and reports use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Approach::Auto => "auto",
+            Approach::SlicedEll => "sliced-ell",
+            Approach::DenseRows => "dense-rows",
+        }
+    }
+}
+
 /// Options of the GPU inference.
 #[derive(Clone, Debug)]
 pub struct Options {
-    /// Invocations per workgroup of the layer and compaction kernels.
+    /// The GPU path.
+    pub approach: Approach,
+    /// Invocations per workgroup of the layer kernels.
     pub workgroup: u32,
-    /// Active rows per workgroup of `spdnn.layer` (1..=8): each weight slot loaded serves
-    /// them all.
+    /// Sliced ELL: outputs per invocation T (1..=[`MAX_T`]); a block is `workgroup · T`
+    /// outputs.
+    pub outputs_per_invocation: u32,
+    /// Sliced ELL: vec4s of rows per workgroup RV (1..=[`MAX_RV`]): 4·RV rows share each
+    /// weight loaded; T·RV ≤ 16.
+    pub row_vecs: u32,
+    /// Sliced ELL: input columns per slice; `None` takes the widest whose 4·RV rows fit
+    /// workgroup memory (at most N).
+    pub slice: Option<u32>,
+    /// Sliced ELL: lanes per ELL group, each group padded to its longest lane (divides
+    /// `workgroup`). 8 lanes of 4-byte words read one 32-byte sector per step; the
+    /// subgroup's loop runs to its longest lane whatever the grouping, so smaller groups
+    /// only save padding bytes.
+    pub ell_lanes: u32,
+    /// Sliced ELL: when every weight of every layer is one value per layer (the challenge's
+    /// 1/16), drop the weights, pack two u16 positions per word and multiply each sum by the
+    /// value at the end (the same f32 sums up to order; the product is exact when the value
+    /// is a power of two).
+    pub pack_uniform: bool,
+    /// Dense rows: active rows per workgroup of `spdnn.layer` (1..=8): each weight slot
+    /// loaded serves them all.
     pub rows_per_workgroup: u32,
-    /// Stage each workgroup's rows in workgroup memory: `None` stages when they fit.
+    /// Dense rows: stage each workgroup's rows in workgroup memory: `None` stages when they
+    /// fit.
     pub stage: Option<bool>,
     /// Most rows per chunk (each chunk's dense Y must fit one storage binding, which caps it
     /// further); `None` takes the binding's limit.
@@ -121,7 +186,13 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
+            approach: Approach::Auto,
             workgroup: 256,
+            outputs_per_invocation: 4,
+            row_vecs: 2,
+            slice: None,
+            ell_lanes: 8,
+            pack_uniform: true,
             rows_per_workgroup: 4,
             stage: None,
             chunk_rows: None,

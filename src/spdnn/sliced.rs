@@ -1,0 +1,608 @@
+//! The sliced-ELL fast path (`spdnn.sliced` → scan → `spdnn.select`), the path that scales to
+//! large N. Each layer's W is cut into blocks of B = WG·T output neurons and slices of S
+//! input columns; the entries of one (block, slice, t) are grouped G lanes at a time, each
+//! group an ELL of its own width, so a slice's staged rows serve every output of the block
+//! and the gathers hit workgroup memory whatever N is. Rows are never moved: the active list
+//! holds row ids, each layer writes its rows in place of the other activation buffer, and
+//! the selection after each layer moves ids only (4 bytes per row, not 4·N).
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use bytemuck::{Pod, Zeroable};
+
+use crate::gpu::{Batch, Binding, ExclusiveScan, Gpu, GpuBuffer, Kernel, KernelSpec};
+use crate::sparse::Csr;
+use crate::spdnn::{Network, Options};
+use crate::{Error, Result};
+
+const SLICED_BINDINGS: [Binding; 10] = [
+    Binding::Uniform,
+    Binding::Read,
+    Binding::Read,
+    Binding::Read,
+    Binding::Read,
+    Binding::Read,
+    Binding::Read,
+    Binding::ReadWrite,
+    Binding::ReadWrite,
+    Binding::ReadWrite,
+];
+const SELECT_BINDINGS: [Binding; 6] = [
+    Binding::Uniform,
+    Binding::ReadWrite,
+    Binding::ReadWrite,
+    Binding::Read,
+    Binding::ReadWrite,
+    Binding::ReadWrite,
+];
+const RESET_BINDINGS: [Binding; 3] = [Binding::Uniform, Binding::ReadWrite, Binding::ReadWrite];
+/// Invocations per workgroup of `spdnn.select` and `spdnn.reset`.
+const SMALL_WG: u32 = 256;
+/// Most outputs per invocation, vec4s of rows, and accumulators (`MAX_T`, `MAX_RV`,
+/// `MAX_ACC` in the shader).
+pub const MAX_T: u32 = 8;
+/// See [`MAX_T`].
+pub const MAX_RV: u32 = 4;
+const MAX_ACC: u32 = 16;
+/// Bytes of workgroup memory the kernel uses besides the staged slice.
+const WG_EXTRA: u64 = 64;
+// The staged slice has one more column (kept zero) for padding slots: see `Tiling::new`.
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct SlicedParams {
+    n: u32,
+    slices: u32,
+    blocks: u32,
+    bias: f32,
+    /// The layer's one weight value when packed (unused otherwise).
+    weight: f32,
+    pad: [u32; 3],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct CapParams {
+    cap: u32,
+    pad: [u32; 3],
+}
+
+/// The tiling of `spdnn.sliced`, fixed for a plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tiling {
+    /// Invocations per workgroup.
+    pub wg: u32,
+    /// Outputs per invocation (register tile), 1..=8.
+    pub t: u32,
+    /// vec4s of rows per workgroup (rows per workgroup = 4·rv), 1..=4.
+    pub rv: u32,
+    /// Input columns per slice.
+    pub slice: u32,
+    /// Lanes per ELL group (divides `wg`; the options' `ell_lanes`, at most `wg`).
+    pub lanes: u32,
+}
+
+impl Tiling {
+    /// Output neurons per block (B = wg · t).
+    pub fn block(&self) -> usize {
+        (self.wg * self.t) as usize
+    }
+
+    /// Active rows per workgroup (R = 4 · rv).
+    pub fn rows(&self) -> usize {
+        4 * self.rv as usize
+    }
+
+    /// Checks the options against the device and picks the slice: the widest whose staged
+    /// rows fit workgroup memory (at most N), or the one asked for. T is lowered to
+    /// ⌈N / wg⌉ when larger (a block wider than N would only idle).
+    pub fn new(gpu: &Gpu, n: usize, options: &Options) -> Result<Self> {
+        let wg = options.workgroup;
+        let (t, rv) = (options.outputs_per_invocation, options.row_vecs);
+        if !(1..=MAX_T).contains(&t) || !(1..=MAX_RV).contains(&rv) || t * rv > MAX_ACC {
+            return Err(Error::Option(format!(
+                "{t} outputs per invocation × {rv} vec4s of rows: each must be in 1..={MAX_T} \
+                 and 1..={MAX_RV}, their product at most {MAX_ACC}"
+            )));
+        }
+        let lanes = options.ell_lanes.min(wg);
+        if lanes == 0 || !wg.is_multiple_of(lanes) {
+            return Err(Error::Option(format!(
+                "a workgroup of {wg} invocations is not a multiple of {} lanes per ELL group",
+                options.ell_lanes
+            )));
+        }
+        let room = u64::from(gpu.caps.max_workgroup_storage_bytes).saturating_sub(WG_EXTRA);
+        // The slice's columns and the zero column that padding slots point at.
+        let fit = (room / (16 * u64::from(rv))).saturating_sub(1);
+        let slice = match options.slice {
+            Some(s) if s == 0 || u64::from(s) > fit => {
+                return Err(Error::TooLarge {
+                    what: format!("a slice of {s} columns × {} rows of spdnn.sliced", 4 * rv),
+                    needed: format!(
+                        "{} bytes of workgroup memory",
+                        u64::from(s) * 16 * u64::from(rv) + WG_EXTRA
+                    ),
+                    limit: format!("{} bytes", gpu.caps.max_workgroup_storage_bytes),
+                })
+            }
+            Some(s) => s,
+            None => fit.min(n as u64).max(1) as u32,
+        };
+        if fit == 0 {
+            return Err(Error::TooLarge {
+                what: format!("one column of {} rows of spdnn.sliced", 4 * rv),
+                needed: format!(
+                    "{} bytes of workgroup memory",
+                    16 * u64::from(rv) + WG_EXTRA
+                ),
+                limit: format!("{} bytes", gpu.caps.max_workgroup_storage_bytes),
+            });
+        }
+        // Outputs past N would only idle: a block need not be wider than N.
+        let t = t.min(n.div_ceil(wg as usize) as u32).max(1);
+        Ok(Tiling {
+            wg,
+            t,
+            rv,
+            slice,
+            lanes,
+        })
+    }
+}
+
+/// One layer in sliced ELL: `seg[q]..seg[q+1]` are the words of segment
+/// q = ((block · slices + slice) · t + ti) · groups + group, lane i's word k at
+/// `seg[q] + k · lanes + i`. A word is one entry (its source's position within the slice,
+/// with its weight in `val`) or, when every weight of the layer is the same (`packed`), two
+/// entries' positions as u16 halves (slot 2k low, 2k + 1 high) and no `val`. Padding points
+/// at position `slice`, which the kernel keeps zero, with weight 0.
+pub(crate) struct SlicedEll {
+    /// Segment offsets in words (one more than the segments).
+    pub seg: Vec<u32>,
+    /// Positions (one or two per word).
+    pub pos: Vec<u32>,
+    /// Each entry's weight (empty when packed).
+    pub val: Vec<f32>,
+    /// Entry slots, padding included (twice the words when packed).
+    pub slots: usize,
+}
+
+/// The one value of every weight of `w`, if they are all equal (and `w` has any).
+pub(crate) fn uniform_value(w: &Csr) -> Option<f32> {
+    let first = *w.values.first()?;
+    w.values
+        .iter()
+        .all(|v| v.to_bits() == first.to_bits())
+        .then_some(first)
+}
+
+impl SlicedEll {
+    /// Builds the sliced ELL of `w` (`n × n`, row i = source neuron) for `tiling`; `packed`
+    /// drops the weights (the caller has checked they are all equal) and packs positions.
+    pub fn new(w: &Csr, tiling: &Tiling, packed: bool) -> Result<Self> {
+        let n = w.ncols;
+        let s = tiling.slice as usize;
+        let slices = n.div_ceil(s);
+        let b = tiling.block();
+        let blocks = n.div_ceil(b);
+        let lanes = tiling.lanes as usize;
+        let groups = tiling.wg as usize / lanes;
+        let wt = w.transpose();
+        // Where each output's sources enter each slice (the sources are sorted).
+        let mut cut = vec![0u32; n * (slices + 1)];
+        for j in 0..n {
+            let r = wt.row_range(j);
+            let cols = &wt.col_idx[r.clone()];
+            for sl in 0..=slices {
+                let bound = (sl * s).min(n) as u32;
+                cut[j * (slices + 1) + sl] =
+                    (r.start + cols.partition_point(|&c| c < bound)) as u32;
+            }
+        }
+        let segments = blocks * slices * tiling.t as usize * groups;
+        let mut seg = Vec::with_capacity(segments + 1);
+        seg.push(0u32);
+        let mut pos = Vec::new();
+        let mut val = Vec::new();
+        let mut slots = 0usize;
+        let pad = tiling.slice;
+        for block in 0..blocks {
+            for sl in 0..slices {
+                for ti in 0..tiling.t as usize {
+                    for g in 0..groups {
+                        let first = block * b + ti * tiling.wg as usize + g * lanes;
+                        let range = |lane: usize| {
+                            let j = first + lane;
+                            if j >= n {
+                                return 0..0;
+                            }
+                            let at = j * (slices + 1) + sl;
+                            cut[at] as usize..cut[at + 1] as usize
+                        };
+                        let mut width = (0..lanes).map(|l| range(l).len()).max().unwrap_or(0);
+                        if packed {
+                            width = width.next_multiple_of(2);
+                        }
+                        slots += width * lanes;
+                        // Slot k of `lane`: (position, weight).
+                        let slot = |lane: usize, k: usize| {
+                            let r = range(lane);
+                            if k < r.len() {
+                                let e = r.start + k;
+                                (wt.col_idx[e] - (sl * s) as u32, wt.values[e])
+                            } else {
+                                (pad, 0.0)
+                            }
+                        };
+                        if packed {
+                            for k in (0..width).step_by(2) {
+                                for lane in 0..lanes {
+                                    pos.push(slot(lane, k).0 | (slot(lane, k + 1).0 << 16));
+                                }
+                            }
+                        } else {
+                            for k in 0..width {
+                                for lane in 0..lanes {
+                                    let (p, v) = slot(lane, k);
+                                    pos.push(p);
+                                    val.push(v);
+                                }
+                            }
+                        }
+                        let end = u32::try_from(pos.len()).map_err(|_| Error::TooLarge {
+                            what: "one layer in sliced ELL".into(),
+                            needed: format!("{} words", pos.len()),
+                            limit: "2³² words (u32 offsets)".into(),
+                        })?;
+                        seg.push(end);
+                    }
+                }
+            }
+        }
+        // Bindings cannot be empty; no segment refers to these.
+        if pos.is_empty() {
+            pos.push(0);
+        }
+        if val.is_empty() {
+            val.push(0.0);
+        }
+        Ok(SlicedEll {
+            seg,
+            pos,
+            val,
+            slots,
+        })
+    }
+}
+
+/// One layer's sliced ELL on the device.
+struct LayerWeights {
+    seg: GpuBuffer<u32>,
+    pos: GpuBuffer<u32>,
+    val: GpuBuffer<f32>,
+    params: wgpu::Buffer,
+}
+
+/// The device state of one chunk of input rows.
+struct Chunk {
+    start: usize,
+    rows: usize,
+    ids: [GpuBuffer<u32>; 2],
+    count: GpuBuffer<u32>,
+    pos: GpuBuffer<u32>,
+    scan: ExclusiveScan,
+    /// Held for the bind groups (layer 0 reads the inputs; the layers and the selection
+    /// set and clear the flags).
+    _input: GpuBuffer<f32>,
+    _flags: GpuBuffer<u32>,
+    /// The two activation buffers (layer l writes `y[l % 2]`); the inputs are apart so a
+    /// plan can run again.
+    y: [GpuBuffer<f32>; 2],
+    reset: wgpu::BindGroup,
+    layers: Vec<wgpu::BindGroup>,
+    selects: [wgpu::BindGroup; 2],
+}
+
+/// A prepared sliced-ELL inference of fixed inputs through a fixed network.
+pub(crate) struct SlicedPlan {
+    n: usize,
+    tiling: Tiling,
+    layers: usize,
+    chunks: Vec<Chunk>,
+    sliced: Arc<Kernel>,
+    select: Arc<Kernel>,
+    reset: Arc<Kernel>,
+    peak_bytes: u64,
+    fill: f64,
+    packed: bool,
+}
+
+impl SlicedPlan {
+    /// Uploads the network in sliced ELL and the inputs, and prepares every dispatch.
+    pub fn new(gpu: &Gpu, net: &Network, y0: &Csr, options: &Options) -> Result<Self> {
+        let n = net.n;
+        let tiling = Tiling::new(gpu, n, options)?;
+        let row_bytes = (n * 4) as u64;
+        let fit = (gpu.caps.max_storage_binding_bytes / row_bytes) as usize;
+        if fit == 0 {
+            return Err(Error::TooLarge {
+                what: "one dense row of activations".into(),
+                needed: format!("{row_bytes} bytes"),
+                limit: format!("{} bytes per binding", gpu.caps.max_storage_binding_bytes),
+            });
+        }
+        // Layers whose weights are all one value (the challenge's 1/16) drop the values
+        // and pack two u16 positions per word; slices must then be addressable in 16 bits.
+        let uniform: Vec<Option<f32>> = net.layers.iter().map(uniform_value).collect();
+        let packed = options.pack_uniform
+            && tiling.slice < u32::from(u16::MAX)
+            && uniform.iter().all(Option::is_some);
+        let kernel = |name, bindings, constants| {
+            gpu.kernel(&KernelSpec {
+                name,
+                defines: vec![],
+                constants,
+                bindings,
+            })
+        };
+        let sliced = kernel(
+            "spdnn/sliced",
+            &SLICED_BINDINGS[..],
+            vec![
+                ("WG", f64::from(tiling.wg)),
+                ("T", f64::from(tiling.t)),
+                ("RV", f64::from(tiling.rv)),
+                ("S", f64::from(tiling.slice)),
+                ("STAGE_LEN", f64::from((tiling.slice + 1) * tiling.rv)),
+                ("PACKED", if packed { 1.0 } else { 0.0 }),
+                ("G", f64::from(tiling.lanes)),
+            ],
+        )?;
+        let select = kernel(
+            "spdnn/select",
+            &SELECT_BINDINGS[..],
+            vec![("WG", f64::from(SMALL_WG))],
+        )?;
+        let reset = kernel(
+            "spdnn/reset",
+            &RESET_BINDINGS[..],
+            vec![("WG", f64::from(SMALL_WG))],
+        )?;
+        let (mut slots, mut nnz) = (0usize, 0usize);
+        let weights = net
+            .layers
+            .iter()
+            .zip(&uniform)
+            .map(|(w, &value)| {
+                let ell = SlicedEll::new(w, &tiling, packed)?;
+                slots += ell.slots;
+                nnz += w.nnz();
+                Ok(LayerWeights {
+                    seg: GpuBuffer::upload(gpu, "spdnn.sliced.seg", &ell.seg)?,
+                    pos: GpuBuffer::upload(gpu, "spdnn.sliced.pos", &ell.pos)?,
+                    val: GpuBuffer::upload(gpu, "spdnn.sliced.val", &ell.val)?,
+                    params: gpu.uniform(
+                        "spdnn.sliced.params",
+                        &SlicedParams {
+                            n: n as u32,
+                            slices: n.div_ceil(tiling.slice as usize) as u32,
+                            blocks: n.div_ceil(tiling.block()) as u32,
+                            bias: net.bias,
+                            weight: value.unwrap_or(0.0),
+                            pad: [0; 3],
+                        },
+                    ),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let per = options.chunk_rows.unwrap_or(usize::MAX).min(fit).max(1);
+        let mut chunks = Vec::new();
+        let mut start = 0;
+        while start < y0.nrows {
+            let rows = per.min(y0.nrows - start);
+            chunks.push(Chunk::new(
+                gpu, n, y0, start, rows, &weights, &sliced, &select, &reset,
+            )?);
+            start += rows;
+        }
+        let peak_bytes = chunks.iter().map(|c| 3 * c.rows as u64 * row_bytes).sum();
+        Ok(SlicedPlan {
+            n,
+            tiling,
+            layers: net.layers.len(),
+            chunks,
+            sliced,
+            select,
+            reset,
+            peak_bytes,
+            fill: slots as f64 / nnz.max(1) as f64,
+            packed,
+        })
+    }
+
+    /// Whether the layers' weights were dropped for their one value (positions packed).
+    pub fn packed(&self) -> bool {
+        self.packed
+    }
+
+    /// ELL slots per nonzero of W over all layers (1 = no padding).
+    pub fn fill(&self) -> f64 {
+        self.fill
+    }
+
+    pub fn tiling(&self) -> Tiling {
+        self.tiling
+    }
+
+    pub fn chunks(&self) -> usize {
+        self.chunks.len()
+    }
+
+    pub fn peak_bytes(&self) -> u64 {
+        self.peak_bytes
+    }
+
+    pub fn poison(&self, gpu: &Gpu) -> Result<()> {
+        for c in &self.chunks {
+            for b in &c.y {
+                b.fill(gpu, f32::NAN)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Records layers `layers` (a range of 0..L) of every chunk; layer 0 starts with a reset.
+    pub fn record_layers(&self, batch: &mut Batch, layers: Range<usize>) -> Result<()> {
+        let gpu = batch.gpu();
+        let groups_per_block = |rows: usize| rows.div_ceil(self.tiling.rows());
+        let blocks = self.n.div_ceil(self.tiling.block());
+        for c in &self.chunks {
+            let cap = c.rows as u32;
+            let small = gpu.grid(cap.div_ceil(SMALL_WG))?;
+            for l in layers.clone() {
+                if l == 0 {
+                    batch.dispatch(&self.reset, c.reset.clone(), small)?;
+                }
+                let groups = groups_per_block(c.rows) * blocks;
+                let groups = u32::try_from(groups).map_err(|_| Error::TooLarge {
+                    what: "the spdnn.sliced dispatch".into(),
+                    needed: format!("{groups} workgroups"),
+                    limit: "2³² workgroups".into(),
+                })?;
+                batch.dispatch(&self.sliced, c.layers[l].clone(), gpu.grid(groups)?)?;
+                c.scan.record(batch, &c.pos)?;
+                batch.dispatch(&self.select, c.selects[l % 2].clone(), small)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn finals(&self, gpu: &Gpu, c: &Chunk) -> Result<Vec<u32>> {
+        let count = c.count.read(gpu)?[0] as usize;
+        if count > c.rows {
+            return Err(Error::Check {
+                kernel: "spdnn.select".into(),
+                message: format!("active count {count} exceeds the chunk's {} rows", c.rows),
+            });
+        }
+        let mut ids = c.ids[self.layers % 2].read(gpu)?;
+        ids.truncate(count);
+        Ok(ids)
+    }
+
+    pub fn categories(&self, gpu: &Gpu) -> Result<Vec<u32>> {
+        let mut out = Vec::new();
+        for c in &self.chunks {
+            out.extend(self.finals(gpu, c)?.iter().map(|&i| (c.start as u32) + i));
+        }
+        out.sort_unstable();
+        Ok(out)
+    }
+
+    pub fn output(&self, gpu: &Gpu) -> Result<Vec<f32>> {
+        let n = self.n;
+        let rows: usize = self.chunks.iter().map(|c| c.rows).sum();
+        let mut out = vec![0f32; rows * n];
+        for c in &self.chunks {
+            let ids = self.finals(gpu, c)?;
+            let y = c.y[(self.layers - 1) % 2].read(gpu)?;
+            for &id in &ids {
+                let (r, s) = (c.start + id as usize, id as usize);
+                out[r * n..(r + 1) * n].copy_from_slice(&y[s * n..(s + 1) * n]);
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl Chunk {
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        gpu: &Gpu,
+        n: usize,
+        y0: &Csr,
+        start: usize,
+        rows: usize,
+        weights: &[LayerWeights],
+        sliced: &Kernel,
+        select: &Kernel,
+        reset: &Kernel,
+    ) -> Result<Self> {
+        let mut dense = vec![0f32; rows * n];
+        for r in 0..rows {
+            for e in y0.row_range(start + r) {
+                dense[r * n + y0.col_idx[e] as usize] = y0.values[e];
+            }
+        }
+        let input = GpuBuffer::upload(gpu, "spdnn.y0", &dense)?;
+        drop(dense);
+        let y = [
+            GpuBuffer::<f32>::zeroed(gpu, "spdnn.y_a", rows * n)?,
+            GpuBuffer::<f32>::zeroed(gpu, "spdnn.y_b", rows * n)?,
+        ];
+        let flags = GpuBuffer::<u32>::zeroed(gpu, "spdnn.flags", rows)?;
+        let pos = GpuBuffer::<u32>::zeroed(gpu, "spdnn.pos", rows)?;
+        let ids = [
+            GpuBuffer::<u32>::zeroed(gpu, "spdnn.ids", rows)?,
+            GpuBuffer::<u32>::zeroed(gpu, "spdnn.ids", rows)?,
+        ];
+        let count = GpuBuffer::<u32>::zeroed(gpu, "spdnn.count", 1)?;
+        let cap = gpu.uniform(
+            "spdnn.cap",
+            &CapParams {
+                cap: rows as u32,
+                pad: [0; 3],
+            },
+        );
+        let reset_bg = reset.bind(gpu, &[&cap, ids[0].raw(), count.raw()])?;
+        let mut layers = Vec::with_capacity(weights.len());
+        for (l, w) in weights.iter().enumerate() {
+            let y_in = if l == 0 { &input } else { &y[(l - 1) % 2] };
+            layers.push(sliced.bind(
+                gpu,
+                &[
+                    &w.params,
+                    count.raw(),
+                    w.seg.raw(),
+                    w.pos.raw(),
+                    w.val.raw(),
+                    ids[l % 2].raw(),
+                    y_in.raw(),
+                    y[l % 2].raw(),
+                    flags.raw(),
+                    pos.raw(),
+                ],
+            )?);
+        }
+        let select_bg = |from: usize| {
+            select.bind(
+                gpu,
+                &[
+                    &cap,
+                    flags.raw(),
+                    pos.raw(),
+                    ids[from].raw(),
+                    ids[1 - from].raw(),
+                    count.raw(),
+                ],
+            )
+        };
+        let selects = [select_bg(0)?, select_bg(1)?];
+        Ok(Chunk {
+            start,
+            rows,
+            ids,
+            count,
+            pos,
+            _input: input,
+            _flags: flags,
+            scan: ExclusiveScan::new(gpu, rows)?,
+            y,
+            reset: reset_bg,
+            layers,
+            selects,
+        })
+    }
+}
