@@ -269,18 +269,7 @@ fn generated(shape: Shape, scale: f64, seed: u64) -> Result<Loaded> {
         seed,
     )?;
     let source = format!("planted {}×{} ({} ratings)", s(m), s(n), total);
-    let t = &p.test;
-    let sse: f64 = (0..t.len())
-        .map(|k| {
-            let (u, i) = (
-                p.user_factors.row(t.users[k] as usize),
-                p.item_factors.row(t.items[k] as usize),
-            );
-            let dot: f64 = u.iter().zip(i).map(|(a, b)| *a as f64 * *b as f64).sum();
-            (t.values[k] as f64 - dot).powi(2)
-        })
-        .sum();
-    let floor = (!t.is_empty()).then(|| (sse / t.len() as f64).sqrt());
+    let floor = p.noise_floor();
     Ok((
         (&p.train).into(),
         Some((&p.test).into()),
