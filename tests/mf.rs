@@ -191,6 +191,42 @@ fn f16_matches_f32_and_many_workers_match_one() {
         (many - few).abs() <= 0.01 * few,
         "128 workers {many} vs 8 {few}"
     );
+    // The problem is sized so that 128 truly concurrent workers lose nothing: the CPU
+    // simulation of 128 workers in lockstep (all read, then all write) ends as close to 8.
+    // A GPU that misses the mark while this holds loses updates the races do not explain.
+    let lockstep = |workers| {
+        let options = Options {
+            precision: Precision::F32,
+            workers: Some(workers),
+            ..converge_options()
+        };
+        let (train, test) = sets(&data);
+        let t = Trainer::new(gpu, &train, Some(&test), options.clone()).unwrap();
+        let (mut p, mut q) = t.device_features().unwrap();
+        let samples = t.device_samples().unwrap().remove(0);
+        let tests = t.device_test_samples().unwrap();
+        let mut states = t.worker_states().unwrap();
+        let f = options.batch as usize;
+        for e in 0..10 {
+            let c = cpu::Coeffs {
+                lr: options.learning_rate(e) as f64,
+                lambda: t.device_lambda() as f64,
+                half: false,
+            };
+            let batches = (samples.len() / 3).div_ceil(workers as usize * f);
+            cpu::hogwild_lockstep(&samples, &mut p, &mut q, 32, &mut states, (batches, f), c);
+        }
+        cpu::rmse(&tests, &p, &q, 32, t.sigma()).unwrap()
+    };
+    let (sim_few, sim_many) = (lockstep(8), lockstep(128));
+    assert!(
+        (sim_many - sim_few).abs() <= 0.01 * sim_few,
+        "lockstep simulation: 128 workers {sim_many} vs 8 {sim_few}"
+    );
+    assert!(
+        (many - sim_many).abs() <= 0.02 * sim_many,
+        "128 workers: GPU {many} vs lockstep simulation {sim_many}"
+    );
 }
 
 #[test]
