@@ -353,35 +353,40 @@ fn bands_beyond_one_binding_train_like_one_buffer() {
 }
 
 #[test]
-#[ignore = "lavapipe ends every loop of an invocation after 65,535 loop iterations in all; \
-            a worker spinning on a column lock burns them and falls out of its spin without \
-            the lock. Run on a hardware GPU: --ignored"]
 fn wavefront_never_shares_a_column_block_and_converges() {
+    // 40 ratings per user: in 8 epochs even serial SGD ends ~30% above the noise floor here
+    // (measured on lavapipe: serial 0.191, wavefront 0.190, hogwild 0.198, floor 0.148), so
+    // the wavefront is held to the serial schedule's RMSE (one worker, one column block: the
+    // shuffled samples in order); `converges_to_the_noise_floor_on_every_path` checks the floor.
     let data = planted(300, 200, 12_000, 5);
-    let floor = noise_floor(&data);
     let (train, test) = sets(&data);
+    let epochs = 8;
     for (name, gpu, subgroups, native_f16) in paths() {
-        let options = Options {
-            scheme: Scheme::Wavefront,
-            workers: Some(8),
-            columns: Some(16),
-            instrument: true,
-            subgroups,
-            native_f16,
-            ..converge_options()
+        let run = |workers, columns, instrument| {
+            let options = Options {
+                scheme: Scheme::Wavefront,
+                workers: Some(workers),
+                columns: Some(columns),
+                instrument,
+                subgroups,
+                native_f16,
+                ..converge_options()
+            };
+            let mut t = Trainer::new(gpu, &train, Some(&test), options).unwrap();
+            let m = t.fit(epochs, |_| {}).unwrap();
+            assert_eq!(t.updates_per_epoch(), train.len() as u64);
+            let r: Vec<f64> = m.iter().map(|e| e.rmse.unwrap()).collect();
+            (r, t.instruments().unwrap())
         };
-        let mut t = Trainer::new(gpu, &train, Some(&test), options).unwrap();
-        let epochs = 8;
-        let m = t.fit(epochs, |_| {}).unwrap();
-        assert_eq!(t.updates_per_epoch(), train.len() as u64);
-        let i = t.instruments().unwrap();
+        let (r, i) = run(8, 16, true);
         assert_eq!(i.violations, 0, "{name}: two workers in one column block");
         assert_eq!(i.entries, (epochs * 8 * 16) as u64, "{name}");
-        assert_eq!(i.violations, 0, "{name}: two workers in one column block");
-        let last = m.last().unwrap().rmse.unwrap();
+        let (serial, _) = run(1, 1, false);
+        let (last, reference) = (*r.last().unwrap(), *serial.last().unwrap());
+        assert!(r[0] > 2.0 * last, "{name}: RMSE did not fall: {r:?}");
         assert!(
-            last <= 1.03 * floor,
-            "{name}: wavefront RMSE {last} vs floor {floor}"
+            last <= 1.03 * reference,
+            "{name}: wavefront RMSE {last} vs the serial schedule's {reference}"
         );
     }
 }

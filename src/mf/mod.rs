@@ -6,7 +6,9 @@
 //! Schemes: [`Scheme::Hogwild`] (batch-Hogwild!, the default: each worker updates `batch`
 //! consecutive shuffled samples from random starts; ≈ nnz updates per epoch) and
 //! [`Scheme::Wavefront`] (a grid of blocks, one row of blocks per worker, a column lock so
-//! no two workers update one column block at once; exactly nnz updates per epoch).
+//! no two workers update one column block at once; exactly nnz updates per epoch; a worker
+//! takes the first free column among those it has not visited, in its own random order,
+//! and waits only when all of them are held).
 //! One virtual subgroup does each update (subgroup shuffles, or workgroup memory without
 //! them); features are stored as f16 (native, or packed in u32 words) or f32; arithmetic is
 //! f32. A [`Trainer`] uploads once; [`Trainer::fit`] records each epoch into one submission,
@@ -354,6 +356,11 @@ impl<'g> Trainer<'g> {
     /// Lanes per update and whether they reduce by subgroup shuffles.
     pub fn lanes(&self) -> (u32, bool) {
         (self.layout.lanes, self.layout.subgroup)
+    }
+
+    /// Whether the training kernels bind P and Q `@coherent` (see [`Options::coherent`]).
+    pub fn coherent(&self) -> bool {
+        self.layout.coherent
     }
 
     /// Whether P and Q use native f16 storage (false: packed words or f32).
