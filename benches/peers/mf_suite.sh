@@ -6,15 +6,19 @@
 #   mf-tests        the test binary of tests/mf.rs: cargo test --release --test mf --no-run
 #                   (the path it prints, target/release/deps/mf-HASH, copied as .gpu/mf-tests)
 # Writes logs and JSON lines into $OUT (default ./bench-out); ends with a summary table.
-#   SHAPES="netflix yahoo" WORKERS="6864 13728" WF_WORKERS="1024 4096" EPOCHS=20 \
-#     PEER=0 benches/peers/mf_suite.sh
+#   SHAPES=netflix WORKERS="6864 13728" WF_WORKERS="1024 4096" EPOCHS=20 PEER=0 CHECKS=1 \
+#     benches/peers/mf_suite.sh          (about 5 minutes on an H200)
+#   SHAPES=yahoo CHECKS=0 benches/peers/mf_suite.sh   (Yahoo!Music alone, a second job)
+# CHECKS=0 skips steps 1 and 2.
 # Steps (each skipped when its binary is missing):
 #   1. tests/mf.rs on the GPU, --include-ignored (the wavefront schedule check included).
-#   2. Coherence A/B at a tenth of Netflix's users and items (same density, 1.0M ratings):
-#      mf_reference on the GPU only, 64/686/6864 workers, f16 and f32, with P and Q bound
-#      @coherent (the default) and, f16 only, without (--incoherent). The CPU serial twin and lockstep
-#      simulation of the same data (run on the CPU machine; see the report) end at RMSE
-#      0.4132 (f16) / 0.4239 (f32), lockstep 686 workers 0.4124 / 0.4226, noise floor 0.1127.
+#   2. Coherence A/B with mf_reference. MovieLens-100K's shape, k = 32, 8/64/512/4096
+#      workers: f32 with the CPU serial twin and lockstep simulation beside the GPU on the
+#      same data, f16 GPU only, f32 GPU only without @coherent (--incoherent). Then a tenth
+#      of Netflix's users and items (same density, 1.0M ratings), k = 128, 64/686/6864
+#      workers, GPU only: f16, f32, f16 --incoherent; the CPU serial twin and lockstep
+#      simulation of that data (run on the CPU machine) end at 0.4132 (f16) / 0.4239 (f32),
+#      686 lockstep workers 0.4124 / 0.4226, noise floor 0.1127.
 #   3. Netflix shape (480,190 × 17,771, 99.07M + 1.41M; λ 0.05, α 0.08, β 0.3), planted rank
 #      16 from `wgsparse gen ratings` (its JSON gives the noise floor, passed to mf train):
 #      batch-Hogwild! f16 and f32 at each of WORKERS, f16 without @coherent at the first
@@ -24,7 +28,8 @@
 #   PEER=1 also runs benches/peers/mf_cupy.py on the same files (f16 and f32).
 set -uo pipefail
 OUT=${OUT:-bench-out}
-SHAPES=${SHAPES:-"netflix yahoo"}
+SHAPES=${SHAPES:-"netflix"}
+CHECKS=${CHECKS:-1}
 WORKERS=${WORKERS:-"6864 13728"}
 WF_WORKERS=${WF_WORKERS:-"1024 4096"}
 EPOCHS=${EPOCHS:-20}
@@ -38,14 +43,26 @@ export WGSPARSE_BIN=$PWD/.gpu/wgsparse
 log() { echo "[$(date +%T)] $*" | tee -a "$OUT/log.txt"; }
 $W info >> "$OUT/log.txt" 2>&1
 
-if [ -x .gpu/mf-tests ]; then
+if [ "$CHECKS" = 1 ] && [ -x .gpu/mf-tests ]; then
   log "tests/mf.rs on the GPU (--include-ignored)"
   timeout 300 ./.gpu/mf-tests --include-ignored --test-threads 1 >"$OUT/mf_tests.txt" 2>&1 \
     || log "mf tests FAILED (exit $?): see mf_tests.txt"
   grep -E "^test |test result" "$OUT/mf_tests.txt" | tee -a "$OUT/log.txt"
 fi
 
-if [ -x .gpu/mf_reference ]; then
+if [ "$CHECKS" = 1 ] && [ -x .gpu/mf_reference ]; then
+  # MovieLens-100K's shape (as `mf train --gen small`), k = 32: the CPU lockstep simulation
+  # beside the GPU, same data, same workers (the 22:30 diagnostics had 64 / 512 / 4,096 GPU
+  # workers at 0.53 / 0.70 / 0.69 against 0.42 for 8; simulated here: 0.41 / 0.42 / 0.38).
+  small() {
+    log "mf_reference small $*"
+    timeout 150 ./.gpu/mf_reference --users 943 --items 1682 --ratings 100000 --k 32 \
+      --workers 8,64,512,4096 --epochs "$EPOCHS" --json "$@" \
+      >>"$OUT/mf_reference.jsonl" 2>>"$OUT/log.txt" || log "FAILED (exit $?)"
+  }
+  small --precision f32
+  small --precision f16 --no-cpu
+  small --precision f32 --no-cpu --incoherent
   for run in "f16" "f32" "f16 --incoherent"; do
     set -- $run; prec=$1; coherence=${2:-}
     {
@@ -103,10 +120,11 @@ out = sys.argv[1]
 def lines(name):
     p = os.path.join(out, name)
     return [json.loads(l) for l in open(p) if l.strip()] if os.path.exists(p) else []
-print("mf_reference (netflix/10, GPU only; CPU serial f16 0.4132 / f32 0.4239, floor 0.1127)")
+print("mf_reference final test RMSE (netflix/10: CPU serial f16 0.4132 / f32 0.4239, floor 0.1127)")
 for r in lines("mf_reference.jsonl"):
     finals = {k: round(v[-1], 4) for k, v in r["rmse"].items()}
-    print(f"  {r['precision']} coherent={r['coherent']}: final {finals} floor {r['noise_floor']:.4f}")
+    print(f"  {r['users']}x{r['items']} k{r['k']} {r['precision']} coherent={r['coherent']}: "
+          f"{finals} floor {r['noise_floor']:.4f}")
 print(f"{'shape':>8} {'scheme':>9} {'prec':>4} {'workers':>7} {'coh':>5} {'G upd/s':>8} {'RMSE':>7} {'floor':>7} {'/floor':>6}")
 for r in lines("mf.jsonl"):
     shape = "yahoo" if r["items"] > 100000 else "netflix"
