@@ -22,8 +22,16 @@ struct Params {
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> samples: array<u32>;
+// COHERENT: P and Q bypass per-compute-unit caches, so a worker reads the rows other
+// workgroups stored during this dispatch (without it NVIDIA's L1 may serve a stale row for
+// the whole dispatch: each SM then trains its own copy of the hot rows).
+#ifdef COHERENT
+@coherent @group(0) @binding(2) var<storage, read_write> feat_p: array<Word>;
+@coherent @group(0) @binding(3) var<storage, read_write> feat_q: array<Word>;
+#else
 @group(0) @binding(2) var<storage, read_write> feat_p: array<Word>;
 @group(0) @binding(3) var<storage, read_write> feat_q: array<Word>;
+#endif
 @group(0) @binding(4) var<storage, read_write> rng: array<u32>;
 #ifdef COUNT
 @group(0) @binding(5) var<storage, read_write> counters: array<atomic<u32>>;

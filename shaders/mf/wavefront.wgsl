@@ -1,11 +1,12 @@
 // Wavefront epoch (cuMF_SGD's block scheme): the ratings form a grid of `workers` row blocks
 // × `cols` column blocks (block (w, c) holds offsets[w·cols + c] .. offsets[w·cols + c + 1]).
 // Workgroup w is worker w, one virtual subgroup (WG = LANES). Each epoch it shuffles its own
-// column order with its PCG state, then for each column in turn takes that column's lock
-// (atomic compare-exchange 0 → 1 on locks[c]), updates the block's samples serially and
-// releases the lock: no two workers are ever inside one column block, so updates of one q_v
-// never race. A worker holds at most one lock and never waits while holding one, so the
-// spinning cannot deadlock.
+// column order with its PCG state, then visits every column once: it enters a column block
+// only after taking that column's lock (atomic compare-exchange 0 → 1 on locks[c]), updates
+// the block's samples serially and releases the lock, so no two workers are ever inside one
+// column block and updates of one q_v never race. Where the paper's worker waits for the next
+// column of its order, this one takes the first free column among those it has not visited
+// (its order otherwise kept): it waits only when all of them are held.
 //
 // CHECK instruments the schedule: check[c] counts the workers inside column c (a worker that
 // finds it non-zero on entry adds one to check[cols], the violations), check[cols + 1] counts
@@ -26,8 +27,16 @@ struct Params {
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> samples: array<u32>;
+// COHERENT: P and Q bypass per-compute-unit caches, so a worker reads the rows other
+// workgroups stored during this dispatch (without it NVIDIA's L1 may serve a stale row for
+// the whole dispatch: each SM then trains its own copy of the hot rows).
+#ifdef COHERENT
+@coherent @group(0) @binding(2) var<storage, read_write> feat_p: array<Word>;
+@coherent @group(0) @binding(3) var<storage, read_write> feat_q: array<Word>;
+#else
 @group(0) @binding(2) var<storage, read_write> feat_p: array<Word>;
 @group(0) @binding(3) var<storage, read_write> feat_q: array<Word>;
+#endif
 @group(0) @binding(4) var<storage, read_write> rng: array<u32>;
 @group(0) @binding(5) var<storage, read> offsets: array<u32>;
 @group(0) @binding(6) var<storage, read_write> order: array<u32>;
@@ -35,6 +44,8 @@ struct Params {
 #ifdef CHECK
 @group(0) @binding(8) var<storage, read_write> check: array<atomic<u32>>;
 #endif
+
+const NONE: u32 = 0xffffffffu;
 
 var<workgroup> wg_first: u32;
 var<workgroup> wg_count: u32;
@@ -69,28 +80,44 @@ fn main(
     // Every lane reads the order lane 0 wrote.
     storageBarrier();
     workgroupBarrier();
-    for (var wave = 0u; wave < cols; wave++) {
-        // The whole workgroup spins (uniform control flow, a barrier per try) while lane 0
-        // tries the lock: a divergent spin inside one lane is unsafe on SIMD hardware.
-        let want = order[base + wave];
-        loop {
-            if lid == 0u {
-                wg_col = select(0u, 1u, atomicCompareExchangeWeak(&locks[want], 0u, 1u).exchanged);
-            }
-            if workgroupUniformLoad(&wg_col) == 1u {
-                break;
-            }
+    // order[base .. base + remaining) holds the columns not yet visited this epoch, in this
+    // worker's random order. Lane 0 takes the first of them whose lock is free (compare-
+    // exchange 0 → 1) and moves the last unvisited column into its slot; the whole workgroup
+    // spins (uniform control flow, a barrier per try) only while every unvisited column is
+    // held. A worker holds at most one lock and never waits while holding one, so this
+    // cannot deadlock.
+    var remaining = cols;
+    loop {
+        if remaining == 0u {
+            break;
         }
         if lid == 0u {
-#ifdef CHECK
-            if atomicAdd(&check[want], 1u) != 0u {
-                atomicAdd(&check[cols], 1u);
+            var got = NONE;
+            for (var i = 0u; i < remaining; i++) {
+                let c = order[base + i];
+                if atomicCompareExchangeWeak(&locks[c], 0u, 1u).exchanged {
+                    got = c;
+                    order[base + i] = order[base + remaining - 1u];
+                    break;
+                }
             }
-            atomicAdd(&check[cols + 1u], 1u);
+            wg_col = got;
+            if got != NONE {
+#ifdef CHECK
+                if atomicAdd(&check[got], 1u) != 0u {
+                    atomicAdd(&check[cols], 1u);
+                }
+                atomicAdd(&check[cols + 1u], 1u);
 #endif
-            wg_first = offsets[base + want];
-            wg_count = offsets[base + want + 1u] - offsets[base + want];
+                wg_first = offsets[base + got];
+                wg_count = offsets[base + got + 1u] - offsets[base + got];
+            }
         }
+        let want = workgroupUniformLoad(&wg_col);
+        if want == NONE {
+            continue;
+        }
+        remaining -= 1u;
         let first = workgroupUniformLoad(&wg_first);
         let count = workgroupUniformLoad(&wg_count);
         for (var j = 0u; j < count; j++) {

@@ -165,7 +165,8 @@ pub fn run(args: GenArgs) -> Result<ExitCode> {
                 io::write_ratings(&train, &tr)?;
                 io::write_ratings(&test, &te)?;
             }
-            json!({ "kind": "ratings", "train": train, "test": test, "n_train": tr.len(), "n_test": te.len() })
+            json!({ "kind": "ratings", "train": train, "test": test, "n_train": tr.len(), "n_test": te.len(),
+                "noise_floor": p.noise_floor() })
         }
         What::Ctr {
             samples,

@@ -109,6 +109,14 @@ enum What {
         /// Print one JSON object instead of the progress bar and table.
         #[arg(long)]
         json: bool,
+        /// Bind P and Q without the `@coherent` decoration (to measure what a non-coherent
+        /// per-SM cache does to the Hogwild! races; not for training).
+        #[arg(long)]
+        incoherent: bool,
+        /// The planted model's test RMSE, printed beside the final RMSE (e.g. from the JSON
+        /// of `wgsparse gen ratings`).
+        #[arg(long)]
+        noise_floor: Option<f64>,
     },
     /// Predict ratings for `user item [rating]` lines; with ratings, also print the RMSE.
     Predict {
@@ -157,6 +165,8 @@ pub fn run(args: MfArgs) -> Result<ExitCode> {
             model,
             libmf,
             json,
+            incoherent,
+            noise_floor,
         } => {
             let (tr, te, ids, source, floor) = match (gen, train) {
                 (Some(shape), _) => generated(shape, gen_scale, seed)?,
@@ -180,13 +190,14 @@ pub fn run(args: MfArgs) -> Result<ExitCode> {
                 batch,
                 columns,
                 seed,
+                coherent: !incoherent,
                 ..Default::default()
             };
             let out = Outputs {
                 model,
                 libmf,
                 json,
-                floor,
+                floor: floor.or(noise_floor),
             };
             train_run(&tr, te.as_ref(), ids, options, epochs, &source, out)
         }
@@ -269,18 +280,7 @@ fn generated(shape: Shape, scale: f64, seed: u64) -> Result<Loaded> {
         seed,
     )?;
     let source = format!("planted {}×{} ({} ratings)", s(m), s(n), total);
-    let t = &p.test;
-    let sse: f64 = (0..t.len())
-        .map(|k| {
-            let (u, i) = (
-                p.user_factors.row(t.users[k] as usize),
-                p.item_factors.row(t.items[k] as usize),
-            );
-            let dot: f64 = u.iter().zip(i).map(|(a, b)| *a as f64 * *b as f64).sum();
-            (t.values[k] as f64 - dot).powi(2)
-        })
-        .sum();
-    let floor = (!t.is_empty()).then(|| (sse / t.len() as f64).sqrt());
+    let floor = p.noise_floor();
     Ok((
         (&p.train).into(),
         Some((&p.test).into()),
@@ -351,7 +351,7 @@ fn train_run(
                 "users": tr.n_users, "items": tr.n_items, "nnz": tr.len(),
                 "test": trainer.test_len(), "skipped_test": trainer.skipped_test(),
                 "k": k, "scheme": options.scheme, "precision": options.precision,
-                "native_f16": trainer.native_f16(),
+                "native_f16": trainer.native_f16(), "coherent": trainer.coherent(),
                 "workers": trainer.workers(), "lanes": lanes, "subgroup_reduce": subgroup,
                 "batch": options.batch, "lambda": options.lambda, "alpha": options.alpha,
                 "beta": options.beta, "sigma": trainer.sigma(),
@@ -378,10 +378,15 @@ fn train_run(
         trainer.skipped_test()
     );
     println!(
-        "k {k}, {:?}, {:?}{}, {} workers × {lanes} lanes ({}), f {}",
+        "k {k}, {:?}, {:?}{}{}, {} workers × {lanes} lanes ({}), f {}",
         options.scheme,
         options.precision,
         if trainer.native_f16() { " native" } else { "" },
+        if trainer.coherent() {
+            ", coherent P/Q"
+        } else {
+            ""
+        },
         trainer.workers(),
         if subgroup {
             "subgroup shuffles"

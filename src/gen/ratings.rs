@@ -69,6 +69,32 @@ pub struct PlantedRatings {
     pub item_factors: Dense,
 }
 
+impl PlantedRatings {
+    /// The planted model's test RMSE, √(mean over test ratings of (r − user·item)²): the
+    /// noise floor a trained model can reach (noise and the clamp to [1, 5] included);
+    /// `None` without test ratings.
+    pub fn noise_floor(&self) -> Option<f64> {
+        let t = &self.test;
+        if t.is_empty() {
+            return None;
+        }
+        let sse: f64 = (0..t.len())
+            .map(|k| {
+                let (u, i) = (t.users[k] as usize, t.items[k] as usize);
+                let dot: f64 = self
+                    .user_factors
+                    .row(u)
+                    .iter()
+                    .zip(self.item_factors.row(i))
+                    .map(|(a, b)| *a as f64 * *b as f64)
+                    .sum();
+                (t.values[k] as f64 - dot).powi(2)
+            })
+            .sum();
+        Some((sse / t.len() as f64).sqrt())
+    }
+}
+
 /// `n_ratings` distinct (user, item) ratings from a planted rank-`rank` model, each held out
 /// for the test set with probability `test_fraction`. Deterministic given `seed`.
 ///

@@ -23,6 +23,10 @@ pub struct Caps {
     pub f16: bool,
     /// Native `atomic<f32>` add on storage buffers (`Features::SHADER_FLOAT32_ATOMIC`).
     pub f32_atomics: bool,
+    /// The `@coherent` decoration on storage buffers (`Features::MEMORY_DECORATION_COHERENT`):
+    /// loads see other workgroups' stores of the same dispatch instead of a per-compute-unit
+    /// cached copy (NVIDIA's L1 is not coherent across SMs).
+    pub coherent: bool,
     /// Timestamp queries at pass boundaries.
     pub timestamps: bool,
     /// Timestamp queries inside compute passes.
@@ -80,6 +84,7 @@ impl Caps {
             subgroup_max_size: if subgroups { info.subgroup_max_size } else { 1 },
             f16: features.contains(wgpu::Features::SHADER_F16),
             f32_atomics: features.contains(wgpu::Features::SHADER_FLOAT32_ATOMIC),
+            coherent: features.contains(wgpu::Features::MEMORY_DECORATION_COHERENT),
             timestamps: features.contains(wgpu::Features::TIMESTAMP_QUERY),
             timestamps_inside_passes: features
                 .contains(wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES),

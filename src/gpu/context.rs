@@ -45,6 +45,7 @@ fn wanted_features() -> wgpu::Features {
         | wgpu::Features::TIMESTAMP_QUERY
         | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS
         | wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES
+        | wgpu::Features::MEMORY_DECORATION_COHERENT
 }
 
 /// An instance for compute alone. On Linux and the BSDs wgpu's Vulkan instance enables every

@@ -102,3 +102,49 @@ pub fn rmse(samples: &[u32], p: &[f32], q: &[f32], k: usize, scale: f64) -> Opti
         .sum();
     Some((sse / n as f64).sqrt())
 }
+
+/// Lockstep simulation of one batch-Hogwild! epoch with `states.len()` workers, each
+/// drawing its batch starts from its own PCG stream as the kernel does: at every step all
+/// workers read p_u and q_v of their current sample, then all write their updated rows, in
+/// worker order (a row two workers touch keeps the last worker's values and loses the
+/// other's update, as racing stores do). This is what real concurrency costs the
+/// optimisation; a GPU that serialises its workers (lavapipe) shows none of it.
+pub fn hogwild_lockstep(
+    samples: &[u32],
+    p: &mut [f32],
+    q: &mut [f32],
+    k: usize,
+    states: &mut [u32],
+    (batches, batch): (usize, usize),
+    c: Coeffs,
+) {
+    let nnz = samples.len() / 3;
+    let s = states.len();
+    let mut starts = vec![0usize; s];
+    let mut rows: Vec<(usize, usize, Vec<f64>, Vec<f64>)> = Vec::with_capacity(s);
+    for step in 0..batches * batch {
+        let j = step % batch;
+        if j == 0 {
+            for (w, state) in states.iter_mut().enumerate() {
+                starts[w] = pcg_hash(*state) as usize % nnz;
+                *state = pcg_next(*state);
+            }
+        }
+        rows.clear();
+        for &start in &starts {
+            let x = (start + j) % nnz;
+            let (u, v) = (samples[3 * x] as usize, samples[3 * x + 1] as usize);
+            let r = f32::from_bits(samples[3 * x + 2]) as f64;
+            let mut pu: Vec<f64> = p[u * k..(u + 1) * k].iter().map(|&x| x as f64).collect();
+            let mut qv: Vec<f64> = q[v * k..(v + 1) * k].iter().map(|&x| x as f64).collect();
+            update(&mut pu, &mut qv, r, c.lr, c.lambda);
+            rows.push((u, v, pu, qv));
+        }
+        for (u, v, pu, qv) in &rows {
+            for i in 0..k {
+                p[u * k + i] = stored(pu[i], c.half);
+                q[v * k + i] = stored(qv[i], c.half);
+            }
+        }
+    }
+}

@@ -11,6 +11,17 @@ use crate::{Error, Result};
 const MAX_PER: u32 = 32;
 /// Invocations per workgroup of the hogwild, rmse and finite kernels.
 const WG: u32 = 256;
+/// Most updates one hogwild worker performs in one dispatch; an epoch takes as many
+/// dispatches as it needs (in one submission, the PCG states carried in `mf.rng`, so the
+/// sequence of updates is the same as in one dispatch). The reason is Mesa's llvmpipe
+/// (lavapipe): gallivm guards against endless loops with a limiter of 65,535 loop
+/// iterations per invocation, shared by every loop of the shader, after which each loop
+/// exits early, silently (measured: a lone worker's single-dispatch epoch stopped after
+/// 13,047 of 36,096 updates, about 5 loop iterations each at k = 32). 1,024 updates stay
+/// inside it on every path (`a_lone_worker_does_every_update_of_a_long_epoch` runs the
+/// heaviest, k = 256 without subgroups). On a hardware GPU the extra dispatches cost a few
+/// µs per epoch.
+pub(crate) const UPDATES_PER_DISPATCH: u32 = 1024;
 
 const HOGWILD: [Binding; 6] = [
     Binding::Uniform,
@@ -58,6 +69,8 @@ pub(crate) struct Layout {
     pub native_f16: bool,
     /// f16 storage (native or packed).
     pub half: bool,
+    /// P and Q bound with the `@coherent` decoration in the training kernels.
+    pub coherent: bool,
 }
 
 impl Layout {
@@ -88,6 +101,7 @@ impl Layout {
             subgroup,
             native_f16: half && o.native_f16 && caps.f16,
             half,
+            coherent: o.coherent && caps.coherent,
         })
     }
 
@@ -220,6 +234,9 @@ pub(crate) fn record_epoch(t: &Trainer, batch: &mut Batch, lr: f32) -> Result<()
     let l = &t.layout;
     let lambda = (t.options.lambda as f64 / t.sigma) as f32;
     let mut defines = l.defines();
+    if l.coherent {
+        defines.push("COHERENT");
+    }
     let constants = vec![("LANES", l.lanes as f64), ("PER", l.per as f64)];
     if let Some(g) = &t.wavefront {
         if g.check.is_some() {
@@ -274,26 +291,33 @@ pub(crate) fn record_epoch(t: &Trainer, batch: &mut Batch, lr: f32) -> Result<()
     })?;
     let workers = t.workers();
     let per_wg = WG / l.lanes;
+    let f = t.options.batch;
+    let per_dispatch = (UPDATES_PER_DISPATCH / f).max(1);
     for (samples, nnz) in &t.bands {
-        let f = t.options.batch;
-        let params = gpu.uniform(
-            "mf.hogwild.params",
-            &HogwildParams {
-                nnz: *nnz,
-                batches: (*nnz as u64).div_ceil(workers as u64 * f as u64) as u32,
-                batch: f,
-                workers,
-                lr,
-                lambda,
-                pad: [0; 2],
-            },
-        );
-        let mut buffers = vec![&params, samples.raw(), t.p.raw(), t.q.raw(), t.rng.raw()];
-        if let Some(c) = &t.counters {
-            buffers.push(c.raw());
+        let batches = (*nnz as u64).div_ceil(workers as u64 * f as u64) as u32;
+        let mut done = 0;
+        while done < batches {
+            let now = per_dispatch.min(batches - done);
+            let params = gpu.uniform(
+                "mf.hogwild.params",
+                &HogwildParams {
+                    nnz: *nnz,
+                    batches: now,
+                    batch: f,
+                    workers,
+                    lr,
+                    lambda,
+                    pad: [0; 2],
+                },
+            );
+            let mut buffers = vec![&params, samples.raw(), t.p.raw(), t.q.raw(), t.rng.raw()];
+            if let Some(c) = &t.counters {
+                buffers.push(c.raw());
+            }
+            let bind = kernel.bind(gpu, &buffers)?;
+            batch.dispatch(&kernel, bind, gpu.grid(workers.div_ceil(per_wg))?)?;
+            done += now;
         }
-        let bind = kernel.bind(gpu, &buffers)?;
-        batch.dispatch(&kernel, bind, gpu.grid(workers.div_ceil(per_wg))?)?;
     }
     Ok(())
 }

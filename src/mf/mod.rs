@@ -6,18 +6,23 @@
 //! Schemes: [`Scheme::Hogwild`] (batch-Hogwild!, the default: each worker updates `batch`
 //! consecutive shuffled samples from random starts; ≈ nnz updates per epoch) and
 //! [`Scheme::Wavefront`] (a grid of blocks, one row of blocks per worker, a column lock so
-//! no two workers update one column block at once; exactly nnz updates per epoch).
+//! no two workers update one column block at once; exactly nnz updates per epoch; a worker
+//! takes the first free column among those it has not visited, in its own random order,
+//! and waits only when all of them are held).
 //! One virtual subgroup does each update (subgroup shuffles, or workgroup memory without
 //! them); features are stored as f16 (native, or packed in u32 words) or f32; arithmetic is
 //! f32. A [`Trainer`] uploads once; [`Trainer::fit`] records each epoch into one submission,
 //! evaluates test RMSE and a divergence guard on the GPU and reads back two scalars;
 //! [`Trainer::model`] reads P and Q back as a [`Model`].
 //!
-//! On lavapipe (Mesa's software Vulkan device) a single invocation stops after a budget of
-//! work: one batch-Hogwild! worker performs ≈ 12,900 updates of an epoch of 36,000 and the
-//! rest are silently skipped. Keep the work per worker small there (many workers; the
-//! default is min(m, n)/2), and check with [`Options::instrument`], which counts updates
-//! (hogwild) and block entries (wavefront).
+//! Two device facts shape the kernels. Mesa's llvmpipe (lavapipe) ends every loop of an
+//! invocation once the invocation has run 65,535 loop iterations in all (gallivm's guard
+//! against endless loops), silently: a batch-Hogwild! epoch is therefore cut into several
+//! dispatches of at most 1,024 updates per worker. And a GPU's per-compute-unit cache
+//! (NVIDIA's L1) is not coherent within a dispatch: P and Q carry the `@coherent`
+//! decoration where the adapter offers it ([`Options::coherent`]), so that a worker reads
+//! the rows other workgroups have stored instead of a stale cached copy.
+//! [`Options::instrument`] counts updates (hogwild) and block entries (wavefront).
 
 pub mod cpu;
 mod kernels;
@@ -33,6 +38,15 @@ use crate::{Error, Result};
 
 pub use model::Model;
 pub use prep::{decode, encode};
+
+/// Samples (12 bytes each) per band: the most whose buffer, padded to 16 bytes, fits one
+/// storage binding and one buffer (a multiple of 4 samples, 48 bytes, so nothing is padded),
+/// and whose word indices fit u32.
+fn band_samples(caps: &crate::gpu::Caps) -> usize {
+    let bytes = caps.max_storage_binding_bytes.min(caps.max_buffer_bytes);
+    let samples = (bytes / 48 * 4).min(u32::MAX as u64 / 3 / 4 * 4);
+    samples.max(4) as usize
+}
 
 /// How workers share the ratings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -86,6 +100,9 @@ pub struct Options {
     pub native_f16: bool,
     /// Instrumented run: count updates (hogwild) or check the column locks (wavefront).
     pub instrument: bool,
+    /// Bind P and Q with the `@coherent` decoration when the adapter offers it (off only to
+    /// measure what a non-coherent cache does to the Hogwild! races).
+    pub coherent: bool,
 }
 
 impl Default for Options {
@@ -106,6 +123,7 @@ impl Default for Options {
             subgroups: true,
             native_f16: true,
             instrument: false,
+            coherent: true,
         }
     }
 }
@@ -195,8 +213,12 @@ impl<'g> Trainer<'g> {
                 )));
             }
         }
-        if options.batch == 0 {
-            return Err(Error::Option("batch must be ≥ 1".into()));
+        let max_batch = kernels::UPDATES_PER_DISPATCH;
+        if options.batch == 0 || options.batch > max_batch {
+            return Err(Error::Option(format!(
+                "batch = {}: must be from 1 to {max_batch}",
+                options.batch
+            )));
         }
         let half = options.precision == Precision::F16;
         let layout = kernels::Layout::choose(gpu, &options)?;
@@ -222,12 +244,7 @@ impl<'g> Trainer<'g> {
             options.seed,
         )?;
         let nnz = train.len() as u64;
-        let band_samples = (gpu
-            .caps
-            .max_storage_binding_bytes
-            .min(gpu.caps.max_buffer_bytes)
-            / 12)
-            .min(u32::MAX as u64 / 3) as usize;
+        let band_samples = band_samples(&gpu.caps);
         let mut train_samples = data.train;
         let wavefront = if options.scheme == Scheme::Wavefront {
             if train_samples.len() / 3 > band_samples {
@@ -341,6 +358,11 @@ impl<'g> Trainer<'g> {
         (self.layout.lanes, self.layout.subgroup)
     }
 
+    /// Whether the training kernels bind P and Q `@coherent` (see [`Options::coherent`]).
+    pub fn coherent(&self) -> bool {
+        self.layout.coherent
+    }
+
     /// Whether P and Q use native f16 storage (false: packed words or f32).
     pub fn native_f16(&self) -> bool {
         self.layout.native_f16
@@ -433,6 +455,14 @@ impl<'g> Trainer<'g> {
     /// (device row u, device row v, bits of r/σ), shuffled (and grid-sorted for wavefront).
     pub fn device_samples(&self) -> Result<Vec<Vec<u32>>> {
         self.bands.iter().map(|(b, _)| b.read(self.gpu)).collect()
+    }
+
+    /// The test samples as the device holds them: u32 triplets (device row u, device row v,
+    /// bits of r in rating units); empty without test ratings.
+    pub fn device_test_samples(&self) -> Result<Vec<u32>> {
+        self.test
+            .as_ref()
+            .map_or(Ok(vec![]), |(b, _)| b.read(self.gpu))
     }
 
     /// The workers' PCG states (advanced by each epoch).

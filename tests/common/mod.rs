@@ -37,9 +37,35 @@ pub fn gpu_small_bindings() -> &'static Gpu {
     })
 }
 
+/// The `wgsparse` binary: `$WGSPARSE_BIN` when set, else the one cargo built for this test,
+/// else one beside the test executable or up to two folders above it (a test binary copied
+/// with the binary to another machine, e.g. into `.gpu/`).
+pub fn binary() -> std::path::PathBuf {
+    if let Some(p) = std::env::var_os("WGSPARSE_BIN") {
+        return p.into();
+    }
+    let built = std::path::PathBuf::from(env!("CARGO_BIN_EXE_wgsparse"));
+    if built.is_file() {
+        return built;
+    }
+    let exe = std::env::current_exe().expect("the test executable's path");
+    exe.ancestors()
+        .skip(1)
+        .take(3)
+        .map(|d| d.join(built.file_name().expect("a file name")))
+        .find(|c| c.is_file())
+        .unwrap_or_else(|| {
+            panic!(
+                "no wgsparse binary at {} nor beside {}: set WGSPARSE_BIN",
+                built.display(),
+                exe.display()
+            )
+        })
+}
+
 /// Runs the `wgsparse` binary with `args` (a private autotune cache): (success, stdout, stderr).
 pub fn wgsparse(args: &[&str]) -> (bool, String, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_wgsparse"))
+    let out = std::process::Command::new(binary())
         .args(args)
         .env(
             "WGSPARSE_CACHE_DIR",
