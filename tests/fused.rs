@@ -481,3 +481,103 @@ fn autotuner_caches_per_adapter_and_shape() {
     let (want, mag) = cpu::sparse(&x, &op);
     assert!(compare(&got, &want, &mag, cpu::rounding_terms_sparse(&x)).ok());
 }
+
+/// Power-law X with `hot` extra columns present in nearly every row (values random): the
+/// columns whose global adds would serialize.
+fn with_hot_columns(x: &Csr, hot: &[u32], seed: u64) -> Csr {
+    let vals = gen::dense_uniform(1, x.nrows * hot.len(), seed).data;
+    let mut row_ptr = vec![0u32];
+    let (mut col_idx, mut values) = (vec![], vec![]);
+    for r in 0..x.nrows {
+        let mut row: Vec<(u32, f32)> = x
+            .row_range(r)
+            .map(|e| (x.col_idx[e], x.values[e]))
+            .collect();
+        for (k, &c) in hot.iter().enumerate() {
+            // Every row but each 7th (so the hot columns are not uniform either).
+            if r % 7 != k && !row.iter().any(|&(rc, _)| rc == c) {
+                row.push((c, vals[r * hot.len() + k]));
+            }
+        }
+        row.sort_by_key(|&(c, _)| c);
+        col_idx.extend(row.iter().map(|&(c, _)| c));
+        values.extend(row.iter().map(|&(_, v)| v));
+        row_ptr.push(col_idx.len() as u32);
+    }
+    Csr {
+        nrows: x.nrows,
+        ncols: x.ncols,
+        row_ptr,
+        col_idx,
+        values,
+    }
+}
+
+#[test]
+fn hot_column_cache() {
+    // w beyond workgroup memory: the columns with the most entries are aggregated there and
+    // only the cold tail goes to global memory. n just above the threshold (every used column
+    // fits the cache) and far above it (only the hottest do), with a few extremely hot
+    // columns; native and compare-exchange global adds; the cache off, tiny and full.
+    let gpu = common::gpu();
+    let (vs, wg) = (4, 256);
+    let scratch = if gpu.caps.shuffle_fits(vs) { 0 } else { 4 * wg };
+    let cap = ((gpu.caps.max_workgroup_storage_bytes - scratch) / 4) as usize;
+    for (m, n, nnz) in [(400, cap + 1, 6_000), (1_000, 8 * cap, 40_000)] {
+        let base = sparse_x(m, n, nnz, 21);
+        let x = with_hot_columns(&base, &[3, n as u32 / 2, n as u32 - 1], 22);
+        let used = wgsparse::fused::hot::column_degrees(&x)
+            .iter()
+            .filter(|&&d| d > 0)
+            .count();
+        for hot in [None, Some(0), Some(3), Some(64)] {
+            for atomics in [Atomics::Native, Atomics::Cas] {
+                for p in [Pattern::Full, Pattern::Xty] {
+                    let o = Options {
+                        atomics,
+                        vs: Some(vs),
+                        workgroup: Some(wg),
+                        hot_cols: hot,
+                        ..Default::default()
+                    };
+                    let (_, plan) = check(gpu, Matrix::Sparse(&x), &o, p, 13);
+                    let c = plan.config;
+                    assert!(!c.workgroup_w, "n = {n}");
+                    let want = hot.map_or(cap.min(used), |h| (h as usize).min(used));
+                    assert_eq!(c.hot_cols as usize, want, "{}", c.describe());
+                }
+            }
+        }
+        // More slots than fit is an error; the variants without global aggregation ignore it.
+        let too_many = Options {
+            vs: Some(vs),
+            workgroup: Some(wg),
+            hot_cols: Some(cap as u32 + 1),
+            ..Default::default()
+        };
+        assert!(matches!(
+            Plan::new(gpu, Matrix::Sparse(&x), &too_many),
+            Err(Error::TooLarge { .. })
+        ));
+        for v in [Variant::TwoPass, Variant::Unfused] {
+            let o = Options {
+                variant: v,
+                hot_cols: Some(16),
+                ..Default::default()
+            };
+            if let Ok(plan) = Plan::new(gpu, Matrix::Sparse(&x), &o) {
+                assert_eq!(plan.config.hot_cols, 0);
+            }
+        }
+    }
+    // Without subgroups or f32 atomics: workgroup-memory reduction and compare-exchange.
+    let x = with_hot_columns(&sparse_x(300, cap + 1, 4_000, 23), &[0, 5], 24);
+    let (_, plan) = check(
+        common::gpu_plain(),
+        Matrix::Sparse(&x),
+        &Options::default(),
+        Pattern::Full,
+        3,
+    );
+    assert!(plan.config.hot_cols > 0 && !plan.config.native_atomics);
+}

@@ -9,6 +9,10 @@
 // - SHARED_W: a workgroup copy of w (NCOLS ≥ n floats) takes the scatter with f32 adds by
 //   compare-exchange; then one global add per (workgroup, column).
 // - neither SHARED_W nor TWO_PASS: the large-n variant, every product added straight to w.
+// - HOT (large n): a hot-column cache (src/fused/hot.rs). col_idx is the plan's rewritten copy:
+//   an entry of hot slot s holds HOT_BIT | s, and hot_cols[s] is its column. Hot products go
+//   to a workgroup array of NCOLS slots, then one global add per (workgroup, slot); cold
+//   products go straight to w.
 // - TWO_PASS (implies a workgroup copy): the vectors of a workgroup take turns scattering, so
 //   the order of every addition is fixed, and the workgroup writes its partial w to
 //   part[group · n + i]; fused/reduce_parts sums the partials in group order. The result is
@@ -21,8 +25,14 @@
 #import shared/atomic_f32
 #ifdef SHARED_W
 #import shared/atomic_f32_wg
+#else
+#ifdef HOT
+#import shared/atomic_f32_wg
 #endif
 #endif
+#endif
+
+const HOT_BIT: u32 = 0x80000000u;
 
 override WG: u32 = 256u;
 override VS: u32 = 8u;
@@ -54,7 +64,33 @@ var<workgroup> wg_w: array<f32, NCOLS>;
 @group(0) @binding(6) var<storage, read_write> accum: array<AtomicF32>;
 #ifdef SHARED_W
 var<workgroup> wg_accum: array<atomic<u32>, NCOLS>;
+#else
+#ifdef HOT
+var<workgroup> wg_accum: array<atomic<u32>, NCOLS>;
 #endif
+#endif
+#endif
+#ifdef HOT
+@group(0) @binding(7) var<storage, read> hot_cols: array<u32>;
+
+// The column of a (possibly rewritten) column index.
+fn column(c: u32) -> u32 {
+    if c >= HOT_BIT {
+        return hot_cols[c & ~HOT_BIT];
+    }
+    return c;
+}
+
+// csr_row_partial through the rewritten indices.
+fn hot_row_partial(row: u32, lane: u32, ok: bool) -> f32 {
+    var s = 0.0;
+    if ok {
+        for (var i = row_ptr[row] + lane; i < row_ptr[row + 1u]; i += VS) {
+            s += vals[i] * y[column(col_idx[i])];
+        }
+    }
+    return s;
+}
 #endif
 
 @compute @workgroup_size(WG)
@@ -78,6 +114,13 @@ fn main(
         atomicStore(&wg_accum[i], 0u);
     }
     workgroupBarrier();
+#else
+#ifdef HOT
+    for (var i = tid; i < NCOLS; i += WG) {
+        atomicStore(&wg_accum[i], 0u);
+    }
+    workgroupBarrier();
+#endif
 #endif
 #endif
     var row = group * nv + vid;
@@ -96,7 +139,11 @@ fn main(
             s = y[row];
         }
 #else
+#ifdef HOT
+        var s = vsg_sum(hot_row_partial(row, lane, ok), VS, tid);
+#else
         var s = vsg_sum(csr_row_partial(row, lane, ok), VS, tid);
+#endif
 #endif
         if ok && (params.flags & 1u) != 0u {
             s *= v[row];
@@ -117,10 +164,22 @@ fn main(
             wg_accum_add(col_idx[i], vals[i] * s);
         }
 #else
+#ifdef HOT
+        let a = params.alpha * s;
+        for (var i = b + lane; i < e; i += VS) {
+            let c = col_idx[i];
+            if c >= HOT_BIT {
+                wg_accum_add(c & ~HOT_BIT, vals[i] * s);
+            } else {
+                accum_add(c, vals[i] * a);
+            }
+        }
+#else
         let a = params.alpha * s;
         for (var i = b + lane; i < e; i += VS) {
             accum_add(col_idx[i], vals[i] * a);
         }
+#endif
 #endif
 #endif
         row += stride;
@@ -138,6 +197,16 @@ fn main(
             accum_add(i, params.alpha * t);
         }
     }
+#else
+#ifdef HOT
+    workgroupBarrier();
+    for (var i = tid; i < NCOLS; i += WG) {
+        let t = wg_accum_load(i);
+        if t != 0.0 {
+            accum_add(hot_cols[i], params.alpha * t);
+        }
+    }
+#endif
 #endif
 #endif
 }

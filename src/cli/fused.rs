@@ -93,6 +93,10 @@ pub struct FusedArgs {
     /// Sparse: aggregate w in global memory even when it fits workgroup memory.
     #[arg(long)]
     global_w: bool,
+    /// Sparse, w in global memory: columns with the most entries aggregated in workgroup
+    /// memory (default: as many as fit; 0: none).
+    #[arg(long)]
+    hot_cols: Option<u32>,
     /// Reduce row dot products through workgroup memory, not subgroup shuffles.
     #[arg(long)]
     no_subgroups: bool,
@@ -225,6 +229,7 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
         },
         subgroups: !a.no_subgroups,
         workgroup_w: a.global_w.then_some(false),
+        hot_cols: a.hot_cols,
         vs: a.vs,
         workgroup: a.wg,
         rows_per_vector: a.c,

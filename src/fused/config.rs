@@ -1,6 +1,7 @@
 //! Options → configuration: the launch model ([`super::plan`]) fills what the options leave
 //! open, checked against the device's limits.
 
+use crate::fused::hot;
 use crate::fused::plan::{self, Residency, TL_MAX};
 use crate::fused::{Atomics, Config, Matrix, Options, Variant};
 use crate::gpu::Gpu;
@@ -109,6 +110,7 @@ pub(crate) fn resolve(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Config>
             groups,
             tl,
             workgroup_w: true,
+            hot_cols: 0,
             native_atomics,
             subgroup_reduce: shuffle || wide,
             subgroup_wide: wide,
@@ -153,7 +155,26 @@ pub(crate) fn resolve(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Config>
             ),
         });
     }
-    let (c, groups) = grid(options, m, wg / vs, &r, wg, shared_of(wants_w, wg), caps)?;
+    let hot_cols = match (variant, wants_w, x) {
+        (Variant::Fused, false, Matrix::Sparse(s)) => {
+            let cap = (wg_mem.saturating_sub(scratch(vs, wg)) / 4) as usize;
+            let used = hot::column_degrees(s).iter().filter(|&&d| d > 0).count();
+            match options.hot_cols {
+                Some(h) if h as usize > cap => {
+                    return Err(Error::TooLarge {
+                        what: format!("a cache of {h} hot columns"),
+                        needed: format!("{} bytes of workgroup memory", 4 * h + scratch(vs, wg)),
+                        limit: format!("{wg_mem} bytes on {}", caps.adapter_name),
+                    })
+                }
+                Some(h) => (h as usize).min(used),
+                None => cap.min(used),
+            }
+        }
+        _ => 0,
+    } as u32;
+    let shared = shared_of(wants_w, wg) + 4 * hot_cols;
+    let (c, groups) = grid(options, m, wg / vs, &r, wg, shared, caps)?;
     Ok(Config {
         variant,
         dense,
@@ -163,6 +184,7 @@ pub(crate) fn resolve(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Config>
         groups,
         tl: 1,
         workgroup_w: wants_w,
+        hot_cols,
         native_atomics,
         subgroup_reduce: options.subgroups && caps.shuffle_fits(vs),
         subgroup_wide: false,

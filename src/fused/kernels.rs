@@ -15,6 +15,8 @@ use crate::{Error, Result};
 use Binding::{Read, ReadWrite, Uniform};
 
 const SPARSE_BINDINGS: [Binding; 7] = [Uniform, Read, Read, Read, Read, Read, ReadWrite];
+/// `fused.sparse` with a hot-column cache: the slot columns come last.
+const SPARSE_HOT_BINDINGS: [Binding; 8] = [Uniform, Read, Read, Read, Read, Read, ReadWrite, Read];
 pub(crate) const DENSE_BINDINGS: [Binding; 5] = [Uniform, Read, Read, Read, ReadWrite];
 const SPMV_BINDINGS: [Binding; 6] = [Uniform, Read, Read, Read, Read, ReadWrite];
 const LOGISTIC_BINDINGS: [Binding; 9] = [
@@ -181,20 +183,32 @@ fn sparse(
     let gpu = batch.gpu();
     let cfg = &plan.config;
     let two_pass = cfg.variant == Variant::TwoPass;
+    // The unfused scatter (`workgroup_w` false) never takes the cache.
+    let hot = plan.hot.as_ref().filter(|_| cfg.variant == Variant::Fused);
     let ncols = if workgroup_w || two_pass {
         plan.n.max(1)
+    } else if hot.is_some() {
+        cfg.hot_cols as usize
     } else {
         1
     };
+    let mut defs = defines(cfg, op.xty, two_pass, workgroup_w);
+    if hot.is_some() {
+        defs.push("HOT");
+    }
     let k = gpu.kernel(&KernelSpec {
         name: "fused/sparse",
-        defines: defines(cfg, op.xty, two_pass, workgroup_w),
+        defines: defs,
         constants: vec![
             ("WG", cfg.workgroup as f64),
             ("VS", cfg.vs as f64),
             ("NCOLS", ncols as f64),
         ],
-        bindings: &SPARSE_BINDINGS,
+        bindings: if hot.is_some() {
+            &SPARSE_HOT_BINDINGS
+        } else {
+            &SPARSE_BINDINGS
+        },
     })?;
     let params = gpu.uniform(
         "fused.sparse.params",
@@ -208,18 +222,20 @@ fn sparse(
         },
     );
     let v = op.v.unwrap_or(&plan.dummy);
-    let bg = k.bind(
-        gpu,
-        &[
-            &params,
-            arrays[0],
-            arrays[1],
-            arrays[2],
-            op.y.raw(),
-            v.raw(),
-            target.raw(),
-        ],
-    )?;
+    let mut all = vec![
+        &params,
+        arrays[0],
+        arrays[1],
+        arrays[2],
+        op.y.raw(),
+        v.raw(),
+        target.raw(),
+    ];
+    if let Some((col_idx, cols)) = hot {
+        all[2] = col_idx.raw();
+        all.push(cols.raw());
+    }
+    let bg = k.bind(gpu, &all)?;
     batch.dispatch(&k, bg, [cfg.groups, 1, 1])
 }
 

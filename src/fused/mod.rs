@@ -13,6 +13,7 @@ pub mod bench;
 mod config;
 pub mod cpu;
 mod dense;
+pub mod hot;
 mod kernels;
 pub mod linreg;
 pub mod logreg;
@@ -129,6 +130,10 @@ pub struct Options {
     pub subgroups: bool,
     /// Aggregate w in workgroup memory (sparse fused; `None`: when n fits).
     pub workgroup_w: Option<bool>,
+    /// Sparse fused kernel with w in global memory: how many of the columns with the most
+    /// entries are aggregated in workgroup memory ([`hot`]; `None`: as many as fit, `Some(0)`:
+    /// none, every product added straight to global memory). Ignored by the other variants.
+    pub hot_cols: Option<u32>,
     /// Lanes per row (power of two; sparse 1–32, dense up to the workgroup size).
     pub vs: Option<u32>,
     /// Invocations per workgroup (power of two, 32–1024).
@@ -146,6 +151,7 @@ impl Default for Options {
             atomics: Atomics::Auto,
             subgroups: true,
             workgroup_w: None,
+            hot_cols: None,
             vs: None,
             workgroup: None,
             rows_per_vector: None,
@@ -216,6 +222,8 @@ pub struct Config {
     pub tl: u32,
     /// Sparse: w aggregated in workgroup memory.
     pub workgroup_w: bool,
+    /// Sparse, w in global memory: hot columns aggregated in workgroup memory (0: none).
+    pub hot_cols: u32,
     /// Global adds by native f32 atomics (else compare-exchange).
     pub native_atomics: bool,
     /// Row dot products reduced by subgroup operations (else workgroup memory).
@@ -240,6 +248,8 @@ impl Config {
             s += &format!(" tl={}", self.tl);
         } else if self.workgroup_w {
             s += " wg-w";
+        } else if self.hot_cols > 0 {
+            s += &format!(" global-w hot={}", self.hot_cols);
         } else {
             s += " global-w";
         }
@@ -301,6 +311,8 @@ pub struct Plan {
     /// The resolved configuration.
     pub config: Config,
     x: Arc<DeviceX>,
+    /// The hot-column cache's rewritten column indices and slot columns (`config.hot_cols > 0`).
+    hot: Option<(GpuBuffer<u32>, GpuBuffer<u32>)>,
     /// Two-pass partials (groups × bands × n) or the unfused p (m).
     scratch: Option<GpuBuffer<f32>>,
     /// A 16-byte stand-in bound where an optional vector is absent (never read).
@@ -359,12 +371,23 @@ impl Plan {
             Variant::Unfused => Some(GpuBuffer::zeroed(gpu, "fused.p", m)?),
             _ => None,
         };
+        let hot = match x {
+            Matrix::Sparse(s) if config.hot_cols > 0 => {
+                let h = hot::build(s, config.hot_cols as usize)?;
+                Some((
+                    GpuBuffer::upload(gpu, "fused.hot_col_idx", &h.col_idx)?,
+                    GpuBuffer::upload(gpu, "fused.hot_cols", &h.cols)?,
+                ))
+            }
+            _ => None,
+        };
         Ok(Plan {
             m,
             n,
             nnz: x.nnz(),
             config,
             x: dx,
+            hot,
             scratch,
             dummy: Arc::new(GpuBuffer::zeroed(gpu, "fused.absent", 4)?),
         })
