@@ -102,6 +102,7 @@ pub fn run(a: LinregArgs) -> Result<ExitCode> {
         tol: a.tol,
         max_iter: a.max_iter,
         fused: Options::default(),
+        ..Default::default()
     };
     let plan = Plan::new(&gpu, x, &options.fused)?;
     let mut report = linreg::linreg_cg(&gpu, &plan, &labels, &options, |i, r| {
@@ -160,7 +161,8 @@ pub fn run(a: LinregArgs) -> Result<ExitCode> {
                 "adapter": gpu.caps.adapter_name, "input": name,
                 "m": plan.m, "n": plan.n, "nnz": plan.nnz, "config": plan.config,
                 "iterations": report.iterations, "residuals": report.residuals,
-                "converged": report.converged, "rmse": train_rmse, "test_rmse": test_rmse,
+                "converged": report.converged, "submissions": report.submissions,
+                "rmse": train_rmse, "test_rmse": test_rmse,
                 "seconds": report.seconds, "twin_rel_diff": twin_diff, "ok": !failed,
             })
         );
