@@ -57,7 +57,8 @@ pub struct CgReport {
     pub converged: bool,
     /// Submissions (each followed by one read of CG's scalars).
     pub submissions: usize,
-    /// Wall-clock seconds of the solve (X already on the device; plan built).
+    /// Wall-clock seconds of the solve (X and b already on the device; plan built), the
+    /// final read of w included.
     pub seconds: f64,
 }
 
@@ -105,7 +106,7 @@ pub fn linreg_cg(
     plan: &Plan,
     b: &[f32],
     options: &CgOptions,
-    mut progress: impl FnMut(usize, f64),
+    progress: impl FnMut(usize, f64),
 ) -> Result<CgReport> {
     if b.len() != plan.m {
         return Err(Error::Shape(format!(
@@ -118,6 +119,28 @@ pub fn linreg_cg(
     }
     if let Some(i) = b.iter().position(|v| !v.is_finite()) {
         return Err(Error::invalid("labels", format!("label {i} is {}", b[i])));
+    }
+    let bb = GpuBuffer::upload(gpu, "linreg.b", b)?;
+    linreg_cg_resident(gpu, plan, &bb, options, progress)
+}
+
+/// [`linreg_cg`] with the labels already on the device (finite, m of them): the reported time
+/// covers the solve alone, X and b resident.
+pub fn linreg_cg_resident(
+    gpu: &Gpu,
+    plan: &Plan,
+    bb: &GpuBuffer<f32>,
+    options: &CgOptions,
+    mut progress: impl FnMut(usize, f64),
+) -> Result<CgReport> {
+    if bb.len() != plan.m {
+        return Err(Error::Shape(format!(
+            "linear regression on X {}×{} needs {} labels, got {}",
+            plan.m,
+            plan.n,
+            plan.m,
+            bb.len()
+        )));
     }
     if !(options.lambda.is_finite() && options.lambda >= 0.0) {
         return Err(Error::Option(format!(
@@ -141,7 +164,6 @@ pub fn linreg_cg(
             ))
         })?;
     let start = Instant::now();
-    let bb = GpuBuffer::upload(gpu, "linreg.b", b)?;
     let w = GpuBuffer::zeroed(gpu, "linreg.w", n)?;
     let r = GpuBuffer::zeroed(gpu, "linreg.r", n)?;
     let p = GpuBuffer::zeroed(gpu, "linreg.p", n)?;
@@ -159,7 +181,7 @@ pub fn linreg_cg(
     let mut batch = Batch::new(gpu);
     let xtb = Op {
         alpha: -1.0,
-        y: &bb,
+        y: bb,
         v: None,
         beta: 0.0,
         z: None,
