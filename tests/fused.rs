@@ -581,3 +581,73 @@ fn hot_column_cache() {
     );
     assert!(plan.config.hot_cols > 0 && !plan.config.native_atomics);
 }
+
+#[test]
+fn private_hot_columns() {
+    // w in workgroup memory, the hottest columns with a private slot per invocation (no
+    // atomics), the rest by compare-exchange: small and larger n, a few extremely hot
+    // columns, every slot count from none to all used columns, both reductions and both
+    // global add paths; and n at the threshold, where no private slot fits.
+    for gpu in [common::gpu(), common::gpu_plain()] {
+        for (m, n, nnz) in [(500, 40, 3_000), (700, 1_000, 9_000)] {
+            let x = with_hot_columns(&sparse_x(m, n, nnz, 31), &[1, n as u32 - 2], 32);
+            let used = wgsparse::fused::hot::column_degrees(&x)
+                .iter()
+                .filter(|&&d| d > 0)
+                .count();
+            for hot in [None, Some(0), Some(1), Some(7), Some(used.min(100) as u32)] {
+                for p in [Pattern::Full, Pattern::Xty] {
+                    let o = Options {
+                        variant: Variant::Private,
+                        workgroup: Some(64),
+                        hot_cols: hot,
+                        atomics: if gpu.caps.f32_atomics {
+                            Atomics::Native
+                        } else {
+                            Atomics::Cas
+                        },
+                        ..Default::default()
+                    };
+                    let (_, plan) = check(gpu, Matrix::Sparse(&x), &o, p, 17);
+                    let c = plan.config;
+                    assert!(c.workgroup_w && c.variant == Variant::Private);
+                    let cap = (gpu.caps.max_workgroup_storage_bytes as usize
+                        - 4 * n
+                        - if c.subgroup_reduce { 0 } else { 4 * 64 })
+                        / (4 * 64);
+                    let want = hot.map_or(cap.min(used), |h| (h as usize).min(used));
+                    assert_eq!(c.hot_cols as usize, want, "{}", c.describe());
+                }
+            }
+            // The model's workgroup size leaves room for private slots.
+            let (_, plan) = check(
+                gpu,
+                Matrix::Sparse(&x),
+                &opts(Variant::Private),
+                Pattern::Full,
+                2,
+            );
+            assert!(plan.config.hot_cols > 0, "{}", plan.config.describe());
+        }
+    }
+    // At the threshold w fills workgroup memory: no private slots, the plain copy of w.
+    let gpu = common::gpu();
+    let limit = (gpu.caps.max_workgroup_storage_bytes / 4) as usize;
+    let x = with_hot_columns(&sparse_x(300, limit, 4_000, 33), &[2], 34);
+    let o = Options {
+        variant: Variant::Private,
+        vs: Some(4),
+        workgroup: Some(256),
+        ..Default::default()
+    };
+    let (_, plan) = check(gpu, Matrix::Sparse(&x), &o, Pattern::Full, 5);
+    assert!(plan.config.workgroup_w && plan.config.hot_cols == 0);
+    let too_many = Options {
+        hot_cols: Some(1),
+        ..o
+    };
+    assert!(matches!(
+        Plan::new(gpu, Matrix::Sparse(&x), &too_many),
+        Err(Error::TooLarge { .. })
+    ));
+}

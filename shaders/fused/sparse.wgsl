@@ -13,6 +13,11 @@
 //   an entry of hot slot s holds HOT_BIT | s, and hot_cols[s] is its column. Hot products go
 //   to a workgroup array of NCOLS slots, then one global add per (workgroup, slot); cold
 //   products go straight to w.
+// - SHARED_W with HOT (the `private` variant): the NHOT columns with the most entries have a
+//   private slot per invocation (wg_priv[s·WG + tid], NPRIV = NHOT·WG floats), added to
+//   without atomics; the other columns go through the compare-exchange copy of w. At the end
+//   each invocation adds its private slots into that copy (slots rotated by invocation, so a
+//   subgroup's lanes hit different columns), then one global add per column as above.
 // - TWO_PASS (implies a workgroup copy): the vectors of a workgroup take turns scattering, so
 //   the order of every addition is fixed, and the workgroup writes its partial w to
 //   part[group · n + i]; fused/reduce_parts sums the partials in group order. The result is
@@ -37,6 +42,9 @@ const HOT_BIT: u32 = 0x80000000u;
 override WG: u32 = 256u;
 override VS: u32 = 8u;
 override NCOLS: u32 = 1u;
+// The private variant: hot columns and NHOT·WG private slots.
+override NHOT: u32 = 1u;
+override NPRIV: u32 = 1u;
 
 struct Params {
     m: u32,
@@ -64,6 +72,9 @@ var<workgroup> wg_w: array<f32, NCOLS>;
 @group(0) @binding(6) var<storage, read_write> accum: array<AtomicF32>;
 #ifdef SHARED_W
 var<workgroup> wg_accum: array<atomic<u32>, NCOLS>;
+#ifdef HOT
+var<workgroup> wg_priv: array<f32, NPRIV>;
+#endif
 #else
 #ifdef HOT
 var<workgroup> wg_accum: array<atomic<u32>, NCOLS>;
@@ -113,6 +124,11 @@ fn main(
     for (var i = tid; i < params.n; i += WG) {
         atomicStore(&wg_accum[i], 0u);
     }
+#ifdef HOT
+    for (var i = tid; i < NPRIV; i += WG) {
+        wg_priv[i] = 0.0;
+    }
+#endif
     workgroupBarrier();
 #else
 #ifdef HOT
@@ -160,9 +176,22 @@ fn main(
         }
 #else
 #ifdef SHARED_W
+#ifdef HOT
+        for (var i = b + lane; i < e; i += VS) {
+            let c = col_idx[i];
+            if c >= HOT_BIT {
+                // Only this invocation touches its slot: no atomic needed.
+                let k = (c & ~HOT_BIT) * WG + tid;
+                wg_priv[k] += vals[i] * s;
+            } else {
+                wg_accum_add(c, vals[i] * s);
+            }
+        }
+#else
         for (var i = b + lane; i < e; i += VS) {
             wg_accum_add(col_idx[i], vals[i] * s);
         }
+#endif
 #else
 #ifdef HOT
         let a = params.alpha * s;
@@ -190,6 +219,15 @@ fn main(
     }
 #else
 #ifdef SHARED_W
+#ifdef HOT
+    for (var k = 0u; k < NHOT; k++) {
+        let slot = (tid + k) % NHOT;
+        let t = wg_priv[slot * WG + tid];
+        if t != 0.0 {
+            wg_accum_add(hot_cols[slot], t);
+        }
+    }
+#endif
     workgroupBarrier();
     for (var i = tid; i < params.n; i += WG) {
         let t = wg_accum_load(i);

@@ -36,6 +36,7 @@ enum VariantArg {
     Auto,
     All,
     Fused,
+    Private,
     Unfused,
     TwoPass,
 }
@@ -162,6 +163,7 @@ fn variants(list: &[VariantArg]) -> Vec<Variant> {
             VariantArg::Fused => out.push(Variant::Fused),
             VariantArg::Unfused => out.push(Variant::Unfused),
             VariantArg::TwoPass => out.push(Variant::TwoPass),
+            VariantArg::Private => out.push(Variant::Private),
         }
     }
     out.dedup();

@@ -29,6 +29,8 @@ pub(crate) fn resolve(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Config>
     let dense = matches!(x, Matrix::Dense(_));
     let variant = match options.variant {
         Variant::Auto => Variant::Fused,
+        // Dense X has no scatter to privatize.
+        Variant::Private if dense => Variant::Fused,
         v => v,
     };
     let native_atomics = match options.atomics {
@@ -144,7 +146,19 @@ pub(crate) fn resolve(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Config>
         (_, Some(on)) => on,
         (_, None) => fits(pick_wg(true)?),
     };
-    let wg = pick_wg(wants_w)?;
+    let mut wg = pick_wg(wants_w)?;
+    let used = || hot::column_degrees_used(x);
+    // Private slots per invocation for `slots` hot columns beside w at workgroup size `wg`.
+    let priv_cap =
+        |wg: u32| (wg_mem as u64).saturating_sub(shared_of(true, wg) as u64) / (4 * wg as u64);
+    let mut used_cols = None;
+    if variant == Variant::Private && wants_w && options.workgroup.is_none() {
+        // Smaller workgroups leave more private slots each: aim for 32 hot columns.
+        let want = (*used_cols.insert(used())).min(32) as u64;
+        while wg / 2 >= vs.max(32) && priv_cap(wg) < want {
+            wg /= 2;
+        }
+    }
     if wants_w && !fits(wg) {
         return Err(Error::TooLarge {
             what: format!("a workgroup copy of w (n = {n})"),
@@ -155,10 +169,28 @@ pub(crate) fn resolve(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Config>
             ),
         });
     }
-    let hot_cols = match (variant, wants_w, x) {
-        (Variant::Fused, false, Matrix::Sparse(s)) => {
+    let hot_cols = match (variant, wants_w) {
+        (Variant::Private, true) => {
+            let cap = priv_cap(wg) as usize;
+            let used = used_cols.unwrap_or_else(used);
+            match options.hot_cols {
+                Some(h) if h as usize > cap => {
+                    return Err(Error::TooLarge {
+                        what: format!("{h} private hot columns per invocation (wg = {wg})"),
+                        needed: format!(
+                            "{} bytes of workgroup memory",
+                            4 * h as u64 * wg as u64 + shared_of(true, wg) as u64
+                        ),
+                        limit: format!("{wg_mem} bytes on {}", caps.adapter_name),
+                    })
+                }
+                Some(h) => (h as usize).min(used),
+                None => cap.min(used),
+            }
+        }
+        (Variant::Fused | Variant::Private, false) => {
             let cap = (wg_mem.saturating_sub(scratch(vs, wg)) / 4) as usize;
-            let used = hot::column_degrees(s).iter().filter(|&&d| d > 0).count();
+            let used = used_cols.unwrap_or_else(used);
             match options.hot_cols {
                 Some(h) if h as usize > cap => {
                     return Err(Error::TooLarge {
@@ -173,7 +205,7 @@ pub(crate) fn resolve(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Config>
         }
         _ => 0,
     } as u32;
-    let shared = shared_of(wants_w, wg) + 4 * hot_cols;
+    let shared = shared_of(wants_w, wg) + 4 * hot_cols * if wants_w { wg } else { 1 };
     let (c, groups) = grid(options, m, wg / vs, &r, wg, shared, caps)?;
     Ok(Config {
         variant,

@@ -31,6 +31,14 @@ pub fn column_degrees(x: &Csr) -> Vec<u32> {
     deg
 }
 
+/// Columns of a sparse X with at least one entry (0 for dense X).
+pub(crate) fn column_degrees_used(x: crate::fused::Matrix) -> usize {
+    match x {
+        crate::fused::Matrix::Sparse(s) => column_degrees(s).iter().filter(|&&d| d > 0).count(),
+        crate::fused::Matrix::Dense(_) => 0,
+    }
+}
+
 /// The `h` columns with the most entries (only columns with at least one), most first; ties
 /// broken by column so the ranking is deterministic.
 pub fn rank(deg: &[u32], h: usize) -> Vec<u32> {

@@ -184,11 +184,20 @@ fn sparse(
     let cfg = &plan.config;
     let two_pass = cfg.variant == Variant::TwoPass;
     // The unfused scatter (`workgroup_w` false) never takes the cache.
-    let hot = plan.hot.as_ref().filter(|_| cfg.variant == Variant::Fused);
+    let hot = plan
+        .hot
+        .as_ref()
+        .filter(|_| cfg.variant != Variant::Unfused);
     let ncols = if workgroup_w || two_pass {
         plan.n.max(1)
     } else if hot.is_some() {
         cfg.hot_cols as usize
+    } else {
+        1
+    };
+    // Private slots (the `private` variant with w in workgroup memory).
+    let nhot = if hot.is_some() && workgroup_w {
+        cfg.hot_cols
     } else {
         1
     };
@@ -203,6 +212,8 @@ fn sparse(
             ("WG", cfg.workgroup as f64),
             ("VS", cfg.vs as f64),
             ("NCOLS", ncols as f64),
+            ("NHOT", nhot as f64),
+            ("NPRIV", (nhot * cfg.workgroup) as f64),
         ],
         bindings: if hot.is_some() {
             &SPARSE_HOT_BINDINGS

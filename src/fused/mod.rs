@@ -85,6 +85,10 @@ pub enum Variant {
     Auto,
     /// The fused kernel: workgroup copy of w when n fits, else global adds.
     Fused,
+    /// The fused kernel with the columns with the most entries privatized: when w fits
+    /// workgroup memory, each invocation adds to its own slots for them (no atomics) and the
+    /// other columns go through the compare-exchange copy of w; otherwise as `Fused`.
+    Private,
     /// The fused kernel writing per-workgroup partials, summed by a second pass in a fixed
     /// order: bit-identical run to run.
     TwoPass,
@@ -94,14 +98,20 @@ pub enum Variant {
 }
 
 impl Variant {
-    /// The concrete variants.
-    pub const CONCRETE: [Variant; 3] = [Variant::Fused, Variant::TwoPass, Variant::Unfused];
+    /// The concrete variants (`Private` runs as `Fused` on dense X).
+    pub const CONCRETE: [Variant; 4] = [
+        Variant::Fused,
+        Variant::Private,
+        Variant::TwoPass,
+        Variant::Unfused,
+    ];
 
     /// The variant's name (`fused`, `two-pass`, `unfused`).
     pub fn name(self) -> &'static str {
         match self {
             Variant::Auto => "auto",
             Variant::Fused => "fused",
+            Variant::Private => "private",
             Variant::TwoPass => "two-pass",
             Variant::Unfused => "unfused",
         }
@@ -132,7 +142,8 @@ pub struct Options {
     pub workgroup_w: Option<bool>,
     /// Sparse fused kernel with w in global memory: how many of the columns with the most
     /// entries are aggregated in workgroup memory ([`hot`]; `None`: as many as fit, `Some(0)`:
-    /// none, every product added straight to global memory). Ignored by the other variants.
+    /// none, every product added straight to global memory); `Private` with w in workgroup
+    /// memory: how many get private slots per invocation. Ignored by the other variants.
     pub hot_cols: Option<u32>,
     /// Lanes per row (power of two; sparse 1–32, dense up to the workgroup size).
     pub vs: Option<u32>,
@@ -222,7 +233,8 @@ pub struct Config {
     pub tl: u32,
     /// Sparse: w aggregated in workgroup memory.
     pub workgroup_w: bool,
-    /// Sparse, w in global memory: hot columns aggregated in workgroup memory (0: none).
+    /// Sparse: with w in global memory, hot columns aggregated in workgroup memory; with w in
+    /// workgroup memory (`Private`), hot columns with a private slot per invocation (0: none).
     pub hot_cols: u32,
     /// Global adds by native f32 atomics (else compare-exchange).
     pub native_atomics: bool,
@@ -246,6 +258,8 @@ impl Config {
         );
         if self.dense {
             s += &format!(" tl={}", self.tl);
+        } else if self.workgroup_w && self.hot_cols > 0 {
+            s += &format!(" wg-w private={}", self.hot_cols);
         } else if self.workgroup_w {
             s += " wg-w";
         } else if self.hot_cols > 0 {

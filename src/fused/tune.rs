@@ -1,5 +1,6 @@
 //! The autotuner behind `auto`: times the fused kernel at the model's (VS, workgroup size)
-//! and its neighbours on random full-pattern operands, keeps the fastest, and caches it per
+//! and its neighbours on random full-pattern operands (on sparse X with and without private
+//! hot columns, [`Variant::Private`]), keeps the fastest, and caches it per
 //! adapter and shape bucket (`fused-tune.json`, see [`crate::tune::TuneCache`]); C always comes
 //! from the model (Eq. 5) for the chosen VS and workgroup size.
 
@@ -21,6 +22,9 @@ struct Tuned {
     vs: u32,
     workgroup: u32,
     tl: u32,
+    /// The `private` variant (absent in caches written before it existed).
+    #[serde(default)]
+    private: bool,
 }
 
 /// The cache key: adapter, kind and a shape bucket (log₂ of m, n and the stored entries).
@@ -53,7 +57,11 @@ pub fn autotuned_plan(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Plan> {
         return Plan::new(gpu, x, options);
     }
     let with = |t: &Tuned| Options {
-        variant: Variant::Fused,
+        variant: if t.private {
+            Variant::Private
+        } else {
+            Variant::Fused
+        },
         vs: Some(t.vs),
         workgroup: Some(t.workgroup),
         tl: matches!(x, Matrix::Dense(_)).then_some(t.tl),
@@ -79,31 +87,37 @@ pub fn autotuned_plan(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Plan> {
         mc.workgroup,
         mc.workgroup * 2,
     ];
-    for vs in vss.into_iter().filter(|&v| v >= 1) {
-        for wg in wgs
-            .into_iter()
-            .filter(|&w| (32..=max_wg).contains(&w) && w >= vs)
-        {
-            let tl = n.div_ceil(vs as usize).max(1) as u32;
-            let Ok(plan) = Plan::new_like(
-                gpu,
-                x,
-                &with(&Tuned {
-                    vs,
-                    workgroup: wg,
-                    tl,
-                }),
-                &model,
-            ) else {
-                continue;
-            };
-            if plan.config == mc {
-                continue;
-            }
-            let ms = measure(gpu, &plan, &ops, 5, None)?.ms;
-            if ms < best.0 {
-                best = (ms, plan.config);
-            }
+    let privates: &[bool] = match x {
+        Matrix::Sparse(_) => &[false, true],
+        Matrix::Dense(_) => &[false],
+    };
+    for (vs, wg, &private) in vss
+        .into_iter()
+        .filter(|&v| v >= 1)
+        .flat_map(|vs| wgs.into_iter().map(move |wg| (vs, wg)))
+        .filter(|&(vs, w)| (32..=max_wg).contains(&w) && w >= vs)
+        .flat_map(|(vs, wg)| privates.iter().map(move |p| (vs, wg, p)))
+    {
+        let tl = n.div_ceil(vs as usize).max(1) as u32;
+        let Ok(plan) = Plan::new_like(
+            gpu,
+            x,
+            &with(&Tuned {
+                vs,
+                workgroup: wg,
+                tl,
+                private,
+            }),
+            &model,
+        ) else {
+            continue;
+        };
+        if plan.config == mc {
+            continue;
+        }
+        let ms = measure(gpu, &plan, &ops, 5, None)?.ms;
+        if ms < best.0 {
+            best = (ms, plan.config);
         }
     }
     let c = best.1;
@@ -111,6 +125,7 @@ pub fn autotuned_plan(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Plan> {
         vs: c.vs,
         workgroup: c.workgroup,
         tl: c.tl,
+        private: c.variant == Variant::Private,
     };
     // A cache that cannot be written costs a re-tune next time, not this run.
     if let Some(Err(e)) = cache.map(|c| c.insert(&k, &t)) {
