@@ -533,18 +533,35 @@ fn hot_column_cache() {
         for hot in [None, Some(0), Some(3), Some(64)] {
             for atomics in [Atomics::Native, Atomics::Cas] {
                 for p in [Pattern::Full, Pattern::Xty] {
-                    let o = Options {
-                        atomics,
-                        vs: Some(vs),
-                        workgroup: Some(wg),
-                        hot_cols: hot,
-                        ..Default::default()
-                    };
-                    let (_, plan) = check(gpu, Matrix::Sparse(&x), &o, p, 13);
-                    let c = plan.config;
-                    assert!(!c.workgroup_w, "n = {n}");
-                    let want = hot.map_or(cap.min(used), |h| (h as usize).min(used));
-                    assert_eq!(c.hot_cols as usize, want, "{}", c.describe());
+                    // `private`: the 16 hottest columns in private slots (half of workgroup
+                    // memory at most), the cache in the rest.
+                    for variant in [Variant::Fused, Variant::Private] {
+                        let o = Options {
+                            variant,
+                            atomics,
+                            vs: Some(vs),
+                            workgroup: Some(wg),
+                            hot_cols: hot,
+                            ..Default::default()
+                        };
+                        let (_, plan) = check(gpu, Matrix::Sparse(&x), &o, p, 13);
+                        let c = plan.config;
+                        assert!(!c.workgroup_w, "n = {n}");
+                        let private = if variant == Variant::Private {
+                            16.min(cap / 2 / wg as usize)
+                        } else {
+                            0
+                        };
+                        let cache = cap - private * wg as usize;
+                        let want = hot.map_or(cache.min(used), |h| (h as usize).min(used));
+                        assert_eq!(c.hot_cols as usize, want, "{}", c.describe());
+                        assert_eq!(
+                            c.private_cols as usize,
+                            private.min(want),
+                            "{}",
+                            c.describe()
+                        );
+                    }
                 }
             }
         }

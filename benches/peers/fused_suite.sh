@@ -11,8 +11,9 @@
 # job (the export is deleted afterwards); then `wgsparse fused` times `auto` (tuned) and every
 # variant (sparse: fused, private, two-pass, unfused; dense: fused, two-pass, unfused) with the
 # f64 check, the copy roofline and GB/s. kdd2010 (w beyond workgroup memory, no f64 check):
-# auto and fused with the hot-column cache, then the cache off (--hot-cols 0, every product
-# added to global memory) as the same-job baseline, 2 repetitions.
+# auto, fused (hot-column cache) and private (the 16 hottest columns in private slots, then
+# the cache), then the cache off (--hot-cols 0, every product added to global memory) as the
+# same-job baseline, 2 repetitions.
 set -uo pipefail
 OUT=${OUT:-bench-out}
 INPUTS=${INPUTS-"sparse-200 sparse-1024 sparse-4096 kdd2010 dense-32 dense-200 dense-1000 dense-2000 higgs"}
@@ -41,7 +42,7 @@ for g in $INPUTS; do
   # The f64 check of every variant costs host time on the largest inputs; skip it for kdd2010.
   CHECK=--check; VARIANTS=auto,fused,private,two-pass,unfused; PATS=$PATTERNS; REPS=20
   case "$g" in
-    kdd2010) CHECK=; VARIANTS=auto,fused; PATS=full; REPS=10 ;;
+    kdd2010) CHECK=; VARIANTS=auto,fused,private; PATS=full; REPS=10 ;;
     dense-*|higgs) VARIANTS=auto,fused,two-pass,unfused ;;
   esac
   log "fused $g (export + peer)"

@@ -12,7 +12,9 @@
 // - HOT (large n): a hot-column cache (src/fused/hot.rs). col_idx is the plan's rewritten copy:
 //   an entry of hot slot s holds HOT_BIT | s, and hot_cols[s] is its column. Hot products go
 //   to a workgroup array of NCOLS slots, then one global add per (workgroup, slot); cold
-//   products go straight to w.
+//   products go straight to w. With NHOT > 0 (the `private` variant) the first NHOT slots
+//   (the hottest columns) are private per invocation instead (wg_priv, as below), merged into
+//   the cache's slots before its flush.
 // - SHARED_W with HOT (the `private` variant): the NHOT columns with the most entries have a
 //   private slot per invocation (wg_priv[s·WG + tid], NPRIV = NHOT·WG floats), added to
 //   without atomics; the other columns go through the compare-exchange copy of w. At the end
@@ -72,13 +74,13 @@ var<workgroup> wg_w: array<f32, NCOLS>;
 @group(0) @binding(6) var<storage, read_write> accum: array<AtomicF32>;
 #ifdef SHARED_W
 var<workgroup> wg_accum: array<atomic<u32>, NCOLS>;
-#ifdef HOT
-var<workgroup> wg_priv: array<f32, NPRIV>;
-#endif
 #else
 #ifdef HOT
 var<workgroup> wg_accum: array<atomic<u32>, NCOLS>;
 #endif
+#endif
+#ifdef HOT
+var<workgroup> wg_priv: array<f32, NPRIV>;
 #endif
 #endif
 #ifdef HOT
@@ -134,6 +136,9 @@ fn main(
 #ifdef HOT
     for (var i = tid; i < NCOLS; i += WG) {
         atomicStore(&wg_accum[i], 0u);
+    }
+    for (var i = tid; i < NPRIV; i += WG) {
+        wg_priv[i] = 0.0;
     }
     workgroupBarrier();
 #endif
@@ -198,7 +203,12 @@ fn main(
         for (var i = b + lane; i < e; i += VS) {
             let c = col_idx[i];
             if c >= HOT_BIT {
-                wg_accum_add(c & ~HOT_BIT, vals[i] * s);
+                let slot = c & ~HOT_BIT;
+                if slot < NHOT {
+                    wg_priv[slot * WG + tid] += vals[i] * s;
+                } else {
+                    wg_accum_add(slot, vals[i] * s);
+                }
             } else {
                 accum_add(c, vals[i] * a);
             }
@@ -221,7 +231,7 @@ fn main(
 #ifdef SHARED_W
 #ifdef HOT
     for (var k = 0u; k < NHOT; k++) {
-        let slot = (tid + k) % NHOT;
+        let slot = (tid + k) % max(NHOT, 1u);
         let t = wg_priv[slot * WG + tid];
         if t != 0.0 {
             wg_accum_add(hot_cols[slot], t);
@@ -237,6 +247,13 @@ fn main(
     }
 #else
 #ifdef HOT
+    for (var k = 0u; k < NHOT; k++) {
+        let slot = (tid + k) % max(NHOT, 1u);
+        let t = wg_priv[slot * WG + tid];
+        if t != 0.0 {
+            wg_accum_add(slot, t);
+        }
+    }
     workgroupBarrier();
     for (var i = tid; i < NCOLS; i += WG) {
         let t = wg_accum_load(i);

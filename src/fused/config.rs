@@ -22,6 +22,10 @@ fn pow2_in(what: &str, v: u32, lo: u32, hi: u32) -> Result<u32> {
     }
 }
 
+/// Hot columns with private slots per invocation in the private variant with w in global
+/// memory (the cache takes the rest of the ranked columns).
+const GLOBAL_PRIVATE: u32 = 16;
+
 /// The configuration for `x` under `options`: the launch model fills what they leave open.
 pub(crate) fn resolve(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Config> {
     let caps = &gpu.caps;
@@ -113,6 +117,7 @@ pub(crate) fn resolve(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Config>
             tl,
             workgroup_w: true,
             hot_cols: 0,
+            private_cols: 0,
             native_atomics,
             subgroup_reduce: shuffle || wide,
             subgroup_wide: wide,
@@ -159,6 +164,19 @@ pub(crate) fn resolve(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Config>
             wg /= 2;
         }
     }
+    // The private variant with w in global memory: the GLOBAL_PRIVATE hottest columns get
+    // private slots, in at most half of workgroup memory.
+    let global_private = if variant == Variant::Private && !wants_w {
+        let p = (*used_cols.get_or_insert_with(used)).min(GLOBAL_PRIVATE as usize) as u32;
+        if options.workgroup.is_none() {
+            while wg / 2 >= vs.max(32) && 8 * p * wg > wg_mem {
+                wg /= 2;
+            }
+        }
+        p.min((wg_mem / 2).saturating_sub(scratch(vs, wg)) / (4 * wg))
+    } else {
+        0
+    };
     if wants_w && !fits(wg) {
         return Err(Error::TooLarge {
             what: format!("a workgroup copy of w (n = {n})"),
@@ -189,7 +207,8 @@ pub(crate) fn resolve(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Config>
             }
         }
         (Variant::Fused | Variant::Private, false) => {
-            let cap = (wg_mem.saturating_sub(scratch(vs, wg)) / 4) as usize;
+            let cap =
+                (wg_mem.saturating_sub(scratch(vs, wg) + 4 * global_private * wg) / 4) as usize;
             let used = used_cols.unwrap_or_else(used);
             match options.hot_cols {
                 Some(h) if h as usize > cap => {
@@ -205,7 +224,19 @@ pub(crate) fn resolve(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Config>
         }
         _ => 0,
     } as u32;
-    let shared = shared_of(wants_w, wg) + 4 * hot_cols * if wants_w { wg } else { 1 };
+    // Private slots: all hot columns with w in workgroup memory, the first few otherwise
+    // (never more than the cache ranks).
+    let private_cols = if wants_w {
+        hot_cols
+    } else {
+        global_private.min(hot_cols)
+    };
+    let shared = shared_of(wants_w, wg)
+        + if wants_w {
+            4 * hot_cols * wg
+        } else {
+            4 * hot_cols + 4 * private_cols * wg
+        };
     let (c, groups) = grid(options, m, wg / vs, &r, wg, shared, caps)?;
     Ok(Config {
         variant,
@@ -217,6 +248,7 @@ pub(crate) fn resolve(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Config>
         tl: 1,
         workgroup_w: wants_w,
         hot_cols,
+        private_cols,
         native_atomics,
         subgroup_reduce: options.subgroups && caps.shuffle_fits(vs),
         subgroup_wide: false,

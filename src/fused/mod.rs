@@ -85,9 +85,10 @@ pub enum Variant {
     Auto,
     /// The fused kernel: workgroup copy of w when n fits, else global adds.
     Fused,
-    /// The fused kernel with the columns with the most entries privatized: when w fits
-    /// workgroup memory, each invocation adds to its own slots for them (no atomics) and the
-    /// other columns go through the compare-exchange copy of w; otherwise as `Fused`.
+    /// The fused kernel with the columns with the most entries privatized: each invocation
+    /// adds to its own slots for them (no atomics). When w fits workgroup memory the other
+    /// columns go through the compare-exchange copy of w; otherwise the next hottest go
+    /// through the hot-column cache and the rest to global memory, as in `Fused`.
     Private,
     /// The fused kernel writing per-workgroup partials, summed by a second pass in a fixed
     /// order: bit-identical run to run.
@@ -236,6 +237,9 @@ pub struct Config {
     /// Sparse: with w in global memory, hot columns aggregated in workgroup memory; with w in
     /// workgroup memory (`Private`), hot columns with a private slot per invocation (0: none).
     pub hot_cols: u32,
+    /// Sparse, `Private`: how many of the hot columns (the first, with the most entries) have
+    /// a private slot per invocation (all of them with w in workgroup memory).
+    pub private_cols: u32,
     /// Global adds by native f32 atomics (else compare-exchange).
     pub native_atomics: bool,
     /// Row dot products reduced by subgroup operations (else workgroup memory).
@@ -262,6 +266,11 @@ impl Config {
             s += &format!(" wg-w private={}", self.hot_cols);
         } else if self.workgroup_w {
             s += " wg-w";
+        } else if self.private_cols > 0 {
+            s += &format!(
+                " global-w hot={} private={}",
+                self.hot_cols, self.private_cols
+            );
         } else if self.hot_cols > 0 {
             s += &format!(" global-w hot={}", self.hot_cols);
         } else {

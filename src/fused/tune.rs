@@ -87,10 +87,9 @@ pub fn autotuned_plan(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Plan> {
         mc.workgroup,
         mc.workgroup * 2,
     ];
-    // Private slots differ from `fused` only when w fits workgroup memory.
     let privates: &[bool] = match x {
-        Matrix::Sparse(_) if mc.workgroup_w => &[false, true],
-        _ => &[false],
+        Matrix::Sparse(_) => &[false, true],
+        Matrix::Dense(_) => &[false],
     };
     for (vs, wg, &private) in vss
         .into_iter()
