@@ -28,7 +28,8 @@ fn fused_checks_every_variant_and_exports() {
     ]);
     assert_eq!(j["ok"], true);
     let results = j["results"].as_array().unwrap();
-    assert_eq!(results.len(), 15);
+    // 5 patterns × 4 variants (fused, private, two-pass, unfused).
+    assert_eq!(results.len(), 20);
     for r in results {
         assert!(
             r["measurement"]["max_rel_error"].as_f64().unwrap() < 1e-3,
