@@ -565,6 +565,21 @@ fn hot_column_cache() {
                 }
             }
         }
+        // A plan of the same X with another launch configuration shares the ranked columns
+        // (same slot count) and the column count, and still computes the pattern.
+        let o = |vs: u32, wg: u32| Options {
+            vs: Some(vs),
+            workgroup: Some(wg),
+            ..Default::default()
+        };
+        let first = Plan::new(gpu, Matrix::Sparse(&x), &o(vs, wg)).unwrap();
+        let other = Plan::new_like(gpu, Matrix::Sparse(&x), &o(8, 128), &first).unwrap();
+        assert!(other.config.hot_cols > 0 && other.config.vs == 8);
+        let vecs = vectors(m, n, false, 41);
+        let op = host_op(Pattern::Full, &vecs, -0.75, 1.25);
+        let got = other.run_host(gpu, &op).unwrap();
+        let (want, mag) = Matrix::Sparse(&x).reference(&op);
+        assert!(compare(&got, &want, &mag, Matrix::Sparse(&x).rounding_terms()).ok());
         // More slots than fit is an error; the variants without global aggregation ignore it.
         let too_many = Options {
             vs: Some(vs),

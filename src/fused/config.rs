@@ -27,7 +27,14 @@ fn pow2_in(what: &str, v: u32, lo: u32, hi: u32) -> Result<u32> {
 const GLOBAL_PRIVATE: u32 = 16;
 
 /// The configuration for `x` under `options`: the launch model fills what they leave open.
-pub(crate) fn resolve(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Config> {
+/// Also returns how many columns of a sparse X hold entries when it was needed (for the hot
+/// columns; `used_hint` passes it in when known, since counting costs a pass over X).
+pub(crate) fn resolve(
+    gpu: &Gpu,
+    x: Matrix,
+    options: &Options,
+    used_hint: Option<usize>,
+) -> Result<(Config, Option<usize>)> {
     let caps = &gpu.caps;
     let (m, n) = x.shape();
     let dense = matches!(x, Matrix::Dense(_));
@@ -107,21 +114,24 @@ pub(crate) fn resolve(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Config>
         }
         let rows = dense_band_rows(gpu, n).min(m);
         let (c, groups) = grid(options, rows, wg / vs, &r, wg, shared as u32, caps)?;
-        return Ok(Config {
-            variant,
-            dense,
-            vs,
-            workgroup: wg,
-            rows_per_vector: c,
-            groups,
-            tl,
-            workgroup_w: true,
-            hot_cols: 0,
-            private_cols: 0,
-            native_atomics,
-            subgroup_reduce: shuffle || wide,
-            subgroup_wide: wide,
-        });
+        return Ok((
+            Config {
+                variant,
+                dense,
+                vs,
+                workgroup: wg,
+                rows_per_vector: c,
+                groups,
+                tl,
+                workgroup_w: true,
+                hot_cols: 0,
+                private_cols: 0,
+                native_atomics,
+                subgroup_reduce: shuffle || wide,
+                subgroup_wide: wide,
+            },
+            None,
+        ));
     }
     let nnz = x.nnz();
     let mu = if m == 0 { 0.0 } else { nnz as f64 / m as f64 };
@@ -152,11 +162,11 @@ pub(crate) fn resolve(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Config>
         (_, None) => fits(pick_wg(true)?),
     };
     let mut wg = pick_wg(wants_w)?;
-    let used = || hot::column_degrees_used(x);
+    let used = || used_hint.unwrap_or_else(|| hot::column_degrees_used(x));
     // Private slots per invocation for `slots` hot columns beside w at workgroup size `wg`.
     let priv_cap =
         |wg: u32| (wg_mem as u64).saturating_sub(shared_of(true, wg) as u64) / (4 * wg as u64);
-    let mut used_cols = None;
+    let mut used_cols = used_hint;
     if variant == Variant::Private && wants_w && options.workgroup.is_none() {
         // Smaller workgroups leave more private slots each: aim for 32 hot columns.
         let want = (*used_cols.insert(used())).min(32) as u64;
@@ -224,6 +234,12 @@ pub(crate) fn resolve(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Config>
         }
         _ => 0,
     } as u32;
+    // Slots are marked by the top bit of a column index.
+    let hot_cols = if n as u64 >= hot::HOT_BIT as u64 {
+        0
+    } else {
+        hot_cols
+    };
     // Private slots: all hot columns with w in workgroup memory, the first few otherwise
     // (never more than the cache ranks).
     let private_cols = if wants_w {
@@ -238,7 +254,7 @@ pub(crate) fn resolve(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Config>
             4 * hot_cols + 4 * private_cols * wg
         };
     let (c, groups) = grid(options, m, wg / vs, &r, wg, shared, caps)?;
-    Ok(Config {
+    let config = Config {
         variant,
         dense,
         vs,
@@ -252,7 +268,8 @@ pub(crate) fn resolve(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Config>
         native_atomics,
         subgroup_reduce: options.subgroups && caps.shuffle_fits(vs),
         subgroup_wide: false,
-    })
+    };
+    Ok((config, used_cols))
 }
 
 /// Eq. 5 (or the caller's C) and the number of workgroups.

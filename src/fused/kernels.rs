@@ -238,7 +238,7 @@ fn sparse(
         v.raw(),
         target.raw(),
     ];
-    if let Some((col_idx, cols)) = hot {
+    if let Some((col_idx, cols)) = hot.map(|h| &**h) {
         all[2] = col_idx.raw();
         all.push(cols.raw());
     }

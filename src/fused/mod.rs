@@ -334,8 +334,11 @@ pub struct Plan {
     /// The resolved configuration.
     pub config: Config,
     x: Arc<DeviceX>,
-    /// The hot-column cache's rewritten column indices and slot columns (`config.hot_cols > 0`).
-    hot: Option<(GpuBuffer<u32>, GpuBuffer<u32>)>,
+    /// The hot columns' rewritten column indices and slot columns (`config.hot_cols > 0`),
+    /// shared with plans of the same X and slot count.
+    hot: Option<Arc<(GpuBuffer<u32>, GpuBuffer<u32>)>>,
+    /// Columns of sparse X holding entries, when a configuration needed the count.
+    used_cols: Option<usize>,
     /// Two-pass partials (groups × bands × n) or the unfused p (m).
     scratch: Option<GpuBuffer<f32>>,
     /// A 16-byte stand-in bound where an optional vector is absent (never read).
@@ -349,27 +352,41 @@ impl Plan {
             Matrix::Sparse(s) => s.validate()?,
             Matrix::Dense(d) => d.validate()?,
         }
-        let config = kernels::resolve(gpu, x, options)?;
-        Self::with_config(gpu, x, config)
+        let (config, used) = kernels::resolve(gpu, x, options, None)?;
+        let mut plan = Self::with_config(gpu, x, config)?;
+        plan.used_cols = used;
+        Ok(plan)
     }
 
     /// A plan with a given configuration (the sweep's candidates); X must be valid.
     pub fn with_config(gpu: &Gpu, x: Matrix, config: Config) -> Result<Plan> {
-        Self::build(gpu, x, config, Arc::new(kernels::upload(gpu, x)?))
+        Self::build(gpu, x, config, Arc::new(kernels::upload(gpu, x)?), None)
     }
 
     /// [`Plan::new`] for the X that `like` was built from (not re-validated), sharing its
     /// device copy of X: trying other configurations costs no upload.
     pub fn new_like(gpu: &Gpu, x: Matrix, options: &Options, like: &Plan) -> Result<Plan> {
-        let config = kernels::resolve(gpu, x, options)?;
-        if x.shape() != (like.m, like.n) || x.nnz() != like.nnz || config.dense != like.config.dense
-        {
+        let same = x.shape() == (like.m, like.n) && x.nnz() == like.nnz;
+        let (config, used) = kernels::resolve(gpu, x, options, like.used_cols.filter(|_| same))?;
+        if !same || config.dense != like.config.dense {
             return Self::with_config(gpu, x, config);
         }
-        Self::build(gpu, x, config, like.x.clone())
+        let hot = like
+            .hot
+            .clone()
+            .filter(|_| like.config.hot_cols == config.hot_cols);
+        let mut plan = Self::build(gpu, x, config, like.x.clone(), hot)?;
+        plan.used_cols = used;
+        Ok(plan)
     }
 
-    fn build(gpu: &Gpu, x: Matrix, config: Config, dx: Arc<DeviceX>) -> Result<Plan> {
+    fn build(
+        gpu: &Gpu,
+        x: Matrix,
+        config: Config,
+        dx: Arc<DeviceX>,
+        hot: Option<Arc<(GpuBuffer<u32>, GpuBuffer<u32>)>>,
+    ) -> Result<Plan> {
         let (m, n) = x.shape();
         let scratch = match config.variant {
             Variant::TwoPass => {
@@ -394,15 +411,17 @@ impl Plan {
             Variant::Unfused => Some(GpuBuffer::zeroed(gpu, "fused.p", m)?),
             _ => None,
         };
-        let hot = match x {
-            Matrix::Sparse(s) if config.hot_cols > 0 => {
+        let hot = match (x, hot) {
+            (Matrix::Sparse(_), _) if config.hot_cols == 0 => None,
+            (Matrix::Sparse(_), Some(shared)) => Some(shared),
+            (Matrix::Sparse(s), None) => {
                 let h = hot::build(s, config.hot_cols as usize)?;
-                Some((
+                Some(Arc::new((
                     GpuBuffer::upload(gpu, "fused.hot_col_idx", &h.col_idx)?,
                     GpuBuffer::upload(gpu, "fused.hot_cols", &h.cols)?,
-                ))
+                )))
             }
-            _ => None,
+            (Matrix::Dense(_), _) => None,
         };
         Ok(Plan {
             m,
@@ -411,6 +430,7 @@ impl Plan {
             config,
             x: dx,
             hot,
+            used_cols: None,
             scratch,
             dummy: Arc::new(GpuBuffer::zeroed(gpu, "fused.absent", 4)?),
         })
