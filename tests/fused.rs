@@ -683,3 +683,77 @@ fn private_hot_columns() {
         Err(Error::TooLarge { .. })
     ));
 }
+
+/// Share of X's entries in its heaviest row and in its heaviest column.
+fn top_shares(x: &Csr) -> (f64, f64) {
+    let nnz = x.nnz() as f64;
+    let row = (0..x.nrows)
+        .map(|r| x.row_range(r).len())
+        .max()
+        .unwrap_or(0);
+    let col = wgsparse::fused::hot::column_degrees(x)
+        .into_iter()
+        .max()
+        .unwrap_or(0);
+    (row as f64 / nnz, col as f64 / nnz)
+}
+
+#[test]
+fn long_rows_split_over_workgroups() {
+    // Rows above the threshold go through the long-row path (chunked dot products, then the
+    // scatter); one row holds more than half of X (heavy rows), or one column does (heavy
+    // columns, short rows). w in workgroup memory and in global memory (with and without the
+    // hot-column cache), native and compare-exchange adds, with and without subgroups.
+    let gpu = common::gpu();
+    let cap = (gpu.caps.max_workgroup_storage_bytes / 4) as usize;
+    for (n, row_alpha, col_alpha, nnz) in [
+        (900, 2.0, 1.1, 1_200),
+        (2 * cap, 2.0, 1.1, 9_000),
+        (2 * cap, 0.0, 3.0, 330),
+    ] {
+        let x = gen::power_law_skewed(300, n, nnz, row_alpha, col_alpha, 31).unwrap();
+        let (row, col) = top_shares(&x);
+        assert!(row > 0.5 || col > 0.5, "row {row:.2}, column {col:.2}");
+        for g in [gpu, common::gpu_plain()] {
+            for (long_row, hot) in [
+                (Some(1), None),
+                (Some(40), Some(0)),
+                (Some(40), None),
+                (None, None),
+            ] {
+                for variant in [Variant::Fused, Variant::Private] {
+                    for p in [Pattern::Full, Pattern::Xty, Pattern::Xtxy] {
+                        let o = Options {
+                            variant,
+                            long_row,
+                            hot_cols: hot,
+                            ..Default::default()
+                        };
+                        let (_, plan) = check(g, Matrix::Sparse(&x), &o, p, 17);
+                        if let Some(l) = long_row {
+                            assert_eq!(plan.config.long_row, l);
+                        }
+                        let longest = (0..x.nrows).map(|r| x.row_range(r).len()).max().unwrap();
+                        assert_eq!(
+                            plan.long_chunks() > 0,
+                            longest > plan.config.long_row as usize,
+                            "{}",
+                            plan.config.describe()
+                        );
+                    }
+                }
+            }
+        }
+    }
+    // Two-pass and unfused never split rows.
+    let x = gen::power_law_skewed(300, 900, 1_200, 2.0, 1.1, 31).unwrap();
+    for variant in [Variant::TwoPass, Variant::Unfused] {
+        let o = Options {
+            variant,
+            long_row: Some(1),
+            ..Default::default()
+        };
+        let (_, plan) = check(gpu, Matrix::Sparse(&x), &o, Pattern::Full, 3);
+        assert_eq!(plan.long_chunks(), 0);
+    }
+}

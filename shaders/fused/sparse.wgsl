@@ -24,6 +24,7 @@
 //   the order of every addition is fixed, and the workgroup writes its partial w to
 //   part[group · n + i]; fused/reduce_parts sums the partials in group order. The result is
 //   bit-identical run to run.
+// Rows longer than params.long_len are skipped: fused/long_rows spreads them over workgroups.
 // XTY: Algorithm 1, w += α·Xᵀ(v ⊙ y) with y ∈ ℝᵐ (no dot product).
 // w already holds β·z (fused/axpy pre-pass) unless TWO_PASS, where reduce_parts adds it.
 #import shared/reduce
@@ -56,7 +57,8 @@ struct Params {
     // Bit 0: multiply by v.
     flags: u32,
     alpha: f32,
-    _pad0: u32,
+    // Rows with more entries are skipped (the long-row path, fused/long_rows, takes them).
+    long_len: u32,
     _pad1: u32,
     _pad2: u32,
 }
@@ -147,12 +149,16 @@ fn main(
     var row = group * nv + vid;
     let stride = nwg.x * nv;
     for (var c = 0u; c < params.c; c++) {
-        let ok = row < params.m;
+        var ok = row < params.m;
         var b = 0u;
         var e = 0u;
         if ok {
             b = row_ptr[row];
             e = row_ptr[row + 1u];
+            if e - b > params.long_len {
+                ok = false;
+                e = b;
+            }
         }
 #ifdef XTY
         var s = 0.0;

@@ -98,6 +98,10 @@ pub struct FusedArgs {
     /// memory (default: as many as fit; 0: none).
     #[arg(long)]
     hot_cols: Option<u32>,
+    /// Sparse fused kernels: rows with more entries than this are split over workgroups
+    /// (default: the launch model's threshold, C·μ and at least 4096; a huge value: never).
+    #[arg(long)]
+    long_row: Option<u32>,
     /// Reduce row dot products through workgroup memory, not subgroup shuffles.
     #[arg(long)]
     no_subgroups: bool,
@@ -232,6 +236,7 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
         subgroups: !a.no_subgroups,
         workgroup_w: a.global_w.then_some(false),
         hot_cols: a.hot_cols,
+        long_row: a.long_row,
         vs: a.vs,
         workgroup: a.wg,
         rows_per_vector: a.c,

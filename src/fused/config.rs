@@ -26,6 +26,10 @@ fn pow2_in(what: &str, v: u32, lo: u32, hi: u32) -> Result<u32> {
 /// memory (the cache takes the rest of the ranked columns).
 const GLOBAL_PRIVATE: u32 = 16;
 
+/// The launch model's long-row threshold is never below this many entries (shorter rows are
+/// cheaper in one vector than in the two-dispatch long-row path).
+const LONG_ROW_MIN: u64 = 4096;
+
 /// The configuration for `x` under `options`: the launch model fills what they leave open.
 /// Also returns how many columns of a sparse X hold entries when it was needed (for the hot
 /// columns; `used_hint` passes it in when known, since counting costs a pass over X).
@@ -126,6 +130,7 @@ pub(crate) fn resolve(
                 workgroup_w: true,
                 hot_cols: 0,
                 private_cols: 0,
+                long_row: u32::MAX,
                 native_atomics,
                 subgroup_reduce: shuffle || wide,
                 subgroup_wide: wide,
@@ -254,6 +259,22 @@ pub(crate) fn resolve(
             4 * hot_cols + 4 * private_cols * wg
         };
     let (c, groups) = grid(options, m, wg / vs, &r, wg, shared, caps)?;
+    // A vector takes about C·μ entries; a row much longer than that would hold its vector (and
+    // the whole dispatch) long after the others finish, so it is split over workgroups.
+    let long_row = match variant {
+        Variant::Fused | Variant::Private => match options.long_row {
+            Some(0) => {
+                return Err(option_err(
+                    "the long-row threshold must be at least 1".into(),
+                ))
+            }
+            Some(l) => l,
+            None => {
+                ((c as f64 * mu.max(1.0)).ceil() as u64).clamp(LONG_ROW_MIN, u32::MAX as u64) as u32
+            }
+        },
+        _ => u32::MAX,
+    };
     let config = Config {
         variant,
         dense,
@@ -265,6 +286,7 @@ pub(crate) fn resolve(
         workgroup_w: wants_w,
         hot_cols,
         private_cols,
+        long_row,
         native_atomics,
         subgroup_reduce: options.subgroups && caps.shuffle_fits(vs),
         subgroup_wide: false,

@@ -31,7 +31,8 @@ struct SparseParams {
     c: u32,
     flags: u32,
     alpha: f32,
-    pad: [u32; 3],
+    long_len: u32,
+    pad: [u32; 2],
 }
 
 /// Uploads X: CSR arrays whole (each must fit one binding), dense rows padded to the stride
@@ -137,7 +138,11 @@ pub(crate) fn record(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
                 };
                 return sparse(plan, batch, &arrays, &scatter, false, w);
             }
+            if !op.xty {
+                long_rows(plan, batch, &arrays, op, None)?;
+            }
             sparse(plan, batch, &arrays, op, cfg.workgroup_w, target)?;
+            long_rows(plan, batch, &arrays, op, Some(w))?;
         }
         DeviceX::Dense {
             stride,
@@ -225,7 +230,12 @@ fn sparse(
             c: cfg.rows_per_vector,
             flags: op.v.is_some() as u32,
             alpha: op.alpha,
-            pad: [0; 3],
+            long_len: if plan.long.is_some() {
+                cfg.long_row
+            } else {
+                u32::MAX
+            },
+            pad: [0; 2],
         },
     );
     let v = op.v.unwrap_or(&plan.dummy);
@@ -244,6 +254,70 @@ fn sparse(
     }
     let bg = k.bind(gpu, &all)?;
     batch.dispatch(&k, bg, [cfg.groups, 1, 1])
+}
+
+const LONG_DOT_BINDINGS: [Binding; 6] = [Uniform, Read, Read, Read, Read, ReadWrite];
+const LONG_SCATTER_BINDINGS: [Binding; 8] =
+    [Uniform, Read, Read, Read, Read, Read, Read, ReadWrite];
+/// Workgroup size of the long-row kernels.
+const LONG_WG: u32 = 256;
+
+/// Records the long-row path's pre-pass (`w` None: the long rows' dot products, zeroed
+/// first) or its scatter into `w` (`fused.long_rows`); nothing when the plan has no long rows.
+fn long_rows(
+    plan: &Plan,
+    batch: &mut Batch,
+    arrays: &[&wgpu::Buffer; 3],
+    op: &Op,
+    w: Option<&GpuBuffer<f32>>,
+) -> Result<()> {
+    let Some(l) = plan.long.as_ref() else {
+        return Ok(());
+    };
+    let gpu = batch.gpu();
+    let cfg = &plan.config;
+    if w.is_none() {
+        axpy(
+            batch,
+            l.dots.len(),
+            0.0,
+            &plan.dummy,
+            0.0,
+            &plan.dummy,
+            &l.dots,
+        )?;
+    }
+    let mut defs = vec![];
+    if cfg.native_atomics {
+        defs.push("F32_ATOMIC");
+    }
+    if w.is_none() {
+        defs.push("DOT");
+    } else if op.xty {
+        defs.push("XTY");
+    }
+    let k = gpu.kernel(&KernelSpec {
+        name: "fused/long_rows",
+        defines: defs,
+        constants: vec![("WG", LONG_WG as f64)],
+        bindings: if w.is_none() {
+            &LONG_DOT_BINDINGS
+        } else {
+            &LONG_SCATTER_BINDINGS
+        },
+    })?;
+    let params = gpu.uniform(
+        "fused.long_rows.params",
+        &[l.nchunks, op.v.is_some() as u32, op.alpha.to_bits(), 0],
+    );
+    let mut all = vec![&params, l.chunks.raw(), arrays[1], arrays[2], op.y.raw()];
+    match w {
+        None => all.push(l.dots.raw()),
+        Some(w) => all.extend([op.v.unwrap_or(&plan.dummy).raw(), l.dots.raw(), w.raw()]),
+    }
+    let bg = k.bind(gpu, &all)?;
+    let groups = l.nchunks.min(gpu.caps.max_workgroups_per_dimension).max(1);
+    batch.dispatch(&k, bg, [groups, 1, 1])
 }
 
 /// Records a CSR row kernel (`fused.spmv`, `fused.logistic`: VS lanes per row, C rows per

@@ -17,6 +17,7 @@ pub mod hot;
 mod kernels;
 pub mod linreg;
 pub mod logreg;
+pub mod long;
 pub mod plan;
 pub mod tune;
 mod vectors;
@@ -146,6 +147,10 @@ pub struct Options {
     /// none, every product added straight to global memory); `Private` with w in workgroup
     /// memory: how many get private slots per invocation. Ignored by the other variants.
     pub hot_cols: Option<u32>,
+    /// Sparse rows with more stored entries than this are split into chunks spread over many
+    /// workgroups (their dot products by a pre-pass, [`Config::long_row`]); `None`: the
+    /// launch model's threshold.
+    pub long_row: Option<u32>,
     /// Lanes per row (power of two; sparse 1–32, dense up to the workgroup size).
     pub vs: Option<u32>,
     /// Invocations per workgroup (power of two, 32–1024).
@@ -164,6 +169,7 @@ impl Default for Options {
             subgroups: true,
             workgroup_w: None,
             hot_cols: None,
+            long_row: None,
             vs: None,
             workgroup: None,
             rows_per_vector: None,
@@ -240,6 +246,11 @@ pub struct Config {
     /// Sparse, `Private`: how many of the hot columns (the first, with the most entries) have
     /// a private slot per invocation (all of them with w in workgroup memory).
     pub private_cols: u32,
+    /// Sparse fused kernels: rows with more entries than this (a power-law X's heaviest rows,
+    /// which one vector would take alone) go through the long-row path (chunks of X's entries
+    /// over whole workgroups: partial dot products added per row, then the scatter);
+    /// `u32::MAX`: none.
+    pub long_row: u32,
     /// Global adds by native f32 atomics (else compare-exchange).
     pub native_atomics: bool,
     /// Row dot products reduced by subgroup operations (else workgroup memory).
@@ -275,6 +286,9 @@ impl Config {
             s += &format!(" global-w hot={}", self.hot_cols);
         } else {
             s += " global-w";
+        }
+        if self.long_row != u32::MAX {
+            s += &format!(" long>{}", self.long_row);
         }
         s += if self.native_atomics {
             " native"
@@ -323,6 +337,14 @@ enum DeviceX {
     },
 }
 
+/// The device side of [`long`]: chunks `[row, begin, end, slot]` and one dot product per
+/// long row.
+struct LongRows {
+    chunks: GpuBuffer<u32>,
+    nchunks: u32,
+    dots: GpuBuffer<f32>,
+}
+
 /// A prepared pattern on one X: X uploaded, configuration resolved, scratch allocated.
 pub struct Plan {
     /// Rows of X.
@@ -341,11 +363,19 @@ pub struct Plan {
     used_cols: Option<usize>,
     /// Two-pass partials (groups × bands × n) or the unfused p (m).
     scratch: Option<GpuBuffer<f32>>,
+    /// The long-row path's chunks and per-row dot products (sparse fused kernels with rows
+    /// above [`Config::long_row`]).
+    long: Option<LongRows>,
     /// A 16-byte stand-in bound where an optional vector is absent (never read).
     dummy: Arc<GpuBuffer<f32>>,
 }
 
 impl Plan {
+    /// Chunks of the long-row path (0: every row goes through the main kernel).
+    pub fn long_chunks(&self) -> usize {
+        self.long.as_ref().map_or(0, |l| l.nchunks as usize)
+    }
+
     /// Validates X, resolves the configuration and uploads X.
     pub fn new(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Plan> {
         match x {
@@ -423,6 +453,21 @@ impl Plan {
             }
             (Matrix::Dense(_), _) => None,
         };
+        let long = match x {
+            Matrix::Sparse(s) if config.long_row != u32::MAX => {
+                let (chunks, rows) = long::chunks(s, config.long_row)?;
+                if chunks.is_empty() {
+                    None
+                } else {
+                    Some(LongRows {
+                        chunks: GpuBuffer::upload(gpu, "fused.long_chunks", chunks.as_flattened())?,
+                        nchunks: chunks.len() as u32,
+                        dots: GpuBuffer::zeroed(gpu, "fused.long_dots", rows)?,
+                    })
+                }
+            }
+            _ => None,
+        };
         Ok(Plan {
             m,
             n,
@@ -432,6 +477,7 @@ impl Plan {
             hot,
             used_cols: None,
             scratch,
+            long,
             dummy: Arc::new(GpuBuffer::zeroed(gpu, "fused.absent", 4)?),
         })
     }

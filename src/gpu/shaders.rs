@@ -47,6 +47,7 @@ shader_table!(
     "fused/dot",
     "fused/cg_scalars",
     "fused/logistic",
+    "fused/long_rows",
     "mf/storage",
     "mf/sgd",
     "mf/hogwild",
