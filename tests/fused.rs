@@ -533,8 +533,7 @@ fn hot_column_cache() {
         for hot in [None, Some(0), Some(3), Some(64)] {
             for atomics in [Atomics::Native, Atomics::Cas] {
                 for p in [Pattern::Full, Pattern::Xty] {
-                    // `private`: the 16 hottest columns in private slots (half of workgroup
-                    // memory at most), the cache in the rest.
+                    // `private`: the 8 hottest columns in registers, the cache for the rest.
                     for variant in [Variant::Fused, Variant::Private] {
                         let o = Options {
                             variant,
@@ -548,12 +547,11 @@ fn hot_column_cache() {
                         let c = plan.config;
                         assert!(!c.workgroup_w, "n = {n}");
                         let private = if variant == Variant::Private {
-                            16.min(cap / 2 / wg as usize)
+                            8.min(used)
                         } else {
                             0
                         };
-                        let cache = cap - private * wg as usize;
-                        let want = hot.map_or(cache.min(used), |h| (h as usize).min(used));
+                        let want = hot.map_or(cap.min(used), |h| (h as usize).min(used));
                         assert_eq!(c.hot_cols as usize, want, "{}", c.describe());
                         assert_eq!(
                             c.private_cols as usize,
@@ -616,18 +614,26 @@ fn hot_column_cache() {
 
 #[test]
 fn private_hot_columns() {
-    // w in workgroup memory, the hottest columns with a private slot per invocation (no
-    // atomics), the rest by compare-exchange: small and larger n, a few extremely hot
-    // columns, every slot count from none to all used columns, both reductions and both
-    // global add paths; and n at the threshold, where no private slot fits.
+    // w in workgroup memory, the hottest columns (at most 8) accumulated in registers per
+    // invocation (no atomics; summed over the subgroup at the end), the rest by
+    // compare-exchange: small and larger n, a few extremely hot columns (and one holding more
+    // than half of X), every register count from none to 8, both reductions and both global
+    // add paths; and n at the threshold, where registers still hold them.
     for gpu in [common::gpu(), common::gpu_plain()] {
-        for (m, n, nnz) in [(500, 40, 3_000), (700, 1_000, 9_000)] {
-            let x = with_hot_columns(&sparse_x(m, n, nnz, 31), &[1, n as u32 - 2], 32);
+        for (m, n, nnz) in [(500, 40, 3_000), (700, 1_000, 9_000), (600, 1_000, 500)] {
+            let x = if nnz < m {
+                // Short rows over steep column popularity: one column holds most of X.
+                let x = gen::power_law_skewed(m, n, nnz, 0.0, 3.0, 35).unwrap();
+                assert!(top_shares(&x).1 > 0.5);
+                x
+            } else {
+                with_hot_columns(&sparse_x(m, n, nnz, 31), &[1, n as u32 - 2], 32)
+            };
             let used = wgsparse::fused::hot::column_degrees(&x)
                 .iter()
                 .filter(|&&d| d > 0)
                 .count();
-            for hot in [None, Some(0), Some(1), Some(7), Some(used.min(100) as u32)] {
+            for hot in [None, Some(0), Some(1), Some(7), Some(8)] {
                 for p in [Pattern::Full, Pattern::Xty] {
                     let o = Options {
                         variant: Variant::Private,
@@ -643,11 +649,7 @@ fn private_hot_columns() {
                     let (_, plan) = check(gpu, Matrix::Sparse(&x), &o, p, 17);
                     let c = plan.config;
                     assert!(c.workgroup_w && c.variant == Variant::Private);
-                    let cap = (gpu.caps.max_workgroup_storage_bytes as usize
-                        - 4 * n
-                        - if c.subgroup_reduce { 0 } else { 4 * 64 })
-                        / (4 * 64);
-                    let want = hot.map_or(cap.min(used), |h| (h as usize).min(used));
+                    let want = hot.map_or(8.min(used), |h| (h as usize).min(used));
                     assert_eq!(c.hot_cols as usize, want, "{}", c.describe());
                 }
             }
@@ -662,7 +664,7 @@ fn private_hot_columns() {
             assert!(plan.config.hot_cols > 0, "{}", plan.config.describe());
         }
     }
-    // At the threshold w fills workgroup memory: no private slots, the plain copy of w.
+    // At the threshold w fills workgroup memory; registers still take the hottest columns.
     let gpu = common::gpu();
     let limit = (gpu.caps.max_workgroup_storage_bytes / 4) as usize;
     let x = with_hot_columns(&sparse_x(300, limit, 4_000, 33), &[2], 34);
@@ -673,14 +675,14 @@ fn private_hot_columns() {
         ..Default::default()
     };
     let (_, plan) = check(gpu, Matrix::Sparse(&x), &o, Pattern::Full, 5);
-    assert!(plan.config.workgroup_w && plan.config.hot_cols == 0);
+    assert!(plan.config.workgroup_w && plan.config.hot_cols == 8);
     let too_many = Options {
-        hot_cols: Some(1),
+        hot_cols: Some(9),
         ..o
     };
     assert!(matches!(
         Plan::new(gpu, Matrix::Sparse(&x), &too_many),
-        Err(Error::TooLarge { .. })
+        Err(Error::Option(_))
     ));
 }
 

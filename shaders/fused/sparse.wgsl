@@ -13,13 +13,14 @@
 //   an entry of hot slot s holds HOT_BIT | s, and hot_cols[s] is its column. Hot products go
 //   to a workgroup array of NCOLS slots, then one global add per (workgroup, slot); cold
 //   products go straight to w. With NHOT > 0 (the `private` variant) the first NHOT slots
-//   (the hottest columns) are private per invocation instead (wg_priv, as below), merged into
-//   the cache's slots before its flush.
-// - SHARED_W with HOT (the `private` variant): the NHOT columns with the most entries have a
-//   private slot per invocation (wg_priv[s·WG + tid], NPRIV = NHOT·WG floats), added to
-//   without atomics; the other columns go through the compare-exchange copy of w. At the end
-//   each invocation adds its private slots into that copy (slots rotated by invocation, so a
-//   subgroup's lanes hit different columns), then one global add per column as above.
+//   (the hottest columns) are accumulated in registers instead (below), then added to the
+//   cache's slots before its flush.
+// - SHARED_W with HOT (the `private` variant): the NHOT ≤ 8 columns with the most entries
+//   (slots 0..NHOT) are accumulated per invocation in registers (two vec4s, indexed only
+//   through constant selects, so they never spill to local memory) without any atomic; the
+//   other columns go through the compare-exchange copy of w. At the end each register slot is
+//   summed over the subgroup (subgroupAdd; without SUBGROUP every invocation adds its own)
+//   and added once to the copy of w, then one global add per column as above.
 // - TWO_PASS (implies a workgroup copy): the vectors of a workgroup take turns scattering, so
 //   the order of every addition is fixed, and the workgroup writes its partial w to
 //   part[group · n + i]; fused/reduce_parts sums the partials in group order. The result is
@@ -45,9 +46,8 @@ const HOT_BIT: u32 = 0x80000000u;
 override WG: u32 = 256u;
 override VS: u32 = 8u;
 override NCOLS: u32 = 1u;
-// The private variant: hot columns and NHOT·WG private slots.
-override NHOT: u32 = 1u;
-override NPRIV: u32 = 1u;
+// The private variant: hot columns accumulated in registers (at most 8).
+override NHOT: u32 = 0u;
 
 struct Params {
     m: u32,
@@ -81,12 +81,24 @@ var<workgroup> wg_accum: array<atomic<u32>, NCOLS>;
 var<workgroup> wg_accum: array<atomic<u32>, NCOLS>;
 #endif
 #endif
-#ifdef HOT
-var<workgroup> wg_priv: array<f32, NPRIV>;
-#endif
 #endif
 #ifdef HOT
 @group(0) @binding(7) var<storage, read> hot_cols: array<u32>;
+
+// Register slot `slot` (< 8) of (ra, rb), read through constant selects (one term is not 0).
+fn reg_get(ra: vec4<f32>, rb: vec4<f32>, slot: u32) -> f32 {
+    let k = vec4<u32>(0u, 1u, 2u, 3u);
+    let a = select(vec4<f32>(0.0), ra, k == vec4<u32>(slot));
+    let b = select(vec4<f32>(0.0), rb, k + 4u == vec4<u32>(slot));
+    return ((a.x + a.y) + (a.z + a.w)) + ((b.x + b.y) + (b.z + b.w));
+}
+
+// Adds p to register slot `slot` (< 8) of (ra, rb) with constant indices only.
+fn reg_add(ra: ptr<function, vec4<f32>>, rb: ptr<function, vec4<f32>>, slot: u32, p: f32) {
+    let k = vec4<u32>(0u, 1u, 2u, 3u);
+    *ra += select(vec4<f32>(0.0), vec4<f32>(p), k == vec4<u32>(slot));
+    *rb += select(vec4<f32>(0.0), vec4<f32>(p), k + 4u == vec4<u32>(slot));
+}
 
 // The column of a (possibly rewritten) column index.
 fn column(c: u32) -> u32 {
@@ -113,6 +125,9 @@ fn main(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(num_workgroups) nwg: vec3<u32>,
     @builtin(local_invocation_index) tid: u32,
+#ifdef SUBGROUP
+    @builtin(subgroup_invocation_id) sg_lane: u32,
+#endif
 ) {
     let lane = tid % VS;
     let vid = tid / VS;
@@ -128,23 +143,20 @@ fn main(
     for (var i = tid; i < params.n; i += WG) {
         atomicStore(&wg_accum[i], 0u);
     }
-#ifdef HOT
-    for (var i = tid; i < NPRIV; i += WG) {
-        wg_priv[i] = 0.0;
-    }
-#endif
     workgroupBarrier();
 #else
 #ifdef HOT
     for (var i = tid; i < NCOLS; i += WG) {
         atomicStore(&wg_accum[i], 0u);
     }
-    for (var i = tid; i < NPRIV; i += WG) {
-        wg_priv[i] = 0.0;
-    }
     workgroupBarrier();
 #endif
 #endif
+#endif
+#ifdef HOT
+    // The private variant's register slots.
+    var ra = vec4<f32>(0.0);
+    var rb = vec4<f32>(0.0);
 #endif
     var row = group * nv + vid;
     let stride = nwg.x * nv;
@@ -191,9 +203,8 @@ fn main(
         for (var i = b + lane; i < e; i += VS) {
             let c = col_idx[i];
             if c >= HOT_BIT {
-                // Only this invocation touches its slot: no atomic needed.
-                let k = (c & ~HOT_BIT) * WG + tid;
-                wg_priv[k] += vals[i] * s;
+                // Slots are ranked hot columns, all in registers here.
+                reg_add(&ra, &rb, c & ~HOT_BIT, vals[i] * s);
             } else {
                 wg_accum_add(c, vals[i] * s);
             }
@@ -211,7 +222,7 @@ fn main(
             if c >= HOT_BIT {
                 let slot = c & ~HOT_BIT;
                 if slot < NHOT {
-                    wg_priv[slot * WG + tid] += vals[i] * s;
+                    reg_add(&ra, &rb, slot, vals[i] * s);
                 } else {
                     wg_accum_add(slot, vals[i] * s);
                 }
@@ -237,10 +248,14 @@ fn main(
 #ifdef SHARED_W
 #ifdef HOT
     for (var k = 0u; k < NHOT; k++) {
-        let slot = (tid + k) % max(NHOT, 1u);
-        let t = wg_priv[slot * WG + tid];
+#ifdef SUBGROUP
+        // Summed over the subgroup (uniform: NHOT is a constant), added by its first lane.
+        let t = select(0.0, subgroupAdd(reg_get(ra, rb, k)), sg_lane == 0u);
+#else
+        let t = reg_get(ra, rb, k);
+#endif
         if t != 0.0 {
-            wg_accum_add(hot_cols[slot], t);
+            wg_accum_add(hot_cols[k], t);
         }
     }
 #endif
@@ -254,10 +269,14 @@ fn main(
 #else
 #ifdef HOT
     for (var k = 0u; k < NHOT; k++) {
-        let slot = (tid + k) % max(NHOT, 1u);
-        let t = wg_priv[slot * WG + tid];
+#ifdef SUBGROUP
+        // Summed over the subgroup (uniform: NHOT is a constant), added by its first lane.
+        let t = select(0.0, subgroupAdd(reg_get(ra, rb, k)), sg_lane == 0u);
+#else
+        let t = reg_get(ra, rb, k);
+#endif
         if t != 0.0 {
-            wg_accum_add(slot, t);
+            wg_accum_add(k, t);
         }
     }
     workgroupBarrier();

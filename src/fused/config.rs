@@ -22,9 +22,8 @@ fn pow2_in(what: &str, v: u32, lo: u32, hi: u32) -> Result<u32> {
     }
 }
 
-/// Hot columns with private slots per invocation in the private variant with w in global
-/// memory (the cache takes the rest of the ranked columns).
-const GLOBAL_PRIVATE: u32 = 16;
+/// Hot columns the private variant accumulates in registers at most (the shader's two vec4s).
+pub const PRIVATE_MAX: u32 = 8;
 
 /// The launch model's long-row threshold is never below this many entries (shorter rows are
 /// cheaper in one vector than in the two-dispatch long-row path).
@@ -166,29 +165,12 @@ pub(crate) fn resolve(
         (_, Some(on)) => on,
         (_, None) => fits(pick_wg(true)?),
     };
-    let mut wg = pick_wg(wants_w)?;
+    let wg = pick_wg(wants_w)?;
     let used = || used_hint.unwrap_or_else(|| hot::column_degrees_used(x));
-    // Private slots per invocation for `slots` hot columns beside w at workgroup size `wg`.
-    let priv_cap =
-        |wg: u32| (wg_mem as u64).saturating_sub(shared_of(true, wg) as u64) / (4 * wg as u64);
     let mut used_cols = used_hint;
-    if variant == Variant::Private && wants_w && options.workgroup.is_none() {
-        // Smaller workgroups leave more private slots each: aim for 32 hot columns.
-        let want = (*used_cols.insert(used())).min(32) as u64;
-        while wg / 2 >= vs.max(32) && priv_cap(wg) < want {
-            wg /= 2;
-        }
-    }
-    // The private variant with w in global memory: the GLOBAL_PRIVATE hottest columns get
-    // private slots, in at most half of workgroup memory.
-    let global_private = if variant == Variant::Private && !wants_w {
-        let p = (*used_cols.get_or_insert_with(used)).min(GLOBAL_PRIVATE as usize) as u32;
-        if options.workgroup.is_none() {
-            while wg / 2 >= vs.max(32) && 8 * p * wg > wg_mem {
-                wg /= 2;
-            }
-        }
-        p.min((wg_mem / 2).saturating_sub(scratch(vs, wg)) / (4 * wg))
+    // The private variant: the hottest columns in registers (no workgroup memory).
+    let private_max = if variant == Variant::Private {
+        (*used_cols.get_or_insert_with(used)).min(PRIVATE_MAX as usize) as u32
     } else {
         0
     };
@@ -203,27 +185,18 @@ pub(crate) fn resolve(
         });
     }
     let hot_cols = match (variant, wants_w) {
-        (Variant::Private, true) => {
-            let cap = priv_cap(wg) as usize;
-            let used = used_cols.unwrap_or_else(used);
-            match options.hot_cols {
-                Some(h) if h as usize > cap => {
-                    return Err(Error::TooLarge {
-                        what: format!("{h} private hot columns per invocation (wg = {wg})"),
-                        needed: format!(
-                            "{} bytes of workgroup memory",
-                            4 * h as u64 * wg as u64 + shared_of(true, wg) as u64
-                        ),
-                        limit: format!("{wg_mem} bytes on {}", caps.adapter_name),
-                    })
-                }
-                Some(h) => (h as usize).min(used),
-                None => cap.min(used),
+        (Variant::Private, true) => match options.hot_cols {
+            Some(h) if h > PRIVATE_MAX => {
+                return Err(option_err(format!(
+                    "{h} hot columns in registers: the private variant holds at most \
+                     {PRIVATE_MAX} (with w in global memory the cache takes the rest)"
+                )))
             }
-        }
+            Some(h) => h.min(private_max) as usize,
+            None => private_max as usize,
+        },
         (Variant::Fused | Variant::Private, false) => {
-            let cap =
-                (wg_mem.saturating_sub(scratch(vs, wg) + 4 * global_private * wg) / 4) as usize;
+            let cap = (wg_mem.saturating_sub(scratch(vs, wg)) / 4) as usize;
             let used = used_cols.unwrap_or_else(used);
             match options.hot_cols {
                 Some(h) if h as usize > cap => {
@@ -247,17 +220,8 @@ pub(crate) fn resolve(
     };
     // Private slots: all hot columns with w in workgroup memory, the first few otherwise
     // (never more than the cache ranks).
-    let private_cols = if wants_w {
-        hot_cols
-    } else {
-        global_private.min(hot_cols)
-    };
-    let shared = shared_of(wants_w, wg)
-        + if wants_w {
-            4 * hot_cols * wg
-        } else {
-            4 * hot_cols + 4 * private_cols * wg
-        };
+    let private_cols = private_max.min(hot_cols);
+    let shared = shared_of(wants_w, wg) + if wants_w { 0 } else { 4 * hot_cols };
     let (c, groups) = grid(options, m, wg / vs, &r, wg, shared, caps)?;
     // A vector takes about C·μ entries; a row much longer than that would hold its vector (and
     // the whole dispatch) long after the others finish, so it is split over workgroups.

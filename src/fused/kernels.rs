@@ -200,7 +200,7 @@ fn sparse(
     } else {
         1
     };
-    // Private slots per invocation (the `private` variant).
+    // Hot columns in registers (the `private` variant).
     let nhot = if hot.is_some() { cfg.private_cols } else { 0 };
     let mut defs = defines(cfg, op.xty, two_pass, workgroup_w);
     if hot.is_some() {
@@ -214,7 +214,6 @@ fn sparse(
             ("VS", cfg.vs as f64),
             ("NCOLS", ncols as f64),
             ("NHOT", nhot as f64),
-            ("NPRIV", (nhot * cfg.workgroup).max(1) as f64),
         ],
         bindings: if hot.is_some() {
             &SPARSE_HOT_BINDINGS

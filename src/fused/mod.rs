@@ -86,10 +86,11 @@ pub enum Variant {
     Auto,
     /// The fused kernel: workgroup copy of w when n fits, else global adds.
     Fused,
-    /// The fused kernel with the columns with the most entries privatized: each invocation
-    /// adds to its own slots for them (no atomics). When w fits workgroup memory the other
-    /// columns go through the compare-exchange copy of w; otherwise the next hottest go
-    /// through the hot-column cache and the rest to global memory, as in `Fused`.
+    /// The fused kernel with the (at most 8) columns with the most entries accumulated in
+    /// registers per invocation (no atomics), summed over the subgroup and added once at the
+    /// end. When w fits workgroup memory the other columns go through the compare-exchange
+    /// copy of w; otherwise the next hottest go through the hot-column cache and the rest to
+    /// global memory, as in `Fused`.
     Private,
     /// The fused kernel writing per-workgroup partials, summed by a second pass in a fixed
     /// order: bit-identical run to run.
@@ -145,7 +146,7 @@ pub struct Options {
     /// Sparse fused kernel with w in global memory: how many of the columns with the most
     /// entries are aggregated in workgroup memory ([`hot`]; `None`: as many as fit, `Some(0)`:
     /// none, every product added straight to global memory); `Private` with w in workgroup
-    /// memory: how many get private slots per invocation. Ignored by the other variants.
+    /// memory: how many are held in registers (at most 8). Ignored by the other variants.
     pub hot_cols: Option<u32>,
     /// Sparse rows with more stored entries than this are split into chunks spread over many
     /// workgroups (their dot products by a pre-pass, [`Config::long_row`]); `None`: the
@@ -241,10 +242,10 @@ pub struct Config {
     /// Sparse: w aggregated in workgroup memory.
     pub workgroup_w: bool,
     /// Sparse: with w in global memory, hot columns aggregated in workgroup memory; with w in
-    /// workgroup memory (`Private`), hot columns with a private slot per invocation (0: none).
+    /// workgroup memory (`Private`), hot columns held in registers (0: none).
     pub hot_cols: u32,
-    /// Sparse, `Private`: how many of the hot columns (the first, with the most entries) have
-    /// a private slot per invocation (all of them with w in workgroup memory).
+    /// Sparse, `Private`: how many of the hot columns (the first, with the most entries; at
+    /// most 8) are accumulated in registers (all of them with w in workgroup memory).
     pub private_cols: u32,
     /// Sparse fused kernels: rows with more entries than this (a power-law X's heaviest rows,
     /// which one vector would take alone) go through the long-row path (chunks of X's entries
