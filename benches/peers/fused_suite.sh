@@ -7,13 +7,20 @@
 #   STEP_LIMIT=240             seconds any one step may take (a slow step is logged and skipped)
 #   SWEEP="sparse-1024"        inputs whose (VS, workgroup, C) sweep reports the model's gap
 #   CG=1                       LR-CG end to end on the HIGGS shape, wgsparse and PyTorch
+#   KDD_LONG="4096"            kdd2010: extra runs of `fused` at these --long-row thresholds
+#   KDD_LIMIT=300              seconds the kdd2010 export + timing step may take
+# Two jobs of under 8 minutes each:
+#   INPUTS="sparse-200 sparse-1024 sparse-4096 higgs" benches/peers/fused_suite.sh
+#   INPUTS=kdd2010 SWEEP= CG=0 benches/peers/fused_suite.sh
 # For each input: exports X and the operands and runs fused_peer.py on the same data in the same
 # job (the export is deleted afterwards); then `wgsparse fused` times `auto` (tuned) and every
 # variant (sparse: fused, private, two-pass, unfused; dense: fused, two-pass, unfused) with the
 # f64 check, the copy roofline and GB/s. kdd2010 (w beyond workgroup memory, no f64 check):
-# auto, fused (hot-column cache) and private (the 16 hottest columns in private slots, then
-# the cache), then the cache off (--hot-cols 0, every product added to global memory) as the
-# same-job baseline, 2 repetitions.
+# generating its 424M entries and uploading them dominate a step, so one invocation exports X
+# and times auto (tuner bounded on large X), fused (hot-column cache, long rows split) and
+# private (the 8 hottest columns in registers, then the cache); then the peer on the export;
+# then fused at the KDD_LONG thresholds. Every result carries wall_s (host seconds of its plan
+# and runs) and the output host_s (generation, export), to see where a slow step goes.
 set -uo pipefail
 OUT=${OUT:-bench-out}
 INPUTS=${INPUTS-"sparse-200 sparse-1024 sparse-4096 kdd2010 dense-32 dense-200 dense-1000 dense-2000 higgs"}
@@ -45,6 +52,21 @@ for g in $INPUTS; do
     kdd2010) CHECK=; VARIANTS=auto,fused,private; PATS=full; REPS=10 ;;
     dense-*|higgs) VARIANTS=auto,fused,two-pass,unfused ;;
   esac
+  if [ "$g" = kdd2010 ]; then
+    log "fused kdd2010 export + variants=$VARIANTS (limit ${KDD_LIMIT:-300}s)"
+    rm -rf /tmp/fused/kdd2010
+    STEP_LIMIT=${KDD_LIMIT:-300} step $W fused --gen kdd2010 --pattern full --variant "$VARIANTS" \
+      --roofline --reps $REPS --export /tmp/fused/kdd2010 --json >> "$OUT/fused.jsonl" 2>>"$OUT/log.txt"
+    log "peer kdd2010"
+    step python3 $PEER /tmp/fused/kdd2010 --reps 20 >> "$OUT/peer_fused.jsonl" 2>>"$OUT/log.txt"
+    rm -rf /tmp/fused/kdd2010
+    for L in ${KDD_LONG-4096}; do
+      log "fused kdd2010 --long-row $L"
+      step $W fused --gen kdd2010 --pattern full --variant fused --long-row "$L" --reps 5 --json \
+        >> "$OUT/fused.jsonl" 2>>"$OUT/log.txt"
+    done
+    continue
+  fi
   log "fused $g (export + peer)"
   rm -rf "/tmp/fused/$g"
   step $W fused --gen "$g" --pattern full --variant fused --reps 5 --export "/tmp/fused/$g" --json \
@@ -54,11 +76,6 @@ for g in $INPUTS; do
   log "fused $g patterns=$PATS variants=$VARIANTS"
   step $W fused --gen "$g" --pattern "$PATS" --variant "$VARIANTS" $CHECK --roofline --reps $REPS --json \
     >> "$OUT/fused.jsonl" 2>>"$OUT/log.txt"
-  if [ "$g" = kdd2010 ]; then
-    log "fused kdd2010 without the hot-column cache (baseline)"
-    step $W fused --gen kdd2010 --pattern full --variant fused --hot-cols 0 --reps 2 --json \
-      >> "$OUT/fused.jsonl" 2>>"$OUT/log.txt"
-  fi
 done
 for g in $SWEEP; do
   log "sweep $g"

@@ -224,7 +224,11 @@ type Outcome = (Pattern, Variant, std::result::Result<Measurement, String>);
 /// Runs `wgsparse fused`.
 pub fn run(a: FusedArgs) -> Result<ExitCode> {
     let gpu = Gpu::new()?;
+    // Host wall-clock phases (generation or loading, export, each plan and measurement), so a
+    // slow step on a large input shows where its time went.
+    let clock = std::time::Instant::now();
     let (name, input) = load(&a)?;
+    let load_s = clock.elapsed().as_secs_f64();
     let x = input.matrix();
     let (m, n) = x.shape();
     let base = Options {
@@ -243,9 +247,13 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
         tl: a.tl,
         ..Default::default()
     };
+    let clock = std::time::Instant::now();
     if let Some(dir) = &a.export {
         export(&gpu, dir, &input, &base, a.seed + 17)?;
     }
+    let export_s = a.export.as_ref().map(|_| clock.elapsed().as_secs_f64());
+    // Per result: wall seconds of its plan (tuning included) and measurement, long-row chunks.
+    let mut walls: Vec<(f64, Option<usize>)> = vec![];
     let roofline = if a.roofline {
         Some(report::roofline::measure(&gpu, 1 << 30, 10, 10)?.copy_gbps)
     } else {
@@ -263,6 +271,7 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
                 variant: v,
                 ..base.clone()
             };
+            let clock = std::time::Instant::now();
             let plan = match &first {
                 _ if v == Variant::Auto && !a.no_tune => {
                     wgsparse::fused::tune::autotuned_plan(&gpu, x, &options)
@@ -276,6 +285,10 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
                     plan,
                 ))
             });
+            walls.push((
+                clock.elapsed().as_secs_f64(),
+                measured.as_ref().ok().map(|(_, plan)| plan.long_chunks()),
+            ));
             match measured {
                 Ok((meas, plan)) => {
                     results.push((p, v, Ok(meas)));
@@ -312,11 +325,14 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
                 "input": { "name": name, "m": m, "n": n, "nnz": x.nnz(),
                            "dense": matches!(input, Input::Dense(_)) },
                 "roofline_gbps": roofline,
-                "results": results.iter().map(|(p, v, r)| match r {
+                "results": results.iter().zip(&walls).map(|((p, v, r), (wall, long))| match r {
                     Ok(meas) => json!({ "pattern": p.name(), "variant": v.name(),
-                        "measurement": meas, "roofline_fraction": fraction(meas.gbps) }),
-                    Err(e) => json!({ "pattern": p.name(), "variant": v.name(), "error": e }),
+                        "measurement": meas, "roofline_fraction": fraction(meas.gbps),
+                        "wall_s": wall, "long_chunks": long }),
+                    Err(e) => json!({ "pattern": p.name(), "variant": v.name(), "error": e,
+                        "wall_s": wall }),
                 }).collect::<Vec<_>>(),
+                "host_s": { "load": load_s, "export": export_s },
                 "sweeps": sweeps.iter().map(|(p, s)| json!({
                     "pattern": p.name(), "points": s.points.len(), "best": s.best,
                     "model": s.model, "model_gap": s.model_gap,
