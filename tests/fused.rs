@@ -471,6 +471,8 @@ fn autotuner_caches_per_adapter_and_shape() {
         key.starts_with(&gpu.caps.adapter_name) && key.contains("sparse"),
         "{key}"
     );
+    // The entry records the tuned long-row threshold (null: the launch model's).
+    assert!(cached[&key].get("long_row").is_some(), "{}", cached[&key]);
     let again = wgsparse::fused::tune::autotuned_plan(gpu, Matrix::Sparse(&x), &Options::default())
         .unwrap();
     assert_eq!(first.config, again.config);

@@ -27,7 +27,7 @@ pub const PRIVATE_MAX: u32 = 8;
 
 /// The launch model's long-row threshold is never below this many entries (shorter rows are
 /// cheaper in one vector than in the two-dispatch long-row path).
-const LONG_ROW_MIN: u64 = 4096;
+const LONG_ROW_MIN: u64 = 1024;
 
 /// The configuration for `x` under `options`: the launch model fills what they leave open.
 /// Also returns how many columns of a sparse X hold entries when it was needed (for the hot

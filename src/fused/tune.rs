@@ -1,6 +1,7 @@
 //! The autotuner behind `auto`: times the fused kernel at the model's (VS, workgroup size)
 //! and its neighbours on random full-pattern operands (on sparse X with and without private
-//! hot columns, [`Variant::Private`]), keeps the fastest, and caches it per
+//! hot columns, [`Variant::Private`]), then the long-row threshold at the best of those,
+//! keeps the fastest, and caches it per
 //! adapter and shape bucket (`fused-tune.json`, see [`crate::tune::TuneCache`]); C always comes
 //! from the model (Eq. 5) for the chosen VS and workgroup size.
 
@@ -28,6 +29,9 @@ struct Tuned {
     /// The `private` variant (absent in caches written before it existed).
     #[serde(default)]
     private: bool,
+    /// Sparse: the long-row threshold (`None`: the launch model's; absent in older caches).
+    #[serde(default)]
+    long_row: Option<u32>,
 }
 
 /// The cache key: adapter, kind and a shape bucket (log₂ of m, n and the stored entries).
@@ -68,6 +72,7 @@ pub fn autotuned_plan(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Plan> {
         vs: Some(t.vs),
         workgroup: Some(t.workgroup),
         tl: matches!(x, Matrix::Dense(_)).then_some(t.tl),
+        long_row: t.long_row.or(options.long_row),
         ..options.clone()
     };
     let k = key(gpu, x);
@@ -123,6 +128,7 @@ pub fn autotuned_plan(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Plan> {
                 workgroup: wg,
                 tl,
                 private,
+                long_row: None,
             }),
             &model,
         ) else {
@@ -137,12 +143,35 @@ pub fn autotuned_plan(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Plan> {
         }
     }
     let c = best.1;
-    let t = Tuned {
+    let mut t = Tuned {
         vs: c.vs,
         workgroup: c.workgroup,
         tl: c.tl,
         private: c.variant == Variant::Private,
+        long_row: None,
     };
+    // Then the long-row threshold at the best (VS, workgroup size): a power-law X's heavy
+    // rows cost more in one vector or in the chunked path depending on the device.
+    if matches!(x, Matrix::Sparse(_)) && options.long_row.is_none() {
+        let candidates: &[u32] = if big { &[1024] } else { &[256, 1024, u32::MAX] };
+        let mut best_ms = best.0;
+        for &l in candidates {
+            let cand = Tuned {
+                long_row: Some(l),
+                ..t
+            };
+            let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), &model) else {
+                continue;
+            };
+            if plan.config == c {
+                continue;
+            }
+            let ms = measure(gpu, &plan, &ops, reps, None)?.ms;
+            if ms < best_ms {
+                (best_ms, t) = (ms, cand);
+            }
+        }
+    }
     // A cache that cannot be written costs a re-tune next time, not this run.
     if let Some(Err(e)) = cache.map(|c| c.insert(&k, &t)) {
         eprintln!("wgsparse: warning: the tuned configuration was not cached: {e}");
