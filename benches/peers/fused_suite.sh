@@ -7,6 +7,8 @@
 #   STEP_LIMIT=240             seconds any one step may take (a slow step is logged and skipped)
 #   SWEEP="sparse-1024"        inputs whose (VS, workgroup, C) sweep reports the model's gap
 #   CG=1                       LR-CG end to end on the HIGGS shape, wgsparse and PyTorch
+#   SPARSE_LONG="256 1024 4294967295"  sparse-*: extra checked runs of `fused` at these --long-row
+#                              thresholds (4294967295: rows never split)
 #   KDD_LONG="4096"            kdd2010: extra runs of `fused` at these --long-row thresholds
 #   KDD_LIMIT=300              seconds the kdd2010 export + timing step may take
 # Two jobs of under 8 minutes each:
@@ -76,6 +78,14 @@ for g in $INPUTS; do
   log "fused $g patterns=$PATS variants=$VARIANTS"
   step $W fused --gen "$g" --pattern "$PATS" --variant "$VARIANTS" $CHECK --roofline --reps $REPS --json \
     >> "$OUT/fused.jsonl" 2>>"$OUT/log.txt"
+  case "$g" in
+    sparse-*)
+      for L in ${SPARSE_LONG-256 1024 4294967295}; do
+        log "fused $g --long-row $L"
+        step $W fused --gen "$g" --pattern full --variant fused --long-row "$L" --check --reps $REPS \
+          --json >> "$OUT/fused_long.jsonl" 2>>"$OUT/log.txt"
+      done ;;
+  esac
 done
 for g in $SWEEP; do
   log "sweep $g"
