@@ -6,7 +6,7 @@
 //! machine with no GPU, Mesa's software Vulkan device, lavapipe, is enough).
 
 use wgsparse::fused::linreg::{self, CgOptions};
-use wgsparse::fused::{cpu, Matrix, Plan};
+use wgsparse::fused::{cpu, Matrix};
 use wgsparse::{gen, Gpu};
 
 fn main() -> wgsparse::Result<()> {
@@ -27,7 +27,8 @@ fn main() -> wgsparse::Result<()> {
         ..Default::default()
     };
     // Plan once (X uploaded, launch configuration from the model), then solve.
-    let plan = Plan::new(&gpu, Matrix::Sparse(&x), &options.fused)?;
+    // The tuned configuration of `wgsparse fused --variant auto` (cached per adapter and shape).
+    let plan = wgsparse::fused::tune::autotuned_plan(&gpu, Matrix::Sparse(&x), &options.fused)?;
     println!(
         "X: {}×{} with {} nonzeros on {}; kernel {}",
         x.nrows,

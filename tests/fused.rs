@@ -471,6 +471,8 @@ fn autotuner_caches_per_adapter_and_shape() {
         key.starts_with(&gpu.caps.adapter_name) && key.contains("sparse"),
         "{key}"
     );
+    // The entry records the tuned long-row threshold (null: the launch model's).
+    assert!(cached[&key].get("long_row").is_some(), "{}", cached[&key]);
     let again = wgsparse::fused::tune::autotuned_plan(gpu, Matrix::Sparse(&x), &Options::default())
         .unwrap();
     assert_eq!(first.config, again.config);
@@ -480,4 +482,282 @@ fn autotuner_caches_per_adapter_and_shape() {
     let got = again.run_host(gpu, &op).unwrap();
     let (want, mag) = cpu::sparse(&x, &op);
     assert!(compare(&got, &want, &mag, cpu::rounding_terms_sparse(&x)).ok());
+}
+
+/// Power-law X with `hot` extra columns present in nearly every row (values random): the
+/// columns whose global adds would serialize.
+fn with_hot_columns(x: &Csr, hot: &[u32], seed: u64) -> Csr {
+    let vals = gen::dense_uniform(1, x.nrows * hot.len(), seed).data;
+    let mut row_ptr = vec![0u32];
+    let (mut col_idx, mut values) = (vec![], vec![]);
+    for r in 0..x.nrows {
+        let mut row: Vec<(u32, f32)> = x
+            .row_range(r)
+            .map(|e| (x.col_idx[e], x.values[e]))
+            .collect();
+        for (k, &c) in hot.iter().enumerate() {
+            // Every row but each 7th (so the hot columns are not uniform either).
+            if r % 7 != k && !row.iter().any(|&(rc, _)| rc == c) {
+                row.push((c, vals[r * hot.len() + k]));
+            }
+        }
+        row.sort_by_key(|&(c, _)| c);
+        col_idx.extend(row.iter().map(|&(c, _)| c));
+        values.extend(row.iter().map(|&(_, v)| v));
+        row_ptr.push(col_idx.len() as u32);
+    }
+    Csr {
+        nrows: x.nrows,
+        ncols: x.ncols,
+        row_ptr,
+        col_idx,
+        values,
+    }
+}
+
+#[test]
+fn hot_column_cache() {
+    // w beyond workgroup memory: the columns with the most entries are aggregated there and
+    // only the cold tail goes to global memory. n just above the threshold (every used column
+    // fits the cache) and far above it (only the hottest do), with a few extremely hot
+    // columns; native and compare-exchange global adds; the cache off, tiny and full.
+    let gpu = common::gpu();
+    let (vs, wg) = (4, 256);
+    let scratch = if gpu.caps.shuffle_fits(vs) { 0 } else { 4 * wg };
+    let cap = ((gpu.caps.max_workgroup_storage_bytes - scratch) / 4) as usize;
+    for (m, n, nnz) in [(400, cap + 1, 6_000), (1_000, 8 * cap, 40_000)] {
+        let base = sparse_x(m, n, nnz, 21);
+        let x = with_hot_columns(&base, &[3, n as u32 / 2, n as u32 - 1], 22);
+        let used = wgsparse::fused::hot::column_degrees(&x)
+            .iter()
+            .filter(|&&d| d > 0)
+            .count();
+        for hot in [None, Some(0), Some(3), Some(64)] {
+            for atomics in [Atomics::Native, Atomics::Cas] {
+                for p in [Pattern::Full, Pattern::Xty] {
+                    // `private`: the 8 hottest columns in registers, the cache for the rest.
+                    for variant in [Variant::Fused, Variant::Private] {
+                        let o = Options {
+                            variant,
+                            atomics,
+                            vs: Some(vs),
+                            workgroup: Some(wg),
+                            hot_cols: hot,
+                            ..Default::default()
+                        };
+                        let (_, plan) = check(gpu, Matrix::Sparse(&x), &o, p, 13);
+                        let c = plan.config;
+                        assert!(!c.workgroup_w, "n = {n}");
+                        let private = if variant == Variant::Private {
+                            8.min(used)
+                        } else {
+                            0
+                        };
+                        let want = hot.map_or(cap.min(used), |h| (h as usize).min(used));
+                        assert_eq!(c.hot_cols as usize, want, "{}", c.describe());
+                        assert_eq!(
+                            c.private_cols as usize,
+                            private.min(want),
+                            "{}",
+                            c.describe()
+                        );
+                    }
+                }
+            }
+        }
+        // A plan of the same X with another launch configuration shares the ranked columns
+        // (same slot count) and the column count, and still computes the pattern.
+        let o = |vs: u32, wg: u32| Options {
+            vs: Some(vs),
+            workgroup: Some(wg),
+            ..Default::default()
+        };
+        let first = Plan::new(gpu, Matrix::Sparse(&x), &o(vs, wg)).unwrap();
+        let other = Plan::new_like(gpu, Matrix::Sparse(&x), &o(8, 128), &first).unwrap();
+        assert!(other.config.hot_cols > 0 && other.config.vs == 8);
+        let vecs = vectors(m, n, false, 41);
+        let op = host_op(Pattern::Full, &vecs, -0.75, 1.25);
+        let got = other.run_host(gpu, &op).unwrap();
+        let (want, mag) = Matrix::Sparse(&x).reference(&op);
+        assert!(compare(&got, &want, &mag, Matrix::Sparse(&x).rounding_terms()).ok());
+        // More slots than fit is an error; the variants without global aggregation ignore it.
+        let too_many = Options {
+            vs: Some(vs),
+            workgroup: Some(wg),
+            hot_cols: Some(cap as u32 + 1),
+            ..Default::default()
+        };
+        assert!(matches!(
+            Plan::new(gpu, Matrix::Sparse(&x), &too_many),
+            Err(Error::TooLarge { .. })
+        ));
+        for v in [Variant::TwoPass, Variant::Unfused] {
+            let o = Options {
+                variant: v,
+                hot_cols: Some(16),
+                ..Default::default()
+            };
+            if let Ok(plan) = Plan::new(gpu, Matrix::Sparse(&x), &o) {
+                assert_eq!(plan.config.hot_cols, 0);
+            }
+        }
+    }
+    // Without subgroups or f32 atomics: workgroup-memory reduction and compare-exchange.
+    let x = with_hot_columns(&sparse_x(300, cap + 1, 4_000, 23), &[0, 5], 24);
+    let (_, plan) = check(
+        common::gpu_plain(),
+        Matrix::Sparse(&x),
+        &Options::default(),
+        Pattern::Full,
+        3,
+    );
+    assert!(plan.config.hot_cols > 0 && !plan.config.native_atomics);
+}
+
+#[test]
+fn private_hot_columns() {
+    // w in workgroup memory, the hottest columns (at most 8) accumulated in registers per
+    // invocation (no atomics; summed over the subgroup at the end), the rest by
+    // compare-exchange: small and larger n, a few extremely hot columns (and one holding more
+    // than half of X), every register count from none to 8, both reductions and both global
+    // add paths; and n at the threshold, where registers still hold them.
+    for gpu in [common::gpu(), common::gpu_plain()] {
+        for (m, n, nnz) in [(500, 40, 3_000), (700, 1_000, 9_000), (600, 1_000, 500)] {
+            let x = if nnz < m {
+                // Short rows over steep column popularity: one column holds most of X.
+                let x = gen::power_law_skewed(m, n, nnz, 0.0, 3.0, 35).unwrap();
+                assert!(top_shares(&x).1 > 0.5);
+                x
+            } else {
+                with_hot_columns(&sparse_x(m, n, nnz, 31), &[1, n as u32 - 2], 32)
+            };
+            let used = wgsparse::fused::hot::column_degrees(&x)
+                .iter()
+                .filter(|&&d| d > 0)
+                .count();
+            for hot in [None, Some(0), Some(1), Some(7), Some(8)] {
+                for p in [Pattern::Full, Pattern::Xty] {
+                    let o = Options {
+                        variant: Variant::Private,
+                        workgroup: Some(64),
+                        hot_cols: hot,
+                        atomics: if gpu.caps.f32_atomics {
+                            Atomics::Native
+                        } else {
+                            Atomics::Cas
+                        },
+                        ..Default::default()
+                    };
+                    let (_, plan) = check(gpu, Matrix::Sparse(&x), &o, p, 17);
+                    let c = plan.config;
+                    assert!(c.workgroup_w && c.variant == Variant::Private);
+                    let want = hot.map_or(8.min(used), |h| (h as usize).min(used));
+                    assert_eq!(c.hot_cols as usize, want, "{}", c.describe());
+                }
+            }
+            // The model's workgroup size leaves room for private slots.
+            let (_, plan) = check(
+                gpu,
+                Matrix::Sparse(&x),
+                &opts(Variant::Private),
+                Pattern::Full,
+                2,
+            );
+            assert!(plan.config.hot_cols > 0, "{}", plan.config.describe());
+        }
+    }
+    // At the threshold w fills workgroup memory; registers still take the hottest columns.
+    let gpu = common::gpu();
+    let limit = (gpu.caps.max_workgroup_storage_bytes / 4) as usize;
+    let x = with_hot_columns(&sparse_x(300, limit, 4_000, 33), &[2], 34);
+    let o = Options {
+        variant: Variant::Private,
+        vs: Some(4),
+        workgroup: Some(256),
+        ..Default::default()
+    };
+    let (_, plan) = check(gpu, Matrix::Sparse(&x), &o, Pattern::Full, 5);
+    assert!(plan.config.workgroup_w && plan.config.hot_cols == 8);
+    let too_many = Options {
+        hot_cols: Some(9),
+        ..o
+    };
+    assert!(matches!(
+        Plan::new(gpu, Matrix::Sparse(&x), &too_many),
+        Err(Error::Option(_))
+    ));
+}
+
+/// Share of X's entries in its heaviest row and in its heaviest column.
+fn top_shares(x: &Csr) -> (f64, f64) {
+    let nnz = x.nnz() as f64;
+    let row = (0..x.nrows)
+        .map(|r| x.row_range(r).len())
+        .max()
+        .unwrap_or(0);
+    let col = wgsparse::fused::hot::column_degrees(x)
+        .into_iter()
+        .max()
+        .unwrap_or(0);
+    (row as f64 / nnz, col as f64 / nnz)
+}
+
+#[test]
+fn long_rows_split_over_workgroups() {
+    // Rows above the threshold go through the long-row path (chunked dot products, then the
+    // scatter); one row holds more than half of X (heavy rows), or one column does (heavy
+    // columns, short rows). w in workgroup memory and in global memory (with and without the
+    // hot-column cache), native and compare-exchange adds, with and without subgroups.
+    let gpu = common::gpu();
+    let cap = (gpu.caps.max_workgroup_storage_bytes / 4) as usize;
+    for (n, row_alpha, col_alpha, nnz) in [
+        (900, 2.0, 1.1, 1_200),
+        (2 * cap, 2.0, 1.1, 9_000),
+        (2 * cap, 0.0, 3.0, 330),
+    ] {
+        let x = gen::power_law_skewed(300, n, nnz, row_alpha, col_alpha, 31).unwrap();
+        let (row, col) = top_shares(&x);
+        assert!(row > 0.5 || col > 0.5, "row {row:.2}, column {col:.2}");
+        for g in [gpu, common::gpu_plain()] {
+            for (long_row, hot) in [
+                (Some(1), None),
+                (Some(40), Some(0)),
+                (Some(40), None),
+                (None, None),
+            ] {
+                for variant in [Variant::Fused, Variant::Private] {
+                    for p in [Pattern::Full, Pattern::Xty, Pattern::Xtxy] {
+                        let o = Options {
+                            variant,
+                            long_row,
+                            hot_cols: hot,
+                            ..Default::default()
+                        };
+                        let (_, plan) = check(g, Matrix::Sparse(&x), &o, p, 17);
+                        if let Some(l) = long_row {
+                            assert_eq!(plan.config.long_row, l);
+                        }
+                        let longest = (0..x.nrows).map(|r| x.row_range(r).len()).max().unwrap();
+                        assert_eq!(
+                            plan.long_chunks() > 0,
+                            longest > plan.config.long_row as usize,
+                            "{}",
+                            plan.config.describe()
+                        );
+                    }
+                }
+            }
+        }
+    }
+    // Two-pass and unfused never split rows.
+    let x = gen::power_law_skewed(300, 900, 1_200, 2.0, 1.1, 31).unwrap();
+    for variant in [Variant::TwoPass, Variant::Unfused] {
+        let o = Options {
+            variant,
+            long_row: Some(1),
+            ..Default::default()
+        };
+        let (_, plan) = check(gpu, Matrix::Sparse(&x), &o, Pattern::Full, 3);
+        assert_eq!(plan.long_chunks(), 0);
+    }
 }

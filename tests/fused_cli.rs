@@ -28,7 +28,8 @@ fn fused_checks_every_variant_and_exports() {
     ]);
     assert_eq!(j["ok"], true);
     let results = j["results"].as_array().unwrap();
-    assert_eq!(results.len(), 15);
+    // 5 patterns × 4 variants (fused, private, two-pass, unfused).
+    assert_eq!(results.len(), 20);
     for r in results {
         assert!(
             r["measurement"]["max_rel_error"].as_f64().unwrap() < 1e-3,
@@ -116,4 +117,56 @@ fn bad_input_exits_non_zero_naming_file_and_line() {
     assert!(!ok && stderr.contains("unknown input"), "{stderr}");
     let (ok, _, _) = wgsparse(&["fused", "--gen", "demo", "--vs", "3"]);
     assert!(!ok);
+}
+
+#[test]
+fn linreg_uses_the_tuned_configuration() {
+    // `fused --variant auto` tunes and caches a configuration; the cached entry is then changed
+    // to one the launch model would not pick, and linreg's CG must run with it.
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_wgsparse"))
+            .args(args)
+            .env("WGSPARSE_CACHE_DIR", dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let gen = ["--gen", "demo", "--scale", "0.1", "--json"];
+    let tuned = run(&[&["fused", "--variant", "auto", "--reps", "1"], &gen[..]].concat());
+    assert_eq!(tuned["ok"], true);
+    let file = dir.path().join("fused-tune.json");
+    let mut cache: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let mut entries = 0;
+    fn retune(v: &mut serde_json::Value, entries: &mut usize) {
+        match v {
+            serde_json::Value::Object(o) if o.contains_key("vs") && o.contains_key("workgroup") => {
+                o.insert("vs".into(), 2.into());
+                o.insert("workgroup".into(), 64.into());
+                o.insert("private".into(), false.into());
+                *entries += 1;
+            }
+            serde_json::Value::Object(o) => o.values_mut().for_each(|v| retune(v, entries)),
+            _ => {}
+        }
+    }
+    retune(&mut cache, &mut entries);
+    assert_eq!(entries, 1);
+    std::fs::write(&file, serde_json::to_vec(&cache).unwrap()).unwrap();
+    let model = run(&[&["fused", "--variant", "fused", "--reps", "1"], &gen[..]].concat());
+    let c = &model["results"][0]["measurement"]["config"];
+    assert!(
+        c["vs"] != 2 || c["workgroup"] != 64,
+        "the model picks the planted entry: {c}"
+    );
+    let j = run(&[&["linreg"], &gen[..]].concat());
+    assert_eq!(j["ok"], true);
+    assert_eq!(j["config"]["vs"], 2, "{}", j["config"]);
+    assert_eq!(j["config"]["workgroup"], 64, "{}", j["config"]);
 }

@@ -218,3 +218,63 @@ fn logreg_bad_input() {
         Err(Error::Unsupported(_))
     ));
 }
+
+#[test]
+fn linreg_cg_device_scalars_freeze_after_the_stop() {
+    // CG's scalars live on the device and iterations past the stop run empty grids: however
+    // many iterations one submission records, the result is the same bits (two-pass X is
+    // bit-reproducible), and one submission suffices when it records them all.
+    let gpu = common::gpu();
+    let s = gen::power_law(500, 30, 5_000, 1.1, 12).unwrap();
+    let x = Matrix::Sparse(&s);
+    let b = labels(x, 6);
+    let fused = Options {
+        variant: Variant::TwoPass,
+        ..Default::default()
+    };
+    let plan = Plan::new(gpu, x, &fused).unwrap();
+    let solve = |chunk: usize, max_iter: usize| {
+        let o = CgOptions {
+            lambda: 0.01,
+            chunk,
+            max_iter,
+            fused: fused.clone(),
+            ..Default::default()
+        };
+        let mut seen = vec![];
+        let rep = linreg::linreg_cg(gpu, &plan, &b, &o, |i, r| seen.push((i, r))).unwrap();
+        assert_eq!(seen.len(), rep.iterations);
+        assert_eq!(rep.residuals.len(), rep.iterations + 1);
+        rep
+    };
+    let one = solve(1, 100);
+    assert!(one.converged && one.iterations > 3, "{}", one.iterations);
+    let twin = cpu::linreg_cg(x, &b, 0.01, 1e-6, 100);
+    assert!(linreg::weights_rel_diff(&one.w, &twin.w) <= 1e-3);
+    for chunk in [2, 5, 1_000] {
+        let r = solve(chunk, 100);
+        assert_eq!(r.iterations, one.iterations, "chunk {chunk}");
+        assert_eq!(r.residuals, one.residuals, "chunk {chunk}");
+        let bits = |w: &[f32]| w.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&r.w), bits(&one.w), "chunk {chunk}");
+        if chunk >= 100 {
+            assert_eq!(r.submissions, 1);
+        }
+    }
+    // Out of iterations: stops at max_iter, not converged, same first steps.
+    let short = solve(1, 3);
+    assert_eq!((short.iterations, short.converged), (3, false));
+    assert_eq!(short.residuals[..], one.residuals[..4]);
+    // No iterations at all: w = 0.
+    let none = solve(4, 0);
+    assert_eq!(none.iterations, 0);
+    assert!(none.w.iter().all(|&v| v == 0.0));
+    let bad = CgOptions {
+        chunk: 0,
+        ..Default::default()
+    };
+    assert!(matches!(
+        linreg::linreg_cg(gpu, &plan, &b, &bad, |_, _| {}),
+        Err(Error::Option(_))
+    ));
+}

@@ -359,3 +359,52 @@ fn exclusive_scan_matches_the_cpu_at_every_level_count() {
         }
     }
 }
+
+#[test]
+fn gated_dispatches_follow_the_device_flag() {
+    // A gated region runs with its recorded grids while flag[index] is 0.0 on the device and
+    // with empty grids otherwise; the flag may be written earlier in the same batch.
+    let gpu = common::gpu();
+    let n4 = 300usize;
+    let data: Vec<[f32; 4]> = random_values(4 * n4, 3)
+        .chunks(4)
+        .map(|c| [c[0], c[1], c[2], c[3]])
+        .collect();
+    let src = GpuBuffer::upload(gpu, "gate.src", &data).unwrap();
+    let kernel = gpu
+        .kernel(&KernelSpec {
+            name: "runtime/copy",
+            defines: vec![],
+            constants: vec![("WG", 64.0)],
+            bindings: &[Binding::Uniform, Binding::Read, Binding::ReadWrite],
+        })
+        .unwrap();
+    let params = gpu.uniform("gate.params", &[n4 as u32, 64 * 5]);
+    for (flag_value, runs) in [(0.0f32, true), (1.0, false), (f32::NAN, false)] {
+        let flag = GpuBuffer::upload(gpu, "gate.flag", &[7.0, 7.0]).unwrap();
+        let set = GpuBuffer::upload(gpu, "gate.set", &[7.0, flag_value]).unwrap();
+        let dst = GpuBuffer::<[f32; 4]>::filled(gpu, "gate.dst", n4, [f32::NAN; 4]).unwrap();
+        let bg = kernel.bind(gpu, &[&params, src.raw(), dst.raw()]).unwrap();
+        let mut batch = Batch::new(gpu);
+        // The flag is set by the batch itself, before the region.
+        batch.copy(set.raw(), flag.raw(), 8);
+        batch.begin_gate(&flag, 1).unwrap();
+        batch.dispatch(&kernel, bg, [5, 1, 1]).unwrap();
+        batch.end_gate().unwrap();
+        batch.submit().unwrap();
+        let got = dst.read(gpu).unwrap();
+        if runs {
+            assert!(got.iter().zip(&data).all(|(a, b)| a == b));
+        } else {
+            assert!(got.iter().flatten().all(|v| v.is_nan()));
+        }
+    }
+    // Misuse is an error, not a panic.
+    let flag = GpuBuffer::upload(gpu, "gate.flag", &[0.0f32]).unwrap();
+    let mut batch = Batch::new(gpu);
+    assert!(batch.end_gate().is_err());
+    assert!(batch.begin_gate(&flag, 1).is_err());
+    batch.begin_gate(&flag, 0).unwrap();
+    assert!(batch.begin_gate(&flag, 0).is_err());
+    assert!(batch.submit().is_err());
+}

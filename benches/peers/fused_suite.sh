@@ -3,16 +3,32 @@
 # release binary in .gpu/ and the Vulkan loader packages in .gl/ (as gpu_suite.sh). Writes JSON
 # lines and a log into $OUT (default ./bench-out).
 #   INPUTS="sparse-200 sparse-1024 sparse-4096 kdd2010 dense-32 dense-200 dense-1000 dense-2000 higgs"
-#   PATTERNS="xty,xtxy,full"   instantiations timed for every input
+#   PATTERNS="xty,full"        instantiations timed for every input
+#   STEP_LIMIT=240             seconds any one step may take (a slow step is logged and skipped)
 #   SWEEP="sparse-1024"        inputs whose (VS, workgroup, C) sweep reports the model's gap
 #   CG=1                       LR-CG end to end on the HIGGS shape, wgsparse and PyTorch
-# For each input: `wgsparse fused` times every variant (fused, two-pass, unfused) with the
-# f64 check, the copy roofline and GB/s; then exports X and the operands and runs
-# fused_peer.py on the same data in the same job; the export is deleted afterwards.
+#   SPARSE_LONG="256 1024 4294967295"  sparse-*: extra checked runs of `fused` at these --long-row
+#                              thresholds (4294967295: rows never split)
+#   KDD_LONG="4096"            kdd2010: extra runs of `fused` at these --long-row thresholds
+#   KDD_LIMIT=420              seconds the kdd2010 export + timing step may take
+# Two jobs of under 8 minutes each:
+#   INPUTS="sparse-200 sparse-1024 sparse-4096 higgs" benches/peers/fused_suite.sh
+#   INPUTS=kdd2010 SWEEP= CG=0 benches/peers/fused_suite.sh
+# For each input: exports X and the operands and runs fused_peer.py on the same data in the same
+# job (the export is deleted afterwards); then `wgsparse fused` times `auto` (tuned) and every
+# variant (sparse: fused, private, two-pass, unfused; dense: fused, two-pass, unfused) with the
+# f64 check, the copy roofline and GB/s. kdd2010 (w beyond workgroup memory, no f64 check):
+# generating its 424M entries and uploading them dominate a step, so one invocation exports X
+# and times auto (tuner bounded on large X), fused (hot-column cache, long rows split) and
+# private (the 8 hottest columns in registers, then the cache); then the peer on the export;
+# then fused at the KDD_LONG thresholds on the exported X (generating 424M entries took 21 s per
+# 42M on 2 host cores). Every result carries wall_s (host seconds of its plan
+# and runs) and the output host_s (generation, export), to see where a slow step goes.
 set -uo pipefail
 OUT=${OUT:-bench-out}
 INPUTS=${INPUTS-"sparse-200 sparse-1024 sparse-4096 kdd2010 dense-32 dense-200 dense-1000 dense-2000 higgs"}
-PATTERNS=${PATTERNS:-"xty,xtxy,full"}
+PATTERNS=${PATTERNS:-"xty,full"}
+STEP_LIMIT=${STEP_LIMIT:-240}
 SWEEP=${SWEEP-"sparse-1024"}
 CG=${CG:-1}
 mkdir -p "$OUT"
@@ -24,29 +40,65 @@ fi
 export WGSPARSE_CACHE_DIR="$OUT/cache"
 PEER=benches/peers/fused_peer.py
 log() { echo "[$(date +%T)] $*" | tee -a "$OUT/log.txt"; }
+# Runs one step under the time limit; a step past it is logged, and the job goes on.
+step() {
+  timeout "$STEP_LIMIT" "$@"
+  local rc=$?
+  [ $rc -eq 124 ] && log "step timed out after ${STEP_LIMIT}s: $*"
+  [ $rc -ne 0 ] && [ $rc -ne 124 ] && log "step exit $rc: $*"
+  return 0
+}
 for g in $INPUTS; do
   # The f64 check of every variant costs host time on the largest inputs; skip it for kdd2010.
-  CHECK=--check; [ "$g" = kdd2010 ] && CHECK=
+  CHECK=--check; VARIANTS=auto,fused,private,two-pass,unfused; PATS=$PATTERNS; REPS=20
+  case "$g" in
+    kdd2010) CHECK=; VARIANTS=auto,fused,private; PATS=full; REPS=10 ;;
+    dense-*|higgs) VARIANTS=auto,fused,two-pass,unfused ;;
+  esac
+  if [ "$g" = kdd2010 ]; then
+    log "fused kdd2010 export + variants=$VARIANTS (limit ${KDD_LIMIT:-420}s)"
+    rm -rf /tmp/fused/kdd2010
+    STEP_LIMIT=${KDD_LIMIT:-420} step $W fused --gen kdd2010 --pattern full --variant "$VARIANTS" \
+      --roofline --reps $REPS --export /tmp/fused/kdd2010 --json >> "$OUT/fused.jsonl" 2>>"$OUT/log.txt"
+    log "peer kdd2010"
+    step python3 $PEER /tmp/fused/kdd2010 --reps 20 >> "$OUT/peer_fused.jsonl" 2>>"$OUT/log.txt"
+    # The exported X read back: no second generation (minutes of host time at this size).
+    for L in ${KDD_LONG-4096}; do
+      log "fused kdd2010 --long-row $L"
+      step $W fused --matrix-raw /tmp/fused/kdd2010 --pattern full --variant fused --long-row "$L" \
+        --reps 5 --json >> "$OUT/fused.jsonl" 2>>"$OUT/log.txt"
+    done
+    rm -rf /tmp/fused/kdd2010
+    continue
+  fi
   log "fused $g (export + peer)"
   rm -rf "/tmp/fused/$g"
-  $W fused --gen "$g" --pattern full --variant fused --reps 5 --export "/tmp/fused/$g" --json \
+  step $W fused --gen "$g" --pattern full --variant fused --reps 5 --export "/tmp/fused/$g" --json \
     >> "$OUT/fused_export.jsonl" 2>>"$OUT/log.txt"
-  python3 $PEER "/tmp/fused/$g" --reps 20 >> "$OUT/peer_fused.jsonl" 2>>"$OUT/log.txt"
+  step python3 $PEER "/tmp/fused/$g" --reps 20 >> "$OUT/peer_fused.jsonl" 2>>"$OUT/log.txt"
   rm -rf "/tmp/fused/$g"
-  log "fused $g patterns=$PATTERNS"
-  $W fused --gen "$g" --pattern "$PATTERNS" --variant auto,all $CHECK --roofline --reps 20 --json \
+  log "fused $g patterns=$PATS variants=$VARIANTS"
+  step $W fused --gen "$g" --pattern "$PATS" --variant "$VARIANTS" $CHECK --roofline --reps $REPS --json \
     >> "$OUT/fused.jsonl" 2>>"$OUT/log.txt"
+  case "$g" in
+    sparse-*)
+      for L in ${SPARSE_LONG-256 1024 4294967295}; do
+        log "fused $g --long-row $L"
+        step $W fused --gen "$g" --pattern full --variant fused --long-row "$L" --check --reps $REPS \
+          --json >> "$OUT/fused_long.jsonl" 2>>"$OUT/log.txt"
+      done ;;
+  esac
 done
 for g in $SWEEP; do
   log "sweep $g"
-  $W fused --gen "$g" --pattern full --variant fused --sweep --reps 5 --json >> "$OUT/fused_sweep.jsonl" 2>>"$OUT/log.txt"
+  step $W fused --gen "$g" --pattern full --variant fused --sweep --reps 5 --json >> "$OUT/fused_sweep.jsonl" 2>>"$OUT/log.txt"
 done
 if [ "$CG" = 1 ]; then
   log "linreg CG higgs (wgsparse, then PyTorch on the same X and labels)"
   rm -rf /tmp/fused/higgs-cg
-  $W linreg --gen higgs --runs 5 --json --export /tmp/fused/higgs-cg >> "$OUT/linreg.jsonl" 2>>"$OUT/log.txt"
+  step $W linreg --gen higgs --runs 5 --json --export /tmp/fused/higgs-cg >> "$OUT/linreg.jsonl" 2>>"$OUT/log.txt"
   ITERS=$(python3 -c "import json,sys; print(json.loads(open('$OUT/linreg.jsonl').read().strip().splitlines()[-1])['iterations'])")
-  python3 $PEER --cg /tmp/fused/higgs-cg --cg-iters "$ITERS" --reps 12 >> "$OUT/peer_cg.jsonl" 2>>"$OUT/log.txt"
+  step python3 $PEER --cg /tmp/fused/higgs-cg --cg-iters "$ITERS" --reps 12 >> "$OUT/peer_cg.jsonl" 2>>"$OUT/log.txt"
   rm -rf /tmp/fused/higgs-cg
 fi
 log "done"

@@ -36,6 +36,7 @@ enum VariantArg {
     Auto,
     All,
     Fused,
+    Private,
     Unfused,
     TwoPass,
 }
@@ -93,6 +94,15 @@ pub struct FusedArgs {
     /// Sparse: aggregate w in global memory even when it fits workgroup memory.
     #[arg(long)]
     global_w: bool,
+    /// Sparse, w in global memory: columns with the most entries aggregated in workgroup
+    /// memory (default: as many as fit; 0: none).
+    #[arg(long)]
+    hot_cols: Option<u32>,
+    /// Sparse fused kernels: rows with more entries than this are split over workgroups
+    /// (default: the launch model's threshold, C·μ and at least 1024, which `auto` tunes;
+    /// 4294967295: never).
+    #[arg(long)]
+    long_row: Option<u32>,
     /// Reduce row dot products through workgroup memory, not subgroup shuffles.
     #[arg(long)]
     no_subgroups: bool,
@@ -158,6 +168,7 @@ fn variants(list: &[VariantArg]) -> Vec<Variant> {
             VariantArg::Fused => out.push(Variant::Fused),
             VariantArg::Unfused => out.push(Variant::Unfused),
             VariantArg::TwoPass => out.push(Variant::TwoPass),
+            VariantArg::Private => out.push(Variant::Private),
         }
     }
     out.dedup();
@@ -214,7 +225,11 @@ type Outcome = (Pattern, Variant, std::result::Result<Measurement, String>);
 /// Runs `wgsparse fused`.
 pub fn run(a: FusedArgs) -> Result<ExitCode> {
     let gpu = Gpu::new()?;
+    // Host wall-clock phases (generation or loading, export, each plan and measurement), so a
+    // slow step on a large input shows where its time went.
+    let clock = std::time::Instant::now();
     let (name, input) = load(&a)?;
+    let load_s = clock.elapsed().as_secs_f64();
     let x = input.matrix();
     let (m, n) = x.shape();
     let base = Options {
@@ -225,15 +240,21 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
         },
         subgroups: !a.no_subgroups,
         workgroup_w: a.global_w.then_some(false),
+        hot_cols: a.hot_cols,
+        long_row: a.long_row,
         vs: a.vs,
         workgroup: a.wg,
         rows_per_vector: a.c,
         tl: a.tl,
         ..Default::default()
     };
+    let clock = std::time::Instant::now();
     if let Some(dir) = &a.export {
         export(&gpu, dir, &input, &base, a.seed + 17)?;
     }
+    let export_s = a.export.as_ref().map(|_| clock.elapsed().as_secs_f64());
+    // Per result: wall seconds of its plan (tuning included) and measurement, long-row chunks.
+    let mut walls: Vec<(f64, Option<usize>)> = vec![];
     let roofline = if a.roofline {
         Some(report::roofline::measure(&gpu, 1 << 30, 10, 10)?.copy_gbps)
     } else {
@@ -251,6 +272,7 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
                 variant: v,
                 ..base.clone()
             };
+            let clock = std::time::Instant::now();
             let plan = match &first {
                 _ if v == Variant::Auto && !a.no_tune => {
                     wgsparse::fused::tune::autotuned_plan(&gpu, x, &options)
@@ -264,6 +286,10 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
                     plan,
                 ))
             });
+            walls.push((
+                clock.elapsed().as_secs_f64(),
+                measured.as_ref().ok().map(|(_, plan)| plan.long_chunks()),
+            ));
             match measured {
                 Ok((meas, plan)) => {
                     results.push((p, v, Ok(meas)));
@@ -300,11 +326,14 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
                 "input": { "name": name, "m": m, "n": n, "nnz": x.nnz(),
                            "dense": matches!(input, Input::Dense(_)) },
                 "roofline_gbps": roofline,
-                "results": results.iter().map(|(p, v, r)| match r {
+                "results": results.iter().zip(&walls).map(|((p, v, r), (wall, long))| match r {
                     Ok(meas) => json!({ "pattern": p.name(), "variant": v.name(),
-                        "measurement": meas, "roofline_fraction": fraction(meas.gbps) }),
-                    Err(e) => json!({ "pattern": p.name(), "variant": v.name(), "error": e }),
+                        "measurement": meas, "roofline_fraction": fraction(meas.gbps),
+                        "wall_s": wall, "long_chunks": long }),
+                    Err(e) => json!({ "pattern": p.name(), "variant": v.name(), "error": e,
+                        "wall_s": wall }),
                 }).collect::<Vec<_>>(),
+                "host_s": { "load": load_s, "export": export_s },
                 "sweeps": sweeps.iter().map(|(p, s)| json!({
                     "pattern": p.name(), "points": s.points.len(), "best": s.best,
                     "model": s.model, "model_gap": s.model_gap,

@@ -7,7 +7,7 @@ use serde_json::json;
 
 use wgsparse::fused::bench::Input;
 use wgsparse::fused::logreg::{self, TronOptions};
-use wgsparse::fused::{cpu, Matrix, Options, Plan};
+use wgsparse::fused::{cpu, Matrix, Options};
 use wgsparse::{io, Error, Gpu, Result};
 
 /// Arguments of `wgsparse logreg`.
@@ -50,7 +50,9 @@ pub fn run(a: LogregArgs) -> Result<ExitCode> {
     } else {
         labels.iter().map(|&v| (v > 0.0) as u8 as f32).collect()
     };
-    let plan = Plan::new(&gpu, Matrix::Sparse(&x), &Options::default())?;
+    // The configuration `fused --variant auto` picks (tuned once per adapter and shape).
+    let plan =
+        wgsparse::fused::tune::autotuned_plan(&gpu, Matrix::Sparse(&x), &Options::default())?;
     let options = TronOptions {
         lambda: a.lambda,
         eps: a.eps,

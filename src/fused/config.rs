@@ -1,6 +1,7 @@
 //! Options → configuration: the launch model ([`super::plan`]) fills what the options leave
 //! open, checked against the device's limits.
 
+use crate::fused::hot;
 use crate::fused::plan::{self, Residency, TL_MAX};
 use crate::fused::{Atomics, Config, Matrix, Options, Variant};
 use crate::gpu::Gpu;
@@ -21,13 +22,29 @@ fn pow2_in(what: &str, v: u32, lo: u32, hi: u32) -> Result<u32> {
     }
 }
 
+/// Hot columns the private variant accumulates in registers at most (the shader's two vec4s).
+pub const PRIVATE_MAX: u32 = 8;
+
+/// The launch model's long-row threshold is never below this many entries (shorter rows are
+/// cheaper in one vector than in the two-dispatch long-row path).
+const LONG_ROW_MIN: u64 = 1024;
+
 /// The configuration for `x` under `options`: the launch model fills what they leave open.
-pub(crate) fn resolve(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Config> {
+/// Also returns how many columns of a sparse X hold entries when it was needed (for the hot
+/// columns; `used_hint` passes it in when known, since counting costs a pass over X).
+pub(crate) fn resolve(
+    gpu: &Gpu,
+    x: Matrix,
+    options: &Options,
+    used_hint: Option<usize>,
+) -> Result<(Config, Option<usize>)> {
     let caps = &gpu.caps;
     let (m, n) = x.shape();
     let dense = matches!(x, Matrix::Dense(_));
     let variant = match options.variant {
         Variant::Auto => Variant::Fused,
+        // Dense X has no scatter to privatize.
+        Variant::Private if dense => Variant::Fused,
         v => v,
     };
     let native_atomics = match options.atomics {
@@ -100,19 +117,25 @@ pub(crate) fn resolve(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Config>
         }
         let rows = dense_band_rows(gpu, n).min(m);
         let (c, groups) = grid(options, rows, wg / vs, &r, wg, shared as u32, caps)?;
-        return Ok(Config {
-            variant,
-            dense,
-            vs,
-            workgroup: wg,
-            rows_per_vector: c,
-            groups,
-            tl,
-            workgroup_w: true,
-            native_atomics,
-            subgroup_reduce: shuffle || wide,
-            subgroup_wide: wide,
-        });
+        return Ok((
+            Config {
+                variant,
+                dense,
+                vs,
+                workgroup: wg,
+                rows_per_vector: c,
+                groups,
+                tl,
+                workgroup_w: true,
+                hot_cols: 0,
+                private_cols: 0,
+                long_row: u32::MAX,
+                native_atomics,
+                subgroup_reduce: shuffle || wide,
+                subgroup_wide: wide,
+            },
+            None,
+        ));
     }
     let nnz = x.nnz();
     let mu = if m == 0 { 0.0 } else { nnz as f64 / m as f64 };
@@ -143,6 +166,14 @@ pub(crate) fn resolve(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Config>
         (_, None) => fits(pick_wg(true)?),
     };
     let wg = pick_wg(wants_w)?;
+    let used = || used_hint.unwrap_or_else(|| hot::column_degrees_used(x));
+    let mut used_cols = used_hint;
+    // The private variant: the hottest columns in registers (no workgroup memory).
+    let private_max = if variant == Variant::Private {
+        (*used_cols.get_or_insert_with(used)).min(PRIVATE_MAX as usize) as u32
+    } else {
+        0
+    };
     if wants_w && !fits(wg) {
         return Err(Error::TooLarge {
             what: format!("a workgroup copy of w (n = {n})"),
@@ -153,8 +184,62 @@ pub(crate) fn resolve(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Config>
             ),
         });
     }
-    let (c, groups) = grid(options, m, wg / vs, &r, wg, shared_of(wants_w, wg), caps)?;
-    Ok(Config {
+    let hot_cols = match (variant, wants_w) {
+        (Variant::Private, true) => match options.hot_cols {
+            Some(h) if h > PRIVATE_MAX => {
+                return Err(option_err(format!(
+                    "{h} hot columns in registers: the private variant holds at most \
+                     {PRIVATE_MAX} (with w in global memory the cache takes the rest)"
+                )))
+            }
+            Some(h) => h.min(private_max) as usize,
+            None => private_max as usize,
+        },
+        (Variant::Fused | Variant::Private, false) => {
+            let cap = (wg_mem.saturating_sub(scratch(vs, wg)) / 4) as usize;
+            let used = used_cols.unwrap_or_else(used);
+            match options.hot_cols {
+                Some(h) if h as usize > cap => {
+                    return Err(Error::TooLarge {
+                        what: format!("a cache of {h} hot columns"),
+                        needed: format!("{} bytes of workgroup memory", 4 * h + scratch(vs, wg)),
+                        limit: format!("{wg_mem} bytes on {}", caps.adapter_name),
+                    })
+                }
+                Some(h) => (h as usize).min(used),
+                None => cap.min(used),
+            }
+        }
+        _ => 0,
+    } as u32;
+    // Slots are marked by the top bit of a column index.
+    let hot_cols = if n as u64 >= hot::HOT_BIT as u64 {
+        0
+    } else {
+        hot_cols
+    };
+    // Private slots: all hot columns with w in workgroup memory, the first few otherwise
+    // (never more than the cache ranks).
+    let private_cols = private_max.min(hot_cols);
+    let shared = shared_of(wants_w, wg) + if wants_w { 0 } else { 4 * hot_cols };
+    let (c, groups) = grid(options, m, wg / vs, &r, wg, shared, caps)?;
+    // A vector takes about C·μ entries; a row much longer than that would hold its vector (and
+    // the whole dispatch) long after the others finish, so it is split over workgroups.
+    let long_row = match variant {
+        Variant::Fused | Variant::Private => match options.long_row {
+            Some(0) => {
+                return Err(option_err(
+                    "the long-row threshold must be at least 1".into(),
+                ))
+            }
+            Some(l) => l,
+            None => {
+                ((c as f64 * mu.max(1.0)).ceil() as u64).clamp(LONG_ROW_MIN, u32::MAX as u64) as u32
+            }
+        },
+        _ => u32::MAX,
+    };
+    let config = Config {
         variant,
         dense,
         vs,
@@ -163,10 +248,14 @@ pub(crate) fn resolve(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Config>
         groups,
         tl: 1,
         workgroup_w: wants_w,
+        hot_cols,
+        private_cols,
+        long_row,
         native_atomics,
         subgroup_reduce: options.subgroups && caps.shuffle_fits(vs),
         subgroup_wide: false,
-    })
+    };
+    Ok((config, used_cols))
 }
 
 /// Eq. 5 (or the caller's C) and the number of workgroups.

@@ -15,6 +15,8 @@ use crate::{Error, Result};
 use Binding::{Read, ReadWrite, Uniform};
 
 const SPARSE_BINDINGS: [Binding; 7] = [Uniform, Read, Read, Read, Read, Read, ReadWrite];
+/// `fused.sparse` with a hot-column cache: the slot columns come last.
+const SPARSE_HOT_BINDINGS: [Binding; 8] = [Uniform, Read, Read, Read, Read, Read, ReadWrite, Read];
 pub(crate) const DENSE_BINDINGS: [Binding; 5] = [Uniform, Read, Read, Read, ReadWrite];
 const SPMV_BINDINGS: [Binding; 6] = [Uniform, Read, Read, Read, Read, ReadWrite];
 const LOGISTIC_BINDINGS: [Binding; 9] = [
@@ -29,7 +31,8 @@ struct SparseParams {
     c: u32,
     flags: u32,
     alpha: f32,
-    pad: [u32; 3],
+    long_len: u32,
+    pad: [u32; 2],
 }
 
 /// Uploads X: CSR arrays whole (each must fit one binding), dense rows padded to the stride
@@ -135,7 +138,11 @@ pub(crate) fn record(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
                 };
                 return sparse(plan, batch, &arrays, &scatter, false, w);
             }
+            if !op.xty {
+                long_rows(plan, batch, &arrays, op, None)?;
+            }
             sparse(plan, batch, &arrays, op, cfg.workgroup_w, target)?;
+            long_rows(plan, batch, &arrays, op, Some(w))?;
         }
         DeviceX::Dense {
             stride,
@@ -181,20 +188,38 @@ fn sparse(
     let gpu = batch.gpu();
     let cfg = &plan.config;
     let two_pass = cfg.variant == Variant::TwoPass;
+    // The unfused scatter (`workgroup_w` false) never takes the cache.
+    let hot = plan
+        .hot
+        .as_ref()
+        .filter(|_| cfg.variant != Variant::Unfused);
     let ncols = if workgroup_w || two_pass {
         plan.n.max(1)
+    } else if hot.is_some() {
+        cfg.hot_cols as usize
     } else {
         1
     };
+    // Hot columns in registers (the `private` variant).
+    let nhot = if hot.is_some() { cfg.private_cols } else { 0 };
+    let mut defs = defines(cfg, op.xty, two_pass, workgroup_w);
+    if hot.is_some() {
+        defs.push("HOT");
+    }
     let k = gpu.kernel(&KernelSpec {
         name: "fused/sparse",
-        defines: defines(cfg, op.xty, two_pass, workgroup_w),
+        defines: defs,
         constants: vec![
             ("WG", cfg.workgroup as f64),
             ("VS", cfg.vs as f64),
             ("NCOLS", ncols as f64),
+            ("NHOT", nhot as f64),
         ],
-        bindings: &SPARSE_BINDINGS,
+        bindings: if hot.is_some() {
+            &SPARSE_HOT_BINDINGS
+        } else {
+            &SPARSE_BINDINGS
+        },
     })?;
     let params = gpu.uniform(
         "fused.sparse.params",
@@ -204,23 +229,94 @@ fn sparse(
             c: cfg.rows_per_vector,
             flags: op.v.is_some() as u32,
             alpha: op.alpha,
-            pad: [0; 3],
+            long_len: if plan.long.is_some() {
+                cfg.long_row
+            } else {
+                u32::MAX
+            },
+            pad: [0; 2],
         },
     );
     let v = op.v.unwrap_or(&plan.dummy);
-    let bg = k.bind(
-        gpu,
-        &[
-            &params,
-            arrays[0],
-            arrays[1],
-            arrays[2],
-            op.y.raw(),
-            v.raw(),
-            target.raw(),
-        ],
-    )?;
+    let mut all = vec![
+        &params,
+        arrays[0],
+        arrays[1],
+        arrays[2],
+        op.y.raw(),
+        v.raw(),
+        target.raw(),
+    ];
+    if let Some((col_idx, cols)) = hot.map(|h| &**h) {
+        all[2] = col_idx.raw();
+        all.push(cols.raw());
+    }
+    let bg = k.bind(gpu, &all)?;
     batch.dispatch(&k, bg, [cfg.groups, 1, 1])
+}
+
+const LONG_DOT_BINDINGS: [Binding; 6] = [Uniform, Read, Read, Read, Read, ReadWrite];
+const LONG_SCATTER_BINDINGS: [Binding; 8] =
+    [Uniform, Read, Read, Read, Read, Read, Read, ReadWrite];
+/// Workgroup size of the long-row kernels.
+const LONG_WG: u32 = 256;
+
+/// Records the long-row path's pre-pass (`w` None: the long rows' dot products, zeroed
+/// first) or its scatter into `w` (`fused.long_rows`); nothing when the plan has no long rows.
+fn long_rows(
+    plan: &Plan,
+    batch: &mut Batch,
+    arrays: &[&wgpu::Buffer; 3],
+    op: &Op,
+    w: Option<&GpuBuffer<f32>>,
+) -> Result<()> {
+    let Some(l) = plan.long.as_ref() else {
+        return Ok(());
+    };
+    let gpu = batch.gpu();
+    let cfg = &plan.config;
+    if w.is_none() {
+        axpy(
+            batch,
+            l.dots.len(),
+            0.0,
+            &plan.dummy,
+            0.0,
+            &plan.dummy,
+            &l.dots,
+        )?;
+    }
+    let mut defs = vec![];
+    if cfg.native_atomics {
+        defs.push("F32_ATOMIC");
+    }
+    if w.is_none() {
+        defs.push("DOT");
+    } else if op.xty {
+        defs.push("XTY");
+    }
+    let k = gpu.kernel(&KernelSpec {
+        name: "fused/long_rows",
+        defines: defs,
+        constants: vec![("WG", LONG_WG as f64)],
+        bindings: if w.is_none() {
+            &LONG_DOT_BINDINGS
+        } else {
+            &LONG_SCATTER_BINDINGS
+        },
+    })?;
+    let params = gpu.uniform(
+        "fused.long_rows.params",
+        &[l.nchunks, op.v.is_some() as u32, op.alpha.to_bits(), 0],
+    );
+    let mut all = vec![&params, l.chunks.raw(), arrays[1], arrays[2], op.y.raw()];
+    match w {
+        None => all.push(l.dots.raw()),
+        Some(w) => all.extend([op.v.unwrap_or(&plan.dummy).raw(), l.dots.raw(), w.raw()]),
+    }
+    let bg = k.bind(gpu, &all)?;
+    let groups = l.nchunks.min(gpu.caps.max_workgroups_per_dimension).max(1);
+    batch.dispatch(&k, bg, [groups, 1, 1])
 }
 
 /// Records a CSR row kernel (`fused.spmv`, `fused.logistic`: VS lanes per row, C rows per

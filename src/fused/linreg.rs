@@ -1,15 +1,19 @@
 //! Linear regression by conjugate gradient on the GPU (Listing 1 of Ashari et al.): minimizes
 //! ‖X·w − b‖² + λ‖w‖² by solving (XᵀX + λI)·w = Xᵀb. Each iteration is one fused
-//! q = Xᵀ(X·p) + λ·p, two dot products and three vector updates in two submissions; the only
-//! values read back are the two scalars CG needs (p·q and r·r).
+//! q = Xᵀ(X·p) + λ·p, two dot products and three vector updates. CG's scalars (α, β, ρ, the
+//! stopping test) stay on the device (`fused.cg_scalars`): several iterations are recorded in
+//! one submission, each gated on the device's stop flag (so the ones after convergence run
+//! empty grids), and the small state is read back once per submission to decide whether to
+//! record more. The chunk of iterations per submission starts at [`CgOptions::chunk`] and
+//! doubles.
 
 use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::fused::vectors::{axpy, dot, DOT_GROUPS};
+use crate::fused::vectors::{axpy, axpy_dev, dot, DOT_GROUPS, NO_COEF};
 use crate::fused::{Matrix, Op, Options, Plan};
-use crate::gpu::{Batch, Gpu, GpuBuffer};
+use crate::gpu::{Batch, Binding, Gpu, GpuBuffer, KernelSpec};
 use crate::sparse::{Csr, Dense};
 use crate::{Error, Result};
 
@@ -24,6 +28,8 @@ pub struct CgOptions {
     pub max_iter: usize,
     /// Options of the fused kernel.
     pub fused: Options,
+    /// Iterations recorded in the first submission (≥ 1); each later one records twice as many.
+    pub chunk: usize,
 }
 
 impl Default for CgOptions {
@@ -33,6 +39,7 @@ impl Default for CgOptions {
             tol: 1e-6,
             max_iter: 100,
             fused: Options::default(),
+            chunk: 4,
         }
     }
 }
@@ -48,7 +55,10 @@ pub struct CgReport {
     pub residuals: Vec<f64>,
     /// Whether ‖r‖ reached tol·‖r₀‖.
     pub converged: bool,
-    /// Wall-clock seconds of the solve (X already on the device; plan built).
+    /// Submissions (each followed by one read of CG's scalars).
+    pub submissions: usize,
+    /// Wall-clock seconds of the solve (X and b already on the device; plan built), the
+    /// final read of w included.
     pub seconds: f64,
 }
 
@@ -96,7 +106,7 @@ pub fn linreg_cg(
     plan: &Plan,
     b: &[f32],
     options: &CgOptions,
-    mut progress: impl FnMut(usize, f64),
+    progress: impl FnMut(usize, f64),
 ) -> Result<CgReport> {
     if b.len() != plan.m {
         return Err(Error::Shape(format!(
@@ -110,26 +120,68 @@ pub fn linreg_cg(
     if let Some(i) = b.iter().position(|v| !v.is_finite()) {
         return Err(Error::invalid("labels", format!("label {i} is {}", b[i])));
     }
+    let bb = GpuBuffer::upload(gpu, "linreg.b", b)?;
+    linreg_cg_resident(gpu, plan, &bb, options, progress)
+}
+
+/// [`linreg_cg`] with the labels already on the device (finite, m of them): the reported time
+/// covers the solve alone, X and b resident.
+pub fn linreg_cg_resident(
+    gpu: &Gpu,
+    plan: &Plan,
+    bb: &GpuBuffer<f32>,
+    options: &CgOptions,
+    mut progress: impl FnMut(usize, f64),
+) -> Result<CgReport> {
+    if bb.len() != plan.m {
+        return Err(Error::Shape(format!(
+            "linear regression on X {}×{} needs {} labels, got {}",
+            plan.m,
+            plan.n,
+            plan.m,
+            bb.len()
+        )));
+    }
     if !(options.lambda.is_finite() && options.lambda >= 0.0) {
         return Err(Error::Option(format!(
             "λ = {} must be finite and ≥ 0",
             options.lambda
         )));
     }
+    if options.chunk == 0 {
+        return Err(Error::Option(
+            "CG chunk must be at least 1 iteration".into(),
+        ));
+    }
     let n = plan.n;
+    let max_iter = u32::try_from(options.max_iter)
+        .ok()
+        .filter(|&k| k < 1 << 24)
+        .ok_or_else(|| {
+            Error::Option(format!(
+                "{} CG iterations: at most 2^24 (counted in f32)",
+                options.max_iter
+            ))
+        })?;
     let start = Instant::now();
-    let bb = GpuBuffer::upload(gpu, "linreg.b", b)?;
     let w = GpuBuffer::zeroed(gpu, "linreg.w", n)?;
     let r = GpuBuffer::zeroed(gpu, "linreg.r", n)?;
     let p = GpuBuffer::zeroed(gpu, "linreg.p", n)?;
     let q = GpuBuffer::zeroed(gpu, "linreg.q", n)?;
     let part = GpuBuffer::zeroed(gpu, "linreg.dot_partials", DOT_GROUPS as usize)?;
-    let scalars = GpuBuffer::zeroed(gpu, "linreg.scalars", 2)?;
-    // r = −Xᵀb, p = −r, r·r.
+    let st = GpuBuffer::zeroed(
+        gpu,
+        "linreg.state",
+        slot::LOG as usize + 1 + max_iter as usize,
+    )?;
+    let tol2 = (options.tol * options.tol) as f32;
+    let scalars =
+        |batch: &mut Batch, mode: u32| cg_scalars(batch, &st, [mode, tol2.to_bits(), max_iter, 0]);
+    // r = −Xᵀb, p = −r, ρ = r·r, the target.
     let mut batch = Batch::new(gpu);
     let xtb = Op {
         alpha: -1.0,
-        y: &bb,
+        y: bb,
         v: None,
         beta: 0.0,
         z: None,
@@ -137,63 +189,125 @@ pub fn linreg_cg(
     };
     plan.record(&mut batch, &xtb, &r)?;
     axpy(&mut batch, n, 0.0, &r, -1.0, &r, &p)?;
-    dot(&mut batch, &r, &r, &part, &scalars, 1)?;
-    batch.submit()?;
-    let mut nr2 = scalars.read(gpu)?[1] as f64;
-    let target = nr2 * options.tol * options.tol;
-    let mut residuals = vec![nr2.sqrt()];
-    let mut iterations = 0;
-    // β of the previous iteration: its p update is recorded at the start of the next batch.
-    let mut pending_beta: Option<f32> = None;
-    while iterations < options.max_iter && nr2 > target {
-        // [p = −r + β·p;] q = Xᵀ(X·p) + λ·p; p·q.
-        let mut batch = Batch::new(gpu);
-        if let Some(beta) = pending_beta.take() {
-            axpy(&mut batch, n, beta, &p, -1.0, &r, &p)?;
+    dot(&mut batch, &r, &r, &part, &st, slot::RR)?;
+    scalars(&mut batch, 0)?;
+    let (mut recorded, mut chunk, mut submissions) = (0usize, options.chunk, 0usize);
+    let mut reported = 0;
+    let mut residuals = vec![];
+    let state = loop {
+        // Each iteration, run only while stop is 0: [p = −r + β·p;] q = Xᵀ(X·p) + λ·p;
+        // α = ρ/p·q; w += α·p; r += α·q; β = r·r/ρ and the stopping test.
+        for _ in 0..chunk.min(options.max_iter - recorded) {
+            batch.begin_gate(&st, slot::STOP)?;
+            if recorded > 0 {
+                axpy_dev(
+                    &mut batch,
+                    n,
+                    (1.0, slot::BETA),
+                    (-1.0, NO_COEF),
+                    &r,
+                    &p,
+                    &st,
+                )?;
+            }
+            let op = Op {
+                alpha: 1.0,
+                y: &p,
+                v: None,
+                beta: options.lambda,
+                z: Some(&p),
+                xty: false,
+            };
+            plan.record(&mut batch, &op, &q)?;
+            dot(&mut batch, &p, &q, &part, &st, slot::PQ)?;
+            scalars(&mut batch, 1)?;
+            axpy_dev(
+                &mut batch,
+                n,
+                (1.0, NO_COEF),
+                (1.0, slot::ALPHA),
+                &p,
+                &w,
+                &st,
+            )?;
+            axpy_dev(
+                &mut batch,
+                n,
+                (1.0, NO_COEF),
+                (1.0, slot::ALPHA),
+                &q,
+                &r,
+                &st,
+            )?;
+            dot(&mut batch, &r, &r, &part, &st, slot::RR)?;
+            scalars(&mut batch, 2)?;
+            batch.end_gate()?;
+            recorded += 1;
         }
-        let op = Op {
-            alpha: 1.0,
-            y: &p,
-            v: None,
-            beta: options.lambda,
-            z: Some(&p),
-            xty: false,
-        };
-        plan.record(&mut batch, &op, &q)?;
-        dot(&mut batch, &p, &q, &part, &scalars, 0)?;
         batch.submit()?;
-        let pq = scalars.read(gpu)?[0] as f64;
-        if pq.is_nan() || pq <= 0.0 {
-            return Err(Error::Check {
-                kernel: "linreg.cg".into(),
-                message: format!(
-                    "p·q = {pq} at iteration {iterations}: XᵀX + λI is not positive definite \
-                     in f32"
-                ),
-            });
+        submissions += 1;
+        let state = st.read(gpu)?;
+        let done = state[slot::ITERS as usize] as usize;
+        let log = &state[slot::LOG as usize..];
+        if residuals.is_empty() {
+            residuals.push((log[0] as f64).sqrt());
         }
-        let alpha = (nr2 / pq) as f32;
-        // w += α·p; r += α·q; r·r.
-        let mut batch = Batch::new(gpu);
-        axpy(&mut batch, n, 1.0, &w, alpha, &p, &w)?;
-        axpy(&mut batch, n, 1.0, &r, alpha, &q, &r)?;
-        dot(&mut batch, &r, &r, &part, &scalars, 1)?;
-        batch.submit()?;
-        let old = nr2;
-        nr2 = scalars.read(gpu)?[1] as f64;
-        pending_beta = Some((nr2 / old) as f32);
-        iterations += 1;
-        residuals.push(nr2.sqrt());
-        progress(iterations, nr2.sqrt());
+        for (i, &rr) in log.iter().enumerate().take(done + 1).skip(reported + 1) {
+            residuals.push((rr as f64).sqrt());
+            progress(i, (rr as f64).sqrt());
+        }
+        reported = done;
+        if state[slot::STOP as usize] != 0.0 || recorded >= options.max_iter {
+            break state;
+        }
+        batch = Batch::new(gpu);
+        chunk *= 2;
+    };
+    let iterations = state[slot::ITERS as usize] as usize;
+    if state[slot::STOP as usize] == 2.0 {
+        return Err(Error::Check {
+            kernel: "linreg.cg".into(),
+            message: format!(
+                "p·q = {} at iteration {iterations}: XᵀX + λI is not positive definite in f32",
+                state[slot::PQ as usize]
+            ),
+        });
     }
     let w = w.read(gpu)?;
     Ok(CgReport {
         w,
         iterations,
-        converged: nr2 <= target,
+        converged: state[slot::RR as usize] <= state[slot::TARGET as usize],
+        submissions,
         residuals,
         seconds: start.elapsed().as_secs_f64(),
     })
+}
+
+/// Slots of CG's device state (`shaders/fused/cg_scalars.wgsl`).
+mod slot {
+    pub const PQ: u32 = 0;
+    pub const RR: u32 = 1;
+    pub const ALPHA: u32 = 3;
+    pub const BETA: u32 = 4;
+    pub const STOP: u32 = 5;
+    pub const ITERS: u32 = 6;
+    pub const TARGET: u32 = 7;
+    pub const LOG: u32 = 8;
+}
+
+/// Records `fused.cg_scalars` (params: mode, tol², max iterations).
+fn cg_scalars(batch: &mut Batch, state: &GpuBuffer<f32>, params: [u32; 4]) -> Result<()> {
+    let gpu = batch.gpu();
+    let k = gpu.kernel(&KernelSpec {
+        name: "fused/cg_scalars",
+        defines: vec![],
+        constants: vec![],
+        bindings: &[Binding::Uniform, Binding::ReadWrite],
+    })?;
+    let params = gpu.uniform("fused.cg_scalars", &params);
+    let bg = k.bind(gpu, &[&params, state.raw()])?;
+    batch.dispatch(&k, bg, [1, 1, 1])
 }
 
 /// Root-mean-square error of X·w against b, in f64 on the host.

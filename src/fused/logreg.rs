@@ -2,7 +2,8 @@
 //! the GPU: minimizes f(w) = λ/2·‖w‖² + Σ_r log(1 + e^(−y_r·x_rᵀw)) for labels y = ±1.
 //! Gradients are λ·w + Xᵀc and Hessian-vector products λ·d + Xᵀ(D ⊙ (X·d)) — the fused
 //! pattern with v = D = σ(1 − σ) — with the per-row terms from `fused.logistic`. Only the
-//! scalars the method needs (dot products, the loss) are read back. Sparse X.
+//! scalars the method needs (dot products, the loss) are read back; the vector work between
+//! two such reads is recorded into one pending batch and submitted with the read. Sparse X.
 
 use std::time::Instant;
 
@@ -182,6 +183,8 @@ pub fn tron<O: TronOps>(
 
 struct Device<'a> {
     gpu: &'a Gpu,
+    /// Work recorded since the last read, submitted with the next one (in order).
+    pending: std::cell::RefCell<Batch<'a>>,
     plan: &'a Plan,
     lambda: f32,
     labels: GpuBuffer<f32>,
@@ -201,30 +204,36 @@ impl TronOps for Device<'_> {
     }
 
     fn dot(&self, a: &Self::V, b: &Self::V) -> Result<f64> {
-        let mut batch = Batch::new(self.gpu);
-        dot(&mut batch, a, b, &self.part, &self.scalar, 0)?;
-        batch.submit()?;
+        dot(
+            &mut self.pending.borrow_mut(),
+            a,
+            b,
+            &self.part,
+            &self.scalar,
+            0,
+        )?;
+        self.flush()?;
         Ok(self.scalar.read(self.gpu)?[0] as f64)
     }
 
     fn axpy(&self, a: f32, x: &Self::V, b: f32, z: &Self::V, w: &Self::V) -> Result<()> {
-        let mut batch = Batch::new(self.gpu);
-        axpy(&mut batch, self.plan.n, a, x, b, z, w)?;
-        batch.submit()
+        axpy(&mut self.pending.borrow_mut(), self.plan.n, a, x, b, z, w)
     }
 
     fn fun(&mut self, w: &Self::V) -> Result<f64> {
-        let mut batch = Batch::new(self.gpu);
         let [loss, coef, dd] = &self.rows;
-        logistic(self.plan, &mut batch, w, &self.labels, [loss, coef, dd])?;
-        dot(&mut batch, loss, &self.ones, &self.part, &self.scalar, 0)?;
-        batch.submit()?;
+        {
+            let batch = &mut self.pending.borrow_mut();
+            logistic(self.plan, batch, w, &self.labels, [loss, coef, dd])?;
+            dot(batch, loss, &self.ones, &self.part, &self.scalar, 0)?;
+        }
+        self.flush()?;
         let data = self.scalar.read(self.gpu)?[0] as f64;
         Ok(data + 0.5 * self.lambda as f64 * self.dot(w, w)?)
     }
 
     fn grad(&mut self, w: &Self::V, g: &Self::V) -> Result<()> {
-        let mut batch = Batch::new(self.gpu);
+        let batch = &mut self.pending.borrow_mut();
         let op = Op {
             alpha: 1.0,
             y: &self.rows[1],
@@ -233,13 +242,13 @@ impl TronOps for Device<'_> {
             z: Some(w),
             xty: true,
         };
-        self.plan.record(&mut batch, &op, g)?;
+        self.plan.record(batch, &op, g)?;
         batch.copy(self.rows[2].raw(), self.dd.raw(), self.plan.m as u64 * 4);
-        batch.submit()
+        Ok(())
     }
 
     fn hess(&self, d: &Self::V, hd: &Self::V) -> Result<()> {
-        let mut batch = Batch::new(self.gpu);
+        let batch = &mut self.pending.borrow_mut();
         let op = Op {
             alpha: 1.0,
             y: d,
@@ -248,8 +257,14 @@ impl TronOps for Device<'_> {
             z: Some(d),
             xty: false,
         };
-        self.plan.record(&mut batch, &op, hd)?;
-        batch.submit()
+        self.plan.record(batch, &op, hd)
+    }
+}
+
+impl Device<'_> {
+    /// Submits the pending work and waits for it.
+    fn flush(&self) -> Result<()> {
+        std::mem::replace(&mut *self.pending.borrow_mut(), Batch::new(self.gpu)).submit()
     }
 }
 
@@ -314,6 +329,7 @@ pub fn logreg_tron(
     let zeros = |what: &str, len: usize| GpuBuffer::<f32>::zeroed(gpu, what, len);
     let mut dev = Device {
         gpu,
+        pending: std::cell::RefCell::new(Batch::new(gpu)),
         plan,
         lambda: options.lambda,
         labels: GpuBuffer::upload(gpu, "logreg.labels", &signed_labels(labels))?,
@@ -328,6 +344,7 @@ pub fn logreg_tron(
         dd: zeros("logreg.d_saved", m)?,
     };
     let (w, iterations, losses, cg_iterations) = tron(&mut dev, options, &mut progress)?;
+    dev.flush()?;
     Ok(TronReport {
         w: w.read(gpu)?,
         iterations,

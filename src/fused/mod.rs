@@ -13,9 +13,11 @@ pub mod bench;
 mod config;
 pub mod cpu;
 mod dense;
+pub mod hot;
 mod kernels;
 pub mod linreg;
 pub mod logreg;
+pub mod long;
 pub mod plan;
 pub mod tune;
 mod vectors;
@@ -84,6 +86,12 @@ pub enum Variant {
     Auto,
     /// The fused kernel: workgroup copy of w when n fits, else global adds.
     Fused,
+    /// The fused kernel with the (at most 8) columns with the most entries accumulated in
+    /// registers per invocation (no atomics), summed over the subgroup and added once at the
+    /// end. When w fits workgroup memory the other columns go through the compare-exchange
+    /// copy of w; otherwise the next hottest go through the hot-column cache and the rest to
+    /// global memory, as in `Fused`.
+    Private,
     /// The fused kernel writing per-workgroup partials, summed by a second pass in a fixed
     /// order: bit-identical run to run.
     TwoPass,
@@ -93,14 +101,20 @@ pub enum Variant {
 }
 
 impl Variant {
-    /// The concrete variants.
-    pub const CONCRETE: [Variant; 3] = [Variant::Fused, Variant::TwoPass, Variant::Unfused];
+    /// The concrete variants (`Private` runs as `Fused` on dense X).
+    pub const CONCRETE: [Variant; 4] = [
+        Variant::Fused,
+        Variant::Private,
+        Variant::TwoPass,
+        Variant::Unfused,
+    ];
 
     /// The variant's name (`fused`, `two-pass`, `unfused`).
     pub fn name(self) -> &'static str {
         match self {
             Variant::Auto => "auto",
             Variant::Fused => "fused",
+            Variant::Private => "private",
             Variant::TwoPass => "two-pass",
             Variant::Unfused => "unfused",
         }
@@ -129,6 +143,15 @@ pub struct Options {
     pub subgroups: bool,
     /// Aggregate w in workgroup memory (sparse fused; `None`: when n fits).
     pub workgroup_w: Option<bool>,
+    /// Sparse fused kernel with w in global memory: how many of the columns with the most
+    /// entries are aggregated in workgroup memory ([`hot`]; `None`: as many as fit, `Some(0)`:
+    /// none, every product added straight to global memory); `Private` with w in workgroup
+    /// memory: how many are held in registers (at most 8). Ignored by the other variants.
+    pub hot_cols: Option<u32>,
+    /// Sparse rows with more stored entries than this are split into chunks spread over many
+    /// workgroups (their dot products by a pre-pass, [`Config::long_row`]); `None`: the
+    /// launch model's threshold.
+    pub long_row: Option<u32>,
     /// Lanes per row (power of two; sparse 1–32, dense up to the workgroup size).
     pub vs: Option<u32>,
     /// Invocations per workgroup (power of two, 32–1024).
@@ -146,6 +169,8 @@ impl Default for Options {
             atomics: Atomics::Auto,
             subgroups: true,
             workgroup_w: None,
+            hot_cols: None,
+            long_row: None,
             vs: None,
             workgroup: None,
             rows_per_vector: None,
@@ -216,6 +241,17 @@ pub struct Config {
     pub tl: u32,
     /// Sparse: w aggregated in workgroup memory.
     pub workgroup_w: bool,
+    /// Sparse: with w in global memory, hot columns aggregated in workgroup memory; with w in
+    /// workgroup memory (`Private`), hot columns held in registers (0: none).
+    pub hot_cols: u32,
+    /// Sparse, `Private`: how many of the hot columns (the first, with the most entries; at
+    /// most 8) are accumulated in registers (all of them with w in workgroup memory).
+    pub private_cols: u32,
+    /// Sparse fused kernels: rows with more entries than this (a power-law X's heaviest rows,
+    /// which one vector would take alone) go through the long-row path (chunks of X's entries
+    /// over whole workgroups: partial dot products added per row, then the scatter);
+    /// `u32::MAX`: none.
+    pub long_row: u32,
     /// Global adds by native f32 atomics (else compare-exchange).
     pub native_atomics: bool,
     /// Row dot products reduced by subgroup operations (else workgroup memory).
@@ -238,10 +274,22 @@ impl Config {
         );
         if self.dense {
             s += &format!(" tl={}", self.tl);
+        } else if self.workgroup_w && self.hot_cols > 0 {
+            s += &format!(" wg-w private={}", self.hot_cols);
         } else if self.workgroup_w {
             s += " wg-w";
+        } else if self.private_cols > 0 {
+            s += &format!(
+                " global-w hot={} private={}",
+                self.hot_cols, self.private_cols
+            );
+        } else if self.hot_cols > 0 {
+            s += &format!(" global-w hot={}", self.hot_cols);
         } else {
             s += " global-w";
+        }
+        if self.long_row != u32::MAX {
+            s += &format!(" long>{}", self.long_row);
         }
         s += if self.native_atomics {
             " native"
@@ -290,6 +338,14 @@ enum DeviceX {
     },
 }
 
+/// The device side of [`long`]: chunks `[row, begin, end, slot]` and one dot product per
+/// long row.
+struct LongRows {
+    chunks: GpuBuffer<u32>,
+    nchunks: u32,
+    dots: GpuBuffer<f32>,
+}
+
 /// A prepared pattern on one X: X uploaded, configuration resolved, scratch allocated.
 pub struct Plan {
     /// Rows of X.
@@ -301,40 +357,67 @@ pub struct Plan {
     /// The resolved configuration.
     pub config: Config,
     x: Arc<DeviceX>,
+    /// The hot columns' rewritten column indices and slot columns (`config.hot_cols > 0`),
+    /// shared with plans of the same X and slot count.
+    hot: Option<Arc<(GpuBuffer<u32>, GpuBuffer<u32>)>>,
+    /// Columns of sparse X holding entries, when a configuration needed the count.
+    used_cols: Option<usize>,
     /// Two-pass partials (groups × bands × n) or the unfused p (m).
     scratch: Option<GpuBuffer<f32>>,
+    /// The long-row path's chunks and per-row dot products (sparse fused kernels with rows
+    /// above [`Config::long_row`]).
+    long: Option<LongRows>,
     /// A 16-byte stand-in bound where an optional vector is absent (never read).
     dummy: Arc<GpuBuffer<f32>>,
 }
 
 impl Plan {
+    /// Chunks of the long-row path (0: every row goes through the main kernel).
+    pub fn long_chunks(&self) -> usize {
+        self.long.as_ref().map_or(0, |l| l.nchunks as usize)
+    }
+
     /// Validates X, resolves the configuration and uploads X.
     pub fn new(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Plan> {
         match x {
             Matrix::Sparse(s) => s.validate()?,
             Matrix::Dense(d) => d.validate()?,
         }
-        let config = kernels::resolve(gpu, x, options)?;
-        Self::with_config(gpu, x, config)
+        let (config, used) = kernels::resolve(gpu, x, options, None)?;
+        let mut plan = Self::with_config(gpu, x, config)?;
+        plan.used_cols = used;
+        Ok(plan)
     }
 
     /// A plan with a given configuration (the sweep's candidates); X must be valid.
     pub fn with_config(gpu: &Gpu, x: Matrix, config: Config) -> Result<Plan> {
-        Self::build(gpu, x, config, Arc::new(kernels::upload(gpu, x)?))
+        Self::build(gpu, x, config, Arc::new(kernels::upload(gpu, x)?), None)
     }
 
     /// [`Plan::new`] for the X that `like` was built from (not re-validated), sharing its
     /// device copy of X: trying other configurations costs no upload.
     pub fn new_like(gpu: &Gpu, x: Matrix, options: &Options, like: &Plan) -> Result<Plan> {
-        let config = kernels::resolve(gpu, x, options)?;
-        if x.shape() != (like.m, like.n) || x.nnz() != like.nnz || config.dense != like.config.dense
-        {
+        let same = x.shape() == (like.m, like.n) && x.nnz() == like.nnz;
+        let (config, used) = kernels::resolve(gpu, x, options, like.used_cols.filter(|_| same))?;
+        if !same || config.dense != like.config.dense {
             return Self::with_config(gpu, x, config);
         }
-        Self::build(gpu, x, config, like.x.clone())
+        let hot = like
+            .hot
+            .clone()
+            .filter(|_| like.config.hot_cols == config.hot_cols);
+        let mut plan = Self::build(gpu, x, config, like.x.clone(), hot)?;
+        plan.used_cols = used;
+        Ok(plan)
     }
 
-    fn build(gpu: &Gpu, x: Matrix, config: Config, dx: Arc<DeviceX>) -> Result<Plan> {
+    fn build(
+        gpu: &Gpu,
+        x: Matrix,
+        config: Config,
+        dx: Arc<DeviceX>,
+        hot: Option<Arc<(GpuBuffer<u32>, GpuBuffer<u32>)>>,
+    ) -> Result<Plan> {
         let (m, n) = x.shape();
         let scratch = match config.variant {
             Variant::TwoPass => {
@@ -359,13 +442,43 @@ impl Plan {
             Variant::Unfused => Some(GpuBuffer::zeroed(gpu, "fused.p", m)?),
             _ => None,
         };
+        let hot = match (x, hot) {
+            (Matrix::Sparse(_), _) if config.hot_cols == 0 => None,
+            (Matrix::Sparse(_), Some(shared)) => Some(shared),
+            (Matrix::Sparse(s), None) => {
+                let h = hot::build(s, config.hot_cols as usize)?;
+                Some(Arc::new((
+                    GpuBuffer::upload(gpu, "fused.hot_col_idx", &h.col_idx)?,
+                    GpuBuffer::upload(gpu, "fused.hot_cols", &h.cols)?,
+                )))
+            }
+            (Matrix::Dense(_), _) => None,
+        };
+        let long = match x {
+            Matrix::Sparse(s) if config.long_row != u32::MAX => {
+                let (chunks, rows) = long::chunks(s, config.long_row)?;
+                if chunks.is_empty() {
+                    None
+                } else {
+                    Some(LongRows {
+                        chunks: GpuBuffer::upload(gpu, "fused.long_chunks", chunks.as_flattened())?,
+                        nchunks: chunks.len() as u32,
+                        dots: GpuBuffer::zeroed(gpu, "fused.long_dots", rows)?,
+                    })
+                }
+            }
+            _ => None,
+        };
         Ok(Plan {
             m,
             n,
             nnz: x.nnz(),
             config,
             x: dx,
+            hot,
+            used_cols: None,
             scratch,
+            long,
             dummy: Arc::new(GpuBuffer::zeroed(gpu, "fused.absent", 4)?),
         })
     }

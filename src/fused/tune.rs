@@ -1,5 +1,7 @@
 //! The autotuner behind `auto`: times the fused kernel at the model's (VS, workgroup size)
-//! and its neighbours on random full-pattern operands, keeps the fastest, and caches it per
+//! and its neighbours on random full-pattern operands (on sparse X with and without private
+//! hot columns, [`Variant::Private`]), then the long-row threshold at the best of those,
+//! keeps the fastest, and caches it per
 //! adapter and shape bucket (`fused-tune.json`, see [`crate::tune::TuneCache`]); C always comes
 //! from the model (Eq. 5) for the chosen VS and workgroup size.
 
@@ -11,6 +13,9 @@ use crate::gpu::Gpu;
 use crate::tune::TuneCache;
 use crate::Result;
 
+/// Stored entries above which the tuner times only the model and one neighbour.
+const TUNE_BIG_NNZ: usize = 1 << 26;
+
 /// The fused pattern's autotune cache (`fused-tune.json`).
 fn cache() -> Option<TuneCache> {
     TuneCache::named("fused-tune.json")
@@ -21,6 +26,12 @@ struct Tuned {
     vs: u32,
     workgroup: u32,
     tl: u32,
+    /// The `private` variant (absent in caches written before it existed).
+    #[serde(default)]
+    private: bool,
+    /// Sparse: the long-row threshold (`None`: the launch model's; absent in older caches).
+    #[serde(default)]
+    long_row: Option<u32>,
 }
 
 /// The cache key: adapter, kind and a shape bucket (log₂ of m, n and the stored entries).
@@ -53,10 +64,15 @@ pub fn autotuned_plan(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Plan> {
         return Plan::new(gpu, x, options);
     }
     let with = |t: &Tuned| Options {
-        variant: Variant::Fused,
+        variant: if t.private {
+            Variant::Private
+        } else {
+            Variant::Fused
+        },
         vs: Some(t.vs),
         workgroup: Some(t.workgroup),
         tl: matches!(x, Matrix::Dense(_)).then_some(t.tl),
+        long_row: t.long_row.or(options.long_row),
         ..options.clone()
     };
     let k = key(gpu, x);
@@ -70,48 +86,92 @@ pub fn autotuned_plan(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Plan> {
     let (m, n) = x.shape();
     let ops = Operands::random(gpu, m, n, Pattern::Full, 99)?;
     let mc = model.config;
-    let mut best = (measure(gpu, &model, &ops, 5, None)?.ms, mc);
+    // On a large X (the KDD2010 shape: 424M entries) every timed run costs real time and a
+    // candidate with another hot-column count re-ranks X: a few candidates, fewer repetitions.
+    let big = x.nnz() > TUNE_BIG_NNZ;
+    let reps = if big { 2 } else { 5 };
+    let mut best = (measure(gpu, &model, &ops, reps, None)?.ms, mc);
     let max_wg = gpu.caps.max_invocations_per_workgroup.min(1024);
-    let vss = [mc.vs / 2, mc.vs, mc.vs * 2];
-    let wgs = [
-        mc.workgroup / 4,
-        mc.workgroup / 2,
-        mc.workgroup,
-        mc.workgroup * 2,
-    ];
-    for vs in vss.into_iter().filter(|&v| v >= 1) {
-        for wg in wgs
-            .into_iter()
-            .filter(|&w| (32..=max_wg).contains(&w) && w >= vs)
-        {
-            let tl = n.div_ceil(vs as usize).max(1) as u32;
-            let Ok(plan) = Plan::new_like(
-                gpu,
-                x,
-                &with(&Tuned {
-                    vs,
-                    workgroup: wg,
-                    tl,
-                }),
-                &model,
-            ) else {
-                continue;
-            };
-            if plan.config == mc {
-                continue;
-            }
-            let ms = measure(gpu, &plan, &ops, 5, None)?.ms;
-            if ms < best.0 {
-                best = (ms, plan.config);
-            }
+    let vss: &[u32] = if big {
+        &[mc.vs]
+    } else {
+        &[mc.vs / 2, mc.vs, mc.vs * 2]
+    };
+    let wgs: &[u32] = if big {
+        &[mc.workgroup / 2, mc.workgroup]
+    } else {
+        &[
+            mc.workgroup / 4,
+            mc.workgroup / 2,
+            mc.workgroup,
+            mc.workgroup * 2,
+        ]
+    };
+    let privates: &[bool] = match x {
+        Matrix::Sparse(_) if !big => &[false, true],
+        _ => &[false],
+    };
+    for (vs, wg, &private) in vss
+        .iter()
+        .copied()
+        .filter(|&v| v >= 1)
+        .flat_map(|vs| wgs.iter().map(move |&wg| (vs, wg)))
+        .filter(|&(vs, w)| (32..=max_wg).contains(&w) && w >= vs)
+        .flat_map(|(vs, wg)| privates.iter().map(move |p| (vs, wg, p)))
+    {
+        let tl = n.div_ceil(vs as usize).max(1) as u32;
+        let Ok(plan) = Plan::new_like(
+            gpu,
+            x,
+            &with(&Tuned {
+                vs,
+                workgroup: wg,
+                tl,
+                private,
+                long_row: None,
+            }),
+            &model,
+        ) else {
+            continue;
+        };
+        if plan.config == mc {
+            continue;
+        }
+        let ms = measure(gpu, &plan, &ops, reps, None)?.ms;
+        if ms < best.0 {
+            best = (ms, plan.config);
         }
     }
     let c = best.1;
-    let t = Tuned {
+    let mut t = Tuned {
         vs: c.vs,
         workgroup: c.workgroup,
         tl: c.tl,
+        private: c.variant == Variant::Private,
+        long_row: None,
     };
+    // Then the long-row threshold at the best (VS, workgroup size): a power-law X's heavy
+    // rows cost more in one vector or in the chunked path depending on the device.
+    if matches!(x, Matrix::Sparse(_)) && options.long_row.is_none() {
+        let candidates: &[u32] = if big { &[1024] } else { &[256, 1024, u32::MAX] };
+        let mut best_ms = best.0;
+        for &l in candidates {
+            let cand = Tuned {
+                long_row: Some(l),
+                ..t
+            };
+            let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), &model) else {
+                continue;
+            };
+            if plan.config == c {
+                continue;
+            }
+            let ms = measure(gpu, &plan, &ops, reps, None)?.ms;
+            if ms < best_ms {
+                (best_ms, t) = (ms, cand);
+            }
+        }
+    }
     // A cache that cannot be written costs a re-tune next time, not this run.
     if let Some(Err(e)) = cache.map(|c| c.insert(&k, &t)) {
         eprintln!("wgsparse: warning: the tuned configuration was not cached: {e}");

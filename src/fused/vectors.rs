@@ -18,10 +18,10 @@ pub(crate) fn elementwise_groups(n: usize) -> u32 {
 
 /// Records an element-wise kernel over n (`fused.axpy`, `fused.scale`, `fused.reduce_parts`,
 /// `fused.dot`) of [`VECTOR_WG`] invocations per workgroup.
-fn record_vector(
+fn record_vector<P: bytemuck::Pod>(
     batch: &mut Batch,
     (name, defines, bindings): (&str, Vec<&str>, &[Binding]),
-    params: [u32; 4],
+    params: P,
     buffers: &[&wgpu::Buffer],
     groups: u32,
 ) -> Result<()> {
@@ -62,6 +62,37 @@ pub(crate) fn axpy(
         ),
         [n as u32, a.to_bits(), b.to_bits(), 0],
         &[x.raw(), z.raw(), w.raw()],
+        elementwise_groups(n),
+    )
+}
+
+const DEVICE_COEF_BINDINGS: [Binding; 5] = [Uniform, Read, Read, ReadWrite, Read];
+
+/// A scalar factor of [`axpy_dev`]: none (1) or `coef[i]`.
+pub(crate) const NO_COEF: u32 = u32::MAX;
+
+/// Records w = (a·coef[ia])·w + (b·coef[ib])·z in place (`fused.axpy` with DEVICE_COEF): the
+/// factors are scalars a solver computed on the device ([`NO_COEF`]: 1). A zero coefficient
+/// never reads its vector.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn axpy_dev(
+    batch: &mut Batch,
+    n: usize,
+    (a, ia): (f32, u32),
+    (b, ib): (f32, u32),
+    z: &GpuBuffer<f32>,
+    w: &GpuBuffer<f32>,
+    coef: &GpuBuffer<f32>,
+) -> Result<()> {
+    record_vector(
+        batch,
+        (
+            "fused/axpy",
+            vec!["INPLACE", "DEVICE_COEF"],
+            &DEVICE_COEF_BINDINGS,
+        ),
+        [n as u32, a.to_bits(), b.to_bits(), ia, ib, 0, 0, 0],
+        &[z.raw(), z.raw(), w.raw(), coef.raw()],
         elementwise_groups(n),
     )
 }

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use crate::gpu::timer::{GpuTime, Timestamps};
-use crate::gpu::{Gpu, Kernel};
+use crate::gpu::{Binding, Gpu, GpuBuffer, Kernel, KernelSpec};
 use crate::{Error, Result};
 
 enum Step {
@@ -11,6 +11,9 @@ enum Step {
         kernel: Arc<Kernel>,
         bind_group: wgpu::BindGroup,
         grid: [u32; 3],
+        /// A gated dispatch: its grid is read from (arguments buffer, byte offset), which the
+        /// region's `runtime.gate` dispatch fills (patched in at [`Batch::end_gate`]).
+        indirect: Option<(wgpu::Buffer, u64)>,
     },
     Copy {
         src: wgpu::Buffer,
@@ -25,12 +28,106 @@ enum Step {
 pub struct Batch<'g> {
     gpu: &'g Gpu,
     steps: Vec<Step>,
+    gate: Option<Gate>,
 }
+
+/// An open gated region: where it starts, the flag it tests, and its dispatches' grids.
+struct Gate {
+    start: usize,
+    flag: wgpu::Buffer,
+    index: u32,
+    /// (step index, grid) of each gated dispatch.
+    dispatches: Vec<(usize, [u32; 3])>,
+}
+
+const GATE_BINDINGS: [Binding; 4] = [
+    Binding::Uniform,
+    Binding::Read,
+    Binding::Read,
+    Binding::ReadWrite,
+];
 
 impl<'g> Batch<'g> {
     /// An empty batch on `gpu`.
     pub fn new(gpu: &'g Gpu) -> Self {
-        Batch { gpu, steps: vec![] }
+        Batch {
+            gpu,
+            steps: vec![],
+            gate: None,
+        }
+    }
+
+    /// Opens a gated region: the dispatches recorded until [`Batch::end_gate`] run only when
+    /// `flag[index]` is 0.0 when the region starts on the device, otherwise with empty grids
+    /// (a GPU-side condition such as a solver's "stop" flag, so many iterations can be
+    /// recorded in one submission without reading back). Buffer copies are not gated.
+    pub fn begin_gate(&mut self, flag: &GpuBuffer<f32>, index: u32) -> Result<()> {
+        if self.gate.is_some() {
+            return Err(Error::Option("gated regions of a batch do not nest".into()));
+        }
+        if index as usize >= flag.len() {
+            return Err(Error::Shape(format!(
+                "gate flag index {index} past a buffer of {}",
+                flag.len()
+            )));
+        }
+        self.gate = Some(Gate {
+            start: self.steps.len(),
+            flag: flag.raw().clone(),
+            index,
+            dispatches: vec![],
+        });
+        Ok(())
+    }
+
+    /// Closes the gated region: records its `runtime.gate` dispatch (before the region's
+    /// first step) and points the region's dispatches at the arguments it writes.
+    pub fn end_gate(&mut self) -> Result<()> {
+        let Some(gate) = self.gate.take() else {
+            return Err(Error::Option("end_gate without begin_gate".into()));
+        };
+        if gate.dispatches.is_empty() {
+            return Ok(());
+        }
+        let gpu = self.gpu;
+        let count = gate.dispatches.len();
+        let grids: Vec<[u32; 4]> = gate
+            .dispatches
+            .iter()
+            .map(|(_, g)| [g[0], g[1], g[2], 0])
+            .collect();
+        let grids = GpuBuffer::upload(gpu, "batch.gate.grids", &grids)?;
+        let args = gpu.scoped("batch.gate.args", || {
+            gpu.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("batch.gate.args"),
+                size: (12 * count as u64).div_ceil(16) * 16,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::INDIRECT,
+                mapped_at_creation: false,
+            })
+        })?;
+        for (slot, (step, _)) in gate.dispatches.iter().enumerate() {
+            if let Some(Step::Dispatch { indirect, .. }) = self.steps.get_mut(*step) {
+                *indirect = Some((args.clone(), 12 * slot as u64));
+            }
+        }
+        let k = gpu.kernel(&KernelSpec {
+            name: "runtime/gate",
+            defines: vec![],
+            constants: vec![],
+            bindings: &GATE_BINDINGS,
+        })?;
+        let params = gpu.uniform("batch.gate", &[count as u32, gate.index, 0, 0]);
+        let bind_group = k.bind(gpu, &[&params, &gate.flag, grids.raw(), &args])?;
+        self.steps.insert(
+            gate.start,
+            Step::Dispatch {
+                kernel: k,
+                bind_group,
+                grid: [1, 1, 1],
+                indirect: None,
+            },
+        );
+        Ok(())
     }
 
     /// The device this batch records for.
@@ -56,10 +153,14 @@ impl<'g> Batch<'g> {
         if grid.contains(&0) {
             return Ok(());
         }
+        if let Some(gate) = &mut self.gate {
+            gate.dispatches.push((self.steps.len(), grid));
+        }
         self.steps.push(Step::Dispatch {
             kernel: kernel.clone(),
             bind_group,
             grid,
+            indirect: None,
         });
         Ok(())
     }
@@ -107,11 +208,15 @@ impl<'g> Batch<'g> {
                 kernel,
                 bind_group,
                 grid,
+                indirect,
             }) = self.steps.get(i)
             {
                 pass.set_pipeline(&kernel.pipeline);
                 pass.set_bind_group(0, bind_group, &[]);
-                pass.dispatch_workgroups(grid[0], grid[1], grid[2]);
+                match indirect {
+                    Some((args, offset)) => pass.dispatch_workgroups_indirect(args, *offset),
+                    None => pass.dispatch_workgroups(grid[0], grid[1], grid[2]),
+                }
                 i += 1;
             }
         }
@@ -123,6 +228,7 @@ impl<'g> Batch<'g> {
 
     /// Submits everything recorded and waits for it to finish.
     pub fn submit(self) -> Result<()> {
+        self.closed()?;
         let gpu = self.gpu;
         let labels = self.labels();
         gpu.scoped(&labels, || gpu.queue.submit([self.encode(None)]))?;
@@ -133,6 +239,7 @@ impl<'g> Batch<'g> {
     /// compute pass when the adapter has them and the batch has no copies, else wall clock
     /// around submit-and-wait.
     pub fn submit_timed(self) -> Result<GpuTime> {
+        self.closed()?;
         let gpu = self.gpu;
         let labels = self.labels();
         let single_pass = self
@@ -148,6 +255,15 @@ impl<'g> Batch<'g> {
         gpu.scoped(&labels, || gpu.queue.submit([self.encode(None)]))?;
         gpu.wait()?;
         Ok(GpuTime::wall(start.elapsed().as_secs_f64()))
+    }
+
+    fn closed(&self) -> Result<()> {
+        match self.gate {
+            Some(_) => Err(Error::Option(
+                "a batch submitted with a gated region still open".into(),
+            )),
+            None => Ok(()),
+        }
     }
 
     fn labels(&self) -> String {
