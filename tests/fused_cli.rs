@@ -125,7 +125,7 @@ fn linreg_uses_the_tuned_configuration() {
     // to one the launch model would not pick, and linreg's CG must run with it.
     let dir = tempfile::tempdir().unwrap();
     let run = |args: &[&str]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_wgsparse"))
+        let out = std::process::Command::new(common::binary())
             .args(args)
             .env("WGSPARSE_CACHE_DIR", dir.path())
             .output()

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 static HEAVY: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn wgsparse(args: &[&str], cache: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_wgsparse"))
+    Command::new(common::binary())
         .args(args)
         .env("WGSPARSE_CACHE_DIR", cache)
         .output()
@@ -61,7 +61,7 @@ fn a_failed_k_exits_non_zero_after_the_table() {
     // K = 8 fits; K = 4096 makes A 300×4096 floats, beyond nothing on the device but
     // beyond a 1 MiB host budget.
     let path = mtx(dir.path(), "s.mtx", "300 200 1");
-    let out = Command::new(env!("CARGO_BIN_EXE_wgsparse"))
+    let out = Command::new(common::binary())
         .args(["sddmm", "--matrix", &path, "--k", "8,4096", "--no-tune"])
         .env("WGSPARSE_CACHE_DIR", dir.path())
         .env("WGSPARSE_HOST_MEMORY_MIB", "1")
@@ -112,7 +112,7 @@ fn help_documents_the_exit_codes() {
 #[test]
 fn info_is_quiet_without_a_display() {
     let dir = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_wgsparse"))
+    let out = Command::new(common::binary())
         .arg("info")
         .env_remove("XDG_RUNTIME_DIR")
         .env_remove("WAYLAND_DISPLAY")
@@ -183,7 +183,7 @@ fn two_processes_tuning_at_once_leave_a_valid_cache() {
     let _alone = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let run = |k: &str| {
-        Command::new(env!("CARGO_BIN_EXE_wgsparse"))
+        Command::new(common::binary())
             .args([
                 "sddmm", "--gen", "demo", "--scale", "0.3", "--k", k, "--json",
             ])
@@ -221,7 +221,7 @@ fn generators_refuse_sizes_beyond_the_host_budget() {
 #[test]
 fn a_closed_stdout_ends_quietly() {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_wgsparse"))
+    let mut child = Command::new(common::binary())
         .arg("info")
         .env("WGSPARSE_CACHE_DIR", dir.path())
         .stdout(std::process::Stdio::piped())

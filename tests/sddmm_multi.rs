@@ -158,7 +158,7 @@ fn asking_for_more_devices_than_adapters_is_an_error_unless_shared() {
 
 #[test]
 fn cli_runs_on_two_devices_and_reports_both_cuts() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_wgsparse"))
+    let out = std::process::Command::new(common::binary())
         .args([
             "sddmm",
             "--gpus",
@@ -201,7 +201,7 @@ fn cli_runs_on_two_devices_and_reports_both_cuts() {
         assert!(r["kernel_ms"].as_f64().unwrap() > 0.0);
     }
     // Without sharing, two devices on a one-adapter machine is a clear error, exit 2.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_wgsparse"))
+    let out = std::process::Command::new(common::binary())
         .args(["sddmm", "--gpus", "2", "--gen", "demo", "--k", "8"])
         .env_remove("WGSPARSE_SHARE_ADAPTERS")
         .output()

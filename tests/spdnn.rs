@@ -373,7 +373,7 @@ fn graphchallenge_files_round_trip_and_malformed_are_rejected() {
 }
 
 fn cli(args: &[&str]) -> (i32, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_wgsparse"))
+    let out = std::process::Command::new(common::binary())
         .args(args)
         .output()
         .unwrap();

@@ -54,7 +54,7 @@ for L in $LAYERS; do
     # told apart there), else against the first run's categories, exactly.
     truth=${check:-"--categories $dir/categories.tsv"}
     if [ "${SWEEP:-0}" = 1 ] && [[ " $SWEEP_NS " == *" $N "* ]]; then
-      for tile in "8 2" "2 2" "4 1" "4 3" "8 1" "2 4" "4 2 --no-pack" "4 2 --wg 128" "4 2 --ell-lanes 32" "4 2 --slice 768"; do
+      for tile in "8 2" "2 2" "4 1" "4 3" "2 4" "4 2" "4 2 --no-pack" "4 2 --wg 128" "4 2 --ell-lanes 32" "4 2 --slice 768"; do
         set -- $tile
         log "N=$N L=$L sliced-ell T=$1 RV=$2 ${*:3}"
         $W $base --approach sliced-ell --outputs-per-thread "$1" --row-vecs "$2" "${@:3}" \

@@ -75,10 +75,10 @@ pub struct SpdnnArgs {
     #[arg(long, default_value_t = 256)]
     wg: u32,
     /// Sliced ELL: outputs per invocation T (1..=8; a block is wg·T outputs).
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = 8)]
     outputs_per_thread: u32,
     /// Sliced ELL: vec4s of rows per workgroup RV (1..=4; 4·RV rows; T·RV ≤ 16).
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 1)]
     row_vecs: u32,
     /// Sliced ELL: input columns per slice (default: the widest that fits workgroup memory).
     #[arg(long)]

@@ -188,8 +188,10 @@ impl Default for Options {
         Options {
             approach: Approach::Auto,
             workgroup: 256,
-            outputs_per_invocation: 4,
-            row_vecs: 2,
+            // The fastest tiling of the H200 sweep at N = 4,096 and 16,384 (BENCHMARKS.md):
+            // 8 outputs per invocation over 4 rows, whose narrow staging leaves the widest slices.
+            outputs_per_invocation: 8,
+            row_vecs: 1,
             slice: None,
             ell_lanes: 8,
             pack_uniform: true,
