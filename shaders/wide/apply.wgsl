@@ -3,21 +3,8 @@
 // by several chunks is listed once per chunk; the atomic exchange hands its whole gradient to
 // the first invocation that reaches it and zero to the others, so each parameter moves once.
 #import wide/model
+#import wide/config
 
-struct Config {
-    n_samples: u32,
-    chunk: u32,
-    bias_index: u32,
-    row_off: u32,
-    seg_ptr_off: u32,
-    seg_feat_off: u32,
-    seg_edge_off: u32,
-    label_off: u32,
-    lr: f32,
-    inv_batch: f32,
-    _pad0: u32,
-    _pad1: u32,
-}
 
 override WG: u32 = 256u;
 

@@ -11,25 +11,10 @@
 // parameters themselves (ASYNC, as the released kernel). PREDICT writes (ŷ, ℓ) per sample
 // and applies nothing.
 #import wide/model
+#import wide/config
 #import shared/reduce
 #import shared/atomic_f32
 
-struct Config {
-    n_samples: u32,
-    chunk: u32,
-    bias_index: u32,
-    row_off: u32,
-    seg_ptr_off: u32,
-    seg_feat_off: u32,
-    seg_edge_off: u32,
-    label_off: u32,
-    // Step size of the parameters (async), and the gradient scale 1/batch when the schedule
-    // names no mini-batch size.
-    lr: f32,
-    inv_batch: f32,
-    _pad0: u32,
-    _pad1: u32,
-}
 
 override WG: u32 = 256u;
 override LANES: u32 = 8u;

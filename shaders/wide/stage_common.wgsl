@@ -2,22 +2,9 @@
 // loss and gradient as separate dispatches passing Accums and dℓ/dŷ through global memory.
 // Per sample s, `accs` holds NACC Accums, then dℓ/dŷ (scaled by 1/B), then ℓ.
 #import wide/model
+#import wide/config
 #import shared/atomic_f32
 
-struct Config {
-    n_samples: u32,
-    chunk: u32,
-    bias_index: u32,
-    row_off: u32,
-    seg_ptr_off: u32,
-    seg_feat_off: u32,
-    seg_edge_off: u32,
-    label_off: u32,
-    lr: f32,
-    inv_batch: f32,
-    _pad0: u32,
-    _pad1: u32,
-}
 
 override WG: u32 = 256u;
 override LANES: u32 = 8u;

@@ -60,6 +60,7 @@ shader_table!(
     "spdnn/sliced",
     "spdnn/select",
     "wide/model",
+    "wide/config",
     "wide/linear",
     "wide/fm",
     "wide/loss_logistic",

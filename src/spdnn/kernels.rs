@@ -282,27 +282,18 @@ impl RowsPlan {
     }
 
     fn finals(&self, gpu: &Gpu, c: &Chunk) -> Result<Vec<u32>> {
-        let count = c.count.read(gpu)?[0] as usize;
-        if count > c.rows {
-            return Err(Error::Check {
-                kernel: "spdnn.compact".into(),
-                message: format!("active count {count} exceeds the chunk's {} rows", c.rows),
-            });
-        }
-        let mut ids = c.ids[self.layers % 2].read(gpu)?;
-        ids.truncate(count);
-        Ok(ids)
+        let ids = &c.ids[self.layers % 2];
+        super::survivors::read_ids(gpu, &c.count, ids, c.rows, "spdnn.compact")
     }
 
     /// The categories of the last run: rows with a nonzero sum after the last layer, 0-based,
     /// increasing. Reads one count and the surviving row ids of each chunk.
     pub fn categories(&self, gpu: &Gpu) -> Result<Vec<u32>> {
-        let mut out = Vec::new();
-        for c in &self.chunks {
-            out.extend(self.finals(gpu, c)?.iter().map(|&i| (c.start as u32) + i));
-        }
-        out.sort_unstable();
-        Ok(out)
+        super::survivors::categories(
+            self.chunks
+                .iter()
+                .map(|c| Ok((c.start, self.finals(gpu, c)?))),
+        )
     }
 
     /// The final activations of the last run, `rows × n` row-major (rows that died are 0).

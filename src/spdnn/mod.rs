@@ -24,6 +24,7 @@ pub mod data;
 mod kernels;
 mod plan;
 mod sliced;
+mod survivors;
 
 use serde::Serialize;
 

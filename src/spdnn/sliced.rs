@@ -480,25 +480,16 @@ impl SlicedPlan {
     }
 
     fn finals(&self, gpu: &Gpu, c: &Chunk) -> Result<Vec<u32>> {
-        let count = c.count.read(gpu)?[0] as usize;
-        if count > c.rows {
-            return Err(Error::Check {
-                kernel: "spdnn.select".into(),
-                message: format!("active count {count} exceeds the chunk's {} rows", c.rows),
-            });
-        }
-        let mut ids = c.ids[self.layers % 2].read(gpu)?;
-        ids.truncate(count);
-        Ok(ids)
+        let ids = &c.ids[self.layers % 2];
+        super::survivors::read_ids(gpu, &c.count, ids, c.rows, "spdnn.select")
     }
 
     pub fn categories(&self, gpu: &Gpu) -> Result<Vec<u32>> {
-        let mut out = Vec::new();
-        for c in &self.chunks {
-            out.extend(self.finals(gpu, c)?.iter().map(|&i| (c.start as u32) + i));
-        }
-        out.sort_unstable();
-        Ok(out)
+        super::survivors::categories(
+            self.chunks
+                .iter()
+                .map(|c| Ok((c.start, self.finals(gpu, c)?))),
+        )
     }
 
     pub fn output(&self, gpu: &Gpu) -> Result<Vec<f32>> {

@@ -1,0 +1,18 @@
+// The engine's uniform block, shared by the flow, stage and apply kernels (its Rust twin is
+// `wide::engine::Config`; same field order, 48 bytes).
+struct Config {
+    n_samples: u32,
+    chunk: u32,
+    bias_index: u32,
+    row_off: u32,
+    seg_ptr_off: u32,
+    seg_feat_off: u32,
+    seg_edge_off: u32,
+    label_off: u32,
+    // Step size of the parameters (async), and the gradient scale 1/batch when the schedule
+    // names no mini-batch size.
+    lr: f32,
+    inv_batch: f32,
+    _pad0: u32,
+    _pad1: u32,
+}
