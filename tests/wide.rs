@@ -939,3 +939,51 @@ fn fm_converges_to_planted_auc() {
     eprintln!("FM: auc {auc:.4} (planted {best:.4})");
     assert!(auc >= best - 0.01, "auc {auc} vs planted {best}");
 }
+
+/// Async mode's dispatches cover `async_span` mini-batches and run one after another: with
+/// one chunk per mini-batch and a span of 1 nothing races, so the epoch equals the twin's
+/// mini-batch SGD step for step; a span of 0 (the whole epoch in one dispatch) is still
+/// accepted.
+#[test]
+fn async_span_bounds_the_updates_in_flight() {
+    let (m, batch, batches) = (90, 16, 4);
+    let (x, y01) = data(batch * batches, m, 6, 31);
+    let y = metrics::labels_pm1(&y01);
+    for model in [Model::Lr, Model::Fm { k: 4 }] {
+        let spec = model.spec().unwrap();
+        let options = Options {
+            batch,
+            max_chunk: batch,
+            sync: false,
+            async_span: 1,
+            shuffle: false,
+            ..Options::default()
+        };
+        let mut t = Trainer::new(common::gpu(), &spec, m, (&x, &y01), None, options).unwrap();
+        let start: Vec<f32> = random_params(&spec, m, 3)
+            .iter()
+            .map(|v| (v * 0.3) as f32)
+            .collect();
+        t.set_params(&start).unwrap();
+        t.train_epoch().unwrap();
+        let got = t.params().unwrap();
+        let mut want: Vec<f64> = start.iter().map(|&v| v as f64).collect();
+        twin(model, false, &mut want, &x, &y, batch, 0.5);
+        for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
+            assert!(
+                (g as f64 - w).abs() <= 1e-5 * w.abs() + 1e-6,
+                "{} θ{i}: GPU {g} twin {w}",
+                spec.name
+            );
+        }
+        let whole = Options {
+            batch,
+            max_chunk: batch,
+            sync: false,
+            async_span: 0,
+            ..Options::default()
+        };
+        let mut t = Trainer::new(common::gpu(), &spec, m, (&x, &y01), None, whole).unwrap();
+        assert!(t.train_epoch().unwrap().0.is_finite());
+    }
+}

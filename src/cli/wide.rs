@@ -67,6 +67,10 @@ enum What {
         /// Updates per chunk, as cuWide's released kernel.
         #[arg(long = "async")]
         async_: bool,
+        /// Async: mini-batches of chunks in flight per dispatch (0: the whole epoch in one
+        /// dispatch, as cuWide's released kernel; it diverges on large GPUs).
+        #[arg(long, default_value_t = 1)]
+        async_span: usize,
         /// Invocations per sample in Aggregate.
         #[arg(long, default_value_t = 8)]
         lanes: u32,
@@ -130,6 +134,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
             mode,
             sync: _,
             async_,
+            async_span,
             lanes,
             max_chunk,
             cache,
@@ -155,6 +160,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
                 batch,
                 lr,
                 sync: !async_,
+                async_span,
                 stage: mode == ModeArg::Stage,
                 lanes,
                 max_chunk,
@@ -333,6 +339,7 @@ fn train_run(
                 "lr": options.lr,
                 "mode": if options.stage { "stage" } else { "flow" },
                 "sync": options.sync,
+                "async_span": options.async_span,
                 "chunk": trainer.chunk(),
                 "lanes": options.lanes,
                 "hot_features": trainer.hot_features(),

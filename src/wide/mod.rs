@@ -84,6 +84,11 @@ pub struct Options {
     pub lr: f32,
     /// Sync (exact mini-batch SGD) or async (updates per chunk).
     pub sync: bool,
+    /// Async: mini-batches of chunks per dispatch, so at most that many mini-batches' updates
+    /// read stale parameters at once (dispatches in one pass run one after another); 0 puts
+    /// the whole epoch in one dispatch, as cuWide's released kernel, which diverges on a
+    /// large GPU at lr 0.5 (thousands of chunks in flight apply gradients of one stale w).
+    pub async_span: usize,
     /// The stage baseline (separate aggregate / loss / gradient dispatches through global
     /// memory, then the apply) instead of the flow kernel; sync mode only.
     pub stage: bool,
@@ -116,6 +121,7 @@ impl Default for Options {
             batch: 1024,
             lr: 0.5,
             sync: true,
+            async_span: 1,
             stage: false,
             lanes: 8,
             max_chunk: 32,

@@ -213,10 +213,10 @@ impl<'g> Trainer<'g> {
                 "wide.config",
                 &data.config(bias_index, options.lr, options.batch),
             );
-            let per = if options.sync {
-                options.batch / chunk
-            } else {
-                data.host.n_chunks
+            let per = match (options.sync, options.async_span) {
+                (true, _) => options.batch / chunk,
+                (false, 0) => data.host.n_chunks,
+                (false, span) => (span.saturating_mul(options.batch / chunk)).max(1),
             };
             let sched = Schedule::new(gpu, "wide.sched", data.host.n_chunks, per)?;
             let accs = if options.stage {
