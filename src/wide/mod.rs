@@ -66,12 +66,14 @@ mod io;
 pub mod metrics;
 mod model;
 pub mod plan;
+mod predict;
 mod trainer;
 
 pub use demo::demo_row;
 pub use io::{read_data, write_labels, WideModel, VERSION as MODEL_FILE_VERSION};
 pub use model::{Loss, Model, ModelSpec, MAX_ACCUMS, MAX_FM_K};
-pub use trainer::{initial_params, predict, EpochStats, Eval, Trainer};
+pub use predict::predict;
+pub use trainer::{initial_params, EpochStats, Eval, Trainer};
 
 use crate::{Error, Result};
 

@@ -9,13 +9,18 @@ use serde::Serialize;
 use crate::gpu::{Batch, Gpu, GpuBuffer};
 use crate::sparse::Csr;
 use crate::wide::engine::{
-    cache_budget, metrics_kernel, DeviceChunks, Kernels, MetricsConfig, Schedule, StageKernels,
-    AUC_BINS, AUC_RANGE, METRICS_WG,
+    cache_budget, DeviceChunks, Kernels, MetricsConfig, Schedule, StageKernels, AUC_BINS,
+    AUC_RANGE, METRICS_WG,
 };
-use crate::wide::metrics::{auc, auc_from_histograms, labels_pm1};
+use crate::wide::metrics::labels_pm1;
 use crate::wide::plan::{chunk_for_batch, hot_features, split_rows, Chunks, FeatureOrder};
 use crate::wide::{ModelSpec, Options};
 use crate::{Error, Result};
+
+mod eval;
+
+pub use eval::Eval;
+use eval::Valid;
 
 /// What one epoch measured.
 #[derive(Clone, Debug, Serialize)]
@@ -39,31 +44,6 @@ pub struct EpochStats {
     pub seconds: f64,
     /// Whether `seconds` came from timestamp queries.
     pub from_timestamps: bool,
-}
-
-/// Validation data on the device.
-struct Valid {
-    data: DeviceChunks,
-    config: wgpu::Buffer,
-    sched: Schedule,
-    labels: Vec<f32>,
-    metrics: wgpu::Buffer,
-    hist: GpuBuffer<u32>,
-    partial: GpuBuffer<f32>,
-}
-
-/// Validation metrics.
-#[derive(Clone, Copy, Debug, Serialize)]
-pub struct Eval {
-    /// Mean of the model's own loss.
-    pub loss: f64,
-    /// Mean log loss log(1 + e^{−yŷ}).
-    pub logloss: f64,
-    /// AUC (`None` with one class only).
-    pub auc: Option<f64>,
-    /// The AUC's error bound: the exact AUC lies within ± this of `auc` (0 when computed
-    /// exactly on the host; the binning's tie bound when computed from GPU histograms).
-    pub auc_bound: f64,
 }
 
 /// Trains one wide model on the GPU (see the module docs for the engine).
@@ -505,118 +485,6 @@ impl<'g> Trainer<'g> {
         Ok(steps)
     }
 
-    /// (ŷ, ℓ) of every validation sample, computed on the GPU; `None` without validation data.
-    pub fn predict_valid(&self) -> Result<Option<Vec<f32>>> {
-        let Some(v) = &self.valid else {
-            return Ok(None);
-        };
-        let mut batch = Batch::new(self.gpu);
-        self.record_predict(&mut batch, v)?;
-        batch.submit()?;
-        Ok(Some(v.data.out.read(self.gpu)?))
-    }
-
-    fn record_predict(&self, batch: &mut Batch, v: &Valid) -> Result<()> {
-        let gpu = self.gpu;
-        v.data.out.fill(gpu, f32::NAN)?;
-        let bg = self.kernels.predict.bind_ranges(
-            gpu,
-            &[
-                v.config.as_entire_buffer_binding(),
-                v.sched.entry(0),
-                v.data.meta.raw().as_entire_buffer_binding(),
-                v.data.sedge.raw().as_entire_buffer_binding(),
-                v.data.fedge.raw().as_entire_buffer_binding(),
-                self.params.raw().as_entire_buffer_binding(),
-                self.grad.raw().as_entire_buffer_binding(),
-                v.data.out.raw().as_entire_buffer_binding(),
-            ],
-        )?;
-        batch.dispatch(
-            &self.kernels.predict,
-            bg,
-            gpu.grid(v.data.host.n_chunks as u32)?,
-        )
-    }
-
-    /// Validation metrics computed on the GPU: ŷ and ℓ per sample, the loss sums per
-    /// workgroup and per-class score histograms (16,384 bins over ŷ ∈ [−16, 16]) in one
-    /// submission; the host reads back the histograms and sums and takes the AUC from them
-    /// ([`crate::wide::metrics::auc_from_histograms`], with its error bound). `None` without
-    /// validation data.
-    pub fn evaluate(&self) -> Result<Option<Eval>> {
-        let Some(v) = &self.valid else {
-            return Ok(None);
-        };
-        let gpu = self.gpu;
-        v.hist.fill(gpu, 0)?;
-        v.partial.fill(gpu, f32::NAN)?;
-        let mut batch = Batch::new(gpu);
-        self.record_predict(&mut batch, v)?;
-        let k = metrics_kernel(gpu)?;
-        let bg = k.bind(
-            gpu,
-            &[
-                &v.metrics,
-                v.data.out.raw(),
-                v.data.meta.raw(),
-                v.hist.raw(),
-                v.partial.raw(),
-            ],
-        )?;
-        batch.dispatch(&k, bg, gpu.grid((v.partial.len() / 2) as u32)?)?;
-        batch.submit()?;
-        let hist = v.hist.read(gpu)?;
-        let partial = v.partial.read(gpu)?;
-        let n = v.labels.len().max(1) as f64;
-        let loss = partial.iter().step_by(2).map(|&x| x as f64).sum::<f64>() / n;
-        let logloss = partial
-            .iter()
-            .skip(1)
-            .step_by(2)
-            .map(|&x| x as f64)
-            .sum::<f64>()
-            / n;
-        let bins = AUC_BINS as usize;
-        let a = auc_from_histograms(&hist[..bins], &hist[bins..]);
-        Ok(Some(Eval {
-            loss,
-            logloss,
-            auc: a.map(|a| a.0),
-            auc_bound: a.map_or(0.0, |a| a.1),
-        }))
-    }
-
-    /// [`Trainer::evaluate`] with the exact AUC and sums on the host from ŷ and ℓ read back
-    /// (`auc_bound` 0).
-    pub fn evaluate_exact(&self) -> Result<Option<Eval>> {
-        let Some(out) = self.predict_valid()? else {
-            return Ok(None);
-        };
-        let labels = &self.valid.as_ref().expect("validation data").labels;
-        let n = labels.len().max(1) as f64;
-        let scores: Vec<f32> = out.iter().step_by(2).copied().collect();
-        let loss: f64 = out
-            .iter()
-            .skip(1)
-            .step_by(2)
-            .map(|&l| l as f64)
-            .sum::<f64>()
-            / n;
-        let logloss: f64 = scores
-            .iter()
-            .zip(labels)
-            .map(|(&s, &y)| crate::wide::Loss::Logistic.eval(s as f64, y as f64).0)
-            .sum::<f64>()
-            / n;
-        Ok(Some(Eval {
-            loss,
-            logloss,
-            auc: auc(&scores, labels),
-            auc_bound: 0.0,
-        }))
-    }
-
     /// One epoch and its validation.
     pub fn epoch(&mut self) -> Result<EpochStats> {
         let (train_loss, time) = self.train_epoch()?;
@@ -712,77 +580,4 @@ impl Trainer<'_> {
             params: self.params()?,
         })
     }
-}
-
-/// ŷ of every row of `x` under `model` (whose ALA functions `spec` gives), on the GPU; data
-/// beyond one storage binding goes in parts.
-/// Fails with [`Error::Shape`] when `x` has more columns than the model has features or the
-/// spec's sizes differ from the model's.
-pub fn predict(
-    gpu: &Gpu,
-    spec: &ModelSpec,
-    model: &crate::wide::WideModel,
-    x: &Csr,
-) -> Result<Vec<f32>> {
-    spec.check()?;
-    if spec.params_per_feature != model.params_per_feature || spec.accums != model.accums {
-        return Err(Error::Shape(format!(
-            "model {} has {} parameters per feature and {} Accums, the spec {} and {}",
-            model.name,
-            model.params_per_feature,
-            model.accums,
-            spec.params_per_feature,
-            spec.accums
-        )));
-    }
-    if x.ncols > model.n_features {
-        return Err(Error::Shape(format!(
-            "data has {} feature columns, the model {}",
-            x.ncols, model.n_features
-        )));
-    }
-    let chunk = 32;
-    let order = FeatureOrder::identity(model.n_features);
-    let one_hot = x.values.iter().all(|&v| v == 1.0);
-    // Identity order: no frequency ranking to cache by.
-    let kernels = Kernels::new(gpu, spec, chunk, 8, true, 0, (one_hot, one_hot))?;
-    let bias_index = model.n_features * model.params_per_feature;
-    let params = GpuBuffer::upload(gpu, "wide.params", &model.params)?;
-    let unused = GpuBuffer::<f32>::zeroed(gpu, "wide.unused", 4)?;
-    let ranges = split_rows(x, chunk, gpu.caps.max_storage_binding_bytes)?;
-    let mut scores = Vec::with_capacity(x.nrows);
-    // Parts of whole chunks that each fit one binding, one after the other.
-    for r in &ranges {
-        let band;
-        let part = if ranges.len() == 1 {
-            x
-        } else {
-            band = x.row_band(r.clone());
-            &band
-        };
-        let c = Chunks::build(part, &vec![1.0; part.nrows], &order, chunk)?;
-        let data = DeviceChunks::upload(gpu, &c, true, one_hot)?;
-        let config = gpu.uniform("wide.predict.config", &data.config(bias_index, 0.0, 1));
-        let sched = Schedule::new(gpu, "wide.predict.sched", c.n_chunks, c.n_chunks)?;
-        let ids: Vec<u32> = (0..c.n_chunks as u32).collect();
-        sched.write(gpu, &ids, None)?;
-        let mut batch = Batch::new(gpu);
-        let bg = kernels.predict.bind_ranges(
-            gpu,
-            &[
-                config.as_entire_buffer_binding(),
-                sched.entry(0),
-                data.meta.raw().as_entire_buffer_binding(),
-                data.sedge.raw().as_entire_buffer_binding(),
-                data.fedge.raw().as_entire_buffer_binding(),
-                params.raw().as_entire_buffer_binding(),
-                unused.raw().as_entire_buffer_binding(),
-                data.out.raw().as_entire_buffer_binding(),
-            ],
-        )?;
-        batch.dispatch(&kernels.predict, bg, gpu.grid(c.n_chunks as u32)?)?;
-        batch.submit()?;
-        scores.extend(data.out.read(gpu)?.into_iter().step_by(2));
-    }
-    Ok(scores)
 }
