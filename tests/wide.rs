@@ -215,6 +215,16 @@ fn twin(model: Model, user: bool, p: &mut [f64], x: &Csr, y: &[f32], batch: usiz
         }
     }
 }
+/// Every parameter within 1e-5 relative (plus 1e-6 absolute) of the f64 twin's.
+fn assert_matches_twin(got: &[f32], want: &[f64], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: parameter count");
+    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
+        assert!(
+            (g as f64 - w).abs() <= 1e-5 * w.abs() + 1e-6,
+            "{what} θ{i}: GPU {g} twin {w}"
+        );
+    }
+}
 
 /// Sync mode over `batches` mini-batches of 48 (chunks of 16) in order against the twin.
 fn sync_vs_twin(gpu: &Gpu, model: Model, user: bool, native_atomics: bool, batches: usize) {
@@ -312,13 +322,7 @@ fn async_single_chunk_equals_twin_step() {
         let got = t.params().unwrap();
         let mut want: Vec<f64> = start.iter().map(|&v| v as f64).collect();
         cpu::sgd_step(model, &mut want, &x, &y, &(0..16).collect::<Vec<_>>(), 0.5);
-        for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
-            assert!(
-                (g as f64 - w).abs() <= 1e-5 * w.abs() + 1e-6,
-                "{} θ{i}: {g} vs {w}",
-                spec.name
-            );
-        }
+        assert_matches_twin(&got, &want, &spec.name);
     }
 }
 
@@ -349,12 +353,7 @@ fn sync_equals_twin_with_a_small_cache() {
         let got = t.params().unwrap();
         let mut want: Vec<f64> = start.iter().map(|&v| v as f64).collect();
         twin(model, false, &mut want, &x, &y, batch, 0.5);
-        for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
-            assert!(
-                (g as f64 - w).abs() <= 1e-5 * w.abs() + 1e-6,
-                "cache {cache} θ{i}: {g} vs {w}"
-            );
-        }
+        assert_matches_twin(&got, &want, &format!("cache {cache}"));
     }
 }
 
@@ -814,13 +813,7 @@ fn parts_beyond_one_binding_equal_twin() {
             }
         }
         let got = t.params().unwrap();
-        for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
-            assert!(
-                (g as f64 - w).abs() <= 1e-5 * w.abs() + 1e-6,
-                "{} θ{i}: {g} vs {w}",
-                spec.name
-            );
-        }
+        assert_matches_twin(&got, &want, &spec.name);
         // Prediction in parts too.
         let model_file = t.model().unwrap();
         let scores = wgsparse::wide::predict(gpu, &spec, &model_file, &x).unwrap();
@@ -877,13 +870,11 @@ fn one_hot_layout_equals_twin() {
         let got = t.params().unwrap();
         let mut want: Vec<f64> = start.iter().map(|&v| v as f64).collect();
         twin(model, false, &mut want, &x, &y, batch, 0.5);
-        for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
-            assert!(
-                (g as f64 - w).abs() <= 1e-5 * w.abs() + 1e-6,
-                "{} stage {stage} drop_ones {drop_ones} θ{i}: {g} vs {w}",
-                spec.name
-            );
-        }
+        assert_matches_twin(
+            &got,
+            &want,
+            &format!("{} stage {stage} drop_ones {drop_ones}", spec.name),
+        );
         // Validation through the one-hot predict kernel: the twin's ŷ.
         let out = t.predict_valid().unwrap().unwrap();
         let p: Vec<f64> = got.iter().map(|&v| v as f64).collect();
@@ -969,13 +960,7 @@ fn async_span_bounds_the_updates_in_flight() {
         let got = t.params().unwrap();
         let mut want: Vec<f64> = start.iter().map(|&v| v as f64).collect();
         twin(model, false, &mut want, &x, &y, batch, 0.5);
-        for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
-            assert!(
-                (g as f64 - w).abs() <= 1e-5 * w.abs() + 1e-6,
-                "{} θ{i}: GPU {g} twin {w}",
-                spec.name
-            );
-        }
+        assert_matches_twin(&got, &want, &spec.name);
         let whole = Options {
             batch,
             max_chunk: batch,
