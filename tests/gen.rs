@@ -3,7 +3,8 @@
 use std::collections::HashSet;
 
 use wgsparse::gen::{
-    dense_uniform, planted_ratings, power_law, radix_net_layer, zipf_ctr, CtrModel,
+    dense_uniform, planted_ratings, planted_ratings_with_noise, power_law, radix_net_layer,
+    zipf_ctr, CtrModel,
 };
 use wgsparse::sparse::Csr;
 use wgsparse::Error;
@@ -277,6 +278,33 @@ fn planted_ratings_structure() {
         planted_ratings(10, 10, 10, 2, 1.5, 1),
         Err(Error::Option(_))
     ));
+}
+
+#[test]
+fn planted_rating_noise_sets_the_floor() {
+    let (nu, ni, nr) = (400, 300, 30_000);
+    let floor = |noise| {
+        let p = planted_ratings_with_noise(nu, ni, nr, 4, 0.2, noise, 3).unwrap();
+        p.noise_floor().unwrap()
+    };
+    // Same pattern and factors: only the noise differs, and the floor follows it (plus what
+    // the clamp to [1, 5] takes from planted dot products outside that range).
+    let base = planted_ratings_with_noise(nu, ni, nr, 4, 0.2, 0.1, 3).unwrap();
+    assert_eq!(base, planted_ratings(nu, ni, nr, 4, 0.2, 3).unwrap());
+    let noisy = planted_ratings_with_noise(nu, ni, nr, 4, 0.2, 0.85, 3).unwrap();
+    assert_eq!(base.user_factors, noisy.user_factors);
+    assert_eq!(base.train.items, noisy.train.items);
+    let (lo, hi) = (floor(0.1), floor(0.85));
+    let clamped = floor(0.0);
+    assert!(clamped < 0.1, "{clamped}");
+    assert!(lo > 0.1 && lo < 0.1 + clamped, "{lo}");
+    assert!(hi > lo && (0.7..=0.85 + clamped).contains(&hi), "{hi}");
+    for bad in [-0.1, f64::NAN, f64::INFINITY] {
+        assert!(matches!(
+            planted_ratings_with_noise(10, 10, 10, 2, 0.1, bad, 1),
+            Err(Error::Option(_))
+        ));
+    }
 }
 
 #[test]

@@ -362,11 +362,12 @@ fn wavefront_never_shares_a_column_block_and_converges() {
     let (train, test) = sets(&data);
     let epochs = 8;
     for (name, gpu, subgroups, native_f16) in paths() {
-        let run = |workers, columns, instrument| {
+        let run = |workers, columns, streams, instrument| {
             let options = Options {
                 scheme: Scheme::Wavefront,
                 workers: Some(workers),
                 columns: Some(columns),
+                streams,
                 instrument,
                 subgroups,
                 native_f16,
@@ -381,16 +382,25 @@ fn wavefront_never_shares_a_column_block_and_converges() {
         // 64 column blocks for 8 workers: a worker rarely finds every column it has left
         // held, so it rarely spins; on lavapipe spinning spends the 65,535 loop iterations
         // an invocation may run (16 blocks left a worker a block or two short there).
-        let (r, i) = run(8, 64, true);
-        assert_eq!(i.violations, 0, "{name}: two workers in one column block");
-        assert_eq!(i.entries, (epochs * 8 * 64) as u64, "{name}");
-        let (serial, _) = run(1, 1, false);
-        let (last, reference) = (*r.last().unwrap(), *serial.last().unwrap());
-        assert!(r[0] > 2.0 * last, "{name}: RMSE did not fall: {r:?}");
-        assert!(
-            last <= 1.03 * reference,
-            "{name}: wavefront RMSE {last} vs the serial schedule's {reference}"
-        );
+        let (serial, _) = run(1, 1, 1, false);
+        let reference = *serial.last().unwrap();
+        // One stream per worker (the paper's scheme), then four sharing each block. The
+        // streams race on the block's rows like Hogwild! workers, and here a column block has
+        // only about 3 items, so their q rows are hit by every stream at once (measured on
+        // lavapipe's workgroup path, where the streams run in lockstep: 0.258 against 0.191):
+        // they are held to converging, within 1.5× the serial RMSE.
+        for (streams, slack) in [(1, 1.03), (4, 1.5)] {
+            let (r, i) = run(8, 64, streams, true);
+            assert_eq!(i.violations, 0, "{name}: two workers in one column block");
+            assert_eq!(i.entries, (epochs * 8 * 64) as u64, "{name}");
+            let last = *r.last().unwrap();
+            assert!(r[0] > 2.0 * last, "{name}: RMSE did not fall: {r:?}");
+            assert!(
+                last <= slack * reference,
+                "{name}, {streams} streams: wavefront RMSE {last} vs the serial schedule's \
+                 {reference}"
+            );
+        }
     }
 }
 

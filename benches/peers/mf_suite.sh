@@ -26,6 +26,9 @@
 #   4. Yahoo!Music shape (1,000,990 × 624,961, 252.8M + 4.0M; λ 1.0, β 0.2), two bands:
 #      batch-Hogwild! f16 at the last of WORKERS.
 #   PEER=1 also runs benches/peers/mf_cupy.py on the same files (f16 and f32).
+#   NOISE=0.85 generates the ratings with that noise (gen ratings --noise; default 0.1).
+#   STREAMS="1 4 8" runs the wavefront at each of WF_WORKERS with each stream count (virtual
+#   subgroups per worker sharing its block; default 1, the paper's scheme).
 set -uo pipefail
 OUT=${OUT:-bench-out}
 SHAPES=${SHAPES:-"netflix"}
@@ -88,7 +91,7 @@ for shape in $SHAPES; do
     *) log "unknown shape $shape"; continue;;
   esac
   log "gen $shape"
-  $W gen ratings $dims --rank 16 --seed 1 --binary --train /tmp/mf/$shape.train.bin \
+  $W gen ratings $dims --rank 16 --seed 1 ${NOISE:+--noise $NOISE} --binary --train /tmp/mf/$shape.train.bin \
     --test /tmp/mf/$shape.test.bin --json >"$OUT/gen_$shape.json" 2>>"$OUT/log.txt" \
     || { log "gen FAILED"; continue; }
   floor=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['noise_floor'])" "$OUT/gen_$shape.json")
@@ -100,7 +103,9 @@ for shape in $SHAPES; do
     first=${WORKERS%% *}
     train $shape "$floor" $hp --precision f16 --workers "$first" --incoherent
     for w in $WF_WORKERS; do
-      train $shape "$floor" $hp --precision f16 --scheme wavefront --workers "$w"
+      for st in ${STREAMS:-1}; do
+        train $shape "$floor" $hp --precision f16 --scheme wavefront --workers "$w" --streams "$st"
+      done
     done
   else
     train $shape "$floor" $hp --precision f16 --workers "${WORKERS##* }"
@@ -125,12 +130,13 @@ for r in lines("mf_reference.jsonl"):
     finals = {k: round(v[-1], 4) for k, v in r["rmse"].items()}
     print(f"  {r['users']}x{r['items']} k{r['k']} {r['precision']} coherent={r['coherent']}: "
           f"{finals} floor {r['noise_floor']:.4f}")
-print(f"{'shape':>8} {'scheme':>9} {'prec':>4} {'workers':>7} {'coh':>5} {'G upd/s':>8} {'RMSE':>7} {'floor':>7} {'/floor':>6}")
+print(f"{'shape':>8} {'scheme':>9} {'prec':>4} {'workers':>7} {'coh':>5} {'strm':>4} {'G upd/s':>8} {'RMSE':>7} {'floor':>7} {'/floor':>6}")
 for r in lines("mf.jsonl"):
     shape = "yahoo" if r["items"] > 100000 else "netflix"
     fl = r.get("noise_floor") or float("nan")
     rm = r.get("final_rmse") or float("nan")
     print(f"{shape:>8} {r['scheme']:>9} {r['precision']:>4} {r['workers']:>7} {str(r.get('coherent')):>5} "
+          f"{r.get('streams', 1):>4} "
           f"{r['updates_per_s']/1e9:8.3f} {rm:7.4f} {fl:7.4f} {rm/fl:6.3f}")
 EOF
 log "done"

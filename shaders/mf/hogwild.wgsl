@@ -52,9 +52,15 @@ fn main(
     for (var b = 0u; b < params.batches; b++) {
         let start = pcg_hash(state) % params.nnz;
         state = pcg_next(state);
+        // The batch's samples start, start + 1, … wrap to 0 at nnz (a compare per update
+        // rather than an integer division).
+        var s = start;
         for (var j = 0u; j < params.batch; j++) {
-            let s = (start + j) % params.nnz;
             sgd_update(s, lid, live, params.lr, params.lambda);
+            s += 1u;
+            if s == params.nnz {
+                s = 0u;
+            }
 #ifdef COUNT
             if live && lid % LANES == 0u {
                 atomicAdd(&counters[0], 1u);

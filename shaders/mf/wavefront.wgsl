@@ -1,6 +1,8 @@
 // Wavefront epoch (cuMF_SGD's block scheme): the ratings form a grid of `workers` row blocks
 // × `cols` column blocks (block (w, c) holds offsets[w·cols + c] .. offsets[w·cols + c + 1]).
-// Workgroup w is worker w, one virtual subgroup (WG = LANES). Each epoch it shuffles its own
+// Workgroup w is worker w: STREAMS virtual subgroups (WG = LANES · STREAMS). With one stream
+// the worker updates a block's samples serially, as the paper's warp does; with more, its
+// streams share the block Hogwild!-style (races only among the worker's own streams). Each epoch it shuffles its own
 // column order with its PCG state, then visits every column once: it enters a column block
 // only after taking that column's lock (atomic compare-exchange 0 → 1 on locks[c]), updates
 // the block's samples serially and releases the lock, so no two workers are ever inside one
@@ -16,7 +18,8 @@
 
 override LANES: u32 = 32u;
 override PER: u32 = 2u;
-override WG: u32 = LANES;
+override STREAMS: u32 = 1u;
+override WG: u32 = LANES * STREAMS;
 
 struct Params {
     workers: u32,
@@ -63,6 +66,7 @@ fn main(
     }
     let cols = params.cols;
     let base = worker * cols;
+    let stream = lid / LANES;
     if lid == 0u {
         var state = rng[worker];
         for (var c = 0u; c < cols; c++) {
@@ -120,8 +124,14 @@ fn main(
         remaining -= 1u;
         let first = workgroupUniformLoad(&wg_first);
         let count = workgroupUniformLoad(&wg_count);
-        for (var j = 0u; j < count; j++) {
-            sgd_update(first + j, lid, true, params.lr, params.lambda);
+        // The worker's STREAMS virtual subgroups deal the block's samples round-robin: each
+        // takes every STREAMS-th in order. Every stream makes the same number of rounds (the
+        // workgroup-memory reduction needs uniform control flow); past the block's end a
+        // stream reloads its last sample and stores nothing.
+        let rounds = (count + STREAMS - 1u) / STREAMS;
+        for (var j = 0u; j < rounds; j++) {
+            let k = j * STREAMS + stream;
+            sgd_update(first + min(k, count - 1u), lid, k < count, params.lr, params.lambda);
         }
         // This worker's stores to the block's rows happen before the release.
         storageBarrier();

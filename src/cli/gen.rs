@@ -83,6 +83,9 @@ enum What {
         rank: usize,
         #[arg(long, default_value_t = 0.1)]
         test_fraction: f64,
+        /// Standard deviation of the rating noise (Netflix's best models leave about 0.85).
+        #[arg(long, default_value_t = gen::RATING_NOISE)]
+        noise: f64,
         #[arg(long, default_value_t = 1)]
         seed: u64,
         #[arg(long)]
@@ -151,12 +154,21 @@ pub fn run(args: GenArgs) -> Result<ExitCode> {
             ratings,
             rank,
             test_fraction,
+            noise,
             seed,
             train,
             test,
             binary,
         } => {
-            let p = gen::planted_ratings(users, items, ratings, rank, test_fraction, seed)?;
+            let p = gen::planted_ratings_with_noise(
+                users,
+                items,
+                ratings,
+                rank,
+                test_fraction,
+                noise,
+                seed,
+            )?;
             let (tr, te): (Ratings, Ratings) = ((&p.train).into(), (&p.test).into());
             if binary {
                 io::write_ratings_binary(&train, &tr)?;
@@ -166,7 +178,7 @@ pub fn run(args: GenArgs) -> Result<ExitCode> {
                 io::write_ratings(&test, &te)?;
             }
             json!({ "kind": "ratings", "train": train, "test": test, "n_train": tr.len(), "n_test": te.len(),
-                "noise_floor": p.noise_floor() })
+                "noise": noise, "noise_floor": p.noise_floor() })
         }
         What::Ctr {
             samples,

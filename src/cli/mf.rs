@@ -113,6 +113,10 @@ enum What {
         /// per-SM cache does to the Hogwild! races; not for training).
         #[arg(long)]
         incoherent: bool,
+        /// Wavefront: virtual subgroups per worker sharing each block it holds (1: serial
+        /// within a block, as the paper).
+        #[arg(long, default_value_t = 1)]
+        streams: u32,
         /// The planted model's test RMSE, printed beside the final RMSE (e.g. from the JSON
         /// of `wgsparse gen ratings`).
         #[arg(long)]
@@ -166,6 +170,7 @@ pub fn run(args: MfArgs) -> Result<ExitCode> {
             libmf,
             json,
             incoherent,
+            streams,
             noise_floor,
         } => {
             let (tr, te, ids, source, floor) = match (gen, train) {
@@ -191,6 +196,7 @@ pub fn run(args: MfArgs) -> Result<ExitCode> {
                 columns,
                 seed,
                 coherent: !incoherent,
+                streams,
                 ..Default::default()
             };
             let out = Outputs {
@@ -352,6 +358,7 @@ fn train_run(
                 "test": trainer.test_len(), "skipped_test": trainer.skipped_test(),
                 "k": k, "scheme": options.scheme, "precision": options.precision,
                 "native_f16": trainer.native_f16(), "coherent": trainer.coherent(),
+                "streams": options.streams,
                 "workers": trainer.workers(), "lanes": lanes, "subgroup_reduce": subgroup,
                 "batch": options.batch, "lambda": options.lambda, "alpha": options.alpha,
                 "beta": options.beta, "sigma": trainer.sigma(),

@@ -15,4 +15,6 @@ pub use ctr::{zipf_ctr, CtrData, CtrModel};
 pub use dense::dense_uniform;
 pub use power_law::{power_law, power_law_skewed};
 pub use radix::radix_net_layer;
-pub use ratings::{planted_ratings, PlantedRatings, RatingSet};
+pub use ratings::{
+    planted_ratings, planted_ratings_with_noise, PlantedRatings, RatingSet, RATING_NOISE,
+};

@@ -243,7 +243,9 @@ pub(crate) fn record_epoch(t: &Trainer, batch: &mut Batch, lr: f32) -> Result<()
             defines.push("CHECK");
         }
         let mut c = constants;
-        c.push(("WG", l.lanes as f64));
+        let streams = t.options.streams;
+        c.push(("STREAMS", streams as f64));
+        c.push(("WG", (l.lanes * streams) as f64));
         let n_bind = if g.check.is_some() { 9 } else { 8 };
         let kernel = gpu.kernel(&KernelSpec {
             name: "mf/wavefront",

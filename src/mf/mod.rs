@@ -103,6 +103,10 @@ pub struct Options {
     /// Bind P and Q with the `@coherent` decoration when the adapter offers it (off only to
     /// measure what a non-coherent cache does to the Hogwild! races).
     pub coherent: bool,
+    /// Wavefront: virtual subgroups per worker (its workgroup), which deal each block it holds
+    /// round-robin and update it Hogwild!-style among themselves; 1 (the paper's scheme): the
+    /// worker updates a block's samples serially.
+    pub streams: u32,
 }
 
 impl Default for Options {
@@ -124,6 +128,7 @@ impl Default for Options {
             native_f16: true,
             instrument: false,
             coherent: true,
+            streams: 1,
         }
     }
 }
@@ -222,6 +227,14 @@ impl<'g> Trainer<'g> {
         }
         let half = options.precision == Precision::F16;
         let layout = kernels::Layout::choose(gpu, &options)?;
+        let invocations = layout.lanes.saturating_mul(options.streams);
+        if options.streams == 0 || invocations > gpu.caps.max_invocations_per_workgroup {
+            return Err(Error::Option(format!(
+                "streams = {}: must be ≥ 1, and {} lanes × streams at most {} invocations \
+                 per workgroup",
+                options.streams, layout.lanes, gpu.caps.max_invocations_per_workgroup
+            )));
+        }
         let (m, n) = (train.n_users, train.n_items);
         let row_bytes = (k * if half { 2 } else { 4 }) as u64;
         for (what, rows) in [("P", m), ("Q", n)] {
