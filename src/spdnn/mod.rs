@@ -25,6 +25,7 @@ mod kernels;
 mod plan;
 mod sliced;
 mod survivors;
+pub mod thesis;
 
 use serde::Serialize;
 

@@ -1,0 +1,635 @@
+//! The host loop of the thesis's approaches (its Algorithm 9): per layer, per batch of the
+//! left operand's list rows: the fused multiply into the dense buffer, the count and scans of
+//! its nonzeros, one read of the batch's totals, the exact-size expand of Y_out when needed,
+//! and the flush (recorded with the next batch's multiply, so one round trip per batch).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytemuck::{Pod, Zeroable};
+use serde::Serialize;
+
+use crate::gpu::{Batch, Binding, ExclusiveScan, Gpu, GpuBuffer, Kernel, KernelSpec};
+use crate::sparse::Csr;
+use crate::spdnn::thesis::operands::{Right, Sparse};
+use crate::spdnn::thesis::{BufferSize, Format, ThesisOptions, Tiling};
+use crate::spdnn::Network;
+use crate::{Error, Result};
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct MulParams {
+    b0: u32,
+    rows: u32,
+    width: u32,
+    rstride: u32,
+    bias: f32,
+    col_tiles: u32,
+    pad: [u32; 2],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct CountParams {
+    rows: u32,
+    width: u32,
+    cap: u32,
+    pad: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct FlushParams {
+    b0: u32,
+    rows: u32,
+    width: u32,
+    rows_base: u32,
+    nnz_base: u32,
+    by_id: u32,
+    pad: [u32; 2],
+}
+
+use Binding::{Read as R, ReadWrite as W, Uniform as U};
+const MUL: [Binding; 9] = [U, R, R, R, R, R, R, R, W];
+const COUNT: [Binding; 6] = [U, R, W, W, W, W];
+const TOTAL: [Binding; 6] = [U, R, R, R, R, W];
+const FLUSH: [Binding; 12] = [U, R, R, R, R, R, W, W, W, W, W, W];
+
+/// What one run of a thesis approach produced.
+#[derive(Clone, Debug, Serialize)]
+pub struct ThesisRun {
+    /// Wall seconds of the whole inference (every layer, batch and read-back).
+    pub seconds: f64,
+    /// Batches over all layers (one round trip each).
+    pub batches: usize,
+    /// Most bytes of feature memory at once: Y_in + Y_out (as sized at that moment) + the
+    /// batch buffer and its per-row counters.
+    pub peak_feature_bytes: u64,
+    /// Most nonzeros Y held after a layer.
+    pub max_nnz: usize,
+}
+
+/// A prepared inference by one of the thesis's approaches.
+pub struct ThesisPlan {
+    opts: ThesisOptions,
+    n: usize,
+    rows: usize,
+    bias: f32,
+    /// CSR approaches: W_l by row id. CSC·CSC: empty (W_lᵀ is a left operand).
+    rights: Vec<Right>,
+    /// CSC·CSC: W_lᵀ (W's columns) as left operands.
+    lefts: Vec<Sparse>,
+    /// [Y0, ping, pong]; `None` only while a layer writes it.
+    sets: [Option<Sparse>; 3],
+    cur: usize,
+    slots: usize,
+    width: usize,
+    lanes: u32,
+    buf: GpuBuffer<f32>,
+    cnt: [GpuBuffer<u32>; 4],
+    tot: GpuBuffer<u32>,
+    scan: ExclusiveScan,
+    multiply: Arc<Kernel>,
+    count: Arc<Kernel>,
+    total: Arc<Kernel>,
+    flush: Arc<Kernel>,
+    peak: u64,
+    max_nnz: usize,
+    batches: usize,
+    poison: bool,
+}
+
+impl ThesisPlan {
+    /// Uploads W (in the format's storage) and Y0, and prepares the kernels and the batch
+    /// buffer. Fails on bad options or sizes beyond the device (named in the error).
+    pub fn new(gpu: &Gpu, net: &Network, y0: &Csr, opts: &ThesisOptions) -> Result<Self> {
+        let caps = &gpu.caps;
+        opts.validate(
+            caps.max_invocations_per_workgroup,
+            caps.max_workgroup_storage_bytes,
+        )?;
+        if net.layers.is_empty() {
+            return Err(Error::Option("a network needs at least one layer".into()));
+        }
+        if y0.ncols != net.n {
+            return Err(Error::Shape(format!(
+                "inputs have {} columns, the network has {} neurons",
+                y0.ncols, net.n
+            )));
+        }
+        y0.validate()?;
+        let (n, rows) = (net.n, y0.nrows);
+        let csc = opts.format == Format::CscCsc;
+        // The buffer's rows are Y's rows (CSR) or W's columns over all Y rows (CSC).
+        let (width, list_max) = if csc { (rows, n) } else { (n, rows) };
+        let wanted = match opts.buffer {
+            BufferSize::Fraction(f) => ((f * (rows * n) as f64) / width.max(1) as f64) as usize,
+            BufferSize::Rows(r) => r,
+        };
+        let fit = (caps.max_storage_binding_bytes / (4 * width.max(1) as u64)) as usize;
+        if fit == 0 {
+            return Err(Error::TooLarge {
+                what: "one row of the batch buffer".into(),
+                needed: format!("{} bytes", 4 * width),
+                limit: format!("{} bytes per binding", caps.max_storage_binding_bytes),
+            });
+        }
+        let slots = wanted.clamp(1, list_max.max(1)).min(fit);
+        let (rights, lefts, wmax) = if csc {
+            let lefts = net
+                .layers
+                .iter()
+                .map(|w| Sparse::upload(gpu, &w.transpose(), n, false))
+                .collect::<Result<Vec<_>>>()?;
+            (Vec::new(), lefts, 0)
+        } else {
+            let ell = opts.format == Format::CsrEll;
+            let rights = net
+                .layers
+                .iter()
+                .map(|w| Right::new(gpu, w, ell))
+                .collect::<Result<Vec<_>>>()?;
+            let wmax = rights.iter().map(|r| r.width).max().unwrap_or(1);
+            (rights, Vec::new(), wmax)
+        };
+        let wg = opts.workgroup;
+        let pow2 = |x: usize| (x.max(1).next_power_of_two() as u32).min(wg);
+        // Lanes per left entry: about the right rows' length (within a tile for 2D).
+        let lanes = match (csc, opts.tiling) {
+            (true, Tiling::OneD) => wg,
+            (true, Tiling::TwoD) => pow2(32),
+            (false, Tiling::OneD) => pow2(wmax),
+            (false, Tiling::TwoD) => {
+                pow2((wmax * (opts.tile_cols as usize).min(n)).div_ceil(n.max(1)))
+            }
+        };
+        let y0set = if csc {
+            Sparse::upload(gpu, &y0.transpose(), n, true)?
+        } else {
+            Sparse::upload(gpu, y0, rows, false)?
+        };
+        let sets = [
+            Some(y0set),
+            Some(Sparse::empty(gpu, list_max, n, csc)?),
+            Some(Sparse::empty(gpu, list_max, n, csc)?),
+        ];
+        let mut defines = Vec::new();
+        if opts.format == Format::CsrEll {
+            defines.push("RIGHT_ELL");
+        }
+        if opts.tiling == Tiling::TwoD {
+            defines.push("TILED");
+        }
+        if caps.f32_atomics {
+            defines.push("F32_ATOMIC");
+        }
+        let multiply = gpu.kernel(&KernelSpec {
+            name: "spdnn/thesis_multiply",
+            defines,
+            constants: vec![
+                ("WG", f64::from(wg)),
+                ("LANES", f64::from(lanes)),
+                ("TR", f64::from(opts.tile_rows.max(1))),
+                ("TC", f64::from(opts.tile_cols.max(1))),
+                ("STAGE", f64::from(wg)),
+                (
+                    "ACC_LEN",
+                    f64::from(opts.tile_rows.max(1) * opts.tile_cols.max(1)),
+                ),
+            ],
+            bindings: &MUL,
+        })?;
+        let simple = |name, bindings| {
+            gpu.kernel(&KernelSpec {
+                name,
+                defines: vec![],
+                constants: if name == "spdnn/thesis_total" {
+                    vec![]
+                } else {
+                    vec![("WG", f64::from(wg))]
+                },
+                bindings,
+            })
+        };
+        let count = simple("spdnn/thesis_count", &COUNT[..])?;
+        let total = simple("spdnn/thesis_total", &TOTAL[..])?;
+        let flush = simple("spdnn/thesis_flush", &FLUSH[..])?;
+        let z = |label| GpuBuffer::<u32>::zeroed(gpu, label, slots);
+        Ok(ThesisPlan {
+            opts: opts.clone(),
+            n,
+            rows,
+            bias: net.bias,
+            rights,
+            lefts,
+            sets,
+            cur: 0,
+            slots,
+            width,
+            lanes,
+            buf: GpuBuffer::zeroed(gpu, "spdnn.thesis.buffer", slots * width)?,
+            cnt: [
+                z("spdnn.thesis.cnt")?,
+                z("spdnn.thesis.off")?,
+                z("spdnn.thesis.flag")?,
+                z("spdnn.thesis.fpos")?,
+            ],
+            tot: GpuBuffer::zeroed(gpu, "spdnn.thesis.tot", 2)?,
+            scan: ExclusiveScan::new(gpu, slots)?,
+            multiply,
+            count,
+            total,
+            flush,
+            peak: 0,
+            max_nnz: 0,
+            batches: 0,
+            poison: false,
+        })
+    }
+
+    /// Rows (columns for CSC·CSC) per batch.
+    pub fn batch_rows(&self) -> usize {
+        self.slots
+    }
+
+    /// Invocations per left entry in the multiply kernel.
+    pub fn lanes(&self) -> u32 {
+        self.lanes
+    }
+
+    /// Bytes of the dense batch buffer.
+    pub fn buffer_bytes(&self) -> u64 {
+        4 * (self.slots * self.width) as u64
+    }
+
+    /// Bytes of the weights on the device.
+    pub fn weight_bytes(&self) -> u64 {
+        self.rights.iter().map(Right::bytes).sum::<u64>()
+            + self.lefts.iter().map(Sparse::bytes).sum::<u64>()
+    }
+
+    /// Starts an inference: the next layer reads Y0; the buffer is poisoned with NaN.
+    pub fn start(&mut self, gpu: &Gpu) -> Result<()> {
+        self.cur = 0;
+        self.peak = 0;
+        self.max_nnz = self.set(0).nnz;
+        self.batches = 0;
+        if self.poison {
+            self.buf.fill(gpu, f32::NAN)?;
+        }
+        Ok(())
+    }
+
+    fn set(&self, i: usize) -> &Sparse {
+        self.sets[i]
+            .as_ref()
+            .expect("a set is only taken during a layer")
+    }
+
+    /// Runs every layer from Y0; returns the wall time, batches and peak memory.
+    pub fn run(&mut self, gpu: &Gpu) -> Result<ThesisRun> {
+        self.start(gpu)?;
+        let t0 = Instant::now();
+        for l in 0..self.rights.len().max(self.lefts.len()) {
+            self.layer(gpu, l)?;
+        }
+        gpu.wait()?;
+        Ok(ThesisRun {
+            seconds: t0.elapsed().as_secs_f64(),
+            batches: self.batches,
+            peak_feature_bytes: self.peak,
+            max_nnz: self.max_nnz,
+        })
+    }
+
+    /// Runs layer `l` (after [`ThesisPlan::start`] and layers 0..l) on the current Y.
+    pub fn layer(&mut self, gpu: &Gpu, l: usize) -> Result<()> {
+        let layers = self.rights.len().max(self.lefts.len());
+        if l >= layers {
+            return Err(Error::Option(format!("layer {l} of a network of {layers}")));
+        }
+        let csc = self.opts.format == Format::CscCsc;
+        let out_i = 1 + l % 2;
+        let in_i = self.cur;
+        let mut out = self.sets[out_i].take().expect("output set present");
+        let result = self.layer_into(gpu, l, in_i, &mut out, csc);
+        self.sets[out_i] = Some(out);
+        let (batches, peak) = result?;
+        self.batches += batches;
+        self.peak = self.peak.max(peak);
+        self.cur = out_i;
+        self.max_nnz = self.max_nnz.max(self.set(out_i).nnz);
+        Ok(())
+    }
+
+    /// One layer into `out`; returns the batches it took and its peak feature bytes.
+    fn layer_into(
+        &self,
+        gpu: &Gpu,
+        l: usize,
+        in_i: usize,
+        out: &mut Sparse,
+        csc: bool,
+    ) -> Result<(usize, u64)> {
+        let (mut batches, mut peak) = (0usize, 0u64);
+        let input = self.sets[in_i].as_ref().expect("input set present");
+        if csc {
+            out.beg.fill(gpu, 0)?;
+            out.end.fill(gpu, 0)?;
+        }
+        if self.poison {
+            out.val.fill(gpu, f32::NAN)?;
+        }
+        // Left operand (its list rows are dealt in batches) and right operand (read by id).
+        let (left, right) = if csc {
+            (&self.lefts[l], RightRef::of_sparse(input))
+        } else {
+            (input, RightRef::of(&self.rights[l]))
+        };
+        let list = left.rows;
+        let (mut rows_base, mut nnz_base) = (0usize, 0usize);
+        // The last batch counted and not yet flushed: (first list row, rows, non-empty
+        // rows, nonzeros). Its flush is recorded with the next batch's multiply.
+        let mut pending: Option<(usize, usize, usize, usize)> = None;
+        let mut b0 = 0usize;
+        loop {
+            let mut batch = Batch::new(gpu);
+            if let Some((pb0, prows, nonempty, nnz)) = pending.take() {
+                self.expand(gpu, &mut batch, out, nnz_base, nnz_base + nnz, l)?;
+                let params = FlushParams {
+                    b0: pb0 as u32,
+                    rows: prows as u32,
+                    width: self.width as u32,
+                    rows_base: rows_base as u32,
+                    nnz_base: nnz_base as u32,
+                    by_id: u32::from(csc),
+                    pad: [0; 2],
+                };
+                let u = gpu.uniform("spdnn.thesis.flush.params", &params);
+                let [cnt, off, _, fpos] = &self.cnt;
+                let bg = self.flush.bind(
+                    gpu,
+                    &[
+                        &u,
+                        self.buf.raw(),
+                        cnt.raw(),
+                        off.raw(),
+                        fpos.raw(),
+                        left.ids.raw(),
+                        out.ids.raw(),
+                        out.ptr.raw(),
+                        out.col.raw(),
+                        out.val.raw(),
+                        out.beg.raw(),
+                        out.end.raw(),
+                    ],
+                )?;
+                batch.dispatch(&self.flush, bg, gpu.grid(prows as u32)?)?;
+                rows_base += nonempty;
+                nnz_base += nnz;
+            }
+            let next = if b0 < list {
+                let rows = self.slots.min(list - b0);
+                self.record_batch(gpu, &mut batch, left, &right, b0, rows)?;
+                Some(rows)
+            } else {
+                None
+            };
+            if batch.dispatches() > 0 {
+                batch.submit()?;
+            }
+            let Some(rows) = next else { break };
+            batches += 1;
+            let tot = self.tot.read(gpu)?;
+            let (nnz, nonempty) = (tot[0] as usize, tot[1] as usize);
+            if nonempty > rows || nnz > rows * self.width {
+                return Err(Error::Check {
+                    kernel: "spdnn.thesis_count".into(),
+                    message: format!(
+                        "a batch of {rows} rows reports {nonempty} non-empty rows and {nnz} \
+                         nonzeros"
+                    ),
+                });
+            }
+            let out_bytes = out.bytes() + 8 * (nnz_base + nnz).saturating_sub(out.col.len()) as u64;
+            let now = input.bytes() + out_bytes + self.buffer_bytes() + 16 * self.slots as u64;
+            peak = peak.max(now);
+            pending = Some((b0, rows, nonempty, nnz));
+            b0 += rows;
+        }
+        out.rows = rows_base;
+        out.nnz = nnz_base;
+        Ok((batches, peak))
+    }
+
+    /// Records one batch: the fused multiply into the buffer, the count, the two scans and
+    /// the totals.
+    fn record_batch(
+        &self,
+        gpu: &Gpu,
+        batch: &mut Batch,
+        left: &Sparse,
+        right: &RightRef,
+        b0: usize,
+        rows: usize,
+    ) -> Result<()> {
+        let tiled = self.opts.tiling == Tiling::TwoD;
+        let col_tiles = if tiled {
+            self.width.div_ceil(self.opts.tile_cols as usize).max(1)
+        } else {
+            1
+        };
+        let params = MulParams {
+            b0: b0 as u32,
+            rows: rows as u32,
+            width: self.width as u32,
+            rstride: right.stride,
+            bias: self.bias,
+            col_tiles: col_tiles as u32,
+            pad: [0; 2],
+        };
+        let u = gpu.uniform("spdnn.thesis.multiply.params", &params);
+        let bg = self.multiply.bind(
+            gpu,
+            &[
+                &u,
+                left.ptr.raw(),
+                left.col.raw(),
+                left.val.raw(),
+                right.beg.raw(),
+                right.end.raw(),
+                right.col.raw(),
+                right.val.raw(),
+                self.buf.raw(),
+            ],
+        )?;
+        let groups = if tiled {
+            rows.div_ceil(self.opts.tile_rows as usize) * col_tiles
+        } else {
+            rows
+        };
+        let groups = u32::try_from(groups).map_err(|_| Error::TooLarge {
+            what: "the tiles of one batch".into(),
+            needed: format!("{groups} workgroups"),
+            limit: format!("{} workgroups", u32::MAX),
+        })?;
+        batch.dispatch(&self.multiply, bg, gpu.grid(groups)?)?;
+        let cap = self.slots as u32;
+        let u = gpu.uniform(
+            "spdnn.thesis.count.params",
+            &CountParams {
+                rows: rows as u32,
+                width: self.width as u32,
+                cap,
+                pad: 0,
+            },
+        );
+        let [cnt, off, flag, fpos] = &self.cnt;
+        let bg = self.count.bind(
+            gpu,
+            &[
+                &u,
+                self.buf.raw(),
+                cnt.raw(),
+                off.raw(),
+                flag.raw(),
+                fpos.raw(),
+            ],
+        )?;
+        batch.dispatch(&self.count, bg, gpu.grid(cap)?)?;
+        self.scan.record(batch, off)?;
+        self.scan.record(batch, fpos)?;
+        let u = gpu.uniform(
+            "spdnn.thesis.total.params",
+            // spdnn.thesis_total reads the slot count first.
+            &CountParams {
+                rows: cap,
+                width: 0,
+                cap: 0,
+                pad: 0,
+            },
+        );
+        let bg = self.total.bind(
+            gpu,
+            &[
+                &u,
+                cnt.raw(),
+                off.raw(),
+                flag.raw(),
+                fpos.raw(),
+                self.tot.raw(),
+            ],
+        )?;
+        batch.dispatch(&self.total, bg, [1, 1, 1])
+    }
+
+    /// The thesis's expand: when Y_out cannot hold `need` nonzeros, a new pair of arrays of
+    /// exactly `need`, the first `keep` entries copied over (recorded before the flush).
+    fn expand(
+        &self,
+        gpu: &Gpu,
+        batch: &mut Batch,
+        out: &mut Sparse,
+        keep: usize,
+        need: usize,
+        l: usize,
+    ) -> Result<()> {
+        if need <= out.col.len() {
+            return Ok(());
+        }
+        let limit = gpu.caps.max_storage_binding_bytes;
+        if 4 * need as u64 > limit {
+            return Err(Error::TooLarge {
+                what: format!("the sparse Y after layer {} ({need} nonzeros)", l + 1),
+                needed: format!("{} bytes in one binding", 4 * need),
+                limit: format!("{limit} bytes on {}", gpu.caps.adapter_name),
+            });
+        }
+        let col = GpuBuffer::<u32>::zeroed(gpu, "spdnn.thesis.col", need)?;
+        let val = if self.poison {
+            GpuBuffer::<f32>::filled(gpu, "spdnn.thesis.val", need, f32::NAN)?
+        } else {
+            GpuBuffer::<f32>::zeroed(gpu, "spdnn.thesis.val", need)?
+        };
+        if keep > 0 {
+            batch.copy(out.col.raw(), col.raw(), 4 * keep as u64);
+            batch.copy(out.val.raw(), val.raw(), 4 * keep as u64);
+        }
+        out.col = col;
+        out.val = val;
+        Ok(())
+    }
+
+    /// Poison Y's values with NaN at every layer and expand (tests), so an entry no kernel
+    /// wrote shows.
+    pub fn set_poison(&mut self, on: bool) {
+        self.poison = on;
+    }
+
+    /// Y after the last layer run, dense `rows × n` row-major.
+    pub fn output(&self, gpu: &Gpu) -> Result<Vec<f32>> {
+        let csc = self.opts.format == Format::CscCsc;
+        self.set(self.cur).dense(gpu, self.rows, self.n, csc)
+    }
+
+    /// Rows with a nonzero sum after the last layer run, 0-based, increasing (every stored
+    /// value is positive, so a row is a category iff it holds an entry).
+    pub fn categories(&self, gpu: &Gpu) -> Result<Vec<u32>> {
+        let y = self.set(self.cur);
+        let mut out = if self.opts.format == Format::CscCsc {
+            let mut rows = y.col.read(gpu)?;
+            rows.truncate(y.nnz);
+            rows
+        } else {
+            let mut ids = y.ids.read(gpu)?;
+            ids.truncate(y.rows);
+            ids
+        };
+        out.sort_unstable();
+        out.dedup();
+        if out.last().is_some_and(|&r| r as usize >= self.rows) {
+            return Err(Error::Check {
+                kernel: "spdnn.thesis_flush".into(),
+                message: format!("a row id beyond the {} rows", self.rows),
+            });
+        }
+        Ok(out)
+    }
+
+    /// Rows (columns for CSC·CSC) in Y's list after the last layer run, and its nonzeros.
+    pub fn active(&self) -> (usize, usize) {
+        let y = self.set(self.cur);
+        (y.rows, y.nnz)
+    }
+}
+
+/// The right operand as the multiply binds it.
+struct RightRef<'a> {
+    beg: &'a GpuBuffer<u32>,
+    end: &'a GpuBuffer<u32>,
+    col: &'a GpuBuffer<u32>,
+    val: &'a GpuBuffer<f32>,
+    stride: u32,
+}
+
+impl<'a> RightRef<'a> {
+    fn of(w: &'a Right) -> Self {
+        RightRef {
+            beg: &w.beg,
+            end: &w.end,
+            col: &w.col,
+            val: &w.val,
+            stride: w.stride,
+        }
+    }
+
+    fn of_sparse(y: &'a Sparse) -> Self {
+        RightRef {
+            beg: &y.beg,
+            end: &y.end,
+            col: &y.col,
+            val: &y.val,
+            stride: 0,
+        }
+    }
+}

@@ -1,0 +1,260 @@
+//! The thesis's approaches to sparse DNN inference (CSR·ELL, CSR·CSR, CSC·CSC, each 1D and
+//! 2D, through a dense batch buffer of several sizes) against the f64 CPU twin layer by
+//! layer: categories exactly, values to f32 tolerance, Y's values poisoned with NaN before
+//! every layer; plus inputs with no non-empty row, a row killed exactly by the bias, values
+//! saturating at 32, and tiles straddling batch boundaries.
+
+mod common;
+
+use wgsparse::sparse::Csr;
+use wgsparse::spdnn::thesis::{BufferSize, Format, ThesisOptions, ThesisPlan, Tiling};
+use wgsparse::spdnn::{cpu, data, Network};
+use wgsparse::Gpu;
+
+/// Twin rows after one more layer.
+fn twin_step(net: &Network, l: usize, y: &[f64]) -> Vec<f64> {
+    let n = net.n;
+    y.chunks(n)
+        .flat_map(|r| cpu::layer(r, &net.layers[l], f64::from(net.bias)))
+        .collect()
+}
+
+/// Runs every layer of `net` on `y0` with `opts`, checking categories and values against the
+/// twin after each layer; returns the final categories.
+fn check_on(gpu: &Gpu, net: &Network, y0: &Csr, opts: &ThesisOptions) -> Vec<u32> {
+    let n = net.n;
+    let mut plan = ThesisPlan::new(gpu, net, y0, opts).unwrap();
+    plan.set_poison(true);
+    plan.start(gpu).unwrap();
+    let mut want = vec![0f64; y0.nrows * n];
+    for r in 0..y0.nrows {
+        for e in y0.row_range(r) {
+            want[r * n + y0.col_idx[e] as usize] = f64::from(y0.values[e]);
+        }
+    }
+    let mut cats = Vec::new();
+    for l in 0..net.layers.len() {
+        plan.layer(gpu, l).unwrap();
+        want = twin_step(net, l, &want);
+        let got = plan.output(gpu).unwrap();
+        cats = plan.categories(gpu).unwrap();
+        let ctx = format!("{opts:?} layer {}", l + 1);
+        assert_eq!(cats, cpu::categories(&want, n), "categories, {ctx}");
+        for (e, (&g, &w)) in got.iter().zip(&want).enumerate() {
+            let tol = 1e-5 * (l + 1) as f64 * (1.0 + w.abs());
+            assert!(
+                (f64::from(g) - w).abs() <= tol,
+                "row {} neuron {}: GPU {g} twin {w}, {ctx}",
+                e / n,
+                e % n
+            );
+        }
+    }
+    cats
+}
+
+fn check(net: &Network, y0: &Csr, opts: &ThesisOptions) -> Vec<u32> {
+    check_on(common::gpu(), net, y0, opts)
+}
+
+/// Every format × tiling with the given buffer and a small tile (so tiles straddle rows,
+/// columns and batch ends).
+fn every(buffer: BufferSize) -> Vec<ThesisOptions> {
+    let mut out = Vec::new();
+    for format in Format::ALL {
+        for tiling in Tiling::ALL {
+            out.push(ThesisOptions {
+                format,
+                tiling,
+                buffer,
+                workgroup: 64,
+                tile_rows: 3,
+                tile_cols: 40,
+            });
+        }
+    }
+    out
+}
+
+#[test]
+fn every_approach_tiling_and_buffer_matches_the_twin_layer_by_layer() {
+    let n = 100;
+    let net = data::generated_network(n, 6, -0.3, 21).unwrap();
+    let y0 = data::random_inputs(90, n, 0.3, 22).unwrap();
+    for buffer in [0.1, 0.25, 0.5].map(BufferSize::Fraction) {
+        for opts in every(buffer) {
+            let cats = check(&net, &y0, &opts);
+            assert!(
+                !cats.is_empty() && cats.len() < y0.nrows,
+                "{} of {} rows survive: the test could not fail",
+                cats.len(),
+                y0.nrows
+            );
+        }
+    }
+}
+
+#[test]
+fn power_law_weights_match_without_native_f32_atomics() {
+    // Random weights of mixed sign and rows of very different lengths, on the adapter with
+    // no optional features (compare-exchange adds).
+    use rand::{Rng, SeedableRng};
+    let n = 70;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(31);
+    let layers = (0..4)
+        .map(|_| {
+            let mut ptr = vec![0u32];
+            let mut col = Vec::new();
+            let mut val = Vec::new();
+            for i in 0..n {
+                // Row lengths 1..n, power-law: a few long rows, many short.
+                let len = ((n as f64) / (1.0 + i as f64).powf(1.2)).ceil() as usize;
+                let mut cols: Vec<u32> = (0..n as u32).collect();
+                for k in 0..len {
+                    let j = rng.random_range(k..n);
+                    cols.swap(k, j);
+                }
+                cols[..len].sort_unstable();
+                for &c in &cols[..len] {
+                    col.push(c);
+                    val.push(rng.random_range(-0.2f32..0.6));
+                }
+                ptr.push(col.len() as u32);
+            }
+            Csr::new(n, n, ptr, col, val).unwrap()
+        })
+        .collect();
+    let net = Network::new(n, layers, -0.2).unwrap();
+    let y0 = data::random_inputs(60, n, 0.2, 32).unwrap();
+    for opts in every(BufferSize::Rows(7)) {
+        let cats = check_on(common::gpu_plain(), &net, &y0, &opts);
+        assert!(
+            !cats.is_empty() && cats.len() < y0.nrows,
+            "{} survive",
+            cats.len()
+        );
+    }
+}
+
+#[test]
+fn a_batch_with_no_nonempty_rows() {
+    let n = 64;
+    let net = data::generated_network(n, 3, -0.3, 5).unwrap();
+    for opts in every(BufferSize::Rows(4)) {
+        assert!(check(&net, &Csr::empty(30, n), &opts).is_empty());
+    }
+    // Inputs whose first rows are empty: with the empty rows kept in the list a batch
+    // would hold none, with DCSR they are never dealt.
+    let mut y0 = data::random_inputs(30, n, 0.4, 6).unwrap();
+    let cut = y0.row_ptr[12];
+    for p in y0.row_ptr.iter_mut().take(13) {
+        *p = 0;
+    }
+    for p in y0.row_ptr.iter_mut().skip(13) {
+        *p -= cut;
+    }
+    y0.col_idx.drain(..cut as usize);
+    y0.values.drain(..cut as usize);
+    for opts in every(BufferSize::Rows(4)) {
+        check(&net, &y0, &opts);
+    }
+}
+
+#[test]
+fn a_row_killed_exactly_by_the_bias() {
+    let n = 16;
+    let w = Csr::new(
+        n,
+        n,
+        (0..=n as u32).collect(),
+        (0..n as u32).collect(),
+        vec![1.0 / 16.0; n],
+    )
+    .unwrap();
+    let net = Network::new(n, vec![w.clone(), w], -0.25).unwrap();
+    // Row 0: 4 → 0.25 − 0.25 = 0 exactly; row 1: 8 → 0.25, then 1/64 − 0.25 < 0 at layer 2;
+    // row 2: 80 → 4.75, then 0.047: survives both.
+    let y0 = Csr::new(3, n, vec![0, 1, 2, 3], vec![3, 5, 7], vec![4.0, 8.0, 80.0]).unwrap();
+    for opts in every(BufferSize::Rows(2)) {
+        let gpu = common::gpu();
+        let mut plan = ThesisPlan::new(gpu, &net, &y0, &opts).unwrap();
+        plan.start(gpu).unwrap();
+        plan.layer(gpu, 0).unwrap();
+        assert_eq!(plan.categories(gpu).unwrap(), vec![1, 2], "{opts:?}");
+        let out = plan.output(gpu).unwrap();
+        assert_eq!(out[n + 5], 0.25);
+        assert!(out[..n].iter().all(|&v| v == 0.0));
+        check(&net, &y0, &opts);
+    }
+}
+
+#[test]
+fn values_saturate_at_32() {
+    let n = 48;
+    let mut net = data::generated_network(n, 4, -0.3, 6).unwrap();
+    for w in &mut net.layers {
+        w.values.iter_mut().for_each(|v| *v = 2.0);
+    }
+    let y0 = data::random_inputs(20, n, 0.5, 7).unwrap();
+    for opts in every(BufferSize::Fraction(0.25)) {
+        check(&net, &y0, &opts);
+        let gpu = common::gpu();
+        let mut plan = ThesisPlan::new(gpu, &net, &y0, &opts).unwrap();
+        plan.run(gpu).unwrap();
+        let out = plan.output(gpu).unwrap();
+        assert!(out.contains(&32.0) && out.iter().all(|&v| v <= 32.0));
+    }
+}
+
+#[test]
+fn run_reports_memory_and_repeats() {
+    let n = 64;
+    let net = data::generated_network(n, 5, -0.3, 8).unwrap();
+    let y0 = data::random_inputs(80, n, 0.3, 9).unwrap();
+    let want = cpu::categories(&cpu::infer(&net, &y0), n);
+    for opts in every(BufferSize::Fraction(0.1)) {
+        let gpu = common::gpu();
+        let mut plan = ThesisPlan::new(gpu, &net, &y0, &opts).unwrap();
+        for _ in 0..2 {
+            let run = plan.run(gpu).unwrap();
+            assert_eq!(plan.categories(gpu).unwrap(), want, "{opts:?}");
+            assert!(run.batches >= net.layers.len());
+            // Y_in + Y_out + buffer: at least the buffer and the largest Y.
+            assert!(run.peak_feature_bytes >= plan.buffer_bytes() + 8 * run.max_nnz as u64);
+        }
+    }
+}
+
+#[test]
+fn bad_options_are_errors() {
+    let net = data::generated_network(32, 2, -0.3, 1).unwrap();
+    let y0 = data::random_inputs(10, 32, 0.3, 2).unwrap();
+    let gpu = common::gpu();
+    for (opts, what) in [
+        (
+            ThesisOptions {
+                buffer: BufferSize::Fraction(0.0),
+                ..Default::default()
+            },
+            "buffer fraction",
+        ),
+        (
+            ThesisOptions {
+                workgroup: 100,
+                ..Default::default()
+            },
+            "power of two",
+        ),
+        (
+            ThesisOptions {
+                tile_rows: 64,
+                tile_cols: 4096,
+                ..Default::default()
+            },
+            "workgroup memory",
+        ),
+    ] {
+        let e = ThesisPlan::new(gpu, &net, &y0, &opts).err().expect(what);
+        assert!(e.to_string().contains(what), "{e}");
+    }
+}
