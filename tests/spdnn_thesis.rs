@@ -258,3 +258,74 @@ fn bad_options_are_errors() {
         assert!(e.to_string().contains(what), "{e}");
     }
 }
+
+fn cli(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(common::binary())
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn cli_all_runs_every_approach_and_tiling_and_fails_on_a_mismatch() {
+    let base = [
+        "spdnn",
+        "--neurons",
+        "64",
+        "--layers",
+        "3",
+        "--rows",
+        "80",
+        "--density",
+        "0.3",
+        "--reps",
+        "1",
+        "--json",
+        "--buffer",
+        "0.1,0.5",
+        "--tile-cols",
+        "24",
+    ];
+    let (code, out, err) = cli(&[&base[..], &["--approach", "all", "--check"]].concat());
+    assert_eq!(code, 0, "{out}{err}");
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // The two fast paths, then 3 formats × 2 tilings × 2 buffers.
+    assert_eq!(lines.len(), 2 + 12, "{out}");
+    for v in &lines[2..] {
+        assert_eq!(v["ok"], true, "{v}");
+        assert!(v["check"].as_str().unwrap().contains("categories match"));
+        assert!(v["edges_per_second"].as_f64().unwrap() > 0.0);
+        assert!(v["peak_feature_bytes"].as_u64().unwrap() > 0);
+        assert_eq!(v["active_rows"], lines[0]["active_rows"]);
+    }
+    let names: std::collections::BTreeSet<String> = lines[2..]
+        .iter()
+        .map(|v| format!("{} {} {}", v["approach"], v["tiling"], v["buffer"]))
+        .collect();
+    assert_eq!(names.len(), 12, "{names:?}");
+    // One row too few in the truth: a mismatch report and exit status 1.
+    let net = data::generated_network(64, 3, -0.3, 1).unwrap();
+    let y0 = data::random_inputs(80, 64, 0.3, 2).unwrap();
+    let mut want = cpu::categories(&cpu::infer(&net, &y0), 64);
+    assert!(!want.is_empty());
+    want.pop();
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("cat.tsv");
+    data::write_categories(&p, &want).unwrap();
+    let (code, out, err) = cli(&[
+        &base[..],
+        &["--approach", "csc-csc", "--tiling", "1d"],
+        &["--categories", p.to_str().unwrap()],
+    ]
+    .concat());
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("MISMATCH") && out.contains("1 extra"), "{out}");
+}

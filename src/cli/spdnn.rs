@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use serde_json::json;
 
 use wgsparse::gpu::{median_warm, GpuTime};
+use wgsparse::spdnn::thesis::{BufferSize, Format, ThesisOptions, Tiling};
 use wgsparse::spdnn::{self, cpu, data, Approach, Options, Plan};
 use wgsparse::{io, Gpu, Result};
 
@@ -15,7 +16,19 @@ enum ApproachArg {
     Auto,
     SlicedEll,
     DenseRows,
+    CsrEll,
+    CsrCsr,
+    CscCsc,
     All,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum TilingArg {
+    #[value(name = "1d")]
+    OneD,
+    #[value(name = "2d")]
+    TwoD,
+    Both,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -68,9 +81,28 @@ pub struct SpdnnArgs {
     /// Timed repetitions after warm-up (the median is reported).
     #[arg(long, default_value_t = 5)]
     reps: usize,
-    /// GPU path: auto (sliced-ell), sliced-ell, dense-rows, or all of them (each checked).
+    /// GPU path: auto (sliced-ell), sliced-ell, dense-rows, the thesis's csr-ell, csr-csr,
+    /// csc-csc (Y kept sparse, through a dense batch buffer), or all of them (each checked;
+    /// the thesis's approaches at every --tiling and --buffer).
     #[arg(long, value_enum, default_value = "auto")]
     approach: ApproachArg,
+    /// Thesis approaches: 1d (a workgroup per row), 2d (tiles of --tile-rows ×
+    /// --tile-cols), or both (default: 2d for one approach, both with --approach all).
+    #[arg(long, value_enum)]
+    tiling: Option<TilingArg>,
+    /// Thesis approaches: the dense batch buffer as fractions of a dense Y, comma-separated
+    /// (each is run: 0.1,0.25,0.5 is the thesis's sweep).
+    #[arg(long, value_delimiter = ',', default_value = "0.1")]
+    buffer: Vec<f64>,
+    /// Thesis approaches: rows (columns for csc-csc) per batch instead of --buffer.
+    #[arg(long)]
+    batch_rows: Option<usize>,
+    /// Thesis approaches, 2d: batch rows per tile.
+    #[arg(long, default_value_t = 4)]
+    tile_rows: u32,
+    /// Thesis approaches, 2d: output columns per tile (the thesis's TILE_SIZE).
+    #[arg(long, default_value_t = 512)]
+    tile_cols: u32,
     /// Invocations per workgroup.
     #[arg(long, default_value_t = 256)]
     wg: u32,
@@ -138,7 +170,9 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
         ApproachArg::SlicedEll => vec![Approach::SlicedEll],
         ApproachArg::DenseRows => vec![Approach::DenseRows],
         ApproachArg::All => vec![Approach::SlicedEll, Approach::DenseRows],
+        _ => vec![],
     };
+    let theses = thesis_runs(&a)?;
     // The twin's margins let a difference at a row within f32 rounding of the threshold be
     // told apart from a wrong result (a file has no margins: it must match exactly).
     let mut margins: Option<Vec<f64>> = None;
@@ -156,6 +190,7 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
         export(dir, &net, &y0)?;
     }
     let mut all_ok = true;
+    let thesis_only = approaches.is_empty();
     for (i, approach) in approaches.into_iter().enumerate() {
         let options = Options {
             approach,
@@ -180,34 +215,7 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
             data::write_categories(&dir.join("categories.tsv"), &got)?;
         }
         let eps = spdnn::edges_per_second(&net, rows, time.seconds);
-        let mut ties = Vec::new();
-        let (verdict, ok) = match &truth {
-            None => ("not checked".to_string(), true),
-            Some((from, want)) => {
-                if *want == got {
-                    (format!("categories match ({from})"), true)
-                } else {
-                    let differ = symmetric_difference(want, &got);
-                    let all_ties = margins
-                        .as_ref()
-                        .is_some_and(|m| differ.iter().all(|&r| m[r as usize] <= tie));
-                    if all_ties {
-                        ties = differ.iter().map(|r| r + 1).collect();
-                        (
-                            format!(
-                                "categories match ({from}) but for {} row(s) within f32 rounding \
-                                 of the threshold (f64 margin ≤ {tie:.1e}): {:?}",
-                                ties.len(),
-                                &ties[..ties.len().min(5)]
-                            ),
-                            true,
-                        )
-                    } else {
-                        (mismatch(from, want, &got), false)
-                    }
-                }
-            }
-        };
+        let (verdict, ok, ties) = judge(&truth, margins.as_deref(), tie, &got);
         all_ok &= ok;
         let name = if approach == Approach::Auto {
             format!("auto ({})", plan.approach().name())
@@ -288,6 +296,17 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
             println!("{t}");
         }
     }
+    for (i, opts) in theses.iter().enumerate() {
+        let plan_run = super::spdnn_thesis::run(&gpu, &net, &y0, opts, a.reps)?;
+        if let (Some(dir), true) = (&a.export, thesis_only && i == 0) {
+            data::write_categories(&dir.join("categories.tsv"), &plan_run.categories)?;
+        }
+        let (verdict, ok, ties) = judge(&truth, margins.as_deref(), tie, &plan_run.categories);
+        all_ok &= ok;
+        super::spdnn_thesis::report(
+            &gpu, &net, &y0, opts, &plan_run, &verdict, ok, &ties, a.json,
+        );
+    }
     let ok = all_ok;
     Ok(if ok {
         ExitCode::SUCCESS
@@ -334,6 +353,77 @@ fn timed(gpu: &Gpu, plan: &Plan, a: &SpdnnArgs) -> Result<GpuTime> {
             plan.run_grouped(gpu, a.group_layers, |_| {})
         }
     })
+}
+
+/// The verdict on `got` against the truth: (text, ok, 1-based rows that differ only within
+/// f32 rounding of the threshold).
+fn judge(
+    truth: &Option<(&str, Vec<u32>)>,
+    margins: Option<&[f64]>,
+    tie: f64,
+    got: &[u32],
+) -> (String, bool, Vec<u32>) {
+    let Some((from, want)) = truth else {
+        return ("not checked".to_string(), true, Vec::new());
+    };
+    if want == got {
+        return (format!("categories match ({from})"), true, Vec::new());
+    }
+    let differ = symmetric_difference(want, got);
+    let all_ties = margins.is_some_and(|m| differ.iter().all(|&r| m[r as usize] <= tie));
+    if !all_ties {
+        return (mismatch(from, want, got), false, Vec::new());
+    }
+    let ties: Vec<u32> = differ.iter().map(|r| r + 1).collect();
+    (
+        format!(
+            "categories match ({from}) but for {} row(s) within f32 rounding of the threshold \
+             (f64 margin ≤ {tie:.1e}): {:?}",
+            ties.len(),
+            &ties[..ties.len().min(5)]
+        ),
+        true,
+        ties,
+    )
+}
+
+/// The thesis-approach runs the arguments ask for: each format × tiling × buffer.
+fn thesis_runs(a: &SpdnnArgs) -> Result<Vec<ThesisOptions>> {
+    let formats: Vec<Format> = match a.approach {
+        ApproachArg::CsrEll => vec![Format::CsrEll],
+        ApproachArg::CsrCsr => vec![Format::CsrCsr],
+        ApproachArg::CscCsc => vec![Format::CscCsc],
+        ApproachArg::All => Format::ALL.to_vec(),
+        _ => return Ok(Vec::new()),
+    };
+    let both = a.approach == ApproachArg::All;
+    let tilings = match a.tiling {
+        Some(TilingArg::OneD) => vec![Tiling::OneD],
+        Some(TilingArg::TwoD) => vec![Tiling::TwoD],
+        Some(TilingArg::Both) => Tiling::ALL.to_vec(),
+        None if both => Tiling::ALL.to_vec(),
+        None => vec![Tiling::TwoD],
+    };
+    let buffers: Vec<BufferSize> = match a.batch_rows {
+        Some(r) => vec![BufferSize::Rows(r)],
+        None => a.buffer.iter().map(|&f| BufferSize::Fraction(f)).collect(),
+    };
+    let mut out = Vec::new();
+    for &format in &formats {
+        for &tiling in &tilings {
+            for &buffer in &buffers {
+                out.push(ThesisOptions {
+                    format,
+                    tiling,
+                    buffer,
+                    workgroup: a.wg,
+                    tile_rows: a.tile_rows,
+                    tile_cols: a.tile_cols,
+                });
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// A row whose twin margin (see `cpu::infer_with_margins`) is at most this times the layer

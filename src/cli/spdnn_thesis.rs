@@ -1,0 +1,159 @@
+//! `wgsparse spdnn --approach csr-ell|csr-csr|csc-csc|all`: the thesis's approaches (Y kept
+//! sparse, a dense batch buffer, expand and flush), timed and reported beside the fast paths.
+
+use serde_json::json;
+
+use wgsparse::sparse::Csr;
+use wgsparse::spdnn::thesis::{BufferSize, ThesisOptions, ThesisPlan};
+use wgsparse::spdnn::{self, Network};
+use wgsparse::{Gpu, Result};
+
+/// One thesis approach's measured run.
+pub struct Measured {
+    /// Categories of the last run (0-based, increasing).
+    pub categories: Vec<u32>,
+    /// Median wall seconds of the timed runs.
+    pub seconds: f64,
+    /// Batches per run.
+    pub batches: usize,
+    /// Peak feature bytes (Y_in + Y_out + buffer).
+    pub peak: u64,
+    /// Most nonzeros of Y after a layer.
+    pub max_nnz: usize,
+    /// Rows (columns for CSC·CSC) per batch.
+    pub batch_rows: usize,
+    /// Bytes of the batch buffer.
+    pub buffer_bytes: u64,
+}
+
+/// Plans `opts`, runs it once to warm up (pipelines, buffers sized by the expand), then
+/// `reps` timed runs; the median wall time of the whole inference (read-backs included).
+pub fn run(
+    gpu: &Gpu,
+    net: &Network,
+    y0: &Csr,
+    opts: &ThesisOptions,
+    reps: usize,
+) -> Result<Measured> {
+    let mut plan = ThesisPlan::new(gpu, net, y0, opts)?;
+    let warm = plan.run(gpu)?;
+    let mut times = Vec::new();
+    let mut last = warm;
+    for _ in 0..reps.max(1) {
+        last = plan.run(gpu)?;
+        times.push(last.seconds);
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(Measured {
+        categories: plan.categories(gpu)?,
+        seconds: times[times.len() / 2],
+        batches: last.batches,
+        peak: last.peak_feature_bytes,
+        max_nnz: last.max_nnz,
+        batch_rows: plan.batch_rows(),
+        buffer_bytes: plan.buffer_bytes(),
+    })
+}
+
+/// The approach's name with its tiling and buffer, e.g. `csr-ell 2d 10%`.
+pub fn label(opts: &ThesisOptions) -> String {
+    let buffer = match opts.buffer {
+        BufferSize::Fraction(f) => format!("{}%", f * 100.0),
+        BufferSize::Rows(r) => format!("{r} rows"),
+    };
+    format!("{} {} {buffer}", opts.format.name(), opts.tiling.name())
+}
+
+/// Prints one result as a table or one JSON line.
+#[allow(clippy::too_many_arguments)]
+pub fn report(
+    gpu: &Gpu,
+    net: &Network,
+    y0: &Csr,
+    opts: &ThesisOptions,
+    m: &Measured,
+    verdict: &str,
+    ok: bool,
+    ties: &[u32],
+    json: bool,
+) {
+    let rows = y0.nrows;
+    let n = net.n;
+    let eps = spdnn::edges_per_second(net, rows, m.seconds);
+    let dense_double = 2 * (rows * n * 4) as u64;
+    let buffer = match opts.buffer {
+        BufferSize::Fraction(f) => json!(f),
+        BufferSize::Rows(r) => json!(format!("{r} rows")),
+    };
+    if json {
+        println!(
+            "{}",
+            json!({
+                "adapter": gpu.caps.adapter_name,
+                "approach": opts.format.name(), "tiling": opts.tiling.name(), "buffer": buffer,
+                "batch_rows": m.batch_rows, "buffer_bytes": m.buffer_bytes,
+                "tile": [opts.tile_rows, opts.tile_cols], "wg": opts.workgroup,
+                "neurons": n, "layers": net.layers.len(), "rows": rows, "bias": net.bias,
+                "edges": net.edges(), "ms": m.seconds * 1e3, "timing": "wall clock",
+                "edges_per_second": eps, "batches": m.batches, "max_nnz": m.max_nnz,
+                "active_rows": m.categories.len(),
+                "peak_feature_bytes": m.peak, "dense_double_buffer_bytes": dense_double,
+                "check": verdict, "ok": ok, "tie_rows": ties,
+            })
+        );
+        return;
+    }
+    println!(
+        "wgsparse spdnn on {} ({}): {}",
+        gpu.caps.adapter_name,
+        gpu.caps.backend,
+        label(opts)
+    );
+    let mut t = super::table(&["property", "value"]);
+    for (k, v) in [
+        (
+            "network",
+            format!(
+                "N={n} L={} bias={} edges={}",
+                net.layers.len(),
+                net.bias,
+                net.edges()
+            ),
+        ),
+        ("inputs", format!("{rows} rows, {} nonzeros", y0.nnz())),
+        (
+            "batch",
+            format!(
+                "{} rows per batch ({:.1} MB buffer), {} batches per run",
+                m.batch_rows,
+                m.buffer_bytes as f64 / 1e6,
+                m.batches
+            ),
+        ),
+        (
+            "total time",
+            format!(
+                "{:.3} ms (wall clock, read-backs included)",
+                m.seconds * 1e3
+            ),
+        ),
+        (
+            "rate",
+            format!("{eps:.4e} edges/s ({:.3} TeraEdges/s)", eps / 1e12),
+        ),
+        (
+            "feature memory",
+            format!(
+                "{:.1} MB peak (Y_in + Y_out + buffer; dense double buffer: {:.1} MB)",
+                m.peak as f64 / 1e6,
+                dense_double as f64 / 1e6
+            ),
+        ),
+        ("most nonzeros of Y", m.max_nnz.to_string()),
+        ("active rows at the end", m.categories.len().to_string()),
+        ("check", verdict.to_string()),
+    ] {
+        t.add_row(vec![k.to_string(), v]);
+    }
+    println!("{t}");
+}
