@@ -19,6 +19,7 @@ enum ApproachArg {
     CsrEll,
     CsrCsr,
     CscCsc,
+    Thesis,
     All,
 }
 
@@ -82,8 +83,8 @@ pub struct SpdnnArgs {
     #[arg(long, default_value_t = 5)]
     reps: usize,
     /// GPU path: auto (sliced-ell), sliced-ell, dense-rows, the thesis's csr-ell, csr-csr,
-    /// csc-csc (Y kept sparse, through a dense batch buffer), or all of them (each checked;
-    /// the thesis's approaches at every --tiling and --buffer).
+    /// csc-csc (Y kept sparse, through a dense batch buffer), thesis (those three), or all of
+    /// them (each checked; the thesis's approaches at every --tiling and --buffer).
     #[arg(long, value_enum, default_value = "auto")]
     approach: ApproachArg,
     /// Thesis approaches: 1d (a workgroup per row), 2d (tiles of --tile-rows ×
@@ -94,6 +95,9 @@ pub struct SpdnnArgs {
     /// (each is run: 0.1,0.25,0.5 is the thesis's sweep).
     #[arg(long, value_delimiter = ',', default_value = "0.1")]
     buffer: Vec<f64>,
+    /// Thesis approaches: timed runs after the warm-up (default: --reps).
+    #[arg(long)]
+    thesis_reps: Option<usize>,
     /// Thesis approaches: rows (columns for csc-csc) per batch instead of --buffer.
     #[arg(long)]
     batch_rows: Option<usize>,
@@ -297,7 +301,24 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
         }
     }
     for (i, opts) in theses.iter().enumerate() {
-        let plan_run = super::spdnn_thesis::run(&gpu, &net, &y0, opts, a.reps)?;
+        let reps = a.thesis_reps.unwrap_or(a.reps);
+        // A configuration the device cannot hold is reported and the others still run.
+        let plan_run = match super::spdnn_thesis::run(&gpu, &net, &y0, opts, reps) {
+            Ok(m) => m,
+            Err(e) => {
+                let what = super::spdnn_thesis::label(opts);
+                if a.json {
+                    println!(
+                        "{}",
+                        json!({"approach": what, "error": e.to_string(), "ok": false})
+                    );
+                } else {
+                    eprintln!("{what}: {e}");
+                }
+                all_ok = false;
+                continue;
+            }
+        };
         if let (Some(dir), true) = (&a.export, thesis_only && i == 0) {
             data::write_categories(&dir.join("categories.tsv"), &plan_run.categories)?;
         }
@@ -393,10 +414,10 @@ fn thesis_runs(a: &SpdnnArgs) -> Result<Vec<ThesisOptions>> {
         ApproachArg::CsrEll => vec![Format::CsrEll],
         ApproachArg::CsrCsr => vec![Format::CsrCsr],
         ApproachArg::CscCsc => vec![Format::CscCsc],
-        ApproachArg::All => Format::ALL.to_vec(),
+        ApproachArg::All | ApproachArg::Thesis => Format::ALL.to_vec(),
         _ => return Ok(Vec::new()),
     };
-    let both = a.approach == ApproachArg::All;
+    let both = matches!(a.approach, ApproachArg::All | ApproachArg::Thesis);
     let tilings = match a.tiling {
         Some(TilingArg::OneD) => vec![Tiling::OneD],
         Some(TilingArg::TwoD) => vec![Tiling::TwoD],
