@@ -215,13 +215,18 @@ fn run_reports_memory_and_repeats() {
     for opts in every(BufferSize::Fraction(0.1)) {
         let gpu = common::gpu();
         let mut plan = ThesisPlan::new(gpu, &net, &y0, &opts).unwrap();
+        let mut grown = Vec::new();
         for _ in 0..2 {
             let run = plan.run(gpu).unwrap();
             assert_eq!(plan.categories(gpu).unwrap(), want, "{opts:?}");
             assert!(run.batches >= net.layers.len());
             // Y_in + Y_out + buffer: at least the buffer and the largest Y.
             assert!(run.peak_feature_bytes >= plan.buffer_bytes() + 8 * run.max_nnz as u64);
+            grown.push(run.expansions);
         }
+        // The first run grows Y_out batch by batch (the expand path); the second finds the
+        // ping-pong arrays sized by the first and grows them at most where it needs more.
+        assert!(grown[0] >= 2 && grown[1] < grown[0], "{grown:?} {opts:?}");
     }
 }
 

@@ -20,6 +20,8 @@ pub struct Measured {
     pub peak: u64,
     /// Most nonzeros of Y after a layer.
     pub max_nnz: usize,
+    /// Times Y_out grew in the warm-up run and in the last timed run.
+    pub expansions: [usize; 2],
     /// Rows (columns for CSC·CSC) per batch.
     pub batch_rows: usize,
     /// Bytes of the batch buffer.
@@ -37,6 +39,7 @@ pub fn run(
 ) -> Result<Measured> {
     let mut plan = ThesisPlan::new(gpu, net, y0, opts)?;
     let warm = plan.run(gpu)?;
+    let warm_expansions = warm.expansions;
     let mut times = Vec::new();
     let mut last = warm;
     for _ in 0..reps.max(1) {
@@ -50,6 +53,7 @@ pub fn run(
         batches: last.batches,
         peak: last.peak_feature_bytes,
         max_nnz: last.max_nnz,
+        expansions: [warm_expansions, last.expansions],
         batch_rows: plan.batch_rows(),
         buffer_bytes: plan.buffer_bytes(),
     })
@@ -95,7 +99,7 @@ pub fn report(
                 "tile": [opts.tile_rows, opts.tile_cols], "wg": opts.workgroup,
                 "neurons": n, "layers": net.layers.len(), "rows": rows, "bias": net.bias,
                 "edges": net.edges(), "ms": m.seconds * 1e3, "timing": "wall clock",
-                "edges_per_second": eps, "batches": m.batches, "max_nnz": m.max_nnz,
+                "edges_per_second": eps, "batches": m.batches, "max_nnz": m.max_nnz, "expansions": m.expansions,
                 "active_rows": m.categories.len(),
                 "peak_feature_bytes": m.peak, "dense_double_buffer_bytes": dense_double,
                 "check": verdict, "ok": ok, "tie_rows": ties,
@@ -124,10 +128,13 @@ pub fn report(
         (
             "batch",
             format!(
-                "{} rows per batch ({:.1} MB buffer), {} batches per run",
+                "{} rows per batch ({:.1} MB buffer), {} batches per run, Y_out grown {} \
+                 times in the first run and {} in the last",
                 m.batch_rows,
                 m.buffer_bytes as f64 / 1e6,
-                m.batches
+                m.batches,
+                m.expansions[0],
+                m.expansions[1]
             ),
         ),
         (

@@ -67,6 +67,8 @@ pub struct ThesisRun {
     pub peak_feature_bytes: u64,
     /// Most nonzeros Y held after a layer.
     pub max_nnz: usize,
+    /// Times Y_out was grown (a new exact-size pair of arrays, the old entries copied).
+    pub expansions: usize,
 }
 
 /// A prepared inference by one of the thesis's approaches.
@@ -96,6 +98,7 @@ pub struct ThesisPlan {
     peak: u64,
     max_nnz: usize,
     batches: usize,
+    expansions: usize,
     poison: bool,
 }
 
@@ -243,6 +246,7 @@ impl ThesisPlan {
             peak: 0,
             max_nnz: 0,
             batches: 0,
+            expansions: 0,
             poison: false,
         })
     }
@@ -274,6 +278,7 @@ impl ThesisPlan {
         self.peak = 0;
         self.max_nnz = self.set(0).nnz;
         self.batches = 0;
+        self.expansions = 0;
         if self.poison {
             self.buf.fill(gpu, f32::NAN)?;
         }
@@ -299,6 +304,7 @@ impl ThesisPlan {
             batches: self.batches,
             peak_feature_bytes: self.peak,
             max_nnz: self.max_nnz,
+            expansions: self.expansions,
         })
     }
 
@@ -314,15 +320,17 @@ impl ThesisPlan {
         let mut out = self.sets[out_i].take().expect("output set present");
         let result = self.layer_into(gpu, l, in_i, &mut out, csc);
         self.sets[out_i] = Some(out);
-        let (batches, peak) = result?;
+        let (batches, peak, expansions) = result?;
         self.batches += batches;
+        self.expansions += expansions;
         self.peak = self.peak.max(peak);
         self.cur = out_i;
         self.max_nnz = self.max_nnz.max(self.set(out_i).nnz);
         Ok(())
     }
 
-    /// One layer into `out`; returns the batches it took and its peak feature bytes.
+    /// One layer into `out`; returns the batches it took, its peak feature bytes and the
+    /// times it grew `out`.
     fn layer_into(
         &self,
         gpu: &Gpu,
@@ -330,8 +338,8 @@ impl ThesisPlan {
         in_i: usize,
         out: &mut Sparse,
         csc: bool,
-    ) -> Result<(usize, u64)> {
-        let (mut batches, mut peak) = (0usize, 0u64);
+    ) -> Result<(usize, u64, usize)> {
+        let (mut batches, mut peak, mut expansions) = (0usize, 0u64, 0usize);
         let input = self.sets[in_i].as_ref().expect("input set present");
         if csc {
             out.beg.fill(gpu, 0)?;
@@ -355,7 +363,9 @@ impl ThesisPlan {
         loop {
             let mut batch = Batch::new(gpu);
             if let Some((pb0, prows, nonempty, nnz)) = pending.take() {
-                self.expand(gpu, &mut batch, out, nnz_base, nnz_base + nnz, l)?;
+                if self.expand(gpu, &mut batch, out, nnz_base, nnz_base + nnz, l)? {
+                    expansions += 1;
+                }
                 let params = FlushParams {
                     b0: pb0 as u32,
                     rows: prows as u32,
@@ -419,7 +429,7 @@ impl ThesisPlan {
         }
         out.rows = rows_base;
         out.nnz = nnz_base;
-        Ok((batches, peak))
+        Ok((batches, peak, expansions))
     }
 
     /// Records one batch: the fused multiply into the buffer, the count, the two scans and
@@ -524,7 +534,8 @@ impl ThesisPlan {
     }
 
     /// The thesis's expand: when Y_out cannot hold `need` nonzeros, a new pair of arrays of
-    /// exactly `need`, the first `keep` entries copied over (recorded before the flush).
+    /// exactly `need`, the first `keep` entries copied over (recorded before the flush);
+    /// whether it grew.
     fn expand(
         &self,
         gpu: &Gpu,
@@ -533,9 +544,9 @@ impl ThesisPlan {
         keep: usize,
         need: usize,
         l: usize,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         if need <= out.col.len() {
-            return Ok(());
+            return Ok(false);
         }
         let limit = gpu.caps.max_storage_binding_bytes;
         if 4 * need as u64 > limit {
@@ -557,7 +568,7 @@ impl ThesisPlan {
         }
         out.col = col;
         out.val = val;
-        Ok(())
+        Ok(true)
     }
 
     /// Poison Y's values with NaN at every layer and expand (tests), so an entry no kernel
