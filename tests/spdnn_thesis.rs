@@ -316,6 +316,21 @@ fn cli_all_runs_every_approach_and_tiling_and_fails_on_a_mismatch() {
         .map(|v| format!("{} {} {}", v["approach"], v["tiling"], v["buffer"]))
         .collect();
     assert_eq!(names.len(), 12, "{names:?}");
+    // Without a truth, every run is checked against the first one.
+    let (code, out, err) = cli(&[&base[..], &["--approach", "thesis", "--tiling", "1d"]].concat());
+    assert_eq!(code, 0, "{out}{err}");
+    let checks: Vec<String> = out
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["check"].to_string())
+        .collect();
+    assert_eq!(checks.len(), 6, "{out}");
+    assert!(checks[0].contains("not checked"), "{checks:?}");
+    for c in &checks[1..] {
+        assert!(
+            c.contains("categories match (the csr-ell 1d 10% run)"),
+            "{checks:?}"
+        );
+    }
     // One row too few in the truth: a mismatch report and exit status 1.
     let net = data::generated_network(64, 3, -0.3, 1).unwrap();
     let y0 = data::random_inputs(80, 64, 0.3, 2).unwrap();

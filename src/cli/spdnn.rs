@@ -180,12 +180,14 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
     // The twin's margins let a difference at a row within f32 rounding of the threshold be
     // told apart from a wrong result (a file has no margins: it must match exactly).
     let mut margins: Option<Vec<f64>> = None;
-    let truth = match &a.categories {
-        Some(p) => Some(("file", data::read_categories(p, rows)?)),
+    // Without a truth, every run after the first is checked against the first run's
+    // categories (exactly: no margins).
+    let mut truth: Option<(String, Vec<u32>)> = match &a.categories {
+        Some(p) => Some(("file".to_string(), data::read_categories(p, rows)?)),
         None if a.check => {
             let (values, m) = cpu::infer_with_margins(&net, &y0);
             margins = Some(m);
-            Some(("CPU twin", cpu::categories(&values, n)))
+            Some(("CPU twin".to_string(), cpu::categories(&values, n)))
         }
         None => None,
     };
@@ -220,6 +222,9 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
         }
         let eps = spdnn::edges_per_second(&net, rows, time.seconds);
         let (verdict, ok, ties) = judge(&truth, margins.as_deref(), tie, &got);
+        if truth.is_none() {
+            truth = Some((format!("the {} run", approach.name()), got.clone()));
+        }
         all_ok &= ok;
         let name = if approach == Approach::Auto {
             format!("auto ({})", plan.approach().name())
@@ -323,6 +328,10 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
             data::write_categories(&dir.join("categories.tsv"), &plan_run.categories)?;
         }
         let (verdict, ok, ties) = judge(&truth, margins.as_deref(), tie, &plan_run.categories);
+        if truth.is_none() {
+            let from = format!("the {} run", super::spdnn_thesis::label(opts));
+            truth = Some((from, plan_run.categories.clone()));
+        }
         all_ok &= ok;
         super::spdnn_thesis::report(
             &gpu, &net, &y0, opts, &plan_run, &verdict, ok, &ties, a.json,
@@ -379,7 +388,7 @@ fn timed(gpu: &Gpu, plan: &Plan, a: &SpdnnArgs) -> Result<GpuTime> {
 /// The verdict on `got` against the truth: (text, ok, 1-based rows that differ only within
 /// f32 rounding of the threshold).
 fn judge(
-    truth: &Option<(&str, Vec<u32>)>,
+    truth: &Option<(String, Vec<u32>)>,
     margins: Option<&[f64]>,
     tie: f64,
     got: &[u32],
