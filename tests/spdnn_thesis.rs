@@ -227,6 +227,16 @@ fn run_reports_memory_and_repeats() {
         // The first run grows Y_out batch by batch (the expand path); the second finds the
         // ping-pong arrays sized by the first and grows them at most where it needs more.
         assert!(grown[0] >= 2 && grown[1] < grown[0], "{grown:?} {opts:?}");
+        // The multiply timed alone: the same result, a time within the run's.
+        plan.set_time_multiply(true);
+        let run = plan.run(gpu).unwrap();
+        assert_eq!(plan.categories(gpu).unwrap(), want, "{opts:?}");
+        let spmm = run.multiply_seconds.expect("multiply timed");
+        assert!(
+            spmm > 0.0 && spmm <= run.seconds,
+            "{spmm} of {}",
+            run.seconds
+        );
     }
 }
 

@@ -68,13 +68,13 @@ for L in $LAYERS; do
       [ "$N" -le "$DENSE_ROWS_MAX" ] || fast=auto
       log "N=$N L=$L approach all, thesis buffers $bufs (export to $dir) $check"
       if [ "$fast" = all ]; then
-        timeout "$THESIS_TIMEOUT" $W $base --approach all --thesis-reps "$THESIS_REPS" \
+        timeout "$THESIS_TIMEOUT" $W $base --approach all --thesis-reps "$THESIS_REPS" --spmm-time \
           --buffer "$bufs" $check --export "$dir" >> "$OUT/spdnn.jsonl" \
           2>>"$OUT/log.txt" || log "FAILED or timed out (exit $?)"
       else
         $W $base --approach auto $check --export "$dir" >> "$OUT/spdnn.jsonl" \
           2>>"$OUT/log.txt" || log "FAILED (exit $?)"
-        timeout "$THESIS_TIMEOUT" $W $base --approach thesis --thesis-reps "$THESIS_REPS" \
+        timeout "$THESIS_TIMEOUT" $W $base --approach thesis --thesis-reps "$THESIS_REPS" --spmm-time \
           --buffer "$bufs" ${check:-"--categories $dir/categories.tsv"} >> "$OUT/spdnn.jsonl" \
           2>>"$OUT/log.txt" || log "FAILED or timed out (exit $?)"
       fi
@@ -119,11 +119,11 @@ for line in open(sys.argv[1]):
         runs.append(d)
     elif "error" in d:
         print(f"- error: {d['approach']}: {d['error']}")
-print("| N | L | approach | tiling | buffer | ms | TE/s | batches | peak MB | dense 2× MB | check |")
-print("|---|---|---|---|---|---|---|---|---|---|---|")
+print("| N | L | approach | tiling | buffer | total ms | multiply ms | TE/s | batches | peak MB | dense 2× MB | check |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 for d in runs:
     print(f"| {d['neurons']} | {d['layers']} | {d['approach']} | {d['tiling']} | {d['buffer']} | "
-          f"{d['ms']:.1f} | {d['edges_per_second'] / 1e12:.3f} | {d['batches']} | "
+          f"{d['ms']:.1f} | {d.get('multiply_ms') or float('nan'):.1f} | {d['edges_per_second'] / 1e12:.3f} | {d['batches']} | "
           f"{d['peak_feature_bytes'] / 1e6:.1f} | {d['dense_double_buffer_bytes'] / 1e6:.1f} | "
           f"{'ok' if d['ok'] else 'MISMATCH'} |")
 t = {(d['neurons'], d['layers'], d['approach'], d['tiling'], d['buffer']): d['ms'] for d in runs}

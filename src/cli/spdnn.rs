@@ -98,6 +98,10 @@ pub struct SpdnnArgs {
     /// Thesis approaches: timed runs after the warm-up (default: --reps).
     #[arg(long)]
     thesis_reps: Option<usize>,
+    /// Thesis approaches: one more run timing the multiply kernels alone (the thesis's
+    /// "spmm" beside its total).
+    #[arg(long)]
+    spmm_time: bool,
     /// Thesis approaches: rows (columns for csc-csc) per batch instead of --buffer.
     #[arg(long)]
     batch_rows: Option<usize>,
@@ -308,7 +312,7 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
     for (i, opts) in theses.iter().enumerate() {
         let reps = a.thesis_reps.unwrap_or(a.reps);
         // A configuration the device cannot hold is reported and the others still run.
-        let plan_run = match super::spdnn_thesis::run(&gpu, &net, &y0, opts, reps) {
+        let plan_run = match super::spdnn_thesis::run(&gpu, &net, &y0, opts, reps, a.spmm_time) {
             Ok(m) => m,
             Err(e) => {
                 let what = super::spdnn_thesis::label(opts);

@@ -22,6 +22,8 @@ pub struct Measured {
     pub max_nnz: usize,
     /// Times Y_out grew in the warm-up run and in the last timed run.
     pub expansions: [usize; 2],
+    /// GPU seconds of the multiply kernels in one more run, and whether from timestamps.
+    pub multiply: Option<(f64, bool)>,
     /// Rows (columns for CSC·CSC) per batch.
     pub batch_rows: usize,
     /// Bytes of the batch buffer.
@@ -30,12 +32,14 @@ pub struct Measured {
 
 /// Plans `opts`, runs it once to warm up (pipelines, buffers sized by the expand), then
 /// `reps` timed runs; the median wall time of the whole inference (read-backs included).
+/// With `spmm`, one more run times the multiply kernels alone (each in its own submission).
 pub fn run(
     gpu: &Gpu,
     net: &Network,
     y0: &Csr,
     opts: &ThesisOptions,
     reps: usize,
+    spmm: bool,
 ) -> Result<Measured> {
     let mut plan = ThesisPlan::new(gpu, net, y0, opts)?;
     let warm = plan.run(gpu)?;
@@ -47,7 +51,17 @@ pub fn run(
         times.push(last.seconds);
     }
     times.sort_by(f64::total_cmp);
+    let multiply = if spmm {
+        plan.set_time_multiply(true);
+        let split = plan.run(gpu)?;
+        split
+            .multiply_seconds
+            .map(|s| (s, split.multiply_from_timestamps))
+    } else {
+        None
+    };
     Ok(Measured {
+        multiply,
         categories: plan.categories(gpu)?,
         seconds: times[times.len() / 2],
         batches: last.batches,
@@ -99,6 +113,8 @@ pub fn report(
                 "tile": [opts.tile_rows, opts.tile_cols], "wg": opts.workgroup,
                 "neurons": n, "layers": net.layers.len(), "rows": rows, "bias": net.bias,
                 "edges": net.edges(), "ms": m.seconds * 1e3, "timing": "wall clock",
+                "multiply_ms": m.multiply.map(|t| t.0 * 1e3),
+                "multiply_timing": m.multiply.map(|t| if t.1 { "timestamps" } else { "wall clock" }),
                 "edges_per_second": eps, "batches": m.batches, "max_nnz": m.max_nnz, "expansions": m.expansions,
                 "active_rows": m.categories.len(),
                 "peak_feature_bytes": m.peak, "dense_double_buffer_bytes": dense_double,
@@ -143,6 +159,17 @@ pub fn report(
                 "{:.3} ms (wall clock, read-backs included)",
                 m.seconds * 1e3
             ),
+        ),
+        (
+            "multiply time",
+            m.multiply
+                .map_or("not measured (--spmm-time)".to_string(), |(s, stamps)| {
+                    format!(
+                        "{:.3} ms ({}, a separate run)",
+                        s * 1e3,
+                        if stamps { "timestamps" } else { "wall clock" }
+                    )
+                }),
         ),
         (
             "rate",

@@ -69,6 +69,22 @@ pub struct ThesisRun {
     pub max_nnz: usize,
     /// Times Y_out was grown (a new exact-size pair of arrays, the old entries copied).
     pub expansions: usize,
+    /// GPU seconds of the multiply kernels alone (the thesis's "spmm"), when
+    /// [`ThesisPlan::set_time_multiply`] asked for them (each multiply then goes in its own
+    /// timed submission, which lengthens the run).
+    pub multiply_seconds: Option<f64>,
+    /// Whether `multiply_seconds` came from timestamp queries (else wall clock).
+    pub multiply_from_timestamps: bool,
+}
+
+/// What one layer took.
+#[derive(Default)]
+struct LayerStats {
+    batches: usize,
+    peak: u64,
+    expansions: usize,
+    multiply: f64,
+    stamps: bool,
 }
 
 /// A prepared inference by one of the thesis's approaches.
@@ -99,7 +115,10 @@ pub struct ThesisPlan {
     max_nnz: usize,
     batches: usize,
     expansions: usize,
+    multiply_s: f64,
+    stamps: bool,
     poison: bool,
+    time_multiply: bool,
 }
 
 impl ThesisPlan {
@@ -247,7 +266,10 @@ impl ThesisPlan {
             max_nnz: 0,
             batches: 0,
             expansions: 0,
+            multiply_s: 0.0,
+            stamps: true,
             poison: false,
+            time_multiply: false,
         })
     }
 
@@ -279,6 +301,8 @@ impl ThesisPlan {
         self.max_nnz = self.set(0).nnz;
         self.batches = 0;
         self.expansions = 0;
+        self.multiply_s = 0.0;
+        self.stamps = true;
         if self.poison {
             self.buf.fill(gpu, f32::NAN)?;
         }
@@ -305,6 +329,8 @@ impl ThesisPlan {
             peak_feature_bytes: self.peak,
             max_nnz: self.max_nnz,
             expansions: self.expansions,
+            multiply_seconds: self.time_multiply.then_some(self.multiply_s),
+            multiply_from_timestamps: self.time_multiply && self.stamps,
         })
     }
 
@@ -320,17 +346,19 @@ impl ThesisPlan {
         let mut out = self.sets[out_i].take().expect("output set present");
         let result = self.layer_into(gpu, l, in_i, &mut out, csc);
         self.sets[out_i] = Some(out);
-        let (batches, peak, expansions) = result?;
-        self.batches += batches;
-        self.expansions += expansions;
-        self.peak = self.peak.max(peak);
+        let stats = result?;
+        self.batches += stats.batches;
+        self.expansions += stats.expansions;
+        self.peak = self.peak.max(stats.peak);
+        self.multiply_s += stats.multiply;
+        self.stamps &= stats.stamps;
         self.cur = out_i;
         self.max_nnz = self.max_nnz.max(self.set(out_i).nnz);
         Ok(())
     }
 
-    /// One layer into `out`; returns the batches it took, its peak feature bytes and the
-    /// times it grew `out`.
+    /// One layer into `out`; returns the batches it took, its peak feature bytes, the times
+    /// it grew `out` and (when timed) the multiply's GPU time.
     fn layer_into(
         &self,
         gpu: &Gpu,
@@ -338,8 +366,11 @@ impl ThesisPlan {
         in_i: usize,
         out: &mut Sparse,
         csc: bool,
-    ) -> Result<(usize, u64, usize)> {
-        let (mut batches, mut peak, mut expansions) = (0usize, 0u64, 0usize);
+    ) -> Result<LayerStats> {
+        let mut st = LayerStats {
+            stamps: true,
+            ..Default::default()
+        };
         let input = self.sets[in_i].as_ref().expect("input set present");
         if csc {
             out.beg.fill(gpu, 0)?;
@@ -364,7 +395,7 @@ impl ThesisPlan {
             let mut batch = Batch::new(gpu);
             if let Some((pb0, prows, nonempty, nnz)) = pending.take() {
                 if self.expand(gpu, &mut batch, out, nnz_base, nnz_base + nnz, l)? {
-                    expansions += 1;
+                    st.expansions += 1;
                 }
                 let params = FlushParams {
                     b0: pb0 as u32,
@@ -400,7 +431,21 @@ impl ThesisPlan {
             }
             let next = if b0 < list {
                 let rows = self.slots.min(list - b0);
-                self.record_batch(gpu, &mut batch, left, &right, b0, rows)?;
+                if self.time_multiply {
+                    // The previous flush first, then the multiply alone, timed.
+                    if batch.dispatches() > 0 {
+                        batch.submit()?;
+                    }
+                    let mut alone = Batch::new(gpu);
+                    self.record_multiply(gpu, &mut alone, left, &right, b0, rows)?;
+                    let t = alone.submit_timed()?;
+                    st.multiply += t.seconds;
+                    st.stamps &= t.from_timestamps;
+                    batch = Batch::new(gpu);
+                } else {
+                    self.record_multiply(gpu, &mut batch, left, &right, b0, rows)?;
+                }
+                self.record_count(gpu, &mut batch, rows)?;
                 Some(rows)
             } else {
                 None
@@ -409,7 +454,7 @@ impl ThesisPlan {
                 batch.submit()?;
             }
             let Some(rows) = next else { break };
-            batches += 1;
+            st.batches += 1;
             let tot = self.tot.read(gpu)?;
             let (nnz, nonempty) = (tot[0] as usize, tot[1] as usize);
             if nonempty > rows || nnz > rows * self.width {
@@ -423,18 +468,17 @@ impl ThesisPlan {
             }
             let out_bytes = out.bytes() + 8 * (nnz_base + nnz).saturating_sub(out.col.len()) as u64;
             let now = input.bytes() + out_bytes + self.buffer_bytes() + 16 * self.slots as u64;
-            peak = peak.max(now);
+            st.peak = st.peak.max(now);
             pending = Some((b0, rows, nonempty, nnz));
             b0 += rows;
         }
         out.rows = rows_base;
         out.nnz = nnz_base;
-        Ok((batches, peak, expansions))
+        Ok(st)
     }
 
-    /// Records one batch: the fused multiply into the buffer, the count, the two scans and
-    /// the totals.
-    fn record_batch(
+    /// Records one batch's fused multiply into the buffer.
+    fn record_multiply(
         &self,
         gpu: &Gpu,
         batch: &mut Batch,
@@ -483,7 +527,11 @@ impl ThesisPlan {
             needed: format!("{groups} workgroups"),
             limit: format!("{} workgroups", u32::MAX),
         })?;
-        batch.dispatch(&self.multiply, bg, gpu.grid(groups)?)?;
+        batch.dispatch(&self.multiply, bg, gpu.grid(groups)?)
+    }
+
+    /// Records the count of the buffer's nonzeros per row, the two scans and the totals.
+    fn record_count(&self, gpu: &Gpu, batch: &mut Batch, rows: usize) -> Result<()> {
         let cap = self.slots as u32;
         let u = gpu.uniform(
             "spdnn.thesis.count.params",
@@ -569,6 +617,11 @@ impl ThesisPlan {
         out.col = col;
         out.val = val;
         Ok(true)
+    }
+
+    /// Time the multiply kernels alone ([`ThesisRun::multiply_seconds`]).
+    pub fn set_time_multiply(&mut self, on: bool) {
+        self.time_multiply = on;
     }
 
     /// Poison Y's values with NaN at every layer and expand (tests), so an entry no kernel
