@@ -359,3 +359,40 @@ fn cli_all_runs_every_approach_and_tiling_and_fails_on_a_mismatch() {
     assert_eq!(code, 1, "{out}{err}");
     assert!(out.contains("MISMATCH") && out.contains("1 extra"), "{out}");
 }
+
+#[test]
+fn tiles_straddle_batch_boundaries() {
+    // Tiles of 5 rows × 7 columns over batches of 6 rows and 50 columns: every batch ends
+    // inside a tile, every row of tiles ends inside a column tile.
+    let n = 50;
+    let net = data::generated_network(n, 4, -0.3, 41).unwrap();
+    let y0 = data::random_inputs(47, n, 0.3, 42).unwrap();
+    for format in Format::ALL {
+        let opts = ThesisOptions {
+            format,
+            tiling: Tiling::TwoD,
+            buffer: BufferSize::Rows(6),
+            workgroup: 32,
+            tile_rows: 5,
+            tile_cols: 7,
+        };
+        let cats = check(&net, &y0, &opts);
+        assert!(!cats.is_empty() && cats.len() < y0.nrows, "{}", cats.len());
+    }
+}
+
+#[test]
+fn a_sparse_y_beyond_one_binding_is_an_error() {
+    // Bindings of 8 KiB hold 2,048 entries: the inputs fit, the denser Y after layer 1
+    // (150 rows of up to 32 entries) does not.
+    let n = 32;
+    let net = data::generated_network(n, 3, -0.3, 51).unwrap();
+    let y0 = data::random_inputs(150, n, 0.3, 52).unwrap();
+    assert!(y0.nnz() < 2048);
+    let gpu = common::gpu_small_bindings();
+    for opts in every(BufferSize::Rows(8)).into_iter().step_by(2) {
+        let mut plan = ThesisPlan::new(gpu, &net, &y0, &opts).unwrap();
+        let e = plan.run(gpu).err().expect("Y beyond a binding");
+        assert!(e.to_string().contains("sparse Y after layer 1"), "{e}");
+    }
+}
