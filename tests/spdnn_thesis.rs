@@ -392,7 +392,7 @@ fn a_sparse_y_beyond_one_binding_is_an_error() {
     let gpu = common::gpu_small_bindings();
     for opts in every(BufferSize::Rows(8)).into_iter().step_by(2) {
         let mut plan = ThesisPlan::new(gpu, &net, &y0, &opts).unwrap();
-        let e = plan.run(gpu).err().expect("Y beyond a binding");
+        let e = plan.run(gpu).expect_err("Y beyond a binding");
         assert!(e.to_string().contains("sparse Y after layer 1"), "{e}");
     }
 }
