@@ -421,7 +421,7 @@ fn judge(
     )
 }
 
-/// The thesis-approach runs the arguments ask for: each format × tiling × buffer.
+/// The thesis-approach runs the arguments ask for: each buffer × format × tiling.
 fn thesis_runs(a: &SpdnnArgs) -> Result<Vec<ThesisOptions>> {
     let formats: Vec<Format> = match a.approach {
         ApproachArg::CsrEll => vec![Format::CsrEll],
@@ -442,10 +442,11 @@ fn thesis_runs(a: &SpdnnArgs) -> Result<Vec<ThesisOptions>> {
         Some(r) => vec![BufferSize::Rows(r)],
         None => a.buffer.iter().map(|&f| BufferSize::Fraction(f)).collect(),
     };
+    // Buffers outermost: every approach at the first buffer before any at the next.
     let mut out = Vec::new();
-    for &format in &formats {
-        for &tiling in &tilings {
-            for &buffer in &buffers {
+    for &buffer in &buffers {
+        for &format in &formats {
+            for &tiling in &tilings {
                 out.push(ThesisOptions {
                     format,
                     tiling,
