@@ -29,6 +29,7 @@
 
 mod operands;
 mod run;
+mod stage;
 
 use serde::Serialize;
 

@@ -3,57 +3,17 @@
 //! its nonzeros, one read of the batch's totals, the exact-size expand of Y_out when needed,
 //! and the flush (recorded with the next batch's multiply, so one round trip per batch).
 
-use std::sync::Arc;
 use std::time::Instant;
 
-use bytemuck::{Pod, Zeroable};
 use serde::Serialize;
 
-use crate::gpu::{Batch, Binding, ExclusiveScan, Gpu, GpuBuffer, Kernel, KernelSpec};
+use crate::gpu::{Batch, Gpu};
 use crate::sparse::Csr;
 use crate::spdnn::thesis::operands::{Right, Sparse};
+use crate::spdnn::thesis::stage::{RightRef, Stage};
 use crate::spdnn::thesis::{BufferSize, Format, ThesisOptions, Tiling};
 use crate::spdnn::Network;
 use crate::{Error, Result};
-
-#[repr(C)]
-#[derive(Clone, Copy, Pod, Zeroable)]
-struct MulParams {
-    b0: u32,
-    rows: u32,
-    width: u32,
-    rstride: u32,
-    bias: f32,
-    col_tiles: u32,
-    pad: [u32; 2],
-}
-
-#[repr(C)]
-#[derive(Clone, Copy, Pod, Zeroable)]
-struct CountParams {
-    rows: u32,
-    width: u32,
-    cap: u32,
-    pad: u32,
-}
-
-#[repr(C)]
-#[derive(Clone, Copy, Pod, Zeroable)]
-struct FlushParams {
-    b0: u32,
-    rows: u32,
-    width: u32,
-    rows_base: u32,
-    nnz_base: u32,
-    by_id: u32,
-    pad: [u32; 2],
-}
-
-use Binding::{Read as R, ReadWrite as W, Uniform as U};
-const MUL: [Binding; 9] = [U, R, R, R, R, R, R, R, W];
-const COUNT: [Binding; 6] = [U, R, W, W, W, W];
-const TOTAL: [Binding; 6] = [U, R, R, R, R, W];
-const FLUSH: [Binding; 12] = [U, R, R, R, R, R, W, W, W, W, W, W];
 
 /// What one run of a thesis approach produced.
 #[derive(Clone, Debug, Serialize)]
@@ -92,7 +52,6 @@ pub struct ThesisPlan {
     opts: ThesisOptions,
     n: usize,
     rows: usize,
-    bias: f32,
     /// CSR approaches: W_l by row id. CSC·CSC: empty (W_lᵀ is a left operand).
     rights: Vec<Right>,
     /// CSC·CSC: W_lᵀ (W's columns) as left operands.
@@ -100,17 +59,7 @@ pub struct ThesisPlan {
     /// [Y0, ping, pong]; `None` only while a layer writes it.
     sets: [Option<Sparse>; 3],
     cur: usize,
-    slots: usize,
-    width: usize,
-    lanes: u32,
-    buf: GpuBuffer<f32>,
-    cnt: [GpuBuffer<u32>; 4],
-    tot: GpuBuffer<u32>,
-    scan: ExclusiveScan,
-    multiply: Arc<Kernel>,
-    count: Arc<Kernel>,
-    total: Arc<Kernel>,
-    flush: Arc<Kernel>,
+    stage: Stage,
     peak: u64,
     max_nnz: usize,
     batches: usize,
@@ -195,73 +144,15 @@ impl ThesisPlan {
             Some(Sparse::empty(gpu, list_max, n, csc)?),
             Some(Sparse::empty(gpu, list_max, n, csc)?),
         ];
-        let mut defines = Vec::new();
-        if opts.format == Format::CsrEll {
-            defines.push("RIGHT_ELL");
-        }
-        if opts.tiling == Tiling::TwoD {
-            defines.push("TILED");
-        }
-        if caps.f32_atomics {
-            defines.push("F32_ATOMIC");
-        }
-        let multiply = gpu.kernel(&KernelSpec {
-            name: "spdnn/thesis_multiply",
-            defines,
-            constants: vec![
-                ("WG", f64::from(wg)),
-                ("LANES", f64::from(lanes)),
-                ("TR", f64::from(opts.tile_rows.max(1))),
-                ("TC", f64::from(opts.tile_cols.max(1))),
-                ("STAGE", f64::from(wg)),
-                (
-                    "ACC_LEN",
-                    f64::from(opts.tile_rows.max(1) * opts.tile_cols.max(1)),
-                ),
-            ],
-            bindings: &MUL,
-        })?;
-        let simple = |name, bindings| {
-            gpu.kernel(&KernelSpec {
-                name,
-                defines: vec![],
-                constants: if name == "spdnn/thesis_total" {
-                    vec![]
-                } else {
-                    vec![("WG", f64::from(wg))]
-                },
-                bindings,
-            })
-        };
-        let count = simple("spdnn/thesis_count", &COUNT[..])?;
-        let total = simple("spdnn/thesis_total", &TOTAL[..])?;
-        let flush = simple("spdnn/thesis_flush", &FLUSH[..])?;
-        let z = |label| GpuBuffer::<u32>::zeroed(gpu, label, slots);
         Ok(ThesisPlan {
             opts: opts.clone(),
             n,
             rows,
-            bias: net.bias,
             rights,
             lefts,
             sets,
             cur: 0,
-            slots,
-            width,
-            lanes,
-            buf: GpuBuffer::zeroed(gpu, "spdnn.thesis.buffer", slots * width)?,
-            cnt: [
-                z("spdnn.thesis.cnt")?,
-                z("spdnn.thesis.off")?,
-                z("spdnn.thesis.flag")?,
-                z("spdnn.thesis.fpos")?,
-            ],
-            tot: GpuBuffer::zeroed(gpu, "spdnn.thesis.tot", 2)?,
-            scan: ExclusiveScan::new(gpu, slots)?,
-            multiply,
-            count,
-            total,
-            flush,
+            stage: Stage::new(gpu, opts, slots, width, lanes, net.bias)?,
             peak: 0,
             max_nnz: 0,
             batches: 0,
@@ -275,17 +166,17 @@ impl ThesisPlan {
 
     /// Rows (columns for CSC·CSC) per batch.
     pub fn batch_rows(&self) -> usize {
-        self.slots
+        self.stage.slots
     }
 
     /// Invocations per left entry in the multiply kernel.
     pub fn lanes(&self) -> u32 {
-        self.lanes
+        self.stage.lanes
     }
 
     /// Bytes of the dense batch buffer.
     pub fn buffer_bytes(&self) -> u64 {
-        4 * (self.slots * self.width) as u64
+        self.stage.buffer_bytes()
     }
 
     /// Bytes of the weights on the device.
@@ -304,7 +195,7 @@ impl ThesisPlan {
         self.multiply_s = 0.0;
         self.stamps = true;
         if self.poison {
-            self.buf.fill(gpu, f32::NAN)?;
+            self.stage.poison(gpu)?;
         }
         Ok(())
     }
@@ -394,58 +285,48 @@ impl ThesisPlan {
         loop {
             let mut batch = Batch::new(gpu);
             if let Some((pb0, prows, nonempty, nnz)) = pending.take() {
-                if self.expand(gpu, &mut batch, out, nnz_base, nnz_base + nnz, l)? {
+                if Stage::expand(
+                    gpu,
+                    &mut batch,
+                    out,
+                    nnz_base,
+                    nnz_base + nnz,
+                    l,
+                    self.poison,
+                )? {
                     st.expansions += 1;
                 }
-                let params = FlushParams {
-                    b0: pb0 as u32,
-                    rows: prows as u32,
-                    width: self.width as u32,
-                    rows_base: rows_base as u32,
-                    nnz_base: nnz_base as u32,
-                    by_id: u32::from(csc),
-                    pad: [0; 2],
-                };
-                let u = gpu.uniform("spdnn.thesis.flush.params", &params);
-                let [cnt, off, _, fpos] = &self.cnt;
-                let bg = self.flush.bind(
+                self.stage.record_flush(
                     gpu,
-                    &[
-                        &u,
-                        self.buf.raw(),
-                        cnt.raw(),
-                        off.raw(),
-                        fpos.raw(),
-                        left.ids.raw(),
-                        out.ids.raw(),
-                        out.ptr.raw(),
-                        out.col.raw(),
-                        out.val.raw(),
-                        out.beg.raw(),
-                        out.end.raw(),
-                    ],
+                    &mut batch,
+                    &left.ids,
+                    out,
+                    (pb0, prows),
+                    (rows_base, nnz_base),
+                    csc,
                 )?;
-                batch.dispatch(&self.flush, bg, gpu.grid(prows as u32)?)?;
                 rows_base += nonempty;
                 nnz_base += nnz;
             }
             let next = if b0 < list {
-                let rows = self.slots.min(list - b0);
+                let rows = self.stage.slots.min(list - b0);
                 if self.time_multiply {
                     // The previous flush first, then the multiply alone, timed.
                     if batch.dispatches() > 0 {
                         batch.submit()?;
                     }
                     let mut alone = Batch::new(gpu);
-                    self.record_multiply(gpu, &mut alone, left, &right, b0, rows)?;
+                    self.stage
+                        .record_multiply(gpu, &mut alone, left, &right, b0, rows)?;
                     let t = alone.submit_timed()?;
                     st.multiply += t.seconds;
                     st.stamps &= t.from_timestamps;
                     batch = Batch::new(gpu);
                 } else {
-                    self.record_multiply(gpu, &mut batch, left, &right, b0, rows)?;
+                    self.stage
+                        .record_multiply(gpu, &mut batch, left, &right, b0, rows)?;
                 }
-                self.record_count(gpu, &mut batch, rows)?;
+                self.stage.record_count(gpu, &mut batch, rows)?;
                 Some(rows)
             } else {
                 None
@@ -455,9 +336,9 @@ impl ThesisPlan {
             }
             let Some(rows) = next else { break };
             st.batches += 1;
-            let tot = self.tot.read(gpu)?;
+            let tot = self.stage.tot.read(gpu)?;
             let (nnz, nonempty) = (tot[0] as usize, tot[1] as usize);
-            if nonempty > rows || nnz > rows * self.width {
+            if nonempty > rows || nnz > rows * self.stage.width {
                 return Err(Error::Check {
                     kernel: "spdnn.thesis_count".into(),
                     message: format!(
@@ -467,7 +348,7 @@ impl ThesisPlan {
                 });
             }
             let out_bytes = out.bytes() + 8 * (nnz_base + nnz).saturating_sub(out.col.len()) as u64;
-            let now = input.bytes() + out_bytes + self.buffer_bytes() + 16 * self.slots as u64;
+            let now = input.bytes() + out_bytes + self.stage.bytes();
             st.peak = st.peak.max(now);
             pending = Some((b0, rows, nonempty, nnz));
             b0 += rows;
@@ -475,148 +356,6 @@ impl ThesisPlan {
         out.rows = rows_base;
         out.nnz = nnz_base;
         Ok(st)
-    }
-
-    /// Records one batch's fused multiply into the buffer.
-    fn record_multiply(
-        &self,
-        gpu: &Gpu,
-        batch: &mut Batch,
-        left: &Sparse,
-        right: &RightRef,
-        b0: usize,
-        rows: usize,
-    ) -> Result<()> {
-        let tiled = self.opts.tiling == Tiling::TwoD;
-        let col_tiles = if tiled {
-            self.width.div_ceil(self.opts.tile_cols as usize).max(1)
-        } else {
-            1
-        };
-        let params = MulParams {
-            b0: b0 as u32,
-            rows: rows as u32,
-            width: self.width as u32,
-            rstride: right.stride,
-            bias: self.bias,
-            col_tiles: col_tiles as u32,
-            pad: [0; 2],
-        };
-        let u = gpu.uniform("spdnn.thesis.multiply.params", &params);
-        let bg = self.multiply.bind(
-            gpu,
-            &[
-                &u,
-                left.ptr.raw(),
-                left.col.raw(),
-                left.val.raw(),
-                right.beg.raw(),
-                right.end.raw(),
-                right.col.raw(),
-                right.val.raw(),
-                self.buf.raw(),
-            ],
-        )?;
-        let groups = if tiled {
-            rows.div_ceil(self.opts.tile_rows as usize) * col_tiles
-        } else {
-            rows
-        };
-        let groups = u32::try_from(groups).map_err(|_| Error::TooLarge {
-            what: "the tiles of one batch".into(),
-            needed: format!("{groups} workgroups"),
-            limit: format!("{} workgroups", u32::MAX),
-        })?;
-        batch.dispatch(&self.multiply, bg, gpu.grid(groups)?)
-    }
-
-    /// Records the count of the buffer's nonzeros per row, the two scans and the totals.
-    fn record_count(&self, gpu: &Gpu, batch: &mut Batch, rows: usize) -> Result<()> {
-        let cap = self.slots as u32;
-        let u = gpu.uniform(
-            "spdnn.thesis.count.params",
-            &CountParams {
-                rows: rows as u32,
-                width: self.width as u32,
-                cap,
-                pad: 0,
-            },
-        );
-        let [cnt, off, flag, fpos] = &self.cnt;
-        let bg = self.count.bind(
-            gpu,
-            &[
-                &u,
-                self.buf.raw(),
-                cnt.raw(),
-                off.raw(),
-                flag.raw(),
-                fpos.raw(),
-            ],
-        )?;
-        batch.dispatch(&self.count, bg, gpu.grid(cap)?)?;
-        self.scan.record(batch, off)?;
-        self.scan.record(batch, fpos)?;
-        let u = gpu.uniform(
-            "spdnn.thesis.total.params",
-            // spdnn.thesis_total reads the slot count first.
-            &CountParams {
-                rows: cap,
-                width: 0,
-                cap: 0,
-                pad: 0,
-            },
-        );
-        let bg = self.total.bind(
-            gpu,
-            &[
-                &u,
-                cnt.raw(),
-                off.raw(),
-                flag.raw(),
-                fpos.raw(),
-                self.tot.raw(),
-            ],
-        )?;
-        batch.dispatch(&self.total, bg, [1, 1, 1])
-    }
-
-    /// The thesis's expand: when Y_out cannot hold `need` nonzeros, a new pair of arrays of
-    /// exactly `need`, the first `keep` entries copied over (recorded before the flush);
-    /// whether it grew.
-    fn expand(
-        &self,
-        gpu: &Gpu,
-        batch: &mut Batch,
-        out: &mut Sparse,
-        keep: usize,
-        need: usize,
-        l: usize,
-    ) -> Result<bool> {
-        if need <= out.col.len() {
-            return Ok(false);
-        }
-        let limit = gpu.caps.max_storage_binding_bytes;
-        if 4 * need as u64 > limit {
-            return Err(Error::TooLarge {
-                what: format!("the sparse Y after layer {} ({need} nonzeros)", l + 1),
-                needed: format!("{} bytes in one binding", 4 * need),
-                limit: format!("{limit} bytes on {}", gpu.caps.adapter_name),
-            });
-        }
-        let col = GpuBuffer::<u32>::zeroed(gpu, "spdnn.thesis.col", need)?;
-        let val = if self.poison {
-            GpuBuffer::<f32>::filled(gpu, "spdnn.thesis.val", need, f32::NAN)?
-        } else {
-            GpuBuffer::<f32>::zeroed(gpu, "spdnn.thesis.val", need)?
-        };
-        if keep > 0 {
-            batch.copy(out.col.raw(), col.raw(), 4 * keep as u64);
-            batch.copy(out.val.raw(), val.raw(), 4 * keep as u64);
-        }
-        out.col = col;
-        out.val = val;
-        Ok(true)
     }
 
     /// Time the multiply kernels alone ([`ThesisRun::multiply_seconds`]).
@@ -664,36 +403,5 @@ impl ThesisPlan {
     pub fn active(&self) -> (usize, usize) {
         let y = self.set(self.cur);
         (y.rows, y.nnz)
-    }
-}
-
-/// The right operand as the multiply binds it.
-struct RightRef<'a> {
-    beg: &'a GpuBuffer<u32>,
-    end: &'a GpuBuffer<u32>,
-    col: &'a GpuBuffer<u32>,
-    val: &'a GpuBuffer<f32>,
-    stride: u32,
-}
-
-impl<'a> RightRef<'a> {
-    fn of(w: &'a Right) -> Self {
-        RightRef {
-            beg: &w.beg,
-            end: &w.end,
-            col: &w.col,
-            val: &w.val,
-            stride: w.stride,
-        }
-    }
-
-    fn of_sparse(y: &'a Sparse) -> Self {
-        RightRef {
-            beg: &y.beg,
-            end: &y.end,
-            col: &y.col,
-            val: &y.val,
-            stride: 0,
-        }
     }
 }
