@@ -57,12 +57,17 @@ fn check(net: &Network, y0: &Csr, opts: &ThesisOptions) -> Vec<u32> {
     check_on(common::gpu(), net, y0, opts)
 }
 
-/// Every format × tiling with the given buffer and a small tile (so tiles straddle rows,
-/// columns and batch ends).
+/// Every format × tiling (1D both ways) with the given buffer and a small tile (so tiles
+/// straddle rows, columns and batch ends).
 fn every(buffer: BufferSize) -> Vec<ThesisOptions> {
     let mut out = Vec::new();
     for format in Format::ALL {
-        for tiling in Tiling::ALL {
+        // 1D with the row's sums in workgroup memory and in the buffer (f32 atomics), 2D.
+        for (tiling, row_in_workgroup) in [
+            (Tiling::OneD, Some(true)),
+            (Tiling::OneD, Some(false)),
+            (Tiling::TwoD, None),
+        ] {
             out.push(ThesisOptions {
                 format,
                 tiling,
@@ -70,6 +75,7 @@ fn every(buffer: BufferSize) -> Vec<ThesisOptions> {
                 workgroup: 64,
                 tile_rows: 3,
                 tile_cols: 40,
+                row_in_workgroup,
             });
         }
     }
@@ -272,6 +278,19 @@ fn bad_options_are_errors() {
         let e = ThesisPlan::new(gpu, &net, &y0, &opts).err().expect(what);
         assert!(e.to_string().contains(what), "{e}");
     }
+    // CSC·CSC rows span every input row: 20,000 sums do not fit workgroup memory.
+    let y0 = data::random_inputs(20_000, 32, 0.3, 3).unwrap();
+    let opts = ThesisOptions {
+        format: Format::CscCsc,
+        tiling: Tiling::OneD,
+        row_in_workgroup: Some(true),
+        ..Default::default()
+    };
+    let e = ThesisPlan::new(gpu, &net, &y0, &opts)
+        .err()
+        .expect("too wide");
+    let what = "a row of 20000 sums in workgroup memory";
+    assert!(e.to_string().contains(what), "{e}");
 }
 
 fn cli(args: &[&str]) -> (i32, String, String) {
@@ -375,6 +394,7 @@ fn tiles_straddle_batch_boundaries() {
             workgroup: 32,
             tile_rows: 5,
             tile_cols: 7,
+            row_in_workgroup: None,
         };
         let cats = check(&net, &y0, &opts);
         assert!(!cats.is_empty() && cats.len() < y0.nrows, "{}", cats.len());
@@ -390,7 +410,7 @@ fn a_sparse_y_beyond_one_binding_is_an_error() {
     let y0 = data::random_inputs(150, n, 0.3, 52).unwrap();
     assert!(y0.nnz() < 2048);
     let gpu = common::gpu_small_bindings();
-    for opts in every(BufferSize::Rows(8)).into_iter().step_by(2) {
+    for opts in every(BufferSize::Rows(8)).into_iter().step_by(3) {
         let mut plan = ThesisPlan::new(gpu, &net, &y0, &opts).unwrap();
         let e = plan.run(gpu).expect_err("Y beyond a binding");
         assert!(e.to_string().contains("sparse Y after layer 1"), "{e}");

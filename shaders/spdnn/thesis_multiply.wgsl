@@ -6,9 +6,11 @@
 // rbeg[k] + t (CSR); it has rend[k] − rbeg[k] entries, sorted by column. Output row s of
 // the batch is buf[s·width ..]: entry c = clamp(z + bias, 0, YMAX) where z = Σ v·w ≠ 0
 // (the bias only on structural nonzeros), else 0.
-// - 1D (no TILED): one workgroup per batch row over all `width` output columns; it zeroes its
-//   buffer row, adds every product into it with f32 atomics (storage), then activates it in
-//   place.
+// - 1D (no TILED): one workgroup per batch row over all `width` output columns. With WG_ROW
+//   the row's sums are kept in workgroup memory (ACC_LEN = width) and written once,
+//   activated (coalesced); without, the workgroup zeroes its buffer row, adds every product
+//   into it with f32 atomics (storage), then activates it in place (rows too wide for
+//   workgroup memory, e.g. CSC·CSC's columns of all rows).
 // - 2D (TILED): one workgroup per tile of TR batch rows × TC output columns; the tile's left
 //   entries are staged in workgroup memory STAGE at a time, each right row is entered by a
 //   binary search for the tile's first column, the sums are kept in workgroup memory and
@@ -18,7 +20,11 @@
 #ifdef TILED
 #import shared/atomic_f32_wg
 #else
+#ifdef WG_ROW
+#import shared/atomic_f32_wg
+#else
 #import shared/atomic_f32
+#endif
 #endif
 override WG: u32 = 256u;
 override LANES: u32 = 32u;
@@ -55,7 +61,12 @@ var<workgroup> st_v: array<f32, STAGE>;
 var<workgroup> st_r: array<u32, STAGE>;
 var<workgroup> wg_span: vec2<u32>;
 #else
+#ifdef WG_ROW
+@group(0) @binding(8) var<storage, read_write> buf: array<f32>;
+var<workgroup> wg_accum: array<atomic<u32>, ACC_LEN>;
+#else
 @group(0) @binding(8) var<storage, read_write> accum: array<AtomicF32>;
+#endif
 #endif
 
 fn activate(z: f32) -> f32 {
@@ -75,6 +86,7 @@ fn ridx(k: u32, t: u32) -> u32 {
 }
 
 #ifndef TILED
+#ifndef WG_ROW
 fn accum_set(i: u32, v: f32) {
 #ifdef F32_ATOMIC
     atomicStore(&accum[i], v);
@@ -82,6 +94,7 @@ fn accum_set(i: u32, v: f32) {
     atomicStore(&accum[i], bitcast<u32>(v));
 #endif
 }
+#endif
 #endif
 
 @compute @workgroup_size(WG)
@@ -169,7 +182,11 @@ fn main(
     let p = params.b0 + s;
     let row = s * width;
     for (var j = lid; j < width; j += WG) {
+#ifdef WG_ROW
+        atomicStore(&wg_accum[j], 0u);
+#else
         accum_set(row + j, 0.0);
+#endif
     }
     storageBarrier();
     workgroupBarrier();
@@ -181,13 +198,21 @@ fn main(
         let len = rend[k] - rbeg[k];
         for (var t = lane; t < len; t += LANES) {
             let x = ridx(k, t);
+#ifdef WG_ROW
+            wg_accum_add(rcol[x], v * rval[x]);
+#else
             accum_add(row + rcol[x], v * rval[x]);
+#endif
         }
     }
     storageBarrier();
     workgroupBarrier();
     for (var j = lid; j < width; j += WG) {
+#ifdef WG_ROW
+        buf[row + j] = activate(wg_accum_load(j));
+#else
         accum_set(row + j, activate(accum_load(row + j)));
+#endif
     }
 #endif
 }

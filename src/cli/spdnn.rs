@@ -24,6 +24,13 @@ enum ApproachArg {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum RowSumsArg {
+    Auto,
+    Workgroup,
+    Buffer,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum TilingArg {
     #[value(name = "1d")]
     OneD,
@@ -95,6 +102,10 @@ pub struct SpdnnArgs {
     /// (each is run: 0.1,0.25,0.5 is the thesis's sweep).
     #[arg(long, value_delimiter = ',', default_value = "0.1")]
     buffer: Vec<f64>,
+    /// Thesis approaches, 1d: keep a row's sums in workgroup memory (written once) or add
+    /// them with f32 atomics in the buffer (auto: workgroup memory when the row fits).
+    #[arg(long, value_enum, default_value = "auto")]
+    row_sums: RowSumsArg,
     /// Thesis approaches: timed runs after the warm-up (default: --reps).
     #[arg(long)]
     thesis_reps: Option<usize>,
@@ -454,6 +465,11 @@ fn thesis_runs(a: &SpdnnArgs) -> Result<Vec<ThesisOptions>> {
                     workgroup: a.wg,
                     tile_rows: a.tile_rows,
                     tile_cols: a.tile_cols,
+                    row_in_workgroup: match a.row_sums {
+                        RowSumsArg::Auto => None,
+                        RowSumsArg::Workgroup => Some(true),
+                        RowSumsArg::Buffer => Some(false),
+                    },
                 });
             }
         }

@@ -4,7 +4,7 @@
 use serde_json::json;
 
 use wgsparse::sparse::Csr;
-use wgsparse::spdnn::thesis::{BufferSize, ThesisOptions, ThesisPlan};
+use wgsparse::spdnn::thesis::{BufferSize, ThesisOptions, ThesisPlan, Tiling};
 use wgsparse::spdnn::{self, Network};
 use wgsparse::{Gpu, Result};
 
@@ -26,6 +26,8 @@ pub struct Measured {
     pub multiply: Option<(f64, bool)>,
     /// Rows (columns for CSC·CSC) per batch.
     pub batch_rows: usize,
+    /// 1D: where a row's sums are kept ("workgroup" or "buffer"; "-" for 2D).
+    pub row_sums: &'static str,
     /// Bytes of the batch buffer.
     pub buffer_bytes: u64,
 }
@@ -69,6 +71,11 @@ pub fn run(
         max_nnz: last.max_nnz,
         expansions: [warm_expansions, last.expansions],
         batch_rows: plan.batch_rows(),
+        row_sums: match (opts.tiling, plan.row_in_workgroup()) {
+            (Tiling::TwoD, _) => "-",
+            (_, true) => "workgroup",
+            (_, false) => "buffer",
+        },
         buffer_bytes: plan.buffer_bytes(),
     })
 }
@@ -110,7 +117,7 @@ pub fn report(
                 "adapter": gpu.caps.adapter_name,
                 "approach": opts.format.name(), "tiling": opts.tiling.name(), "buffer": buffer,
                 "batch_rows": m.batch_rows, "buffer_bytes": m.buffer_bytes,
-                "tile": [opts.tile_rows, opts.tile_cols], "wg": opts.workgroup,
+                "tile": [opts.tile_rows, opts.tile_cols], "wg": opts.workgroup, "row_sums": m.row_sums,
                 "neurons": n, "layers": net.layers.len(), "rows": rows, "bias": net.bias,
                 "edges": net.edges(), "ms": m.seconds * 1e3, "timing": "wall clock",
                 "multiply_ms": m.multiply.map(|t| t.0 * 1e3),
@@ -145,12 +152,13 @@ pub fn report(
             "batch",
             format!(
                 "{} rows per batch ({:.1} MB buffer), {} batches per run, Y_out grown {} \
-                 times in the first run and {} in the last",
+                 times in the first run and {} in the last; 1D row sums in {}",
                 m.batch_rows,
                 m.buffer_bytes as f64 / 1e6,
                 m.batches,
                 m.expansions[0],
-                m.expansions[1]
+                m.expansions[1],
+                m.row_sums
             ),
         ),
         (

@@ -19,7 +19,8 @@
 //! so there the list only spares the empty columns of Y their (empty) reads.
 //!
 //! Tiling ([`Tiling`]): 1D gives each workgroup one whole row of the batch (all output
-//! columns), summed with f32 atomics straight in the buffer; 2D gives each workgroup a tile
+//! columns), summed in workgroup memory when the row fits there (else with f32 atomics
+//! straight in the buffer); 2D gives each workgroup a tile
 //! of TR rows × TC output columns, the tile's left entries staged in workgroup memory, each
 //! right row entered by a binary search at the tile's first column, the sums kept in
 //! workgroup memory and written to the buffer once.
@@ -113,6 +114,9 @@ pub struct ThesisOptions {
     pub tile_rows: u32,
     /// 2D: output columns per tile TC (the thesis's TILE_SIZE, 512).
     pub tile_cols: u32,
+    /// 1D: keep a row's sums in workgroup memory (written once, coalesced) instead of f32
+    /// atomics in the buffer; `None`: when the row fits workgroup memory.
+    pub row_in_workgroup: Option<bool>,
 }
 
 impl Default for ThesisOptions {
@@ -124,6 +128,7 @@ impl Default for ThesisOptions {
             workgroup: 256,
             tile_rows: 4,
             tile_cols: 512,
+            row_in_workgroup: None,
         }
     }
 }

@@ -106,6 +106,21 @@ impl ThesisPlan {
             });
         }
         let slots = wanted.clamp(1, list_max.max(1)).min(fit);
+        // 1D: a row's sums in workgroup memory when they fit (or as asked).
+        let row_bytes = 4 * width as u64 + 16;
+        let row_fits = row_bytes <= u64::from(caps.max_workgroup_storage_bytes);
+        let wg_row = opts.tiling == Tiling::OneD
+            && match opts.row_in_workgroup {
+                Some(true) if !row_fits => {
+                    return Err(Error::TooLarge {
+                        what: format!("a row of {width} sums in workgroup memory"),
+                        needed: format!("{row_bytes} bytes"),
+                        limit: format!("{} bytes", caps.max_workgroup_storage_bytes),
+                    })
+                }
+                Some(on) => on,
+                None => row_fits,
+            };
         let (rights, lefts, wmax) = if csc {
             let lefts = net
                 .layers
@@ -152,7 +167,7 @@ impl ThesisPlan {
             lefts,
             sets,
             cur: 0,
-            stage: Stage::new(gpu, opts, slots, width, lanes, net.bias)?,
+            stage: Stage::new(gpu, opts, (slots, width), lanes, wg_row, net.bias)?,
             peak: 0,
             max_nnz: 0,
             batches: 0,
@@ -167,6 +182,12 @@ impl ThesisPlan {
     /// Rows (columns for CSC·CSC) per batch.
     pub fn batch_rows(&self) -> usize {
         self.stage.slots
+    }
+
+    /// 1D: whether a row's sums are kept in workgroup memory (else f32 atomics in the
+    /// buffer); `false` for 2D.
+    pub fn row_in_workgroup(&self) -> bool {
+        self.stage.wg_row
     }
 
     /// Invocations per left entry in the multiply kernel.

@@ -58,6 +58,8 @@ pub(super) struct Stage {
     pub width: usize,
     /// Invocations per left entry in the multiply kernel.
     pub lanes: u32,
+    /// 1D: a row's sums in workgroup memory.
+    pub wg_row: bool,
     bias: f32,
     tiling: Tiling,
     tile_rows: u32,
@@ -75,13 +77,14 @@ pub(super) struct Stage {
 }
 
 impl Stage {
-    /// Compiles the kernels for `opts` and allocates a buffer of `slots` rows of `width`.
+    /// Compiles the kernels for `opts` and allocates a buffer of `slots` rows of `width`;
+    /// `wg_row`: 1D sums in workgroup memory (the row must fit).
     pub fn new(
         gpu: &Gpu,
         opts: &ThesisOptions,
-        slots: usize,
-        width: usize,
+        (slots, width): (usize, usize),
         lanes: u32,
+        wg_row: bool,
         bias: f32,
     ) -> Result<Self> {
         let wg = opts.workgroup;
@@ -89,13 +92,18 @@ impl Stage {
         if opts.format == Format::CsrEll {
             defines.push("RIGHT_ELL");
         }
+        let wg_row = wg_row && opts.tiling == Tiling::OneD;
         if opts.tiling == Tiling::TwoD {
             defines.push("TILED");
+        }
+        if wg_row {
+            defines.push("WG_ROW");
         }
         if gpu.caps.f32_atomics {
             defines.push("F32_ATOMIC");
         }
         let (tr, tc) = (opts.tile_rows.max(1), opts.tile_cols.max(1));
+        let acc_len = if wg_row { width.max(1) as u32 } else { tr * tc };
         let multiply = gpu.kernel(&KernelSpec {
             name: "spdnn/thesis_multiply",
             defines,
@@ -105,7 +113,7 @@ impl Stage {
                 ("TR", f64::from(tr)),
                 ("TC", f64::from(tc)),
                 ("STAGE", f64::from(wg)),
-                ("ACC_LEN", f64::from(tr * tc)),
+                ("ACC_LEN", f64::from(acc_len)),
             ],
             bindings: &MUL,
         })?;
@@ -123,6 +131,7 @@ impl Stage {
             slots,
             width,
             lanes,
+            wg_row,
             bias,
             tiling: opts.tiling,
             tile_rows: tr,
