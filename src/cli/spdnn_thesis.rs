@@ -151,14 +151,18 @@ pub fn report(
         (
             "batch",
             format!(
-                "{} rows per batch ({:.1} MB buffer), {} batches per run, Y_out grown {} \
-                 times in the first run and {} in the last; 1D row sums in {}",
+                "{} rows per batch ({:.1} MB buffer), {} batches per run; 1D row sums in {}",
                 m.batch_rows,
                 m.buffer_bytes as f64 / 1e6,
                 m.batches,
-                m.expansions[0],
-                m.expansions[1],
                 m.row_sums
+            ),
+        ),
+        (
+            "expand",
+            format!(
+                "Y_out grown {} times in the first run, {} in the last",
+                m.expansions[0], m.expansions[1]
             ),
         ),
         (
