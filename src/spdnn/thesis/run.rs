@@ -206,7 +206,8 @@ impl ThesisPlan {
             + self.lefts.iter().map(Sparse::bytes).sum::<u64>()
     }
 
-    /// Starts an inference: the next layer reads Y0; the buffer is poisoned with NaN.
+    /// Starts an inference: the next layer reads Y0 (with [`ThesisPlan::set_poison`], the
+    /// buffer is filled with NaN first).
     pub fn start(&mut self, gpu: &Gpu) -> Result<()> {
         self.cur = 0;
         self.peak = 0;
