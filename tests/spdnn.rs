@@ -473,7 +473,8 @@ fn cli_runs_idx_inputs_on_every_approach_and_exports_the_network() {
         .filter(|l| l.starts_with('{'))
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), 2, "{text}");
+    // The two fast paths, then the thesis's three approaches at both tilings.
+    assert_eq!(lines.len(), 2 + 6, "{text}");
     for v in &lines {
         assert_eq!(v["ok"], true, "{text}");
         let active = v["active_rows"].as_u64().unwrap();

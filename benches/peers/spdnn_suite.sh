@@ -15,6 +15,15 @@
 #           unpacked weights, a smaller workgroup, 32-lane ELL groups, narrower slices) at the
 #           N in SWEEP_NS (default 4096 16384)
 #   DENSE_ROWS_MAX  largest N at which the dense-rows path runs too (default 4096)
+#   THESIS_NS  N at which the thesis's approaches run too (--approach all: CSR·ELL, CSR·CSR,
+#           CSC·CSC, each 1D and 2D, one warm-up and THESIS_REPS timed runs each; default
+#           "1024 4096"); buffers THESIS_BUFFERS_SMALL at N ≤ 1024 (default 0.1,0.25,0.5,
+#           the thesis's sweep) and THESIS_BUFFERS at larger N (default 0.1). That invocation
+#           runs under `timeout THESIS_TIMEOUT` (default 180 s; the twin and the fast paths
+#           included): its JSON lines are written as each run finishes, every approach at 10%
+#           before any at 25%, so a timeout loses the last buffers' runs first. Each thesis
+#           run is one warm-up, THESIS_REPS timed runs and one run timing the multiply alone.
+#           The table of the thesis's relative findings goes to $OUT/thesis_table.md.
 # The N = 1024 runs are checked against the CPU twin (a row within f32 rounding of the
 # threshold may differ and is listed in tie_rows); the others against the auto run's
 # categories, and the peer against them too (its JSON line says categories_match).
@@ -26,6 +35,11 @@ IDX=${IDX:-.gpu/train-images-idx3-ubyte.gz}
 DENSE_ROWS_MAX=${DENSE_ROWS_MAX:-4096}
 SWEEP_NS=${SWEEP_NS:-"4096 16384"}
 REPS=${REPS:-3}
+THESIS_NS=${THESIS_NS:-"1024 4096"}
+THESIS_REPS=${THESIS_REPS:-1}
+THESIS_BUFFERS_SMALL=${THESIS_BUFFERS_SMALL:-0.1,0.25,0.5}
+THESIS_BUFFERS=${THESIS_BUFFERS:-0.1}
+THESIS_TIMEOUT=${THESIS_TIMEOUT:-180}
 mkdir -p "$OUT"
 for f in .gl/*.deb; do [ -e "$f" ] && dpkg -x "$f" /; done; ldconfig
 if ! ./.gpu/wgsparse info >/dev/null 2>&1; then
@@ -46,10 +60,33 @@ for L in $LAYERS; do
     [ "$N" -le 1024 ] && check="--check"
     # auto (= sliced-ell), and dense-rows in the same process up to DENSE_ROWS_MAX (one twin).
     which=auto
-    [ "$N" -le "$DENSE_ROWS_MAX" ] && which=all
-    log "N=$N L=$L approach $which (export to $dir) $check"
-    $W $base --approach $which $check --export "$dir" >> "$OUT/spdnn.jsonl" \
-      2>>"$OUT/log.txt" || log "FAILED (exit $?)"
+    [ "$N" -le "$DENSE_ROWS_MAX" ] && which=sliced-ell,dense-rows
+    if [[ " $THESIS_NS " == *" $N "* ]]; then
+      # Every path in one process (one generation, one twin): the fast paths first (dense-rows
+      # only up to DENSE_ROWS_MAX), then the thesis's approaches.
+      bufs=$THESIS_BUFFERS
+      [ "$N" -le 1024 ] && bufs=$THESIS_BUFFERS_SMALL
+      fast=all
+      [ "$N" -le "$DENSE_ROWS_MAX" ] || fast=auto
+      log "N=$N L=$L approach all, thesis buffers $bufs (export to $dir) $check"
+      if [ "$fast" = all ]; then
+        timeout "$THESIS_TIMEOUT" $W $base --approach all --thesis-reps "$THESIS_REPS" --spmm-time \
+          --buffer "$bufs" $check --export "$dir" >> "$OUT/spdnn.jsonl" \
+          2>>"$OUT/log.txt" || log "FAILED or timed out (exit $?)"
+      else
+        $W $base --approach auto $check --export "$dir" >> "$OUT/spdnn.jsonl" \
+          2>>"$OUT/log.txt" || log "FAILED (exit $?)"
+        timeout "$THESIS_TIMEOUT" $W $base --approach thesis --thesis-reps "$THESIS_REPS" --spmm-time \
+          --buffer "$bufs" ${check:-"--categories $dir/categories.tsv"} >> "$OUT/spdnn.jsonl" \
+          2>>"$OUT/log.txt" || log "FAILED or timed out (exit $?)"
+      fi
+    else
+      for a in ${which//,/ }; do
+        log "N=$N L=$L approach $a (export to $dir) $check"
+        $W $base --approach $a $check --export "$dir" >> "$OUT/spdnn.jsonl" \
+          2>>"$OUT/log.txt" || log "FAILED (exit $?)"
+      done
+    fi
     # Against the CPU twin where it runs (rows within f32 rounding of the threshold are
     # told apart there), else against the first run's categories, exactly.
     truth=${check:-"--categories $dir/categories.tsv"}
@@ -70,4 +107,43 @@ for L in $LAYERS; do
     rm -rf "$dir"
   done
 done
+python3 - "$OUT/spdnn.jsonl" > "$OUT/thesis_table.md" <<'PY' || log "table FAILED"
+# The thesis's relative findings from the runs above: every thesis run, then the ratios it
+# reports (ELL vs CSR vs CSC at one tiling and 10%, 2D vs 1D, the buffer sweep).
+import json, sys
+runs = []
+for line in open(sys.argv[1]):
+    try:
+        d = json.loads(line)
+    except ValueError:
+        continue
+    if d.get("approach") in ("csr-ell", "csr-csr", "csc-csc") and "ms" in d:
+        runs.append(d)
+    elif "error" in d:
+        print(f"- error: {d['approach']}: {d['error']}")
+print("| N | L | approach | tiling | buffer | total ms | multiply ms | TE/s | batches | peak MB | dense 2× MB | check |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+for d in runs:
+    print(f"| {d['neurons']} | {d['layers']} | {d['approach']} | {d['tiling']} | {d['buffer']} | "
+          f"{d['ms']:.1f} | {d.get('multiply_ms') or float('nan'):.1f} | {d['edges_per_second'] / 1e12:.3f} | {d['batches']} | "
+          f"{d['peak_feature_bytes'] / 1e6:.1f} | {d['dense_double_buffer_bytes'] / 1e6:.1f} | "
+          f"{'ok' if d['ok'] else 'MISMATCH'} |")
+t = {(d['neurons'], d['layers'], d['approach'], d['tiling'], d['buffer']): d['ms'] for d in runs}
+print()
+print("| N | L | finding | ratio (time / time) |")
+print("|---|---|---|---|")
+for (n, l) in sorted({(k[0], k[1]) for k in t}):
+    def r(a, b, what):
+        if a in t and b in t:
+            print(f"| {n} | {l} | {what} | {t[a] / t[b]:.2f} |")
+    for ti in ("1d", "2d"):
+        r((n, l, "csr-csr", ti, 0.1), (n, l, "csr-ell", ti, 0.1), f"CSR·CSR / CSR·ELL, {ti}, 10%")
+        r((n, l, "csc-csc", ti, 0.1), (n, l, "csr-ell", ti, 0.1), f"CSC·CSC / CSR·ELL, {ti}, 10%")
+        r((n, l, "csc-csc", ti, 0.1), (n, l, "csr-csr", ti, 0.1), f"CSC·CSC / CSR·CSR, {ti}, 10%")
+    for ap in ("csr-ell", "csr-csr", "csc-csc"):
+        r((n, l, ap, "1d", 0.1), (n, l, ap, "2d", 0.1), f"{ap} 1D / 2D, 10%")
+        for ti in ("1d", "2d"):
+            r((n, l, ap, ti, 0.1), (n, l, ap, ti, 0.5), f"{ap} {ti} buffer 10% / 50%")
+            r((n, l, ap, ti, 0.1), (n, l, ap, ti, 0.25), f"{ap} {ti} buffer 10% / 25%")
+PY
 log "done"

@@ -8,6 +8,7 @@ mod logreg;
 mod mf;
 mod sddmm;
 mod spdnn;
+mod spdnn_thesis;
 mod wide;
 
 use std::process::ExitCode;

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use serde_json::json;
 
 use wgsparse::gpu::{median_warm, GpuTime};
+use wgsparse::spdnn::thesis::{BufferSize, Format, ThesisOptions, Tiling};
 use wgsparse::spdnn::{self, cpu, data, Approach, Options, Plan};
 use wgsparse::{io, Gpu, Result};
 
@@ -15,7 +16,27 @@ enum ApproachArg {
     Auto,
     SlicedEll,
     DenseRows,
+    CsrEll,
+    CsrCsr,
+    CscCsc,
+    Thesis,
     All,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum RowSumsArg {
+    Auto,
+    Workgroup,
+    Buffer,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum TilingArg {
+    #[value(name = "1d")]
+    OneD,
+    #[value(name = "2d")]
+    TwoD,
+    Both,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -68,9 +89,39 @@ pub struct SpdnnArgs {
     /// Timed repetitions after warm-up (the median is reported).
     #[arg(long, default_value_t = 5)]
     reps: usize,
-    /// GPU path: auto (sliced-ell), sliced-ell, dense-rows, or all of them (each checked).
+    /// GPU path: auto (sliced-ell), sliced-ell, dense-rows, the thesis's csr-ell, csr-csr,
+    /// csc-csc (Y kept sparse, through a dense batch buffer), thesis (those three), or all of
+    /// them (each checked; the thesis's approaches at every --tiling and --buffer).
     #[arg(long, value_enum, default_value = "auto")]
     approach: ApproachArg,
+    /// Thesis approaches: 1d (a workgroup per row), 2d (tiles of --tile-rows ×
+    /// --tile-cols), or both (default: 2d for one approach, both with --approach all).
+    #[arg(long, value_enum)]
+    tiling: Option<TilingArg>,
+    /// Thesis approaches: the dense batch buffer as fractions of a dense Y, comma-separated
+    /// (each is run: 0.1,0.25,0.5 is the thesis's sweep).
+    #[arg(long, value_delimiter = ',', default_value = "0.1")]
+    buffer: Vec<f64>,
+    /// Thesis approaches, 1d: keep a row's sums in workgroup memory (written once) or add
+    /// them with f32 atomics in the buffer (auto: workgroup memory when the row fits).
+    #[arg(long, value_enum, default_value = "auto")]
+    row_sums: RowSumsArg,
+    /// Thesis approaches: timed runs after the warm-up (default: --reps).
+    #[arg(long)]
+    thesis_reps: Option<usize>,
+    /// Thesis approaches: one more run timing the multiply kernels alone (the thesis's
+    /// "spmm" beside its total).
+    #[arg(long)]
+    spmm_time: bool,
+    /// Thesis approaches: rows (columns for csc-csc) per batch instead of --buffer.
+    #[arg(long)]
+    batch_rows: Option<usize>,
+    /// Thesis approaches, 2d: batch rows per tile.
+    #[arg(long, default_value_t = 4)]
+    tile_rows: u32,
+    /// Thesis approaches, 2d: output columns per tile (the thesis's TILE_SIZE).
+    #[arg(long, default_value_t = 512)]
+    tile_cols: u32,
     /// Invocations per workgroup.
     #[arg(long, default_value_t = 256)]
     wg: u32,
@@ -138,16 +189,20 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
         ApproachArg::SlicedEll => vec![Approach::SlicedEll],
         ApproachArg::DenseRows => vec![Approach::DenseRows],
         ApproachArg::All => vec![Approach::SlicedEll, Approach::DenseRows],
+        _ => vec![],
     };
+    let theses = thesis_runs(&a)?;
     // The twin's margins let a difference at a row within f32 rounding of the threshold be
     // told apart from a wrong result (a file has no margins: it must match exactly).
     let mut margins: Option<Vec<f64>> = None;
-    let truth = match &a.categories {
-        Some(p) => Some(("file", data::read_categories(p, rows)?)),
+    // Without a truth, every run after the first is checked against the first run's
+    // categories (exactly: no margins).
+    let mut truth: Option<(String, Vec<u32>)> = match &a.categories {
+        Some(p) => Some(("file".to_string(), data::read_categories(p, rows)?)),
         None if a.check => {
             let (values, m) = cpu::infer_with_margins(&net, &y0);
             margins = Some(m);
-            Some(("CPU twin", cpu::categories(&values, n)))
+            Some(("CPU twin".to_string(), cpu::categories(&values, n)))
         }
         None => None,
     };
@@ -156,6 +211,7 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
         export(dir, &net, &y0)?;
     }
     let mut all_ok = true;
+    let thesis_only = approaches.is_empty();
     for (i, approach) in approaches.into_iter().enumerate() {
         let options = Options {
             approach,
@@ -180,34 +236,10 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
             data::write_categories(&dir.join("categories.tsv"), &got)?;
         }
         let eps = spdnn::edges_per_second(&net, rows, time.seconds);
-        let mut ties = Vec::new();
-        let (verdict, ok) = match &truth {
-            None => ("not checked".to_string(), true),
-            Some((from, want)) => {
-                if *want == got {
-                    (format!("categories match ({from})"), true)
-                } else {
-                    let differ = symmetric_difference(want, &got);
-                    let all_ties = margins
-                        .as_ref()
-                        .is_some_and(|m| differ.iter().all(|&r| m[r as usize] <= tie));
-                    if all_ties {
-                        ties = differ.iter().map(|r| r + 1).collect();
-                        (
-                            format!(
-                                "categories match ({from}) but for {} row(s) within f32 rounding \
-                                 of the threshold (f64 margin ≤ {tie:.1e}): {:?}",
-                                ties.len(),
-                                &ties[..ties.len().min(5)]
-                            ),
-                            true,
-                        )
-                    } else {
-                        (mismatch(from, want, &got), false)
-                    }
-                }
-            }
-        };
+        let (verdict, ok, ties) = judge(&truth, margins.as_deref(), tie, &got);
+        if truth.is_none() {
+            truth = Some((format!("the {} run", approach.name()), got.clone()));
+        }
         all_ok &= ok;
         let name = if approach == Approach::Auto {
             format!("auto ({})", plan.approach().name())
@@ -288,6 +320,38 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
             println!("{t}");
         }
     }
+    for (i, opts) in theses.iter().enumerate() {
+        let reps = a.thesis_reps.unwrap_or(a.reps);
+        // A configuration the device cannot hold is reported and the others still run.
+        let plan_run = match super::spdnn_thesis::run(&gpu, &net, &y0, opts, reps, a.spmm_time) {
+            Ok(m) => m,
+            Err(e) => {
+                let what = super::spdnn_thesis::label(opts);
+                if a.json {
+                    println!(
+                        "{}",
+                        json!({"approach": what, "error": e.to_string(), "ok": false})
+                    );
+                } else {
+                    eprintln!("{what}: {e}");
+                }
+                all_ok = false;
+                continue;
+            }
+        };
+        if let (Some(dir), true) = (&a.export, thesis_only && i == 0) {
+            data::write_categories(&dir.join("categories.tsv"), &plan_run.categories)?;
+        }
+        let (verdict, ok, ties) = judge(&truth, margins.as_deref(), tie, &plan_run.categories);
+        if truth.is_none() {
+            let from = format!("the {} run", super::spdnn_thesis::label(opts));
+            truth = Some((from, plan_run.categories.clone()));
+        }
+        all_ok &= ok;
+        super::spdnn_thesis::report(
+            &gpu, &net, &y0, opts, &plan_run, &verdict, ok, &ties, a.json,
+        );
+    }
     let ok = all_ok;
     Ok(if ok {
         ExitCode::SUCCESS
@@ -334,6 +398,83 @@ fn timed(gpu: &Gpu, plan: &Plan, a: &SpdnnArgs) -> Result<GpuTime> {
             plan.run_grouped(gpu, a.group_layers, |_| {})
         }
     })
+}
+
+/// The verdict on `got` against the truth: (text, ok, 1-based rows that differ only within
+/// f32 rounding of the threshold).
+fn judge(
+    truth: &Option<(String, Vec<u32>)>,
+    margins: Option<&[f64]>,
+    tie: f64,
+    got: &[u32],
+) -> (String, bool, Vec<u32>) {
+    let Some((from, want)) = truth else {
+        return ("not checked".to_string(), true, Vec::new());
+    };
+    if want == got {
+        return (format!("categories match ({from})"), true, Vec::new());
+    }
+    let differ = symmetric_difference(want, got);
+    let all_ties = margins.is_some_and(|m| differ.iter().all(|&r| m[r as usize] <= tie));
+    if !all_ties {
+        return (mismatch(from, want, got), false, Vec::new());
+    }
+    let ties: Vec<u32> = differ.iter().map(|r| r + 1).collect();
+    (
+        format!(
+            "categories match ({from}) but for {} row(s) within f32 rounding of the threshold \
+             (f64 margin ≤ {tie:.1e}): {:?}",
+            ties.len(),
+            &ties[..ties.len().min(5)]
+        ),
+        true,
+        ties,
+    )
+}
+
+/// The thesis-approach runs the arguments ask for: each buffer × format × tiling.
+fn thesis_runs(a: &SpdnnArgs) -> Result<Vec<ThesisOptions>> {
+    let formats: Vec<Format> = match a.approach {
+        ApproachArg::CsrEll => vec![Format::CsrEll],
+        ApproachArg::CsrCsr => vec![Format::CsrCsr],
+        ApproachArg::CscCsc => vec![Format::CscCsc],
+        ApproachArg::All | ApproachArg::Thesis => Format::ALL.to_vec(),
+        _ => return Ok(Vec::new()),
+    };
+    let both = matches!(a.approach, ApproachArg::All | ApproachArg::Thesis);
+    let tilings = match a.tiling {
+        Some(TilingArg::OneD) => vec![Tiling::OneD],
+        Some(TilingArg::TwoD) => vec![Tiling::TwoD],
+        Some(TilingArg::Both) => Tiling::ALL.to_vec(),
+        None if both => Tiling::ALL.to_vec(),
+        None => vec![Tiling::TwoD],
+    };
+    let buffers: Vec<BufferSize> = match a.batch_rows {
+        Some(r) => vec![BufferSize::Rows(r)],
+        None => a.buffer.iter().map(|&f| BufferSize::Fraction(f)).collect(),
+    };
+    // Buffers outermost: every approach at the first buffer before any at the next.
+    let mut out = Vec::new();
+    for &buffer in &buffers {
+        for &format in &formats {
+            for &tiling in &tilings {
+                out.push(ThesisOptions {
+                    format,
+                    tiling,
+                    buffer,
+                    workgroup: a.wg,
+                    tile_rows: a.tile_rows,
+                    tile_cols: a.tile_cols,
+                    row_in_workgroup: match a.row_sums {
+                        RowSumsArg::Auto => None,
+                        RowSumsArg::Workgroup => Some(true),
+                        RowSumsArg::Buffer => Some(false),
+                    },
+                });
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// A row whose twin margin (see `cpu::infer_with_margins`) is at most this times the layer

@@ -18,6 +18,9 @@
 //! - [`Approach::DenseRows`]: W_lᵀ in column-major ELL over all N, a workgroup's rows staged
 //!   whole when they fit (small N), the surviving rows copied together after each layer
 //!   (`spdnn.layer`, `spdnn.compact`).
+//!
+//! The thesis's approaches (CSR·ELL, CSR·CSR, CSC·CSC with 1D and 2D tiling, Y kept sparse,
+//! a dense batch buffer, exact-size expand, DCSR pruning) are in [`thesis`].
 
 pub mod cpu;
 pub mod data;
@@ -25,6 +28,7 @@ mod kernels;
 mod plan;
 mod sliced;
 mod survivors;
+pub mod thesis;
 
 use serde::Serialize;
 

@@ -1,0 +1,429 @@
+//! The host loop of the thesis's approaches (its Algorithm 9): per layer, per batch of the
+//! left operand's list rows: the fused multiply into the dense buffer, the count and scans of
+//! its nonzeros, one read of the batch's totals, the exact-size expand of Y_out when needed,
+//! and the flush (recorded with the next batch's multiply, so one round trip per batch).
+
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::gpu::{Batch, Gpu};
+use crate::sparse::Csr;
+use crate::spdnn::thesis::operands::{Right, Sparse};
+use crate::spdnn::thesis::stage::{RightRef, Stage};
+use crate::spdnn::thesis::{BufferSize, Format, ThesisOptions, Tiling};
+use crate::spdnn::Network;
+use crate::{Error, Result};
+
+/// What one run of a thesis approach produced.
+#[derive(Clone, Debug, Serialize)]
+pub struct ThesisRun {
+    /// Wall seconds of the whole inference (every layer, batch and read-back).
+    pub seconds: f64,
+    /// Batches over all layers (one round trip each).
+    pub batches: usize,
+    /// Most bytes of feature memory at once: Y_in + Y_out (as sized at that moment) + the
+    /// batch buffer and its per-row counters.
+    pub peak_feature_bytes: u64,
+    /// Most nonzeros Y held after a layer.
+    pub max_nnz: usize,
+    /// Times Y_out was grown (a new exact-size pair of arrays, the old entries copied).
+    pub expansions: usize,
+    /// GPU seconds of the multiply kernels alone (the thesis's "spmm"), when
+    /// [`ThesisPlan::set_time_multiply`] asked for them (each multiply then goes in its own
+    /// timed submission, which lengthens the run).
+    pub multiply_seconds: Option<f64>,
+    /// Whether `multiply_seconds` came from timestamp queries (else wall clock).
+    pub multiply_from_timestamps: bool,
+}
+
+/// What one layer took.
+#[derive(Default)]
+struct LayerStats {
+    batches: usize,
+    peak: u64,
+    expansions: usize,
+    multiply: f64,
+    stamps: bool,
+}
+
+/// A prepared inference by one of the thesis's approaches.
+pub struct ThesisPlan {
+    opts: ThesisOptions,
+    n: usize,
+    rows: usize,
+    /// CSR approaches: W_l by row id. CSC·CSC: empty (W_lᵀ is a left operand).
+    rights: Vec<Right>,
+    /// CSC·CSC: W_lᵀ (W's columns) as left operands.
+    lefts: Vec<Sparse>,
+    /// [Y0, ping, pong]; `None` only while a layer writes it.
+    sets: [Option<Sparse>; 3],
+    cur: usize,
+    stage: Stage,
+    peak: u64,
+    max_nnz: usize,
+    batches: usize,
+    expansions: usize,
+    multiply_s: f64,
+    stamps: bool,
+    poison: bool,
+    time_multiply: bool,
+}
+
+impl ThesisPlan {
+    /// Uploads W (in the format's storage) and Y0, and prepares the kernels and the batch
+    /// buffer. Fails on bad options or sizes beyond the device (named in the error).
+    pub fn new(gpu: &Gpu, net: &Network, y0: &Csr, opts: &ThesisOptions) -> Result<Self> {
+        let caps = &gpu.caps;
+        opts.validate(
+            caps.max_invocations_per_workgroup,
+            caps.max_workgroup_storage_bytes,
+        )?;
+        if net.layers.is_empty() {
+            return Err(Error::Option("a network needs at least one layer".into()));
+        }
+        if y0.ncols != net.n {
+            return Err(Error::Shape(format!(
+                "inputs have {} columns, the network has {} neurons",
+                y0.ncols, net.n
+            )));
+        }
+        y0.validate()?;
+        let (n, rows) = (net.n, y0.nrows);
+        let csc = opts.format == Format::CscCsc;
+        // The buffer's rows are Y's rows (CSR) or W's columns over all Y rows (CSC).
+        let (width, list_max) = if csc { (rows, n) } else { (n, rows) };
+        let wanted = match opts.buffer {
+            BufferSize::Fraction(f) => ((f * (rows * n) as f64) / width.max(1) as f64) as usize,
+            BufferSize::Rows(r) => r,
+        };
+        let fit = (caps.max_storage_binding_bytes / (4 * width.max(1) as u64)) as usize;
+        if fit == 0 {
+            return Err(Error::TooLarge {
+                what: "one row of the batch buffer".into(),
+                needed: format!("{} bytes", 4 * width),
+                limit: format!("{} bytes per binding", caps.max_storage_binding_bytes),
+            });
+        }
+        let slots = wanted.clamp(1, list_max.max(1)).min(fit);
+        // 1D: a row's sums in workgroup memory when they fit (or as asked).
+        let row_bytes = 4 * width as u64 + 16;
+        let row_fits = row_bytes <= u64::from(caps.max_workgroup_storage_bytes);
+        let wg_row = opts.tiling == Tiling::OneD
+            && match opts.row_in_workgroup {
+                Some(true) if !row_fits => {
+                    return Err(Error::TooLarge {
+                        what: format!("a row of {width} sums in workgroup memory"),
+                        needed: format!("{row_bytes} bytes"),
+                        limit: format!("{} bytes", caps.max_workgroup_storage_bytes),
+                    })
+                }
+                Some(on) => on,
+                None => row_fits,
+            };
+        let (rights, lefts, wmax) = if csc {
+            let lefts = net
+                .layers
+                .iter()
+                .map(|w| Sparse::upload(gpu, &w.transpose(), n, false))
+                .collect::<Result<Vec<_>>>()?;
+            (Vec::new(), lefts, 0)
+        } else {
+            let ell = opts.format == Format::CsrEll;
+            let rights = net
+                .layers
+                .iter()
+                .map(|w| Right::new(gpu, w, ell))
+                .collect::<Result<Vec<_>>>()?;
+            let wmax = rights.iter().map(|r| r.width).max().unwrap_or(1);
+            (rights, Vec::new(), wmax)
+        };
+        let wg = opts.workgroup;
+        let pow2 = |x: usize| (x.max(1).next_power_of_two() as u32).min(wg);
+        // Lanes per left entry: about the right rows' length (within a tile for 2D).
+        let lanes = match (csc, opts.tiling) {
+            (true, Tiling::OneD) => wg,
+            (true, Tiling::TwoD) => pow2(32),
+            (false, Tiling::OneD) => pow2(wmax),
+            (false, Tiling::TwoD) => {
+                pow2((wmax * (opts.tile_cols as usize).min(n)).div_ceil(n.max(1)))
+            }
+        };
+        let y0set = if csc {
+            Sparse::upload(gpu, &y0.transpose(), n, true)?
+        } else {
+            Sparse::upload(gpu, y0, rows, false)?
+        };
+        let sets = [
+            Some(y0set),
+            Some(Sparse::empty(gpu, list_max, n, csc)?),
+            Some(Sparse::empty(gpu, list_max, n, csc)?),
+        ];
+        Ok(ThesisPlan {
+            opts: opts.clone(),
+            n,
+            rows,
+            rights,
+            lefts,
+            sets,
+            cur: 0,
+            stage: Stage::new(gpu, opts, (slots, width), lanes, wg_row, net.bias)?,
+            peak: 0,
+            max_nnz: 0,
+            batches: 0,
+            expansions: 0,
+            multiply_s: 0.0,
+            stamps: true,
+            poison: false,
+            time_multiply: false,
+        })
+    }
+
+    /// Rows (columns for CSC·CSC) per batch.
+    pub fn batch_rows(&self) -> usize {
+        self.stage.slots
+    }
+
+    /// 1D: whether a row's sums are kept in workgroup memory (else f32 atomics in the
+    /// buffer); `false` for 2D.
+    pub fn row_in_workgroup(&self) -> bool {
+        self.stage.wg_row
+    }
+
+    /// Invocations per left entry in the multiply kernel.
+    pub fn lanes(&self) -> u32 {
+        self.stage.lanes
+    }
+
+    /// Bytes of the dense batch buffer.
+    pub fn buffer_bytes(&self) -> u64 {
+        self.stage.buffer_bytes()
+    }
+
+    /// Bytes of the weights on the device.
+    pub fn weight_bytes(&self) -> u64 {
+        self.rights.iter().map(Right::bytes).sum::<u64>()
+            + self.lefts.iter().map(Sparse::bytes).sum::<u64>()
+    }
+
+    /// Starts an inference: the next layer reads Y0 (with [`ThesisPlan::set_poison`], the
+    /// buffer is filled with NaN first).
+    pub fn start(&mut self, gpu: &Gpu) -> Result<()> {
+        self.cur = 0;
+        self.peak = 0;
+        self.max_nnz = self.set(0).nnz;
+        self.batches = 0;
+        self.expansions = 0;
+        self.multiply_s = 0.0;
+        self.stamps = true;
+        if self.poison {
+            self.stage.poison(gpu)?;
+        }
+        Ok(())
+    }
+
+    fn set(&self, i: usize) -> &Sparse {
+        self.sets[i]
+            .as_ref()
+            .expect("a set is only taken during a layer")
+    }
+
+    /// Runs every layer from Y0; returns the wall time, batches and peak memory.
+    pub fn run(&mut self, gpu: &Gpu) -> Result<ThesisRun> {
+        self.start(gpu)?;
+        let t0 = Instant::now();
+        for l in 0..self.rights.len().max(self.lefts.len()) {
+            self.layer(gpu, l)?;
+        }
+        gpu.wait()?;
+        Ok(ThesisRun {
+            seconds: t0.elapsed().as_secs_f64(),
+            batches: self.batches,
+            peak_feature_bytes: self.peak,
+            max_nnz: self.max_nnz,
+            expansions: self.expansions,
+            multiply_seconds: self.time_multiply.then_some(self.multiply_s),
+            multiply_from_timestamps: self.time_multiply && self.stamps,
+        })
+    }
+
+    /// Runs layer `l` (after [`ThesisPlan::start`] and layers 0..l) on the current Y.
+    pub fn layer(&mut self, gpu: &Gpu, l: usize) -> Result<()> {
+        let layers = self.rights.len().max(self.lefts.len());
+        if l >= layers {
+            return Err(Error::Option(format!("layer {l} of a network of {layers}")));
+        }
+        let csc = self.opts.format == Format::CscCsc;
+        let out_i = 1 + l % 2;
+        let in_i = self.cur;
+        let mut out = self.sets[out_i].take().expect("output set present");
+        let result = self.layer_into(gpu, l, in_i, &mut out, csc);
+        self.sets[out_i] = Some(out);
+        let stats = result?;
+        self.batches += stats.batches;
+        self.expansions += stats.expansions;
+        self.peak = self.peak.max(stats.peak);
+        self.multiply_s += stats.multiply;
+        self.stamps &= stats.stamps;
+        self.cur = out_i;
+        self.max_nnz = self.max_nnz.max(self.set(out_i).nnz);
+        Ok(())
+    }
+
+    /// One layer into `out`; returns the batches it took, its peak feature bytes, the times
+    /// it grew `out` and (when timed) the multiply's GPU time.
+    fn layer_into(
+        &self,
+        gpu: &Gpu,
+        l: usize,
+        in_i: usize,
+        out: &mut Sparse,
+        csc: bool,
+    ) -> Result<LayerStats> {
+        let mut st = LayerStats {
+            stamps: true,
+            ..Default::default()
+        };
+        let input = self.sets[in_i].as_ref().expect("input set present");
+        if csc {
+            out.beg.fill(gpu, 0)?;
+            out.end.fill(gpu, 0)?;
+        }
+        if self.poison {
+            out.val.fill(gpu, f32::NAN)?;
+        }
+        // Left operand (its list rows are dealt in batches) and right operand (read by id).
+        let (left, right) = if csc {
+            (&self.lefts[l], RightRef::of_sparse(input))
+        } else {
+            (input, RightRef::of(&self.rights[l]))
+        };
+        let list = left.rows;
+        let (mut rows_base, mut nnz_base) = (0usize, 0usize);
+        // The last batch counted and not yet flushed: (first list row, rows, non-empty
+        // rows, nonzeros). Its flush is recorded with the next batch's multiply.
+        let mut pending: Option<(usize, usize, usize, usize)> = None;
+        let mut b0 = 0usize;
+        loop {
+            let mut batch = Batch::new(gpu);
+            if let Some((pb0, prows, nonempty, nnz)) = pending.take() {
+                if Stage::expand(
+                    gpu,
+                    &mut batch,
+                    out,
+                    nnz_base,
+                    nnz_base + nnz,
+                    l,
+                    self.poison,
+                )? {
+                    st.expansions += 1;
+                }
+                self.stage.record_flush(
+                    gpu,
+                    &mut batch,
+                    &left.ids,
+                    out,
+                    (pb0, prows),
+                    (rows_base, nnz_base),
+                    csc,
+                )?;
+                rows_base += nonempty;
+                nnz_base += nnz;
+            }
+            let next = if b0 < list {
+                let rows = self.stage.slots.min(list - b0);
+                if self.time_multiply {
+                    // The previous flush first, then the multiply alone, timed.
+                    if batch.dispatches() > 0 {
+                        batch.submit()?;
+                    }
+                    let mut alone = Batch::new(gpu);
+                    self.stage
+                        .record_multiply(gpu, &mut alone, left, &right, b0, rows)?;
+                    let t = alone.submit_timed()?;
+                    st.multiply += t.seconds;
+                    st.stamps &= t.from_timestamps;
+                    batch = Batch::new(gpu);
+                } else {
+                    self.stage
+                        .record_multiply(gpu, &mut batch, left, &right, b0, rows)?;
+                }
+                self.stage.record_count(gpu, &mut batch, rows)?;
+                Some(rows)
+            } else {
+                None
+            };
+            if batch.dispatches() > 0 {
+                batch.submit()?;
+            }
+            let Some(rows) = next else { break };
+            st.batches += 1;
+            let tot = self.stage.tot.read(gpu)?;
+            let (nnz, nonempty) = (tot[0] as usize, tot[1] as usize);
+            if nonempty > rows || nnz > rows * self.stage.width {
+                return Err(Error::Check {
+                    kernel: "spdnn.thesis_count".into(),
+                    message: format!(
+                        "a batch of {rows} rows reports {nonempty} non-empty rows and {nnz} \
+                         nonzeros"
+                    ),
+                });
+            }
+            let out_bytes = out.bytes() + 8 * (nnz_base + nnz).saturating_sub(out.col.len()) as u64;
+            let now = input.bytes() + out_bytes + self.stage.bytes();
+            st.peak = st.peak.max(now);
+            pending = Some((b0, rows, nonempty, nnz));
+            b0 += rows;
+        }
+        out.rows = rows_base;
+        out.nnz = nnz_base;
+        Ok(st)
+    }
+
+    /// Time the multiply kernels alone ([`ThesisRun::multiply_seconds`]).
+    pub fn set_time_multiply(&mut self, on: bool) {
+        self.time_multiply = on;
+    }
+
+    /// Poison Y's values with NaN at every layer and expand (tests), so an entry no kernel
+    /// wrote shows.
+    pub fn set_poison(&mut self, on: bool) {
+        self.poison = on;
+    }
+
+    /// Y after the last layer run, dense `rows × n` row-major.
+    pub fn output(&self, gpu: &Gpu) -> Result<Vec<f32>> {
+        let csc = self.opts.format == Format::CscCsc;
+        self.set(self.cur).dense(gpu, self.rows, self.n, csc)
+    }
+
+    /// Rows with a nonzero sum after the last layer run, 0-based, increasing (every stored
+    /// value is positive, so a row is a category iff it holds an entry).
+    pub fn categories(&self, gpu: &Gpu) -> Result<Vec<u32>> {
+        let y = self.set(self.cur);
+        let mut out = if self.opts.format == Format::CscCsc {
+            let mut rows = y.col.read(gpu)?;
+            rows.truncate(y.nnz);
+            rows
+        } else {
+            let mut ids = y.ids.read(gpu)?;
+            ids.truncate(y.rows);
+            ids
+        };
+        out.sort_unstable();
+        out.dedup();
+        if out.last().is_some_and(|&r| r as usize >= self.rows) {
+            return Err(Error::Check {
+                kernel: "spdnn.thesis_flush".into(),
+                message: format!("a row id beyond the {} rows", self.rows),
+            });
+        }
+        Ok(out)
+    }
+
+    /// Rows (columns for CSC·CSC) in Y's list after the last layer run, and its nonzeros.
+    pub fn active(&self) -> (usize, usize) {
+        let y = self.set(self.cur);
+        (y.rows, y.nnz)
+    }
+}
