@@ -2,6 +2,8 @@
 //! instrumented, one device through the multi path equal to the single-device trainer, and
 //! two devices converging like one on planted data. Sized for lavapipe.
 
+mod common;
+
 use std::sync::OnceLock;
 
 use wgsparse::gen::{planted_ratings, PlantedRatings};
@@ -191,4 +193,63 @@ fn bad_requests_fail_clearly() {
         .err()
         .unwrap();
     assert!(e.to_string().contains("users"), "{e}");
+}
+
+#[test]
+fn cli_trains_on_two_devices_and_reports_each() {
+    let out = std::process::Command::new(common::binary())
+        .args([
+            "mf",
+            "train",
+            "--gen",
+            "small",
+            "--gen-scale",
+            "0.3",
+            "--gpus",
+            "2",
+            "--k",
+            "32",
+            "--epochs",
+            "2",
+            "--workers",
+            "8",
+            "--batch",
+            "16",
+            "--json",
+        ])
+        .env("WGSPARSE_SHARE_ADAPTERS", "1")
+        .output()
+        .expect("the binary runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["gpus"], 2);
+    let devices = j["devices"].as_array().unwrap();
+    assert_eq!(devices.len(), 2);
+    let sum = |key: &str| -> u64 { devices.iter().map(|d| d[key].as_u64().unwrap()).sum() };
+    assert_eq!(sum("updates"), j["updates"].as_u64().unwrap());
+    assert_eq!(sum("ratings"), j["nnz"].as_u64().unwrap());
+    let rmse = j["rmse"].as_array().unwrap();
+    assert_eq!(rmse.len(), 2);
+    assert!(rmse.iter().all(|r| r.as_f64().is_some_and(f64::is_finite)));
+    assert!(j["updates_per_s"].as_f64().unwrap() > 0.0);
+    // Without sharing, two devices on a one-adapter machine is a clear error, exit 2.
+    let out = std::process::Command::new(common::binary())
+        .args([
+            "mf",
+            "train",
+            "--gen",
+            "small",
+            "--gen-scale",
+            "0.1",
+            "--gpus",
+            "2",
+        ])
+        .env_remove("WGSPARSE_SHARE_ADAPTERS")
+        .output()
+        .expect("the binary runs");
+    if Gpu::several(Some(2), &GpuOptions::default()).is_err() {
+        assert_eq!(out.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("2 devices asked for"));
+    }
 }
