@@ -123,6 +123,10 @@ enum What {
         /// each block); `WGSPARSE_SHARE_ADAPTERS=1` opens one adapter N times.
         #[arg(long)]
         gpus: Option<String>,
+        /// With --gpus: column blocks per GPU (c of the G × G·c grid; 1 is cuMF_SGD's G×G,
+        /// 2 or more overlap the Q transfers with training).
+        #[arg(long, default_value_t = 2)]
+        split: usize,
     },
     /// Predict ratings for `user item [rating]` lines; with ratings, also print the RMSE.
     Predict {
@@ -174,6 +178,7 @@ pub fn run(args: MfArgs) -> Result<ExitCode> {
             incoherent,
             noise_floor,
             gpus,
+            split,
         } => {
             let (tr, te, ids, source, floor) = match (gen, train) {
                 (Some(shape), _) => generated(shape, gen_scale, seed)?,
@@ -214,7 +219,7 @@ pub fn run(args: MfArgs) -> Result<ExitCode> {
                         (&tr, te.as_ref()),
                         ids,
                         options,
-                        epochs,
+                        multi::Run { epochs, split },
                         &source,
                         out,
                     )

@@ -1,23 +1,26 @@
 //! cuMF_SGD's multi-device block schedule. The ratings (ids already permuted by prep) are cut
-//! into a G×G grid of user × item blocks, the boundaries chosen so that every row block and
-//! every column block holds about nnz / G ratings. In round r device g trains block
-//! (g, (g + r) mod G); an epoch is G rounds. Within a round no two devices share a row block
-//! (each has its own g) or a column block ((g + r) mod G is a permutation of the devices), so
-//! the Hogwild! races stay inside one device, and over an epoch every block is trained once.
+//! into G row blocks × G·c column blocks (c ≥ 1 column blocks per device), the boundaries
+//! chosen so that the blocks of each kind hold about equal ratings. At step s (0 ≤ s < G·c)
+//! device g trains block (g, (g·c + s) mod G·c); an epoch is G·c steps. Within a step no
+//! two devices share a row block (each has its own g) or a column block (their column blocks
+//! differ by multiples of c), so the Hogwild! races stay inside one device; over an epoch
+//! every block is trained once. With c = 1 this is cuMF_SGD's G×G grid of G rounds.
 //!
-//! Device g keeps row block g of P for good; after each round it passes the column block of
-//! Q it holds to device g − 1, which trains that block in the next round
-//! ((g − 1) + (r + 1) = g + r). After the G-th pass of an epoch device g holds column block
-//! g again.
+//! Device g keeps row block g of P for good. After training a column block at step s it
+//! passes that block of Q to device g − 1, which trains it at step s + c
+//! ((g − 1)·c + s + c = g·c + s): with c ≥ 2 the block has c − 1 steps to travel while both
+//! devices keep training, so the transfers overlap the kernels. Between epochs device g holds
+//! column blocks g·c … g·c + c − 1.
 
 use crate::{Error, Result};
 
-/// The column block device `device` trains in round `round` of `g` devices.
-pub fn column_block(device: usize, round: usize, g: usize) -> usize {
-    (device + round) % g
+/// The column block device `device` trains at step `step` of `g` devices with `c` column
+/// blocks each.
+pub fn column_block(device: usize, step: usize, g: usize, c: usize) -> usize {
+    (device * c + step) % (g * c)
 }
 
-/// The device a device passes its column block of Q to after a round.
+/// The device a device passes a column block of Q to after training it.
 pub fn pass_to(device: usize, g: usize) -> usize {
     (device + g - 1) % g
 }
@@ -55,23 +58,30 @@ fn find(bounds: &[u32], x: u32) -> usize {
     bounds.partition_point(|&b| b <= x) - 1
 }
 
-/// Ratings cut into a G×G grid of blocks.
+/// Ratings cut into a G × G·c grid of blocks.
 #[derive(Clone, Debug)]
 pub struct Grid {
-    /// G.
+    /// G, the devices (row blocks).
     pub g: usize,
+    /// c, column blocks per device.
+    pub c: usize,
     /// Row (user) block boundaries, G + 1 device rows.
     pub rows: Vec<u32>,
-    /// Column (item) block boundaries, G + 1 device rows.
+    /// Column (item) block boundaries, G·c + 1 device rows.
     pub cols: Vec<u32>,
-    /// Sample offsets of the blocks in row-major block order, G² + 1.
+    /// Sample offsets of the blocks in row-major block order, G·G·c + 1.
     pub offsets: Vec<usize>,
 }
 
 impl Grid {
+    /// Column blocks (G·c).
+    pub fn col_blocks(&self) -> usize {
+        self.g * self.c
+    }
+
     /// Samples of block (row block `rb`, column block `cb`) as a range of sample indices.
     pub fn block(&self, rb: usize, cb: usize) -> std::ops::Range<usize> {
-        let b = rb * self.g + cb;
+        let b = rb * self.col_blocks() + cb;
         self.offsets[b]..self.offsets[b + 1]
     }
 
@@ -87,9 +97,14 @@ impl Grid {
 }
 
 /// Cuts `samples` (u32 triplets: device row u, device row v, bits of r) of an `m × n` matrix
-/// into a `g × g` grid balanced by ratings. Returns the samples sorted by block (a stable
+/// into a `g × g·c` grid balanced by ratings. Returns the samples sorted by block (a stable
 /// counting sort: the shuffled order is kept inside each block) and the grid.
-pub fn cut(samples: &[u32], (m, n): (usize, usize), g: usize) -> Result<(Vec<u32>, Grid)> {
+pub fn cut(
+    samples: &[u32],
+    (m, n): (usize, usize),
+    g: usize,
+    c: usize,
+) -> Result<(Vec<u32>, Grid)> {
     let nnz = samples.len() / 3;
     let (mut per_row, mut per_col) = (vec![0u64; m], vec![0u64; n]);
     for s in 0..nnz {
@@ -97,14 +112,15 @@ pub fn cut(samples: &[u32], (m, n): (usize, usize), g: usize) -> Result<(Vec<u32
         per_col[samples[3 * s + 1] as usize] += 1;
     }
     let rows = balanced_bounds(&per_row, g, "users")?;
-    let cols = balanced_bounds(&per_col, g, "items")?;
-    let block = |s: usize| find(&rows, samples[3 * s]) * g + find(&cols, samples[3 * s + 1]);
-    let mut offsets = vec![0usize; g * g + 1];
+    let gc = g * c;
+    let cols = balanced_bounds(&per_col, gc, "items")?;
+    let block = |s: usize| find(&rows, samples[3 * s]) * gc + find(&cols, samples[3 * s + 1]);
+    let mut offsets = vec![0usize; g * gc + 1];
     let blocks: Vec<u32> = (0..nnz).map(|s| block(s) as u32).collect();
     for &b in &blocks {
         offsets[b as usize + 1] += 1;
     }
-    for b in 0..g * g {
+    for b in 0..g * gc {
         offsets[b + 1] += offsets[b];
     }
     let mut next = offsets.clone();
@@ -118,6 +134,7 @@ pub fn cut(samples: &[u32], (m, n): (usize, usize), g: usize) -> Result<(Vec<u32
         sorted,
         Grid {
             g,
+            c,
             rows,
             cols,
             offsets,
@@ -125,70 +142,81 @@ pub fn cut(samples: &[u32], (m, n): (usize, usize), g: usize) -> Result<(Vec<u32
     ))
 }
 
-/// What one device did in one round of an instrumented multi-device run.
+/// What one device did at one step of an instrumented multi-device run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Touch {
     /// Epoch (0-based).
     pub epoch: usize,
-    /// Round within the epoch.
-    pub round: usize,
+    /// Step within the epoch.
+    pub step: usize,
     /// The device.
     pub device: usize,
     /// The row block of P the device holds (and updated).
     pub row_block: usize,
-    /// The column block of Q the device's Q buffer held when it trained (carried with the
-    /// buffer from device to device, not recomputed from the schedule).
+    /// The column block of Q it trained.
     pub col_block: usize,
-    /// The block whose samples the device trained, as (row block, column block).
-    pub samples: (usize, usize),
+    /// How many trainings of that column block the Q rows it trained on had seen (a counter
+    /// carried with the block from device to device, not taken from the schedule).
+    pub version: u64,
 }
 
-/// Checks a record of touches: in every (epoch, round) no two devices share a row block or a
-/// column block, every device trained the samples of the blocks it held, and every block was
-/// trained exactly once per epoch. Returns the first violation found.
+/// Checks a record of touches: at every (epoch, step) G devices trained, no two sharing a row
+/// block or a column block; every block was trained exactly once per epoch; and every
+/// training of a column block saw all the earlier ones (versions 0, 1, 2, … in step order),
+/// so no device trained a stale copy of Q. Returns the first violation found.
 pub fn check_touches(
     touches: &[Touch],
-    g: usize,
+    (g, c): (usize, usize),
     epochs: usize,
 ) -> std::result::Result<(), String> {
+    let gc = g * c;
+    let mut version = vec![0u64; gc];
     for e in 0..epochs {
-        let mut trained = vec![0usize; g * g];
-        for r in 0..g {
-            let round: Vec<&Touch> = touches
+        let mut trained = vec![0usize; g * gc];
+        for s in 0..gc {
+            let step: Vec<&Touch> = touches
                 .iter()
-                .filter(|t| t.epoch == e && t.round == r)
+                .filter(|t| t.epoch == e && t.step == s)
                 .collect();
-            if round.len() != g {
+            if step.len() != g {
                 return Err(format!(
-                    "epoch {e} round {r}: {} devices trained",
-                    round.len()
+                    "epoch {e} step {s}: {} devices trained",
+                    step.len()
                 ));
             }
-            let (mut rows, mut cols) = (vec![false; g], vec![false; g]);
-            for t in round {
-                if t.samples != (t.row_block, t.col_block) {
-                    return Err(format!("{t:?}: trained samples of a block it did not hold"));
+            let (mut rows, mut cols) = (vec![false; g], vec![false; gc]);
+            for t in step {
+                if t.row_block >= g || t.col_block >= gc {
+                    return Err(format!("{t:?}: no such block"));
                 }
                 if std::mem::replace(&mut rows[t.row_block], true) {
                     return Err(format!(
-                        "epoch {e} round {r}: row block {} shared",
+                        "epoch {e} step {s}: row block {} shared",
                         t.row_block
                     ));
                 }
                 if std::mem::replace(&mut cols[t.col_block], true) {
                     return Err(format!(
-                        "epoch {e} round {r}: column block {} shared",
+                        "epoch {e} step {s}: column block {} shared",
                         t.col_block
                     ));
                 }
-                trained[t.row_block * g + t.col_block] += 1;
+                if t.version != version[t.col_block] {
+                    return Err(format!(
+                        "{t:?}: trained on a copy of column block {} that had seen {} of its {} \
+                         trainings",
+                        t.col_block, t.version, version[t.col_block]
+                    ));
+                }
+                version[t.col_block] += 1;
+                trained[t.row_block * gc + t.col_block] += 1;
             }
         }
-        if let Some(b) = trained.iter().position(|&c| c != 1) {
+        if let Some(b) = trained.iter().position(|&n| n != 1) {
             return Err(format!(
                 "epoch {e}: block ({}, {}) trained {} times",
-                b / g,
-                b % g,
+                b / gc,
+                b % gc,
                 trained[b]
             ));
         }
@@ -200,27 +228,32 @@ pub fn check_touches(
 mod tests {
     use super::*;
 
-    /// Simulates the schedule with Q blocks carried as tags through the passes.
-    fn simulate(g: usize, epochs: usize) -> Vec<Touch> {
-        let mut held: Vec<usize> = (0..g).collect();
+    /// Simulates the schedule: versions carried with the column blocks through the passes.
+    fn simulate(g: usize, c: usize, epochs: usize) -> Vec<Touch> {
+        let gc = g * c;
+        // Where each column block's current copy is, and how often it has been trained.
+        let mut at: Vec<usize> = (0..gc).map(|j| j / c).collect();
+        let mut version = vec![0u64; gc];
         let mut out = vec![];
         for epoch in 0..epochs {
-            for round in 0..g {
-                for (device, &c) in held.iter().enumerate() {
+            for step in 0..gc {
+                for device in 0..g {
+                    let j = column_block(device, step, g, c);
+                    assert_eq!(
+                        at[j], device,
+                        "G {g} c {c}: block {j} is not on device {device}"
+                    );
                     out.push(Touch {
                         epoch,
-                        round,
+                        step,
                         device,
                         row_block: device,
-                        col_block: c,
-                        samples: (device, column_block(device, round, g)),
+                        col_block: j,
+                        version: version[j],
                     });
+                    version[j] += 1;
+                    at[j] = pass_to(device, g);
                 }
-                let mut next = vec![usize::MAX; g];
-                for (device, &c) in held.iter().enumerate() {
-                    next[pass_to(device, g)] = c;
-                }
-                held = next;
             }
         }
         out
@@ -228,23 +261,30 @@ mod tests {
 
     #[test]
     fn the_schedule_never_shares_a_block_and_covers_each_once() {
-        for g in 1..=9 {
-            let touches = simulate(g, 3);
-            check_touches(&touches, g, 3).unwrap_or_else(|e| panic!("G = {g}: {e}"));
+        for g in 1..=7 {
+            for c in 1..=4 {
+                let touches = simulate(g, c, 3);
+                check_touches(&touches, (g, c), 3)
+                    .unwrap_or_else(|e| panic!("G = {g}, c = {c}: {e}"));
+            }
         }
     }
 
     #[test]
-    fn the_checker_catches_a_shared_column_and_a_missed_block() {
-        let mut touches = simulate(3, 1);
+    fn the_checker_catches_a_shared_column_a_missed_block_and_a_stale_copy() {
+        let mut touches = simulate(3, 2, 1);
         touches[1].col_block = touches[0].col_block;
-        touches[1].samples.1 = touches[0].col_block;
-        assert!(check_touches(&touches, 3, 1)
+        assert!(check_touches(&touches, (3, 2), 1)
             .unwrap_err()
             .contains("column block"));
-        let mut touches = simulate(3, 1);
-        touches[0].samples = (0, 2);
-        assert!(check_touches(&touches, 3, 1).is_err());
+        let mut touches = simulate(3, 1, 2);
+        let last = touches.len() - 1;
+        touches[last].version -= 1;
+        assert!(check_touches(&touches, (3, 1), 2)
+            .unwrap_err()
+            .contains("copy"));
+        let touches = simulate(3, 1, 1);
+        assert!(check_touches(&touches[1..], (3, 1), 1).is_err());
     }
 
     #[test]
@@ -280,12 +320,12 @@ mod tests {
             let u = ((x >> 8) % 1000) * ((x >> 20) % 1000) / 20_000 % m as u32;
             samples.extend([u, (x >> 4) % n as u32, s as u32]);
         }
-        for g in [1, 2, 3, 4] {
-            let (sorted, grid) = cut(&samples, (m, n), g).unwrap();
-            assert_eq!(grid.offsets[g * g], nnz);
+        for (g, c) in [(1, 1), (2, 1), (2, 3), (3, 2), (4, 1)] {
+            let (sorted, grid) = cut(&samples, (m, n), g, c).unwrap();
+            assert_eq!(grid.offsets[g * g * c], nnz);
             let mut seen = vec![0u32; nnz];
             for rb in 0..g {
-                for cb in 0..g {
+                for cb in 0..g * c {
                     for s in grid.block(rb, cb) {
                         let (u, v) = (sorted[3 * s] as usize, sorted[3 * s + 1] as usize);
                         assert!(grid.row_range(rb).contains(&u));
@@ -294,7 +334,7 @@ mod tests {
                     }
                 }
             }
-            assert!(seen.iter().all(|&c| c == 1), "G = {g}");
+            assert!(seen.iter().all(|&k| k == 1), "G = {g}, c = {c}");
         }
     }
 }

@@ -1,11 +1,16 @@
 //! MF trained on several devices by cuMF_SGD's block schedule ([`super::blocks`]): the
-//! ratings cut into a G×G grid, device g holding row block g of P and, in round r, column
-//! block (g + r) mod G of Q, trained by batch-Hogwild! with the single-device kernel (the
-//! samples carry block-local rows). One host thread drives each device; after a round each
-//! device reads its Q block back and sends it to device g − 1 over a channel, and writes the
-//! block it receives from g + 1 before its next round (the queue orders the write before the
-//! next dispatch). After each epoch P and Q are gathered to the host, checked for NaN or
-//! infinity and scored on the test ratings (f64, as the CPU twin).
+//! ratings cut into G row blocks × G·c column blocks; device g holds row block g of P and
+//! trains, at step s, column block (g·c + s) mod G·c, by batch-Hogwild! with the
+//! single-device kernel (the samples carry block-local user rows and global item rows; each
+//! device holds all of Q's rows, of which only the blocks it holds are current). One host
+//! thread drives each device. After submitting a block's training, the thread queues a copy
+//! of that block of Q into a staging buffer and, while the device trains its next block,
+//! maps the previous one and sends it over a channel to device g − 1, which writes it into
+//! its Q before training it c steps later (the queue orders the write before the next
+//! dispatch). With c ≥ 2 the transfers overlap the kernels; c = 1 is cuMF_SGD's G×G grid,
+//! where every device waits for its neighbour between rounds. After each epoch P and Q are
+//! gathered to the host, checked for NaN or infinity and scored on the test ratings (f64,
+//! as the CPU twin).
 
 use std::sync::mpsc;
 use std::time::Instant;
@@ -27,10 +32,10 @@ pub struct DeviceEpoch {
     pub device: usize,
     /// Updates it performed.
     pub updates: u64,
-    /// Its training time over the epoch's rounds (GPU timestamps when available), seconds.
+    /// Host wall time of its epoch: training, passing and receiving Q blocks, seconds.
     pub seconds: f64,
-    /// Host wall time of its Q passes (read back, hand over, write), seconds.
-    pub pass_seconds: f64,
+    /// The part of `seconds` its thread waited for a neighbour's Q block, seconds.
+    pub wait_seconds: f64,
 }
 
 /// What one multi-device epoch did.
@@ -42,7 +47,7 @@ pub struct MultiEpochMetrics {
     pub lr: f32,
     /// Updates performed by all devices.
     pub updates: u64,
-    /// Host wall time of the epoch's rounds and passes (the devices run at once), seconds.
+    /// Host wall time of the epoch's steps and passes (the devices run at once), seconds.
     pub seconds: f64,
     /// Updates per second over that wall time.
     pub updates_per_s: f64,
@@ -54,19 +59,35 @@ pub struct MultiEpochMetrics {
     pub devices: Vec<DeviceEpoch>,
 }
 
-/// One device: its row block of P, the column block of Q it holds now, its samples.
+/// One device: its row block of P, all rows of Q, its samples.
 struct Shard<'g> {
     gpu: &'g Gpu,
     layout: Layout,
     p: GpuBuffer<u32>,
-    /// Sized for the largest column block.
+    /// Every row of Q; the column blocks in `held` are current.
     q: GpuBuffer<u32>,
-    /// The column block `q` holds (carried with the data through the passes).
-    held: usize,
-    /// Per column block: the block's samples (block-local rows) in bands.
+    /// Per column block: `Some(trainings it has seen)` while this device holds its current
+    /// copy (the count travels with the block).
+    held: Vec<Option<u64>>,
+    /// Per column block: the block's samples (local user rows, global item rows) in bands.
     blocks: Vec<Vec<(GpuBuffer<u32>, u32)>>,
     rng: GpuBuffer<u32>,
     counters: Option<GpuBuffer<u32>>,
+    /// Two staging buffers for passing Q blocks (none on a single device).
+    staging: Vec<wgpu::Buffer>,
+}
+
+/// A column block of Q on its way to the next device: (block, trainings seen, bytes).
+type Message = (usize, u64, Vec<u8>);
+
+/// A queued copy of a trained column block into a staging buffer.
+struct Pending {
+    block: usize,
+    version: u64,
+    slot: usize,
+    bytes: u64,
+    submission: wgpu::SubmissionIndex,
+    mapped: mpsc::Receiver<std::result::Result<(), wgpu::BufferAsyncError>>,
 }
 
 /// A multi-device training run: data uploaded once, each device's P and Q blocks resident.
@@ -121,8 +142,8 @@ fn first_error<T>(results: Vec<std::result::Result<T, Failure>>) -> Result<Vec<T
 
 impl<'g> MultiTrainer<'g> {
     /// Validates and preprocesses `train` (and `test`, ids as in `train`) as [`super::Trainer`]
-    /// does, cuts the ratings into a G×G grid (G = `gpus.len()`), checks that each device's
-    /// blocks fit it, and uploads every device's share (all devices at once). Only
+    /// does, cuts the ratings into G × G·`split` blocks (G = `gpus.len()`), checks that each
+    /// device's share fits it, and uploads every device's share (all devices at once). Only
     /// [`Scheme::Hogwild`] runs inside the blocks. The initial features and device 0's worker
     /// streams are the single-device trainer's, so one device trains as [`super::Trainer`].
     pub fn new(
@@ -130,8 +151,14 @@ impl<'g> MultiTrainer<'g> {
         train: &Ratings,
         test: Option<&Ratings>,
         options: Options,
+        split: usize,
     ) -> Result<Self> {
         options.validate()?;
+        if split == 0 {
+            return Err(Error::Option(
+                "split: column blocks per device must be at least 1".into(),
+            ));
+        }
         if gpus.is_empty() {
             return Err(Error::Option("multi-device MF needs a device".into()));
         }
@@ -151,23 +178,15 @@ impl<'g> MultiTrainer<'g> {
             options.shuffle,
             options.seed,
         )?;
-        let (samples, grid) = blocks::cut(&data.train, (m, n), g)?;
+        let (samples, grid) = blocks::cut(&data.train, (m, n), g, split)?;
         drop(data.train);
         let max_rows = |b: &[u32]| b.windows(2).map(|w| (w[1] - w[0]) as usize).max();
         let (p_rows, q_rows) = (max_rows(&grid.rows), max_rows(&grid.cols));
         let (p_rows, q_rows) = (p_rows.unwrap_or(0), q_rows.unwrap_or(0));
         for gpu in gpus {
-            check_features(
-                gpu,
-                &[
-                    ("a row block of P", p_rows),
-                    ("a column block of Q", q_rows),
-                ],
-                k,
-                half,
-            )?;
+            check_features(gpu, &[("a row block of P", p_rows), ("Q", n)], k, half)?;
         }
-        let workers = kernels::workers(&options, p_rows, q_rows)?;
+        let workers = kernels::workers(&options, p_rows, q_rows * split)?;
         // The single-device trainer's initial features, then each block's rows of them.
         let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(options.seed);
         let p_all = prep::init_features(m, k, half, &mut rng);
@@ -192,21 +211,37 @@ impl<'g> MultiTrainer<'g> {
                             "mf.multi.p",
                             &p_all[rows.start * words..rows.end * words],
                         )?;
-                        let mut q0 = q_all
-                            [grid.col_range(d).start * words..grid.col_range(d).end * words]
-                            .to_vec();
-                        q0.resize(q_rows * words, 0);
-                        let q = GpuBuffer::upload(gpu, "mf.multi.q", &q0)?;
+                        let q = GpuBuffer::upload(gpu, "mf.multi.q", q_all)?;
+                        let gc = grid.col_blocks();
+                        let mut held = vec![None; gc];
+                        for h in &mut held[d * grid.c..(d + 1) * grid.c] {
+                            *h = Some(0);
+                        }
+                        let staging = if grid.g > 1 {
+                            let bytes = (q_rows * words * 4) as u64;
+                            (0..2)
+                                .map(|_| {
+                                    gpu.device.create_buffer(&wgpu::BufferDescriptor {
+                                        label: Some("mf.multi.staging"),
+                                        size: bytes,
+                                        usage: wgpu::BufferUsages::MAP_READ
+                                            | wgpu::BufferUsages::COPY_DST,
+                                        mapped_at_creation: false,
+                                    })
+                                })
+                                .collect()
+                        } else {
+                            vec![]
+                        };
                         let band = super::band_samples(&gpu.caps);
-                        let mut per_block = Vec::with_capacity(grid.g);
-                        for c in 0..grid.g {
-                            let cols = grid.col_range(c);
+                        let mut per_block = Vec::with_capacity(gc);
+                        for c in 0..gc {
                             let local: Vec<u32> = grid
                                 .block(d, c)
                                 .flat_map(|s| {
                                     [
                                         samples[3 * s] - rows.start as u32,
-                                        samples[3 * s + 1] - cols.start as u32,
+                                        samples[3 * s + 1],
                                         samples[3 * s + 2],
                                     ]
                                 })
@@ -228,7 +263,7 @@ impl<'g> MultiTrainer<'g> {
                             layout,
                             p,
                             q,
-                            held: d,
+                            held,
                             blocks: per_block,
                             rng: GpuBuffer::upload(
                                 gpu,
@@ -240,6 +275,7 @@ impl<'g> MultiTrainer<'g> {
                             } else {
                                 None
                             },
+                            staging,
                         })
                     })
                 })
@@ -343,18 +379,19 @@ impl<'g> MultiTrainer<'g> {
             .collect()
     }
 
-    /// Trains one epoch: G rounds, all devices at once, Q blocks passed after each round.
+    /// Trains one epoch: G·c steps, all devices at once, Q blocks passed as they are done.
     fn train_epoch(&mut self) -> Result<(Vec<DeviceEpoch>, Vec<Touch>)> {
-        let g = self.shards.len();
+        let (g, c) = (self.grid.g, self.grid.c);
         let epoch = self.epoch;
         let lr = self.options.learning_rate(epoch);
         let lambda = (self.options.lambda as f64 / self.sigma) as f32;
         let f = self.options.batch;
-        let instrument = self.options.instrument;
+        let words = self.words();
+        let grid = &self.grid;
         let (mut senders, mut receivers): (Vec<_>, Vec<_>) =
-            (0..g).map(|_| mpsc::channel::<(usize, Vec<u32>)>()).unzip();
+            (0..g).map(|_| mpsc::channel::<Message>()).unzip();
         // Device d sends to device d − 1: rotate the senders so that index d holds d − 1's.
-        senders.rotate_right(1);
+        senders.rotate_left(g - 1);
         let updates: Vec<u64> = (0..g).map(|d| self.device_updates_per_epoch(d)).collect();
         let results = std::thread::scope(|scope| {
             let handles: Vec<_> = self
@@ -366,21 +403,24 @@ impl<'g> MultiTrainer<'g> {
                 .map(|(d, ((sh, tx), rx))| {
                     let updates = updates[d];
                     scope.spawn(move || -> std::result::Result<_, Failure> {
-                        let mut seconds = 0.0;
-                        let mut pass_seconds = 0.0;
+                        let start = Instant::now();
+                        let mut wait = 0.0;
                         let mut touches = vec![];
-                        for round in 0..g {
-                            let c = blocks::column_block(d, round, g);
-                            if sh.held != c && !instrument {
-                                return Err(Failure::Own(Error::Check {
-                                    kernel: "mf multi-device schedule".into(),
-                                    message: format!(
-                                        "device {d}, round {round}: holds Q block {} but the \
-                                         schedule trains column block {c}",
-                                        sh.held
-                                    ),
-                                }));
+                        let mut pending: Option<Pending> = None;
+                        for step in 0..g * c {
+                            let j = blocks::column_block(d, step, g, c);
+                            if sh.held[j].is_none() {
+                                // Send what is done before blocking: a neighbour may wait on it.
+                                if let Some(p) = pending.take() {
+                                    send(sh, p, &tx, d)?;
+                                }
+                                let t = Instant::now();
+                                while sh.held[j].is_none() {
+                                    receive(sh, &rx, grid, words, d)?;
+                                }
+                                wait += t.elapsed().as_secs_f64();
                             }
+                            let version = sh.held[j].take().unwrap_or(0);
                             let gpu = sh.gpu;
                             let mut batch = Batch::new(gpu);
                             let pass = Pass {
@@ -393,42 +433,42 @@ impl<'g> MultiTrainer<'g> {
                                 batch: f,
                                 lambda,
                             };
-                            kernels::record_hogwild(&mut batch, &pass, &sh.blocks[c], lr)?;
-                            if batch.dispatches() > 0 {
-                                seconds += batch.submit_timed()?.seconds;
-                            }
+                            kernels::record_hogwild(&mut batch, &pass, &sh.blocks[j], lr)?;
+                            batch.submit_nowait()?;
                             touches.push(Touch {
                                 epoch,
-                                round,
+                                step,
                                 device: d,
                                 row_block: d,
-                                col_block: sh.held,
-                                samples: (d, c),
+                                col_block: j,
+                                version,
                             });
-                            if g > 1 {
-                                let t = Instant::now();
-                                let block = sh.q.read(gpu)?;
-                                let lost = || {
-                                    Failure::Neighbour(Error::Gpu {
-                                        kernel: "mf multi-device pass".into(),
-                                        message: format!(
-                                            "device {d}, round {round}: a neighbour stopped"
-                                        ),
-                                    })
-                                };
-                                tx.send((sh.held, block)).map_err(|_| lost())?;
-                                let (held, block) = rx.recv().map_err(|_| lost())?;
-                                sh.q.write(gpu, &block)?;
-                                sh.held = held;
-                                pass_seconds += t.elapsed().as_secs_f64();
+                            if g == 1 {
+                                sh.held[j] = Some(version + 1);
+                                continue;
+                            }
+                            let next =
+                                queue_copy(sh, grid.col_range(j), words, j, version + 1, step % 2);
+                            if let Some(p) = pending.replace(next) {
+                                send(sh, p, &tx, d)?;
                             }
                         }
+                        if let Some(p) = pending.take() {
+                            send(sh, p, &tx, d)?;
+                        }
+                        // Between epochs device d holds its own c column blocks.
+                        let t = Instant::now();
+                        while sh.held[d * c..(d + 1) * c].iter().any(Option::is_none) {
+                            receive(sh, &rx, grid, words, d)?;
+                        }
+                        wait += t.elapsed().as_secs_f64();
+                        sh.gpu.wait()?;
                         Ok((
                             DeviceEpoch {
                                 device: d,
                                 updates,
-                                seconds,
-                                pass_seconds,
+                                seconds: start.elapsed().as_secs_f64(),
+                                wait_seconds: wait,
                             },
                             touches,
                         ))
@@ -449,6 +489,15 @@ impl<'g> MultiTrainer<'g> {
         }
         self.epoch += 1;
         Ok((devices, touches))
+    }
+
+    /// Words (u32) per feature row.
+    fn words(&self) -> usize {
+        if self.options.precision == Precision::F16 {
+            self.options.k / 2
+        } else {
+            self.options.k
+        }
     }
 
     /// Trains `epochs` epochs; after each, gathers P and Q, checks them for NaN or infinity
@@ -492,11 +541,7 @@ impl<'g> MultiTrainer<'g> {
     /// holds column block g.
     pub fn device_features(&self) -> Result<(Vec<f32>, Vec<f32>)> {
         let half = self.options.precision == Precision::F16;
-        let words = if half {
-            self.options.k / 2
-        } else {
-            self.options.k
-        };
+        let (words, c) = (self.words(), self.grid.c);
         let parts = std::thread::scope(|scope| {
             let handles: Vec<_> = self
                 .shards
@@ -505,15 +550,18 @@ impl<'g> MultiTrainer<'g> {
                 .map(|(d, sh)| {
                     let grid = &self.grid;
                     scope.spawn(move || -> Result<(Vec<u32>, Vec<u32>)> {
-                        if sh.held != d {
+                        if let Some(j) = (d * c..(d + 1) * c).find(|&j| sh.held[j].is_none()) {
                             return Err(Error::Check {
                                 kernel: "mf multi-device gather".into(),
-                                message: format!("device {d} holds Q block {}", sh.held),
+                                message: format!("device {d} does not hold Q block {j}"),
                             });
                         }
-                        let mut q = sh.q.read(sh.gpu)?;
-                        q.truncate(grid.col_range(d).len() * words);
-                        Ok((sh.p.read(sh.gpu)?, q))
+                        let rows = grid.cols[d * c] as usize..grid.cols[(d + 1) * c] as usize;
+                        let q = sh.q.read(sh.gpu)?;
+                        Ok((
+                            sh.p.read(sh.gpu)?,
+                            q[rows.start * words..rows.end * words].to_vec(),
+                        ))
                     })
                 })
                 .collect();
@@ -563,6 +611,100 @@ impl<'g> MultiTrainer<'g> {
             (&self.user_row, &self.item_row),
         ))
     }
+}
+
+/// Queues a copy of column block `block` (rows `rows` of Q) into staging buffer `slot` and
+/// asks for it to be mapped once the copy is done.
+fn queue_copy(
+    sh: &Shard,
+    rows: std::ops::Range<usize>,
+    words: usize,
+    block: usize,
+    version: u64,
+    slot: usize,
+) -> Pending {
+    let gpu = sh.gpu;
+    let bytes = (rows.len() * words * 4) as u64;
+    let mut encoder = gpu
+        .device
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("mf.multi.pass"),
+        });
+    encoder.copy_buffer_to_buffer(
+        sh.q.raw(),
+        (rows.start * words * 4) as u64,
+        &sh.staging[slot],
+        0,
+        bytes,
+    );
+    let submission = gpu.queue.submit([encoder.finish()]);
+    let (tx, mapped) = mpsc::channel();
+    sh.staging[slot]
+        .slice(..bytes)
+        .map_async(wgpu::MapMode::Read, move |r| {
+            let _ = tx.send(r);
+        });
+    Pending {
+        block,
+        version,
+        slot,
+        bytes,
+        submission,
+        mapped,
+    }
+}
+
+/// The error a device reports when its neighbour stopped (the neighbour's own error is the
+/// one to report).
+fn lost(d: usize) -> Failure {
+    Failure::Neighbour(Error::Gpu {
+        kernel: "mf multi-device pass".into(),
+        message: format!("device {d}: a neighbour stopped passing Q blocks"),
+    })
+}
+
+/// Waits for `p`'s copy, reads the block out of its staging buffer and sends it on.
+fn send(
+    sh: &Shard,
+    p: Pending,
+    tx: &mpsc::Sender<Message>,
+    d: usize,
+) -> std::result::Result<(), Failure> {
+    sh.gpu.wait_for(p.submission)?;
+    let mapped = p.mapped.recv().map_err(|_| Error::Gpu {
+        kernel: "mf multi-device pass".into(),
+        message: "map callback dropped".into(),
+    })?;
+    mapped.map_err(|e| Error::Gpu {
+        kernel: "mf multi-device pass".into(),
+        message: e.to_string(),
+    })?;
+    let staging = &sh.staging[p.slot];
+    let data = staging
+        .slice(..p.bytes)
+        .get_mapped_range()
+        .map_err(|e| Error::Gpu {
+            kernel: "mf multi-device pass".into(),
+            message: e.to_string(),
+        })?
+        .to_vec();
+    staging.unmap();
+    tx.send((p.block, p.version, data)).map_err(|_| lost(d))
+}
+
+/// Receives one column block from the next device and writes it into this device's Q.
+fn receive(
+    sh: &mut Shard,
+    rx: &mpsc::Receiver<Message>,
+    grid: &blocks::Grid,
+    words: usize,
+    d: usize,
+) -> std::result::Result<(), Failure> {
+    let (block, version, data) = rx.recv().map_err(|_| lost(d))?;
+    let offset = (grid.col_range(block).start * words * 4) as u64;
+    sh.gpu.queue.write_buffer(sh.q.raw(), offset, &data);
+    sh.held[block] = Some(version);
+    Ok(())
 }
 
 /// [`cpu::rmse`] over the host's cores: √(mean (r − scale·p_u·q_v)²).

@@ -10,19 +10,25 @@ use wgsparse::io::{IdMap, Ratings};
 use wgsparse::mf::{self, MultiTrainer, Precision};
 use wgsparse::{Gpu, Result};
 
+/// Epochs and column blocks per GPU.
+pub(super) struct Run {
+    pub epochs: usize,
+    pub split: usize,
+}
+
 /// Trains on `gpus` and prints the report (table or JSON).
 pub(super) fn train(
     gpus: &[Gpu],
     (tr, te): (&Ratings, Option<&Ratings>),
     ids: Option<IdMap>,
     options: mf::Options,
-    epochs: usize,
+    Run { epochs, split }: Run,
     source: &str,
     out: Outputs,
 ) -> Result<ExitCode> {
     let half = options.precision == Precision::F16;
     let k = options.k;
-    let mut trainer = MultiTrainer::new(gpus, tr, te, options.clone())?;
+    let mut trainer = MultiTrainer::new(gpus, tr, te, options.clone(), split)?;
     let g = trainer.devices();
     let bar = (!out.json).then(|| {
         let b = indicatif::ProgressBar::new(epochs as u64);
@@ -51,23 +57,23 @@ pub(super) fn train(
     let bytes_per_update = 12 + 4 * k * if half { 2 } else { 4 };
     let final_rmse = metrics.last().and_then(|m| m.rmse);
     save_model(trainer.model()?, ids, &out)?;
-    // Per GPU over all epochs: updates, training (kernel) time, Q-pass time.
+    // Per GPU over all epochs: updates, wall time, time waiting for a neighbour's Q block.
     let grid = trainer.grid().clone();
     let per_gpu: Vec<serde_json::Value> = (0..g)
         .map(|d| {
-            let kernel: f64 = metrics.iter().map(|m| m.devices[d].seconds).sum();
-            let pass: f64 = metrics.iter().map(|m| m.devices[d].pass_seconds).sum();
+            let wall: f64 = metrics.iter().map(|m| m.devices[d].seconds).sum();
+            let wait: f64 = metrics.iter().map(|m| m.devices[d].wait_seconds).sum();
             let upd: u64 = metrics.iter().map(|m| m.devices[d].updates).sum();
-            let ratings: usize = (0..g).map(|c| grid.block(d, c).len()).sum();
+            let ratings: usize = (0..grid.col_blocks()).map(|c| grid.block(d, c).len()).sum();
             json!({
                 "device": d,
                 "adapter": gpus[d].caps.adapter_name,
                 "users": grid.row_range(d).len(),
                 "ratings": ratings,
                 "updates": upd,
-                "train_seconds": kernel,
-                "pass_seconds": pass,
-                "updates_per_s": upd as f64 / kernel.max(1e-12),
+                "seconds": wall,
+                "wait_seconds": wait,
+                "updates_per_s": upd as f64 / wall.max(1e-12),
             })
         })
         .collect();
@@ -77,6 +83,7 @@ pub(super) fn train(
             "{}",
             json!({
                 "gpus": g,
+                "split": split,
                 "devices": per_gpu,
                 "data": source,
                 "users": tr.n_users, "items": tr.n_items, "nnz": tr.len(),
@@ -102,8 +109,9 @@ pub(super) fn train(
         return Ok(ExitCode::SUCCESS);
     }
     println!(
-        "mf on {g} GPUs ({g}×{g} blocks): {source}, {} users × {} items, {} train, {} test \
+        "mf on {g} GPUs ({g}×{} blocks): {source}, {} users × {} items, {} train, {} test \
          ({} skipped: unseen ids)",
+        g * split,
         tr.n_users,
         tr.n_items,
         tr.len(),
@@ -129,8 +137,8 @@ pub(super) fn train(
         "users",
         "ratings",
         "updates",
-        "train s",
-        "Q pass s",
+        "wall s",
+        "waiting s",
         "G updates/s",
     ]);
     for d in &per_gpu {
@@ -140,8 +148,8 @@ pub(super) fn train(
             d["users"].to_string(),
             d["ratings"].to_string(),
             d["updates"].to_string(),
-            format!("{:.3}", d["train_seconds"].as_f64().unwrap_or(0.0)),
-            format!("{:.3}", d["pass_seconds"].as_f64().unwrap_or(0.0)),
+            format!("{:.3}", d["seconds"].as_f64().unwrap_or(0.0)),
+            format!("{:.3}", d["wait_seconds"].as_f64().unwrap_or(0.0)),
             format!("{:.3}", d["updates_per_s"].as_f64().unwrap_or(0.0) / 1e9),
         ]);
     }
