@@ -245,6 +245,68 @@ fn cli_trains_on_two_devices_and_reports_each() {
     assert_eq!(rmse.len(), 2);
     assert!(rmse.iter().all(|r| r.as_f64().is_some_and(f64::is_finite)));
     assert!(j["updates_per_s"].as_f64().unwrap() > 0.0);
+    // The model it saved predicts its test ratings at the reported RMSE.
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("m.wgmf");
+    let (train_path, test_path) = (dir.path().join("train.tsv"), dir.path().join("test.tsv"));
+    let data = planted(70, 50, 2_500, 21);
+    // Test pairs of users and items the training file has (predict rejects unknown ids).
+    let seen = |ids: &[u32], x: u32| ids.contains(&x);
+    let text = |r: &wgsparse::gen::RatingSet| -> String {
+        (0..r.values.len())
+            .filter(|&k| seen(&data.train.users, r.users[k]) && seen(&data.train.items, r.items[k]))
+            .map(|k| format!("{}\t{}\t{}\n", r.users[k], r.items[k], r.values[k]))
+            .collect()
+    };
+    std::fs::write(&train_path, text(&data.train)).unwrap();
+    std::fs::write(&test_path, text(&data.test)).unwrap();
+    let out = std::process::Command::new(common::binary())
+        .args([
+            "mf",
+            "train",
+            "--k",
+            "32",
+            "--epochs",
+            "3",
+            "--workers",
+            "4",
+            "--batch",
+            "8",
+        ])
+        .arg("--train")
+        .arg(&train_path)
+        .arg("--test")
+        .arg(&test_path)
+        .args(["--gpus", "2", "--json", "--model"])
+        .arg(&model)
+        .env("WGSPARSE_SHARE_ADAPTERS", "1")
+        .output()
+        .expect("the binary runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let trained = j["final_rmse"].as_f64().unwrap();
+    let out = std::process::Command::new(common::binary())
+        .args(["mf", "predict", "--json", "--model"])
+        .arg(&model)
+        .arg("--pairs")
+        .arg(&test_path)
+        .output()
+        .expect("the binary runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let p: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let predicted = p["rmse"].as_f64().unwrap();
+    assert!(
+        (trained - predicted).abs() <= 1e-3 * trained,
+        "{trained} vs {predicted}"
+    );
     // Without sharing, two devices on a one-adapter machine is a clear error, exit 2.
     let out = std::process::Command::new(common::binary())
         .args([
@@ -263,5 +325,59 @@ fn cli_trains_on_two_devices_and_reports_each() {
     if Gpu::several(Some(2), &GpuOptions::default()).is_err() {
         assert_eq!(out.status.code(), Some(2));
         assert!(String::from_utf8_lossy(&out.stderr).contains("2 devices asked for"));
+    }
+}
+
+#[test]
+fn blocks_beyond_one_binding_train_in_bands_like_one_device() {
+    // Bindings capped at 8 KiB: each block's samples (over 700 ratings × 12 bytes) take
+    // several bands; P's block and all of Q (≤ 120 rows × 64 bytes) still fit one binding.
+    let gpus = Gpu::several(
+        Some(2),
+        &GpuOptions {
+            share_adapters: true,
+            max_binding_bytes: Some(8 << 10),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let data = planted(120, 100, 6_000, 13);
+    let (train, test) = sets(&data);
+    let options = Options {
+        workers: Some(4),
+        batch: 8,
+        instrument: true,
+        ..converge_options()
+    };
+    let mut t = MultiTrainer::new(&gpus, &train, Some(&test), options.clone(), 1).unwrap();
+    assert!(
+        t.device_bands(0) > 2 && t.device_bands(1) > 2,
+        "two blocks per device"
+    );
+    let r = t.fit(4, |_| {}).unwrap();
+    blocks::check_touches(t.touches(), (2, 1), 4).unwrap();
+    let counts = t.device_update_counts().unwrap();
+    assert_eq!(counts.iter().sum::<u64>(), 4 * t.updates_per_epoch());
+    let mut one = MultiTrainer::new(&gpus[..1], &train, Some(&test), options, 1).unwrap();
+    let r1 = one.fit(4, |_| {}).unwrap();
+    let (a, b) = (r1[3].rmse.unwrap(), r[3].rmse.unwrap());
+    assert!(r[0].rmse.unwrap() > b, "did not fall: {r:?}");
+    // 4 epochs of a 6,000-rating problem: not yet converged, so a looser bound than above.
+    assert!((a - b).abs() <= 0.05 * a, "one device {a}, two {b}");
+}
+
+#[test]
+fn divergence_names_the_epoch() {
+    let data = planted(60, 50, 2_000, 17);
+    let (train, test) = sets(&data);
+    let options = Options {
+        alpha: 1e4,
+        beta: 0.0,
+        ..converge_options()
+    };
+    let mut t = MultiTrainer::new(&devices()[..2], &train, Some(&test), options, 2).unwrap();
+    match t.fit(3, |_| {}) {
+        Err(Error::Diverged { epoch, .. }) => assert!((1..=3).contains(&epoch)),
+        other => panic!("expected divergence, got {:?}", other.map(|m| m.len())),
     }
 }

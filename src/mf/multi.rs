@@ -354,6 +354,11 @@ impl<'g> MultiTrainer<'g> {
         )
     }
 
+    /// Sample bands (storage bindings) device `d` trains from, over all its blocks.
+    pub fn device_bands(&self, d: usize) -> usize {
+        self.shards[d].blocks.iter().map(Vec::len).sum()
+    }
+
     /// Updates all devices perform per epoch.
     pub fn updates_per_epoch(&self) -> u64 {
         (0..self.devices())
