@@ -21,7 +21,7 @@ use super::blocks::{self, Touch};
 use super::kernels::{self, Layout, Pass};
 use super::{check_features, cpu, decode, model_from, prep, worker_streams};
 use super::{Model, Options, Precision, Scheme};
-use crate::gpu::{Batch, Gpu, GpuBuffer};
+use crate::gpu::{Batch, Gpu, GpuBuffer, StagedCopy, Staging};
 use crate::io::Ratings;
 use crate::{Error, Result};
 
@@ -74,20 +74,18 @@ struct Shard<'g> {
     rng: GpuBuffer<u32>,
     counters: Option<GpuBuffer<u32>>,
     /// Two staging buffers for passing Q blocks (none on a single device).
-    staging: Vec<wgpu::Buffer>,
+    staging: Vec<Staging<u32>>,
 }
 
-/// A column block of Q on its way to the next device: (block, trainings seen, bytes).
-type Message = (usize, u64, Vec<u8>);
+/// A column block of Q on its way to the next device: (block, trainings seen, words).
+type Message = (usize, u64, Vec<u32>);
 
-/// A queued copy of a trained column block into a staging buffer.
+/// A queued copy of a trained column block into staging buffer `slot`.
 struct Pending {
     block: usize,
     version: u64,
     slot: usize,
-    bytes: u64,
-    submission: wgpu::SubmissionIndex,
-    mapped: mpsc::Receiver<std::result::Result<(), wgpu::BufferAsyncError>>,
+    copy: StagedCopy,
 }
 
 /// A multi-device training run: data uploaded once, each device's P and Q blocks resident.
@@ -218,18 +216,9 @@ impl<'g> MultiTrainer<'g> {
                             *h = Some(0);
                         }
                         let staging = if grid.g > 1 {
-                            let bytes = (q_rows * words * 4) as u64;
                             (0..2)
-                                .map(|_| {
-                                    gpu.device.create_buffer(&wgpu::BufferDescriptor {
-                                        label: Some("mf.multi.staging"),
-                                        size: bytes,
-                                        usage: wgpu::BufferUsages::MAP_READ
-                                            | wgpu::BufferUsages::COPY_DST,
-                                        mapped_at_creation: false,
-                                    })
-                                })
-                                .collect()
+                                .map(|_| Staging::new(gpu, "mf.multi.staging", q_rows * words))
+                                .collect::<Result<Vec<_>>>()?
                         } else {
                             vec![]
                         };
@@ -452,8 +441,18 @@ impl<'g> MultiTrainer<'g> {
                                 sh.held[j] = Some(version + 1);
                                 continue;
                             }
-                            let next =
-                                queue_copy(sh, grid.col_range(j), words, j, version + 1, step % 2);
+                            let rows = grid.col_range(j);
+                            let slot = step % 2;
+                            let next = Pending {
+                                block: j,
+                                version: version + 1,
+                                slot,
+                                copy: sh.staging[slot].copy_from(
+                                    gpu,
+                                    &sh.q,
+                                    rows.start * words..rows.end * words,
+                                )?,
+                            };
                             if let Some(p) = pending.replace(next) {
                                 send(sh, p, &tx, d)?;
                             }
@@ -618,47 +617,6 @@ impl<'g> MultiTrainer<'g> {
     }
 }
 
-/// Queues a copy of column block `block` (rows `rows` of Q) into staging buffer `slot` and
-/// asks for it to be mapped once the copy is done.
-fn queue_copy(
-    sh: &Shard,
-    rows: std::ops::Range<usize>,
-    words: usize,
-    block: usize,
-    version: u64,
-    slot: usize,
-) -> Pending {
-    let gpu = sh.gpu;
-    let bytes = (rows.len() * words * 4) as u64;
-    let mut encoder = gpu
-        .device
-        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("mf.multi.pass"),
-        });
-    encoder.copy_buffer_to_buffer(
-        sh.q.raw(),
-        (rows.start * words * 4) as u64,
-        &sh.staging[slot],
-        0,
-        bytes,
-    );
-    let submission = gpu.queue.submit([encoder.finish()]);
-    let (tx, mapped) = mpsc::channel();
-    sh.staging[slot]
-        .slice(..bytes)
-        .map_async(wgpu::MapMode::Read, move |r| {
-            let _ = tx.send(r);
-        });
-    Pending {
-        block,
-        version,
-        slot,
-        bytes,
-        submission,
-        mapped,
-    }
-}
-
 /// The error a device reports when its neighbour stopped (the neighbour's own error is the
 /// one to report).
 fn lost(d: usize) -> Failure {
@@ -668,32 +626,14 @@ fn lost(d: usize) -> Failure {
     })
 }
 
-/// Waits for `p`'s copy, reads the block out of its staging buffer and sends it on.
+/// Waits for `p`'s copy and sends the block on.
 fn send(
     sh: &Shard,
     p: Pending,
     tx: &mpsc::Sender<Message>,
     d: usize,
 ) -> std::result::Result<(), Failure> {
-    sh.gpu.wait_for(p.submission)?;
-    let mapped = p.mapped.recv().map_err(|_| Error::Gpu {
-        kernel: "mf multi-device pass".into(),
-        message: "map callback dropped".into(),
-    })?;
-    mapped.map_err(|e| Error::Gpu {
-        kernel: "mf multi-device pass".into(),
-        message: e.to_string(),
-    })?;
-    let staging = &sh.staging[p.slot];
-    let data = staging
-        .slice(..p.bytes)
-        .get_mapped_range()
-        .map_err(|e| Error::Gpu {
-            kernel: "mf multi-device pass".into(),
-            message: e.to_string(),
-        })?
-        .to_vec();
-    staging.unmap();
+    let data = sh.staging[p.slot].collect(sh.gpu, p.copy)?;
     tx.send((p.block, p.version, data)).map_err(|_| lost(d))
 }
 
@@ -706,8 +646,7 @@ fn receive(
     d: usize,
 ) -> std::result::Result<(), Failure> {
     let (block, version, data) = rx.recv().map_err(|_| lost(d))?;
-    let offset = (grid.col_range(block).start * words * 4) as u64;
-    sh.gpu.queue.write_buffer(sh.q.raw(), offset, &data);
+    sh.q.write_at(sh.gpu, grid.col_range(block).start * words, &data)?;
     sh.held[block] = Some(version);
     Ok(())
 }
