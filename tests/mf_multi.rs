@@ -381,3 +381,47 @@ fn divergence_names_the_epoch() {
         other => panic!("expected divergence, got {:?}", other.map(|m| m.len())),
     }
 }
+
+#[test]
+fn empty_blocks_are_skipped_and_the_schedule_still_holds() {
+    // Two communities: users 0..20 rate items 0..15, users 20..40 items 15..30, every pair.
+    // Unpermuted ids and rating-balanced cuts put them on the diagonal blocks; the other
+    // blocks are empty at c = 1 (and some are at c = 2).
+    let (mut users, mut items, mut values) = (vec![], vec![], vec![]);
+    let mut x = 7u32;
+    for u in 0..40u32 {
+        for i in 0..15u32 {
+            x = x.wrapping_mul(747796405).wrapping_add(2891336453);
+            users.push(u);
+            items.push(if u < 20 { i } else { 15 + i });
+            values.push(1.0 + (x >> 8) as f32 / (1 << 24) as f32 * 4.0);
+        }
+    }
+    let train = Ratings {
+        users,
+        items,
+        values,
+        n_users: 40,
+        n_items: 30,
+    };
+    for c in [1, 2] {
+        let options = Options {
+            permute_ids: false,
+            instrument: true,
+            workers: Some(2),
+            batch: 4,
+            ..converge_options()
+        };
+        let mut t = MultiTrainer::new(&devices()[..2], &train, None, options, c).unwrap();
+        let grid = t.grid().clone();
+        assert!(grid.block(0, 2 * c - 1).is_empty() && grid.block(1, 0).is_empty());
+        t.fit(2, |_| {}).unwrap();
+        blocks::check_touches(t.touches(), (2, c), 2).unwrap();
+        let counts = t.device_update_counts().unwrap();
+        for (d, &n) in counts.iter().enumerate() {
+            assert_eq!(n, 2 * t.device_updates_per_epoch(d));
+        }
+        let model = t.model().unwrap();
+        assert!(model.p.iter().chain(&model.q).all(|x| x.is_finite()));
+    }
+}

@@ -560,12 +560,16 @@ impl<'g> MultiTrainer<'g> {
                                 message: format!("device {d} does not hold Q block {j}"),
                             });
                         }
+                        // Only the device's own column blocks are current.
                         let rows = grid.cols[d * c] as usize..grid.cols[(d + 1) * c] as usize;
-                        let q = sh.q.read(sh.gpu)?;
-                        Ok((
-                            sh.p.read(sh.gpu)?,
-                            q[rows.start * words..rows.end * words].to_vec(),
-                        ))
+                        let staging = Staging::new(sh.gpu, "mf.multi.gather", rows.len() * words)?;
+                        let copy = staging.copy_from(
+                            sh.gpu,
+                            &sh.q,
+                            rows.start * words..rows.end * words,
+                        )?;
+                        let q = staging.collect(sh.gpu, copy)?;
+                        Ok((sh.p.read(sh.gpu)?, q))
                     })
                 })
                 .collect();
