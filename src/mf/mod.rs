@@ -23,6 +23,10 @@
 //! decoration where the adapter offers it ([`Options::coherent`]), so that a worker reads
 //! the rows other workgroups have stored instead of a stale cached copy.
 //! [`Options::instrument`] counts updates (hogwild) and block entries (wavefront).
+//!
+//! [`MultiTrainer`] trains one model on several devices by cuMF_SGD's block schedule
+//! ([`blocks`]): batch-Hogwild! with the same kernel inside blocks that no two devices share
+//! at once, Q's blocks passed from device to device through the host.
 
 pub mod blocks;
 pub mod cpu;
