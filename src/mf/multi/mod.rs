@@ -2,15 +2,15 @@
 //! ratings cut into G row blocks × G·c column blocks; device g holds row block g of P and
 //! trains, at step s, column block (g·c + s) mod G·c, by batch-Hogwild! with the
 //! single-device kernel (the samples carry block-local user rows and global item rows; each
-//! device holds all of Q's rows, of which only the blocks it holds are current). One host
-//! thread drives each device. After submitting a block's training, the thread queues a copy
-//! of that block of Q into a staging buffer and, while the device trains its next block,
-//! maps the previous one and sends it over a channel to device g − 1, which writes it into
-//! its Q before training it c steps later (the queue orders the write before the next
-//! dispatch). With c ≥ 2 the transfers overlap the kernels; c = 1 is cuMF_SGD's G×G grid,
-//! where every device waits for its neighbour between rounds. After each epoch P and Q are
-//! gathered to the host, checked for NaN or infinity and scored on the test ratings (f64,
-//! as the CPU twin).
+//! device holds all of Q's rows, of which only the blocks it holds are current). Three host
+//! threads serve each device ([`epoch`]): a trainer submits the steps and queues a copy of
+//! each trained Q block into a staging buffer, a sender reads the copies back and sends them
+//! over a channel to device g − 1, and a receiver writes the blocks arriving from device
+//! g + 1 into Q (ordered before the trainer's next submission), so the host's copies run
+//! beside the kernels. With c ≥ 2 a block has c − 1 steps to travel; c = 1 is cuMF_SGD's G×G
+//! grid, where every device waits for its neighbour between rounds. After each epoch P and
+//! Q are gathered to the host, checked for NaN or infinity and scored on the test ratings
+//! (f64, as the CPU twin).
 
 mod epoch;
 
