@@ -425,3 +425,40 @@ fn empty_blocks_are_skipped_and_the_schedule_still_holds() {
         assert!(model.p.iter().chain(&model.q).all(|x| x.is_finite()));
     }
 }
+
+#[test]
+fn the_fallback_path_trains_on_two_devices_too() {
+    // No optional features: packed f16 words and the workgroup-memory reduction.
+    let gpus = Gpu::several(
+        Some(2),
+        &GpuOptions {
+            share_adapters: true,
+            no_optional_features: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let data = planted(80, 60, 3_000, 23);
+    let (train, test) = sets(&data);
+    let options = Options {
+        workers: Some(1),
+        ..converge_options()
+    };
+    let mut one = Trainer::new(&gpus[0], &train, Some(&test), options.clone()).unwrap();
+    let mut multi = MultiTrainer::new(&gpus[..1], &train, Some(&test), options.clone(), 1).unwrap();
+    assert!(!multi.native_f16() && !multi.lanes().1, "the fallback path");
+    one.fit(2, |_| {}).unwrap();
+    multi.fit(2, |_| {}).unwrap();
+    let (ma, mb) = (one.model().unwrap(), multi.model().unwrap());
+    assert!(ma.p == mb.p && ma.q == mb.q, "models differ");
+    let options = Options {
+        instrument: true,
+        workers: Some(4),
+        batch: 8,
+        ..options
+    };
+    let mut two = MultiTrainer::new(&gpus, &train, Some(&test), options, 2).unwrap();
+    let r = two.fit(3, |_| {}).unwrap();
+    blocks::check_touches(two.touches(), (2, 2), 3).unwrap();
+    assert!(r[2].rmse.unwrap() < r[0].rmse.unwrap(), "{r:?}");
+}
