@@ -33,6 +33,47 @@ fn buffers_round_trip_and_poison() {
 }
 
 #[test]
+fn staged_copies_read_a_range_behind_earlier_work_and_write_at_patches_one() {
+    let gpu = common::gpu();
+    let data = random_values(3000, 41);
+    let b = GpuBuffer::upload(gpu, "t", &data).unwrap();
+    let staging = wgsparse::gpu::Staging::<f32>::new(gpu, "staging", 1000).unwrap();
+    // A write queued before the copy is seen by it; one queued after it is not.
+    let patch = random_values(200, 42);
+    b.write_at(gpu, 600, &patch).unwrap();
+    let copy = staging.copy_from(gpu, &b, 500..1500).unwrap();
+    b.write_at(gpu, 500, &[f32::NAN; 100]).unwrap();
+    gpu.queue.submit(std::iter::empty());
+    let got = staging.collect(gpu, copy).unwrap();
+    let mut want = data[500..1500].to_vec();
+    want[100..300].copy_from_slice(&patch);
+    assert_eq!(got, want);
+    let all = b.read(gpu).unwrap();
+    assert!(all[500..600].iter().all(|x| x.is_nan()));
+    assert_eq!(all[600..800], patch[..]);
+    assert_eq!(all[..500], data[..500]);
+    assert_eq!(all[800..], data[800..]);
+    // The staging buffer is reusable, and empty copies work.
+    let copy = staging.copy_from(gpu, &b, 2000..2001).unwrap();
+    assert_eq!(staging.collect(gpu, copy).unwrap(), vec![data[2000]]);
+    let copy = staging.copy_from(gpu, &b, 7..7).unwrap();
+    assert!(staging.collect(gpu, copy).unwrap().is_empty());
+    // Out of range or beyond the staging buffer: a shape error, nothing queued.
+    assert!(matches!(
+        staging.copy_from(gpu, &b, 0..1001),
+        Err(Error::Shape(_))
+    ));
+    assert!(matches!(
+        staging.copy_from(gpu, &b, 2900..3001),
+        Err(Error::Shape(_))
+    ));
+    assert!(matches!(
+        b.write_at(gpu, 2999, &[1.0, 2.0]),
+        Err(Error::Shape(_))
+    ));
+}
+
+#[test]
 fn oversized_buffer_is_a_clear_error() {
     let gpu = common::gpu();
     let too_many = (gpu.caps.max_buffer_bytes / 4 + 1) as usize;

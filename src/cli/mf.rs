@@ -11,6 +11,8 @@ use wgsparse::io::{self, IdMap, Ratings};
 use wgsparse::mf::{self, Model, Precision, Scheme, Trainer};
 use wgsparse::{Error, Gpu, Result};
 
+mod multi;
+
 /// Arguments of `wgsparse mf`.
 #[derive(clap::Args)]
 pub struct MfArgs {
@@ -121,6 +123,14 @@ enum What {
         /// of `wgsparse gen ratings`).
         #[arg(long)]
         noise_floor: Option<f64>,
+        /// Train on N devices (or `all`) by cuMF_SGD's G×G block schedule (hogwild inside
+        /// each block); `WGSPARSE_SHARE_ADAPTERS=1` opens one adapter N times.
+        #[arg(long)]
+        gpus: Option<String>,
+        /// With --gpus: column blocks per GPU (c of the G × G·c grid; 1 is cuMF_SGD's G×G,
+        /// 2 or more overlap the Q transfers with training).
+        #[arg(long, default_value_t = 2)]
+        split: usize,
     },
     /// Predict ratings for `user item [rating]` lines; with ratings, also print the RMSE.
     Predict {
@@ -172,6 +182,8 @@ pub fn run(args: MfArgs) -> Result<ExitCode> {
             incoherent,
             streams,
             noise_floor,
+            gpus,
+            split,
         } => {
             let (tr, te, ids, source, floor) = match (gen, train) {
                 (Some(shape), _) => generated(shape, gen_scale, seed)?,
@@ -205,12 +217,27 @@ pub fn run(args: MfArgs) -> Result<ExitCode> {
                 json,
                 floor: floor.or(noise_floor),
             };
-            train_run(&tr, te.as_ref(), ids, options, epochs, &source, out)
+            match gpus {
+                Some(g) => {
+                    let gpus = super::open_gpus(&g)?;
+                    multi::train(
+                        &gpus,
+                        (&tr, te.as_ref()),
+                        ids,
+                        options,
+                        multi::Run { epochs, split },
+                        &source,
+                        out,
+                    )
+                }
+                None => train_run(&tr, te.as_ref(), ids, options, epochs, &source, out),
+            }
         }
     }
 }
 
 struct Outputs {
+    /// The planted model's test RMSE.
     floor: Option<f64>,
     model: Option<PathBuf>,
     libmf: Option<PathBuf>,
@@ -336,17 +363,7 @@ fn train_run(
     // Bytes per update: the 12-byte sample plus p_u and q_v read and written.
     let bytes_per_update = 12 + 4 * k * if half { 2 } else { 4 };
     let final_rmse = metrics.last().and_then(|m| m.rmse);
-    let mut model = trainer.model()?;
-    if let Some(ids) = ids {
-        model.user_ids = Some(ids.user_ids()[..model.n_users].to_vec());
-        model.item_ids = Some(ids.item_ids()[..model.n_items].to_vec());
-    }
-    if let Some(p) = &out.model {
-        model.save(p)?;
-    }
-    if let Some(p) = &out.libmf {
-        model.save_libmf(p)?;
-    }
+    save_model(trainer.model()?, ids, &out)?;
     let (lanes, subgroup) = trainer.lanes();
     if out.json {
         println!(
@@ -425,6 +442,21 @@ fn train_run(
         println!("planted model's test RMSE (noise floor): {f:.4}");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Saves `model` where `out` asks, with the input's ids when it had them.
+fn save_model(mut model: Model, ids: Option<IdMap>, out: &Outputs) -> Result<()> {
+    if let Some(ids) = ids {
+        model.user_ids = Some(ids.user_ids()[..model.n_users].to_vec());
+        model.item_ids = Some(ids.item_ids()[..model.n_items].to_vec());
+    }
+    if let Some(p) = &out.model {
+        model.save(p)?;
+    }
+    if let Some(p) = &out.libmf {
+        model.save_libmf(p)?;
+    }
+    Ok(())
 }
 
 fn predict(path: &Path, libmf: bool, pairs: &Path, as_json: bool) -> Result<ExitCode> {

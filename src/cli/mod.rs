@@ -96,6 +96,18 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     }
 }
 
+/// The devices `--gpus N|all` names: N devices (the first adapters; with
+/// `WGSPARSE_SHARE_ADAPTERS=1` one adapter opened N times) or one per hardware adapter.
+pub(crate) fn open_gpus(arg: &str) -> Result<Vec<Gpu>> {
+    let count = match arg {
+        "all" => None,
+        n => Some(n.parse::<usize>().map_err(|_| {
+            wgsparse::Error::Option(format!("--gpus {n}: expected a count or `all`"))
+        })?),
+    };
+    Gpu::several(count, &wgsparse::gpu::GpuOptions::default())
+}
+
 /// A table with the house style.
 pub(crate) fn table(header: &[&str]) -> Table {
     let mut t = Table::new();

@@ -235,6 +235,15 @@ impl<'g> Batch<'g> {
         gpu.wait()
     }
 
+    /// Submits everything recorded without waiting for it; returns the submission, for
+    /// [`Gpu::wait_for`].
+    pub fn submit_nowait(self) -> Result<wgpu::SubmissionIndex> {
+        self.closed()?;
+        let gpu = self.gpu;
+        let labels = self.labels();
+        gpu.scoped(&labels, || gpu.queue.submit([self.encode(None)]))
+    }
+
     /// Submits and returns the GPU time of the work: from timestamp queries around the one
     /// compute pass when the adapter has them and the batch has no copies, else wall clock
     /// around submit-and-wait.

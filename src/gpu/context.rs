@@ -274,6 +274,21 @@ impl Gpu {
             })
     }
 
+    /// Waits until `submission` (and everything submitted before it) has finished and its
+    /// map callbacks have run.
+    pub fn wait_for(&self, submission: wgpu::SubmissionIndex) -> Result<()> {
+        self.device
+            .poll(wgpu::PollType::Wait {
+                submission_index: Some(submission),
+                timeout: None,
+            })
+            .map(|_| ())
+            .map_err(|e| Error::Gpu {
+                kernel: "poll".into(),
+                message: e.to_string(),
+            })
+    }
+
     /// Runs `f` inside a validation + out-of-memory error scope; a captured error becomes
     /// [`Error::Gpu`] naming `what`.
     pub(crate) fn scoped<T>(&self, what: &str, f: impl FnOnce() -> T) -> Result<T> {

@@ -12,6 +12,7 @@ mod kernels;
 pub mod preprocess;
 mod scan;
 pub mod shaders;
+mod staging;
 mod timer;
 
 pub use batch::Batch;
@@ -20,4 +21,5 @@ pub use caps::Caps;
 pub use context::{Gpu, GpuOptions};
 pub use kernels::{Binding, Kernel, KernelSpec};
 pub use scan::ExclusiveScan;
+pub use staging::{StagedCopy, Staging};
 pub use timer::{median_warm, GpuTime, WARM_UP_MAX_SECONDS, WARM_UP_SECONDS};

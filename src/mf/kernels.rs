@@ -233,12 +233,12 @@ pub(crate) fn record_epoch(t: &Trainer, batch: &mut Batch, lr: f32) -> Result<()
     let gpu = t.gpu;
     let l = &t.layout;
     let lambda = (t.options.lambda as f64 / t.sigma) as f32;
-    let mut defines = l.defines();
-    if l.coherent {
-        defines.push("COHERENT");
-    }
-    let constants = vec![("LANES", l.lanes as f64), ("PER", l.per as f64)];
     if let Some(g) = &t.wavefront {
+        let mut defines = l.defines();
+        if l.coherent {
+            defines.push("COHERENT");
+        }
+        let constants = vec![("LANES", l.lanes as f64), ("PER", l.per as f64)];
         if g.check.is_some() {
             defines.push("CHECK");
         }
@@ -279,23 +279,73 @@ pub(crate) fn record_epoch(t: &Trainer, batch: &mut Batch, lr: f32) -> Result<()
         let bind = kernel.bind(gpu, &buffers)?;
         return batch.dispatch(&kernel, bind, gpu.grid(g.workers)?);
     }
-    if t.counters.is_some() {
+    record_hogwild(
+        batch,
+        &Pass {
+            gpu,
+            layout: l,
+            p: &t.p,
+            q: &t.q,
+            rng: &t.rng,
+            counters: t.counters.as_ref(),
+            batch: t.options.batch,
+            lambda,
+        },
+        &t.bands,
+        lr,
+    )
+}
+
+/// What a batch-Hogwild! pass binds besides its samples: one device's P and Q (the rows its
+/// samples index), its workers' PCG states and the optional update counter.
+pub(crate) struct Pass<'a> {
+    pub gpu: &'a Gpu,
+    pub layout: &'a Layout,
+    pub p: &'a GpuBuffer<u32>,
+    pub q: &'a GpuBuffer<u32>,
+    pub rng: &'a GpuBuffer<u32>,
+    pub counters: Option<&'a GpuBuffer<u32>>,
+    /// Consecutive samples per batch (f).
+    pub batch: u32,
+    /// λ as the device applies it (λ / σ).
+    pub lambda: f32,
+}
+
+/// Records batch-Hogwild! over `bands` (samples, count) with learning rate `lr`: every
+/// worker (one per PCG state) takes ⌈nnz/(s·f)⌉ batches of each band, at most
+/// [`UPDATES_PER_DISPATCH`] updates per worker and dispatch. Empty bands are skipped.
+pub(crate) fn record_hogwild(
+    batch: &mut Batch,
+    pass: &Pass,
+    bands: &[(GpuBuffer<u32>, u32)],
+    lr: f32,
+) -> Result<()> {
+    let gpu = pass.gpu;
+    let l = pass.layout;
+    let mut defines = l.defines();
+    if l.coherent {
+        defines.push("COHERENT");
+    }
+    if pass.counters.is_some() {
         defines.push("COUNT");
     }
-    let mut c = constants;
-    c.push(("WG", WG as f64));
-    let n_bind = if t.counters.is_some() { 6 } else { 5 };
+    let c = vec![
+        ("LANES", l.lanes as f64),
+        ("PER", l.per as f64),
+        ("WG", WG as f64),
+    ];
+    let n_bind = if pass.counters.is_some() { 6 } else { 5 };
     let kernel = gpu.kernel(&KernelSpec {
         name: "mf/hogwild",
         defines,
         constants: c,
         bindings: &HOGWILD[..n_bind],
     })?;
-    let workers = t.workers();
+    let workers = pass.rng.len() as u32;
     let per_wg = WG / l.lanes;
-    let f = t.options.batch;
+    let f = pass.batch;
     let per_dispatch = (UPDATES_PER_DISPATCH / f).max(1);
-    for (samples, nnz) in &t.bands {
+    for (samples, nnz) in bands.iter().filter(|(_, n)| *n > 0) {
         let batches = (*nnz as u64).div_ceil(workers as u64 * f as u64) as u32;
         let mut done = 0;
         while done < batches {
@@ -308,12 +358,18 @@ pub(crate) fn record_epoch(t: &Trainer, batch: &mut Batch, lr: f32) -> Result<()
                     batch: f,
                     workers,
                     lr,
-                    lambda,
+                    lambda: pass.lambda,
                     pad: [0; 2],
                 },
             );
-            let mut buffers = vec![&params, samples.raw(), t.p.raw(), t.q.raw(), t.rng.raw()];
-            if let Some(c) = &t.counters {
+            let mut buffers = vec![
+                &params,
+                samples.raw(),
+                pass.p.raw(),
+                pass.q.raw(),
+                pass.rng.raw(),
+            ];
+            if let Some(c) = pass.counters {
                 buffers.push(c.raw());
             }
             let bind = kernel.bind(gpu, &buffers)?;
@@ -322,6 +378,12 @@ pub(crate) fn record_epoch(t: &Trainer, batch: &mut Batch, lr: f32) -> Result<()
         }
     }
     Ok(())
+}
+
+/// Updates one batch-Hogwild! pass over bands of these sample counts performs with
+/// `workers` workers and batches of `f`: s·⌈nnz/(s·f)⌉·f per non-empty band.
+pub(crate) fn hogwild_updates(counts: impl Iterator<Item = u64>, workers: u64, f: u64) -> u64 {
+    counts.map(|n| workers * n.div_ceil(workers * f) * f).sum()
 }
 
 /// The divergence guard, then the test RMSE (see [`Trainer::evaluate`]).

@@ -23,10 +23,16 @@
 //! decoration where the adapter offers it ([`Options::coherent`]), so that a worker reads
 //! the rows other workgroups have stored instead of a stale cached copy.
 //! [`Options::instrument`] counts updates (hogwild) and block entries (wavefront).
+//!
+//! [`MultiTrainer`] trains one model on several devices by cuMF_SGD's block schedule
+//! ([`blocks`]): batch-Hogwild! with the same kernel inside blocks that no two devices share
+//! at once, Q's blocks passed from device to device through the host.
 
+pub mod blocks;
 pub mod cpu;
 mod kernels;
 mod model;
+mod multi;
 mod prep;
 
 use rand::SeedableRng;
@@ -37,12 +43,13 @@ use crate::io::Ratings;
 use crate::{Error, Result};
 
 pub use model::Model;
+pub use multi::{DeviceEpoch, MultiEpochMetrics, MultiTrainer};
 pub use prep::{decode, encode};
 
 /// Samples (12 bytes each) per band: the most whose buffer, padded to 16 bytes, fits one
 /// storage binding and one buffer (a multiple of 4 samples, 48 bytes, so nothing is padded),
 /// and whose word indices fit u32.
-fn band_samples(caps: &crate::gpu::Caps) -> usize {
+pub(crate) fn band_samples(caps: &crate::gpu::Caps) -> usize {
     let bytes = caps.max_storage_binding_bytes.min(caps.max_buffer_bytes);
     let samples = (bytes / 48 * 4).min(u32::MAX as u64 / 3 / 4 * 4);
     samples.max(4) as usize
@@ -134,6 +141,35 @@ impl Default for Options {
 }
 
 impl Options {
+    /// Checks k, λ, α, β and the batch size.
+    pub(crate) fn validate(&self) -> Result<()> {
+        let k = self.k;
+        if k == 0 || !k.is_multiple_of(32) || k > 256 {
+            return Err(Error::Option(format!(
+                "k = {k}: must be a multiple of 32 from 32 to 256"
+            )));
+        }
+        for (name, v) in [
+            ("lambda", self.lambda),
+            ("alpha", self.alpha),
+            ("beta", self.beta),
+        ] {
+            if !v.is_finite() || v < 0.0 {
+                return Err(Error::Option(format!(
+                    "{name} = {v}: must be finite and ≥ 0"
+                )));
+            }
+        }
+        let max_batch = kernels::UPDATES_PER_DISPATCH;
+        if self.batch == 0 || self.batch > max_batch {
+            return Err(Error::Option(format!(
+                "batch = {}: must be from 1 to {max_batch}",
+                self.batch
+            )));
+        }
+        Ok(())
+    }
+
     /// Learning rate of epoch `t` (0-based): α / (1 + β·t^1.5).
     pub fn learning_rate(&self, t: usize) -> f32 {
         (self.alpha as f64 / (1.0 + self.beta as f64 * (t as f64).powf(1.5))) as f32
@@ -172,8 +208,6 @@ pub struct Instruments {
 pub struct Trainer<'g> {
     gpu: &'g Gpu,
     options: Options,
-    n_users: usize,
-    n_items: usize,
     /// σ: ratings and λ are divided by it on the device.
     sigma: f64,
     user_row: Vec<u32>,
@@ -201,30 +235,8 @@ impl<'g> Trainer<'g> {
         test: Option<&Ratings>,
         options: Options,
     ) -> Result<Self> {
+        options.validate()?;
         let k = options.k;
-        if k == 0 || !k.is_multiple_of(32) || k > 256 {
-            return Err(Error::Option(format!(
-                "k = {k}: must be a multiple of 32 from 32 to 256"
-            )));
-        }
-        for (name, v) in [
-            ("lambda", options.lambda),
-            ("alpha", options.alpha),
-            ("beta", options.beta),
-        ] {
-            if !v.is_finite() || v < 0.0 {
-                return Err(Error::Option(format!(
-                    "{name} = {v}: must be finite and ≥ 0"
-                )));
-            }
-        }
-        let max_batch = kernels::UPDATES_PER_DISPATCH;
-        if options.batch == 0 || options.batch > max_batch {
-            return Err(Error::Option(format!(
-                "batch = {}: must be from 1 to {max_batch}",
-                options.batch
-            )));
-        }
         let half = options.precision == Precision::F16;
         let layout = kernels::Layout::choose(gpu, &options)?;
         let invocations = layout.lanes.saturating_mul(options.streams);
@@ -236,18 +248,7 @@ impl<'g> Trainer<'g> {
             )));
         }
         let (m, n) = (train.n_users, train.n_items);
-        let row_bytes = (k * if half { 2 } else { 4 }) as u64;
-        for (what, rows) in [("P", m), ("Q", n)] {
-            let bytes = rows as u64 * row_bytes;
-            let limit = gpu.caps.max_storage_binding_bytes.min(u32::MAX as u64);
-            if bytes > limit {
-                return Err(Error::TooLarge {
-                    what: format!("{what} ({rows} rows × {k} features)"),
-                    needed: format!("{bytes} bytes in one storage binding"),
-                    limit: format!("{limit} bytes on {}", gpu.caps.adapter_name),
-                });
-            }
-        }
+        check_features(gpu, &[("P", m), ("Q", n)], k, half)?;
         let workers = kernels::workers(&options, m, n)?;
         let data = prep::prepare(
             train,
@@ -313,12 +314,7 @@ impl<'g> Trainer<'g> {
         let mut rng = rand::rngs::StdRng::seed_from_u64(options.seed);
         let p = GpuBuffer::upload(gpu, "mf.p", &prep::init_features(m, k, half, &mut rng))?;
         let q = GpuBuffer::upload(gpu, "mf.q", &prep::init_features(n, k, half, &mut rng))?;
-        let streams: Vec<u32> = (0..workers)
-            .map(|w| {
-                crate::gpu::shaders::pcg_hash(w ^ (options.seed as u32).wrapping_mul(0x9e37_79b9))
-            })
-            .collect();
-        let rng = GpuBuffer::upload(gpu, "mf.rng", &streams)?;
+        let rng = GpuBuffer::upload(gpu, "mf.rng", &worker_streams(0..workers, options.seed))?;
         let counters = if options.instrument && options.scheme == Scheme::Hogwild {
             Some(GpuBuffer::zeroed(gpu, "mf.counters", 1)?)
         } else {
@@ -326,8 +322,6 @@ impl<'g> Trainer<'g> {
         };
         Ok(Trainer {
             gpu,
-            n_users: m,
-            n_items: n,
             sigma: data.sigma,
             user_row: data.user_row,
             item_row: data.item_row,
@@ -386,13 +380,11 @@ impl<'g> Trainer<'g> {
     pub fn updates_per_epoch(&self) -> u64 {
         match self.options.scheme {
             Scheme::Wavefront => self.nnz,
-            Scheme::Hogwild => {
-                let (s, f) = (self.workers() as u64, self.options.batch as u64);
-                self.bands
-                    .iter()
-                    .map(|(_, len)| s * (*len as u64).div_ceil(s * f) * f)
-                    .sum()
-            }
+            Scheme::Hogwild => kernels::hogwild_updates(
+                self.bands.iter().map(|(_, len)| *len as u64),
+                self.workers() as u64,
+                self.options.batch as u64,
+            ),
         }
     }
 
@@ -492,25 +484,69 @@ impl<'g> Trainer<'g> {
     /// so that p_u·q_v is in rating units.
     pub fn model(&self) -> Result<Model> {
         let (p, q) = self.device_features()?;
-        let k = self.options.k;
-        let scale = self.sigma.sqrt() as f32;
-        let gather = |dev: &[f32], rows: &[u32]| -> Vec<f32> {
-            rows.iter()
-                .flat_map(|&r| {
-                    dev[r as usize * k..(r as usize + 1) * k]
-                        .iter()
-                        .map(|x| x * scale)
-                })
-                .collect()
-        };
-        Ok(Model {
-            k,
-            n_users: self.n_users,
-            n_items: self.n_items,
-            p: gather(&p, &self.user_row),
-            q: gather(&q, &self.item_row),
-            user_ids: None,
-            item_ids: None,
-        })
+        Ok(model_from(
+            (&p, &q),
+            self.options.k,
+            self.sigma,
+            (&self.user_row, &self.item_row),
+        ))
+    }
+}
+
+/// Fails with [`Error::TooLarge`] when a feature matrix of `rows` rows × `k` features does
+/// not fit one storage binding of `gpu`.
+pub(crate) fn check_features(
+    gpu: &Gpu,
+    what: &[(&str, usize)],
+    k: usize,
+    half: bool,
+) -> Result<()> {
+    let row_bytes = (k * if half { 2 } else { 4 }) as u64;
+    for &(what, rows) in what {
+        let bytes = rows as u64 * row_bytes;
+        let limit = gpu.caps.max_storage_binding_bytes.min(u32::MAX as u64);
+        if bytes > limit {
+            return Err(Error::TooLarge {
+                what: format!("{what} ({rows} rows × {k} features)"),
+                needed: format!("{bytes} bytes in one storage binding"),
+                limit: format!("{limit} bytes on {}", gpu.caps.adapter_name),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Initial PCG states of workers `ids` (a worker's stream depends on its id and the seed).
+pub(crate) fn worker_streams(ids: std::ops::Range<u32>, seed: u64) -> Vec<u32> {
+    ids.map(|w| crate::gpu::shaders::pcg_hash(w ^ (seed as u32).wrapping_mul(0x9e37_79b9)))
+        .collect()
+}
+
+/// The model of device-order features `(p, q)` (values divided by √σ): rows gathered into
+/// the input's id order through `(user_row, item_row)` and rescaled by √σ.
+pub(crate) fn model_from(
+    (p, q): (&[f32], &[f32]),
+    k: usize,
+    sigma: f64,
+    (user_row, item_row): (&[u32], &[u32]),
+) -> Model {
+    let scale = sigma.sqrt() as f32;
+    let gather = |dev: &[f32], rows: &[u32]| -> Vec<f32> {
+        rows.iter()
+            .flat_map(|&r| {
+                dev[r as usize * k..(r as usize + 1) * k]
+                    .iter()
+                    .map(|x| x * scale)
+            })
+            .collect()
+    };
+    Model {
+        k,
+        n_users: user_row.len(),
+        n_items: item_row.len(),
+        p: gather(p, user_row),
+        q: gather(q, item_row),
+        user_ids: None,
+        item_ids: None,
     }
 }

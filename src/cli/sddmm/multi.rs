@@ -8,10 +8,9 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::{base_options, load, preflight, variants, CutArg, SddmmArgs};
-use wgsparse::gpu::GpuOptions;
 use wgsparse::sddmm::{tune, Cut, MultiPlan, Options, Plan, Variant};
 use wgsparse::sparse::Dense;
-use wgsparse::{Error, Gpu, Result};
+use wgsparse::{Gpu, Result};
 
 /// One (K, variant, cut) measured on every GPU.
 #[derive(Serialize)]
@@ -62,14 +61,7 @@ fn one_gpu_plan(
 
 /// Runs `wgsparse sddmm --gpus …`.
 pub(super) fn run(args: &SddmmArgs) -> Result<ExitCode> {
-    let count = match args.gpus.as_deref() {
-        Some("all") | None => None,
-        Some(n) => Some(
-            n.parse::<usize>()
-                .map_err(|_| Error::Option(format!("--gpus {n}: expected a count or `all`")))?,
-        ),
-    };
-    let gpus = Gpu::several(count, &GpuOptions::default())?;
+    let gpus = crate::cli::open_gpus(args.gpus.as_deref().unwrap_or("all"))?;
     preflight(&gpus[0], args)?;
     let (name, s) = load(args)?;
     let base = base_options(args);

@@ -1,0 +1,154 @@
+//! Asynchronous read-back of part of a buffer: the copy into a host-visible staging buffer is
+//! queued behind the work already submitted, and the host collects it later, while the
+//! device runs whatever was submitted after it (how multi-device MF passes blocks of Q
+//! between devices without idling them).
+
+use std::ops::Range;
+use std::sync::mpsc;
+
+use bytemuck::Pod;
+
+use crate::gpu::{Gpu, GpuBuffer};
+use crate::{Error, Result};
+
+/// A host-visible buffer of `capacity` elements of `T` that ranges of device buffers are
+/// copied into.
+pub struct Staging<T: Pod> {
+    buffer: wgpu::Buffer,
+    capacity: usize,
+    _t: std::marker::PhantomData<T>,
+}
+
+/// A copy queued by [`Staging::copy_from`], to be collected by [`Staging::collect`].
+pub struct StagedCopy {
+    len: usize,
+    submission: wgpu::SubmissionIndex,
+    mapped: mpsc::Receiver<std::result::Result<(), wgpu::BufferAsyncError>>,
+}
+
+fn gpu_error(message: impl ToString) -> Error {
+    Error::Gpu {
+        kernel: "staged read-back".into(),
+        message: message.to_string(),
+    }
+}
+
+impl<T: Pod> Staging<T> {
+    /// A staging buffer for up to `capacity` elements (checked against the largest buffer).
+    pub fn new(gpu: &Gpu, label: &str, capacity: usize) -> Result<Self> {
+        GpuBuffer::<T>::check_fits(gpu, label, capacity)?;
+        let bytes = ((capacity * std::mem::size_of::<T>()) as u64).max(4);
+        let buffer = gpu.scoped(label, || {
+            gpu.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: bytes.div_ceil(4) * 4,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        })?;
+        Ok(Staging {
+            buffer,
+            capacity,
+            _t: std::marker::PhantomData,
+        })
+    }
+
+    /// Queues a copy of elements `range` of `src` into this buffer, behind everything already
+    /// submitted, and asks for it to be mapped once done. Does not wait. The range's byte
+    /// offset and length must be multiples of 4. Collect it with [`Staging::collect`] before
+    /// the next copy into this buffer.
+    pub fn copy_from(
+        &self,
+        gpu: &Gpu,
+        src: &GpuBuffer<T>,
+        range: Range<usize>,
+    ) -> Result<StagedCopy> {
+        let size = std::mem::size_of::<T>();
+        let (offset, bytes) = ((range.start * size) as u64, (range.len() * size) as u64);
+        if range.end > src.len()
+            || range.len() > self.capacity
+            || !offset.is_multiple_of(4)
+            || !bytes.is_multiple_of(4)
+        {
+            return Err(Error::Shape(format!(
+                "staging elements {range:?} of a buffer of {} into one of {}",
+                src.len(),
+                self.capacity
+            )));
+        }
+        let (tx, mapped) = mpsc::channel();
+        if bytes == 0 {
+            let _ = tx.send(Ok(()));
+            let submission = gpu.queue.submit(std::iter::empty());
+            return Ok(StagedCopy {
+                len: 0,
+                submission,
+                mapped,
+            });
+        }
+        let submission = gpu.scoped("staged read-back", || {
+            let mut encoder = gpu
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("staged read-back"),
+                });
+            encoder.copy_buffer_to_buffer(src.raw(), offset, &self.buffer, 0, bytes);
+            let submission = gpu.queue.submit([encoder.finish()]);
+            self.buffer
+                .slice(..bytes)
+                .map_async(wgpu::MapMode::Read, move |r| {
+                    let _ = tx.send(r);
+                });
+            submission
+        })?;
+        Ok(StagedCopy {
+            len: range.len(),
+            submission,
+            mapped,
+        })
+    }
+
+    /// Waits for `copy` (and what was submitted before it, not after) and returns its elements.
+    pub fn collect(&self, gpu: &Gpu, copy: StagedCopy) -> Result<Vec<T>> {
+        gpu.wait_for(copy.submission)?;
+        copy.mapped
+            .recv()
+            .map_err(|_| gpu_error("map callback dropped"))?
+            .map_err(gpu_error)?;
+        if copy.len == 0 {
+            return Ok(vec![]);
+        }
+        let bytes = (copy.len * std::mem::size_of::<T>()) as u64;
+        let slice = self.buffer.slice(..bytes);
+        let data = bytemuck::cast_slice(&slice.get_mapped_range().map_err(gpu_error)?).to_vec();
+        self.buffer.unmap();
+        Ok(data)
+    }
+}
+
+impl<T: Pod> GpuBuffer<T> {
+    /// Overwrites elements `offset..offset + data.len()` with `data`, ordered after the work
+    /// already submitted and before the next submission. Offset and length in bytes must be
+    /// multiples of 4.
+    pub fn write_at(&self, gpu: &Gpu, offset: usize, data: &[T]) -> Result<()> {
+        let size = std::mem::size_of::<T>();
+        if offset + data.len() > self.len()
+            || !(offset * size).is_multiple_of(4)
+            || !std::mem::size_of_val(data).is_multiple_of(4)
+        {
+            return Err(Error::Shape(format!(
+                "writing {} elements at {offset} into a buffer of {}",
+                data.len(),
+                self.len()
+            )));
+        }
+        if !data.is_empty() {
+            gpu.queue.write_buffer(
+                self.raw(),
+                (offset * size) as u64,
+                bytemuck::cast_slice(data),
+            );
+        }
+        Ok(())
+    }
+}
