@@ -37,6 +37,7 @@ enum VariantArg {
     All,
     Fused,
     Private,
+    Sorted,
     Unfused,
     TwoPass,
 }
@@ -169,6 +170,7 @@ fn variants(list: &[VariantArg]) -> Vec<Variant> {
             VariantArg::Unfused => out.push(Variant::Unfused),
             VariantArg::TwoPass => out.push(Variant::TwoPass),
             VariantArg::Private => out.push(Variant::Private),
+            VariantArg::Sorted => out.push(Variant::Sorted),
         }
     }
     out.dedup();

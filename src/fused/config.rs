@@ -43,8 +43,8 @@ pub(crate) fn resolve(
     let dense = matches!(x, Matrix::Dense(_));
     let variant = match options.variant {
         Variant::Auto => Variant::Fused,
-        // Dense X has no scatter to privatize.
-        Variant::Private if dense => Variant::Fused,
+        // Dense X has no scatter to privatize or sort.
+        Variant::Private | Variant::Sorted if dense => Variant::Fused,
         v => v,
     };
     let native_atomics = match options.atomics {
@@ -130,6 +130,7 @@ pub(crate) fn resolve(
                 hot_cols: 0,
                 private_cols: 0,
                 long_row: u32::MAX,
+                tile: 0,
                 native_atomics,
                 subgroup_reduce: shuffle || wide,
                 subgroup_wide: wide,
@@ -140,6 +141,9 @@ pub(crate) fn resolve(
     let nnz = x.nnz();
     let mu = if m == 0 { 0.0 } else { nnz as f64 / m as f64 };
     let vs = pow2_in("vs", options.vs.unwrap_or(plan::sparse_vs(mu)), 1, 32)?;
+    if variant == Variant::Sorted {
+        return sorted(gpu, x, options, vs, native_atomics, used_hint);
+    }
     let fits = |wg: u32| w_bytes + scratch(vs, wg) as u64 <= wg_mem as u64;
     let shared_of = |on: bool, wg: u32| {
         if on {
@@ -251,11 +255,119 @@ pub(crate) fn resolve(
         hot_cols,
         private_cols,
         long_row,
+        tile: 0,
         native_atomics,
         subgroup_reduce: options.subgroups && caps.shuffle_fits(vs),
         subgroup_wide: false,
     };
     Ok((config, used_cols))
+}
+
+/// Entries per invocation of the sorted kernel at most (its register arrays).
+pub const SORTED_EPL_MAX: u32 = 8;
+
+/// The `Sorted` variant's configuration: the model's VS, a workgroup size (the caller's or
+/// 256), tiles of EPL·WG entries with EPL the largest of 8, 4, 2, 1 whose products array fits
+/// workgroup memory beside the copy of w (w in global memory when even EPL = 1 leaves no room
+/// for it, or when the caller says so), one workgroup per resident slot (tiles strided over
+/// the grid) and rows above min(long-row threshold, tile) split as in `Fused`.
+fn sorted(
+    gpu: &Gpu,
+    x: Matrix,
+    options: &Options,
+    vs: u32,
+    native_atomics: bool,
+    used_hint: Option<usize>,
+) -> Result<(Config, Option<usize>)> {
+    let caps = &gpu.caps;
+    let (m, n) = x.shape();
+    let max_wg = caps.max_invocations_per_workgroup.min(1024);
+    let wg_mem = caps.max_workgroup_storage_bytes as u64;
+    let wg = pow2_in(
+        "workgroup size",
+        options.workgroup.unwrap_or(256).min(max_wg),
+        vs.max(32),
+        max_wg,
+    )?;
+    let shuffle = options.subgroups && caps.shuffle_fits(vs) && caps.subgroups;
+    let scratch = if shuffle { 0 } else { 4 * wg as u64 };
+    let w_bytes = 4 * n.max(1) as u64;
+    let need = |epl: u32, on: bool| scratch + 4 * (epl * wg) as u64 + if on { w_bytes } else { 0 };
+    let epl_for = |on: bool| {
+        [8, 4, 2, 1]
+            .into_iter()
+            .find(|&e| e <= SORTED_EPL_MAX && need(e, on) <= wg_mem)
+    };
+    let (epl, on) = match options.workgroup_w {
+        Some(true) => (
+            epl_for(true).ok_or_else(|| Error::TooLarge {
+                what: format!("the sorted kernel's workgroup copy of w (n = {n})"),
+                needed: format!("{} bytes of workgroup memory", need(1, true)),
+                limit: format!("{wg_mem} bytes on {}", caps.adapter_name),
+            })?,
+            true,
+        ),
+        want => match (want, epl_for(true)) {
+            (None, Some(e)) => (e, true),
+            _ => (
+                epl_for(false).ok_or_else(|| {
+                    option_err(format!(
+                        "workgroup size {wg}: the sorted kernel's tile does not fit {wg_mem} \
+                         bytes of workgroup memory"
+                    ))
+                })?,
+                false,
+            ),
+        },
+    };
+    let tile = epl * wg;
+    if !crate::fused::tiles::fits(n, tile) {
+        return Err(Error::Unsupported(format!(
+            "the sorted variant on X with {n} columns: tiles of {tile} entries leave keys for \
+             fewer columns (use the fused variant)"
+        )));
+    }
+    let r = Residency::of(caps);
+    let resident = r
+        .units
+        .saturating_mul(r.groups_resident(wg, need(epl, on) as u32));
+    let tiles_about = x.nnz().div_ceil(tile as usize).max(1);
+    let groups = (resident as usize)
+        .min(tiles_about)
+        .min(caps.max_workgroups_per_dimension as usize)
+        .max(1) as u32;
+    let nnz = x.nnz();
+    let mu = if m == 0 { 0.0 } else { nnz as f64 / m as f64 };
+    let long_row = match options.long_row {
+        Some(0) => {
+            return Err(option_err(
+                "the long-row threshold must be at least 1".into(),
+            ))
+        }
+        Some(l) => l,
+        None => ((8.0 * mu.max(1.0)).ceil() as u64).clamp(LONG_ROW_MIN, u32::MAX as u64) as u32,
+    }
+    .min(tile);
+    Ok((
+        Config {
+            variant: Variant::Sorted,
+            dense: false,
+            vs,
+            workgroup: wg,
+            rows_per_vector: 1,
+            groups,
+            tl: 1,
+            workgroup_w: on,
+            hot_cols: 0,
+            private_cols: 0,
+            long_row,
+            tile,
+            native_atomics,
+            subgroup_reduce: shuffle,
+            subgroup_wide: false,
+        },
+        used_hint,
+    ))
 }
 
 /// Eq. 5 (or the caller's C) and the number of workgroups.

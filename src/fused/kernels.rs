@@ -141,7 +141,11 @@ pub(crate) fn record(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
             if !op.xty {
                 long_rows(plan, batch, &arrays, op, None)?;
             }
-            sparse(plan, batch, &arrays, op, cfg.workgroup_w, target)?;
+            if cfg.variant == Variant::Sorted {
+                sorted(plan, batch, row_ptr, op, w)?;
+            } else {
+                sparse(plan, batch, &arrays, op, cfg.workgroup_w, target)?;
+            }
             long_rows(plan, batch, &arrays, op, Some(w))?;
         }
         DeviceX::Dense {
@@ -253,6 +257,64 @@ fn sparse(
     }
     let bg = k.bind(gpu, &all)?;
     batch.dispatch(&k, bg, [cfg.groups, 1, 1])
+}
+
+const SORTED_BINDINGS: [Binding; 8] = [Uniform, Read, Read, Read, Read, Read, Read, ReadWrite];
+
+/// Records `fused.sorted`: the scatter over the plan's column-sorted tiles.
+fn sorted(
+    plan: &Plan,
+    batch: &mut Batch,
+    row_ptr: &GpuBuffer<u32>,
+    op: &Op,
+    w: &GpuBuffer<f32>,
+) -> Result<()> {
+    let gpu = batch.gpu();
+    let cfg = &plan.config;
+    let t = plan.sorted.as_ref().expect("sorted tiles");
+    if t.ntiles == 0 {
+        return Ok(());
+    }
+    let mut defs = defines(cfg, op.xty, false, cfg.workgroup_w);
+    defs.retain(|&d| d != "SUBGROUP_WIDE");
+    let k = gpu.kernel(&KernelSpec {
+        name: "fused/sorted",
+        defines: defs,
+        constants: vec![
+            ("WG", cfg.workgroup as f64),
+            ("VS", cfg.vs as f64),
+            ("EPL", (cfg.tile / cfg.workgroup) as f64),
+            ("POS_BITS", t.pos_bits as f64),
+            ("TILE", cfg.tile as f64),
+            (
+                "NCOLS",
+                if cfg.workgroup_w { plan.n.max(1) } else { 1 } as f64,
+            ),
+        ],
+        bindings: &SORTED_BINDINGS,
+    })?;
+    let params = gpu.uniform(
+        "fused.sorted.params",
+        &[
+            t.ntiles,
+            plan.n as u32,
+            op.v.is_some() as u32,
+            op.alpha.to_bits(),
+        ],
+    );
+    let v = op.v.unwrap_or(&plan.dummy);
+    let all = [
+        &params,
+        row_ptr.raw(),
+        t.rows.raw(),
+        t.keys.raw(),
+        t.values.raw(),
+        op.y.raw(),
+        v.raw(),
+        w.raw(),
+    ];
+    let bg = k.bind(gpu, &all)?;
+    batch.dispatch(&k, bg, [cfg.groups.min(t.ntiles), 1, 1])
 }
 
 const LONG_DOT_BINDINGS: [Binding; 6] = [Uniform, Read, Read, Read, Read, ReadWrite];

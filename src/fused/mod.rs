@@ -19,6 +19,7 @@ pub mod linreg;
 pub mod logreg;
 pub mod long;
 pub mod plan;
+pub mod tiles;
 pub mod tune;
 mod vectors;
 
@@ -30,6 +31,7 @@ use crate::gpu::{Batch, Gpu, GpuBuffer, GpuTime};
 use crate::sparse::{Csr, Dense};
 use crate::{Error, Result};
 
+pub use config::SORTED_EPL_MAX;
 pub use cpu::HostOp;
 
 /// The instantiations of Table 1.
@@ -92,6 +94,11 @@ pub enum Variant {
     /// copy of w; otherwise the next hottest go through the hot-column cache and the rest to
     /// global memory, as in `Fused`.
     Private,
+    /// The fused kernel over column-sorted tiles of rows ([`tiles`]): the row dot products in
+    /// workgroup memory, then the scatter reduced over runs of equal columns across the
+    /// subgroup, one add per (run, column) to the workgroup copy of w (when n fits) or to
+    /// global w. Sparse X with fewer than 2^(32 − log₂ tile) columns; dense X runs `Fused`.
+    Sorted,
     /// The fused kernel writing per-workgroup partials, summed by a second pass in a fixed
     /// order: bit-identical run to run.
     TwoPass,
@@ -102,8 +109,9 @@ pub enum Variant {
 
 impl Variant {
     /// The concrete variants (`Private` runs as `Fused` on dense X).
-    pub const CONCRETE: [Variant; 4] = [
+    pub const CONCRETE: [Variant; 5] = [
         Variant::Fused,
+        Variant::Sorted,
         Variant::Private,
         Variant::TwoPass,
         Variant::Unfused,
@@ -115,6 +123,7 @@ impl Variant {
             Variant::Auto => "auto",
             Variant::Fused => "fused",
             Variant::Private => "private",
+            Variant::Sorted => "sorted",
             Variant::TwoPass => "two-pass",
             Variant::Unfused => "unfused",
         }
@@ -252,6 +261,9 @@ pub struct Config {
     /// over whole workgroups: partial dot products added per row, then the scatter);
     /// `u32::MAX`: none.
     pub long_row: u32,
+    /// `Sorted`: entries per column-sorted tile (a multiple of the workgroup size, at most 8
+    /// per invocation); 0 for the other variants.
+    pub tile: u32,
     /// Global adds by native f32 atomics (else compare-exchange).
     pub native_atomics: bool,
     /// Row dot products reduced by subgroup operations (else workgroup memory).
@@ -287,6 +299,9 @@ impl Config {
             s += &format!(" global-w hot={}", self.hot_cols);
         } else {
             s += " global-w";
+        }
+        if self.tile > 0 {
+            s += &format!(" tile={}", self.tile);
         }
         if self.long_row != u32::MAX {
             s += &format!(" long>{}", self.long_row);
@@ -346,6 +361,15 @@ struct LongRows {
     dots: GpuBuffer<f32>,
 }
 
+/// The device side of [`tiles`]: tile row ranges, packed keys and values (X's length).
+struct SortedX {
+    rows: GpuBuffer<u32>,
+    ntiles: u32,
+    keys: GpuBuffer<u32>,
+    values: GpuBuffer<f32>,
+    pos_bits: u32,
+}
+
 /// A prepared pattern on one X: X uploaded, configuration resolved, scratch allocated.
 pub struct Plan {
     /// Rows of X.
@@ -367,6 +391,8 @@ pub struct Plan {
     /// The long-row path's chunks and per-row dot products (sparse fused kernels with rows
     /// above [`Config::long_row`]).
     long: Option<LongRows>,
+    /// The `Sorted` variant's column-sorted tiles.
+    sorted: Option<SortedX>,
     /// A 16-byte stand-in bound where an optional vector is absent (never read).
     dummy: Arc<GpuBuffer<f32>>,
 }
@@ -469,6 +495,19 @@ impl Plan {
             }
             _ => None,
         };
+        let sorted = match x {
+            Matrix::Sparse(s) if config.tile > 0 => {
+                let t = tiles::build(s, config.tile, config.long_row.min(config.tile))?;
+                Some(SortedX {
+                    rows: GpuBuffer::upload(gpu, "fused.tile_rows", t.rows.as_flattened())?,
+                    ntiles: t.rows.len() as u32,
+                    keys: GpuBuffer::upload(gpu, "fused.tile_keys", &t.keys)?,
+                    values: GpuBuffer::upload(gpu, "fused.tile_values", &t.values)?,
+                    pos_bits: t.pos_bits,
+                })
+            }
+            _ => None,
+        };
         Ok(Plan {
             m,
             n,
@@ -479,6 +518,7 @@ impl Plan {
             used_cols: None,
             scratch,
             long,
+            sorted,
             dummy: Arc::new(GpuBuffer::zeroed(gpu, "fused.absent", 4)?),
         })
     }

@@ -48,6 +48,7 @@ shader_table!(
     "fused/cg_scalars",
     "fused/logistic",
     "fused/long_rows",
+    "fused/sorted",
     "mf/storage",
     "mf/sgd",
     "mf/hogwild",
