@@ -537,33 +537,18 @@ fn hot_column_cache() {
         for hot in [None, Some(0), Some(3), Some(64)] {
             for atomics in [Atomics::Native, Atomics::Cas] {
                 for p in [Pattern::Full, Pattern::Xty] {
-                    // `private`: the 8 hottest columns in registers, the cache for the rest.
-                    for variant in [Variant::Fused, Variant::Private] {
-                        let o = Options {
-                            variant,
-                            atomics,
-                            vs: Some(vs),
-                            workgroup: Some(wg),
-                            hot_cols: hot,
-                            ..Default::default()
-                        };
-                        let (_, plan) = check(gpu, Matrix::Sparse(&x), &o, p, 13);
-                        let c = plan.config;
-                        assert!(!c.workgroup_w, "n = {n}");
-                        let private = if variant == Variant::Private {
-                            8.min(used)
-                        } else {
-                            0
-                        };
-                        let want = hot.map_or(cap.min(used), |h| (h as usize).min(used));
-                        assert_eq!(c.hot_cols as usize, want, "{}", c.describe());
-                        assert_eq!(
-                            c.private_cols as usize,
-                            private.min(want),
-                            "{}",
-                            c.describe()
-                        );
-                    }
+                    let o = Options {
+                        atomics,
+                        vs: Some(vs),
+                        workgroup: Some(wg),
+                        hot_cols: hot,
+                        ..Default::default()
+                    };
+                    let (_, plan) = check(gpu, Matrix::Sparse(&x), &o, p, 13);
+                    let c = plan.config;
+                    assert!(!c.workgroup_w, "n = {n}");
+                    let want = hot.map_or(cap.min(used), |h| (h as usize).min(used));
+                    assert_eq!(c.hot_cols as usize, want, "{}", c.describe());
                 }
             }
         }
@@ -616,80 +601,6 @@ fn hot_column_cache() {
     assert!(plan.config.hot_cols > 0 && !plan.config.native_atomics);
 }
 
-#[test]
-fn private_hot_columns() {
-    // w in workgroup memory, the hottest columns (at most 8) accumulated in registers per
-    // invocation (no atomics; summed over the subgroup at the end), the rest by
-    // compare-exchange: small and larger n, a few extremely hot columns (and one holding more
-    // than half of X), every register count from none to 8, both reductions and both global
-    // add paths; and n at the threshold, where registers still hold them.
-    for gpu in [common::gpu(), common::gpu_plain()] {
-        for (m, n, nnz) in [(500, 40, 3_000), (700, 1_000, 9_000), (600, 1_000, 500)] {
-            let x = if nnz < m {
-                // Short rows over steep column popularity: one column holds most of X.
-                let x = gen::power_law_skewed(m, n, nnz, 0.0, 3.0, 35).unwrap();
-                assert!(top_shares(&x).1 > 0.5);
-                x
-            } else {
-                with_hot_columns(&sparse_x(m, n, nnz, 31), &[1, n as u32 - 2], 32)
-            };
-            let used = wgsparse::fused::hot::column_degrees(&x)
-                .iter()
-                .filter(|&&d| d > 0)
-                .count();
-            for hot in [None, Some(0), Some(1), Some(7), Some(8)] {
-                for p in [Pattern::Full, Pattern::Xty] {
-                    let o = Options {
-                        variant: Variant::Private,
-                        workgroup: Some(64),
-                        hot_cols: hot,
-                        atomics: if gpu.caps.f32_atomics {
-                            Atomics::Native
-                        } else {
-                            Atomics::Cas
-                        },
-                        ..Default::default()
-                    };
-                    let (_, plan) = check(gpu, Matrix::Sparse(&x), &o, p, 17);
-                    let c = plan.config;
-                    assert!(c.workgroup_w && c.variant == Variant::Private);
-                    let want = hot.map_or(8.min(used), |h| (h as usize).min(used));
-                    assert_eq!(c.hot_cols as usize, want, "{}", c.describe());
-                }
-            }
-            // The model's workgroup size leaves room for private slots.
-            let (_, plan) = check(
-                gpu,
-                Matrix::Sparse(&x),
-                &opts(Variant::Private),
-                Pattern::Full,
-                2,
-            );
-            assert!(plan.config.hot_cols > 0, "{}", plan.config.describe());
-        }
-    }
-    // At the threshold w fills workgroup memory; registers still take the hottest columns.
-    let gpu = common::gpu();
-    let limit = (gpu.caps.max_workgroup_storage_bytes / 4) as usize;
-    let x = with_hot_columns(&sparse_x(300, limit, 4_000, 33), &[2], 34);
-    let o = Options {
-        variant: Variant::Private,
-        vs: Some(4),
-        workgroup: Some(256),
-        ..Default::default()
-    };
-    let (_, plan) = check(gpu, Matrix::Sparse(&x), &o, Pattern::Full, 5);
-    assert!(plan.config.workgroup_w && plan.config.hot_cols == 8);
-    let too_many = Options {
-        hot_cols: Some(9),
-        ..o
-    };
-    assert!(matches!(
-        Plan::new(gpu, Matrix::Sparse(&x), &too_many),
-        Err(Error::Option(_))
-    ));
-}
-
 /// Share of X's entries in its heaviest row and in its heaviest column.
 fn top_shares(x: &Csr) -> (f64, f64) {
     let nnz = x.nnz() as f64;
@@ -727,7 +638,7 @@ fn long_rows_split_over_workgroups() {
                 (Some(40), None),
                 (None, None),
             ] {
-                for variant in [Variant::Fused, Variant::Private] {
+                for variant in [Variant::Fused, Variant::Sorted] {
                     for p in [Pattern::Full, Pattern::Xty, Pattern::Xtxy] {
                         let o = Options {
                             variant,

@@ -28,7 +28,7 @@ fn fused_checks_every_variant_and_exports() {
     ]);
     assert_eq!(j["ok"], true);
     let results = j["results"].as_array().unwrap();
-    // 5 patterns × 4 variants (fused, private, two-pass, unfused).
+    // 5 patterns × 4 variants (fused, sorted, two-pass, unfused).
     assert_eq!(results.len(), 20);
     for r in results {
         assert!(
@@ -149,7 +149,7 @@ fn linreg_uses_the_tuned_configuration() {
             serde_json::Value::Object(o) if o.contains_key("vs") && o.contains_key("workgroup") => {
                 o.insert("vs".into(), 2.into());
                 o.insert("workgroup".into(), 64.into());
-                o.insert("private".into(), false.into());
+                o.insert("sorted".into(), false.into());
                 *entries += 1;
             }
             serde_json::Value::Object(o) => o.values_mut().for_each(|v| retune(v, entries)),

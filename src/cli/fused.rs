@@ -36,7 +36,6 @@ enum VariantArg {
     Auto,
     All,
     Fused,
-    Private,
     Sorted,
     Unfused,
     TwoPass,
@@ -169,7 +168,6 @@ fn variants(list: &[VariantArg]) -> Vec<Variant> {
             VariantArg::Fused => out.push(Variant::Fused),
             VariantArg::Unfused => out.push(Variant::Unfused),
             VariantArg::TwoPass => out.push(Variant::TwoPass),
-            VariantArg::Private => out.push(Variant::Private),
             VariantArg::Sorted => out.push(Variant::Sorted),
         }
     }

@@ -189,7 +189,6 @@ pub fn kernel_name(c: &Config) -> String {
         (Variant::Unfused, _) => "fused.unfused".into(),
         (Variant::TwoPass, false) => "fused.sparse+two-pass".into(),
         (Variant::TwoPass, true) => "fused.dense+two-pass".into(),
-        (Variant::Private, false) => "fused.sparse+private".into(),
         (Variant::Sorted, false) => "fused.sorted".into(),
         (_, false) => "fused.sparse".into(),
         (_, true) => "fused.dense".into(),

@@ -22,9 +22,6 @@ fn pow2_in(what: &str, v: u32, lo: u32, hi: u32) -> Result<u32> {
     }
 }
 
-/// Hot columns the private variant accumulates in registers at most (the shader's two vec4s).
-pub const PRIVATE_MAX: u32 = 8;
-
 /// The launch model's long-row threshold is never below this many entries (shorter rows are
 /// cheaper in one vector than in the two-dispatch long-row path).
 const LONG_ROW_MIN: u64 = 1024;
@@ -44,7 +41,7 @@ pub(crate) fn resolve(
     let variant = match options.variant {
         Variant::Auto => Variant::Fused,
         // Dense X has no scatter to privatize or sort.
-        Variant::Private | Variant::Sorted if dense => Variant::Fused,
+        Variant::Sorted if dense => Variant::Fused,
         v => v,
     };
     let native_atomics = match options.atomics {
@@ -128,7 +125,6 @@ pub(crate) fn resolve(
                 tl,
                 workgroup_w: true,
                 hot_cols: 0,
-                private_cols: 0,
                 long_row: u32::MAX,
                 tile: 0,
                 native_atomics,
@@ -172,12 +168,6 @@ pub(crate) fn resolve(
     let wg = pick_wg(wants_w)?;
     let used = || used_hint.unwrap_or_else(|| hot::column_degrees_used(x));
     let mut used_cols = used_hint;
-    // The private variant: the hottest columns in registers (no workgroup memory).
-    let private_max = if variant == Variant::Private {
-        (*used_cols.get_or_insert_with(used)).min(PRIVATE_MAX as usize) as u32
-    } else {
-        0
-    };
     if wants_w && !fits(wg) {
         return Err(Error::TooLarge {
             what: format!("a workgroup copy of w (n = {n})"),
@@ -189,19 +179,9 @@ pub(crate) fn resolve(
         });
     }
     let hot_cols = match (variant, wants_w) {
-        (Variant::Private, true) => match options.hot_cols {
-            Some(h) if h > PRIVATE_MAX => {
-                return Err(option_err(format!(
-                    "{h} hot columns in registers: the private variant holds at most \
-                     {PRIVATE_MAX} (with w in global memory the cache takes the rest)"
-                )))
-            }
-            Some(h) => h.min(private_max) as usize,
-            None => private_max as usize,
-        },
-        (Variant::Fused | Variant::Private, false) => {
+        (Variant::Fused, false) => {
             let cap = (wg_mem.saturating_sub(scratch(vs, wg)) / 4) as usize;
-            let used = used_cols.unwrap_or_else(used);
+            let used = *used_cols.get_or_insert_with(used);
             match options.hot_cols {
                 Some(h) if h as usize > cap => {
                     return Err(Error::TooLarge {
@@ -222,15 +202,12 @@ pub(crate) fn resolve(
     } else {
         hot_cols
     };
-    // Private slots: all hot columns with w in workgroup memory, the first few otherwise
-    // (never more than the cache ranks).
-    let private_cols = private_max.min(hot_cols);
     let shared = shared_of(wants_w, wg) + if wants_w { 0 } else { 4 * hot_cols };
     let (c, groups) = grid(options, m, wg / vs, &r, wg, shared, caps)?;
     // A vector takes about C·μ entries; a row much longer than that would hold its vector (and
     // the whole dispatch) long after the others finish, so it is split over workgroups.
     let long_row = match variant {
-        Variant::Fused | Variant::Private => match options.long_row {
+        Variant::Fused => match options.long_row {
             Some(0) => {
                 return Err(option_err(
                     "the long-row threshold must be at least 1".into(),
@@ -253,7 +230,6 @@ pub(crate) fn resolve(
         tl: 1,
         workgroup_w: wants_w,
         hot_cols,
-        private_cols,
         long_row,
         tile: 0,
         native_atomics,
@@ -359,7 +335,6 @@ fn sorted(
             tl: 1,
             workgroup_w: on,
             hot_cols: 0,
-            private_cols: 0,
             long_row,
             tile,
             native_atomics,

@@ -204,8 +204,6 @@ fn sparse(
     } else {
         1
     };
-    // Hot columns in registers (the `private` variant).
-    let nhot = if hot.is_some() { cfg.private_cols } else { 0 };
     let mut defs = defines(cfg, op.xty, two_pass, workgroup_w);
     if hot.is_some() {
         defs.push("HOT");
@@ -217,7 +215,6 @@ fn sparse(
             ("WG", cfg.workgroup as f64),
             ("VS", cfg.vs as f64),
             ("NCOLS", ncols as f64),
-            ("NHOT", nhot as f64),
         ],
         bindings: if hot.is_some() {
             &SPARSE_HOT_BINDINGS
