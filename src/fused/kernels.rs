@@ -354,10 +354,28 @@ fn long_rows(
     } else if op.xty {
         defs.push("XTY");
     }
+    // The scatter into a workgroup copy of w when it fits: the fewest workgroups that fill
+    // the device (the largest size) take every chunk and add to global w once per column
+    // each, instead of once per entry.
+    let shared = w.is_some() && 4 * plan.n as u64 <= gpu.caps.max_workgroup_storage_bytes as u64;
+    let mut groups = l.nchunks.min(gpu.caps.max_workgroups_per_dimension).max(1);
+    let mut wg = LONG_WG;
+    if shared {
+        defs.push("SHARED_W");
+        wg = gpu.caps.max_invocations_per_workgroup.clamp(LONG_WG, 1024);
+        let r = crate::fused::plan::Residency::of(&gpu.caps);
+        groups = groups.min(
+            r.units
+                .saturating_mul(r.groups_resident(wg, 4 * plan.n as u32)),
+        );
+    }
     let k = gpu.kernel(&KernelSpec {
         name: "fused/long_rows",
         defines: defs,
-        constants: vec![("WG", LONG_WG as f64)],
+        constants: vec![
+            ("WG", wg as f64),
+            ("NCOLS", if shared { plan.n.max(1) } else { 1 } as f64),
+        ],
         bindings: if w.is_none() {
             &LONG_DOT_BINDINGS
         } else {
@@ -374,7 +392,6 @@ fn long_rows(
         Some(w) => all.extend([op.v.unwrap_or(&plan.dummy).raw(), l.dots.raw(), w.raw()]),
     }
     let bg = k.bind(gpu, &all)?;
-    let groups = l.nchunks.min(gpu.caps.max_workgroups_per_dimension).max(1);
     batch.dispatch(&k, bg, [groups, 1, 1])
 }
 
