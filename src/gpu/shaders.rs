@@ -49,6 +49,7 @@ shader_table!(
     "fused/logistic",
     "fused/long_rows",
     "fused/sorted",
+    "fused/tron_scalars",
     "mf/storage",
     "mf/sgd",
     "mf/hogwild",
