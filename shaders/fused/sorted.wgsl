@@ -103,7 +103,7 @@ fn main(
             let i = j * WG + slot;
             key[j] = NONE;
             val[j] = 0.0;
-            if i < len {
+            if j * WG < len && i < len {
                 let k = keys[base + i];
                 key[j] = k;
                 val[j] = vals[base + i];
@@ -149,6 +149,10 @@ fn main(
         workgroupBarrier();
         // 3. Scaled entries reduced over equal columns, one add per run.
         for (var j = 0u; j < EPL; j++) {
+            // Past the tile's end (uniform across the workgroup).
+            if j * WG >= len {
+                break;
+            }
             let k = key[j];
             var p = 0.0;
             if k != NONE {
@@ -157,11 +161,17 @@ fn main(
             let col = k >> POS_BITS;
 #ifdef SUBGROUP
             // Segmented suffix sum: lane i ends with the sum of its run from i on (keys are
-            // sorted, so a run is contiguous in the subgroup's lanes).
+            // sorted, so a run is contiguous in the subgroup's lanes). Before the round at
+            // distance d each lane holds its run's sum over [i, i + d); when no run reaches
+            // d lanes further, every sum is complete (most runs are short: a round or two).
             for (var d = 1u; d < sg_size; d <<= 1u) {
-                let po = subgroupShuffleDown(p, d);
                 let co = subgroupShuffleDown(col, d);
-                if sg_lane + d < sg_size && co == col {
+                let same = sg_lane + d < sg_size && co == col && k != NONE;
+                if !subgroupAny(same) {
+                    break;
+                }
+                let po = subgroupShuffleDown(p, d);
+                if same {
                     p += po;
                 }
             }
