@@ -97,16 +97,20 @@ pub fn autotuned_plan(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Plan> {
     } else {
         &[mc.vs / 2, mc.vs, mc.vs * 2]
     };
-    let wgs: &[u32] = if big {
-        &[mc.workgroup / 2, mc.workgroup]
+    let mut wgs: Vec<u32> = if big {
+        vec![mc.workgroup / 2, mc.workgroup]
     } else {
-        &[
+        vec![
             mc.workgroup / 4,
             mc.workgroup / 2,
             mc.workgroup,
             mc.workgroup * 2,
+            // Sorted: the largest tiles (longest runs) and fewest workgroups to flush.
+            1024,
         ]
     };
+    wgs.sort_unstable();
+    wgs.dedup();
     // The sorted variant refuses X with too many columns for its keys (KDD2010's 29.9M).
     let sorts: &[bool] = match x {
         Matrix::Sparse(_) => &[false, true],
