@@ -700,20 +700,27 @@ fn sorted_tiles() {
     for g in [gpu, common::gpu_plain()] {
         for x in [&base, &heavy] {
             for p in Pattern::ALL {
-                for (atomics, subgroups) in [(Atomics::Auto, true), (Atomics::Cas, false)] {
+                // VS 32 exceeds lavapipe's subgroups: row sums through workgroup memory, the
+                // segmented sum still by subgroup operations.
+                for (atomics, subgroups, vs) in [
+                    (Atomics::Auto, true, 4),
+                    (Atomics::Cas, false, 4),
+                    (Atomics::Auto, true, 32),
+                ] {
                     for long_row in [None, Some(3)] {
                         let o = Options {
                             variant: Variant::Sorted,
                             atomics,
                             subgroups,
                             long_row,
-                            vs: Some(4),
+                            vs: Some(vs),
                             workgroup: Some(wg),
                             ..Default::default()
                         };
                         let (_, plan) = check(g, Matrix::Sparse(x), &o, p, 23);
                         let c = plan.config;
                         assert_eq!(c.variant, Variant::Sorted);
+                        assert_eq!(c.segmented, subgroups && g.caps.subgroups);
                         assert!(c.workgroup_w && c.tile > 0, "{}", c.describe());
                         if long_row.is_some() {
                             assert!(plan.long_chunks() > 0);

@@ -11,7 +11,9 @@
 //    segmented suffix sum across the subgroup (shuffles on the sorted keys); the first lane
 //    of each run adds the run's sum once — to the workgroup copy of w (SHARED_W; compare-
 //    exchange, though at most two runs of a column meet: the subgroups a run straddles) or to
-//    global w. Without SUBGROUP every entry adds its own product.
+//    global w. Without SEGMENTED (no subgroup operations) every entry adds its own product.
+// SUBGROUP (VS within the subgroup size) reduces the row sums of step 2 by shuffles, else
+// through workgroup memory (shared/reduce); SEGMENTED needs subgroups of any size.
 // X is read from global memory once; its entries stay in registers between 1 and 3.
 // Tiles never hold rows longer than the long-row threshold (fused/long_rows takes those).
 // XTY: Algorithm 1, the scale is α·v[row]·y[row] (no dot product, step 1 skipped).
@@ -70,7 +72,7 @@ fn main(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(num_workgroups) nwg: vec3<u32>,
     @builtin(local_invocation_index) tid: u32,
-#ifdef SUBGROUP
+#ifdef SEGMENTED
     @builtin(subgroup_invocation_id) sg_lane: u32,
     @builtin(subgroup_size) sg_size: u32,
     @builtin(subgroup_id) sg_id: u32,
@@ -79,7 +81,7 @@ fn main(
     let lane = tid % VS;
     let vid = tid / VS;
     let nv = WG / VS;
-#ifdef SUBGROUP
+#ifdef SEGMENTED
     // Consecutive entries in the lanes of one subgroup, whatever the lane layout.
     let slot = sg_id * sg_size + sg_lane;
 #else
@@ -159,7 +161,7 @@ fn main(
                 p = val[j] * prod[k & mask];
             }
             let col = k >> POS_BITS;
-#ifdef SUBGROUP
+#ifdef SEGMENTED
             // Segmented suffix sum: lane i ends with the sum of its run from i on (keys are
             // sorted, so a run is contiguous in the subgroup's lanes). Before the round at
             // distance d each lane holds its run's sum over [i, i + d); when no run reaches

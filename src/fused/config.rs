@@ -130,6 +130,7 @@ pub(crate) fn resolve(
                 native_atomics,
                 subgroup_reduce: shuffle || wide,
                 subgroup_wide: wide,
+                segmented: false,
             },
             None,
         ));
@@ -235,6 +236,7 @@ pub(crate) fn resolve(
         native_atomics,
         subgroup_reduce: options.subgroups && caps.shuffle_fits(vs),
         subgroup_wide: false,
+        segmented: false,
     };
     Ok((config, used_cols))
 }
@@ -340,6 +342,7 @@ fn sorted(
             native_atomics,
             subgroup_reduce: shuffle,
             subgroup_wide: false,
+            segmented: options.subgroups && caps.subgroups,
         },
         used_hint,
     ))

@@ -274,6 +274,9 @@ fn sorted(
     }
     let mut defs = defines(cfg, op.xty, false, cfg.workgroup_w);
     defs.retain(|&d| d != "SUBGROUP_WIDE");
+    if cfg.segmented {
+        defs.push("SEGMENTED");
+    }
     let k = gpu.kernel(&KernelSpec {
         name: "fused/sorted",
         defines: defs,

@@ -258,6 +258,9 @@ pub struct Config {
     /// Dense: a vector spans several subgroups, reduced by subgroupAdd and then workgroup
     /// memory (with `subgroup_reduce`).
     pub subgroup_wide: bool,
+    /// `Sorted`: the scatter reduced over runs of equal columns by subgroup operations (any
+    /// subgroup size); else one add per entry.
+    pub segmented: bool,
 }
 
 impl Config {
@@ -282,6 +285,9 @@ impl Config {
         }
         if self.tile > 0 {
             s += &format!(" tile={}", self.tile);
+            if self.segmented {
+                s += " seg";
+            }
         }
         if self.long_row != u32::MAX {
             s += &format!(" long>{}", self.long_row);
