@@ -30,12 +30,26 @@ fn fused_checks_every_variant_and_exports() {
     let results = j["results"].as_array().unwrap();
     // 5 patterns × 4 variants (fused, sorted, two-pass, unfused).
     assert_eq!(results.len(), 20);
+    let mut counted = 0;
     for r in results {
         assert!(
             r["measurement"]["max_rel_error"].as_f64().unwrap() < 1e-3,
             "{r}"
         );
+        // The sorted scatter's work, counted at plan time: at most one add per entry.
+        let adds = &r["sorted_adds"];
+        if r["variant"] == "sorted" && r["measurement"]["config"]["segmented"] == true {
+            let (e, a) = (
+                adds["entries"].as_u64().unwrap(),
+                adds["adds"].as_u64().unwrap(),
+            );
+            assert!(e > 0 && a <= e, "{r}");
+            counted += 1;
+        } else {
+            assert!(adds.is_null(), "{r}");
+        }
     }
+    assert_eq!(counted, 5, "every pattern's sorted result counts its adds");
     for f in [
         "row_ptr.u32",
         "col_idx.u32",

@@ -354,6 +354,8 @@ struct SortedX {
     keys: GpuBuffer<u32>,
     values: GpuBuffer<f32>,
     pos_bits: u32,
+    /// (entries in tiles, adds of the segmented scatter at the adapter's smallest subgroup).
+    adds: (usize, usize),
 }
 
 /// A prepared pattern on one X: X uploaded, configuration resolved, scratch allocated.
@@ -385,6 +387,15 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// `Sorted` with the segmented scatter: (X's entries in tiles, the adds to w they take
+    /// at the adapter's smallest subgroup size), counted on the host at plan time.
+    pub fn sorted_adds(&self) -> Option<(usize, usize)> {
+        self.sorted
+            .as_ref()
+            .filter(|_| self.config.segmented)
+            .map(|t| t.adds)
+    }
+
     /// Chunks of the long-row path (0: every row goes through the main kernel).
     pub fn long_chunks(&self) -> usize {
         self.long.as_ref().map_or(0, |l| l.nchunks as usize)
@@ -498,7 +509,9 @@ impl Plan {
             (Matrix::Sparse(_), Some(shared)) if config.tile > 0 => Some(shared),
             (Matrix::Sparse(s), _) if config.tile > 0 => {
                 let t = tiles::build(s, config.tile, config.long_row.min(config.tile))?;
+                let sg = gpu.caps.subgroup_min_size.max(1) as usize;
                 Some(Arc::new(SortedX {
+                    adds: tiles::adds(&t, &s.row_ptr, sg),
                     rows: GpuBuffer::upload(gpu, "fused.tile_rows", t.rows.as_flattened())?,
                     ntiles: t.rows.len() as u32,
                     keys: GpuBuffer::upload(gpu, "fused.tile_keys", &t.keys)?,
