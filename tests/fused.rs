@@ -5,7 +5,9 @@
 
 mod common;
 
-use wgsparse::fused::{cpu, Atomics, HostOp, Matrix, Options, Pattern, Plan, Variant};
+use wgsparse::fused::{
+    cpu, Atomics, HostOp, Matrix, Options, Pattern, Plan, Variant, SORTED_EPL_MAX,
+};
 use wgsparse::gen;
 use wgsparse::sddmm::cpu::compare;
 use wgsparse::sparse::{Csr, Dense};
@@ -535,33 +537,18 @@ fn hot_column_cache() {
         for hot in [None, Some(0), Some(3), Some(64)] {
             for atomics in [Atomics::Native, Atomics::Cas] {
                 for p in [Pattern::Full, Pattern::Xty] {
-                    // `private`: the 8 hottest columns in registers, the cache for the rest.
-                    for variant in [Variant::Fused, Variant::Private] {
-                        let o = Options {
-                            variant,
-                            atomics,
-                            vs: Some(vs),
-                            workgroup: Some(wg),
-                            hot_cols: hot,
-                            ..Default::default()
-                        };
-                        let (_, plan) = check(gpu, Matrix::Sparse(&x), &o, p, 13);
-                        let c = plan.config;
-                        assert!(!c.workgroup_w, "n = {n}");
-                        let private = if variant == Variant::Private {
-                            8.min(used)
-                        } else {
-                            0
-                        };
-                        let want = hot.map_or(cap.min(used), |h| (h as usize).min(used));
-                        assert_eq!(c.hot_cols as usize, want, "{}", c.describe());
-                        assert_eq!(
-                            c.private_cols as usize,
-                            private.min(want),
-                            "{}",
-                            c.describe()
-                        );
-                    }
+                    let o = Options {
+                        atomics,
+                        vs: Some(vs),
+                        workgroup: Some(wg),
+                        hot_cols: hot,
+                        ..Default::default()
+                    };
+                    let (_, plan) = check(gpu, Matrix::Sparse(&x), &o, p, 13);
+                    let c = plan.config;
+                    assert!(!c.workgroup_w, "n = {n}");
+                    let want = hot.map_or(cap.min(used), |h| (h as usize).min(used));
+                    assert_eq!(c.hot_cols as usize, want, "{}", c.describe());
                 }
             }
         }
@@ -614,80 +601,6 @@ fn hot_column_cache() {
     assert!(plan.config.hot_cols > 0 && !plan.config.native_atomics);
 }
 
-#[test]
-fn private_hot_columns() {
-    // w in workgroup memory, the hottest columns (at most 8) accumulated in registers per
-    // invocation (no atomics; summed over the subgroup at the end), the rest by
-    // compare-exchange: small and larger n, a few extremely hot columns (and one holding more
-    // than half of X), every register count from none to 8, both reductions and both global
-    // add paths; and n at the threshold, where registers still hold them.
-    for gpu in [common::gpu(), common::gpu_plain()] {
-        for (m, n, nnz) in [(500, 40, 3_000), (700, 1_000, 9_000), (600, 1_000, 500)] {
-            let x = if nnz < m {
-                // Short rows over steep column popularity: one column holds most of X.
-                let x = gen::power_law_skewed(m, n, nnz, 0.0, 3.0, 35).unwrap();
-                assert!(top_shares(&x).1 > 0.5);
-                x
-            } else {
-                with_hot_columns(&sparse_x(m, n, nnz, 31), &[1, n as u32 - 2], 32)
-            };
-            let used = wgsparse::fused::hot::column_degrees(&x)
-                .iter()
-                .filter(|&&d| d > 0)
-                .count();
-            for hot in [None, Some(0), Some(1), Some(7), Some(8)] {
-                for p in [Pattern::Full, Pattern::Xty] {
-                    let o = Options {
-                        variant: Variant::Private,
-                        workgroup: Some(64),
-                        hot_cols: hot,
-                        atomics: if gpu.caps.f32_atomics {
-                            Atomics::Native
-                        } else {
-                            Atomics::Cas
-                        },
-                        ..Default::default()
-                    };
-                    let (_, plan) = check(gpu, Matrix::Sparse(&x), &o, p, 17);
-                    let c = plan.config;
-                    assert!(c.workgroup_w && c.variant == Variant::Private);
-                    let want = hot.map_or(8.min(used), |h| (h as usize).min(used));
-                    assert_eq!(c.hot_cols as usize, want, "{}", c.describe());
-                }
-            }
-            // The model's workgroup size leaves room for private slots.
-            let (_, plan) = check(
-                gpu,
-                Matrix::Sparse(&x),
-                &opts(Variant::Private),
-                Pattern::Full,
-                2,
-            );
-            assert!(plan.config.hot_cols > 0, "{}", plan.config.describe());
-        }
-    }
-    // At the threshold w fills workgroup memory; registers still take the hottest columns.
-    let gpu = common::gpu();
-    let limit = (gpu.caps.max_workgroup_storage_bytes / 4) as usize;
-    let x = with_hot_columns(&sparse_x(300, limit, 4_000, 33), &[2], 34);
-    let o = Options {
-        variant: Variant::Private,
-        vs: Some(4),
-        workgroup: Some(256),
-        ..Default::default()
-    };
-    let (_, plan) = check(gpu, Matrix::Sparse(&x), &o, Pattern::Full, 5);
-    assert!(plan.config.workgroup_w && plan.config.hot_cols == 8);
-    let too_many = Options {
-        hot_cols: Some(9),
-        ..o
-    };
-    assert!(matches!(
-        Plan::new(gpu, Matrix::Sparse(&x), &too_many),
-        Err(Error::Option(_))
-    ));
-}
-
 /// Share of X's entries in its heaviest row and in its heaviest column.
 fn top_shares(x: &Csr) -> (f64, f64) {
     let nnz = x.nnz() as f64;
@@ -725,7 +638,7 @@ fn long_rows_split_over_workgroups() {
                 (Some(40), None),
                 (None, None),
             ] {
-                for variant in [Variant::Fused, Variant::Private] {
+                for variant in [Variant::Fused, Variant::Sorted] {
                     for p in [Pattern::Full, Pattern::Xty, Pattern::Xtxy] {
                         let o = Options {
                             variant,
@@ -759,5 +672,93 @@ fn long_rows_split_over_workgroups() {
         };
         let (_, plan) = check(gpu, Matrix::Sparse(&x), &o, Pattern::Full, 3);
         assert_eq!(plan.long_chunks(), 0);
+    }
+}
+
+#[test]
+fn sorted_tiles() {
+    // The column-sorted tile scatter: empty rows, a column holding more than half of X (long
+    // runs, so runs straddle subgroups and tiles), n just below and above what a workgroup
+    // copy of w holds beside the tile, rows split around tiles (long rows between tiles),
+    // subgroups or not, native or compare-exchange adds, every pattern.
+    let gpu = common::gpu();
+    let wg = 64;
+    assert_eq!(SORTED_EPL_MAX, 8);
+    // Columns a workgroup copy of w can hold beside a tile of `epl` entries per invocation.
+    let room = |g: &Gpu, epl: u32| {
+        let scratch = if g.caps.shuffle_fits(4) { 0 } else { 4 * wg };
+        ((g.caps.max_workgroup_storage_bytes - scratch - 4 * epl * wg) / 4) as usize
+    };
+    let base = sparse_x(900, 300, 7_000, 41);
+    let lens: Vec<usize> = (0..base.nrows).map(|r| base.row_range(r).len()).collect();
+    assert!(lens.contains(&0), "no empty row");
+    let heavy = with_hot_columns(&sparse_x(900, 300, 600, 42), &[17], 5);
+    assert!(
+        top_shares(&heavy).1 > 0.5,
+        "the hot column holds too little"
+    );
+    for g in [gpu, common::gpu_plain()] {
+        for x in [&base, &heavy] {
+            for p in Pattern::ALL {
+                // VS 32 exceeds lavapipe's subgroups: row sums through workgroup memory, the
+                // segmented sum still by subgroup operations.
+                for (atomics, subgroups, vs) in [
+                    (Atomics::Auto, true, 4),
+                    (Atomics::Cas, false, 4),
+                    (Atomics::Auto, true, 32),
+                ] {
+                    for long_row in [None, Some(3)] {
+                        let o = Options {
+                            variant: Variant::Sorted,
+                            atomics,
+                            subgroups,
+                            long_row,
+                            vs: Some(vs),
+                            workgroup: Some(wg),
+                            ..Default::default()
+                        };
+                        let (_, plan) = check(g, Matrix::Sparse(x), &o, p, 23);
+                        let c = plan.config;
+                        assert_eq!(c.variant, Variant::Sorted);
+                        assert_eq!(c.segmented, subgroups && g.caps.subgroups);
+                        assert!(c.workgroup_w && c.tile > 0, "{}", c.describe());
+                        if long_row.is_some() {
+                            assert!(plan.long_chunks() > 0);
+                        }
+                    }
+                }
+            }
+        }
+        // n at the edge of the workgroup copy of w: the largest tile that leaves room for it
+        // (8, then 4 entries per invocation), and global w when one per invocation leaves none.
+        for (n, shared, epl) in [
+            (room(g, 8), true, 8),
+            (room(g, 8) + 1, true, 4),
+            (room(g, 1) + 1, false, 8),
+        ] {
+            let x = with_hot_columns(&sparse_x(300, n, 4_000, 43), &[3, n as u32 - 1], 6);
+            let o = Options {
+                variant: Variant::Sorted,
+                vs: Some(4),
+                workgroup: Some(wg),
+                ..Default::default()
+            };
+            for p in [Pattern::Full, Pattern::Xty] {
+                let (_, plan) = check(g, Matrix::Sparse(&x), &o, p, 29);
+                assert_eq!(plan.config.workgroup_w, shared, "n = {n}");
+                assert_eq!(plan.config.tile, epl * wg, "n = {n}");
+            }
+        }
+    }
+    // Tiles sum runs: the heavy column's entries take far fewer adds than entries.
+    let t = wgsparse::fused::tiles::build(&heavy, 512, 512).unwrap();
+    let (entries, adds) = wgsparse::fused::tiles::adds(&t, &heavy.row_ptr, 32);
+    assert_eq!(entries, heavy.nnz());
+    assert!(adds < entries * 3 / 4, "{adds} adds for {entries} entries");
+    // Columns beyond the packed key are refused with a clear error.
+    let wide = sparse_x(20, 1 << 22, 100, 3);
+    match Plan::new(gpu, Matrix::Sparse(&wide), &opts(Variant::Sorted)) {
+        Err(Error::Unsupported(msg)) => assert!(msg.contains("columns"), "{msg}"),
+        other => panic!("expected Unsupported, got {:?}", other.map(|p| p.config)),
     }
 }

@@ -28,14 +28,28 @@ fn fused_checks_every_variant_and_exports() {
     ]);
     assert_eq!(j["ok"], true);
     let results = j["results"].as_array().unwrap();
-    // 5 patterns × 4 variants (fused, private, two-pass, unfused).
+    // 5 patterns × 4 variants (fused, sorted, two-pass, unfused).
     assert_eq!(results.len(), 20);
+    let mut counted = 0;
     for r in results {
         assert!(
             r["measurement"]["max_rel_error"].as_f64().unwrap() < 1e-3,
             "{r}"
         );
+        // The sorted scatter's work, counted at plan time: at most one add per entry.
+        let adds = &r["sorted_adds"];
+        if r["variant"] == "sorted" && r["measurement"]["config"]["segmented"] == true {
+            let (e, a) = (
+                adds["entries"].as_u64().unwrap(),
+                adds["adds"].as_u64().unwrap(),
+            );
+            assert!(e > 0 && a <= e, "{r}");
+            counted += 1;
+        } else {
+            assert!(adds.is_null(), "{r}");
+        }
     }
+    assert_eq!(counted, 5, "every pattern's sorted result counts its adds");
     for f in [
         "row_ptr.u32",
         "col_idx.u32",
@@ -149,7 +163,7 @@ fn linreg_uses_the_tuned_configuration() {
             serde_json::Value::Object(o) if o.contains_key("vs") && o.contains_key("workgroup") => {
                 o.insert("vs".into(), 2.into());
                 o.insert("workgroup".into(), 64.into());
-                o.insert("private".into(), false.into());
+                o.insert("sorted".into(), false.into());
                 *entries += 1;
             }
             serde_json::Value::Object(o) => o.values_mut().for_each(|v| retune(v, entries)),

@@ -5,6 +5,7 @@ mod common;
 use wgsparse::fused::linreg::{self, CgOptions};
 use wgsparse::fused::{cpu, Atomics, Matrix, Options, Plan, Variant};
 use wgsparse::gen;
+use wgsparse::sparse::Csr;
 use wgsparse::Error;
 
 fn check_cg(x: Matrix, b: &[f32], options: &CgOptions) {
@@ -105,20 +106,40 @@ fn logreg_tron_matches_twin() {
         .iter()
         .map(|&v| (v > 0.0) as u8 as f32)
         .collect();
-    for atomics in [Atomics::Native, Atomics::Cas] {
+    // CG on the device: the same Newton and CG iterations as the twin, and the same CG runs
+    // ended on the trust region's boundary (some must: X scaled by 0.05 at a small λ makes the
+    // Hessian small, so Newton steps outgrow the first radius ‖∇f(0)‖), also with CG cut at 3.
+    let mut boundary = 0;
+    let small = Csr {
+        values: x.values.iter().map(|v| 0.05 * v).collect(),
+        ..x.clone()
+    };
+    for (atomics, lambda, max_cg, x) in [
+        (Atomics::Native, 0.5, 100, &x),
+        (Atomics::Cas, 0.5, 100, &x),
+        (Atomics::Auto, 0.05, 3, &x),
+        (Atomics::Auto, 0.001, 100, &small),
+    ] {
         let o = Options {
             atomics,
             ..Default::default()
         };
-        let plan = Plan::new(gpu, Matrix::Sparse(&x), &o).unwrap();
+        let plan = Plan::new(gpu, Matrix::Sparse(x), &o).unwrap();
         let options = TronOptions {
-            lambda: 0.5,
+            lambda,
+            max_cg,
             ..Default::default()
         };
         let got = logreg::logreg_tron(gpu, &plan, &labels, &options, |_, _| {}).unwrap();
-        let mut twin = cpu::LogregTwin::new(&x, &labels, options.lambda);
-        let (tw, iters, losses, _) = logreg::tron(&mut twin, &options, |_, _| {}).unwrap();
+        let mut twin = cpu::LogregTwin::new(x, &labels, options.lambda);
+        let (tw, iters, losses, cg, bounds) = logreg::tron(&mut twin, &options, |_, _| {}).unwrap();
         let tw = tw.into_inner();
+        assert_eq!(
+            (got.iterations, got.cg_iterations, got.boundary_steps),
+            (iters, cg, bounds),
+            "(Newton, CG, boundary) against the twin's, λ {lambda}, CG ≤ {max_cg}"
+        );
+        boundary += bounds;
         let (f_gpu, f_twin) = (*got.losses.last().unwrap(), *losses.last().unwrap());
         assert!(
             (f_gpu - f_twin).abs() <= 1e-4 * f_twin,
@@ -134,7 +155,7 @@ fn logreg_tron_matches_twin() {
         twin.fun(&w64).unwrap();
         twin.grad(&w64, &g).unwrap();
         let gnorm = twin.dot(&g, &g).unwrap().sqrt();
-        let mut t0 = cpu::LogregTwin::new(&x, &labels, options.lambda);
+        let mut t0 = cpu::LogregTwin::new(x, &labels, options.lambda);
         let zero = t0.zeros("w0").unwrap();
         let g0 = t0.zeros("g0").unwrap();
         t0.fun(&zero).unwrap();
@@ -144,9 +165,10 @@ fn logreg_tron_matches_twin() {
             gnorm <= 10.0 * options.eps * gnorm0,
             "‖∇f‖ {gnorm} vs ‖∇f(0)‖ {gnorm0}"
         );
-        let (logloss, auc) = logreg::evaluate(&x, &labels, &got.w);
+        let (logloss, auc) = logreg::evaluate(x, &labels, &got.w);
         assert!(auc > 0.8 && logloss < 0.6, "auc {auc}, logloss {logloss}");
     }
+    assert!(boundary > 0, "no CG run reached the boundary");
 }
 
 #[test]

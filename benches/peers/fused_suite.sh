@@ -7,8 +7,10 @@
 #   STEP_LIMIT=240             seconds any one step may take (a slow step is logged and skipped)
 #   SWEEP="sparse-1024"        inputs whose (VS, workgroup, C) sweep reports the model's gap
 #   CG=1                       LR-CG end to end on the HIGGS shape, wgsparse and PyTorch
-#   SPARSE_LONG="256 1024 4294967295"  sparse-*: extra checked runs of `fused` at these --long-row
+#   SPARSE_LONG="4294967295"   sparse-*: extra checked runs of `fused` at these --long-row
 #                              thresholds (4294967295: rows never split)
+#   SORTED_WG="128 512 1024"   sparse-*: extra checked runs of `sorted` at these workgroup sizes
+#                              (tiles of up to 8 entries per invocation)
 #   KDD_LONG="4096"            kdd2010: extra runs of `fused` at these --long-row thresholds
 #   KDD_LIMIT=420              seconds the kdd2010 export + timing step may take
 # Two jobs of under 8 minutes each:
@@ -16,11 +18,11 @@
 #   INPUTS=kdd2010 SWEEP= CG=0 benches/peers/fused_suite.sh
 # For each input: exports X and the operands and runs fused_peer.py on the same data in the same
 # job (the export is deleted afterwards); then `wgsparse fused` times `auto` (tuned) and every
-# variant (sparse: fused, private, two-pass, unfused; dense: fused, two-pass, unfused) with the
+# variant (sparse: fused, sorted, two-pass, unfused; dense: fused, two-pass, unfused) with the
 # f64 check, the copy roofline and GB/s. kdd2010 (w beyond workgroup memory, no f64 check):
 # generating its 424M entries and uploading them dominate a step, so one invocation exports X
-# and times auto (tuner bounded on large X), fused (hot-column cache, long rows split) and
-# private (the 8 hottest columns in registers, then the cache); then the peer on the export;
+# and times auto (tuner bounded on large X) and fused (hot-column cache, long rows split; sorted
+# does not take 29.9M columns); then the peer on the export;
 # then fused at the KDD_LONG thresholds on the exported X (generating 424M entries took 21 s per
 # 42M on 2 host cores). Every result carries wall_s (host seconds of its plan
 # and runs) and the output host_s (generation, export), to see where a slow step goes.
@@ -50,9 +52,9 @@ step() {
 }
 for g in $INPUTS; do
   # The f64 check of every variant costs host time on the largest inputs; skip it for kdd2010.
-  CHECK=--check; VARIANTS=auto,fused,private,two-pass,unfused; PATS=$PATTERNS; REPS=20
+  CHECK=--check; VARIANTS=auto,fused,sorted,two-pass,unfused; PATS=$PATTERNS; REPS=20
   case "$g" in
-    kdd2010) CHECK=; VARIANTS=auto,fused,private; PATS=full; REPS=10 ;;
+    kdd2010) CHECK=; VARIANTS=auto,fused; PATS=full; REPS=10 ;;
     dense-*|higgs) VARIANTS=auto,fused,two-pass,unfused ;;
   esac
   if [ "$g" = kdd2010 ]; then
@@ -82,7 +84,12 @@ for g in $INPUTS; do
     >> "$OUT/fused.jsonl" 2>>"$OUT/log.txt"
   case "$g" in
     sparse-*)
-      for L in ${SPARSE_LONG-256 1024 4294967295}; do
+      for WG in ${SORTED_WG-128 512 1024}; do
+        log "fused $g --variant sorted --wg $WG"
+        step $W fused --gen "$g" --pattern full --variant sorted --wg "$WG" --check --reps $REPS \
+          --roofline --json >> "$OUT/fused_sorted.jsonl" 2>>"$OUT/log.txt"
+      done
+      for L in ${SPARSE_LONG-4294967295}; do
         log "fused $g --long-row $L"
         step $W fused --gen "$g" --pattern full --variant fused --long-row "$L" --check --reps $REPS \
           --json >> "$OUT/fused_long.jsonl" 2>>"$OUT/log.txt"

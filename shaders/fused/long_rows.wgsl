@@ -7,6 +7,9 @@
 //   one atomic add per chunk; dots is zeroed before).
 // - otherwise (the scatter): s = dots[slot] (XTY: y[row]), times v[row] when flags bit 0,
 //   then w[col_idx[i]] += α·s·vals[i] for every entry of the chunk.
+//   SHARED_W (the scatter, w fits workgroup memory): the products go to a workgroup copy of w
+//   by plain adds — a chunk lies in one row, whose columns are distinct, and a barrier
+//   separates a workgroup's chunks — then one global add per (workgroup, column).
 // col_idx holds X's own column indices (never the hot-column rewrite).
 #import shared/atomic_f32
 #ifdef DOT
@@ -14,6 +17,8 @@
 #endif
 
 override WG: u32 = 256u;
+// Columns of the workgroup copy of w (SHARED_W).
+override NCOLS: u32 = 1u;
 
 struct Params {
     nchunks: u32,
@@ -36,6 +41,9 @@ struct Params {
 @group(0) @binding(6) var<storage, read> dots: array<f32>;
 // w.
 @group(0) @binding(7) var<storage, read_write> accum: array<AtomicF32>;
+#ifdef SHARED_W
+var<workgroup> wg_w: array<f32, NCOLS>;
+#endif
 #endif
 
 @compute @workgroup_size(WG)
@@ -44,6 +52,14 @@ fn main(
     @builtin(num_workgroups) nwg: vec3<u32>,
     @builtin(local_invocation_index) tid: u32,
 ) {
+#ifndef DOT
+#ifdef SHARED_W
+    for (var i = tid; i < NCOLS; i += WG) {
+        wg_w[i] = 0.0;
+    }
+    workgroupBarrier();
+#endif
+#endif
     // k is uniform across the workgroup, so wg_sum's barriers are reached by all.
     for (var k = wid.x; k < params.nchunks; k += nwg.x) {
         let ch = chunks[k];
@@ -69,8 +85,26 @@ fn main(
         }
         let a = params.alpha * s;
         for (var i = ch.y + tid; i < ch.z; i += WG) {
+#ifdef SHARED_W
+            wg_w[col_idx[i]] += vals[i] * a;
+#else
             accum_add(col_idx[i], vals[i] * a);
+#endif
         }
+#ifdef SHARED_W
+        // The next chunk may hold the same columns.
+        workgroupBarrier();
+#endif
 #endif
     }
+#ifndef DOT
+#ifdef SHARED_W
+    for (var i = tid; i < NCOLS; i += WG) {
+        let t = wg_w[i];
+        if t != 0.0 {
+            accum_add(i, t);
+        }
+    }
+#endif
+#endif
 }

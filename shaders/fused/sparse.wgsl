@@ -12,15 +12,7 @@
 // - HOT (large n): a hot-column cache (src/fused/hot.rs). col_idx is the plan's rewritten copy:
 //   an entry of hot slot s holds HOT_BIT | s, and hot_cols[s] is its column. Hot products go
 //   to a workgroup array of NCOLS slots, then one global add per (workgroup, slot); cold
-//   products go straight to w. With NHOT > 0 (the `private` variant) the first NHOT slots
-//   (the hottest columns) are accumulated in registers instead (below), then added to the
-//   cache's slots before its flush.
-// - SHARED_W with HOT (the `private` variant): the NHOT ≤ 8 columns with the most entries
-//   (slots 0..NHOT) are accumulated per invocation in registers (two vec4s, indexed only
-//   through constant selects, so they never spill to local memory) without any atomic; the
-//   other columns go through the compare-exchange copy of w. At the end each register slot is
-//   summed over the subgroup (subgroupAdd; without SUBGROUP every invocation adds its own)
-//   and added once to the copy of w, then one global add per column as above.
+//   products go straight to w. HOT is never combined with SHARED_W.
 // - TWO_PASS (implies a workgroup copy): the vectors of a workgroup take turns scattering, so
 //   the order of every addition is fixed, and the workgroup writes its partial w to
 //   part[group · n + i]; fused/reduce_parts sums the partials in group order. The result is
@@ -34,8 +26,9 @@
 #import shared/atomic_f32
 #ifdef SHARED_W
 #import shared/atomic_f32_wg
-#else
+#endif
 #ifdef HOT
+#ifndef SHARED_W
 #import shared/atomic_f32_wg
 #endif
 #endif
@@ -46,8 +39,6 @@ const HOT_BIT: u32 = 0x80000000u;
 override WG: u32 = 256u;
 override VS: u32 = 8u;
 override NCOLS: u32 = 1u;
-// The private variant: hot columns accumulated in registers (at most 8).
-override NHOT: u32 = 0u;
 
 struct Params {
     m: u32,
@@ -85,21 +76,6 @@ var<workgroup> wg_accum: array<atomic<u32>, NCOLS>;
 #ifdef HOT
 @group(0) @binding(7) var<storage, read> hot_cols: array<u32>;
 
-// Register slot `slot` (< 8) of (ra, rb), read through constant selects (one term is not 0).
-fn reg_get(ra: vec4<f32>, rb: vec4<f32>, slot: u32) -> f32 {
-    let k = vec4<u32>(0u, 1u, 2u, 3u);
-    let a = select(vec4<f32>(0.0), ra, k == vec4<u32>(slot));
-    let b = select(vec4<f32>(0.0), rb, k + 4u == vec4<u32>(slot));
-    return ((a.x + a.y) + (a.z + a.w)) + ((b.x + b.y) + (b.z + b.w));
-}
-
-// Adds p to register slot `slot` (< 8) of (ra, rb) with constant indices only.
-fn reg_add(ra: ptr<function, vec4<f32>>, rb: ptr<function, vec4<f32>>, slot: u32, p: f32) {
-    let k = vec4<u32>(0u, 1u, 2u, 3u);
-    *ra += select(vec4<f32>(0.0), vec4<f32>(p), k == vec4<u32>(slot));
-    *rb += select(vec4<f32>(0.0), vec4<f32>(p), k + 4u == vec4<u32>(slot));
-}
-
 // The column of a (possibly rewritten) column index.
 fn column(c: u32) -> u32 {
     if c >= HOT_BIT {
@@ -125,9 +101,6 @@ fn main(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(num_workgroups) nwg: vec3<u32>,
     @builtin(local_invocation_index) tid: u32,
-#ifdef SUBGROUP
-    @builtin(subgroup_invocation_id) sg_lane: u32,
-#endif
 ) {
     let lane = tid % VS;
     let vid = tid / VS;
@@ -152,11 +125,6 @@ fn main(
     workgroupBarrier();
 #endif
 #endif
-#endif
-#ifdef HOT
-    // The private variant's register slots.
-    var ra = vec4<f32>(0.0);
-    var rb = vec4<f32>(0.0);
 #endif
     var row = group * nv + vid;
     let stride = nwg.x * nv;
@@ -199,33 +167,16 @@ fn main(
         }
 #else
 #ifdef SHARED_W
-#ifdef HOT
-        for (var i = b + lane; i < e; i += VS) {
-            let c = col_idx[i];
-            if c >= HOT_BIT {
-                // Slots are ranked hot columns, all in registers here.
-                reg_add(&ra, &rb, c & ~HOT_BIT, vals[i] * s);
-            } else {
-                wg_accum_add(c, vals[i] * s);
-            }
-        }
-#else
         for (var i = b + lane; i < e; i += VS) {
             wg_accum_add(col_idx[i], vals[i] * s);
         }
-#endif
 #else
 #ifdef HOT
         let a = params.alpha * s;
         for (var i = b + lane; i < e; i += VS) {
             let c = col_idx[i];
             if c >= HOT_BIT {
-                let slot = c & ~HOT_BIT;
-                if slot < NHOT {
-                    reg_add(&ra, &rb, slot, vals[i] * s);
-                } else {
-                    wg_accum_add(slot, vals[i] * s);
-                }
+                wg_accum_add(c & ~HOT_BIT, vals[i] * s);
             } else {
                 accum_add(c, vals[i] * a);
             }
@@ -246,19 +197,6 @@ fn main(
     }
 #else
 #ifdef SHARED_W
-#ifdef HOT
-    for (var k = 0u; k < NHOT; k++) {
-#ifdef SUBGROUP
-        // Summed over the subgroup (uniform: NHOT is a constant), added by its first lane.
-        let t = select(0.0, subgroupAdd(reg_get(ra, rb, k)), sg_lane == 0u);
-#else
-        let t = reg_get(ra, rb, k);
-#endif
-        if t != 0.0 {
-            wg_accum_add(hot_cols[k], t);
-        }
-    }
-#endif
     workgroupBarrier();
     for (var i = tid; i < params.n; i += WG) {
         let t = wg_accum_load(i);
@@ -268,17 +206,6 @@ fn main(
     }
 #else
 #ifdef HOT
-    for (var k = 0u; k < NHOT; k++) {
-#ifdef SUBGROUP
-        // Summed over the subgroup (uniform: NHOT is a constant), added by its first lane.
-        let t = select(0.0, subgroupAdd(reg_get(ra, rb, k)), sg_lane == 0u);
-#else
-        let t = reg_get(ra, rb, k);
-#endif
-        if t != 0.0 {
-            wg_accum_add(k, t);
-        }
-    }
     workgroupBarrier();
     for (var i = tid; i < NCOLS; i += WG) {
         let t = wg_accum_load(i);

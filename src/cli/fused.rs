@@ -36,7 +36,7 @@ enum VariantArg {
     Auto,
     All,
     Fused,
-    Private,
+    Sorted,
     Unfused,
     TwoPass,
 }
@@ -168,7 +168,7 @@ fn variants(list: &[VariantArg]) -> Vec<Variant> {
             VariantArg::Fused => out.push(Variant::Fused),
             VariantArg::Unfused => out.push(Variant::Unfused),
             VariantArg::TwoPass => out.push(Variant::TwoPass),
-            VariantArg::Private => out.push(Variant::Private),
+            VariantArg::Sorted => out.push(Variant::Sorted),
         }
     }
     out.dedup();
@@ -253,8 +253,9 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
         export(&gpu, dir, &input, &base, a.seed + 17)?;
     }
     let export_s = a.export.as_ref().map(|_| clock.elapsed().as_secs_f64());
-    // Per result: wall seconds of its plan (tuning included) and measurement, long-row chunks.
-    let mut walls: Vec<(f64, Option<usize>)> = vec![];
+    // Per result: wall seconds of its plan (tuning included) and measurement, long-row chunks,
+    // and the sorted scatter's (entries, adds).
+    let mut walls = vec![];
     let roofline = if a.roofline {
         Some(report::roofline::measure(&gpu, 1 << 30, 10, 10)?.copy_gbps)
     } else {
@@ -289,6 +290,10 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
             walls.push((
                 clock.elapsed().as_secs_f64(),
                 measured.as_ref().ok().map(|(_, plan)| plan.long_chunks()),
+                measured
+                    .as_ref()
+                    .ok()
+                    .and_then(|(_, plan)| plan.sorted_adds()),
             ));
             match measured {
                 Ok((meas, plan)) => {
@@ -326,10 +331,11 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
                 "input": { "name": name, "m": m, "n": n, "nnz": x.nnz(),
                            "dense": matches!(input, Input::Dense(_)) },
                 "roofline_gbps": roofline,
-                "results": results.iter().zip(&walls).map(|((p, v, r), (wall, long))| match r {
+                "results": results.iter().zip(&walls).map(|((p, v, r), (wall, long, adds))| match r {
                     Ok(meas) => json!({ "pattern": p.name(), "variant": v.name(),
                         "measurement": meas, "roofline_fraction": fraction(meas.gbps),
-                        "wall_s": wall, "long_chunks": long }),
+                        "wall_s": wall, "long_chunks": long,
+                        "sorted_adds": adds.map(|(e, a)| json!({ "entries": e, "adds": a })) }),
                     Err(e) => json!({ "pattern": p.name(), "variant": v.name(), "error": e,
                         "wall_s": wall }),
                 }).collect::<Vec<_>>(),

@@ -75,7 +75,7 @@ pub fn run(a: LogregArgs) -> Result<ExitCode> {
     let mut twin_rel = None;
     if a.check {
         let mut twin = cpu::LogregTwin::new(&x, &labels, a.lambda);
-        let (_, _, losses, _) = logreg::tron(&mut twin, &options, |_, _| {})?;
+        let (_, _, losses, _, _) = logreg::tron(&mut twin, &options, |_, _| {})?;
         let (f, t) = (
             *report.losses.last().unwrap_or(&f64::NAN),
             *losses.last().unwrap_or(&f64::NAN),

@@ -189,7 +189,7 @@ pub fn kernel_name(c: &Config) -> String {
         (Variant::Unfused, _) => "fused.unfused".into(),
         (Variant::TwoPass, false) => "fused.sparse+two-pass".into(),
         (Variant::TwoPass, true) => "fused.dense+two-pass".into(),
-        (Variant::Private, false) => "fused.sparse+private".into(),
+        (Variant::Sorted, false) => "fused.sorted".into(),
         (_, false) => "fused.sparse".into(),
         (_, true) => "fused.dense".into(),
     }
@@ -434,7 +434,7 @@ pub fn demo(
     let plan = Plan::new(gpu, Matrix::Sparse(xs), &Options::default())?;
     let got = logreg::logreg_tron(gpu, &plan, &labels, &tron, |_, _| {})?;
     let mut twin = cpu::LogregTwin::new(xs, &labels, tron.lambda);
-    let (_, _, losses, _) = logreg::tron(&mut twin, &tron, |_, _| {})?;
+    let (_, _, losses, _, _) = logreg::tron(&mut twin, &tron, |_, _| {})?;
     let (f, t) = (
         *got.losses.last().unwrap_or(&f64::NAN),
         *losses.last().unwrap_or(&f64::NAN),

@@ -22,9 +22,6 @@ fn pow2_in(what: &str, v: u32, lo: u32, hi: u32) -> Result<u32> {
     }
 }
 
-/// Hot columns the private variant accumulates in registers at most (the shader's two vec4s).
-pub const PRIVATE_MAX: u32 = 8;
-
 /// The launch model's long-row threshold is never below this many entries (shorter rows are
 /// cheaper in one vector than in the two-dispatch long-row path).
 const LONG_ROW_MIN: u64 = 1024;
@@ -43,8 +40,8 @@ pub(crate) fn resolve(
     let dense = matches!(x, Matrix::Dense(_));
     let variant = match options.variant {
         Variant::Auto => Variant::Fused,
-        // Dense X has no scatter to privatize.
-        Variant::Private if dense => Variant::Fused,
+        // Dense X has no scatter to privatize or sort.
+        Variant::Sorted if dense => Variant::Fused,
         v => v,
     };
     let native_atomics = match options.atomics {
@@ -128,11 +125,12 @@ pub(crate) fn resolve(
                 tl,
                 workgroup_w: true,
                 hot_cols: 0,
-                private_cols: 0,
                 long_row: u32::MAX,
+                tile: 0,
                 native_atomics,
                 subgroup_reduce: shuffle || wide,
                 subgroup_wide: wide,
+                segmented: false,
             },
             None,
         ));
@@ -140,6 +138,9 @@ pub(crate) fn resolve(
     let nnz = x.nnz();
     let mu = if m == 0 { 0.0 } else { nnz as f64 / m as f64 };
     let vs = pow2_in("vs", options.vs.unwrap_or(plan::sparse_vs(mu)), 1, 32)?;
+    if variant == Variant::Sorted {
+        return sorted(gpu, x, options, vs, native_atomics, used_hint);
+    }
     let fits = |wg: u32| w_bytes + scratch(vs, wg) as u64 <= wg_mem as u64;
     let shared_of = |on: bool, wg: u32| {
         if on {
@@ -168,12 +169,6 @@ pub(crate) fn resolve(
     let wg = pick_wg(wants_w)?;
     let used = || used_hint.unwrap_or_else(|| hot::column_degrees_used(x));
     let mut used_cols = used_hint;
-    // The private variant: the hottest columns in registers (no workgroup memory).
-    let private_max = if variant == Variant::Private {
-        (*used_cols.get_or_insert_with(used)).min(PRIVATE_MAX as usize) as u32
-    } else {
-        0
-    };
     if wants_w && !fits(wg) {
         return Err(Error::TooLarge {
             what: format!("a workgroup copy of w (n = {n})"),
@@ -185,19 +180,9 @@ pub(crate) fn resolve(
         });
     }
     let hot_cols = match (variant, wants_w) {
-        (Variant::Private, true) => match options.hot_cols {
-            Some(h) if h > PRIVATE_MAX => {
-                return Err(option_err(format!(
-                    "{h} hot columns in registers: the private variant holds at most \
-                     {PRIVATE_MAX} (with w in global memory the cache takes the rest)"
-                )))
-            }
-            Some(h) => h.min(private_max) as usize,
-            None => private_max as usize,
-        },
-        (Variant::Fused | Variant::Private, false) => {
+        (Variant::Fused, false) => {
             let cap = (wg_mem.saturating_sub(scratch(vs, wg)) / 4) as usize;
-            let used = used_cols.unwrap_or_else(used);
+            let used = *used_cols.get_or_insert_with(used);
             match options.hot_cols {
                 Some(h) if h as usize > cap => {
                     return Err(Error::TooLarge {
@@ -218,15 +203,12 @@ pub(crate) fn resolve(
     } else {
         hot_cols
     };
-    // Private slots: all hot columns with w in workgroup memory, the first few otherwise
-    // (never more than the cache ranks).
-    let private_cols = private_max.min(hot_cols);
     let shared = shared_of(wants_w, wg) + if wants_w { 0 } else { 4 * hot_cols };
     let (c, groups) = grid(options, m, wg / vs, &r, wg, shared, caps)?;
     // A vector takes about C·μ entries; a row much longer than that would hold its vector (and
     // the whole dispatch) long after the others finish, so it is split over workgroups.
     let long_row = match variant {
-        Variant::Fused | Variant::Private => match options.long_row {
+        Variant::Fused => match options.long_row {
             Some(0) => {
                 return Err(option_err(
                     "the long-row threshold must be at least 1".into(),
@@ -249,13 +231,121 @@ pub(crate) fn resolve(
         tl: 1,
         workgroup_w: wants_w,
         hot_cols,
-        private_cols,
         long_row,
+        tile: 0,
         native_atomics,
         subgroup_reduce: options.subgroups && caps.shuffle_fits(vs),
         subgroup_wide: false,
+        segmented: false,
     };
     Ok((config, used_cols))
+}
+
+/// Entries per invocation of the sorted kernel at most (its register arrays).
+pub const SORTED_EPL_MAX: u32 = 8;
+
+/// The `Sorted` variant's configuration: the model's VS, a workgroup size (the caller's or
+/// 256), tiles of EPL·WG entries with EPL the largest of 8, 4, 2, 1 whose products array fits
+/// workgroup memory beside the copy of w (w in global memory when even EPL = 1 leaves no room
+/// for it, or when the caller says so), one workgroup per resident slot (tiles strided over
+/// the grid) and rows above min(long-row threshold, tile) split as in `Fused`.
+fn sorted(
+    gpu: &Gpu,
+    x: Matrix,
+    options: &Options,
+    vs: u32,
+    native_atomics: bool,
+    used_hint: Option<usize>,
+) -> Result<(Config, Option<usize>)> {
+    let caps = &gpu.caps;
+    let (m, n) = x.shape();
+    let max_wg = caps.max_invocations_per_workgroup.min(1024);
+    let wg_mem = caps.max_workgroup_storage_bytes as u64;
+    let wg = pow2_in(
+        "workgroup size",
+        options.workgroup.unwrap_or(256).min(max_wg),
+        vs.max(32),
+        max_wg,
+    )?;
+    let shuffle = options.subgroups && caps.shuffle_fits(vs) && caps.subgroups;
+    let scratch = if shuffle { 0 } else { 4 * wg as u64 };
+    let w_bytes = 4 * n.max(1) as u64;
+    let need = |epl: u32, on: bool| scratch + 4 * (epl * wg) as u64 + if on { w_bytes } else { 0 };
+    let epl_for = |on: bool| {
+        [8, 4, 2, 1]
+            .into_iter()
+            .find(|&e| e <= SORTED_EPL_MAX && need(e, on) <= wg_mem)
+    };
+    let (epl, on) = match options.workgroup_w {
+        Some(true) => (
+            epl_for(true).ok_or_else(|| Error::TooLarge {
+                what: format!("the sorted kernel's workgroup copy of w (n = {n})"),
+                needed: format!("{} bytes of workgroup memory", need(1, true)),
+                limit: format!("{wg_mem} bytes on {}", caps.adapter_name),
+            })?,
+            true,
+        ),
+        want => match (want, epl_for(true)) {
+            (None, Some(e)) => (e, true),
+            _ => (
+                epl_for(false).ok_or_else(|| {
+                    option_err(format!(
+                        "workgroup size {wg}: the sorted kernel's tile does not fit {wg_mem} \
+                         bytes of workgroup memory"
+                    ))
+                })?,
+                false,
+            ),
+        },
+    };
+    let tile = epl * wg;
+    if !crate::fused::tiles::fits(n, tile) {
+        return Err(Error::Unsupported(format!(
+            "the sorted variant on X with {n} columns: tiles of {tile} entries leave keys for \
+             fewer columns (use the fused variant)"
+        )));
+    }
+    let r = Residency::of(caps);
+    let resident = r
+        .units
+        .saturating_mul(r.groups_resident(wg, need(epl, on) as u32));
+    let tiles_about = x.nnz().div_ceil(tile as usize).max(1);
+    let groups = (resident as usize)
+        .min(tiles_about)
+        .min(caps.max_workgroups_per_dimension as usize)
+        .max(1) as u32;
+    let nnz = x.nnz();
+    let mu = if m == 0 { 0.0 } else { nnz as f64 / m as f64 };
+    let long_row = match options.long_row {
+        Some(0) => {
+            return Err(option_err(
+                "the long-row threshold must be at least 1".into(),
+            ))
+        }
+        Some(l) => l,
+        None => ((8.0 * mu.max(1.0)).ceil() as u64).clamp(LONG_ROW_MIN, u32::MAX as u64) as u32,
+    }
+    .min(tile);
+    Ok((
+        Config {
+            variant: Variant::Sorted,
+            dense: false,
+            vs,
+            workgroup: wg,
+            rows_per_vector: 1,
+            groups,
+            tl: 1,
+            workgroup_w: on,
+            hot_cols: 0,
+            long_row,
+            tile,
+            native_atomics,
+            subgroup_reduce: shuffle,
+            subgroup_wide: false,
+            segmented: options.subgroups && caps.subgroups,
+        },
+        used_hint,
+    ))
 }
 
 /// Eq. 5 (or the caller's C) and the number of workgroups.

@@ -141,7 +141,11 @@ pub(crate) fn record(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
             if !op.xty {
                 long_rows(plan, batch, &arrays, op, None)?;
             }
-            sparse(plan, batch, &arrays, op, cfg.workgroup_w, target)?;
+            if cfg.variant == Variant::Sorted {
+                sorted(plan, batch, row_ptr, op, w)?;
+            } else {
+                sparse(plan, batch, &arrays, op, cfg.workgroup_w, target)?;
+            }
             long_rows(plan, batch, &arrays, op, Some(w))?;
         }
         DeviceX::Dense {
@@ -200,8 +204,6 @@ fn sparse(
     } else {
         1
     };
-    // Hot columns in registers (the `private` variant).
-    let nhot = if hot.is_some() { cfg.private_cols } else { 0 };
     let mut defs = defines(cfg, op.xty, two_pass, workgroup_w);
     if hot.is_some() {
         defs.push("HOT");
@@ -213,7 +215,6 @@ fn sparse(
             ("WG", cfg.workgroup as f64),
             ("VS", cfg.vs as f64),
             ("NCOLS", ncols as f64),
-            ("NHOT", nhot as f64),
         ],
         bindings: if hot.is_some() {
             &SPARSE_HOT_BINDINGS
@@ -253,6 +254,67 @@ fn sparse(
     }
     let bg = k.bind(gpu, &all)?;
     batch.dispatch(&k, bg, [cfg.groups, 1, 1])
+}
+
+const SORTED_BINDINGS: [Binding; 8] = [Uniform, Read, Read, Read, Read, Read, Read, ReadWrite];
+
+/// Records `fused.sorted`: the scatter over the plan's column-sorted tiles.
+fn sorted(
+    plan: &Plan,
+    batch: &mut Batch,
+    row_ptr: &GpuBuffer<u32>,
+    op: &Op,
+    w: &GpuBuffer<f32>,
+) -> Result<()> {
+    let gpu = batch.gpu();
+    let cfg = &plan.config;
+    let t = plan.sorted.as_ref().expect("sorted tiles");
+    if t.ntiles == 0 {
+        return Ok(());
+    }
+    let mut defs = defines(cfg, op.xty, false, cfg.workgroup_w);
+    defs.retain(|&d| d != "SUBGROUP_WIDE");
+    if cfg.segmented {
+        defs.push("SEGMENTED");
+    }
+    let k = gpu.kernel(&KernelSpec {
+        name: "fused/sorted",
+        defines: defs,
+        constants: vec![
+            ("WG", cfg.workgroup as f64),
+            ("VS", cfg.vs as f64),
+            ("EPL", (cfg.tile / cfg.workgroup) as f64),
+            ("POS_BITS", t.pos_bits as f64),
+            ("TILE", cfg.tile as f64),
+            (
+                "NCOLS",
+                if cfg.workgroup_w { plan.n.max(1) } else { 1 } as f64,
+            ),
+        ],
+        bindings: &SORTED_BINDINGS,
+    })?;
+    let params = gpu.uniform(
+        "fused.sorted.params",
+        &[
+            t.ntiles,
+            plan.n as u32,
+            op.v.is_some() as u32,
+            op.alpha.to_bits(),
+        ],
+    );
+    let v = op.v.unwrap_or(&plan.dummy);
+    let all = [
+        &params,
+        row_ptr.raw(),
+        t.rows.raw(),
+        t.keys.raw(),
+        t.values.raw(),
+        op.y.raw(),
+        v.raw(),
+        w.raw(),
+    ];
+    let bg = k.bind(gpu, &all)?;
+    batch.dispatch(&k, bg, [cfg.groups.min(t.ntiles), 1, 1])
 }
 
 const LONG_DOT_BINDINGS: [Binding; 6] = [Uniform, Read, Read, Read, Read, ReadWrite];
@@ -295,10 +357,28 @@ fn long_rows(
     } else if op.xty {
         defs.push("XTY");
     }
+    // The scatter into a workgroup copy of w when it fits: the fewest workgroups that fill
+    // the device (the largest size) take every chunk and add to global w once per column
+    // each, instead of once per entry.
+    let shared = w.is_some() && 4 * plan.n as u64 <= gpu.caps.max_workgroup_storage_bytes as u64;
+    let mut groups = l.nchunks.min(gpu.caps.max_workgroups_per_dimension).max(1);
+    let mut wg = LONG_WG;
+    if shared {
+        defs.push("SHARED_W");
+        wg = gpu.caps.max_invocations_per_workgroup.clamp(LONG_WG, 1024);
+        let r = crate::fused::plan::Residency::of(&gpu.caps);
+        groups = groups.min(
+            r.units
+                .saturating_mul(r.groups_resident(wg, 4 * plan.n as u32)),
+        );
+    }
     let k = gpu.kernel(&KernelSpec {
         name: "fused/long_rows",
         defines: defs,
-        constants: vec![("WG", LONG_WG as f64)],
+        constants: vec![
+            ("WG", wg as f64),
+            ("NCOLS", if shared { plan.n.max(1) } else { 1 } as f64),
+        ],
         bindings: if w.is_none() {
             &LONG_DOT_BINDINGS
         } else {
@@ -315,7 +395,6 @@ fn long_rows(
         Some(w) => all.extend([op.v.unwrap_or(&plan.dummy).raw(), l.dots.raw(), w.raw()]),
     }
     let bg = k.bind(gpu, &all)?;
-    let groups = l.nchunks.min(gpu.caps.max_workgroups_per_dimension).max(1);
     batch.dispatch(&k, bg, [groups, 1, 1])
 }
 

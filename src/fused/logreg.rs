@@ -10,9 +10,9 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::fused::kernels::logistic;
-use crate::fused::vectors::{axpy, dot, DOT_GROUPS};
+use crate::fused::vectors::{axpy, axpy_dev, dot, DOT_GROUPS, NO_COEF};
 use crate::fused::{Op, Plan};
-use crate::gpu::{Batch, Gpu, GpuBuffer};
+use crate::gpu::{Batch, Binding, Gpu, GpuBuffer, KernelSpec};
 use crate::sparse::Csr;
 use crate::{Error, Result};
 
@@ -51,6 +51,8 @@ pub struct TronReport {
     pub losses: Vec<f64>,
     /// CG iterations in all.
     pub cg_iterations: usize,
+    /// CG runs that ended on the trust region's boundary.
+    pub boundary_steps: usize,
     /// Wall-clock seconds.
     pub seconds: f64,
 }
@@ -82,13 +84,17 @@ pub trait TronOps {
     fn hess(&self, d: &Self::V, hd: &Self::V) -> Result<()>;
 }
 
+/// What [`tron`] returns: (w, iterations, objective per iteration, CG iterations, CG runs
+/// ended on the trust region's boundary).
+pub type Tron<V> = (V, usize, Vec<f64>, usize, usize);
+
 /// The trust-region Newton method of LIBLINEAR's `tron.cpp` on `ops`; returns
-/// (w, iterations, objective per iteration, CG iterations).
+/// (w, iterations, objective per iteration, CG iterations, CG runs ended on the boundary).
 pub fn tron<O: TronOps>(
     ops: &mut O,
     options: &TronOptions,
     mut progress: impl FnMut(usize, f64),
-) -> Result<(O::V, usize, Vec<f64>, usize)> {
+) -> Result<Tron<O::V>> {
     let [w, w_new, g, s, r, d, hd] = [
         ops.zeros("logreg.w")?,
         ops.zeros("logreg.w_new")?,
@@ -98,15 +104,13 @@ pub fn tron<O: TronOps>(
         ops.zeros("logreg.d")?,
         ops.zeros("logreg.hd")?,
     ];
-    let (eta0, eta1, eta2) = (1e-4, 0.25, 0.75);
-    let (sigma1, sigma2, sigma3) = (0.25, 0.5, 4.0);
     let mut f = ops.fun(&w)?;
     ops.grad(&w, &g)?;
     let gnorm0 = ops.dot(&g, &g)?.sqrt();
     let mut gnorm = gnorm0;
     let mut delta = gnorm0;
     let mut losses = vec![f];
-    let (mut iterations, mut cg_total) = (0, 0);
+    let (mut iterations, mut cg_total, mut bounds) = (0, 0, 0);
     while iterations < options.max_iter && gnorm > options.eps * gnorm0 {
         // Truncated CG for H·s = −g inside ‖s‖ ≤ Δ (Steihaug).
         ops.axpy(0.0, &g, 0.0, &g, &s)?;
@@ -135,6 +139,7 @@ pub fn tron<O: TronOps>(
                 };
                 ops.axpy(1.0, &s, tau as f32, &d, &s)?;
                 ops.axpy(1.0, &r, -tau as f32, &hd, &r)?;
+                bounds += 1;
                 break;
             }
             ops.axpy(1.0, &r, -alpha as f32, &hd, &r)?;
@@ -151,21 +156,8 @@ pub fn tron<O: TronOps>(
         if iterations == 0 {
             delta = delta.min(snorm);
         }
-        let alpha = if fnew - f - gs <= 0.0 {
-            sigma3
-        } else {
-            f64::max(sigma1, -0.5 * (gs / (fnew - f - gs)))
-        };
-        delta = if actred < eta0 * prered {
-            f64::min(f64::max(alpha, sigma1) * snorm, sigma2 * delta)
-        } else if actred < eta1 * prered {
-            f64::max(sigma1 * delta, f64::min(alpha * snorm, sigma2 * delta))
-        } else if actred < eta2 * prered {
-            f64::max(sigma1 * delta, f64::min(alpha * snorm, sigma3 * delta))
-        } else {
-            f64::max(delta, f64::min(alpha * snorm, sigma3 * delta))
-        };
-        if actred > eta0 * prered {
+        delta = radius(delta, snorm, gs, f, fnew, prered);
+        if actred > ETA0 * prered {
             ops.axpy(1.0, &w_new, 0.0, &w_new, &w)?;
             f = fnew;
             ops.grad(&w, &g)?;
@@ -178,7 +170,32 @@ pub fn tron<O: TronOps>(
             break;
         }
     }
-    Ok((w, iterations, losses, cg_total))
+    Ok((w, iterations, losses, cg_total, bounds))
+}
+
+/// A step is taken when the actual reduction exceeds this share of the predicted one.
+const ETA0: f64 = 1e-4;
+
+/// LIBLINEAR's trust-region radius update after a step s (‖s‖ = `snorm`, g·s = `gs`) took f
+/// to `fnew` against the quadratic model's predicted reduction `prered`.
+fn radius(delta: f64, snorm: f64, gs: f64, f: f64, fnew: f64, prered: f64) -> f64 {
+    let (eta1, eta2) = (0.25, 0.75);
+    let (sigma1, sigma2, sigma3) = (0.25, 0.5, 4.0);
+    let actred = f - fnew;
+    let alpha = if fnew - f - gs <= 0.0 {
+        sigma3
+    } else {
+        f64::max(sigma1, -0.5 * (gs / (fnew - f - gs)))
+    };
+    if actred < ETA0 * prered {
+        f64::min(f64::max(alpha, sigma1) * snorm, sigma2 * delta)
+    } else if actred < eta1 * prered {
+        f64::max(sigma1 * delta, f64::min(alpha * snorm, sigma2 * delta))
+    } else if actred < eta2 * prered {
+        f64::max(sigma1 * delta, f64::min(alpha * snorm, sigma3 * delta))
+    } else {
+        f64::max(delta, f64::min(alpha * snorm, sigma3 * delta))
+    }
 }
 
 struct Device<'a> {
@@ -194,6 +211,8 @@ struct Device<'a> {
     scalar: GpuBuffer<f32>,
     /// D of the last gradient (the Hessian's row weights).
     dd: GpuBuffer<f32>,
+    /// TRON's device state ([`ts`]).
+    st: GpuBuffer<f32>,
 }
 
 impl TronOps for Device<'_> {
@@ -266,6 +285,201 @@ impl Device<'_> {
     fn flush(&self) -> Result<()> {
         std::mem::replace(&mut *self.pending.borrow_mut(), Batch::new(self.gpu)).submit()
     }
+
+    /// Submits the pending work and reads the device state back.
+    fn state(&self) -> Result<Vec<f32>> {
+        self.flush()?;
+        self.st.read(self.gpu)
+    }
+
+    /// Records `fused.tron_scalars` in `mode`.
+    fn scalars(&self, batch: &mut Batch, mode: u32, delta: f32, max_cg: u32) -> Result<()> {
+        let gpu = self.gpu;
+        let k = gpu.kernel(&KernelSpec {
+            name: "fused/tron_scalars",
+            defines: vec![],
+            constants: vec![],
+            bindings: &[Binding::Uniform, Binding::ReadWrite],
+        })?;
+        let params = gpu.uniform("fused.tron_scalars", &[mode, delta.to_bits(), max_cg, 0]);
+        let bg = k.bind(gpu, &[&params, self.st.raw()])?;
+        batch.dispatch(&k, bg, [1, 1, 1])
+    }
+
+    /// Records out[slot] = a·b.
+    fn dot_to(
+        &self,
+        batch: &mut Batch,
+        a: &GpuBuffer<f32>,
+        b: &GpuBuffer<f32>,
+        slot: u32,
+    ) -> Result<()> {
+        dot(batch, a, b, &self.part, &self.st, slot)
+    }
+
+    /// Records one truncated-CG iteration, gated by the state's stop flag (the boundary
+    /// branch by OUT): hd = H·d; α = r·r/d·hd; s += α·d; if ‖s‖ > Δ: s −= α·d, τ from s·d,
+    /// s·s, d·d, s += τ·d, r −= τ·hd and CG ends; else r −= α·hd, β = r·r/ρ, d = r + β·d.
+    fn cg_iteration(&self, [s, r, d, hd]: [&GpuBuffer<f32>; 4], max_cg: u32) -> Result<()> {
+        let n = self.plan.n;
+        let st = &self.st;
+        let batch = &mut self.pending.borrow_mut();
+        batch.begin_gate(st, ts::STOP)?;
+        let op = Op {
+            alpha: 1.0,
+            y: d,
+            v: Some(&self.dd),
+            beta: self.lambda,
+            z: Some(d),
+            xty: false,
+        };
+        self.plan.record(batch, &op, hd)?;
+        self.dot_to(batch, d, hd, ts::DHD)?;
+        self.scalars(batch, 1, 0.0, max_cg)?;
+        axpy_dev(batch, n, (1.0, NO_COEF), (1.0, ts::ALPHA), d, s, st)?;
+        self.dot_to(batch, s, s, ts::SS)?;
+        self.scalars(batch, 2, 0.0, max_cg)?;
+        batch.end_gate()?;
+        // The boundary: runs only when this iteration's s left the region.
+        batch.begin_gate(st, ts::OUT)?;
+        axpy_dev(batch, n, (1.0, NO_COEF), (-1.0, ts::ALPHA), d, s, st)?;
+        self.dot_to(batch, s, d, ts::SD)?;
+        self.dot_to(batch, s, s, ts::SS)?;
+        self.dot_to(batch, d, d, ts::DD)?;
+        self.scalars(batch, 3, 0.0, max_cg)?;
+        axpy_dev(batch, n, (1.0, NO_COEF), (1.0, ts::TAU), d, s, st)?;
+        axpy_dev(batch, n, (1.0, NO_COEF), (1.0, ts::RCOEF), hd, r, st)?;
+        batch.end_gate()?;
+        // Inside the region (the boundary set STOP).
+        batch.begin_gate(st, ts::STOP)?;
+        axpy_dev(batch, n, (1.0, NO_COEF), (1.0, ts::RCOEF), hd, r, st)?;
+        self.dot_to(batch, r, r, ts::RR)?;
+        self.scalars(batch, 4, 0.0, max_cg)?;
+        axpy_dev(batch, n, (1.0, ts::BETA), (1.0, NO_COEF), r, d, st)?;
+        batch.end_gate()
+    }
+}
+
+/// Slots of TRON's device state (`shaders/fused/tron_scalars.wgsl`; from GS on, the trial
+/// step's scalars read back once per Newton iteration).
+mod ts {
+    pub const DHD: u32 = 0;
+    pub const SS: u32 = 1;
+    pub const RR: u32 = 2;
+    pub const ALPHA: u32 = 4;
+    pub const RCOEF: u32 = 5;
+    pub const STOP: u32 = 6;
+    pub const OUT: u32 = 7;
+    pub const TAU: u32 = 8;
+    pub const BETA: u32 = 9;
+    pub const ITERS: u32 = 12;
+    pub const SD: u32 = 13;
+    pub const DD: u32 = 14;
+    pub const GS: u32 = 15;
+    pub const SR: u32 = 16;
+    pub const SNORM2: u32 = 17;
+    pub const LOSS: u32 = 18;
+    pub const WW: u32 = 19;
+    pub const GG: u32 = 20;
+    pub const BOUNDS: u32 = 21;
+    pub const LEN: usize = 22;
+}
+
+/// TRON with its CG on the device ([`tron`]'s algorithm): each Newton iteration records the
+/// CG iterations in chunks (8, then doubling) gated by the device's stop flag, reading back
+/// only the state (one read per chunk, for the flag), then records the trial point's scalars
+/// (g·s, s·r, s·s, its loss and ‖w + s‖²) and reads them once for the trust-region step, and
+/// after an accepted step reads g·g once. Returns what [`tron`] returns.
+fn tron_device(
+    dev: &mut Device,
+    options: &TronOptions,
+    mut progress: impl FnMut(usize, f64),
+) -> Result<Tron<GpuBuffer<f32>>> {
+    let [w, w_new, g, s, r, d, hd] = [
+        "logreg.w",
+        "logreg.w_new",
+        "logreg.g",
+        "logreg.s",
+        "logreg.r",
+        "logreg.d",
+        "logreg.hd",
+    ]
+    .map(|what| dev.zeros(what));
+    let (w, w_new, g, s, r, d, hd) = (w?, w_new?, g?, s?, r?, d?, hd?);
+    let max_cg = u32::try_from(options.max_cg)
+        .map_err(|_| Error::Option(format!("{} CG iterations per step", options.max_cg)))?;
+    let mut f = dev.fun(&w)?;
+    dev.grad(&w, &g)?;
+    let gnorm0 = dev.dot(&g, &g)?.sqrt();
+    let mut gnorm = gnorm0;
+    let mut delta = gnorm0;
+    let mut losses = vec![f];
+    let (mut iterations, mut cg_total) = (0, 0);
+    let lambda = dev.lambda as f64;
+    let n = dev.plan.n;
+    while iterations < options.max_iter && gnorm > options.eps * gnorm0 {
+        {
+            let batch = &mut dev.pending.borrow_mut();
+            axpy(batch, n, 0.0, &g, 0.0, &g, &s)?;
+            axpy(batch, n, 0.0, &g, -1.0, &g, &r)?;
+            axpy(batch, n, 0.0, &g, -1.0, &g, &d)?;
+            dev.dot_to(batch, &r, &r, ts::RR)?;
+            dev.scalars(batch, 0, delta as f32, max_cg)?;
+        }
+        let (mut recorded, mut chunk) = (0usize, 8usize);
+        let state = loop {
+            for _ in 0..chunk.min(options.max_cg - recorded) {
+                dev.cg_iteration([&s, &r, &d, &hd], max_cg)?;
+                recorded += 1;
+            }
+            let state = dev.state()?;
+            if state[ts::STOP as usize] != 0.0 || recorded >= options.max_cg {
+                break state;
+            }
+            chunk *= 2;
+        };
+        cg_total += state[ts::ITERS as usize] as usize;
+        // The trial point: its scalars in one read.
+        {
+            let batch = &mut dev.pending.borrow_mut();
+            axpy(batch, n, 1.0, &w, 1.0, &s, &w_new)?;
+            dev.dot_to(batch, &g, &s, ts::GS)?;
+            dev.dot_to(batch, &s, &r, ts::SR)?;
+            dev.dot_to(batch, &s, &s, ts::SNORM2)?;
+            let [loss, coef, dd] = &dev.rows;
+            logistic(dev.plan, batch, &w_new, &dev.labels, [loss, coef, dd])?;
+            dev.dot_to(batch, loss, &dev.ones, ts::LOSS)?;
+            dev.dot_to(batch, &w_new, &w_new, ts::WW)?;
+        }
+        let t = dev.state()?;
+        let gs = t[ts::GS as usize] as f64;
+        let prered = -0.5 * (gs - t[ts::SR as usize] as f64);
+        let fnew = t[ts::LOSS as usize] as f64 + 0.5 * lambda * t[ts::WW as usize] as f64;
+        let snorm = (t[ts::SNORM2 as usize] as f64).sqrt();
+        if iterations == 0 {
+            delta = delta.min(snorm);
+        }
+        delta = radius(delta, snorm, gs, f, fnew, prered);
+        if f - fnew > ETA0 * prered {
+            dev.axpy(1.0, &w_new, 0.0, &w_new, &w)?;
+            f = fnew;
+            // The row terms are w_new's = w's now.
+            dev.grad(&w, &g)?;
+            {
+                let batch = &mut dev.pending.borrow_mut();
+                dev.dot_to(batch, &g, &g, ts::GG)?;
+            }
+            gnorm = (dev.state()?[ts::GG as usize] as f64).sqrt();
+        }
+        iterations += 1;
+        losses.push(f);
+        progress(iterations, f);
+        if !f.is_finite() || delta <= 0.0 {
+            break;
+        }
+    }
+    let bounds = dev.state()?[ts::BOUNDS as usize] as usize;
+    Ok((w, iterations, losses, cg_total, bounds))
 }
 
 /// The per-row terms of `fused.logistic` at weights `w` (labels ±1 or 0/1), read back as
@@ -342,14 +556,17 @@ pub fn logreg_tron(
         part: zeros("logreg.dot_partials", DOT_GROUPS as usize)?,
         scalar: zeros("logreg.scalar", 1)?,
         dd: zeros("logreg.d_saved", m)?,
+        st: zeros("logreg.state", ts::LEN)?,
     };
-    let (w, iterations, losses, cg_iterations) = tron(&mut dev, options, &mut progress)?;
+    let (w, iterations, losses, cg_iterations, boundary_steps) =
+        tron_device(&mut dev, options, &mut progress)?;
     dev.flush()?;
     Ok(TronReport {
         w: w.read(gpu)?,
         iterations,
         losses,
         cg_iterations,
+        boundary_steps,
         seconds: start.elapsed().as_secs_f64(),
     })
 }

@@ -19,6 +19,7 @@ pub mod linreg;
 pub mod logreg;
 pub mod long;
 pub mod plan;
+pub mod tiles;
 pub mod tune;
 mod vectors;
 
@@ -30,6 +31,7 @@ use crate::gpu::{Batch, Gpu, GpuBuffer, GpuTime};
 use crate::sparse::{Csr, Dense};
 use crate::{Error, Result};
 
+pub use config::SORTED_EPL_MAX;
 pub use cpu::HostOp;
 
 /// The instantiations of Table 1.
@@ -86,12 +88,11 @@ pub enum Variant {
     Auto,
     /// The fused kernel: workgroup copy of w when n fits, else global adds.
     Fused,
-    /// The fused kernel with the (at most 8) columns with the most entries accumulated in
-    /// registers per invocation (no atomics), summed over the subgroup and added once at the
-    /// end. When w fits workgroup memory the other columns go through the compare-exchange
-    /// copy of w; otherwise the next hottest go through the hot-column cache and the rest to
-    /// global memory, as in `Fused`.
-    Private,
+    /// The fused kernel over column-sorted tiles of rows ([`tiles`]): the row dot products in
+    /// workgroup memory, then the scatter reduced over runs of equal columns across the
+    /// subgroup, one add per (run, column) to the workgroup copy of w (when n fits) or to
+    /// global w. Sparse X with fewer than 2^(32 − log₂ tile) columns; dense X runs `Fused`.
+    Sorted,
     /// The fused kernel writing per-workgroup partials, summed by a second pass in a fixed
     /// order: bit-identical run to run.
     TwoPass,
@@ -101,10 +102,10 @@ pub enum Variant {
 }
 
 impl Variant {
-    /// The concrete variants (`Private` runs as `Fused` on dense X).
+    /// The concrete variants (`Sorted` runs as `Fused` on dense X).
     pub const CONCRETE: [Variant; 4] = [
         Variant::Fused,
-        Variant::Private,
+        Variant::Sorted,
         Variant::TwoPass,
         Variant::Unfused,
     ];
@@ -114,7 +115,7 @@ impl Variant {
         match self {
             Variant::Auto => "auto",
             Variant::Fused => "fused",
-            Variant::Private => "private",
+            Variant::Sorted => "sorted",
             Variant::TwoPass => "two-pass",
             Variant::Unfused => "unfused",
         }
@@ -145,8 +146,7 @@ pub struct Options {
     pub workgroup_w: Option<bool>,
     /// Sparse fused kernel with w in global memory: how many of the columns with the most
     /// entries are aggregated in workgroup memory ([`hot`]; `None`: as many as fit, `Some(0)`:
-    /// none, every product added straight to global memory); `Private` with w in workgroup
-    /// memory: how many are held in registers (at most 8). Ignored by the other variants.
+    /// none, every product added straight to global memory). Ignored by the other variants.
     pub hot_cols: Option<u32>,
     /// Sparse rows with more stored entries than this are split into chunks spread over many
     /// workgroups (their dot products by a pre-pass, [`Config::long_row`]); `None`: the
@@ -241,17 +241,16 @@ pub struct Config {
     pub tl: u32,
     /// Sparse: w aggregated in workgroup memory.
     pub workgroup_w: bool,
-    /// Sparse: with w in global memory, hot columns aggregated in workgroup memory; with w in
-    /// workgroup memory (`Private`), hot columns held in registers (0: none).
+    /// Sparse, w in global memory: hot columns aggregated in workgroup memory (0: none).
     pub hot_cols: u32,
-    /// Sparse, `Private`: how many of the hot columns (the first, with the most entries; at
-    /// most 8) are accumulated in registers (all of them with w in workgroup memory).
-    pub private_cols: u32,
     /// Sparse fused kernels: rows with more entries than this (a power-law X's heaviest rows,
     /// which one vector would take alone) go through the long-row path (chunks of X's entries
     /// over whole workgroups: partial dot products added per row, then the scatter);
     /// `u32::MAX`: none.
     pub long_row: u32,
+    /// `Sorted`: entries per column-sorted tile (a multiple of the workgroup size, at most 8
+    /// per invocation); 0 for the other variants.
+    pub tile: u32,
     /// Global adds by native f32 atomics (else compare-exchange).
     pub native_atomics: bool,
     /// Row dot products reduced by subgroup operations (else workgroup memory).
@@ -259,6 +258,9 @@ pub struct Config {
     /// Dense: a vector spans several subgroups, reduced by subgroupAdd and then workgroup
     /// memory (with `subgroup_reduce`).
     pub subgroup_wide: bool,
+    /// `Sorted`: the scatter reduced over runs of equal columns by subgroup operations (any
+    /// subgroup size); else one add per entry.
+    pub segmented: bool,
 }
 
 impl Config {
@@ -274,19 +276,18 @@ impl Config {
         );
         if self.dense {
             s += &format!(" tl={}", self.tl);
-        } else if self.workgroup_w && self.hot_cols > 0 {
-            s += &format!(" wg-w private={}", self.hot_cols);
         } else if self.workgroup_w {
             s += " wg-w";
-        } else if self.private_cols > 0 {
-            s += &format!(
-                " global-w hot={} private={}",
-                self.hot_cols, self.private_cols
-            );
         } else if self.hot_cols > 0 {
             s += &format!(" global-w hot={}", self.hot_cols);
         } else {
             s += " global-w";
+        }
+        if self.tile > 0 {
+            s += &format!(" tile={}", self.tile);
+            if self.segmented {
+                s += " seg";
+            }
         }
         if self.long_row != u32::MAX {
             s += &format!(" long>{}", self.long_row);
@@ -346,6 +347,17 @@ struct LongRows {
     dots: GpuBuffer<f32>,
 }
 
+/// The device side of [`tiles`]: tile row ranges, packed keys and values (X's length).
+struct SortedX {
+    rows: GpuBuffer<u32>,
+    ntiles: u32,
+    keys: GpuBuffer<u32>,
+    values: GpuBuffer<f32>,
+    pos_bits: u32,
+    /// (entries in tiles, adds of the segmented scatter at the adapter's smallest subgroup).
+    adds: (usize, usize),
+}
+
 /// A prepared pattern on one X: X uploaded, configuration resolved, scratch allocated.
 pub struct Plan {
     /// Rows of X.
@@ -367,11 +379,23 @@ pub struct Plan {
     /// The long-row path's chunks and per-row dot products (sparse fused kernels with rows
     /// above [`Config::long_row`]).
     long: Option<LongRows>,
+    /// The `Sorted` variant's column-sorted tiles, shared with plans of the same X, tile size
+    /// and long-row threshold.
+    sorted: Option<Arc<SortedX>>,
     /// A 16-byte stand-in bound where an optional vector is absent (never read).
     dummy: Arc<GpuBuffer<f32>>,
 }
 
 impl Plan {
+    /// `Sorted` with the segmented scatter: (X's entries in tiles, the adds to w they take
+    /// at the adapter's smallest subgroup size), counted on the host at plan time.
+    pub fn sorted_adds(&self) -> Option<(usize, usize)> {
+        self.sorted
+            .as_ref()
+            .filter(|_| self.config.segmented)
+            .map(|t| t.adds)
+    }
+
     /// Chunks of the long-row path (0: every row goes through the main kernel).
     pub fn long_chunks(&self) -> usize {
         self.long.as_ref().map_or(0, |l| l.nchunks as usize)
@@ -391,7 +415,14 @@ impl Plan {
 
     /// A plan with a given configuration (the sweep's candidates); X must be valid.
     pub fn with_config(gpu: &Gpu, x: Matrix, config: Config) -> Result<Plan> {
-        Self::build(gpu, x, config, Arc::new(kernels::upload(gpu, x)?), None)
+        Self::build(
+            gpu,
+            x,
+            config,
+            Arc::new(kernels::upload(gpu, x)?),
+            None,
+            None,
+        )
     }
 
     /// [`Plan::new`] for the X that `like` was built from (not re-validated), sharing its
@@ -406,7 +437,11 @@ impl Plan {
             .hot
             .clone()
             .filter(|_| like.config.hot_cols == config.hot_cols);
-        let mut plan = Self::build(gpu, x, config, like.x.clone(), hot)?;
+        let sorted = like
+            .sorted
+            .clone()
+            .filter(|_| (like.config.tile, like.config.long_row) == (config.tile, config.long_row));
+        let mut plan = Self::build(gpu, x, config, like.x.clone(), hot, sorted)?;
         plan.used_cols = used;
         Ok(plan)
     }
@@ -417,6 +452,7 @@ impl Plan {
         config: Config,
         dx: Arc<DeviceX>,
         hot: Option<Arc<(GpuBuffer<u32>, GpuBuffer<u32>)>>,
+        sorted: Option<Arc<SortedX>>,
     ) -> Result<Plan> {
         let (m, n) = x.shape();
         let scratch = match config.variant {
@@ -469,6 +505,22 @@ impl Plan {
             }
             _ => None,
         };
+        let sorted = match (x, sorted) {
+            (Matrix::Sparse(_), Some(shared)) if config.tile > 0 => Some(shared),
+            (Matrix::Sparse(s), _) if config.tile > 0 => {
+                let t = tiles::build(s, config.tile, config.long_row.min(config.tile))?;
+                let sg = gpu.caps.subgroup_min_size.max(1) as usize;
+                Some(Arc::new(SortedX {
+                    adds: tiles::adds(&t, &s.row_ptr, sg),
+                    rows: GpuBuffer::upload(gpu, "fused.tile_rows", t.rows.as_flattened())?,
+                    ntiles: t.rows.len() as u32,
+                    keys: GpuBuffer::upload(gpu, "fused.tile_keys", &t.keys)?,
+                    values: GpuBuffer::upload(gpu, "fused.tile_values", &t.values)?,
+                    pos_bits: t.pos_bits,
+                }))
+            }
+            _ => None,
+        };
         Ok(Plan {
             m,
             n,
@@ -479,6 +531,7 @@ impl Plan {
             used_cols: None,
             scratch,
             long,
+            sorted,
             dummy: Arc::new(GpuBuffer::zeroed(gpu, "fused.absent", 4)?),
         })
     }

@@ -16,6 +16,9 @@ use crate::gpu::Caps;
 /// Most elements a dense-kernel lane holds in registers (the shader's `TL_MAX`).
 pub const TL_MAX: u32 = 16;
 
+/// Lanes per row of the dense kernel at 8 < n ≤ 32 ([`dense_tl_vs`]).
+pub const DENSE_SMALL_VS: u32 = 8;
+
 /// What one compute unit can keep resident, and how many units there are.
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct Residency {
@@ -97,9 +100,16 @@ pub fn dense_vs(n: usize, tl: u32, bs: u32) -> u32 {
 
 /// Dense TL and VS (Eq. 6): TL first, the fewest elements per lane that let a row fit one
 /// subgroup-sized vector of ≤ 32 lanes; when even TL_MAX does not, the whole workgroup
-/// (`bs` lanes, more if a row needs it) takes a row. n ≤ 32: one element per lane.
+/// (`bs` lanes, more if a row needs it) takes a row. 8 < n ≤ 32 (HIGGS: 28): vectors of
+/// [`DENSE_SMALL_VS`] lanes of ⌈n/8⌉ elements, so a subgroup takes several rows — the paper's
+/// one element per lane (VS 32 at n = 28) spends 5 shuffle rounds over 32 lanes per row
+/// (160 lane-shuffles) against 3 over 8 (24), and 8 lanes still read a row's 32-byte
+/// sectors whole. n ≤ 8: one element per lane.
 pub fn dense_tl_vs(n: usize, bs: u32, max_wg: u32) -> Option<(u32, u32)> {
     if n <= 32 {
+        if n > DENSE_SMALL_VS as usize {
+            return Some((n.div_ceil(DENSE_SMALL_VS as usize) as u32, DENSE_SMALL_VS));
+        }
         return Some((1, dense_vs(n, 1, bs).max(1)));
     }
     let tl0 = n.div_ceil(32) as u32;
@@ -168,7 +178,10 @@ mod tests {
         assert_eq!(dense_vs(200, 7, 128), 32);
         assert_eq!(dense_vs(200, 2, 128), 128);
         assert_eq!(dense_tl_vs(200, 128, 1024), Some((7, 32)));
-        assert_eq!(dense_tl_vs(28, 128, 1024), Some((1, 32)));
+        // n ≤ 32: Eq. 6 gives one element over 32 lanes; the model takes 8 lanes of 4.
+        assert_eq!(dense_vs(28, 1, 128), 32);
+        assert_eq!(dense_tl_vs(28, 128, 1024), Some((4, 8)));
+        assert_eq!(dense_tl_vs(7, 128, 1024), Some((1, 8)));
         assert_eq!(dense_tl_vs(2000, 128, 1024), Some((16, 128)));
         assert_eq!(dense_tl_vs(4000, 128, 1024), Some((16, 256)));
         assert_eq!(dense_tl_vs(1_000_000, 128, 1024), None);

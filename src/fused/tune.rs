@@ -1,6 +1,6 @@
 //! The autotuner behind `auto`: times the fused kernel at the model's (VS, workgroup size)
-//! and its neighbours on random full-pattern operands (on sparse X with and without private
-//! hot columns, [`Variant::Private`]), then the long-row threshold at the best of those,
+//! and its neighbours on random full-pattern operands (on sparse X both the `Fused` kernel and
+//! the column-sorted tiles, [`Variant::Sorted`]), then the long-row threshold at the best of those,
 //! keeps the fastest, and caches it per
 //! adapter and shape bucket (`fused-tune.json`, see [`crate::tune::TuneCache`]); C always comes
 //! from the model (Eq. 5) for the chosen VS and workgroup size.
@@ -26,9 +26,9 @@ struct Tuned {
     vs: u32,
     workgroup: u32,
     tl: u32,
-    /// The `private` variant (absent in caches written before it existed).
+    /// The `sorted` variant (absent in caches written before it existed).
     #[serde(default)]
-    private: bool,
+    sorted: bool,
     /// Sparse: the long-row threshold (`None`: the launch model's; absent in older caches).
     #[serde(default)]
     long_row: Option<u32>,
@@ -64,8 +64,8 @@ pub fn autotuned_plan(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Plan> {
         return Plan::new(gpu, x, options);
     }
     let with = |t: &Tuned| Options {
-        variant: if t.private {
-            Variant::Private
+        variant: if t.sorted {
+            Variant::Sorted
         } else {
             Variant::Fused
         },
@@ -97,28 +97,36 @@ pub fn autotuned_plan(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Plan> {
     } else {
         &[mc.vs / 2, mc.vs, mc.vs * 2]
     };
-    let wgs: &[u32] = if big {
-        &[mc.workgroup / 2, mc.workgroup]
+    let mut wgs: Vec<u32> = if big {
+        vec![mc.workgroup / 2, mc.workgroup]
     } else {
-        &[
+        vec![
             mc.workgroup / 4,
             mc.workgroup / 2,
             mc.workgroup,
             mc.workgroup * 2,
+            // Sorted: the largest tiles (longest runs) and fewest workgroups to flush.
+            1024,
         ]
     };
-    let privates: &[bool] = match x {
-        Matrix::Sparse(_) if !big => &[false, true],
+    wgs.sort_unstable();
+    wgs.dedup();
+    // The sorted variant refuses X with too many columns for its keys (KDD2010's 29.9M).
+    let sorts: &[bool] = match x {
+        Matrix::Sparse(_) => &[false, true],
         _ => &[false],
     };
-    for (vs, wg, &private) in vss
+    // The last sorted candidate: the next one at its workgroup size (its tile size) reuses its
+    // tiles instead of sorting X again (the workgroup size is the outer loop).
+    let mut last_sorted: Option<Plan> = None;
+    for (wg, vs, &sorted) in wgs
         .iter()
         .copied()
-        .filter(|&v| v >= 1)
-        .flat_map(|vs| wgs.iter().map(move |&wg| (vs, wg)))
-        .filter(|&(vs, w)| (32..=max_wg).contains(&w) && w >= vs)
-        .flat_map(|(vs, wg)| privates.iter().map(move |p| (vs, wg, p)))
+        .flat_map(|wg| vss.iter().map(move |&vs| (wg, vs)))
+        .filter(|&(w, vs)| vs >= 1 && (32..=max_wg).contains(&w) && w >= vs)
+        .flat_map(|(wg, vs)| sorts.iter().map(move |p| (wg, vs, p)))
     {
+        let like = last_sorted.as_ref().filter(|_| sorted).unwrap_or(&model);
         let tl = n.div_ceil(vs as usize).max(1) as u32;
         let Ok(plan) = Plan::new_like(
             gpu,
@@ -127,10 +135,10 @@ pub fn autotuned_plan(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Plan> {
                 vs,
                 workgroup: wg,
                 tl,
-                private,
+                sorted,
                 long_row: None,
             }),
-            &model,
+            like,
         ) else {
             continue;
         };
@@ -141,13 +149,16 @@ pub fn autotuned_plan(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Plan> {
         if ms < best.0 {
             best = (ms, plan.config);
         }
+        if sorted {
+            last_sorted = Some(plan);
+        }
     }
     let c = best.1;
     let mut t = Tuned {
         vs: c.vs,
         workgroup: c.workgroup,
         tl: c.tl,
-        private: c.variant == Variant::Private,
+        sorted: c.variant == Variant::Sorted,
         long_row: None,
     };
     // Then the long-row threshold at the best (VS, workgroup size): a power-law X's heavy

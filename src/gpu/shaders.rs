@@ -48,6 +48,8 @@ shader_table!(
     "fused/cg_scalars",
     "fused/logistic",
     "fused/long_rows",
+    "fused/sorted",
+    "fused/tron_scalars",
     "mf/storage",
     "mf/sgd",
     "mf/hogwild",

@@ -1,0 +1,203 @@
+// The fused sparse pattern over column-sorted tiles (src/fused/tiles.rs): w += α·Xᵀ(v ⊙ (X·y))
+// with each tile of consecutive rows (at most EPL·WG entries) stored sorted by column, every
+// entry packed as key = column << POS_BITS | pos, pos its place in the tile's row-major (CSR)
+// order. A workgroup takes whole tiles, one at a time (tiles strided over the grid):
+// 1. each invocation loads its EPL entries (entry j·WG + its place in the workgroup, so a
+//    subgroup holds consecutive entries) into registers and stores x·y[col] at prod[pos]
+//    (distinct positions: plain stores);
+// 2. VS lanes per row sum their row's prod range (CSR order, from row_ptr), then overwrite it
+//    with the row's scale α·v[row]·dot, so every position knows its row's scale;
+// 3. the entries in registers are scaled by prod[pos] and reduced over equal columns by a
+//    segmented suffix sum across the subgroup (shuffles on the sorted keys); the first lane
+//    of each run adds the run's sum once — to the workgroup copy of w (SHARED_W; compare-
+//    exchange, though at most two runs of a column meet: the subgroups a run straddles) or to
+//    global w. Without SEGMENTED (no subgroup operations) every entry adds its own product.
+// SUBGROUP (VS within the subgroup size) reduces the row sums of step 2 by shuffles, else
+// through workgroup memory (shared/reduce); SEGMENTED needs subgroups of any size.
+// X is read from global memory once; its entries stay in registers between 1 and 3.
+// Tiles never hold rows longer than the long-row threshold (fused/long_rows takes those).
+// XTY: Algorithm 1, the scale is α·v[row]·y[row] (no dot product, step 1 skipped).
+// w already holds β·z (fused/axpy pre-pass).
+#import shared/reduce
+#import shared/atomic_f32
+#ifdef SHARED_W
+#import shared/atomic_f32_wg
+#endif
+
+override WG: u32 = 256u;
+override VS: u32 = 8u;
+// Entries per invocation (at most 8): tiles hold at most EPL·WG entries.
+override EPL: u32 = 8u;
+override POS_BITS: u32 = 11u;
+// Length of prod: EPL·WG.
+override TILE: u32 = 2048u;
+override NCOLS: u32 = 1u;
+
+// Key of an absent entry (past the tile's end): never a column's key.
+const NONE: u32 = 0xffffffffu;
+
+struct Params {
+    ntiles: u32,
+    n: u32,
+    // Bit 0: multiply by v.
+    flags: u32,
+    alpha: f32,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> row_ptr: array<u32>;
+// Per tile: first row and one past its last row.
+@group(0) @binding(2) var<storage, read> tiles: array<vec2<u32>>;
+@group(0) @binding(3) var<storage, read> keys: array<u32>;
+@group(0) @binding(4) var<storage, read> vals: array<f32>;
+@group(0) @binding(5) var<storage, read> y: array<f32>;
+@group(0) @binding(6) var<storage, read> v: array<f32>;
+@group(0) @binding(7) var<storage, read_write> accum: array<AtomicF32>;
+
+var<workgroup> prod: array<f32, TILE>;
+#ifdef SHARED_W
+var<workgroup> wg_accum: array<atomic<u32>, NCOLS>;
+#endif
+
+fn add_w(col: u32, t: f32) {
+#ifdef SHARED_W
+    wg_accum_add(col, t);
+#else
+    accum_add(col, t);
+#endif
+}
+
+@compute @workgroup_size(WG)
+fn main(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) tid: u32,
+#ifdef SEGMENTED
+    @builtin(subgroup_invocation_id) sg_lane: u32,
+    @builtin(subgroup_size) sg_size: u32,
+    @builtin(subgroup_id) sg_id: u32,
+#endif
+) {
+    let lane = tid % VS;
+    let vid = tid / VS;
+    let nv = WG / VS;
+#ifdef SEGMENTED
+    // Consecutive entries in the lanes of one subgroup, whatever the lane layout.
+    let slot = sg_id * sg_size + sg_lane;
+#else
+    let slot = tid;
+#endif
+#ifdef SHARED_W
+    for (var i = tid; i < params.n; i += WG) {
+        atomicStore(&wg_accum[i], 0u);
+    }
+#endif
+    let mask = (1u << POS_BITS) - 1u;
+    // tile is uniform across the workgroup: every barrier below is reached by all.
+    for (var tile = wid.x; tile < params.ntiles; tile += nwg.x) {
+        let rows = tiles[tile];
+        let base = row_ptr[rows.x];
+        let len = row_ptr[rows.y] - base;
+        var key: array<u32, 8>;
+        var val: array<f32, 8>;
+        // 1. Entries into registers, their products with y to prod (CSR positions).
+        for (var j = 0u; j < EPL; j++) {
+            let i = j * WG + slot;
+            key[j] = NONE;
+            val[j] = 0.0;
+            if j * WG < len && i < len {
+                let k = keys[base + i];
+                key[j] = k;
+                val[j] = vals[base + i];
+#ifndef XTY
+                prod[k & mask] = val[j] * y[k >> POS_BITS];
+#endif
+            }
+        }
+        workgroupBarrier();
+        // 2. Row scales over CSR positions (a uniform trip count for the reduction).
+        let nrows = rows.y - rows.x;
+        let trips = (nrows + nv - 1u) / nv;
+        for (var t = 0u; t < trips; t++) {
+            let r = t * nv + vid;
+            let ok = r < nrows;
+            var b = 0u;
+            var e = 0u;
+            if ok {
+                b = row_ptr[rows.x + r] - base;
+                e = row_ptr[rows.x + r + 1u] - base;
+            }
+#ifdef XTY
+            var s = 0.0;
+            if ok {
+                s = y[rows.x + r];
+            }
+#else
+            var part = 0.0;
+            for (var i = b + lane; i < e; i += VS) {
+                part += prod[i];
+            }
+            var s = vsg_sum(part, VS, tid);
+#endif
+            if ok && (params.flags & 1u) != 0u {
+                s *= v[rows.x + r];
+            }
+            s *= params.alpha;
+            // Every lane has read its share (the sum is complete), so the row's range is free.
+            for (var i = b + lane; i < e; i += VS) {
+                prod[i] = s;
+            }
+        }
+        workgroupBarrier();
+        // 3. Scaled entries reduced over equal columns, one add per run.
+        for (var j = 0u; j < EPL; j++) {
+            // Past the tile's end (uniform across the workgroup).
+            if j * WG >= len {
+                break;
+            }
+            let k = key[j];
+            var p = 0.0;
+            if k != NONE {
+                p = val[j] * prod[k & mask];
+            }
+            let col = k >> POS_BITS;
+#ifdef SEGMENTED
+            // Segmented suffix sum: lane i ends with the sum of its run from i on (keys are
+            // sorted, so a run is contiguous in the subgroup's lanes). Before the round at
+            // distance d each lane holds its run's sum over [i, i + d); when no run reaches
+            // d lanes further, every sum is complete (most runs are short: a round or two).
+            for (var d = 1u; d < sg_size; d <<= 1u) {
+                let co = subgroupShuffleDown(col, d);
+                let same = sg_lane + d < sg_size && co == col && k != NONE;
+                if !subgroupAny(same) {
+                    break;
+                }
+                let po = subgroupShuffleDown(p, d);
+                if same {
+                    p += po;
+                }
+            }
+            let prev = subgroupShuffleUp(col, 1u);
+            let head = sg_lane == 0u || prev != col;
+            if k != NONE && head {
+                add_w(col, p);
+            }
+#else
+            if k != NONE {
+                add_w(col, p);
+            }
+#endif
+        }
+        // prod is rewritten by the next tile.
+        workgroupBarrier();
+    }
+#ifdef SHARED_W
+    workgroupBarrier();
+    for (var i = tid; i < params.n; i += WG) {
+        let t = wg_accum_load(i);
+        if t != 0.0 {
+            accum_add(i, t);
+        }
+    }
+#endif
+}
