@@ -162,3 +162,42 @@ pub fn mean_loss(model: Model, params: &[f64], x: &Csr, y: &[f32]) -> f64 {
         .sum();
     s / y.len() as f64
 }
+
+impl Sgd {
+    /// Async mode's worst case, the twin of a window of mini-batches in flight together:
+    /// the gradient of every mini-batch of `window` at the same parameters, each scaled by
+    /// 1/|mini-batch| and summed, then θ_p −= `step[p]` · g_p (a step size per parameter,
+    /// the bias last: lr times async mode's scale; lr alone is the plain sum, which a large
+    /// window makes diverge). Returns the window's summed loss before the step.
+    pub fn stale_step(
+        &mut self,
+        model: Model,
+        params: &mut [f64],
+        x: &Csr,
+        y: &[f32],
+        window: &[Vec<usize>],
+        step: &[f64],
+    ) -> f64 {
+        let mut loss = 0.0;
+        for rows in window.iter().filter(|r| !r.is_empty()) {
+            let inv = 1.0 / rows.len() as f64;
+            for &i in rows {
+                let (l, d, _) = sample_loss(model, params, x, y[i], i);
+                loss += l;
+                let r = x.row_range(i);
+                for (p, g) in score_grad(model, params, &x.col_idx[r.clone()], &x.values[r]) {
+                    if self.grad[p] == 0.0 {
+                        self.touched.push(p);
+                    }
+                    self.grad[p] += inv * d * g;
+                }
+            }
+        }
+        for &p in &self.touched {
+            params[p] -= step[p] * self.grad[p];
+            self.grad[p] = 0.0;
+        }
+        self.touched.clear();
+        loss
+    }
+}
