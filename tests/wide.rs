@@ -9,7 +9,7 @@ use wgsparse::gen::{zipf_ctr, CtrModel};
 use wgsparse::gpu::preprocess;
 use wgsparse::sparse::Csr;
 use wgsparse::wide::WideModel;
-use wgsparse::wide::{cpu, initial_params, metrics, Model, ModelSpec, Options, Trainer};
+use wgsparse::wide::{cpu, initial_params, metrics, plan, Model, ModelSpec, Options, Trainer};
 use wgsparse::{Error, Gpu};
 
 /// Zipf CTR samples with values drawn from [0.5, 1.5) (not one-hot), feature 0 put into
@@ -428,6 +428,8 @@ fn converges_to_planted_auc_sync_and_async() {
         let options = Options {
             batch: 64,
             sync,
+            // 16 persistent workgroups of 32-sample chunks: 8 mini-batches in flight.
+            async_groups: 16,
             early_stop: false,
             ..Options::default()
         };
@@ -971,4 +973,112 @@ fn async_span_bounds_the_updates_in_flight() {
         let mut t = Trainer::new(common::gpu(), &spec, m, (&x, &y01), None, whole).unwrap();
         assert!(t.train_epoch().unwrap().0.is_finite());
     }
+}
+
+/// Async mode's scaled steps: one persistent workgroup takes the chunks one after another
+/// (nothing races), each chunk's update θ −= lr · scale_j · (1/B) Σ its gradients with the
+/// scale of [`plan::async_scale`] at the S given; the epoch equals the twin's chunk-by-chunk
+/// steps.
+#[test]
+fn async_scaled_steps_equal_twin() {
+    let (m, batch, chunk) = (120, 48, 16);
+    let (x, y01) = data(batch * 2, m, 7, 29);
+    let y = metrics::labels_pm1(&y01);
+    let in_flight = 6.0;
+    let mut counts = vec![0u32; m];
+    for &j in &x.col_idx {
+        counts[j as usize] += 1;
+    }
+    let (fs, bias) = plan::async_scale(&counts, x.nrows, in_flight);
+    for (model, gpu) in [
+        (Model::Lr, common::gpu()),
+        (Model::Fm { k: 3 }, common::gpu_plain()),
+    ] {
+        let spec = model.spec().unwrap();
+        let np = spec.params_per_feature;
+        let options = Options {
+            batch,
+            max_chunk: chunk,
+            sync: false,
+            async_groups: 1,
+            async_in_flight: Some(in_flight),
+            shuffle: false,
+            ..Options::default()
+        };
+        let mut t = Trainer::new(gpu, &spec, m, (&x, &y01), None, options).unwrap();
+        assert_eq!(t.in_flight(), in_flight);
+        assert_eq!(t.scaled_features(), fs.iter().filter(|&&v| v < 1.0).count());
+        assert!(t.scaled_features() > 1);
+        let start: Vec<f32> = random_params(&spec, m, 9)
+            .iter()
+            .map(|v| (v * 0.3) as f32)
+            .collect();
+        t.set_params(&start).unwrap();
+        t.train_epoch().unwrap();
+        let got = t.params().unwrap();
+        let mut want: Vec<f64> = start.iter().map(|&v| v as f64).collect();
+        // Each chunk's gradients are scaled by 1/B (not 1/chunk): stale_step's 1/|rows|
+        // times chunk/B.
+        let base = 0.5 * chunk as f64 / batch as f64;
+        let mut step = vec![base; want.len()];
+        for (j, &v) in fs.iter().enumerate() {
+            step[j * np..(j + 1) * np].fill(base * v as f64);
+        }
+        step[m * np] = base * bias as f64;
+        let mut sgd = cpu::Sgd::new(want.len());
+        for c in 0..x.nrows / chunk {
+            let rows: Vec<usize> = (c * chunk..(c + 1) * chunk).collect();
+            sgd.stale_step(model, &mut want, &x, &y, &[rows], &step);
+        }
+        assert_matches_twin(&got, &want, &spec.name);
+    }
+}
+
+/// Async mode at a large window: 128 persistent workgroups of 32-sample chunks (S = 64
+/// mini-batches of 64 in flight, as the step scale assumes) over planted data reaches sync
+/// mode's validation logloss within 0.003 (or below). lavapipe runs few workgroups at once,
+/// so this checks the scaled steps converge; the worst case of S stale mini-batches is
+/// `tests/wide_async.rs` on the twin.
+#[test]
+fn async_large_window_reaches_sync_logloss() {
+    let (n, m) = (40_000, 1_000);
+    let d = zipf_ctr(n, m, 16, CtrModel::Lr, 43).unwrap();
+    let split = n * 9 / 10;
+    let x = &d.features;
+    let (train, valid) = (x.row_band(0..split), x.row_band(split..n));
+    let (ytr, yva) = (&d.labels[..split], &d.labels[split..]);
+    let spec = Model::Lr.spec().unwrap();
+    let mut finals = vec![];
+    for sync in [true, false] {
+        let options = Options {
+            batch: 64,
+            sync,
+            async_groups: 128,
+            early_stop: false,
+            ..Options::default()
+        };
+        let mut t = Trainer::new(
+            common::gpu(),
+            &spec,
+            m,
+            (&train, ytr),
+            Some((&valid, yva)),
+            options,
+        )
+        .unwrap();
+        if !sync {
+            assert_eq!(t.in_flight(), 64.0);
+            assert!(t.scaled_features() > 0);
+        }
+        let stats = t.fit(5, |_| {}).unwrap();
+        let l: Vec<f64> = stats.iter().map(|s| s.logloss.unwrap()).collect();
+        eprintln!("sync {sync}: logloss {l:.5?}");
+        finals.push(*l.last().unwrap());
+    }
+    assert!(
+        finals[1] <= finals[0] + 0.003,
+        "async {} vs sync {}",
+        finals[1],
+        finals[0]
+    );
 }

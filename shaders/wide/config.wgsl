@@ -13,6 +13,8 @@ struct Config {
     // names no mini-batch size.
     lr: f32,
     inv_batch: f32,
-    _pad0: u32,
+    // Async: features 0 .. scaled take their step times `scale[j]`, the bias times
+    // `scale[scaled]` (see `wide::plan::async_scale`); the others take it whole.
+    scaled: u32,
     _pad1: u32,
 }

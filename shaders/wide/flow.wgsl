@@ -1,15 +1,17 @@
 // The flow engine: Aggregate → Loss → Apply of one chunk of samples per workgroup, the
 // Accums kept in workgroup memory between the stages (cuWide's ALA flow).
 //
-// A dispatch covers the chunks listed in `sched` (one mini-batch in sync mode, every chunk of
-// the epoch in async mode). Aggregate: LANES invocations per sample walk its sample-sorted
-// edges, each lane holding a partial of every Accum (the R replicas), reduced by subgroup
-// shuffles. Loss: lane 0 of each sample turns the Accums into (ŷ, ℓ, dℓ/dŷ). Apply: the
+// A dispatch covers the chunks listed in `sched`: one mini-batch in sync mode, one workgroup
+// per chunk; in async mode up to the whole epoch, pulled by persistent workgroups (workgroup
+// w takes chunks w, w + P, w + 2P … of the P in the grid), so at most about P chunks read
+// stale parameters at once and each feature's step is scaled for it (`scale`). Aggregate:
+// LANES invocations per sample walk its sample-sorted edges, each lane holding a partial of
+// every Accum (the R replicas), reduced by subgroup shuffles. Loss: lane 0 of each sample turns the Accums into (ŷ, ℓ, dℓ/dŷ). Apply: the
 // chunk's feature-sorted edges are cut into segments, one per distinct feature; one
 // invocation per (segment, parameter) sums the segment's gradient and adds it to global
 // memory once (native f32 atomics or CAS): into the mini-batch gradient (sync) or into the
-// parameters themselves (ASYNC, as the released kernel). PREDICT writes (ŷ, ℓ) per sample
-// and applies nothing.
+// parameters themselves (ASYNC, as the released kernel, times the feature's scale). PREDICT
+// writes (ŷ, ℓ) per sample and applies nothing.
 #import wide/model
 #import wide/config
 #import shared/reduce
@@ -62,6 +64,15 @@ fn f_edge(e: u32) -> vec2<u32> {
 fn param_global(k: u32) -> f32 {
     return accum_load(k);
 }
+// Step scale of features 0 .. cfg.scaled, then the bias's.
+@group(0) @binding(6) var<storage, read> scale: array<f32>;
+fn step_scale(j: u32) -> f32 {
+    var s = 1.0;
+    if j < cfg.scaled {
+        s = scale[j];
+    }
+    return s;
+}
 #else
 @group(0) @binding(5) var<storage, read> params: array<f32>;
 fn param_global(k: u32) -> f32 {
@@ -97,11 +108,24 @@ fn main(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(num_workgroups) nwg: vec3<u32>,
 ) {
-    let w = wid.y * nwg.x + wid.x;
-    if w >= sched[0] {
-        return;
+#ifdef ASYNC
+    let groups = nwg.x * nwg.y;
+    for (var w = wid.y * nwg.x + wid.x; w < sched[0]; w += groups) {
+        run_chunk(sched[4u + w], lid);
+        // The next chunk overwrites the workgroup arrays and reads this one's updates.
+        storageBarrier();
+        workgroupBarrier();
     }
-    let c = sched[4u + w];
+#else
+    let w = wid.y * nwg.x + wid.x;
+    if w < sched[0] {
+        run_chunk(sched[4u + w], lid);
+    }
+#endif
+}
+
+// Aggregate, Loss and Apply of chunk `c` by the whole workgroup.
+fn run_chunk(c: u32, lid: u32) {
     let s0 = c * cfg.chunk;
     let n = min(cfg.chunk, cfg.n_samples - s0);
     let slot = lid / LANES;
@@ -172,7 +196,11 @@ fn main(
             let edge = f_edge(e);
             sum += dl_wg[edge.x] * ala_apply(edge.x, j, bitcast<f32>(edge.y), i);
         }
+#ifdef ASYNC
+        accum_add(j * NPARAM + i, step * step_scale(j) * sum);
+#else
         accum_add(j * NPARAM + i, step * sum);
+#endif
     }
     if lid == 0u {
         var db = 0.0;
@@ -181,7 +209,11 @@ fn main(
             db += dl_wg[s];
             l += loss_wg[s];
         }
+#ifdef ASYNC
+        accum_add(cfg.bias_index, step * scale[cfg.scaled] * db);
+#else
         accum_add(cfg.bias_index, step * db);
+#endif
         out[c] = l;
     }
 #endif

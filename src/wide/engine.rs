@@ -25,7 +25,9 @@ pub(crate) struct Config {
     pub label_off: u32,
     pub lr: f32,
     pub inv_batch: f32,
-    pub _pad: [u32; 2],
+    /// Async: features with a step scale (the bias's follows theirs).
+    pub scaled: u32,
+    pub _pad: u32,
 }
 
 /// A data set's chunks on the device, with the per-chunk or per-sample output.
@@ -90,7 +92,8 @@ impl DeviceChunks {
             label_off: o.label,
             lr,
             inv_batch: 1.0 / batch.max(1) as f32,
-            _pad: [0; 2],
+            scaled: 0,
+            _pad: 0,
         }
     }
 }
@@ -184,7 +187,7 @@ const FLOW_ASYNC: &[Binding] = &[
     Binding::Read,
     Binding::Read,
     Binding::ReadWrite,
-    Binding::ReadWrite,
+    Binding::Read,
     Binding::ReadWrite,
 ];
 const APPLY: &[Binding] = &[

@@ -32,9 +32,15 @@
 //!   H200's ≈ 3.2 µs per dispatch, ≈ 29 ms per criteo-s epoch of 4,513 mini-batches of 1024,
 //!   before each dispatch's own latency: a mini-batch of 1024 is only 32 workgroups). Sync
 //!   mode cannot reach 2 ms/epoch at batch 1024; that bar needs async mode (at batch 16,384
-//!   the 282 mini-batches still cost ≈ 1.8 ms of dispatch overhead). **Async mode**: the whole epoch is one dispatch over every chunk, each
-//!   workgroup adding −lr·g into the parameters as it finishes its chunk (the released
-//!   kernel's scheme, Hogwild-like).
+//!   the 282 mini-batches still cost ≈ 1.8 ms of dispatch overhead). **Async mode**: the whole epoch is one dispatch (or one per
+//!   [`Options::async_span`] mini-batches) of P persistent workgroups
+//!   ([`Options::async_groups`]), workgroup w taking chunks w, w + P, …, each adding
+//!   −lr·scale_j·g into the parameters as it finishes its chunk (the released kernel's
+//!   Hogwild-like scheme, with the staleness bounded). About S = P·chunk/batch mini-batches
+//!   read stale parameters at once; their plain sum diverges for the hot features (the
+//!   H200's whole-epoch dispatch did at lr 0.5), so feature j's step is scaled by
+//!   1 / max(1, p_j·S), p_j its share of the samples ([`plan::async_scale`]; the f64 twin's
+//!   simulation of S stale mini-batches in `tests/wide_async.rs` chose it).
 //! - **Recording**: a whole epoch is recorded into one submission; chunk order is shuffled
 //!   each epoch (samples inside a chunk stay put); the per-dispatch chunk lists live in one
 //!   schedule buffer bound at aligned offsets; the bind groups are made once and reused.
@@ -86,11 +92,22 @@ pub struct Options {
     pub lr: f32,
     /// Sync (exact mini-batch SGD) or async (updates per chunk).
     pub sync: bool,
-    /// Async: mini-batches of chunks per dispatch, so at most that many mini-batches' updates
-    /// read stale parameters at once (dispatches in one pass run one after another); 0 puts
-    /// the whole epoch in one dispatch, as cuWide's released kernel, which diverges on a
-    /// large GPU at lr 0.5 (thousands of chunks in flight apply gradients of one stale w).
+    /// Async: mini-batches of chunks per dispatch (dispatches in one pass run one after
+    /// another); 0 (the default) puts the whole epoch in one dispatch.
     pub async_span: usize,
+    /// Async: persistent workgroups per dispatch (P), each taking every P-th chunk of the
+    /// dispatch, so about P chunks (S = P · chunk / batch mini-batches) read stale parameters
+    /// at once, whatever the span. cuWide's released kernel launches one workgroup per chunk
+    /// and diverged on the H200 at lr 0.5 (every resident workgroup's update from one stale
+    /// w); P also fixes the S that [`Options::async_scale`] scales for.
+    pub async_groups: usize,
+    /// Async: scale each feature's step by 1 / max(1, p_j · S) ([`plan::async_scale`]) so
+    /// hot features take about one mini-batch step per S mini-batches in flight (the plain
+    /// sum of S steps from one stale point diverges); off, every step is taken whole.
+    pub async_scale: bool,
+    /// Async: the S the step scale assumes, when not the default P · chunk / batch (e.g. a
+    /// device holding fewer than P workgroups at once).
+    pub async_in_flight: Option<f64>,
     /// The stage baseline (separate aggregate / loss / gradient dispatches through global
     /// memory, then the apply) instead of the flow kernel; sync mode only.
     pub stage: bool,
@@ -123,7 +140,10 @@ impl Default for Options {
             batch: 1024,
             lr: 0.5,
             sync: true,
-            async_span: 1,
+            async_span: 0,
+            async_groups: 1024,
+            async_scale: true,
+            async_in_flight: None,
             stage: false,
             lanes: 8,
             max_chunk: 32,
@@ -151,6 +171,18 @@ impl Options {
             return Err(Error::Option(
                 "the stage baseline runs in sync mode only".into(),
             ));
+        }
+        if self
+            .async_in_flight
+            .is_some_and(|s| !(s.is_finite() && s >= 1.0))
+        {
+            return Err(Error::Option(format!(
+                "async_in_flight {:?} must be ≥ 1",
+                self.async_in_flight
+            )));
+        }
+        if self.async_groups == 0 {
+            return Err(Error::Option("async_groups must be ≥ 1".into()));
         }
         if !self.lanes.is_power_of_two() || self.lanes > 32 {
             return Err(Error::Option(format!(

@@ -13,7 +13,9 @@ use crate::wide::engine::{
     AUC_RANGE, METRICS_WG,
 };
 use crate::wide::metrics::labels_pm1;
-use crate::wide::plan::{chunk_for_batch, hot_features, split_rows, Chunks, FeatureOrder};
+use crate::wide::plan::{
+    async_scale, chunk_for_batch, hot_features, split_rows, Chunks, FeatureOrder,
+};
 use crate::wide::{ModelSpec, Options};
 use crate::{Error, Result};
 
@@ -63,6 +65,10 @@ pub struct Trainer<'g> {
     chunk: usize,
     params: GpuBuffer<f32>,
     grad: GpuBuffer<f32>,
+    /// Async: the step scales of the first features, the bias's last.
+    scale: Option<GpuBuffer<f32>>,
+    /// Async: mini-batches whose updates read stale parameters at once (S).
+    in_flight: f64,
     valid: Option<Valid>,
     epoch: usize,
     rng: rand::rngs::StdRng,
@@ -110,6 +116,29 @@ pub fn initial_params(spec: &ModelSpec, n_features: usize, seed: u64) -> Result<
         }
     }
     Ok(p)
+}
+
+/// Async mode's mini-batches in flight: the chunks one dispatch's persistent workgroups
+/// hold at once (at most `async_groups`, at most the dispatch's chunks) in mini-batches; 1 in
+/// sync mode; `async_in_flight` when given.
+fn in_flight(options: &Options, chunk: usize, total_chunks: usize) -> f64 {
+    if options.sync {
+        return 1.0;
+    }
+    if let Some(s) = options.async_in_flight {
+        return s;
+    }
+    let per_batch = (options.batch / chunk).max(1);
+    let per_dispatch = match options.async_span {
+        0 => total_chunks,
+        span => span.saturating_mul(per_batch),
+    };
+    let chunks = options
+        .async_groups
+        .min(per_dispatch)
+        .min(total_chunks)
+        .max(1);
+    (chunks as f64 / per_batch as f64).max(1.0)
 }
 
 /// Fails with [`Error::Invalid`] naming the first label that is not a finite number.
@@ -177,6 +206,25 @@ impl<'g> Trainer<'g> {
         let valid_one_hot =
             options.drop_ones && valid.is_some_and(|v| v.0.values.iter().all(|&x| x == 1.0));
         let ranges = split_rows(train.0, chunk, gpu.caps.max_storage_binding_bytes)?;
+        // Sample count of each feature (re-indexed): the cost rule's and async mode's input.
+        let mut counts = crate::limits::try_vec("wide feature counts", order.len(), 0u32)?;
+        for &j in &train.0.col_idx {
+            counts[order.new_of_old[j as usize] as usize] += 1;
+        }
+        let total_chunks = train.0.nrows.div_ceil(chunk);
+        let in_flight = in_flight(&options, chunk, total_chunks);
+        let scale = if options.sync {
+            None
+        } else {
+            let (mut s, bias) = if options.async_scale {
+                async_scale(&counts, train.0.nrows, in_flight)
+            } else {
+                (vec![], 1.0)
+            };
+            s.push(bias);
+            Some(GpuBuffer::upload(gpu, "wide.scale", &s)?)
+        };
+        let scaled = scale.as_ref().map_or(0, |s| s.len() - 1) as u32;
         let mut parts = vec![];
         for r in &ranges {
             let band;
@@ -191,7 +239,10 @@ impl<'g> Trainer<'g> {
             drop(chunks);
             let config = gpu.uniform(
                 "wide.config",
-                &data.config(bias_index, options.lr, options.batch),
+                &crate::wide::engine::Config {
+                    scaled,
+                    ..data.config(bias_index, options.lr, options.batch)
+                },
             );
             let per = match (options.sync, options.async_span) {
                 (true, _) => options.batch / chunk,
@@ -222,15 +273,10 @@ impl<'g> Trainer<'g> {
         let budget = cache_budget(gpu, spec, chunk, lanes) / spec.params_per_feature;
         let hot = match options.cache {
             Some(h) => h.min(budget),
-            None => {
-                let mut counts = vec![0u32; order.len()];
-                for &j in &train.0.col_idx {
-                    counts[order.new_of_old[j as usize] as usize] += 1;
-                }
-                hot_features(&counts, n_chunks, budget)
-            }
+            None => hot_features(&counts, n_chunks, budget),
         }
         .min(n_features);
+        drop(counts);
         let kernels = Kernels::new(
             gpu,
             spec,
@@ -293,6 +339,8 @@ impl<'g> Trainer<'g> {
             spec: spec.clone(),
             params: GpuBuffer::zeroed(gpu, "wide.params", bias_index + 1)?,
             grad: GpuBuffer::zeroed(gpu, "wide.grad", bias_index + 1)?,
+            scale,
+            in_flight,
             rng: rand::rngs::StdRng::seed_from_u64(options.seed),
             options,
             order,
@@ -335,6 +383,19 @@ impl<'g> Trainer<'g> {
     /// Features in the importance cache.
     pub fn hot_features(&self) -> usize {
         self.hot
+    }
+
+    /// Async: mini-batches whose updates read stale parameters at once (S = P · chunk /
+    /// batch, P the persistent workgroups, fewer when a dispatch holds fewer chunks), as the
+    /// step scale assumes; 1 in sync mode.
+    pub fn in_flight(&self) -> f64 {
+        self.in_flight
+    }
+
+    /// Async: features whose step is scaled (the prefix of the re-indexed order), 0 in sync
+    /// mode or with the scale off.
+    pub fn scaled_features(&self) -> usize {
+        self.scale.as_ref().map_or(0, |s| s.len() - 1)
     }
 
     /// Overwrites the parameters (original feature order, bias last).
@@ -432,7 +493,12 @@ impl<'g> Trainer<'g> {
         let sync = self.options.sync;
         let mut steps = vec![];
         for (b, &count) in part.sched.counts.iter().enumerate() {
-            let grid = gpu.grid(count as u32)?;
+            let groups = if sync {
+                count
+            } else {
+                count.min(self.options.async_groups)
+            };
+            let grid = gpu.grid(groups as u32)?;
             if let (Some(sk), Some(accs)) = (&self.stage, &part.accs) {
                 for kernel in [&sk.aggregate, &sk.loss, &sk.grad] {
                     let bg = kernel.bind_ranges(
@@ -452,7 +518,11 @@ impl<'g> Trainer<'g> {
                 }
             } else {
                 let flow = if sync { &k.flow_sync } else { &k.flow_async };
-                // Async binds the parameters read-write at 5; 6 (the gradient) goes unused.
+                // Async binds the parameters read-write at 5 and the step scales at 6.
+                let sixth = match &self.scale {
+                    Some(s) if !sync => s,
+                    _ => &self.grad,
+                };
                 let bg = flow.bind_ranges(
                     gpu,
                     &[
@@ -462,7 +532,7 @@ impl<'g> Trainer<'g> {
                         part.data.sedge.raw().as_entire_buffer_binding(),
                         part.data.fedge.raw().as_entire_buffer_binding(),
                         self.params.raw().as_entire_buffer_binding(),
-                        self.grad.raw().as_entire_buffer_binding(),
+                        sixth.raw().as_entire_buffer_binding(),
                         part.data.out.raw().as_entire_buffer_binding(),
                     ],
                 )?;
