@@ -1082,3 +1082,44 @@ fn async_large_window_reaches_sync_logloss() {
         finals[0]
     );
 }
+
+/// Chunks with more feature-sorted edges than the flow kernel's workgroup tile (1024 valued
+/// edges, 2048 one-hot ones): the edges past it are read from global memory; one sync
+/// mini-batch of two such chunks equals the twin's step, valued and one-hot.
+#[test]
+fn edges_past_the_tile_equal_twin() {
+    let (m, batch) = (600, 64);
+    let valued = data(batch, m, 60, 37);
+    let ctr = zipf_ctr(batch, m, 90, CtrModel::Lr, 37).unwrap();
+    for (what, (x, y01), tile) in [
+        ("valued", valued, 1024),
+        ("one-hot", (ctr.features, ctr.labels), 2048),
+    ] {
+        let per_chunk = x.row_ptr[32] as usize;
+        assert!(
+            per_chunk > tile,
+            "{what}: {per_chunk} edges in the first chunk"
+        );
+        let y = metrics::labels_pm1(&y01);
+        for model in [Model::Lr, Model::Fm { k: 2 }] {
+            let spec = model.spec().unwrap();
+            let options = Options {
+                batch,
+                max_chunk: 32,
+                shuffle: false,
+                ..Options::default()
+            };
+            let mut t = Trainer::new(common::gpu(), &spec, m, (&x, &y01), None, options).unwrap();
+            let start: Vec<f32> = random_params(&spec, m, 19)
+                .iter()
+                .map(|v| (v * 0.1) as f32)
+                .collect();
+            t.set_params(&start).unwrap();
+            t.train_epoch().unwrap();
+            let got = t.params().unwrap();
+            let mut want: Vec<f64> = start.iter().map(|&v| v as f64).collect();
+            twin(model, false, &mut want, &x, &y, batch, 0.5);
+            assert_matches_twin(&got, &want, &format!("{what} {}", spec.name));
+        }
+    }
+}

@@ -95,6 +95,31 @@ fn param(j: u32, i: u32) -> f32 {
     return param_global(j * NPARAM + i);
 }
 
+// The chunk's first EDGE_WG feature-sorted edges, copied in coalesced at the start of the
+// chunk so Apply's segment loops (up to a chunk's samples long for a hot feature, one
+// invocation walking them) read workgroup memory instead of waiting on global loads; edges
+// past the tile are read globally. PREDICT has no tile.
+override EDGE_WG: u32 = 1024u;
+#ifndef PREDICT
+#ifdef ONE_HOT
+var<workgroup> fedge_wg: array<u32, EDGE_WG>;
+fn f_edge_tile(t: u32) -> vec2<u32> {
+    return vec2<u32>(fedge_wg[t], 0x3f800000u);
+}
+fn f_edge_fill(t: u32, e: u32) {
+    fedge_wg[t] = fedge[e];
+}
+#else
+var<workgroup> fedge_wg: array<vec2<u32>, EDGE_WG>;
+fn f_edge_tile(t: u32) -> vec2<u32> {
+    return fedge_wg[t];
+}
+fn f_edge_fill(t: u32, e: u32) {
+    fedge_wg[t] = fedge[e];
+}
+#endif
+#endif
+
 var<workgroup> dl_wg: array<f32, CHUNK_WG>;
 var<workgroup> loss_wg: array<f32, CHUNK_WG>;
 
@@ -133,6 +158,15 @@ fn run_chunk(c: u32, lid: u32) {
     for (var t = lid; t < HOT * NPARAM; t += WG) {
         hot_wg[t] = param_global(t);
     }
+#ifndef PREDICT
+    let g0 = idx[cfg.seg_ptr_off + c];
+    let g1 = idx[cfg.seg_ptr_off + c + 1u];
+    let ef0 = idx[cfg.seg_edge_off + g0];
+    let tile = min(idx[cfg.seg_edge_off + g1] - ef0, EDGE_WG);
+    for (var t = lid; t < tile; t += WG) {
+        f_edge_fill(t, ef0 + t);
+    }
+#endif
     workgroupBarrier();
 
     // Aggregate.
@@ -183,8 +217,6 @@ fn run_chunk(c: u32, lid: u32) {
 #else
     let step = 1.0;
 #endif
-    let g0 = idx[cfg.seg_ptr_off + c];
-    let g1 = idx[cfg.seg_ptr_off + c + 1u];
     let work = (g1 - g0) * NPARAM;
     for (var t = lid; t < work; t += WG) {
         let g = g0 + t / NPARAM;
@@ -193,7 +225,12 @@ fn run_chunk(c: u32, lid: u32) {
         let e1 = idx[cfg.seg_edge_off + g + 1u];
         var sum = 0.0;
         for (var e = idx[cfg.seg_edge_off + g]; e < e1; e++) {
-            let edge = f_edge(e);
+            var edge: vec2<u32>;
+            if e - ef0 < tile {
+                edge = f_edge_tile(e - ef0);
+            } else {
+                edge = f_edge(e);
+            }
             sum += dl_wg[edge.x] * ala_apply(edge.x, j, bitcast<f32>(edge.y), i);
         }
 #ifdef ASYNC

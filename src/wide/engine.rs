@@ -231,6 +231,7 @@ impl Kernels {
             ("CHUNK_WG", chunk as f64),
             ("HOT", hot as f64),
             ("HOT_WG", (hot * model.params_per_feature).max(1) as f64),
+            ("EDGE_WG", edge_tile(one_hot.0) as f64),
         ];
         let flow = |extra: Option<&'static str>, one_hot: bool, bindings: &'static [Binding]| {
             let mut d = defines.clone();
@@ -323,10 +324,22 @@ impl Schedule {
     }
 }
 
+/// Words of the flow kernel's feature-sorted edge tile (8 KiB).
+const EDGE_TILE_WORDS: usize = 2048;
+
+/// Edges in the flow kernel's tile: one word each when one-hot, else two.
+pub(crate) fn edge_tile(one_hot: bool) -> usize {
+    if one_hot {
+        EDGE_TILE_WORDS
+    } else {
+        EDGE_TILE_WORDS / 2
+    }
+}
+
 /// Largest importance cache (parameters) that fits beside the flow kernel's other
-/// workgroup arrays, at most 16 KiB.
+/// workgroup arrays (the edge tile included), at most 16 KiB.
 pub(crate) fn cache_budget(gpu: &Gpu, model: &ModelSpec, chunk: usize, lanes: u32) -> usize {
-    let words_used = chunk * model.accums + 2 * chunk + (chunk * lanes as usize);
+    let words_used = chunk * model.accums + 2 * chunk + (chunk * lanes as usize) + EDGE_TILE_WORDS;
     let words = gpu.caps.max_workgroup_storage_bytes as usize / 4;
     words.saturating_sub(words_used + 64).min(4096)
 }
