@@ -3,7 +3,7 @@
 //! sum of their updates drifts from mini-batch SGD's logloss as S grows (hot features take S
 //! steps' worth of update from one stale point); scaling each feature's summed update by
 //! 1 / E[mini-batches of the window holding it] ([`plan::async_scale`]) keeps it within
-//! 0.003 of the sync reference.
+//! 0.003 of the sync reference. Also the flow-against-stage traffic count (ignored test).
 
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -164,5 +164,41 @@ fn async_window_sweep() {
                 );
             }
         }
+    }
+}
+
+/// Flow against stage per epoch on a criteo-like draw (run with `--release -- --ignored
+/// --nocapture`): dispatches, bytes of data read and global atomics, from the chunk layout
+/// the engine builds (one-hot, 4 bytes per edge). Stage reads the sample-sorted edges twice
+/// (aggregate, gradient) and adds once per (edge, parameter); flow reads each layout once and
+/// adds once per (segment, parameter).
+#[test]
+#[ignore]
+fn flow_vs_stage_traffic() {
+    let (n, m, nnz, batch, chunk) = (200_000, 1_000_000, 40, 1024, 32);
+    let d = zipf_ctr(n, m, nnz, CtrModel::Lr, 1).unwrap();
+    let y = metrics::labels_pm1(&d.labels);
+    let order = plan::FeatureOrder::by_frequency(&d.features);
+    let c = plan::Chunks::build(&d.features, &y, &order, chunk).unwrap();
+    let e = c.sedge.len() as f64;
+    let segs = c.n_segments as f64;
+    let mb = (n / batch) as f64;
+    for (name, np) in [("lr", 1.0), ("fm10", 11.0)] {
+        // Flow: sedge + fedge + seg_feat + seg_edge + row_ptr; params read per edge.
+        let flow_bytes = 4.0 * (2.0 * e + 2.0 * segs + n as f64);
+        // Stage: sedge twice + row_ptr twice + Accums (NACC + 2 words per sample) written
+        // and read twice; params read per edge.
+        let nacc = if np > 1.0 { 21.0 } else { 1.0 };
+        let stage_bytes = 4.0 * (2.0 * e + 2.0 * n as f64 + 3.0 * (nacc + 2.0) * n as f64);
+        eprintln!(
+            "{name}: {n} samples, {e} edges, {segs} segments ({:.3} per edge); per mini-batch \
+             flow 2 dispatches, stage 4; data bytes per epoch flow {:.1} MB, stage {:.1} MB; \
+             global atomics per epoch flow {:.2} M, stage {:.2} M; {mb} mini-batches",
+            segs / e,
+            flow_bytes / 1e6,
+            stage_bytes / 1e6,
+            segs * np / 1e6,
+            e * np / 1e6
+        );
     }
 }
