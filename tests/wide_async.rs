@@ -2,8 +2,9 @@
 //! gradients from the same parameters, then all apply ([`cpu::Sgd::stale_step`]). The plain
 //! sum of their updates drifts from mini-batch SGD's logloss as S grows (hot features take S
 //! steps' worth of update from one stale point); scaling each feature's summed update by
-//! 1 / E[mini-batches of the window holding it] ([`plan::async_scale`]) keeps it within
-//! 0.003 of the sync reference. Also the flow-against-stage traffic count (ignored test).
+//! 1 / max(1, p_j·S), p_j its share of the samples ([`plan::async_scale`]), keeps it within
+//! 0.003 of the sync reference (or below). Also the flow-against-stage traffic count
+//! (ignored test).
 
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
