@@ -15,7 +15,8 @@
 #    - stage (4 dispatches per mini-batch) at chunk 32.
 #    - async: one dispatch per epoch of P persistent workgroups (P = 256, 1024, 4096; S = P/32
 #      mini-batches in flight), with the per-feature step scale and (P = 1024) without it;
-#      logloss next to sync's says whether the scaled stale steps converge on the GPU.
+#      `--check` replays each epoch as exact mini-batch SGD on the f64 twin (cpu_logloss;
+#      check_ok: async at most 0.003 above it; the unscaled run is expected to fail it).
 # Look for: sync epoch_ms / 405 against 2 × dispatch_us (the floor of 2 dispatches), falling
 # with smaller chunks if the serial path was the cost; async epoch_ms and logloss ≤ sync's
 # + 0.003 at every P with the scale, diverging without it.
@@ -48,12 +49,12 @@ run --model lr --sync --max-chunk 4
 run --model lr --sync --cache 0
 run --model lr --sync --mode stage
 run --model lr --sync --mode stage --max-chunk 8
-for p in 256 1024 4096; do run --model lr --async --async-groups $p; done
-run --model lr --async --async-groups 1024 --no-async-scale
+for p in 256 1024 4096; do run --model lr --async --async-groups $p --check; done
+run --model lr --async --async-groups 1024 --no-async-scale --check
 run --model lr --async --async-groups 1024 --max-chunk 8
 run --model fm --k 10 --sync
 run --model fm --k 10 --sync --max-chunk 8
-run --model fm --k 10 --async --async-groups 1024
+run --model fm --k 10 --async --async-groups 1024 --check
 run --model fm --k 10 --async --async-groups 1024 --no-async-scale
 rm -rf $D
 python3 - "$J" <<'PY' | tee -a "$OUT/log.txt"
@@ -68,6 +69,6 @@ for line in open(sys.argv[1]):
           f'lanes={r["lanes"]:2} hot={r["hot_features"]:5} P={r.get("async_groups")} '
           f'S={r.get("in_flight")} scaled={r.get("scaled_features")} '
           f'epoch {e:9.2f} ms  per mini-batch {1e3 * e / 405:8.2f} us  '
-          f'logloss {r["logloss"]}')
+          f'logloss {r["logloss"]} cpu {r.get("cpu_logloss")} ok {r.get("check_ok")}')
 PY
 log "done"

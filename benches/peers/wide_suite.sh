@@ -7,7 +7,9 @@
 # --nnz-per-sample 40` (raw CSR + labels), the last 10% held out for validation (90% train:
 # 4,620,734 samples, 184.8M nonzeros). Runs, each `wide train --json` (epoch_ms from
 # timestamp queries around the epoch's one submission; logloss/auc of the validation set):
-#   LR  batch 1024: sync, async          (the bar: ≤ 2 ms per epoch)
+#   LR  batch 1024: sync, async          (the bar: ≤ 2 ms per epoch; async is one
+#       dispatch per epoch of 1024 persistent workgroups with the per-feature step scale;
+#       benches/peers/wide_diag.sh sweeps the workgroups and the scale on a smaller set)
 #   LR  batch 1024 async with chunks of 128 samples (fewer duplicate features per chunk), and
 #       with the importance cache off (--cache 0; the JSON's hot_features says its size), and
 #       with 16 or 4 lanes per sample (chunks of 16 or 64: 256 invocations either way)

@@ -25,14 +25,23 @@
 //!   runs Loss and leaves the Accums and dℓ/dŷ in workgroup memory (cross-stage caching);
 //!   Apply then runs over the chunk's segments, one invocation per (segment, parameter)
 //!   summing the segment's gradient, and adds it to global memory once (native f32 atomics,
-//!   or a CAS loop; both paths tested).
+//!   or a CAS loop; both paths tested). A hot feature's segment is as long as the chunk and
+//!   one invocation walks it, so the chunk's feature-sorted edges (up to 8 KiB) are copied
+//!   into workgroup memory with the importance cache first: the walk reads workgroup memory,
+//!   not a global load per edge (edges past the tile are read globally).
 //! - **Sync mode** (exact mini-batch SGD, the default): per mini-batch one `wide/flow`
 //!   dispatch accumulates the gradient and one `wide/apply` dispatch moves the parameters
 //!   and zeroes the gradient by atomic exchange: 2 dispatches per mini-batch (≈ 6.4 µs at the
 //!   H200's ≈ 3.2 µs per dispatch, ≈ 29 ms per criteo-s epoch of 4,513 mini-batches of 1024,
 //!   before each dispatch's own latency: a mini-batch of 1024 is only 32 workgroups). Sync
 //!   mode cannot reach 2 ms/epoch at batch 1024; that bar needs async mode (at batch 16,384
-//!   the 282 mini-batches still cost ≈ 1.8 ms of dispatch overhead). **Async mode**: the whole epoch is one dispatch (or one per
+//!   the 282 mini-batches still cost ≈ 1.8 ms of dispatch overhead). On the H200 a flow
+//!   dispatch of one mini-batch took ≈ 45 µs against ≈ 3 µs for a bare one: its time is one
+//!   workgroup's serial path (the timed region holds no host work: timestamps around the
+//!   pass, bind groups made once, schedules written before it); smaller chunks
+//!   ([`Options::max_chunk`]) spread a mini-batch over more workgroups and shorten the
+//!   segments, and `benches/peers/wide_diag.sh` measures both.
+//! - **Async mode**: the whole epoch is one dispatch (or one per
 //!   [`Options::async_span`] mini-batches) of P persistent workgroups
 //!   ([`Options::async_groups`]), workgroup w taking chunks w, w + P, …, each adding
 //!   −lr·scale_j·g into the parameters as it finishes its chunk (the released kernel's

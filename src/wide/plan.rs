@@ -286,7 +286,8 @@ pub fn split_rows(x: &Csr, chunk: usize, max_bytes: u64) -> Result<Vec<std::ops:
 /// diverges), while a feature seen in fewer than B samples of the window (nearly all of
 /// them) moves exactly as its summed gradients say. Scaling by the mini-batches that hold the
 /// feature (S·(1 − (1 − p_j)^B)) instead is stable too but slows every feature seen more
-/// than once per window (`tests/wide_async.rs` has the sweep). `counts` are the
+/// than once per window, and letting hot features take two mini-batch steps per window
+/// (1 / max(1, p_j·S/2)) already diverges (`tests/wide_async.rs` has the sweep). `counts` are the
 /// features' sample counts; the result covers the features up to the last one scaled below
 /// 1 (the rest: 1), with the bias's scale (every sample holds it: 1/S) second.
 pub fn async_scale(counts: &[u32], n_samples: usize, in_flight: f64) -> (Vec<f32>, f32) {
