@@ -1123,3 +1123,62 @@ fn edges_past_the_tile_equal_twin() {
         }
     }
 }
+
+/// L2 regularization (λ on the parameters each sample touches, not the bias) in sync mode
+/// through the flow kernel and the stage baseline, and in async mode (one persistent
+/// workgroup, chunks one after another), against the twin's steps.
+#[test]
+fn l2_equals_twin() {
+    let (m, batch, chunk, l2) = (120, 48, 16, 0.3);
+    let (x, y01) = data(batch * 2, m, 7, 53);
+    let y = metrics::labels_pm1(&y01);
+    for model in [Model::Lr, Model::Fm { k: 3 }] {
+        let spec = model.spec().unwrap();
+        for (mode, sync, stage) in [
+            ("flow", true, false),
+            ("stage", true, true),
+            ("async", false, false),
+        ] {
+            let options = Options {
+                batch,
+                max_chunk: chunk,
+                sync,
+                stage,
+                async_groups: 1,
+                l2,
+                shuffle: false,
+                ..Options::default()
+            };
+            let mut t = Trainer::new(common::gpu(), &spec, m, (&x, &y01), None, options).unwrap();
+            let start: Vec<f32> = random_params(&spec, m, 21)
+                .iter()
+                .map(|v| (v * 0.5) as f32)
+                .collect();
+            t.set_params(&start).unwrap();
+            t.train_epoch().unwrap();
+            let got = t.params().unwrap();
+            let mut want: Vec<f64> = start.iter().map(|&v| v as f64).collect();
+            let mut sgd = cpu::Sgd::new(want.len()).with_l2(l2 as f64);
+            if sync {
+                for b in 0..x.nrows / batch {
+                    let rows: Vec<usize> = (b * batch..(b + 1) * batch).collect();
+                    sgd.step(model, &mut want, &x, &y, &rows, 0.5);
+                }
+            } else {
+                // S = 1 chunk of 16 over mini-batches of 48: no feature is scaled; each chunk's
+                // gradients are scaled by 1/B.
+                assert_eq!(t.scaled_features(), 0);
+                let step = vec![0.5 * chunk as f64 / batch as f64; want.len()];
+                for c in 0..x.nrows / chunk {
+                    let rows: Vec<usize> = (c * chunk..(c + 1) * chunk).collect();
+                    sgd.stale_step(model, &mut want, &x, &y, &[rows], &step);
+                }
+            }
+            assert_matches_twin(&got, &want, &format!("{} {mode}", spec.name));
+            // λ moved them: the same run without it ends elsewhere.
+            let mut plain: Vec<f64> = start.iter().map(|&v| v as f64).collect();
+            twin(model, false, &mut plain, &x, &y, batch, 0.5);
+            assert!(plain.iter().zip(&want).any(|(a, b)| (a - b).abs() > 1e-3));
+        }
+    }
+}

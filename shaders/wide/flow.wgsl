@@ -169,6 +169,9 @@ fn run_chunk(c: u32, lid: u32) {
 #endif
     workgroupBarrier();
 
+    // 1/B of this mini-batch (sync), or the configured 1/batch (async: sched[1] = 0).
+    let inv_b = select(cfg.inv_batch, 1.0 / f32(sched[1]), sched[1] > 0u);
+
     // Aggregate.
     var a: array<f32, NACC>;
     for (var i = 0u; i < NACC; i++) {
@@ -193,9 +196,7 @@ fn run_chunk(c: u32, lid: u32) {
             let s = s0 + slot;
             let y = bitcast<f32>(idx[cfg.label_off + s]);
             let r = ala_loss(&a, param_bias(), y);
-            // 1/B of this mini-batch (sync), or the configured 1/batch (async: sched[1] = 0).
-            let inv = select(cfg.inv_batch, 1.0 / f32(sched[1]), sched[1] > 0u);
-            dl = r.z * inv;
+            dl = r.z * inv_b;
             l = r.y;
             for (var i = 0u; i < NACC; i++) {
                 acc_wg[slot * NACC + i] = a[i];
@@ -224,7 +225,12 @@ fn run_chunk(c: u32, lid: u32) {
         let j = idx[cfg.seg_feat_off + g];
         let e1 = idx[cfg.seg_edge_off + g + 1u];
         var sum = 0.0;
-        for (var e = idx[cfg.seg_edge_off + g]; e < e1; e++) {
+        let e0 = idx[cfg.seg_edge_off + g];
+        if cfg.l2 > 0.0 {
+            // λ·θ for each of the segment's samples, scaled by 1/B as their dℓ/dŷ.
+            sum = cfg.l2 * param(j, i) * f32(e1 - e0) * inv_b;
+        }
+        for (var e = e0; e < e1; e++) {
             var edge: vec2<u32>;
             if e - ef0 < tile {
                 edge = f_edge_tile(e - ef0);

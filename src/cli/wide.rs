@@ -59,6 +59,9 @@ enum What {
         batch: usize,
         #[arg(long, default_value_t = 0.5)]
         lr: f32,
+        /// L2 regularization λ on the parameters each sample touches.
+        #[arg(long, default_value_t = 0.0)]
+        l2: f32,
         #[arg(long, value_enum, default_value = "flow")]
         mode: ModeArg,
         /// Exact mini-batch SGD (the default).
@@ -137,6 +140,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
             epochs,
             batch,
             lr,
+            l2,
             mode,
             sync: _,
             async_,
@@ -167,6 +171,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
             let options = wide::Options {
                 batch,
                 lr,
+                l2,
                 sync: !async_,
                 async_span,
                 async_groups,
@@ -260,7 +265,8 @@ fn train_run(
     });
     let mut twin = if out.check {
         let p: Vec<f64> = trainer.params()?.iter().map(|&v| v as f64).collect();
-        Some((wide::cpu::Sgd::new(p.len()), p, metrics::labels_pm1(&tr.1)))
+        let sgd = wide::cpu::Sgd::new(p.len()).with_l2(options.l2 as f64);
+        Some((sgd, p, metrics::labels_pm1(&tr.1)))
     } else {
         None
     };
@@ -352,6 +358,7 @@ fn train_run(
                 "n_features": n_features,
                 "batch": options.batch,
                 "lr": options.lr,
+                "l2": options.l2,
                 "mode": if options.stage { "stage" } else { "flow" },
                 "sync": options.sync,
                 "async_span": options.async_span,

@@ -27,7 +27,8 @@ pub(crate) struct Config {
     pub inv_batch: f32,
     /// Async: features with a step scale (the bias's follows theirs).
     pub scaled: u32,
-    pub _pad: u32,
+    /// L2 regularization λ per sample's touched parameters.
+    pub l2: f32,
 }
 
 /// A data set's chunks on the device, with the per-chunk or per-sample output.
@@ -93,7 +94,7 @@ impl DeviceChunks {
             lr,
             inv_batch: 1.0 / batch.max(1) as f32,
             scaled: 0,
-            _pad: 0,
+            l2: 0.0,
         }
     }
 }

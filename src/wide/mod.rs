@@ -72,7 +72,7 @@
 //!   [`predict`] goes part by part too.
 //!
 //! Not yet built: the double-buffered staging ring for data beyond device memory (streamed
-//! from the host), validation data beyond one binding, L2 regularization.
+//! from the host), validation data beyond one binding.
 
 pub mod cpu;
 mod demo;
@@ -117,6 +117,9 @@ pub struct Options {
     /// Async: the S the step scale assumes, when not the default P · chunk / batch (e.g. a
     /// device holding fewer than P workgroups at once).
     pub async_in_flight: Option<f64>,
+    /// L2 regularization λ: every sample's loss gains (λ/2) Σ_{j in the sample} ‖θ_j‖² (the
+    /// bias is not regularized), so only the parameters a mini-batch touches move for it.
+    pub l2: f32,
     /// The stage baseline (separate aggregate / loss / gradient dispatches through global
     /// memory, then the apply) instead of the flow kernel; sync mode only.
     pub stage: bool,
@@ -153,6 +156,7 @@ impl Default for Options {
             async_groups: 1024,
             async_scale: true,
             async_in_flight: None,
+            l2: 0.0,
             stage: false,
             lanes: 8,
             max_chunk: 32,
@@ -189,6 +193,9 @@ impl Options {
                 "async_in_flight {:?} must be ≥ 1",
                 self.async_in_flight
             )));
+        }
+        if !(self.l2.is_finite() && self.l2 >= 0.0) {
+            return Err(Error::Option(format!("l2 {} must be ≥ 0", self.l2)));
         }
         if self.async_groups == 0 {
             return Err(Error::Option("async_groups must be ≥ 1".into()));

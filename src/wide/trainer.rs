@@ -241,6 +241,7 @@ impl<'g> Trainer<'g> {
                 "wide.config",
                 &crate::wide::engine::Config {
                     scaled,
+                    l2: options.l2,
                     ..data.config(bias_index, options.lr, options.batch)
                 },
             );
