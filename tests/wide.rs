@@ -1182,3 +1182,46 @@ fn l2_equals_twin() {
         }
     }
 }
+
+/// The staging ring: parts streamed through two device slots each epoch (parts in shuffled
+/// order, so a part meets either slot) train as the resident parts do: two epochs equal the
+/// twin's mini-batch SGD over the mini-batches in the order they ran, sync and async (one
+/// persistent workgroup, so nothing races).
+#[test]
+fn staging_ring_equals_twin() {
+    let gpu = common::gpu_small_bindings();
+    let (m, batch) = (120, 48);
+    let (x, y01) = data(720, m, 7, 97);
+    let y = metrics::labels_pm1(&y01);
+    for (model, sync) in [
+        (Model::Lr, true),
+        (Model::Fm { k: 3 }, true),
+        (Model::Lr, false),
+    ] {
+        let spec = model.spec().unwrap();
+        let options = Options {
+            batch,
+            max_chunk: 48,
+            sync,
+            async_groups: 1,
+            ring: true,
+            ..Options::default()
+        };
+        let mut t = Trainer::new(gpu, &spec, m, (&x, &y01), None, options).unwrap();
+        assert!(t.parts() >= 3, "{} parts", t.parts());
+        let mut want: Vec<f64> = t.params().unwrap().iter().map(|&v| v as f64).collect();
+        let mut sgd = cpu::Sgd::new(want.len());
+        for _ in 0..3 {
+            let (loss, time) = t.train_epoch().unwrap();
+            assert!(loss.is_finite() && !time.from_timestamps);
+            for rows in t.last_minibatches() {
+                sgd.step(model, &mut want, &x, &y, &rows, 0.5);
+            }
+        }
+        assert_matches_twin(
+            &t.params().unwrap(),
+            &want,
+            &format!("{} sync {sync}", spec.name),
+        );
+    }
+}

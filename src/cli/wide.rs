@@ -62,6 +62,11 @@ enum What {
         /// L2 regularization λ on the parameters each sample touches.
         #[arg(long, default_value_t = 0.0)]
         l2: f32,
+        /// Stream the training data's parts through a double-buffered staging ring of two
+        /// device slots each epoch (device memory for two parts; epoch time in wall clock,
+        /// copies included) instead of keeping them all resident.
+        #[arg(long)]
+        ring: bool,
         #[arg(long, value_enum, default_value = "flow")]
         mode: ModeArg,
         /// Exact mini-batch SGD (the default).
@@ -141,6 +146,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
             batch,
             lr,
             l2,
+            ring,
             mode,
             sync: _,
             async_,
@@ -172,6 +178,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
                 batch,
                 lr,
                 l2,
+                ring,
                 sync: !async_,
                 async_span,
                 async_groups,
@@ -359,6 +366,7 @@ fn train_run(
                 "batch": options.batch,
                 "lr": options.lr,
                 "l2": options.l2,
+                "ring": options.ring,
                 "mode": if options.stage { "stage" } else { "flow" },
                 "sync": options.sync,
                 "async_span": options.async_span,

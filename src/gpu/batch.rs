@@ -235,6 +235,16 @@ impl<'g> Batch<'g> {
         gpu.wait()
     }
 
+    /// Submits everything recorded without waiting: later buffer writes and submissions are
+    /// ordered after it on the queue; [`Gpu::wait`] before reading results back.
+    pub fn submit_no_wait(self) -> Result<()> {
+        self.closed()?;
+        let gpu = self.gpu;
+        let labels = self.labels();
+        gpu.scoped(&labels, || gpu.queue.submit([self.encode(None)]))?;
+        Ok(())
+    }
+
     /// Submits and returns the GPU time of the work: from timestamp queries around the one
     /// compute pass when the adapter has them and the batch has no copies, else wall clock
     /// around submit-and-wait.

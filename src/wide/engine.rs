@@ -52,6 +52,48 @@ pub(crate) struct ChunksInfo {
     pub offsets: crate::wide::plan::MetaOffsets,
 }
 
+/// A chunked data set's arrays as the kernels read them, kept on the host (the staging
+/// ring's parts): index words, then the sample- and feature-sorted edges (one word per edge
+/// when one-hot, else two).
+pub(crate) struct HostArrays {
+    pub meta: Vec<u32>,
+    pub sedge: Vec<u32>,
+    pub fedge: Vec<u32>,
+}
+
+impl HostArrays {
+    /// `c`'s arrays; `one_hot` drops the values.
+    pub fn of(c: &Chunks, one_hot: bool) -> Result<Self> {
+        let edges = |what: &str, e: &[[u32; 2]]| -> Result<Vec<u32>> {
+            let per = if one_hot { 1 } else { 2 };
+            let mut v = crate::limits::try_with_capacity(what, per * e.len())?;
+            if one_hot {
+                v.extend(e.iter().map(|p| p[0]));
+            } else {
+                v.extend_from_slice(bytemuck::cast_slice(e));
+            }
+            Ok(v)
+        };
+        Ok(HostArrays {
+            meta: c.meta.clone(),
+            sedge: edges("wide sample-sorted edges", &c.sedge)?,
+            fedge: edges("wide feature-sorted edges", &c.fedge)?,
+        })
+    }
+}
+
+impl ChunksInfo {
+    /// The sizes of `c`.
+    pub fn of(c: &Chunks) -> Self {
+        ChunksInfo {
+            n_samples: c.n_samples,
+            chunk: c.chunk,
+            n_chunks: c.n_chunks,
+            offsets: c.offsets,
+        }
+    }
+}
+
 impl DeviceChunks {
     /// Uploads `c`; `predict` sizes the output per sample instead of per chunk; `one_hot`
     /// (every value of the data set is 1, for the kernels' ONE_HOT) drops the values.
@@ -66,16 +108,24 @@ impl DeviceChunks {
         };
         let out_len = if predict { 2 * c.n_samples } else { c.n_chunks };
         Ok(DeviceChunks {
-            host: ChunksInfo {
-                n_samples: c.n_samples,
-                chunk: c.chunk,
-                n_chunks: c.n_chunks,
-                offsets: c.offsets,
-            },
+            host: ChunksInfo::of(c),
             meta: GpuBuffer::upload(gpu, "wide.meta", &c.meta)?,
             sedge: edges("wide.sedge", &c.sedge)?,
             fedge: edges("wide.fedge", &c.fedge)?,
             out: GpuBuffer::filled(gpu, "wide.out", out_len, f32::NAN)?,
+        })
+    }
+
+    /// A part streamed through the staging ring: its sizes and training output on the
+    /// device, its arrays in a ring slot when it runs (the ones here are one-word
+    /// placeholders, never bound).
+    pub fn ring_part(gpu: &Gpu, c: &Chunks) -> Result<Self> {
+        Ok(DeviceChunks {
+            host: ChunksInfo::of(c),
+            meta: GpuBuffer::zeroed(gpu, "wide.ring.none", 1)?,
+            sedge: GpuBuffer::zeroed(gpu, "wide.ring.none", 1)?,
+            fedge: GpuBuffer::zeroed(gpu, "wide.ring.none", 1)?,
+            out: GpuBuffer::filled(gpu, "wide.out", c.n_chunks, f32::NAN)?,
         })
     }
 

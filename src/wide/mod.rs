@@ -120,6 +120,10 @@ pub struct Options {
     /// L2 regularization λ: every sample's loss gains (λ/2) Σ_{j in the sample} ‖θ_j‖² (the
     /// bias is not regularized), so only the parameters a mini-batch touches move for it.
     pub l2: f32,
+    /// Stream the training data's parts (each fitting one storage binding) through a
+    /// double-buffered staging ring of two device slots each epoch instead of keeping every
+    /// part resident: device memory for two parts, host-to-device copies every epoch.
+    pub ring: bool,
     /// The stage baseline (separate aggregate / loss / gradient dispatches through global
     /// memory, then the apply) instead of the flow kernel; sync mode only.
     pub stage: bool,
@@ -157,6 +161,7 @@ impl Default for Options {
             async_scale: true,
             async_in_flight: None,
             l2: 0.0,
+            ring: false,
             stage: false,
             lanes: 8,
             max_chunk: 32,

@@ -9,8 +9,8 @@ use serde::Serialize;
 use crate::gpu::{Batch, Gpu, GpuBuffer};
 use crate::sparse::Csr;
 use crate::wide::engine::{
-    cache_budget, DeviceChunks, Kernels, MetricsConfig, Schedule, StageKernels, AUC_BINS,
-    AUC_RANGE, METRICS_WG,
+    cache_budget, DeviceChunks, HostArrays, Kernels, MetricsConfig, Schedule, StageKernels,
+    AUC_BINS, AUC_RANGE, METRICS_WG,
 };
 use crate::wide::metrics::labels_pm1;
 use crate::wide::plan::{
@@ -69,6 +69,8 @@ pub struct Trainer<'g> {
     scale: Option<GpuBuffer<f32>>,
     /// Async: mini-batches whose updates read stale parameters at once (S).
     in_flight: f64,
+    /// The staging ring's two slots (each sized for the largest part), when streaming.
+    ring: Option<[Slot; 2]>,
     valid: Option<Valid>,
     epoch: usize,
     rng: rand::rngs::StdRng,
@@ -86,9 +88,15 @@ struct Part {
     first: usize,
     /// Per-sample Accums of the stage baseline.
     accs: Option<GpuBuffer<f32>>,
-    /// The dispatches of the part's share of an epoch (made on the first epoch).
-    steps: Vec<Step>,
+    /// Staging ring: the part's arrays on the host, written into a slot before it runs.
+    host: Option<HostArrays>,
+    /// The dispatches of the part's share of an epoch (made on first use), bound to its own
+    /// arrays (index 0) or to ring slot 0 or 1.
+    steps: [Vec<Step>; 2],
 }
+
+/// A ring slot's arrays: meta, sample-sorted and feature-sorted edges.
+type Slot = [GpuBuffer<u32>; 3];
 
 /// A recorded dispatch: kernel, bind group, grid.
 type Step = (
@@ -226,6 +234,7 @@ impl<'g> Trainer<'g> {
         };
         let scaled = scale.as_ref().map_or(0, |s| s.len() - 1) as u32;
         let mut parts = vec![];
+        let mut ring_lens = [1usize; 3];
         for r in &ranges {
             let band;
             let x = if ranges.len() == 1 {
@@ -235,7 +244,19 @@ impl<'g> Trainer<'g> {
                 &band
             };
             let chunks = Chunks::build(x, &labels[r.clone()], &order, chunk)?;
-            let data = DeviceChunks::upload(gpu, &chunks, false, one_hot)?;
+            let (data, host) = if options.ring {
+                let h = HostArrays::of(&chunks, one_hot)?;
+                for (m, len) in
+                    ring_lens
+                        .iter_mut()
+                        .zip([h.meta.len(), h.sedge.len(), h.fedge.len()])
+                {
+                    *m = (*m).max(len);
+                }
+                (DeviceChunks::ring_part(gpu, &chunks)?, Some(h))
+            } else {
+                (DeviceChunks::upload(gpu, &chunks, false, one_hot)?, None)
+            };
             drop(chunks);
             let config = gpu.uniform(
                 "wide.config",
@@ -267,9 +288,23 @@ impl<'g> Trainer<'g> {
                 sched,
                 first: r.start,
                 accs,
-                steps: vec![],
+                host,
+                steps: [vec![], vec![]],
             });
         }
+        let ring = if options.ring {
+            let slot = || -> Result<Slot> {
+                let name = ["wide.ring.meta", "wide.ring.sedge", "wide.ring.fedge"];
+                Ok([
+                    GpuBuffer::zeroed(gpu, name[0], ring_lens[0])?,
+                    GpuBuffer::zeroed(gpu, name[1], ring_lens[1])?,
+                    GpuBuffer::zeroed(gpu, name[2], ring_lens[2])?,
+                ])
+            };
+            Some([slot()?, slot()?])
+        } else {
+            None
+        };
         let n_chunks: usize = parts.iter().map(|p| p.data.host.n_chunks).sum();
         let budget = cache_budget(gpu, spec, chunk, lanes) / spec.params_per_feature;
         let hot = match options.cache {
@@ -342,6 +377,7 @@ impl<'g> Trainer<'g> {
             grad: GpuBuffer::zeroed(gpu, "wide.grad", bias_index + 1)?,
             scale,
             in_flight,
+            ring,
             rng: rand::rngs::StdRng::seed_from_u64(options.seed),
             options,
             order,
@@ -458,18 +494,24 @@ impl<'g> Trainer<'g> {
             part.data.out.fill(gpu, f32::NAN)?;
             last.push((p, ids));
         }
-        for p in 0..self.parts.len() {
-            if self.parts[p].steps.is_empty() {
-                self.parts[p].steps = self.epoch_steps(&self.parts[p])?;
+        let time = if self.ring.is_some() {
+            self.ring_epoch(&part_order)?
+        } else {
+            for p in 0..self.parts.len() {
+                if self.parts[p].steps[0].is_empty() {
+                    let d = &self.parts[p].data;
+                    self.parts[p].steps[0] =
+                        self.epoch_steps(&self.parts[p], [&d.meta, &d.sedge, &d.fedge])?;
+                }
             }
-        }
-        let mut batch = Batch::new(gpu);
-        for &p in &part_order {
-            for (kernel, bg, grid) in &self.parts[p as usize].steps {
-                batch.dispatch(kernel, bg.clone(), *grid)?;
+            let mut batch = Batch::new(gpu);
+            for &p in &part_order {
+                for (kernel, bg, grid) in &self.parts[p as usize].steps[0] {
+                    batch.dispatch(kernel, bg.clone(), *grid)?;
+                }
             }
-        }
-        let time = batch.submit_timed()?;
+            batch.submit_timed()?
+        };
         self.last_order = last;
         let mut total = 0.0;
         let mut n = 0;
@@ -486,9 +528,45 @@ impl<'g> Trainer<'g> {
         Ok((total / n.max(1) as f64, time))
     }
 
-    /// The dispatches of an epoch, made once: the schedule's entries keep their offsets and
-    /// only their contents change from epoch to epoch.
-    fn epoch_steps(&self, part: &Part) -> Result<Vec<Step>> {
+    /// The staging ring's epoch: each part in turn is written into the next slot and its
+    /// dispatches submitted without waiting, so the host writes part i + 1 (into the other
+    /// slot) while the device trains part i; the queue orders each write after the
+    /// submissions that read its slot before. Wall-clock time, transfers included.
+    fn ring_epoch(&mut self, part_order: &[u32]) -> Result<crate::gpu::GpuTime> {
+        let gpu = self.gpu;
+        let start = std::time::Instant::now();
+        for (pos, &p) in part_order.iter().enumerate() {
+            let (p, slot) = (p as usize, pos % 2);
+            let ring = self.ring.as_ref().expect("ring mode");
+            if self.parts[p].steps[slot].is_empty() {
+                let r = &ring[slot];
+                self.parts[p].steps[slot] =
+                    self.epoch_steps(&self.parts[p], [&r[0], &r[1], &r[2]])?;
+            }
+            let ring = self.ring.as_ref().expect("ring mode");
+            let part = &self.parts[p];
+            let host = part.host.as_ref().expect("ring parts keep their arrays");
+            for (buffer, words) in ring[slot]
+                .iter()
+                .zip([&host.meta, &host.sedge, &host.fedge])
+            {
+                buffer.write_prefix(gpu, words)?;
+            }
+            let mut batch = Batch::new(gpu);
+            for (kernel, bg, grid) in &part.steps[slot] {
+                batch.dispatch(kernel, bg.clone(), *grid)?;
+            }
+            batch.submit_no_wait()?;
+        }
+        gpu.wait()?;
+        Ok(crate::gpu::GpuTime::wall(start.elapsed().as_secs_f64()))
+    }
+
+    /// The dispatches of an epoch bound to `arrays` (meta, sample-sorted, feature-sorted
+    /// edges), made once: the schedule's entries keep their offsets and only their contents
+    /// change from epoch to epoch.
+    fn epoch_steps(&self, part: &Part, arrays: [&GpuBuffer<u32>; 3]) -> Result<Vec<Step>> {
+        let [meta, sedge, fedge] = arrays;
         let gpu = self.gpu;
         let k = &self.kernels;
         let sync = self.options.sync;
@@ -507,8 +585,8 @@ impl<'g> Trainer<'g> {
                         &[
                             part.config.as_entire_buffer_binding(),
                             part.sched.entry(b),
-                            part.data.meta.raw().as_entire_buffer_binding(),
-                            part.data.sedge.raw().as_entire_buffer_binding(),
+                            meta.raw().as_entire_buffer_binding(),
+                            sedge.raw().as_entire_buffer_binding(),
                             self.params.raw().as_entire_buffer_binding(),
                             accs.raw().as_entire_buffer_binding(),
                             self.grad.raw().as_entire_buffer_binding(),
@@ -529,9 +607,9 @@ impl<'g> Trainer<'g> {
                     &[
                         part.config.as_entire_buffer_binding(),
                         part.sched.entry(b),
-                        part.data.meta.raw().as_entire_buffer_binding(),
-                        part.data.sedge.raw().as_entire_buffer_binding(),
-                        part.data.fedge.raw().as_entire_buffer_binding(),
+                        meta.raw().as_entire_buffer_binding(),
+                        sedge.raw().as_entire_buffer_binding(),
+                        fedge.raw().as_entire_buffer_binding(),
                         self.params.raw().as_entire_buffer_binding(),
                         sixth.raw().as_entire_buffer_binding(),
                         part.data.out.raw().as_entire_buffer_binding(),
@@ -545,7 +623,7 @@ impl<'g> Trainer<'g> {
                     &[
                         part.config.as_entire_buffer_binding(),
                         part.sched.entry(b),
-                        part.data.meta.raw().as_entire_buffer_binding(),
+                        meta.raw().as_entire_buffer_binding(),
                         self.params.raw().as_entire_buffer_binding(),
                         self.grad.raw().as_entire_buffer_binding(),
                     ],
