@@ -1034,9 +1034,9 @@ fn async_scaled_steps_equal_twin() {
     }
 }
 
-/// Async mode at a large window: 128 persistent workgroups of 32-sample chunks (S = 64
-/// mini-batches of 64 in flight, as the step scale assumes) over planted data reaches sync
-/// mode's validation logloss within 0.003 (or below). lavapipe runs few workgroups at once,
+/// Async mode at a large window: the step scale for S = 64 mini-batches of 64 in flight over
+/// planted data reaches sync mode's validation logloss within 0.003 (or below); the epoch's
+/// 1,125 chunks cap the persistent workgroups at 1,125 / 64. lavapipe runs few workgroups at once,
 /// so this checks the scaled steps converge; the worst case of S stale mini-batches is
 /// `tests/wide_async.rs` on the twin.
 #[test]
@@ -1053,7 +1053,7 @@ fn async_large_window_reaches_sync_logloss() {
         let options = Options {
             batch: 64,
             sync,
-            async_groups: 128,
+            async_in_flight: Some(64.0),
             early_stop: false,
             ..Options::default()
         };
@@ -1067,7 +1067,7 @@ fn async_large_window_reaches_sync_logloss() {
         )
         .unwrap();
         if !sync {
-            assert_eq!(t.in_flight(), 64.0);
+            assert_eq!(t.async_groups(), 1_125 / wgsparse::wide::MIN_WINDOWS);
             assert!(t.scaled_features() > 0);
         }
         let stats = t.fit(5, |_| {}).unwrap();

@@ -370,7 +370,7 @@ fn train_run(
                 "mode": if options.stage { "stage" } else { "flow" },
                 "sync": options.sync,
                 "async_span": options.async_span,
-                "async_groups": options.async_groups,
+                "async_groups": trainer.async_groups(),
                 "async_scale": options.async_scale,
                 "in_flight": trainer.in_flight(),
                 "scaled_features": trainer.scaled_features(),

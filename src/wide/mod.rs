@@ -88,7 +88,7 @@ pub use demo::demo_row;
 pub use io::{read_data, write_labels, WideModel, VERSION as MODEL_FILE_VERSION};
 pub use model::{Loss, Model, ModelSpec, MAX_ACCUMS, MAX_FM_K};
 pub use predict::predict;
-pub use trainer::{initial_params, EpochStats, Eval, Trainer};
+pub use trainer::{initial_params, EpochStats, Eval, Trainer, MIN_WINDOWS};
 
 use crate::{Error, Result};
 
@@ -104,9 +104,9 @@ pub struct Options {
     /// Async: mini-batches of chunks per dispatch (dispatches in one pass run one after
     /// another); 0 (the default) puts the whole epoch in one dispatch.
     pub async_span: usize,
-    /// Async: persistent workgroups per dispatch (P), each taking every P-th chunk of the
-    /// dispatch, so about P chunks (S = P · chunk / batch mini-batches) read stale parameters
-    /// at once, whatever the span. cuWide's released kernel launches one workgroup per chunk
+    /// Async: persistent workgroups per dispatch (P, at most the epoch's chunks /
+    /// [`MIN_WINDOWS`]), each taking every P-th chunk of the dispatch, so about P chunks
+    /// (S = P · chunk / batch mini-batches) read stale parameters at once, whatever the span. cuWide's released kernel launches one workgroup per chunk
     /// and diverged on the H200 at lr 0.5 (every resident workgroup's update from one stale
     /// w); P also fixes the S that [`Options::async_scale`] scales for.
     pub async_groups: usize,

@@ -69,6 +69,8 @@ pub struct Trainer<'g> {
     scale: Option<GpuBuffer<f32>>,
     /// Async: mini-batches whose updates read stale parameters at once (S).
     in_flight: f64,
+    /// Async: persistent workgroups per dispatch (P).
+    groups: usize,
     /// The staging ring's two slots (each sized for the largest part), when streaming.
     ring: Option<[Slot; 2]>,
     valid: Option<Valid>,
@@ -126,9 +128,23 @@ pub fn initial_params(spec: &ModelSpec, n_features: usize, seed: u64) -> Result<
     Ok(p)
 }
 
+/// Async mode keeps at least this many windows of chunks in flight per epoch: the persistent
+/// workgroups are capped at the epoch's chunks / MIN_WINDOWS, so hot features (whose steps
+/// the scale shrinks to about one per window) still take that many steps per epoch. On a
+/// small data set a GPU would otherwise hold the whole epoch in flight (full-batch steps).
+/// The f64 twin's sweep converged with ≥ 20 windows per epoch for LR, closer to sync's
+/// logloss with more.
+pub const MIN_WINDOWS: usize = 64;
+
+/// Async mode's persistent workgroups: `async_groups`, at most the epoch's chunks /
+/// [`MIN_WINDOWS`] (at least 1).
+fn async_groups(options: &Options, total_chunks: usize) -> usize {
+    options.async_groups.min(total_chunks / MIN_WINDOWS).max(1)
+}
+
 /// Async mode's mini-batches in flight: the chunks one dispatch's persistent workgroups
-/// hold at once (at most `async_groups`, at most the dispatch's chunks) in mini-batches; 1 in
-/// sync mode; `async_in_flight` when given.
+/// hold at once (at most [`async_groups`], at most the dispatch's chunks) in mini-batches;
+/// 1 in sync mode; `async_in_flight` when given.
 fn in_flight(options: &Options, chunk: usize, total_chunks: usize) -> f64 {
     if options.sync {
         return 1.0;
@@ -141,8 +157,7 @@ fn in_flight(options: &Options, chunk: usize, total_chunks: usize) -> f64 {
         0 => total_chunks,
         span => span.saturating_mul(per_batch),
     };
-    let chunks = options
-        .async_groups
+    let chunks = async_groups(options, total_chunks)
         .min(per_dispatch)
         .min(total_chunks)
         .max(1);
@@ -221,6 +236,7 @@ impl<'g> Trainer<'g> {
         }
         let total_chunks = train.0.nrows.div_ceil(chunk);
         let in_flight = in_flight(&options, chunk, total_chunks);
+        let groups = async_groups(&options, total_chunks);
         let scale = if options.sync {
             None
         } else {
@@ -377,6 +393,7 @@ impl<'g> Trainer<'g> {
             grad: GpuBuffer::zeroed(gpu, "wide.grad", bias_index + 1)?,
             scale,
             in_flight,
+            groups,
             ring,
             rng: rand::rngs::StdRng::seed_from_u64(options.seed),
             options,
@@ -427,6 +444,12 @@ impl<'g> Trainer<'g> {
     /// step scale assumes; 1 in sync mode.
     pub fn in_flight(&self) -> f64 {
         self.in_flight
+    }
+
+    /// Async: persistent workgroups per dispatch ([`Options::async_groups`], at most the
+    /// epoch's chunks / [`MIN_WINDOWS`]).
+    pub fn async_groups(&self) -> usize {
+        self.groups
     }
 
     /// Async: features whose step is scaled (the prefix of the re-indexed order), 0 in sync
@@ -572,11 +595,7 @@ impl<'g> Trainer<'g> {
         let sync = self.options.sync;
         let mut steps = vec![];
         for (b, &count) in part.sched.counts.iter().enumerate() {
-            let groups = if sync {
-                count
-            } else {
-                count.min(self.options.async_groups)
-            };
+            let groups = if sync { count } else { count.min(self.groups) };
             let grid = gpu.grid(groups as u32)?;
             if let (Some(sk), Some(accs)) = (&self.stage, &part.accs) {
                 for kernel in [&sk.aggregate, &sk.loss, &sk.grad] {
