@@ -70,9 +70,14 @@
 //!   of whole chunks ([`plan::split_rows`]), each with its own buffers and dispatches, all
 //!   resident and recorded in the epoch's one submission (parts in shuffled order);
 //!   [`predict`] goes part by part too.
+//! - **Staging ring** ([`Options::ring`], for data beyond device memory): the parts stay on
+//!   the host and stream through two device slots each epoch; each part's dispatches are
+//!   submitted without waiting, so the host writes the next part into the other slot while
+//!   the device trains (the queue orders each write after the work that read the slot).
+//!   The copies are on the one queue, so the device does not overlap them with training;
+//!   no host thread builds parts ahead yet (they are chunked once, at setup).
 //!
-//! Not yet built: the double-buffered staging ring for data beyond device memory (streamed
-//! from the host), validation data beyond one binding.
+//! Not yet built: validation data beyond one binding.
 
 pub mod cpu;
 mod demo;
