@@ -9,7 +9,7 @@ use wgsparse::gen::{zipf_ctr, CtrModel};
 use wgsparse::gpu::preprocess;
 use wgsparse::sparse::Csr;
 use wgsparse::wide::WideModel;
-use wgsparse::wide::{cpu, initial_params, metrics, Model, ModelSpec, Options, Trainer};
+use wgsparse::wide::{cpu, initial_params, metrics, plan, Model, ModelSpec, Options, Trainer};
 use wgsparse::{Error, Gpu};
 
 /// Zipf CTR samples with values drawn from [0.5, 1.5) (not one-hot), feature 0 put into
@@ -428,6 +428,8 @@ fn converges_to_planted_auc_sync_and_async() {
         let options = Options {
             batch: 64,
             sync,
+            // 16 persistent workgroups of 32-sample chunks: 8 mini-batches in flight.
+            async_groups: 16,
             early_stop: false,
             ..Options::default()
         };
@@ -970,5 +972,256 @@ fn async_span_bounds_the_updates_in_flight() {
         };
         let mut t = Trainer::new(common::gpu(), &spec, m, (&x, &y01), None, whole).unwrap();
         assert!(t.train_epoch().unwrap().0.is_finite());
+    }
+}
+
+/// Async mode's scaled steps: one persistent workgroup takes the chunks one after another
+/// (nothing races), each chunk's update θ −= lr · scale_j · (1/B) Σ its gradients with the
+/// scale of [`plan::async_scale`] at the S given; the epoch equals the twin's chunk-by-chunk
+/// steps.
+#[test]
+fn async_scaled_steps_equal_twin() {
+    let (m, batch, chunk) = (120, 48, 16);
+    let (x, y01) = data(batch * 2, m, 7, 29);
+    let y = metrics::labels_pm1(&y01);
+    let in_flight = 6.0;
+    let mut counts = vec![0u32; m];
+    for &j in &x.col_idx {
+        counts[j as usize] += 1;
+    }
+    let (fs, bias) = plan::async_scale(&counts, x.nrows, in_flight);
+    for (model, gpu) in [
+        (Model::Lr, common::gpu()),
+        (Model::Fm { k: 3 }, common::gpu_plain()),
+    ] {
+        let spec = model.spec().unwrap();
+        let np = spec.params_per_feature;
+        let options = Options {
+            batch,
+            max_chunk: chunk,
+            sync: false,
+            async_groups: 1,
+            async_in_flight: Some(in_flight),
+            shuffle: false,
+            ..Options::default()
+        };
+        let mut t = Trainer::new(gpu, &spec, m, (&x, &y01), None, options).unwrap();
+        assert_eq!(t.in_flight(), in_flight);
+        assert_eq!(t.scaled_features(), fs.iter().filter(|&&v| v < 1.0).count());
+        assert!(t.scaled_features() > 1);
+        let start: Vec<f32> = random_params(&spec, m, 9)
+            .iter()
+            .map(|v| (v * 0.3) as f32)
+            .collect();
+        t.set_params(&start).unwrap();
+        t.train_epoch().unwrap();
+        let got = t.params().unwrap();
+        let mut want: Vec<f64> = start.iter().map(|&v| v as f64).collect();
+        // Each chunk's gradients are scaled by 1/B (not 1/chunk): stale_step's 1/|rows|
+        // times chunk/B.
+        let base = 0.5 * chunk as f64 / batch as f64;
+        let mut step = vec![base; want.len()];
+        for (j, &v) in fs.iter().enumerate() {
+            step[j * np..(j + 1) * np].fill(base * v as f64);
+        }
+        step[m * np] = base * bias as f64;
+        let mut sgd = cpu::Sgd::new(want.len());
+        for c in 0..x.nrows / chunk {
+            let rows: Vec<usize> = (c * chunk..(c + 1) * chunk).collect();
+            sgd.stale_step(model, &mut want, &x, &y, &[rows], &step);
+        }
+        assert_matches_twin(&got, &want, &spec.name);
+    }
+}
+
+/// Async mode at a large window: the step scale for S = 64 mini-batches of 64 in flight over
+/// planted data reaches sync mode's validation logloss within 0.003 (or below); the epoch's
+/// 1,125 chunks cap the persistent workgroups at 1,125 / 64. lavapipe runs few workgroups at once,
+/// so this checks the scaled steps converge; the worst case of S stale mini-batches is
+/// `tests/wide_async.rs` on the twin.
+#[test]
+fn async_large_window_reaches_sync_logloss() {
+    let (n, m) = (40_000, 1_000);
+    let d = zipf_ctr(n, m, 16, CtrModel::Lr, 43).unwrap();
+    let split = n * 9 / 10;
+    let x = &d.features;
+    let (train, valid) = (x.row_band(0..split), x.row_band(split..n));
+    let (ytr, yva) = (&d.labels[..split], &d.labels[split..]);
+    let spec = Model::Lr.spec().unwrap();
+    let mut finals = vec![];
+    for sync in [true, false] {
+        let options = Options {
+            batch: 64,
+            sync,
+            async_in_flight: Some(64.0),
+            early_stop: false,
+            ..Options::default()
+        };
+        let mut t = Trainer::new(
+            common::gpu(),
+            &spec,
+            m,
+            (&train, ytr),
+            Some((&valid, yva)),
+            options,
+        )
+        .unwrap();
+        if !sync {
+            assert_eq!(t.async_groups(), 1_125 / wgsparse::wide::MIN_WINDOWS);
+            assert!(t.scaled_features() > 0);
+        }
+        let stats = t.fit(5, |_| {}).unwrap();
+        let l: Vec<f64> = stats.iter().map(|s| s.logloss.unwrap()).collect();
+        eprintln!("sync {sync}: logloss {l:.5?}");
+        finals.push(*l.last().unwrap());
+    }
+    assert!(
+        finals[1] <= finals[0] + 0.003,
+        "async {} vs sync {}",
+        finals[1],
+        finals[0]
+    );
+}
+
+/// Chunks with more feature-sorted edges than the flow kernel's workgroup tile (1024 valued
+/// edges, 2048 one-hot ones): the edges past it are read from global memory; one sync
+/// mini-batch of two such chunks equals the twin's step, valued and one-hot.
+#[test]
+fn edges_past_the_tile_equal_twin() {
+    let (m, batch) = (600, 64);
+    let valued = data(batch, m, 60, 37);
+    let ctr = zipf_ctr(batch, m, 90, CtrModel::Lr, 37).unwrap();
+    for (what, (x, y01), tile) in [
+        ("valued", valued, 1024),
+        ("one-hot", (ctr.features, ctr.labels), 2048),
+    ] {
+        let per_chunk = x.row_ptr[32] as usize;
+        assert!(
+            per_chunk > tile,
+            "{what}: {per_chunk} edges in the first chunk"
+        );
+        let y = metrics::labels_pm1(&y01);
+        for model in [Model::Lr, Model::Fm { k: 2 }] {
+            let spec = model.spec().unwrap();
+            let options = Options {
+                batch,
+                max_chunk: 32,
+                shuffle: false,
+                ..Options::default()
+            };
+            let mut t = Trainer::new(common::gpu(), &spec, m, (&x, &y01), None, options).unwrap();
+            let start: Vec<f32> = random_params(&spec, m, 19)
+                .iter()
+                .map(|v| (v * 0.1) as f32)
+                .collect();
+            t.set_params(&start).unwrap();
+            t.train_epoch().unwrap();
+            let got = t.params().unwrap();
+            let mut want: Vec<f64> = start.iter().map(|&v| v as f64).collect();
+            twin(model, false, &mut want, &x, &y, batch, 0.5);
+            assert_matches_twin(&got, &want, &format!("{what} {}", spec.name));
+        }
+    }
+}
+
+/// L2 regularization (λ on the parameters each sample touches, not the bias) in sync mode
+/// through the flow kernel and the stage baseline, and in async mode (one persistent
+/// workgroup, chunks one after another), against the twin's steps.
+#[test]
+fn l2_equals_twin() {
+    let (m, batch, chunk, l2) = (120, 48, 16, 0.3);
+    let (x, y01) = data(batch * 2, m, 7, 53);
+    let y = metrics::labels_pm1(&y01);
+    for model in [Model::Lr, Model::Fm { k: 3 }] {
+        let spec = model.spec().unwrap();
+        for (mode, sync, stage) in [
+            ("flow", true, false),
+            ("stage", true, true),
+            ("async", false, false),
+        ] {
+            let options = Options {
+                batch,
+                max_chunk: chunk,
+                sync,
+                stage,
+                async_groups: 1,
+                l2,
+                shuffle: false,
+                ..Options::default()
+            };
+            let mut t = Trainer::new(common::gpu(), &spec, m, (&x, &y01), None, options).unwrap();
+            let start: Vec<f32> = random_params(&spec, m, 21)
+                .iter()
+                .map(|v| (v * 0.5) as f32)
+                .collect();
+            t.set_params(&start).unwrap();
+            t.train_epoch().unwrap();
+            let got = t.params().unwrap();
+            let mut want: Vec<f64> = start.iter().map(|&v| v as f64).collect();
+            let mut sgd = cpu::Sgd::new(want.len()).with_l2(l2 as f64);
+            if sync {
+                for b in 0..x.nrows / batch {
+                    let rows: Vec<usize> = (b * batch..(b + 1) * batch).collect();
+                    sgd.step(model, &mut want, &x, &y, &rows, 0.5);
+                }
+            } else {
+                // S = 1 chunk of 16 over mini-batches of 48: no feature is scaled; each chunk's
+                // gradients are scaled by 1/B.
+                assert_eq!(t.scaled_features(), 0);
+                let step = vec![0.5 * chunk as f64 / batch as f64; want.len()];
+                for c in 0..x.nrows / chunk {
+                    let rows: Vec<usize> = (c * chunk..(c + 1) * chunk).collect();
+                    sgd.stale_step(model, &mut want, &x, &y, &[rows], &step);
+                }
+            }
+            assert_matches_twin(&got, &want, &format!("{} {mode}", spec.name));
+            // λ moved them: the same run without it ends elsewhere.
+            let mut plain: Vec<f64> = start.iter().map(|&v| v as f64).collect();
+            twin(model, false, &mut plain, &x, &y, batch, 0.5);
+            assert!(plain.iter().zip(&want).any(|(a, b)| (a - b).abs() > 1e-3));
+        }
+    }
+}
+
+/// The staging ring: parts streamed through two device slots each epoch (parts in shuffled
+/// order, so a part meets either slot) train as the resident parts do: two epochs equal the
+/// twin's mini-batch SGD over the mini-batches in the order they ran, sync and async (one
+/// persistent workgroup, so nothing races).
+#[test]
+fn staging_ring_equals_twin() {
+    let gpu = common::gpu_small_bindings();
+    let (m, batch) = (120, 48);
+    let (x, y01) = data(720, m, 7, 97);
+    let y = metrics::labels_pm1(&y01);
+    for (model, sync) in [
+        (Model::Lr, true),
+        (Model::Fm { k: 3 }, true),
+        (Model::Lr, false),
+    ] {
+        let spec = model.spec().unwrap();
+        let options = Options {
+            batch,
+            max_chunk: 48,
+            sync,
+            async_groups: 1,
+            ring: true,
+            ..Options::default()
+        };
+        let mut t = Trainer::new(gpu, &spec, m, (&x, &y01), None, options).unwrap();
+        assert!(t.parts() >= 3, "{} parts", t.parts());
+        let mut want: Vec<f64> = t.params().unwrap().iter().map(|&v| v as f64).collect();
+        let mut sgd = cpu::Sgd::new(want.len());
+        for _ in 0..3 {
+            let (loss, time) = t.train_epoch().unwrap();
+            assert!(loss.is_finite() && !time.from_timestamps);
+            for rows in t.last_minibatches() {
+                sgd.step(model, &mut want, &x, &y, &rows, 0.5);
+            }
+        }
+        assert_matches_twin(
+            &t.params().unwrap(),
+            &want,
+            &format!("{} sync {sync}", spec.name),
+        );
     }
 }

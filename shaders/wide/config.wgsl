@@ -13,6 +13,9 @@ struct Config {
     // names no mini-batch size.
     lr: f32,
     inv_batch: f32,
-    _pad0: u32,
-    _pad1: u32,
+    // Async: features 0 .. scaled take their step times `scale[j]`, the bias times
+    // `scale[scaled]` (see `wide::plan::async_scale`); the others take it whole.
+    scaled: u32,
+    // L2 regularization: every sample's loss gains (λ/2) Σ_{j in it} ‖θ_j‖² (not the bias).
+    l2: f32,
 }

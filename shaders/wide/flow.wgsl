@@ -1,15 +1,17 @@
 // The flow engine: Aggregate → Loss → Apply of one chunk of samples per workgroup, the
 // Accums kept in workgroup memory between the stages (cuWide's ALA flow).
 //
-// A dispatch covers the chunks listed in `sched` (one mini-batch in sync mode, every chunk of
-// the epoch in async mode). Aggregate: LANES invocations per sample walk its sample-sorted
-// edges, each lane holding a partial of every Accum (the R replicas), reduced by subgroup
-// shuffles. Loss: lane 0 of each sample turns the Accums into (ŷ, ℓ, dℓ/dŷ). Apply: the
+// A dispatch covers the chunks listed in `sched`: one mini-batch in sync mode, one workgroup
+// per chunk; in async mode up to the whole epoch, pulled by persistent workgroups (workgroup
+// w takes chunks w, w + P, w + 2P … of the P in the grid), so at most about P chunks read
+// stale parameters at once and each feature's step is scaled for it (`scale`). Aggregate:
+// LANES invocations per sample walk its sample-sorted edges, each lane holding a partial of
+// every Accum (the R replicas), reduced by subgroup shuffles. Loss: lane 0 of each sample turns the Accums into (ŷ, ℓ, dℓ/dŷ). Apply: the
 // chunk's feature-sorted edges are cut into segments, one per distinct feature; one
 // invocation per (segment, parameter) sums the segment's gradient and adds it to global
 // memory once (native f32 atomics or CAS): into the mini-batch gradient (sync) or into the
-// parameters themselves (ASYNC, as the released kernel). PREDICT writes (ŷ, ℓ) per sample
-// and applies nothing.
+// parameters themselves (ASYNC, as the released kernel, times the feature's scale). PREDICT
+// writes (ŷ, ℓ) per sample and applies nothing.
 #import wide/model
 #import wide/config
 #import shared/reduce
@@ -62,6 +64,15 @@ fn f_edge(e: u32) -> vec2<u32> {
 fn param_global(k: u32) -> f32 {
     return accum_load(k);
 }
+// Step scale of features 0 .. cfg.scaled, then the bias's.
+@group(0) @binding(6) var<storage, read> scale: array<f32>;
+fn step_scale(j: u32) -> f32 {
+    var s = 1.0;
+    if j < cfg.scaled {
+        s = scale[j];
+    }
+    return s;
+}
 #else
 @group(0) @binding(5) var<storage, read> params: array<f32>;
 fn param_global(k: u32) -> f32 {
@@ -84,6 +95,31 @@ fn param(j: u32, i: u32) -> f32 {
     return param_global(j * NPARAM + i);
 }
 
+// The chunk's first EDGE_WG feature-sorted edges, copied in coalesced at the start of the
+// chunk so Apply's segment loops (up to a chunk's samples long for a hot feature, one
+// invocation walking them) read workgroup memory instead of waiting on global loads; edges
+// past the tile are read globally. PREDICT has no tile.
+override EDGE_WG: u32 = 1024u;
+#ifndef PREDICT
+#ifdef ONE_HOT
+var<workgroup> fedge_wg: array<u32, EDGE_WG>;
+fn f_edge_tile(t: u32) -> vec2<u32> {
+    return vec2<u32>(fedge_wg[t], 0x3f800000u);
+}
+fn f_edge_fill(t: u32, e: u32) {
+    fedge_wg[t] = fedge[e];
+}
+#else
+var<workgroup> fedge_wg: array<vec2<u32>, EDGE_WG>;
+fn f_edge_tile(t: u32) -> vec2<u32> {
+    return fedge_wg[t];
+}
+fn f_edge_fill(t: u32, e: u32) {
+    fedge_wg[t] = fedge[e];
+}
+#endif
+#endif
+
 var<workgroup> dl_wg: array<f32, CHUNK_WG>;
 var<workgroup> loss_wg: array<f32, CHUNK_WG>;
 
@@ -97,11 +133,24 @@ fn main(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(num_workgroups) nwg: vec3<u32>,
 ) {
-    let w = wid.y * nwg.x + wid.x;
-    if w >= sched[0] {
-        return;
+#ifdef ASYNC
+    let groups = nwg.x * nwg.y;
+    for (var w = wid.y * nwg.x + wid.x; w < sched[0]; w += groups) {
+        run_chunk(sched[4u + w], lid);
+        // The next chunk overwrites the workgroup arrays and reads this one's updates.
+        storageBarrier();
+        workgroupBarrier();
     }
-    let c = sched[4u + w];
+#else
+    let w = wid.y * nwg.x + wid.x;
+    if w < sched[0] {
+        run_chunk(sched[4u + w], lid);
+    }
+#endif
+}
+
+// Aggregate, Loss and Apply of chunk `c` by the whole workgroup.
+fn run_chunk(c: u32, lid: u32) {
     let s0 = c * cfg.chunk;
     let n = min(cfg.chunk, cfg.n_samples - s0);
     let slot = lid / LANES;
@@ -109,7 +158,19 @@ fn main(
     for (var t = lid; t < HOT * NPARAM; t += WG) {
         hot_wg[t] = param_global(t);
     }
+#ifndef PREDICT
+    let g0 = idx[cfg.seg_ptr_off + c];
+    let g1 = idx[cfg.seg_ptr_off + c + 1u];
+    let ef0 = idx[cfg.seg_edge_off + g0];
+    let tile = min(idx[cfg.seg_edge_off + g1] - ef0, EDGE_WG);
+    for (var t = lid; t < tile; t += WG) {
+        f_edge_fill(t, ef0 + t);
+    }
+#endif
     workgroupBarrier();
+
+    // 1/B of this mini-batch (sync), or the configured 1/batch (async: sched[1] = 0).
+    let inv_b = select(cfg.inv_batch, 1.0 / f32(sched[1]), sched[1] > 0u);
 
     // Aggregate.
     var a: array<f32, NACC>;
@@ -135,9 +196,7 @@ fn main(
             let s = s0 + slot;
             let y = bitcast<f32>(idx[cfg.label_off + s]);
             let r = ala_loss(&a, param_bias(), y);
-            // 1/B of this mini-batch (sync), or the configured 1/batch (async: sched[1] = 0).
-            let inv = select(cfg.inv_batch, 1.0 / f32(sched[1]), sched[1] > 0u);
-            dl = r.z * inv;
+            dl = r.z * inv_b;
             l = r.y;
             for (var i = 0u; i < NACC; i++) {
                 acc_wg[slot * NACC + i] = a[i];
@@ -159,8 +218,6 @@ fn main(
 #else
     let step = 1.0;
 #endif
-    let g0 = idx[cfg.seg_ptr_off + c];
-    let g1 = idx[cfg.seg_ptr_off + c + 1u];
     let work = (g1 - g0) * NPARAM;
     for (var t = lid; t < work; t += WG) {
         let g = g0 + t / NPARAM;
@@ -168,11 +225,25 @@ fn main(
         let j = idx[cfg.seg_feat_off + g];
         let e1 = idx[cfg.seg_edge_off + g + 1u];
         var sum = 0.0;
-        for (var e = idx[cfg.seg_edge_off + g]; e < e1; e++) {
-            let edge = f_edge(e);
+        let e0 = idx[cfg.seg_edge_off + g];
+        if cfg.l2 > 0.0 {
+            // λ·θ for each of the segment's samples, scaled by 1/B as their dℓ/dŷ.
+            sum = cfg.l2 * param(j, i) * f32(e1 - e0) * inv_b;
+        }
+        for (var e = e0; e < e1; e++) {
+            var edge: vec2<u32>;
+            if e - ef0 < tile {
+                edge = f_edge_tile(e - ef0);
+            } else {
+                edge = f_edge(e);
+            }
             sum += dl_wg[edge.x] * ala_apply(edge.x, j, bitcast<f32>(edge.y), i);
         }
+#ifdef ASYNC
+        accum_add(j * NPARAM + i, step * step_scale(j) * sum);
+#else
         accum_add(j * NPARAM + i, step * sum);
+#endif
     }
     if lid == 0u {
         var db = 0.0;
@@ -181,7 +252,11 @@ fn main(
             db += dl_wg[s];
             l += loss_wg[s];
         }
+#ifdef ASYNC
+        accum_add(cfg.bias_index, step * scale[cfg.scaled] * db);
+#else
         accum_add(cfg.bias_index, step * db);
+#endif
         out[c] = l;
     }
 #endif

@@ -1,6 +1,6 @@
 // Stage baseline, step 3: the gradient, one global atomic add per (edge, parameter) straight
 // from the sample-sorted edges (no segmented reduction), dℓ/dŷ and the Accums read from
-// global memory.
+// global memory; L2 adds λ·θ/B per edge.
 #import wide/stage_common
 
 @compute @workgroup_size(WG)
@@ -21,7 +21,11 @@ fn main(
         let edge = s_edge(e);
         let x = bitcast<f32>(edge.y);
         for (var i = 0u; i < NPARAM; i++) {
-            accum_add(edge.x * NPARAM + i, dl * ala_apply(s, edge.x, x, i));
+            var g = dl * ala_apply(s, edge.x, x, i);
+            if cfg.l2 > 0.0 {
+                g += cfg.l2 * param(edge.x, i) / f32(sched[1]);
+            }
+            accum_add(edge.x * NPARAM + i, g);
         }
     }
 }

@@ -59,6 +59,14 @@ enum What {
         batch: usize,
         #[arg(long, default_value_t = 0.5)]
         lr: f32,
+        /// L2 regularization λ on the parameters each sample touches.
+        #[arg(long, default_value_t = 0.0)]
+        l2: f32,
+        /// Stream the training data's parts through a double-buffered staging ring of two
+        /// device slots each epoch (device memory for two parts; epoch time in wall clock,
+        /// copies included) instead of keeping them all resident.
+        #[arg(long)]
+        ring: bool,
         #[arg(long, value_enum, default_value = "flow")]
         mode: ModeArg,
         /// Exact mini-batch SGD (the default).
@@ -67,10 +75,15 @@ enum What {
         /// Updates per chunk, as cuWide's released kernel.
         #[arg(long = "async")]
         async_: bool,
-        /// Async: mini-batches of chunks in flight per dispatch (0: the whole epoch in one
-        /// dispatch, as cuWide's released kernel; it diverges on large GPUs).
-        #[arg(long, default_value_t = 1)]
+        /// Async: mini-batches of chunks per dispatch (0: the whole epoch in one dispatch).
+        #[arg(long, default_value_t = 0)]
         async_span: usize,
+        /// Async: persistent workgroups per dispatch (about that many chunks in flight).
+        #[arg(long, default_value_t = 1024)]
+        async_groups: usize,
+        /// Async: take every step whole (no per-feature scale for the updates in flight).
+        #[arg(long)]
+        no_async_scale: bool,
         /// Invocations per sample in Aggregate.
         #[arg(long, default_value_t = 8)]
         lanes: u32,
@@ -85,7 +98,8 @@ enum What {
         no_early_stop: bool,
         /// Replay each epoch's mini-batches (same order) with the f64 CPU twin as exact
         /// mini-batch SGD and compare validation logloss: exit 1 when the last epoch's differ
-        /// by more than 0.003 (needs validation data; slow on large data).
+        /// by more than 0.003 (async: lies more than 0.003 above the twin's; needs validation
+        /// data; slow on large data).
         #[arg(long)]
         check: bool,
         #[arg(long, default_value_t = 1)]
@@ -131,10 +145,14 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
             epochs,
             batch,
             lr,
+            l2,
+            ring,
             mode,
             sync: _,
             async_,
             async_span,
+            async_groups,
+            no_async_scale,
             lanes,
             max_chunk,
             cache,
@@ -159,8 +177,12 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
             let options = wide::Options {
                 batch,
                 lr,
+                l2,
+                ring,
                 sync: !async_,
                 async_span,
+                async_groups,
+                async_scale: !no_async_scale,
                 stage: mode == ModeArg::Stage,
                 lanes,
                 max_chunk,
@@ -250,7 +272,8 @@ fn train_run(
     });
     let mut twin = if out.check {
         let p: Vec<f64> = trainer.params()?.iter().map(|&v| v as f64).collect();
-        Some((wide::cpu::Sgd::new(p.len()), p, metrics::labels_pm1(&tr.1)))
+        let sgd = wide::cpu::Sgd::new(p.len()).with_l2(options.l2 as f64);
+        Some((sgd, p, metrics::labels_pm1(&tr.1)))
     } else {
         None
     };
@@ -289,11 +312,16 @@ fn train_run(
     ms.sort_by(f64::total_cmp);
     let median_ms = ms.get(ms.len() / 2).copied().unwrap_or(f64::NAN);
     let last = stats.last();
-    // The check: the last epoch's validation logloss against the twin's (± 0.003).
+    // The check: the last epoch's validation logloss against the twin's, ± 0.003 in sync
+    // mode (the same SGD); async mode must reach it (at most 0.003 above: its scaled stale
+    // steps may end below the reference).
     let check = last
         .and_then(|s| s.logloss)
         .zip(cpu_logloss.last().copied())
-        .map(|(g, c)| (c, (g - c).abs(), (g - c).abs() <= 0.003));
+        .map(|(g, c)| {
+            let diff = if options.sync { (g - c).abs() } else { g - c };
+            (c, diff, diff <= 0.003)
+        });
     let failed = check.is_some_and(|c| !c.2);
     if let Some((c, diff, ok)) = check {
         if !ok {
@@ -337,9 +365,15 @@ fn train_run(
                 "n_features": n_features,
                 "batch": options.batch,
                 "lr": options.lr,
+                "l2": options.l2,
+                "ring": options.ring,
                 "mode": if options.stage { "stage" } else { "flow" },
                 "sync": options.sync,
                 "async_span": options.async_span,
+                "async_groups": trainer.async_groups(),
+                "async_scale": options.async_scale,
+                "in_flight": trainer.in_flight(),
+                "scaled_features": trainer.scaled_features(),
                 "chunk": trainer.chunk(),
                 "lanes": options.lanes,
                 "hot_features": trainer.hot_features(),

@@ -235,8 +235,9 @@ impl<'g> Batch<'g> {
         gpu.wait()
     }
 
-    /// Submits everything recorded without waiting for it; returns the submission, for
-    /// [`Gpu::wait_for`].
+    /// Submits everything recorded without waiting for it: later buffer writes and
+    /// submissions are ordered after it on the queue; returns the submission, for
+    /// [`Gpu::wait_for`] (or [`Gpu::wait`] before reading results back).
     pub fn submit_nowait(self) -> Result<wgpu::SubmissionIndex> {
         self.closed()?;
         let gpu = self.gpu;

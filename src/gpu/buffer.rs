@@ -117,6 +117,22 @@ impl<T: Pod> GpuBuffer<T> {
         Ok(())
     }
 
+    /// Overwrites the first `data.len()` elements (at most the length), leaving the rest.
+    pub fn write_prefix(&self, gpu: &Gpu, data: &[T]) -> Result<()> {
+        if data.len() > self.len {
+            return Err(Error::Shape(format!(
+                "writing {} elements into a buffer of {}",
+                data.len(),
+                self.len
+            )));
+        }
+        if !data.is_empty() {
+            gpu.queue
+                .write_buffer(&self.buffer, 0, bytemuck::cast_slice(data));
+        }
+        Ok(())
+    }
+
     /// Sets every element to `value`, e.g. NaN to poison an output before a run.
     pub fn fill(&self, gpu: &Gpu, value: T) -> Result<()> {
         self.write(gpu, &vec![value; self.len])

@@ -16,7 +16,8 @@ pub struct GpuTime {
 }
 
 impl GpuTime {
-    pub(crate) fn wall(seconds: f64) -> Self {
+    /// A wall-clock duration on the host.
+    pub fn wall(seconds: f64) -> Self {
         GpuTime {
             seconds,
             from_timestamps: false,

@@ -104,6 +104,7 @@ pub fn sgd_step(
 pub struct Sgd {
     grad: Vec<f64>,
     touched: Vec<usize>,
+    l2: f64,
 }
 
 impl Sgd {
@@ -112,6 +113,28 @@ impl Sgd {
         Sgd {
             grad: vec![0.0; n_params],
             touched: vec![],
+            l2: 0.0,
+        }
+    }
+
+    /// With L2 regularization λ on the parameters each sample touches: every sample's loss
+    /// gains (λ/2) Σ_{j in the sample} ‖θ_j‖² (the bias is not regularized), so a feature is
+    /// pulled toward 0 in proportion to how often it occurs.
+    pub fn with_l2(mut self, l2: f64) -> Self {
+        self.l2 = l2;
+        self
+    }
+
+    /// Adds `d · ∂ŷ/∂θ` of row `i` (and the L2 term) into the gradient, scaled by `inv`.
+    fn add_row(&mut self, model: Model, params: &[f64], x: &Csr, i: usize, d: f64, inv: f64) {
+        let r = x.row_range(i);
+        let bias = params.len() - 1;
+        for (p, g) in score_grad(model, params, &x.col_idx[r.clone()], &x.values[r]) {
+            if self.grad[p] == 0.0 {
+                self.touched.push(p);
+            }
+            let reg = if p == bias { 0.0 } else { self.l2 * params[p] };
+            self.grad[p] += inv * (d * g + reg);
         }
     }
 
@@ -132,13 +155,7 @@ impl Sgd {
         for &i in rows {
             let (l, d, _) = sample_loss(model, params, x, y[i], i);
             loss += l;
-            let r = x.row_range(i);
-            for (p, g) in score_grad(model, params, &x.col_idx[r.clone()], &x.values[r]) {
-                if self.grad[p] == 0.0 {
-                    self.touched.push(p);
-                }
-                self.grad[p] += d * g;
-            }
+            self.add_row(model, params, x, i, d, 1.0);
         }
         let scale = lr / rows.len() as f64;
         // A gradient entry that sums to exactly 0 may be listed twice: the second visit
@@ -161,4 +178,37 @@ pub fn mean_loss(model: Model, params: &[f64], x: &Csr, y: &[f32]) -> f64 {
         .map(|i| sample_loss(model, params, x, y[i], i).0)
         .sum();
     s / y.len() as f64
+}
+
+impl Sgd {
+    /// Async mode's worst case, the twin of a window of mini-batches in flight together:
+    /// the gradient of every mini-batch of `window` at the same parameters, each scaled by
+    /// 1/|mini-batch| and summed, then θ_p −= `step[p]` · g_p (a step size per parameter,
+    /// the bias last: lr times async mode's scale; lr alone is the plain sum, which a large
+    /// window makes diverge). Returns the window's summed loss before the step.
+    pub fn stale_step(
+        &mut self,
+        model: Model,
+        params: &mut [f64],
+        x: &Csr,
+        y: &[f32],
+        window: &[Vec<usize>],
+        step: &[f64],
+    ) -> f64 {
+        let mut loss = 0.0;
+        for rows in window.iter().filter(|r| !r.is_empty()) {
+            let inv = 1.0 / rows.len() as f64;
+            for &i in rows {
+                let (l, d, _) = sample_loss(model, params, x, y[i], i);
+                loss += l;
+                self.add_row(model, params, x, i, d, inv);
+            }
+        }
+        for &p in &self.touched {
+            params[p] -= step[p] * self.grad[p];
+            self.grad[p] = 0.0;
+        }
+        self.touched.clear();
+        loss
+    }
 }

@@ -25,7 +25,10 @@ pub(crate) struct Config {
     pub label_off: u32,
     pub lr: f32,
     pub inv_batch: f32,
-    pub _pad: [u32; 2],
+    /// Async: features with a step scale (the bias's follows theirs).
+    pub scaled: u32,
+    /// L2 regularization λ per sample's touched parameters.
+    pub l2: f32,
 }
 
 /// A data set's chunks on the device, with the per-chunk or per-sample output.
@@ -49,6 +52,48 @@ pub(crate) struct ChunksInfo {
     pub offsets: crate::wide::plan::MetaOffsets,
 }
 
+/// A chunked data set's arrays as the kernels read them, kept on the host (the staging
+/// ring's parts): index words, then the sample- and feature-sorted edges (one word per edge
+/// when one-hot, else two).
+pub(crate) struct HostArrays {
+    pub meta: Vec<u32>,
+    pub sedge: Vec<u32>,
+    pub fedge: Vec<u32>,
+}
+
+impl HostArrays {
+    /// `c`'s arrays; `one_hot` drops the values.
+    pub fn of(c: &Chunks, one_hot: bool) -> Result<Self> {
+        let edges = |what: &str, e: &[[u32; 2]]| -> Result<Vec<u32>> {
+            let per = if one_hot { 1 } else { 2 };
+            let mut v = crate::limits::try_with_capacity(what, per * e.len())?;
+            if one_hot {
+                v.extend(e.iter().map(|p| p[0]));
+            } else {
+                v.extend_from_slice(bytemuck::cast_slice(e));
+            }
+            Ok(v)
+        };
+        Ok(HostArrays {
+            meta: c.meta.clone(),
+            sedge: edges("wide sample-sorted edges", &c.sedge)?,
+            fedge: edges("wide feature-sorted edges", &c.fedge)?,
+        })
+    }
+}
+
+impl ChunksInfo {
+    /// The sizes of `c`.
+    pub fn of(c: &Chunks) -> Self {
+        ChunksInfo {
+            n_samples: c.n_samples,
+            chunk: c.chunk,
+            n_chunks: c.n_chunks,
+            offsets: c.offsets,
+        }
+    }
+}
+
 impl DeviceChunks {
     /// Uploads `c`; `predict` sizes the output per sample instead of per chunk; `one_hot`
     /// (every value of the data set is 1, for the kernels' ONE_HOT) drops the values.
@@ -63,16 +108,24 @@ impl DeviceChunks {
         };
         let out_len = if predict { 2 * c.n_samples } else { c.n_chunks };
         Ok(DeviceChunks {
-            host: ChunksInfo {
-                n_samples: c.n_samples,
-                chunk: c.chunk,
-                n_chunks: c.n_chunks,
-                offsets: c.offsets,
-            },
+            host: ChunksInfo::of(c),
             meta: GpuBuffer::upload(gpu, "wide.meta", &c.meta)?,
             sedge: edges("wide.sedge", &c.sedge)?,
             fedge: edges("wide.fedge", &c.fedge)?,
             out: GpuBuffer::filled(gpu, "wide.out", out_len, f32::NAN)?,
+        })
+    }
+
+    /// A part streamed through the staging ring: its sizes and training output on the
+    /// device, its arrays in a ring slot when it runs (the ones here are one-word
+    /// placeholders, never bound).
+    pub fn ring_part(gpu: &Gpu, c: &Chunks) -> Result<Self> {
+        Ok(DeviceChunks {
+            host: ChunksInfo::of(c),
+            meta: GpuBuffer::zeroed(gpu, "wide.ring.none", 1)?,
+            sedge: GpuBuffer::zeroed(gpu, "wide.ring.none", 1)?,
+            fedge: GpuBuffer::zeroed(gpu, "wide.ring.none", 1)?,
+            out: GpuBuffer::filled(gpu, "wide.out", c.n_chunks, f32::NAN)?,
         })
     }
 
@@ -90,7 +143,8 @@ impl DeviceChunks {
             label_off: o.label,
             lr,
             inv_batch: 1.0 / batch.max(1) as f32,
-            _pad: [0; 2],
+            scaled: 0,
+            l2: 0.0,
         }
     }
 }
@@ -184,7 +238,7 @@ const FLOW_ASYNC: &[Binding] = &[
     Binding::Read,
     Binding::Read,
     Binding::ReadWrite,
-    Binding::ReadWrite,
+    Binding::Read,
     Binding::ReadWrite,
 ];
 const APPLY: &[Binding] = &[
@@ -228,6 +282,7 @@ impl Kernels {
             ("CHUNK_WG", chunk as f64),
             ("HOT", hot as f64),
             ("HOT_WG", (hot * model.params_per_feature).max(1) as f64),
+            ("EDGE_WG", edge_tile(one_hot.0) as f64),
         ];
         let flow = |extra: Option<&'static str>, one_hot: bool, bindings: &'static [Binding]| {
             let mut d = defines.clone();
@@ -320,10 +375,22 @@ impl Schedule {
     }
 }
 
+/// Words of the flow kernel's feature-sorted edge tile (8 KiB).
+const EDGE_TILE_WORDS: usize = 2048;
+
+/// Edges in the flow kernel's tile: one word each when one-hot, else two.
+pub(crate) fn edge_tile(one_hot: bool) -> usize {
+    if one_hot {
+        EDGE_TILE_WORDS
+    } else {
+        EDGE_TILE_WORDS / 2
+    }
+}
+
 /// Largest importance cache (parameters) that fits beside the flow kernel's other
-/// workgroup arrays, at most 16 KiB.
+/// workgroup arrays (the edge tile included), at most 16 KiB.
 pub(crate) fn cache_budget(gpu: &Gpu, model: &ModelSpec, chunk: usize, lanes: u32) -> usize {
-    let words_used = chunk * model.accums + 2 * chunk + (chunk * lanes as usize);
+    let words_used = chunk * model.accums + 2 * chunk + (chunk * lanes as usize) + EDGE_TILE_WORDS;
     let words = gpu.caps.max_workgroup_storage_bytes as usize / 4;
     words.saturating_sub(words_used + 64).min(4096)
 }

@@ -25,16 +25,31 @@
 //!   runs Loss and leaves the Accums and dℓ/dŷ in workgroup memory (cross-stage caching);
 //!   Apply then runs over the chunk's segments, one invocation per (segment, parameter)
 //!   summing the segment's gradient, and adds it to global memory once (native f32 atomics,
-//!   or a CAS loop; both paths tested).
+//!   or a CAS loop; both paths tested). A hot feature's segment is as long as the chunk and
+//!   one invocation walks it, so the chunk's feature-sorted edges (up to 8 KiB) are copied
+//!   into workgroup memory with the importance cache first: the walk reads workgroup memory,
+//!   not a global load per edge (edges past the tile are read globally).
 //! - **Sync mode** (exact mini-batch SGD, the default): per mini-batch one `wide/flow`
 //!   dispatch accumulates the gradient and one `wide/apply` dispatch moves the parameters
 //!   and zeroes the gradient by atomic exchange: 2 dispatches per mini-batch (≈ 6.4 µs at the
 //!   H200's ≈ 3.2 µs per dispatch, ≈ 29 ms per criteo-s epoch of 4,513 mini-batches of 1024,
 //!   before each dispatch's own latency: a mini-batch of 1024 is only 32 workgroups). Sync
 //!   mode cannot reach 2 ms/epoch at batch 1024; that bar needs async mode (at batch 16,384
-//!   the 282 mini-batches still cost ≈ 1.8 ms of dispatch overhead). **Async mode**: the whole epoch is one dispatch over every chunk, each
-//!   workgroup adding −lr·g into the parameters as it finishes its chunk (the released
-//!   kernel's scheme, Hogwild-like).
+//!   the 282 mini-batches still cost ≈ 1.8 ms of dispatch overhead). On the H200 a flow
+//!   dispatch of one mini-batch took ≈ 45 µs against ≈ 3 µs for a bare one: its time is one
+//!   workgroup's serial path (the timed region holds no host work: timestamps around the
+//!   pass, bind groups made once, schedules written before it); smaller chunks
+//!   ([`Options::max_chunk`]) spread a mini-batch over more workgroups and shorten the
+//!   segments, and `benches/peers/wide_diag.sh` measures both.
+//! - **Async mode**: the whole epoch is one dispatch (or one per
+//!   [`Options::async_span`] mini-batches) of P persistent workgroups
+//!   ([`Options::async_groups`]), workgroup w taking chunks w, w + P, …, each adding
+//!   −lr·scale_j·g into the parameters as it finishes its chunk (the released kernel's
+//!   Hogwild-like scheme, with the staleness bounded). About S = P·chunk/batch mini-batches
+//!   read stale parameters at once; their plain sum diverges for the hot features (the
+//!   H200's whole-epoch dispatch did at lr 0.5), so feature j's step is scaled by
+//!   1 / max(1, p_j·S), p_j its share of the samples ([`plan::async_scale`]; the f64 twin's
+//!   simulation of S stale mini-batches in `tests/wide_async.rs` chose it).
 //! - **Recording**: a whole epoch is recorded into one submission; chunk order is shuffled
 //!   each epoch (samples inside a chunk stay put); the per-dispatch chunk lists live in one
 //!   schedule buffer bound at aligned offsets; the bind groups are made once and reused.
@@ -55,9 +70,14 @@
 //!   of whole chunks ([`plan::split_rows`]), each with its own buffers and dispatches, all
 //!   resident and recorded in the epoch's one submission (parts in shuffled order);
 //!   [`predict`] goes part by part too.
+//! - **Staging ring** ([`Options::ring`], for data beyond device memory): the parts stay on
+//!   the host and stream through two device slots each epoch; each part's dispatches are
+//!   submitted without waiting, so the host writes the next part into the other slot while
+//!   the device trains (the queue orders each write after the work that read the slot).
+//!   The copies are on the one queue, so the device does not overlap them with training;
+//!   no host thread builds parts ahead yet (they are chunked once, at setup).
 //!
-//! Not yet built: the double-buffered staging ring for data beyond device memory (streamed
-//! from the host), validation data beyond one binding, L2 regularization.
+//! Not yet built: validation data beyond one binding.
 
 pub mod cpu;
 mod demo;
@@ -73,7 +93,7 @@ pub use demo::demo_row;
 pub use io::{read_data, write_labels, WideModel, VERSION as MODEL_FILE_VERSION};
 pub use model::{Loss, Model, ModelSpec, MAX_ACCUMS, MAX_FM_K};
 pub use predict::predict;
-pub use trainer::{initial_params, EpochStats, Eval, Trainer};
+pub use trainer::{initial_params, EpochStats, Eval, Trainer, MIN_WINDOWS};
 
 use crate::{Error, Result};
 
@@ -86,11 +106,29 @@ pub struct Options {
     pub lr: f32,
     /// Sync (exact mini-batch SGD) or async (updates per chunk).
     pub sync: bool,
-    /// Async: mini-batches of chunks per dispatch, so at most that many mini-batches' updates
-    /// read stale parameters at once (dispatches in one pass run one after another); 0 puts
-    /// the whole epoch in one dispatch, as cuWide's released kernel, which diverges on a
-    /// large GPU at lr 0.5 (thousands of chunks in flight apply gradients of one stale w).
+    /// Async: mini-batches of chunks per dispatch (dispatches in one pass run one after
+    /// another); 0 (the default) puts the whole epoch in one dispatch.
     pub async_span: usize,
+    /// Async: persistent workgroups per dispatch (P, at most the epoch's chunks /
+    /// [`MIN_WINDOWS`]), each taking every P-th chunk of the dispatch, so about P chunks
+    /// (S = P · chunk / batch mini-batches) read stale parameters at once, whatever the span. cuWide's released kernel launches one workgroup per chunk
+    /// and diverged on the H200 at lr 0.5 (every resident workgroup's update from one stale
+    /// w); P also fixes the S that [`Options::async_scale`] scales for.
+    pub async_groups: usize,
+    /// Async: scale each feature's step by 1 / max(1, p_j · S) ([`plan::async_scale`]) so
+    /// hot features take about one mini-batch step per S mini-batches in flight (the plain
+    /// sum of S steps from one stale point diverges); off, every step is taken whole.
+    pub async_scale: bool,
+    /// Async: the S the step scale assumes, when not the default P · chunk / batch (e.g. a
+    /// device holding fewer than P workgroups at once).
+    pub async_in_flight: Option<f64>,
+    /// L2 regularization λ: every sample's loss gains (λ/2) Σ_{j in the sample} ‖θ_j‖² (the
+    /// bias is not regularized), so only the parameters a mini-batch touches move for it.
+    pub l2: f32,
+    /// Stream the training data's parts (each fitting one storage binding) through a
+    /// double-buffered staging ring of two device slots each epoch instead of keeping every
+    /// part resident: device memory for two parts, host-to-device copies every epoch.
+    pub ring: bool,
     /// The stage baseline (separate aggregate / loss / gradient dispatches through global
     /// memory, then the apply) instead of the flow kernel; sync mode only.
     pub stage: bool,
@@ -123,7 +161,12 @@ impl Default for Options {
             batch: 1024,
             lr: 0.5,
             sync: true,
-            async_span: 1,
+            async_span: 0,
+            async_groups: 1024,
+            async_scale: true,
+            async_in_flight: None,
+            l2: 0.0,
+            ring: false,
             stage: false,
             lanes: 8,
             max_chunk: 32,
@@ -151,6 +194,21 @@ impl Options {
             return Err(Error::Option(
                 "the stage baseline runs in sync mode only".into(),
             ));
+        }
+        if self
+            .async_in_flight
+            .is_some_and(|s| !(s.is_finite() && s >= 1.0))
+        {
+            return Err(Error::Option(format!(
+                "async_in_flight {:?} must be ≥ 1",
+                self.async_in_flight
+            )));
+        }
+        if !(self.l2.is_finite() && self.l2 >= 0.0) {
+            return Err(Error::Option(format!("l2 {} must be ≥ 0", self.l2)));
+        }
+        if self.async_groups == 0 {
+            return Err(Error::Option("async_groups must be ≥ 1".into()));
         }
         if !self.lanes.is_power_of_two() || self.lanes > 32 {
             return Err(Error::Option(format!(

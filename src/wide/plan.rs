@@ -277,3 +277,26 @@ pub fn split_rows(x: &Csr, chunk: usize, max_bytes: u64) -> Result<Vec<std::ops:
     }
     Ok(parts)
 }
+
+/// Async mode's step scale per feature when `in_flight` (S, ≥ 1, may be fractional)
+/// mini-batches compute their gradients from the same parameters: 1 / max(1, p_j · S), p_j =
+/// count_j / N being the share of the `n_samples` = N samples holding feature j, so p_j · S
+/// is how many mini-batches' worth of samples hold it in the window. A hot feature's summed
+/// update then moves it by about one mini-batch step (the stale sum of S steps is what
+/// diverges), while a feature seen in fewer than B samples of the window (nearly all of
+/// them) moves exactly as its summed gradients say. Scaling by the mini-batches that hold the
+/// feature (S·(1 − (1 − p_j)^B)) instead is stable too but slows every feature seen more
+/// than once per window, and letting hot features take two mini-batch steps per window
+/// (1 / max(1, p_j·S/2)) already diverges (`tests/wide_async.rs` has the sweep). `counts` are the
+/// features' sample counts; the result covers the features up to the last one scaled below
+/// 1 (the rest: 1), with the bias's scale (every sample holds it: 1/S) second.
+pub fn async_scale(counts: &[u32], n_samples: usize, in_flight: f64) -> (Vec<f32>, f32) {
+    let (n, s) = (n_samples.max(1) as f64, in_flight.max(1.0));
+    let mut scale: Vec<f32> = counts
+        .iter()
+        .map(|&c| (1.0 / (c as f64 / n * s).max(1.0)) as f32)
+        .collect();
+    let len = scale.iter().rposition(|&v| v < 1.0).map_or(0, |i| i + 1);
+    scale.truncate(len);
+    (scale, (1.0 / s) as f32)
+}

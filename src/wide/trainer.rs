@@ -9,11 +9,13 @@ use serde::Serialize;
 use crate::gpu::{Batch, Gpu, GpuBuffer};
 use crate::sparse::Csr;
 use crate::wide::engine::{
-    cache_budget, DeviceChunks, Kernels, MetricsConfig, Schedule, StageKernels, AUC_BINS,
-    AUC_RANGE, METRICS_WG,
+    cache_budget, DeviceChunks, HostArrays, Kernels, MetricsConfig, Schedule, StageKernels,
+    AUC_BINS, AUC_RANGE, METRICS_WG,
 };
 use crate::wide::metrics::labels_pm1;
-use crate::wide::plan::{chunk_for_batch, hot_features, split_rows, Chunks, FeatureOrder};
+use crate::wide::plan::{
+    async_scale, chunk_for_batch, hot_features, split_rows, Chunks, FeatureOrder,
+};
 use crate::wide::{ModelSpec, Options};
 use crate::{Error, Result};
 
@@ -63,6 +65,14 @@ pub struct Trainer<'g> {
     chunk: usize,
     params: GpuBuffer<f32>,
     grad: GpuBuffer<f32>,
+    /// Async: the step scales of the first features, the bias's last.
+    scale: Option<GpuBuffer<f32>>,
+    /// Async: mini-batches whose updates read stale parameters at once (S).
+    in_flight: f64,
+    /// Async: persistent workgroups per dispatch (P).
+    groups: usize,
+    /// The staging ring's two slots (each sized for the largest part), when streaming.
+    ring: Option<[Slot; 2]>,
     valid: Option<Valid>,
     epoch: usize,
     rng: rand::rngs::StdRng,
@@ -80,9 +90,15 @@ struct Part {
     first: usize,
     /// Per-sample Accums of the stage baseline.
     accs: Option<GpuBuffer<f32>>,
-    /// The dispatches of the part's share of an epoch (made on the first epoch).
-    steps: Vec<Step>,
+    /// Staging ring: the part's arrays on the host, written into a slot before it runs.
+    host: Option<HostArrays>,
+    /// The dispatches of the part's share of an epoch (made on first use), bound to its own
+    /// arrays (index 0) or to ring slot 0 or 1.
+    steps: [Vec<Step>; 2],
 }
+
+/// A ring slot's arrays: meta, sample-sorted and feature-sorted edges.
+type Slot = [GpuBuffer<u32>; 3];
 
 /// A recorded dispatch: kernel, bind group, grid.
 type Step = (
@@ -110,6 +126,42 @@ pub fn initial_params(spec: &ModelSpec, n_features: usize, seed: u64) -> Result<
         }
     }
     Ok(p)
+}
+
+/// Async mode keeps at least this many windows of chunks in flight per epoch: the persistent
+/// workgroups are capped at the epoch's chunks / MIN_WINDOWS, so hot features (whose steps
+/// the scale shrinks to about one per window) still take that many steps per epoch. On a
+/// small data set a GPU would otherwise hold the whole epoch in flight (full-batch steps).
+/// The f64 twin's sweep converged with ≥ 20 windows per epoch for LR, closer to sync's
+/// logloss with more.
+pub const MIN_WINDOWS: usize = 64;
+
+/// Async mode's persistent workgroups: `async_groups`, at most the epoch's chunks /
+/// [`MIN_WINDOWS`] (at least 1).
+fn async_groups(options: &Options, total_chunks: usize) -> usize {
+    options.async_groups.min(total_chunks / MIN_WINDOWS).max(1)
+}
+
+/// Async mode's mini-batches in flight: the chunks one dispatch's persistent workgroups
+/// hold at once (at most [`async_groups`], at most the dispatch's chunks) in mini-batches;
+/// 1 in sync mode; `async_in_flight` when given.
+fn in_flight(options: &Options, chunk: usize, total_chunks: usize) -> f64 {
+    if options.sync {
+        return 1.0;
+    }
+    if let Some(s) = options.async_in_flight {
+        return s;
+    }
+    let per_batch = (options.batch / chunk).max(1);
+    let per_dispatch = match options.async_span {
+        0 => total_chunks,
+        span => span.saturating_mul(per_batch),
+    };
+    let chunks = async_groups(options, total_chunks)
+        .min(per_dispatch)
+        .min(total_chunks)
+        .max(1);
+    (chunks as f64 / per_batch as f64).max(1.0)
 }
 
 /// Fails with [`Error::Invalid`] naming the first label that is not a finite number.
@@ -177,7 +229,28 @@ impl<'g> Trainer<'g> {
         let valid_one_hot =
             options.drop_ones && valid.is_some_and(|v| v.0.values.iter().all(|&x| x == 1.0));
         let ranges = split_rows(train.0, chunk, gpu.caps.max_storage_binding_bytes)?;
+        // Sample count of each feature (re-indexed): the cost rule's and async mode's input.
+        let mut counts = crate::limits::try_vec("wide feature counts", order.len(), 0u32)?;
+        for &j in &train.0.col_idx {
+            counts[order.new_of_old[j as usize] as usize] += 1;
+        }
+        let total_chunks = train.0.nrows.div_ceil(chunk);
+        let in_flight = in_flight(&options, chunk, total_chunks);
+        let groups = async_groups(&options, total_chunks);
+        let scale = if options.sync {
+            None
+        } else {
+            let (mut s, bias) = if options.async_scale {
+                async_scale(&counts, train.0.nrows, in_flight)
+            } else {
+                (vec![], 1.0)
+            };
+            s.push(bias);
+            Some(GpuBuffer::upload(gpu, "wide.scale", &s)?)
+        };
+        let scaled = scale.as_ref().map_or(0, |s| s.len() - 1) as u32;
         let mut parts = vec![];
+        let mut ring_lens = [1usize; 3];
         for r in &ranges {
             let band;
             let x = if ranges.len() == 1 {
@@ -187,11 +260,27 @@ impl<'g> Trainer<'g> {
                 &band
             };
             let chunks = Chunks::build(x, &labels[r.clone()], &order, chunk)?;
-            let data = DeviceChunks::upload(gpu, &chunks, false, one_hot)?;
+            let (data, host) = if options.ring {
+                let h = HostArrays::of(&chunks, one_hot)?;
+                for (m, len) in
+                    ring_lens
+                        .iter_mut()
+                        .zip([h.meta.len(), h.sedge.len(), h.fedge.len()])
+                {
+                    *m = (*m).max(len);
+                }
+                (DeviceChunks::ring_part(gpu, &chunks)?, Some(h))
+            } else {
+                (DeviceChunks::upload(gpu, &chunks, false, one_hot)?, None)
+            };
             drop(chunks);
             let config = gpu.uniform(
                 "wide.config",
-                &data.config(bias_index, options.lr, options.batch),
+                &crate::wide::engine::Config {
+                    scaled,
+                    l2: options.l2,
+                    ..data.config(bias_index, options.lr, options.batch)
+                },
             );
             let per = match (options.sync, options.async_span) {
                 (true, _) => options.batch / chunk,
@@ -215,22 +304,31 @@ impl<'g> Trainer<'g> {
                 sched,
                 first: r.start,
                 accs,
-                steps: vec![],
+                host,
+                steps: [vec![], vec![]],
             });
         }
+        let ring = if options.ring {
+            let slot = || -> Result<Slot> {
+                let name = ["wide.ring.meta", "wide.ring.sedge", "wide.ring.fedge"];
+                Ok([
+                    GpuBuffer::zeroed(gpu, name[0], ring_lens[0])?,
+                    GpuBuffer::zeroed(gpu, name[1], ring_lens[1])?,
+                    GpuBuffer::zeroed(gpu, name[2], ring_lens[2])?,
+                ])
+            };
+            Some([slot()?, slot()?])
+        } else {
+            None
+        };
         let n_chunks: usize = parts.iter().map(|p| p.data.host.n_chunks).sum();
         let budget = cache_budget(gpu, spec, chunk, lanes) / spec.params_per_feature;
         let hot = match options.cache {
             Some(h) => h.min(budget),
-            None => {
-                let mut counts = vec![0u32; order.len()];
-                for &j in &train.0.col_idx {
-                    counts[order.new_of_old[j as usize] as usize] += 1;
-                }
-                hot_features(&counts, n_chunks, budget)
-            }
+            None => hot_features(&counts, n_chunks, budget),
         }
         .min(n_features);
+        drop(counts);
         let kernels = Kernels::new(
             gpu,
             spec,
@@ -293,6 +391,10 @@ impl<'g> Trainer<'g> {
             spec: spec.clone(),
             params: GpuBuffer::zeroed(gpu, "wide.params", bias_index + 1)?,
             grad: GpuBuffer::zeroed(gpu, "wide.grad", bias_index + 1)?,
+            scale,
+            in_flight,
+            groups,
+            ring,
             rng: rand::rngs::StdRng::seed_from_u64(options.seed),
             options,
             order,
@@ -335,6 +437,25 @@ impl<'g> Trainer<'g> {
     /// Features in the importance cache.
     pub fn hot_features(&self) -> usize {
         self.hot
+    }
+
+    /// Async: mini-batches whose updates read stale parameters at once (S = P · chunk /
+    /// batch, P the persistent workgroups, fewer when a dispatch holds fewer chunks), as the
+    /// step scale assumes; 1 in sync mode.
+    pub fn in_flight(&self) -> f64 {
+        self.in_flight
+    }
+
+    /// Async: persistent workgroups per dispatch ([`Options::async_groups`], at most the
+    /// epoch's chunks / [`MIN_WINDOWS`]).
+    pub fn async_groups(&self) -> usize {
+        self.groups
+    }
+
+    /// Async: features whose step is scaled (the prefix of the re-indexed order), 0 in sync
+    /// mode or with the scale off.
+    pub fn scaled_features(&self) -> usize {
+        self.scale.as_ref().map_or(0, |s| s.len() - 1)
     }
 
     /// Overwrites the parameters (original feature order, bias last).
@@ -396,18 +517,24 @@ impl<'g> Trainer<'g> {
             part.data.out.fill(gpu, f32::NAN)?;
             last.push((p, ids));
         }
-        for p in 0..self.parts.len() {
-            if self.parts[p].steps.is_empty() {
-                self.parts[p].steps = self.epoch_steps(&self.parts[p])?;
+        let time = if self.ring.is_some() {
+            self.ring_epoch(&part_order)?
+        } else {
+            for p in 0..self.parts.len() {
+                if self.parts[p].steps[0].is_empty() {
+                    let d = &self.parts[p].data;
+                    self.parts[p].steps[0] =
+                        self.epoch_steps(&self.parts[p], [&d.meta, &d.sedge, &d.fedge])?;
+                }
             }
-        }
-        let mut batch = Batch::new(gpu);
-        for &p in &part_order {
-            for (kernel, bg, grid) in &self.parts[p as usize].steps {
-                batch.dispatch(kernel, bg.clone(), *grid)?;
+            let mut batch = Batch::new(gpu);
+            for &p in &part_order {
+                for (kernel, bg, grid) in &self.parts[p as usize].steps[0] {
+                    batch.dispatch(kernel, bg.clone(), *grid)?;
+                }
             }
-        }
-        let time = batch.submit_timed()?;
+            batch.submit_timed()?
+        };
         self.last_order = last;
         let mut total = 0.0;
         let mut n = 0;
@@ -424,15 +551,52 @@ impl<'g> Trainer<'g> {
         Ok((total / n.max(1) as f64, time))
     }
 
-    /// The dispatches of an epoch, made once: the schedule's entries keep their offsets and
-    /// only their contents change from epoch to epoch.
-    fn epoch_steps(&self, part: &Part) -> Result<Vec<Step>> {
+    /// The staging ring's epoch: each part in turn is written into the next slot and its
+    /// dispatches submitted without waiting, so the host writes part i + 1 (into the other
+    /// slot) while the device trains part i; the queue orders each write after the
+    /// submissions that read its slot before. Wall-clock time, transfers included.
+    fn ring_epoch(&mut self, part_order: &[u32]) -> Result<crate::gpu::GpuTime> {
+        let gpu = self.gpu;
+        let start = std::time::Instant::now();
+        for (pos, &p) in part_order.iter().enumerate() {
+            let (p, slot) = (p as usize, pos % 2);
+            let ring = self.ring.as_ref().expect("ring mode");
+            if self.parts[p].steps[slot].is_empty() {
+                let r = &ring[slot];
+                self.parts[p].steps[slot] =
+                    self.epoch_steps(&self.parts[p], [&r[0], &r[1], &r[2]])?;
+            }
+            let ring = self.ring.as_ref().expect("ring mode");
+            let part = &self.parts[p];
+            let host = part.host.as_ref().expect("ring parts keep their arrays");
+            for (buffer, words) in ring[slot]
+                .iter()
+                .zip([&host.meta, &host.sedge, &host.fedge])
+            {
+                buffer.write_prefix(gpu, words)?;
+            }
+            let mut batch = Batch::new(gpu);
+            for (kernel, bg, grid) in &part.steps[slot] {
+                batch.dispatch(kernel, bg.clone(), *grid)?;
+            }
+            batch.submit_nowait()?;
+        }
+        gpu.wait()?;
+        Ok(crate::gpu::GpuTime::wall(start.elapsed().as_secs_f64()))
+    }
+
+    /// The dispatches of an epoch bound to `arrays` (meta, sample-sorted, feature-sorted
+    /// edges), made once: the schedule's entries keep their offsets and only their contents
+    /// change from epoch to epoch.
+    fn epoch_steps(&self, part: &Part, arrays: [&GpuBuffer<u32>; 3]) -> Result<Vec<Step>> {
+        let [meta, sedge, fedge] = arrays;
         let gpu = self.gpu;
         let k = &self.kernels;
         let sync = self.options.sync;
         let mut steps = vec![];
         for (b, &count) in part.sched.counts.iter().enumerate() {
-            let grid = gpu.grid(count as u32)?;
+            let groups = if sync { count } else { count.min(self.groups) };
+            let grid = gpu.grid(groups as u32)?;
             if let (Some(sk), Some(accs)) = (&self.stage, &part.accs) {
                 for kernel in [&sk.aggregate, &sk.loss, &sk.grad] {
                     let bg = kernel.bind_ranges(
@@ -440,8 +604,8 @@ impl<'g> Trainer<'g> {
                         &[
                             part.config.as_entire_buffer_binding(),
                             part.sched.entry(b),
-                            part.data.meta.raw().as_entire_buffer_binding(),
-                            part.data.sedge.raw().as_entire_buffer_binding(),
+                            meta.raw().as_entire_buffer_binding(),
+                            sedge.raw().as_entire_buffer_binding(),
                             self.params.raw().as_entire_buffer_binding(),
                             accs.raw().as_entire_buffer_binding(),
                             self.grad.raw().as_entire_buffer_binding(),
@@ -452,17 +616,21 @@ impl<'g> Trainer<'g> {
                 }
             } else {
                 let flow = if sync { &k.flow_sync } else { &k.flow_async };
-                // Async binds the parameters read-write at 5; 6 (the gradient) goes unused.
+                // Async binds the parameters read-write at 5 and the step scales at 6.
+                let sixth = match &self.scale {
+                    Some(s) if !sync => s,
+                    _ => &self.grad,
+                };
                 let bg = flow.bind_ranges(
                     gpu,
                     &[
                         part.config.as_entire_buffer_binding(),
                         part.sched.entry(b),
-                        part.data.meta.raw().as_entire_buffer_binding(),
-                        part.data.sedge.raw().as_entire_buffer_binding(),
-                        part.data.fedge.raw().as_entire_buffer_binding(),
+                        meta.raw().as_entire_buffer_binding(),
+                        sedge.raw().as_entire_buffer_binding(),
+                        fedge.raw().as_entire_buffer_binding(),
                         self.params.raw().as_entire_buffer_binding(),
-                        self.grad.raw().as_entire_buffer_binding(),
+                        sixth.raw().as_entire_buffer_binding(),
                         part.data.out.raw().as_entire_buffer_binding(),
                     ],
                 )?;
@@ -474,7 +642,7 @@ impl<'g> Trainer<'g> {
                     &[
                         part.config.as_entire_buffer_binding(),
                         part.sched.entry(b),
-                        part.data.meta.raw().as_entire_buffer_binding(),
+                        meta.raw().as_entire_buffer_binding(),
                         self.params.raw().as_entire_buffer_binding(),
                         self.grad.raw().as_entire_buffer_binding(),
                     ],
