@@ -107,10 +107,13 @@ fn one_worker_equals_serial_cpu_sgd_on_every_path() {
                 };
                 let rel = parity(gpu, options, &data, 2);
                 // f32: f32 vs f64 arithmetic (measured ≤ 7e-7); f16: a rounding flip is one
-                // f16 ulp (2^-11 ≈ 4.9e-4 of the largest value; measured ≤ 6.4e-4), damped by
-                // later updates. A 0.1% error in the q update gives 7e-4 and 3.8e-3.
+                // f16 ulp (2^-11 ≈ 4.9e-4 of the largest value; measured ≤ 6.4e-4 on
+                // lavapipe), and a flip early in the serial chain carries on: the H200's
+                // 32-lane butterfly and fused multiply-adds flip more of them (measured 1.9e-3
+                // at k = 128, native f16, in two jobs). A 0.1% error in the q update gives
+                // 7e-4 and 3.8e-3.
                 let tol = if precision == Precision::F16 {
-                    1.5e-3
+                    2.5e-3
                 } else {
                     1e-5
                 };
