@@ -218,8 +218,12 @@ pub fn linreg_cg_resident(
     let mut residuals = vec![];
     let (state, w_staged) = loop {
         // Each iteration, run only while stop is 0: [p = −r + β·p;] q = Xᵀ(X·p) + λ·p;
-        // α = ρ/p·q; w += α·p; r += α·q; β = r·r/ρ and the stopping test.
-        for _ in 0..chunk.min(options.max_iter - recorded) {
+        // α = ρ/p·q; w += α·p; r += α·q; β = r·r/ρ and the stopping test. Every iteration
+        // after the first is the same program on the same buffers: recorded once per
+        // submission, then replayed (no host work per iteration but a clone of its steps).
+        let end = recorded + chunk.min(options.max_iter - recorded);
+        while recorded < end {
+            let mark = batch.mark()?;
             batch.begin_gate(&st, slot::STOP)?;
             if recorded > 0 {
                 axpy_dev(
@@ -264,7 +268,13 @@ pub fn linreg_cg_resident(
             dot(&mut batch, &r, &r, &part, &st, slot::RR)?;
             scalars(&mut batch, 2)?;
             batch.end_gate()?;
-            recorded += 1;
+            if recorded > 0 {
+                // The rest of the chunk: copies of this iteration.
+                batch.replay(mark, end - recorded - 1)?;
+                recorded = end;
+            } else {
+                recorded += 1;
+            }
         }
         batch.submit_nowait()?;
         submissions += 1;
