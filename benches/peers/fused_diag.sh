@@ -6,9 +6,10 @@
 #        cost of one empty gated iteration; --max-iter 0/1/2 give the cost of r₀ and of each
 #        iteration. Each line carries seconds, record_seconds (host recording) and
 #        wait_seconds (host blocked on the device), submissions and readbacks.
-#   SPARSE: sparse-4096 `sorted` and `fused` at long-row thresholds and workgroup sizes, to
-#        see what the long-row path (rows > threshold: dot pre-pass, scatter post-pass) costs.
-# About 4 minutes of GPU wall time.
+#   SPARSE: sparse-4096 `sorted` and `fused` at long-row thresholds and workgroup sizes (what
+#        the long-row path costs: rows read twice, two more dispatches), xty beside full (the
+#        scatter alone), and w in global memory (L2 atomics instead of workgroup CAS).
+# About 3 minutes of GPU wall time (HIGGS generation dominates the CG part).
 set -uo pipefail
 OUT=${OUT:-bench-out}
 mkdir -p "$OUT"
@@ -32,16 +33,29 @@ if [ "${CG:-1}" = 1 ]; then
   done
 fi
 G=${SPARSE_GEN:-sparse-4096}
-for L in ${SORTED_LONG-1024 2048 4096}; do
-  for WG in ${SORTED_WG-512 1024}; do
-    log "fused $G --variant sorted --wg $WG --long-row $L"
-    step $W fused --gen "$G" --pattern full --variant sorted --wg "$WG" --long-row "$L" --reps 20 \
+# sorted at its default (rows up to a tile stay in the tiles) and with rows above 1,024 split;
+# xty beside full separates the scatter from the dot products.
+for WG in ${SORTED_WG-512 1024}; do
+  for L in default 1024; do
+    LR=; [ "$L" != default ] && LR="--long-row $L"
+    log "fused $G --variant sorted --wg $WG long-row $L"
+    step $W fused --gen "$G" --pattern full,xty --variant sorted --wg "$WG" $LR --reps 20 \
       --json >> "$OUT/sparse.jsonl" 2>>"$OUT/log.txt"
   done
 done
-for L in ${FUSED_LONG-1024 2458 4096}; do
+# fused at long-row thresholds; then w in global memory (native f32 atomics in L2 instead of
+# compare-exchange in workgroup memory), plain and with hot columns cached.
+for L in ${FUSED_LONG-1024 2458}; do
   log "fused $G --variant fused --long-row $L"
-  step $W fused --gen "$G" --pattern full --variant fused --long-row "$L" --reps 20 --json \
+  step $W fused --gen "$G" --pattern full,xty --variant fused --long-row "$L" --reps 20 --json \
     >> "$OUT/sparse.jsonl" 2>>"$OUT/log.txt"
 done
+for H in 0 1024; do
+  log "fused $G --variant fused --global-w --hot-cols $H"
+  step $W fused --gen "$G" --pattern full,xty --variant fused --global-w --hot-cols "$H" --reps 20 \
+    --json >> "$OUT/sparse.jsonl" 2>>"$OUT/log.txt"
+done
+log "fused $G --variant sorted --global-w --wg 1024"
+step $W fused --gen "$G" --pattern full,xty --variant sorted --global-w --wg 1024 --reps 20 --json \
+  >> "$OUT/sparse.jsonl" 2>>"$OUT/log.txt"
 log done

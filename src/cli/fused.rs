@@ -99,7 +99,8 @@ pub struct FusedArgs {
     #[arg(long)]
     hot_cols: Option<u32>,
     /// Sparse fused kernels: rows with more entries than this are split over workgroups
-    /// (default: the launch model's threshold, C·μ and at least 1024, which `auto` tunes;
+    /// (default: the launch model's threshold, C·μ and at least 1024, or for sorted the tile
+    /// size; `auto` tunes it;
     /// 4294967295: never).
     #[arg(long)]
     long_row: Option<u32>,
