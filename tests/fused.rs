@@ -755,10 +755,34 @@ fn sorted_tiles() {
     let (entries, adds) = wgsparse::fused::tiles::adds(&t, &heavy.row_ptr, 32);
     assert_eq!(entries, heavy.nnz());
     assert!(adds < entries * 3 / 4, "{adds} adds for {entries} entries");
-    // Columns beyond the packed key are refused with a clear error.
-    let wide = sparse_x(20, 1 << 22, 100, 3);
-    match Plan::new(gpu, Matrix::Sparse(&wide), &opts(Variant::Sorted)) {
-        Err(Error::Unsupported(msg)) => assert!(msg.contains("columns"), "{msg}"),
-        other => panic!("expected Unsupported, got {:?}", other.map(|p| p.config)),
+}
+
+#[test]
+fn sorted_wide_keys() {
+    // Columns beyond a packed key (2^23 + 5 beside the 9 position bits of 512-entry tiles:
+    // KDD2010's case) take wide keys, w in global memory: a hot column near the top (long
+    // runs straddling subgroups), long rows split or not, subgroups or not, against the twin.
+    let n = (1usize << 23) + 5;
+    let x = with_hot_columns(&sparse_x(300, n, 3_000, 47), &[n as u32 - 2, 9], 8);
+    for g in [common::gpu(), common::gpu_plain()] {
+        for p in [Pattern::Full, Pattern::Xty] {
+            for (subgroups, long_row) in [(true, None), (false, None), (true, Some(4))] {
+                let o = Options {
+                    variant: Variant::Sorted,
+                    subgroups,
+                    long_row,
+                    vs: Some(4),
+                    workgroup: Some(64),
+                    ..Default::default()
+                };
+                let (_, plan) = check(g, Matrix::Sparse(&x), &o, p, 31);
+                assert!(plan.sorted_wide(), "{}", plan.config.describe());
+                assert!(!plan.config.workgroup_w);
+                assert_eq!(plan.config.segmented, subgroups && g.caps.subgroups);
+                if long_row.is_some() {
+                    assert!(plan.long_chunks() > 0);
+                }
+            }
+        }
     }
 }

@@ -255,11 +255,12 @@ fn linreg_cg_device_scalars_freeze_after_the_stop() {
         ..Default::default()
     };
     let plan = Plan::new(gpu, x, &fused).unwrap();
-    let solve = |chunk: usize, max_iter: usize| {
+    let solve_staged = |chunk: usize, max_iter: usize, stage_w_max: usize| {
         let o = CgOptions {
             lambda: 0.01,
             chunk,
             max_iter,
+            stage_w_max,
             fused: fused.clone(),
             ..Default::default()
         };
@@ -267,8 +268,12 @@ fn linreg_cg_device_scalars_freeze_after_the_stop() {
         let rep = linreg::linreg_cg(gpu, &plan, &b, &o, |i, r| seen.push((i, r))).unwrap();
         assert_eq!(seen.len(), rep.iterations);
         assert_eq!(rep.residuals.len(), rep.iterations + 1);
+        // One wait per submission, w staged behind it; one more when w is read alone.
+        let extra = (s.ncols > stage_w_max) as usize;
+        assert_eq!(rep.readbacks, rep.submissions + extra);
         rep
     };
+    let solve = |chunk: usize, max_iter: usize| solve_staged(chunk, max_iter, 1 << 20);
     let one = solve(1, 100);
     assert!(one.converged && one.iterations > 3, "{}", one.iterations);
     let twin = cpu::linreg_cg(x, &b, 0.01, 1e-6, 100);
@@ -283,6 +288,13 @@ fn linreg_cg_device_scalars_freeze_after_the_stop() {
             assert_eq!(r.submissions, 1);
         }
     }
+    // w read after the last submission instead of staged behind each: the same bits.
+    let alone = solve_staged(2, 100, 0);
+    assert_eq!(alone.residuals, one.residuals);
+    assert_eq!(
+        alone.w.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+        one.w.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+    );
     // Out of iterations: stops at max_iter, not converged, same first steps.
     let short = solve(1, 3);
     assert_eq!((short.iterations, short.converged), (3, false));

@@ -440,6 +440,36 @@ fn gated_dispatches_follow_the_device_flag() {
             assert!(got.iter().flatten().all(|v| v.is_nan()));
         }
     }
+    // Replayed regions: each copy's gate reads the flag as the copy starts. Per pass: dst
+    // poisoned, the gated copy src → dst, then the flag set to `after`. With after = 1 the
+    // first pass copies and the replays stay gated (dst ends poisoned); with 0 every replay
+    // copies again (dst ends equal to src).
+    for (after, copied) in [(1.0f32, false), (0.0, true)] {
+        let flag = GpuBuffer::upload(gpu, "gate.flag", &[0.0f32]).unwrap();
+        let set = GpuBuffer::upload(gpu, "gate.set", &[after]).unwrap();
+        let nan = GpuBuffer::<[f32; 4]>::filled(gpu, "gate.nan", n4, [f32::NAN; 4]).unwrap();
+        let dst = GpuBuffer::<[f32; 4]>::filled(gpu, "gate.dst", n4, [0.0; 4]).unwrap();
+        let bg = kernel.bind(gpu, &[&params, src.raw(), dst.raw()]).unwrap();
+        let mut batch = Batch::new(gpu);
+        let mark = batch.mark().unwrap();
+        batch.copy(nan.raw(), dst.raw(), 16 * n4 as u64);
+        batch.begin_gate(&flag, 0).unwrap();
+        assert!(batch.mark().is_err());
+        assert!(batch.replay(mark, 1).is_err());
+        batch.dispatch(&kernel, bg, [5, 1, 1]).unwrap();
+        batch.end_gate().unwrap();
+        batch.copy(set.raw(), flag.raw(), 4);
+        batch.replay(mark, 2).unwrap();
+        // Gate and copy kernel, three times.
+        assert_eq!(batch.dispatches(), 6);
+        batch.submit().unwrap();
+        let got = dst.read(gpu).unwrap();
+        if copied {
+            assert!(got.iter().zip(&data).all(|(a, b)| a == b));
+        } else {
+            assert!(got.iter().flatten().all(|v| v.is_nan()));
+        }
+    }
     // Misuse is an error, not a panic.
     let flag = GpuBuffer::upload(gpu, "gate.flag", &[0.0f32]).unwrap();
     let mut batch = Batch::new(gpu);

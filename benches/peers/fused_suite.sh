@@ -13,6 +13,7 @@
 #                              (tiles of up to 8 entries per invocation)
 #   KDD_LONG="4096"            kdd2010: extra runs of `fused` at these --long-row thresholds
 #   KDD_LIMIT=420              seconds the kdd2010 export + timing step may take
+#   KDD_SORTED_WG="1024 256"   kdd2010: runs of `sorted` (wide keys) at these workgroup sizes
 # Two jobs of under 8 minutes each:
 #   INPUTS="sparse-200 sparse-1024 sparse-4096 higgs" benches/peers/fused_suite.sh
 #   INPUTS=kdd2010 SWEEP= CG=0 benches/peers/fused_suite.sh
@@ -21,9 +22,10 @@
 # variant (sparse: fused, sorted, two-pass, unfused; dense: fused, two-pass, unfused) with the
 # f64 check, the copy roofline and GB/s. kdd2010 (w beyond workgroup memory, no f64 check):
 # generating its 424M entries and uploading them dominate a step, so one invocation exports X
-# and times auto (tuner bounded on large X) and fused (hot-column cache, long rows split; sorted
-# does not take 29.9M columns); then the peer on the export;
-# then fused at the KDD_LONG thresholds on the exported X (generating 424M entries took 21 s per
+# and times auto (tuner bounded on large X; among its candidates sorted, at one tile size) and
+# fused (hot-column cache, long rows split); then the peer on the export; then fused at the
+# KDD_LONG thresholds and sorted (wide keys: 29.9M columns are past a packed key; w in global
+# memory) at the KDD_SORTED_WG workgroup sizes on the exported X (generating 424M entries took 21 s per
 # 42M on 2 host cores). Every result carries wall_s (host seconds of its plan
 # and runs) and the output host_s (generation, export), to see where a slow step goes.
 set -uo pipefail
@@ -69,6 +71,13 @@ for g in $INPUTS; do
       log "fused kdd2010 --long-row $L"
       step $W fused --matrix-raw /tmp/fused/kdd2010 --pattern full --variant fused --long-row "$L" \
         --reps 5 --json >> "$OUT/fused.jsonl" 2>>"$OUT/log.txt"
+    done
+    # Sorted tiles with wide keys (no f64 check at this size; tests/fused.rs sorted_wide_keys
+    # checks the path against the twin).
+    for WG in ${KDD_SORTED_WG-1024 256}; do
+      log "fused kdd2010 --variant sorted --wg $WG"
+      step $W fused --matrix-raw /tmp/fused/kdd2010 --pattern full --variant sorted --wg "$WG" \
+        --reps 5 --roofline --json >> "$OUT/fused.jsonl" 2>>"$OUT/log.txt"
     done
     rm -rf /tmp/fused/kdd2010
     continue

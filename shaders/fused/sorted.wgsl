@@ -17,6 +17,7 @@
 // X is read from global memory once; its entries stay in registers between 1 and 3.
 // Tiles never hold rows longer than the long-row threshold (fused/long_rows takes those).
 // XTY: Algorithm 1, the scale is α·v[row]·y[row] (no dot product, step 1 skipped).
+// WIDE (X's columns beyond a packed key): keys hold positions alone, cols each entry's column.
 // w already holds β·z (fused/axpy pre-pass).
 #import shared/reduce
 #import shared/atomic_f32
@@ -53,6 +54,9 @@ struct Params {
 @group(0) @binding(5) var<storage, read> y: array<f32>;
 @group(0) @binding(6) var<storage, read> v: array<f32>;
 @group(0) @binding(7) var<storage, read_write> accum: array<AtomicF32>;
+#ifdef WIDE
+@group(0) @binding(8) var<storage, read> cols: array<u32>;
+#endif
 
 var<workgroup> prod: array<f32, TILE>;
 #ifdef SHARED_W
@@ -98,19 +102,28 @@ fn main(
         let rows = tiles[tile];
         let base = row_ptr[rows.x];
         let len = row_ptr[rows.y] - base;
+        // Per entry in registers: its CSR position (NONE when absent), column and value.
         var key: array<u32, 8>;
+        var kcol: array<u32, 8>;
         var val: array<f32, 8>;
         // 1. Entries into registers, their products with y to prod (CSR positions).
         for (var j = 0u; j < EPL; j++) {
             let i = j * WG + slot;
             key[j] = NONE;
+            kcol[j] = NONE;
             val[j] = 0.0;
             if j * WG < len && i < len {
                 let k = keys[base + i];
+#ifdef WIDE
                 key[j] = k;
+                kcol[j] = cols[base + i];
+#else
+                key[j] = k & mask;
+                kcol[j] = k >> POS_BITS;
+#endif
                 val[j] = vals[base + i];
 #ifndef XTY
-                prod[k & mask] = val[j] * y[k >> POS_BITS];
+                prod[key[j]] = val[j] * y[kcol[j]];
 #endif
             }
         }
@@ -158,9 +171,9 @@ fn main(
             let k = key[j];
             var p = 0.0;
             if k != NONE {
-                p = val[j] * prod[k & mask];
+                p = val[j] * prod[k];
             }
-            let col = k >> POS_BITS;
+            let col = kcol[j];
 #ifdef SEGMENTED
             // Segmented suffix sum: lane i ends with the sum of its run from i on (keys are
             // sorted, so a run is contiguous in the subgroup's lanes). Before the round at

@@ -99,7 +99,8 @@ pub struct FusedArgs {
     #[arg(long)]
     hot_cols: Option<u32>,
     /// Sparse fused kernels: rows with more entries than this are split over workgroups
-    /// (default: the launch model's threshold, C·μ and at least 1024, which `auto` tunes;
+    /// (default: the launch model's threshold, C·μ and at least 1024, or for sorted the tile
+    /// size; `auto` tunes it;
     /// 4294967295: never).
     #[arg(long)]
     long_row: Option<u32>,
@@ -254,7 +255,7 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
     }
     let export_s = a.export.as_ref().map(|_| clock.elapsed().as_secs_f64());
     // Per result: wall seconds of its plan (tuning included) and measurement, long-row chunks,
-    // and the sorted scatter's (entries, adds).
+    // and the sorted scatter's (entries, adds) and whether its keys are wide.
     let mut walls = vec![];
     let roofline = if a.roofline {
         Some(report::roofline::measure(&gpu, 1 << 30, 10, 10)?.copy_gbps)
@@ -293,7 +294,7 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
                 measured
                     .as_ref()
                     .ok()
-                    .and_then(|(_, plan)| plan.sorted_adds()),
+                    .and_then(|(_, plan)| plan.sorted_adds().map(|a| (a, plan.sorted_wide()))),
             ));
             match measured {
                 Ok((meas, plan)) => {
@@ -335,7 +336,8 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
                     Ok(meas) => json!({ "pattern": p.name(), "variant": v.name(),
                         "measurement": meas, "roofline_fraction": fraction(meas.gbps),
                         "wall_s": wall, "long_chunks": long,
-                        "sorted_adds": adds.map(|(e, a)| json!({ "entries": e, "adds": a })) }),
+                        "sorted_adds": adds.map(|((e, a), wide)|
+                            json!({ "entries": e, "adds": a, "wide_keys": wide })) }),
                     Err(e) => json!({ "pattern": p.name(), "variant": v.name(), "error": e,
                         "wall_s": wall }),
                 }).collect::<Vec<_>>(),

@@ -257,6 +257,8 @@ fn sparse(
 }
 
 const SORTED_BINDINGS: [Binding; 8] = [Uniform, Read, Read, Read, Read, Read, Read, ReadWrite];
+const SORTED_WIDE_BINDINGS: [Binding; 9] =
+    [Uniform, Read, Read, Read, Read, Read, Read, ReadWrite, Read];
 
 /// Records `fused.sorted`: the scatter over the plan's column-sorted tiles.
 fn sorted(
@@ -277,6 +279,9 @@ fn sorted(
     if cfg.segmented {
         defs.push("SEGMENTED");
     }
+    if t.cols.is_some() {
+        defs.push("WIDE");
+    }
     let k = gpu.kernel(&KernelSpec {
         name: "fused/sorted",
         defines: defs,
@@ -291,7 +296,11 @@ fn sorted(
                 if cfg.workgroup_w { plan.n.max(1) } else { 1 } as f64,
             ),
         ],
-        bindings: &SORTED_BINDINGS,
+        bindings: if t.cols.is_some() {
+            &SORTED_WIDE_BINDINGS
+        } else {
+            &SORTED_BINDINGS
+        },
     })?;
     let params = gpu.uniform(
         "fused.sorted.params",
@@ -303,7 +312,7 @@ fn sorted(
         ],
     );
     let v = op.v.unwrap_or(&plan.dummy);
-    let all = [
+    let mut all = vec![
         &params,
         row_ptr.raw(),
         t.rows.raw(),
@@ -313,6 +322,9 @@ fn sorted(
         v.raw(),
         w.raw(),
     ];
+    if let Some(c) = &t.cols {
+        all.push(c.raw());
+    }
     let bg = k.bind(gpu, &all)?;
     batch.dispatch(&k, bg, [cfg.groups.min(t.ntiles), 1, 1])
 }

@@ -5,7 +5,9 @@
 //! one submission, each gated on the device's stop flag (so the ones after convergence run
 //! empty grids), and the small state is read back once per submission to decide whether to
 //! record more. The chunk of iterations per submission starts at [`CgOptions::chunk`] and
-//! doubles.
+//! doubles. The state's copy (and w's, when n is at most [`CgOptions::stage_w_max`]) is queued behind
+//! each submission, so a submission costs the host one wait, and a solve that ends in the
+//! first chunk makes one round trip to the device in all.
 
 use std::time::Instant;
 
@@ -13,7 +15,7 @@ use serde::Serialize;
 
 use crate::fused::vectors::{axpy, axpy_dev, dot, DOT_GROUPS, NO_COEF};
 use crate::fused::{Matrix, Op, Options, Plan};
-use crate::gpu::{Batch, Binding, Gpu, GpuBuffer, KernelSpec};
+use crate::gpu::{Batch, Binding, Gpu, GpuBuffer, KernelSpec, Staging};
 use crate::sparse::{Csr, Dense};
 use crate::{Error, Result};
 
@@ -30,6 +32,8 @@ pub struct CgOptions {
     pub fused: Options,
     /// Iterations recorded in the first submission (≥ 1); each later one records twice as many.
     pub chunk: usize,
+    /// Largest n whose w is copied behind every submission ([`STAGE_W_MAX`]).
+    pub stage_w_max: usize,
 }
 
 impl Default for CgOptions {
@@ -40,6 +44,7 @@ impl Default for CgOptions {
             max_iter: 100,
             fused: Options::default(),
             chunk: 4,
+            stage_w_max: STAGE_W_MAX,
         }
     }
 }
@@ -57,10 +62,22 @@ pub struct CgReport {
     pub converged: bool,
     /// Submissions (each followed by one read of CG's scalars).
     pub submissions: usize,
+    /// Host waits on the device: one per submission (the state, and w when staged with it),
+    /// plus one for w when n is above [`CgOptions::stage_w_max`].
+    pub readbacks: usize,
     /// Wall-clock seconds of the solve (X and b already on the device; plan built), the
     /// final read of w included.
     pub seconds: f64,
+    /// Of `seconds`, the host's recording and submitting (buffers, bind groups, encoding).
+    pub record_seconds: f64,
+    /// Of `seconds`, the host's waits for the device and the reads.
+    pub wait_seconds: f64,
 }
+
+/// Default largest n whose w is copied behind every submission (so the last one brings it
+/// back without another round trip; the copy moves n·4 bytes, against the ≥ nnz·8 of an
+/// iteration); above it w is read once at the end.
+pub const STAGE_W_MAX: usize = 1 << 20;
 
 /// X with a column of ones appended (the intercept), sparse.
 pub fn with_intercept_sparse(x: &Csr) -> Csr {
@@ -164,6 +181,7 @@ pub fn linreg_cg_resident(
             ))
         })?;
     let start = Instant::now();
+    let mut wait_seconds = 0.0;
     let w = GpuBuffer::zeroed(gpu, "linreg.w", n)?;
     let r = GpuBuffer::zeroed(gpu, "linreg.r", n)?;
     let p = GpuBuffer::zeroed(gpu, "linreg.p", n)?;
@@ -174,6 +192,10 @@ pub fn linreg_cg_resident(
         "linreg.state",
         slot::LOG as usize + 1 + max_iter as usize,
     )?;
+    let st_stage = Staging::new(gpu, "linreg.state.stage", st.len())?;
+    let w_stage = (n <= options.stage_w_max)
+        .then(|| Staging::new(gpu, "linreg.w.stage", n))
+        .transpose()?;
     let tol2 = (options.tol * options.tol) as f32;
     let scalars =
         |batch: &mut Batch, mode: u32| cg_scalars(batch, &st, [mode, tol2.to_bits(), max_iter, 0]);
@@ -194,10 +216,14 @@ pub fn linreg_cg_resident(
     let (mut recorded, mut chunk, mut submissions) = (0usize, options.chunk, 0usize);
     let mut reported = 0;
     let mut residuals = vec![];
-    let state = loop {
+    let (state, w_staged) = loop {
         // Each iteration, run only while stop is 0: [p = −r + β·p;] q = Xᵀ(X·p) + λ·p;
-        // α = ρ/p·q; w += α·p; r += α·q; β = r·r/ρ and the stopping test.
-        for _ in 0..chunk.min(options.max_iter - recorded) {
+        // α = ρ/p·q; w += α·p; r += α·q; β = r·r/ρ and the stopping test. Every iteration
+        // after the first is the same program on the same buffers: recorded once per
+        // submission, then replayed (no host work per iteration but a clone of its steps).
+        let end = recorded + chunk.min(options.max_iter - recorded);
+        while recorded < end {
+            let mark = batch.mark()?;
             batch.begin_gate(&st, slot::STOP)?;
             if recorded > 0 {
                 axpy_dev(
@@ -242,11 +268,29 @@ pub fn linreg_cg_resident(
             dot(&mut batch, &r, &r, &part, &st, slot::RR)?;
             scalars(&mut batch, 2)?;
             batch.end_gate()?;
-            recorded += 1;
+            if recorded > 0 {
+                // The rest of the chunk: copies of this iteration.
+                batch.replay(mark, end - recorded - 1)?;
+                recorded = end;
+            } else {
+                recorded += 1;
+            }
         }
-        batch.submit()?;
+        batch.submit_nowait()?;
         submissions += 1;
-        let state = st.read(gpu)?;
+        // Both copies queue behind the batch; the host waits once, for the last of them.
+        let st_copy = st_stage.copy_from(gpu, &st, 0..st.len())?;
+        let w_copy = match &w_stage {
+            Some(s) => Some(s.copy_from(gpu, &w, 0..n)?),
+            None => None,
+        };
+        let waited = Instant::now();
+        let w_now = match (&w_stage, w_copy) {
+            (Some(s), Some(c)) => Some(s.collect(gpu, c)?),
+            _ => None,
+        };
+        let state = st_stage.collect(gpu, st_copy)?;
+        wait_seconds += waited.elapsed().as_secs_f64();
         let done = state[slot::ITERS as usize] as usize;
         let log = &state[slot::LOG as usize..];
         if residuals.is_empty() {
@@ -258,7 +302,7 @@ pub fn linreg_cg_resident(
         }
         reported = done;
         if state[slot::STOP as usize] != 0.0 || recorded >= options.max_iter {
-            break state;
+            break (state, w_now);
         }
         batch = Batch::new(gpu);
         chunk *= 2;
@@ -273,14 +317,28 @@ pub fn linreg_cg_resident(
             ),
         });
     }
-    let w = w.read(gpu)?;
+    let mut readbacks = submissions;
+    let w = match w_staged {
+        Some(w) => w,
+        None => {
+            readbacks += 1;
+            let waited = Instant::now();
+            let w = w.read(gpu)?;
+            wait_seconds += waited.elapsed().as_secs_f64();
+            w
+        }
+    };
+    let seconds = start.elapsed().as_secs_f64();
     Ok(CgReport {
         w,
         iterations,
         converged: state[slot::RR as usize] <= state[slot::TARGET as usize],
         submissions,
+        readbacks,
         residuals,
-        seconds: start.elapsed().as_secs_f64(),
+        seconds,
+        record_seconds: seconds - wait_seconds,
+        wait_seconds,
     })
 }
 

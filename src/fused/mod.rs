@@ -354,6 +354,8 @@ struct SortedX {
     keys: GpuBuffer<u32>,
     values: GpuBuffer<f32>,
     pos_bits: u32,
+    /// Wide keys: each entry's column ([`tiles::Tiles::cols`]).
+    cols: Option<GpuBuffer<u32>>,
     /// (entries in tiles, adds of the segmented scatter at the adapter's smallest subgroup).
     adds: (usize, usize),
 }
@@ -394,6 +396,12 @@ impl Plan {
             .as_ref()
             .filter(|_| self.config.segmented)
             .map(|t| t.adds)
+    }
+
+    /// `Sorted` whose tiles carry wide keys (X's columns beyond a packed key: a column array
+    /// beside the positions).
+    pub fn sorted_wide(&self) -> bool {
+        self.sorted.as_ref().is_some_and(|t| t.cols.is_some())
     }
 
     /// Chunks of the long-row path (0: every row goes through the main kernel).
@@ -517,6 +525,10 @@ impl Plan {
                     keys: GpuBuffer::upload(gpu, "fused.tile_keys", &t.keys)?,
                     values: GpuBuffer::upload(gpu, "fused.tile_values", &t.values)?,
                     pos_bits: t.pos_bits,
+                    cols: match &t.cols {
+                        Some(c) => Some(GpuBuffer::upload(gpu, "fused.tile_cols", c)?),
+                        None => None,
+                    },
                 }))
             }
             _ => None,

@@ -5,6 +5,10 @@
 //! order through workgroup memory and reduces the scatter over runs of equal columns: one add
 //! per (run, column) instead of one per entry. Rows longer than the long-row threshold are in
 //! no tile (the long-row path takes them); their entries keep their place, unsorted.
+//!
+//! When X has too many columns for a packed key (`ncols ≥ 2^(32 − pos_bits)`, KDD2010's
+//! 29.9M), the key holds the position alone and a second array holds each entry's column
+//! (wide keys, [`Tiles::cols`]): 4 more bytes read per entry, the same sorted order.
 
 use crate::sparse::Csr;
 use crate::{limits, Error, Result};
@@ -19,6 +23,9 @@ pub struct Tiles {
     pub values: Vec<f32>,
     /// Bits of a key holding the position (`cap ≤ 2^pos_bits`).
     pub pos_bits: u32,
+    /// Wide keys: each entry's column, X's length, `keys` then holding positions alone (X's
+    /// columns beyond a packed key); `None` when keys are packed.
+    pub cols: Option<Vec<u32>>,
 }
 
 /// Bits needed for positions below `cap`.
@@ -33,9 +40,14 @@ pub fn fits(ncols: usize, cap: u32) -> bool {
 }
 
 /// Tiles of at most `cap` entries over X's rows, skipping rows longer than `long` (which must
-/// not exceed `cap`).
+/// not exceed `cap`); packed keys when X's columns [`fit`](fits) them, else wide keys.
 pub fn build(x: &Csr, cap: u32, long: u32) -> Result<Tiles> {
-    if !fits(x.ncols, cap) || long > cap || cap == 0 {
+    build_with(x, cap, long, !fits(x.ncols, cap))
+}
+
+/// [`build`] with the key layout chosen by the caller (`wide`; packed keys must fit).
+pub fn build_with(x: &Csr, cap: u32, long: u32, wide: bool) -> Result<Tiles> {
+    if (!wide && !fits(x.ncols, cap)) || long > cap || cap == 0 || cap > 1 << 16 {
         return Err(Error::Unsupported(format!(
             "column-sorted tiles of {cap} entries (rows above {long} split) on X with {} columns",
             x.ncols
@@ -44,11 +56,21 @@ pub fn build(x: &Csr, cap: u32, long: u32) -> Result<Tiles> {
     let pb = pos_bits(cap);
     let mut rows: Vec<[u32; 2]> = Vec::new();
     let mut keys = limits::try_with_capacity("sorted-tile keys", x.nnz())?;
-    keys.extend(x.col_idx.iter().map(|&c| c << pb));
+    let mut cols = if wide {
+        let mut c = limits::try_with_capacity("sorted-tile columns", x.nnz())?;
+        c.extend_from_slice(&x.col_idx);
+        // Positions of the unsorted long rows are never read (no tile holds them).
+        keys.resize(x.nnz(), 0);
+        Some(c)
+    } else {
+        keys.extend(x.col_idx.iter().map(|&c| c << pb));
+        None
+    };
     let mut values = limits::try_with_capacity("sorted-tile values", x.nnz())?;
     values.extend_from_slice(&x.values);
     let len = |r: usize| x.row_ptr[r + 1] - x.row_ptr[r];
-    let mut order: Vec<u32> = Vec::with_capacity(cap as usize);
+    // (column, position) as one u64 for the sort: any column count.
+    let mut order: Vec<u64> = Vec::with_capacity(cap as usize);
     let mut r = 0;
     while r < x.nrows {
         if len(r) > long {
@@ -64,11 +86,18 @@ pub fn build(x: &Csr, cap: u32, long: u32) -> Result<Tiles> {
         rows.push([start as u32, r as u32]);
         let (b, e) = (x.row_ptr[start] as usize, x.row_ptr[r] as usize);
         order.clear();
-        order.extend((0..(e - b) as u32).map(|p| (x.col_idx[b + p as usize] << pb) | p));
+        order.extend((0..(e - b) as u64).map(|p| ((x.col_idx[b + p as usize] as u64) << 32) | p));
         order.sort_unstable();
         for (i, &k) in order.iter().enumerate() {
-            keys[b + i] = k;
-            values[b + i] = x.values[b + (k & ((1 << pb) - 1)) as usize];
+            let (col, pos) = ((k >> 32) as u32, k as u32);
+            match cols.as_mut() {
+                Some(c) => {
+                    keys[b + i] = pos;
+                    c[b + i] = col;
+                }
+                None => keys[b + i] = (col << pb) | pos,
+            }
+            values[b + i] = x.values[b + pos as usize];
         }
     }
     Ok(Tiles {
@@ -76,7 +105,18 @@ pub fn build(x: &Csr, cap: u32, long: u32) -> Result<Tiles> {
         keys,
         values,
         pos_bits: pb,
+        cols,
     })
+}
+
+impl Tiles {
+    /// Column of the tiled entry at X's position `i`.
+    pub fn col(&self, i: usize) -> u32 {
+        match &self.cols {
+            Some(c) => c[i],
+            None => self.keys[i] >> self.pos_bits,
+        }
+    }
 }
 
 /// Adds per subgroup step the kernel makes with subgroups of `sg` lanes and `wg` invocations
@@ -87,12 +127,10 @@ pub fn adds(t: &Tiles, row_ptr: &[u32], sg: usize) -> (usize, usize) {
     for &[r0, r1] in &t.rows {
         let (b, e) = (row_ptr[r0 as usize] as usize, row_ptr[r1 as usize] as usize);
         entries += e - b;
-        for chunk in t.keys[b..e].chunks(sg.max(1)) {
-            heads += 1 + chunk
-                .windows(2)
-                .filter(|w| w[0] >> t.pos_bits != w[1] >> t.pos_bits)
-                .count();
-        }
+        // A head: the first entry of each subgroup step, and each change of column.
+        heads += (b..e)
+            .filter(|&i| (i - b) % sg.max(1) == 0 || t.col(i - 1) != t.col(i))
+            .count();
     }
     (entries, heads)
 }
@@ -136,10 +174,45 @@ mod tests {
     }
 
     #[test]
-    fn refuses_columns_beyond_the_key() {
+    fn wide_keys_beyond_the_packed_key() {
         let x = Csr::empty(1, 1 << 22);
-        assert!(build(&x, 2048, 1024).is_err());
+        assert!(build_with(&x, 2048, 1024, false).is_err());
+        assert!(build(&x, 2048, 1024).unwrap().cols.is_some());
         assert!(fits(1 << 20, 2048));
         assert!(!fits(1 << 21, 2048));
+        // Columns past 2^21 beside 11 position bits: the same order and counts as packed
+        // keys would give, columns from the second array.
+        let big = 1u32 << 24;
+        let x = Csr {
+            nrows: 3,
+            ncols: big as usize + 10,
+            row_ptr: vec![0, 3, 5, 8],
+            col_idx: vec![big + 9, 4, big, big, 7, 3, big + 9, big],
+            values: (0..8).map(|i| i as f32 + 1.0).collect(),
+        };
+        let t = build(&x, 2048, 2048).unwrap();
+        let cols = t.cols.as_ref().unwrap();
+        assert_eq!(t.rows, vec![[0, 3]]);
+        assert_eq!(cols, &[3, 4, 7, big, big, big, big + 9, big + 9]);
+        for (i, &c) in cols.iter().enumerate() {
+            let p = t.keys[i] as usize;
+            assert_eq!(x.col_idx[p], c);
+            assert_eq!(x.values[p], t.values[i]);
+        }
+        // Runs of equal columns within subgroups of 4: [3,4,7,big] 4, [big,big,big+9,big+9] 2.
+        assert_eq!(adds(&t, &x.row_ptr, 4), (8, 6));
+        // Packed keys of a small X give the wide build's order.
+        let mut small = x.clone();
+        small.ncols = 1 << 10;
+        small.col_idx.iter_mut().for_each(|c| *c %= 1 << 10);
+        let (p, w) = (
+            build_with(&small, 64, 64, false).unwrap(),
+            build_with(&small, 64, 64, true).unwrap(),
+        );
+        for i in 0..8 {
+            assert_eq!(p.col(i), w.col(i));
+            assert_eq!(p.keys[i] & 63, w.keys[i]);
+            assert_eq!(p.values[i], w.values[i]);
+        }
     }
 }

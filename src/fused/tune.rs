@@ -111,7 +111,7 @@ pub fn autotuned_plan(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Plan> {
     };
     wgs.sort_unstable();
     wgs.dedup();
-    // The sorted variant refuses X with too many columns for its keys (KDD2010's 29.9M).
+    // Sorted takes any column count (wide keys beyond a packed key: KDD2010's 29.9M).
     let sorts: &[bool] = match x {
         Matrix::Sparse(_) => &[false, true],
         _ => &[false],
@@ -125,6 +125,8 @@ pub fn autotuned_plan(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Plan> {
         .flat_map(|wg| vss.iter().map(move |&vs| (wg, vs)))
         .filter(|&(w, vs)| vs >= 1 && (32..=max_wg).contains(&w) && w >= vs)
         .flat_map(|(wg, vs)| sorts.iter().map(move |p| (wg, vs, p)))
+        // On a large X each tile size sorts X again on the host: sorted at one size alone.
+        .filter(|&(w, _, &sorted)| !(big && sorted && Some(&w) != wgs.last()))
     {
         let like = last_sorted.as_ref().filter(|_| sorted).unwrap_or(&model);
         let tl = n.div_ceil(vs as usize).max(1) as u32;

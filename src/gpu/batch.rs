@@ -6,6 +6,7 @@ use crate::gpu::timer::{GpuTime, Timestamps};
 use crate::gpu::{Binding, Gpu, GpuBuffer, Kernel, KernelSpec};
 use crate::{Error, Result};
 
+#[derive(Clone)]
 enum Step {
     Dispatch {
         kernel: Arc<Kernel>,
@@ -30,6 +31,11 @@ pub struct Batch<'g> {
     steps: Vec<Step>,
     gate: Option<Gate>,
 }
+
+/// A place in a batch's recording outside any gated region ([`Batch::mark`]), from which
+/// [`Batch::replay`] repeats what was recorded after it.
+#[derive(Clone, Copy, Debug)]
+pub struct Mark(usize);
 
 /// An open gated region: where it starts, the flag it tests, and its dispatches' grids.
 struct Gate {
@@ -127,6 +133,34 @@ impl<'g> Batch<'g> {
                 indirect: None,
             },
         );
+        Ok(())
+    }
+
+    /// The current place in the recording, for [`Batch::replay`]; an error inside a gated
+    /// region (a replay must hold whole regions).
+    pub fn mark(&self) -> Result<Mark> {
+        if self.gate.is_some() {
+            return Err(Error::Option("a batch mark inside a gated region".into()));
+        }
+        Ok(Mark(self.steps.len()))
+    }
+
+    /// Records again, `times` more times, everything recorded since `from` (same kernels,
+    /// bind groups and gated regions: a gated region's copies share its arguments buffer, each
+    /// copy's gate rewriting it before the copy's dispatches run), with no host work per
+    /// dispatch but a clone. For a loop whose every pass is the same program on the same
+    /// buffers (a solver's iterations).
+    pub fn replay(&mut self, from: Mark, times: usize) -> Result<()> {
+        if self.gate.is_some() {
+            return Err(Error::Option("replay inside an open gated region".into()));
+        }
+        if from.0 > self.steps.len() {
+            return Err(Error::Option("a batch mark from another recording".into()));
+        }
+        let tail = self.steps[from.0..].to_vec();
+        for _ in 0..times {
+            self.steps.extend(tail.iter().cloned());
+        }
         Ok(())
     }
 

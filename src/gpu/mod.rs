@@ -15,7 +15,7 @@ pub mod shaders;
 mod staging;
 mod timer;
 
-pub use batch::Batch;
+pub use batch::{Batch, Mark};
 pub use buffer::GpuBuffer;
 pub use caps::Caps;
 pub use context::{Gpu, GpuOptions};
