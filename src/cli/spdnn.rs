@@ -106,9 +106,14 @@ pub struct SpdnnArgs {
     /// them with f32 atomics in the buffer (auto: workgroup memory when the row fits).
     #[arg(long, value_enum, default_value = "auto")]
     row_sums: RowSumsArg,
-    /// Thesis approaches: timed runs after the warm-up (default: --reps).
+    /// Thesis approaches: timed runs after the warm-up (default: --reps); 0: one run and
+    /// no warm-up (a verification: its time includes the first use of every pipeline).
     #[arg(long)]
     thesis_reps: Option<usize>,
+    /// Thesis approaches: input rows per band (each band inferred through every layer in
+    /// turn; default: the most rows whose dense Y fits one binding).
+    #[arg(long)]
+    band_rows: Option<usize>,
     /// Thesis approaches: one more run timing the multiply kernels alone (the thesis's
     /// "spmm" beside its total).
     #[arg(long)]
@@ -470,6 +475,7 @@ fn thesis_runs(a: &SpdnnArgs) -> Result<Vec<ThesisOptions>> {
                         RowSumsArg::Workgroup => Some(true),
                         RowSumsArg::Buffer => Some(false),
                     },
+                    band_rows: a.band_rows,
                 });
             }
         }
