@@ -471,3 +471,54 @@ fn bands_by_default_when_y_exceeds_one_binding_and_as_asked() {
         assert_eq!(plan.categories(gpu).unwrap(), want, "{opts:?}");
     }
 }
+
+#[test]
+fn cli_auto_thesis_runs_the_pairs_asked_once_in_bands() {
+    let base = [
+        "spdnn",
+        "--neurons",
+        "64",
+        "--layers",
+        "3",
+        "--rows",
+        "80",
+        "--density",
+        "0.3",
+        "--reps",
+        "1",
+        "--json",
+        "--approach",
+        "auto-thesis",
+        "--thesis-reps",
+        "0",
+        "--buffer",
+        "1",
+        "--band-rows",
+        "30",
+    ];
+    let runs = ["--thesis-runs", "csr-csr:1d,csc-csc:2d", "--check"];
+    let (code, out, err) = cli(&[&base[..], &runs[..]].concat());
+    assert_eq!(code, 0, "{out}{err}");
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    assert!(lines[0]["approach"].as_str().unwrap().starts_with("auto"));
+    for (v, (a, t)) in lines[1..]
+        .iter()
+        .zip([("csr-csr", "1d"), ("csc-csc", "2d")])
+    {
+        assert_eq!(
+            (v["approach"].as_str(), v["tiling"].as_str()),
+            (Some(a), Some(t))
+        );
+        assert_eq!(v["ok"], true, "{v}");
+        assert!(v["check"].as_str().unwrap().contains("CPU twin"), "{v}");
+        assert_eq!(v["bands"], 3, "{v}");
+        assert_eq!(v["active_rows"], lines[0]["active_rows"]);
+    }
+    let (code, _, err) = cli(&[&base[..], &["--thesis-runs", "csr-csr:3d"]].concat());
+    assert_ne!(code, 0);
+    assert!(err.contains("csr-csr:3d"), "{err}");
+}

@@ -9,7 +9,7 @@ use serde_json::json;
 use wgsparse::gpu::{median_warm, GpuTime};
 use wgsparse::spdnn::thesis::{BufferSize, Format, ThesisOptions, Tiling};
 use wgsparse::spdnn::{self, cpu, data, Approach, Options, Plan};
-use wgsparse::{io, Gpu, Result};
+use wgsparse::{io, Error, Gpu, Result};
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum ApproachArg {
@@ -20,6 +20,7 @@ enum ApproachArg {
     CsrCsr,
     CscCsc,
     Thesis,
+    AutoThesis,
     All,
 }
 
@@ -90,8 +91,9 @@ pub struct SpdnnArgs {
     #[arg(long, default_value_t = 5)]
     reps: usize,
     /// GPU path: auto (sliced-ell), sliced-ell, dense-rows, the thesis's csr-ell, csr-csr,
-    /// csc-csc (Y kept sparse, through a dense batch buffer), thesis (those three), or all of
-    /// them (each checked; the thesis's approaches at every --tiling and --buffer).
+    /// csc-csc (Y kept sparse, through a dense batch buffer), thesis (those three),
+    /// auto-thesis (auto, then the thesis's three), or all of them (each checked; the
+    /// thesis's approaches at every --tiling and --buffer).
     #[arg(long, value_enum, default_value = "auto")]
     approach: ApproachArg,
     /// Thesis approaches: 1d (a workgroup per row), 2d (tiles of --tile-rows ×
@@ -118,6 +120,10 @@ pub struct SpdnnArgs {
     /// "spmm" beside its total).
     #[arg(long)]
     spmm_time: bool,
+    /// Thesis approaches: exactly these format:tiling runs instead of those --approach and
+    /// --tiling name, comma-separated (e.g. csr-ell:1d,csr-csr:1d,csc-csc:2d).
+    #[arg(long, value_delimiter = ',')]
+    thesis_runs: Vec<String>,
     /// Thesis approaches: rows (columns for csc-csc) per batch instead of --buffer.
     #[arg(long)]
     batch_rows: Option<usize>,
@@ -194,6 +200,7 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
         ApproachArg::SlicedEll => vec![Approach::SlicedEll],
         ApproachArg::DenseRows => vec![Approach::DenseRows],
         ApproachArg::All => vec![Approach::SlicedEll, Approach::DenseRows],
+        ApproachArg::AutoThesis => vec![Approach::Auto],
         _ => vec![],
     };
     let theses = thesis_runs(&a)?;
@@ -437,16 +444,33 @@ fn judge(
     )
 }
 
+/// `format:tiling` (e.g. `csr-ell:1d`) of --thesis-runs.
+fn parse_thesis_run(s: &str) -> Result<(Format, Tiling)> {
+    let (f, t) = s.split_once(':').unwrap_or((s, ""));
+    let format = Format::ALL.into_iter().find(|x| x.name() == f);
+    let tiling = Tiling::ALL.into_iter().find(|x| x.name() == t);
+    match (format, tiling) {
+        (Some(f), Some(t)) => Ok((f, t)),
+        _ => Err(Error::Option(format!(
+            "--thesis-runs {s:?}: expected format:tiling, format one of csr-ell, csr-csr, \
+             csc-csc and tiling 1d or 2d"
+        ))),
+    }
+}
+
 /// The thesis-approach runs the arguments ask for: each buffer × format × tiling.
 fn thesis_runs(a: &SpdnnArgs) -> Result<Vec<ThesisOptions>> {
     let formats: Vec<Format> = match a.approach {
         ApproachArg::CsrEll => vec![Format::CsrEll],
         ApproachArg::CsrCsr => vec![Format::CsrCsr],
         ApproachArg::CscCsc => vec![Format::CscCsc],
-        ApproachArg::All | ApproachArg::Thesis => Format::ALL.to_vec(),
+        ApproachArg::All | ApproachArg::Thesis | ApproachArg::AutoThesis => Format::ALL.to_vec(),
         _ => return Ok(Vec::new()),
     };
-    let both = matches!(a.approach, ApproachArg::All | ApproachArg::Thesis);
+    let both = matches!(
+        a.approach,
+        ApproachArg::All | ApproachArg::Thesis | ApproachArg::AutoThesis
+    );
     let tilings = match a.tiling {
         Some(TilingArg::OneD) => vec![Tiling::OneD],
         Some(TilingArg::TwoD) => vec![Tiling::TwoD],
@@ -458,26 +482,36 @@ fn thesis_runs(a: &SpdnnArgs) -> Result<Vec<ThesisOptions>> {
         Some(r) => vec![BufferSize::Rows(r)],
         None => a.buffer.iter().map(|&f| BufferSize::Fraction(f)).collect(),
     };
+    // format:tiling pairs: --thesis-runs, else every format × tiling asked.
+    let pairs: Vec<(Format, Tiling)> = if a.thesis_runs.is_empty() {
+        formats
+            .iter()
+            .flat_map(|&f| tilings.iter().map(move |&t| (f, t)))
+            .collect()
+    } else {
+        a.thesis_runs
+            .iter()
+            .map(|s| parse_thesis_run(s))
+            .collect::<Result<_>>()?
+    };
     // Buffers outermost: every approach at the first buffer before any at the next.
     let mut out = Vec::new();
     for &buffer in &buffers {
-        for &format in &formats {
-            for &tiling in &tilings {
-                out.push(ThesisOptions {
-                    format,
-                    tiling,
-                    buffer,
-                    workgroup: a.wg,
-                    tile_rows: a.tile_rows,
-                    tile_cols: a.tile_cols,
-                    row_in_workgroup: match a.row_sums {
-                        RowSumsArg::Auto => None,
-                        RowSumsArg::Workgroup => Some(true),
-                        RowSumsArg::Buffer => Some(false),
-                    },
-                    band_rows: a.band_rows,
-                });
-            }
+        for &(format, tiling) in &pairs {
+            out.push(ThesisOptions {
+                format,
+                tiling,
+                buffer,
+                workgroup: a.wg,
+                tile_rows: a.tile_rows,
+                tile_cols: a.tile_cols,
+                row_in_workgroup: match a.row_sums {
+                    RowSumsArg::Auto => None,
+                    RowSumsArg::Workgroup => Some(true),
+                    RowSumsArg::Buffer => Some(false),
+                },
+                band_rows: a.band_rows,
+            });
         }
     }
     Ok(out)
