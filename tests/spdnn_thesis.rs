@@ -485,7 +485,7 @@ fn cli_auto_thesis_runs_the_pairs_asked_once_in_bands() {
         "--density",
         "0.3",
         "--reps",
-        "1",
+        "0",
         "--json",
         "--approach",
         "auto-thesis",

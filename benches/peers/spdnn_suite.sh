@@ -24,21 +24,22 @@
 #           before any at 25%, so a timeout loses the last buffers' runs first. Each thesis
 #           run is one warm-up, THESIS_REPS timed runs and one run timing the multiply alone.
 #           The table of the thesis's relative findings goes to $OUT/thesis_table.md.
-#   VERIFY=1 VERIFY_PART=k  instead of all the above: verification only (issue 10's "every
+#   VERIFY=1 VERIFY_PART=k  (1..11) instead of all the above: verification only (issue 10's "every
 #           approach verified on all 9 configurations"): per configuration one process runs
 #           auto (the fast path, one warm-up and one timed run; its categories are the truth,
 #           and at N = 1024, L = 120 it is itself checked against the CPU twin) and then each
 #           thesis run once (--thesis-reps 0: no warm-up, no --spmm-time) with the whole list
 #           in one batch where a binding allows (--buffer 1; N = 16,384: two bands of 30,000
 #           rows), writing one JSON line per run with its verdict to $OUT/verify.jsonl and a
-#           table to $OUT/verify_table.md. Parts (estimated from the 01:59 H200 figures):
-#             1: all six thesis runs at 1024 × {120, 480, 1920}, 4096 × 120, 16384 × 120 (~7 min)
+#           table to $OUT/verify_table.md; auto runs once (--reps 0). Parts, with times
+#           estimated from the 01:59 H200 figures (thesis runs × 4 per 4× N, linear in L):
+#             1: all six thesis runs at 1024 × {120, 480, 1920}, 4096 × 120, 16384 × 120 (~6.5 min)
 #             2: all six at 4096 × 480; the three approaches (csr-ell 1d, csr-csr 1d,
-#                csc-csc 2d) at 16384 × 480 (~7 min)
-#             3: the three approaches at 4096 × 1920 (~5 min)
-#             4: csr-csr 1d and csc-csc 2d at 16384 × 1920 (~9 min)
-#             5: csr-ell 1d at 16384 × 1920 (~8 min)
-#             6-9: the other tilings at 4096 × 1920, 16384 × 480, 16384 × 1920 (two parts)
+#                csc-csc 2d) at 16384 × 480 (~6 min)
+#             3: the three approaches at 4096 × 1920 (~4 min)
+#             4, 5, 6: csr-csr 1d, csc-csc 2d, csr-ell 1d at 16384 × 1920 (~5.5, 6.5, 8 min)
+#             7, 8: the other tilings at 4096 × 1920 and at 16384 × 480 (~5.5 min each)
+#             9, 10, 11: csc-csc 1d, csr-csr 2d, csr-ell 2d at 16384 × 1920 (~6, 9, 10 min)
 #           or VERIFY_CONFIGS="N:L:RUNS ..." (RUNS: all, or format:tiling pairs joined by +).
 #           Each part stops starting runs at VERIFY_BUDGET seconds (default 560; a running
 #           process is cut there and a "timeout" line written).
@@ -77,13 +78,15 @@ if [ "${VERIFY:-0}" = 1 ]; then
     1) parts="1024:120:all 1024:480:all 1024:1920:all 4096:120:all 16384:120:all" ;;
     2) parts="4096:480:all 16384:480:$BEST" ;;
     3) parts="4096:1920:$BEST" ;;
-    4) parts="16384:1920:csr-csr:1d+csc-csc:2d" ;;
-    5) parts="16384:1920:csr-ell:1d" ;;
-    6) parts="4096:1920:$REST" ;;
-    7) parts="16384:480:$REST" ;;
-    8) parts="16384:1920:csr-csr:2d+csc-csc:1d" ;;
-    9) parts="16384:1920:csr-ell:2d" ;;
-    *) log "VERIFY_PART is 1..9"; exit 2 ;;
+    4) parts="16384:1920:csr-csr:1d" ;;
+    5) parts="16384:1920:csc-csc:2d" ;;
+    6) parts="16384:1920:csr-ell:1d" ;;
+    7) parts="4096:1920:$REST" ;;
+    8) parts="16384:480:$REST" ;;
+    9) parts="16384:1920:csc-csc:1d" ;;
+    10) parts="16384:1920:csr-csr:2d" ;;
+    11) parts="16384:1920:csr-ell:2d" ;;
+    *) log "VERIFY_PART is 1..11"; exit 2 ;;
   esac
   parts=${VERIFY_CONFIGS:-$parts}
   deadline=$(( $(date +%s) + ${VERIFY_BUDGET:-560} ))
@@ -101,7 +104,7 @@ if [ "${VERIFY:-0}" = 1 ]; then
     [ "$N" -le 1024 ] && [ "$L" -le 120 ] && check="--check"
     log "N=$N L=$L verify $runs $check (${left} s left)"
     timeout "$left" $W spdnn --neurons "$N" --layers "$L" --rows 60000 --input "$IDX" --json \
-      --reps 1 --thesis-reps 0 --buffer 1 "${sel[@]}" $check >> "$OUT/verify.jsonl" \
+      --reps 0 --thesis-reps 0 --buffer 1 "${sel[@]}" $check >> "$OUT/verify.jsonl" \
       2>>"$OUT/log.txt"
     rc=$?
     if [ "$rc" = 124 ]; then

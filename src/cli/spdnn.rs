@@ -87,7 +87,9 @@ pub struct SpdnnArgs {
     /// Seed of generated layers and inputs.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Timed repetitions after warm-up (the median is reported).
+    /// Timed repetitions after warm-up (the median is reported); 0: one run and no
+    /// warm-up (a verification: its time includes the first use of every pipeline and an
+    /// idle GPU's clocks).
     #[arg(long, default_value_t = 5)]
     reps: usize,
     /// GPU path: auto (sliced-ell), sliced-ell, dense-rows, the thesis's csr-ell, csr-csr,
@@ -402,6 +404,9 @@ fn timed(gpu: &Gpu, plan: &Plan, a: &SpdnnArgs) -> Result<GpuTime> {
         );
         plan.run_grouped(gpu, 10, |done| bar.set_position(done as u64))?;
         bar.finish_and_clear();
+    }
+    if a.reps == 0 {
+        return plan.run(gpu);
     }
     median_warm(gpu, a.reps, || {
         if a.group_layers == 0 {
