@@ -26,7 +26,7 @@
 #           The table of the thesis's relative findings goes to $OUT/thesis_table.md.
 #   VERIFY=1 VERIFY_PART=k  (1..11) instead of all the above: verification only (issue 10's "every
 #           approach verified on all 9 configurations"): per configuration one process runs
-#           auto (the fast path, one warm-up and one timed run; its categories are the truth,
+#           auto (the fast path, one run, no warm-up; its categories are the truth,
 #           and at N = 1024, L = 120 it is itself checked against the CPU twin) and then each
 #           thesis run once (--thesis-reps 0: no warm-up, no --spmm-time) with the whole list
 #           in one batch where a binding allows (--buffer 1; N = 16,384: two bands of 30,000
@@ -41,6 +41,10 @@
 #             7, 8: the other tilings at 4096 × 1920 and at 16384 × 480 (~5.5 min each)
 #             9, 10, 11: csc-csc 1d, csr-csr 2d, csr-ell 2d at 16384 × 1920 (~6, 9, 10 min)
 #           or VERIFY_CONFIGS="N:L:RUNS ..." (RUNS: all, or format:tiling pairs joined by +).
+#           The auto run's categories go to $OUT/truth/categories-n{N}-l{L}.tsv; put those of
+#           an earlier part in VERIFY_TRUTH_DIR (default .gpu/truth) and later parts at that
+#           configuration check against the file instead of running auto (saves its planning
+#           and run: ~1.5 min at 16,384 × 1,920).
 #           Each part stops starting runs at VERIFY_BUDGET seconds (default 560; a running
 #           process is cut there and a "timeout" line written).
 # The N = 1024 runs are checked against the CPU twin (a row within f32 rounding of the
@@ -102,6 +106,16 @@ if [ "${VERIFY:-0}" = 1 ]; then
     [ "$runs" = all ] || sel+=(--thesis-runs "${runs//+/,}")
     check=""
     [ "$N" -le 1024 ] && [ "$L" -le 120 ] && check="--check"
+    # The auto run's categories are kept in $OUT/truth; a file of an earlier part put in
+    # $VERIFY_TRUTH_DIR replaces the auto run (same seed, same network and inputs).
+    mkdir -p "$OUT/truth"
+    truth_file="${VERIFY_TRUTH_DIR:-.gpu/truth}/categories-n$N-l$L.tsv"
+    if [ -z "$check" ] && [ -f "$truth_file" ]; then
+      sel[1]=thesis
+      check="--categories $truth_file"
+    else
+      sel+=(--save-categories "$OUT/truth/categories-n$N-l$L.tsv")
+    fi
     log "N=$N L=$L verify $runs $check (${left} s left)"
     timeout "$left" $W spdnn --neurons "$N" --layers "$L" --rows 60000 --input "$IDX" --json \
       --reps 0 --thesis-reps 0 --buffer 1 "${sel[@]}" $check >> "$OUT/verify.jsonl" \
@@ -110,8 +124,11 @@ if [ "${VERIFY:-0}" = 1 ]; then
     if [ "$rc" = 124 ]; then
       log "N=$N L=$L verify: timed out"
       echo "{\"neurons\":$N,\"layers\":$L,\"verify\":\"timeout\",\"runs\":\"$runs\"}" >> "$OUT/verify.jsonl"
+    elif [ "$rc" = 1 ]; then
+      log "N=$N L=$L verify: a mismatch (see its JSON line)"
     elif [ "$rc" != 0 ]; then
-      log "N=$N L=$L verify: FAILED or mismatch (exit $rc)"
+      log "N=$N L=$L verify: FAILED (exit $rc; the error is in log.txt)"
+      echo "{\"neurons\":$N,\"layers\":$L,\"verify\":\"failed (exit $rc)\",\"runs\":\"$runs\"}" >> "$OUT/verify.jsonl"
     fi
   done
   python3 - "$OUT/verify.jsonl" > "$OUT/verify_table.md" <<'PY' || log "verify table FAILED"

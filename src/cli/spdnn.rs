@@ -172,6 +172,10 @@ pub struct SpdnnArgs {
     /// and after the run `DIR/categories.tsv` (the first approach's, 1-based).
     #[arg(long)]
     export: Option<PathBuf>,
+    /// Write the first run's categories (1-based, one a line) to this file, without the
+    /// network (a truth for later runs' --categories).
+    #[arg(long)]
+    save_categories: Option<PathBuf>,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
@@ -248,6 +252,9 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
         let got = plan.categories(&gpu)?;
         if let (Some(dir), 0) = (&a.export, i) {
             data::write_categories(&dir.join("categories.tsv"), &got)?;
+        }
+        if let (Some(path), 0) = (&a.save_categories, i) {
+            data::write_categories(path, &got)?;
         }
         let eps = spdnn::edges_per_second(&net, rows, time.seconds);
         let (verdict, ok, ties) = judge(&truth, margins.as_deref(), tie, &got);
@@ -355,6 +362,9 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
         };
         if let (Some(dir), true) = (&a.export, thesis_only && i == 0) {
             data::write_categories(&dir.join("categories.tsv"), &plan_run.categories)?;
+        }
+        if let (Some(path), true) = (&a.save_categories, thesis_only && i == 0) {
+            data::write_categories(path, &plan_run.categories)?;
         }
         let (verdict, ok, ties) = judge(&truth, margins.as_deref(), tie, &plan_run.categories);
         if truth.is_none() {
