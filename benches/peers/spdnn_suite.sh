@@ -40,6 +40,9 @@
 #             4, 5, 6: csr-csr 1d, csc-csc 2d, csr-ell 1d at 16384 × 1920 (~5.5, 6.5, 8 min)
 #             7, 8: the other tilings at 4096 × 1920 and at 16384 × 480 (~5.5 min each)
 #             9, 10, 11: csc-csc 1d, csr-csr 2d, csr-ell 2d at 16384 × 1920 (~6, 9, 10 min)
+#           The 16,384 estimates are the least sure: a 1D row there (64 KB) exceeds the H200's
+#           48 KB of workgroup memory, so 1D adds with f32 atomics in the buffer; part 1's
+#           16,384 × 120 lines calibrate them (× 4 for L = 480, × 16 for 1,920).
 #           or VERIFY_CONFIGS="N:L:RUNS ..." (RUNS: all, or format:tiling pairs joined by +).
 #           The auto run's categories go to $OUT/truth/categories-n{N}-l{L}.tsv; put those of
 #           an earlier part in VERIFY_TRUTH_DIR (default .gpu/truth) and later parts at that
