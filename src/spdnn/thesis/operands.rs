@@ -149,9 +149,13 @@ pub(super) struct Right {
     pub width: usize,
 }
 
+/// W's host layout for [`Right`]: (beg, end, col, val, longest row).
+pub(super) type RightLayout = (Vec<u32>, Vec<u32>, Vec<u32>, Vec<f32>, usize);
+
 impl Right {
-    /// Uploads `w` in CSR, or in ELL when `ell`.
-    pub fn new(gpu: &Gpu, w: &Csr, ell: bool) -> Result<Self> {
+    /// `w`'s host layout in CSR, or in ELL when `ell` (no device work: layers may be laid
+    /// out in parallel).
+    pub fn layout(w: &Csr, ell: bool) -> RightLayout {
         let n = w.nrows;
         let mut beg = vec![0u32; n];
         let mut end = vec![0u32; n];
@@ -184,6 +188,11 @@ impl Right {
         } else {
             (col, val)
         };
+        (beg, end, col, val, width)
+    }
+
+    /// Uploads a layout of an `n`-row W.
+    pub fn upload(gpu: &Gpu, (beg, end, col, val, width): RightLayout, n: usize) -> Result<Self> {
         Ok(Right {
             beg: GpuBuffer::upload(gpu, "spdnn.thesis.w_beg", &beg)?,
             end: GpuBuffer::upload(gpu, "spdnn.thesis.w_end", &end)?,

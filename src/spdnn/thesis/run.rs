@@ -8,6 +8,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::gpu::{Batch, Gpu};
+use crate::sparse::bucket::par_map;
 use crate::sparse::Csr;
 use crate::spdnn::thesis::operands::{Right, Sparse};
 use crate::spdnn::thesis::stage::{RightRef, Stage};
@@ -153,11 +154,15 @@ impl ThesisPlan {
             (Vec::new(), lefts, 0)
         } else {
             let ell = opts.format == Format::CsrEll;
-            let rights = net
-                .layers
-                .iter()
-                .map(|w| Right::new(gpu, w, ell))
-                .collect::<Result<Vec<_>>>()?;
+            // Laid out on every core a group of layers at a time (bounded host memory),
+            // uploaded in order.
+            let mut rights = Vec::with_capacity(net.layers.len());
+            for group in net.layers.chunks(64) {
+                let layouts = par_map(group.len(), |i| Right::layout(&group[i], ell));
+                for (w, layout) in group.iter().zip(layouts) {
+                    rights.push(Right::upload(gpu, layout, w.nrows)?);
+                }
+            }
             let wmax = rights.iter().map(|r| r.width).max().unwrap_or(1);
             (rights, Vec::new(), wmax)
         };
