@@ -67,6 +67,7 @@ THESIS_BUFFERS_SMALL=${THESIS_BUFFERS_SMALL:-0.1,0.25,0.5}
 THESIS_BUFFERS=${THESIS_BUFFERS:-0.1}
 THESIS_TIMEOUT=${THESIS_TIMEOUT:-180}
 mkdir -p "$OUT"
+T0=$(date +%s)
 for f in .gl/*.deb; do [ -e "$f" ] && dpkg -x "$f" /; done; ldconfig
 if ! ./.gpu/wgsparse info >/dev/null 2>&1; then
   export VK_DRIVER_FILES=/usr/share/vulkan/icd.d/nvidia_icd.json
@@ -96,7 +97,8 @@ if [ "${VERIFY:-0}" = 1 ]; then
     *) log "VERIFY_PART is 1..11"; exit 2 ;;
   esac
   parts=${VERIFY_CONFIGS:-$parts}
-  deadline=$(( $(date +%s) + ${VERIFY_BUDGET:-560} ))
+  # From the script start: the loader packages and the images count too.
+  deadline=$(( T0 + ${VERIFY_BUDGET:-560} ))
   for c in $parts; do
     N=${c%%:*}; rest=${c#*:}; L=${rest%%:*}; runs=${rest#*:}
     left=$(( deadline - $(date +%s) ))
