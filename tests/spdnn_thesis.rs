@@ -76,6 +76,7 @@ fn every(buffer: BufferSize) -> Vec<ThesisOptions> {
                 tile_rows: 3,
                 tile_cols: 40,
                 row_in_workgroup,
+                band_rows: None,
             });
         }
     }
@@ -395,6 +396,7 @@ fn tiles_straddle_batch_boundaries() {
             tile_rows: 5,
             tile_cols: 7,
             row_in_workgroup: None,
+            band_rows: None,
         };
         let cats = check(&net, &y0, &opts);
         assert!(!cats.is_empty() && cats.len() < y0.nrows, "{}", cats.len());
@@ -404,15 +406,119 @@ fn tiles_straddle_batch_boundaries() {
 #[test]
 fn a_sparse_y_beyond_one_binding_is_an_error() {
     // Bindings of 8 KiB hold 2,048 entries: the inputs fit, the denser Y after layer 1
-    // (150 rows of up to 32 entries) does not.
+    // (150 rows of up to 32 entries) does not, when asked for one band of all rows.
     let n = 32;
     let net = data::generated_network(n, 3, -0.3, 51).unwrap();
     let y0 = data::random_inputs(150, n, 0.3, 52).unwrap();
     assert!(y0.nnz() < 2048);
     let gpu = common::gpu_small_bindings();
     for opts in every(BufferSize::Rows(8)).into_iter().step_by(3) {
+        let opts = ThesisOptions {
+            band_rows: Some(150),
+            ..opts
+        };
         let mut plan = ThesisPlan::new(gpu, &net, &y0, &opts).unwrap();
         let e = plan.run(gpu).expect_err("Y beyond a binding");
         assert!(e.to_string().contains("sparse Y after layer 1"), "{e}");
     }
+}
+
+/// The twin's categories of `net` on `y0`.
+fn twin_categories(net: &Network, y0: &Csr) -> Vec<u32> {
+    let n = net.n;
+    let mut y = vec![0f64; y0.nrows * n];
+    for r in 0..y0.nrows {
+        for e in y0.row_range(r) {
+            y[r * n + y0.col_idx[e] as usize] = f64::from(y0.values[e]);
+        }
+    }
+    for l in 0..net.layers.len() {
+        y = twin_step(net, l, &y);
+    }
+    cpu::categories(&y, n)
+}
+
+#[test]
+fn bands_by_default_when_y_exceeds_one_binding_and_as_asked() {
+    // The network above on 8 KiB bindings: by default bands of at most 2,048 / 32 = 64
+    // rows (150 rows: 3 bands of 50), so every band's sparse Y fits; the categories of all
+    // bands (global row ids) equal the twin's, twice (the bands' inputs are reused).
+    let n = 32;
+    let net = data::generated_network(n, 3, -0.3, 51).unwrap();
+    let y0 = data::random_inputs(150, n, 0.3, 52).unwrap();
+    let want = twin_categories(&net, &y0);
+    assert!(!want.is_empty() && want.len() < 150 && *want.last().unwrap() >= 100);
+    let gpu = common::gpu_small_bindings();
+    for opts in every(BufferSize::Rows(8)).into_iter().step_by(3) {
+        let mut plan = ThesisPlan::new(gpu, &net, &y0, &opts).unwrap();
+        assert_eq!(plan.bands(), 3, "{opts:?}");
+        for _ in 0..2 {
+            let run = plan.run(gpu).unwrap();
+            assert_eq!(run.bands, 3);
+            assert_eq!(plan.categories(gpu).unwrap(), want, "{opts:?}");
+        }
+    }
+    // Asked for bands of 37 rows (the last one of 2) on the ordinary device.
+    let gpu = common::gpu();
+    for opts in every(BufferSize::Rows(5)) {
+        let opts = ThesisOptions {
+            band_rows: Some(37),
+            ..opts
+        };
+        let mut plan = ThesisPlan::new(gpu, &net, &y0, &opts).unwrap();
+        assert_eq!(plan.bands(), 5);
+        plan.run(gpu).unwrap();
+        assert_eq!(plan.categories(gpu).unwrap(), want, "{opts:?}");
+    }
+}
+
+#[test]
+fn cli_auto_thesis_runs_the_pairs_asked_once_in_bands() {
+    let base = [
+        "spdnn",
+        "--neurons",
+        "64",
+        "--layers",
+        "3",
+        "--rows",
+        "80",
+        "--density",
+        "0.3",
+        "--reps",
+        "0",
+        "--json",
+        "--approach",
+        "auto-thesis",
+        "--thesis-reps",
+        "0",
+        "--buffer",
+        "1",
+        "--band-rows",
+        "30",
+    ];
+    let runs = ["--thesis-runs", "csr-csr:1d,csc-csc:2d", "--check"];
+    let (code, out, err) = cli(&[&base[..], &runs[..]].concat());
+    assert_eq!(code, 0, "{out}{err}");
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    assert!(lines[0]["approach"].as_str().unwrap().starts_with("auto"));
+    for (v, (a, t)) in lines[1..]
+        .iter()
+        .zip([("csr-csr", "1d"), ("csc-csc", "2d")])
+    {
+        assert_eq!(
+            (v["approach"].as_str(), v["tiling"].as_str()),
+            (Some(a), Some(t))
+        );
+        assert_eq!(v["ok"], true, "{v}");
+        assert!(v["check"].as_str().unwrap().contains("CPU twin"), "{v}");
+        assert_eq!(v["bands"], 3, "{v}");
+        assert_eq!(v["active_rows"], lines[0]["active_rows"]);
+    }
+    let (code, _, err) = cli(&[&base[..], &["--thesis-runs", "csr-csr:3d"]].concat());
+    assert_ne!(code, 0);
+    assert!(err.contains("csr-csr:3d"), "{err}");
 }

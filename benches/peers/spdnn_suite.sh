@@ -24,6 +24,32 @@
 #           before any at 25%, so a timeout loses the last buffers' runs first. Each thesis
 #           run is one warm-up, THESIS_REPS timed runs and one run timing the multiply alone.
 #           The table of the thesis's relative findings goes to $OUT/thesis_table.md.
+#   VERIFY=1 VERIFY_PART=k  (1..11) instead of all the above: verification only (issue 10's "every
+#           approach verified on all 9 configurations"): per configuration one process runs
+#           auto (the fast path, one run, no warm-up; its categories are the truth,
+#           and at N = 1024, L = 120 it is itself checked against the CPU twin) and then each
+#           thesis run once (--thesis-reps 0: no warm-up, no --spmm-time) with the whole list
+#           in one batch where a binding allows (--buffer 1; N = 16,384: two bands of 30,000
+#           rows), writing one JSON line per run with its verdict to $OUT/verify.jsonl and a
+#           table to $OUT/verify_table.md; auto runs once (--reps 0). Parts, with times
+#           estimated from the 01:59 H200 figures (thesis runs × 4 per 4× N, linear in L):
+#             1: all six thesis runs at 1024 × {120, 480, 1920}, 4096 × 120, 16384 × 120 (~6.5 min)
+#             2: all six at 4096 × 480; the three approaches (csr-ell 1d, csr-csr 1d,
+#                csc-csc 2d) at 16384 × 480 (~6 min)
+#             3: the three approaches at 4096 × 1920 (~4 min)
+#             4, 5, 6: csr-csr 1d, csc-csc 2d, csr-ell 1d at 16384 × 1920 (~5.5, 6.5, 8 min)
+#             7, 8: the other tilings at 4096 × 1920 and at 16384 × 480 (~5.5 min each)
+#             9, 10, 11: csc-csc 1d, csr-csr 2d, csr-ell 2d at 16384 × 1920 (~6, 9, 10 min)
+#           The 16,384 estimates are the least sure: a 1D row there (64 KB) exceeds the H200's
+#           48 KB of workgroup memory, so 1D adds with f32 atomics in the buffer; part 1's
+#           16,384 × 120 lines calibrate them (× 4 for L = 480, × 16 for 1,920).
+#           or VERIFY_CONFIGS="N:L:RUNS ..." (RUNS: all, or format:tiling pairs joined by +).
+#           The auto run's categories go to $OUT/truth/categories-n{N}-l{L}.tsv; put those of
+#           an earlier part in VERIFY_TRUTH_DIR (default .gpu/truth) and later parts at that
+#           configuration check against the file instead of running auto (saves its planning
+#           and run: ~1.5 min at 16,384 × 1,920).
+#           Each part stops starting runs at VERIFY_BUDGET seconds (default 560; a running
+#           process is cut there and a "timeout" line written).
 # The N = 1024 runs are checked against the CPU twin (a row within f32 rounding of the
 # threshold may differ and is listed in tie_rows); the others against the auto run's
 # categories, and the peer against them too (its JSON line says categories_match).
@@ -41,6 +67,7 @@ THESIS_BUFFERS_SMALL=${THESIS_BUFFERS_SMALL:-0.1,0.25,0.5}
 THESIS_BUFFERS=${THESIS_BUFFERS:-0.1}
 THESIS_TIMEOUT=${THESIS_TIMEOUT:-180}
 mkdir -p "$OUT"
+T0=$(date +%s)
 for f in .gl/*.deb; do [ -e "$f" ] && dpkg -x "$f" /; done; ldconfig
 if ! ./.gpu/wgsparse info >/dev/null 2>&1; then
   export VK_DRIVER_FILES=/usr/share/vulkan/icd.d/nvidia_icd.json
@@ -51,6 +78,85 @@ log() { echo "[$(date +%T)] $*" | tee -a "$OUT/log.txt"; }
 if [[ "$IDX" == *.gz ]]; then
   gunzip -c "$IDX" > /tmp/spdnn-images.idx || { log "cannot decompress $IDX"; exit 2; }
   IDX=/tmp/spdnn-images.idx
+fi
+if [ "${VERIFY:-0}" = 1 ]; then
+  BEST="csr-ell:1d+csr-csr:1d+csc-csc:2d"
+  REST="csr-ell:2d+csr-csr:2d+csc-csc:1d"
+  case "${VERIFY_PART:-1}" in
+    1) parts="1024:120:all 1024:480:all 1024:1920:all 4096:120:all 16384:120:all" ;;
+    2) parts="4096:480:all 16384:480:$BEST" ;;
+    3) parts="4096:1920:$BEST" ;;
+    4) parts="16384:1920:csr-csr:1d" ;;
+    5) parts="16384:1920:csc-csc:2d" ;;
+    6) parts="16384:1920:csr-ell:1d" ;;
+    7) parts="4096:1920:$REST" ;;
+    8) parts="16384:480:$REST" ;;
+    9) parts="16384:1920:csc-csc:1d" ;;
+    10) parts="16384:1920:csr-csr:2d" ;;
+    11) parts="16384:1920:csr-ell:2d" ;;
+    *) log "VERIFY_PART is 1..11"; exit 2 ;;
+  esac
+  parts=${VERIFY_CONFIGS:-$parts}
+  # From the script start: the loader packages and the images count too.
+  deadline=$(( T0 + ${VERIFY_BUDGET:-560} ))
+  for c in $parts; do
+    N=${c%%:*}; rest=${c#*:}; L=${rest%%:*}; runs=${rest#*:}
+    left=$(( deadline - $(date +%s) ))
+    if [ "$left" -le 5 ]; then
+      log "N=$N L=$L verify: skipped (part budget spent)"
+      echo "{\"neurons\":$N,\"layers\":$L,\"verify\":\"skipped\",\"runs\":\"$runs\"}" >> "$OUT/verify.jsonl"
+      continue
+    fi
+    sel=(--approach auto-thesis)
+    [ "$runs" = all ] || sel+=(--thesis-runs "${runs//+/,}")
+    check=""
+    [ "$N" -le 1024 ] && [ "$L" -le 120 ] && check="--check"
+    # The auto run's categories are kept in $OUT/truth; a file of an earlier part put in
+    # $VERIFY_TRUTH_DIR replaces the auto run (same seed, same network and inputs).
+    mkdir -p "$OUT/truth"
+    truth_file="${VERIFY_TRUTH_DIR:-.gpu/truth}/categories-n$N-l$L.tsv"
+    if [ -z "$check" ] && [ -f "$truth_file" ]; then
+      sel[1]=thesis
+      check="--categories $truth_file"
+    else
+      sel+=(--save-categories "$OUT/truth/categories-n$N-l$L.tsv")
+    fi
+    log "N=$N L=$L verify $runs $check (${left} s left)"
+    timeout "$left" $W spdnn --neurons "$N" --layers "$L" --rows 60000 --input "$IDX" --json \
+      --reps 0 --thesis-reps 0 --buffer 1 "${sel[@]}" $check >> "$OUT/verify.jsonl" \
+      2>>"$OUT/log.txt"
+    rc=$?
+    if [ "$rc" = 124 ]; then
+      log "N=$N L=$L verify: timed out"
+      echo "{\"neurons\":$N,\"layers\":$L,\"verify\":\"timeout\",\"runs\":\"$runs\"}" >> "$OUT/verify.jsonl"
+    elif [ "$rc" = 1 ]; then
+      log "N=$N L=$L verify: a mismatch (see its JSON line)"
+    elif [ "$rc" != 0 ]; then
+      log "N=$N L=$L verify: FAILED (exit $rc; the error is in log.txt)"
+      echo "{\"neurons\":$N,\"layers\":$L,\"verify\":\"failed (exit $rc)\",\"runs\":\"$runs\"}" >> "$OUT/verify.jsonl"
+    fi
+  done
+  python3 - "$OUT/verify.jsonl" > "$OUT/verify_table.md" <<'PY' || log "verify table FAILED"
+# Every verification line: the run, its time and verdict; timeouts and skips named.
+import json, sys
+print("| N | L | approach | tiling | bands | total ms | TE/s | active rows | verdict |")
+print("|---|---|---|---|---|---|---|---|---|")
+for line in open(sys.argv[1]):
+    try:
+        d = json.loads(line)
+    except ValueError:
+        continue
+    if "verify" in d:
+        print(f"| {d['neurons']} | {d['layers']} | {d['runs']} | | | | | | {d['verify']} |")
+    elif "error" in d:
+        print(f"| | | {d['approach']} | | | | | | error: {d['error']} |")
+    else:
+        print(f"| {d['neurons']} | {d['layers']} | {d['approach']} | {d.get('tiling', '')} | "
+              f"{d.get('bands', '')} | {d['ms']:.1f} | {d['edges_per_second'] / 1e12:.3f} | "
+              f"{d['active_rows']} | {d['check'] if d['ok'] else 'MISMATCH: ' + d['check']} |")
+PY
+  log "verify part ${VERIFY_PART:-1} done"
+  exit 0
 fi
 for L in $LAYERS; do
   for N in $NS; do

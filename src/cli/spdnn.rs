@@ -9,7 +9,7 @@ use serde_json::json;
 use wgsparse::gpu::{median_warm, GpuTime};
 use wgsparse::spdnn::thesis::{BufferSize, Format, ThesisOptions, Tiling};
 use wgsparse::spdnn::{self, cpu, data, Approach, Options, Plan};
-use wgsparse::{io, Gpu, Result};
+use wgsparse::{io, Error, Gpu, Result};
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum ApproachArg {
@@ -20,6 +20,7 @@ enum ApproachArg {
     CsrCsr,
     CscCsc,
     Thesis,
+    AutoThesis,
     All,
 }
 
@@ -86,12 +87,15 @@ pub struct SpdnnArgs {
     /// Seed of generated layers and inputs.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Timed repetitions after warm-up (the median is reported).
+    /// Timed repetitions after warm-up (the median is reported); 0: one run and no
+    /// warm-up (a verification: its time includes the first use of every pipeline and an
+    /// idle GPU's clocks).
     #[arg(long, default_value_t = 5)]
     reps: usize,
     /// GPU path: auto (sliced-ell), sliced-ell, dense-rows, the thesis's csr-ell, csr-csr,
-    /// csc-csc (Y kept sparse, through a dense batch buffer), thesis (those three), or all of
-    /// them (each checked; the thesis's approaches at every --tiling and --buffer).
+    /// csc-csc (Y kept sparse, through a dense batch buffer), thesis (those three),
+    /// auto-thesis (auto, then the thesis's three), or all of them (each checked; the
+    /// thesis's approaches at every --tiling and --buffer).
     #[arg(long, value_enum, default_value = "auto")]
     approach: ApproachArg,
     /// Thesis approaches: 1d (a workgroup per row), 2d (tiles of --tile-rows ×
@@ -106,13 +110,22 @@ pub struct SpdnnArgs {
     /// them with f32 atomics in the buffer (auto: workgroup memory when the row fits).
     #[arg(long, value_enum, default_value = "auto")]
     row_sums: RowSumsArg,
-    /// Thesis approaches: timed runs after the warm-up (default: --reps).
+    /// Thesis approaches: timed runs after the warm-up (default: --reps); 0: one run and
+    /// no warm-up (a verification: its time includes the first use of every pipeline).
     #[arg(long)]
     thesis_reps: Option<usize>,
+    /// Thesis approaches: input rows per band (each band inferred through every layer in
+    /// turn; default: the most rows whose dense Y fits one binding).
+    #[arg(long)]
+    band_rows: Option<usize>,
     /// Thesis approaches: one more run timing the multiply kernels alone (the thesis's
     /// "spmm" beside its total).
     #[arg(long)]
     spmm_time: bool,
+    /// Thesis approaches: exactly these format:tiling runs instead of those --approach and
+    /// --tiling name, comma-separated (e.g. csr-ell:1d,csr-csr:1d,csc-csc:2d).
+    #[arg(long, value_delimiter = ',')]
+    thesis_runs: Vec<String>,
     /// Thesis approaches: rows (columns for csc-csc) per batch instead of --buffer.
     #[arg(long)]
     batch_rows: Option<usize>,
@@ -159,6 +172,10 @@ pub struct SpdnnArgs {
     /// and after the run `DIR/categories.tsv` (the first approach's, 1-based).
     #[arg(long)]
     export: Option<PathBuf>,
+    /// Write the first run's categories (1-based, one a line) to this file, without the
+    /// network (a truth for later runs' --categories).
+    #[arg(long)]
+    save_categories: Option<PathBuf>,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
@@ -189,6 +206,7 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
         ApproachArg::SlicedEll => vec![Approach::SlicedEll],
         ApproachArg::DenseRows => vec![Approach::DenseRows],
         ApproachArg::All => vec![Approach::SlicedEll, Approach::DenseRows],
+        ApproachArg::AutoThesis => vec![Approach::Auto],
         _ => vec![],
     };
     let theses = thesis_runs(&a)?;
@@ -234,6 +252,9 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
         let got = plan.categories(&gpu)?;
         if let (Some(dir), 0) = (&a.export, i) {
             data::write_categories(&dir.join("categories.tsv"), &got)?;
+        }
+        if let (Some(path), 0) = (&a.save_categories, i) {
+            data::write_categories(path, &got)?;
         }
         let eps = spdnn::edges_per_second(&net, rows, time.seconds);
         let (verdict, ok, ties) = judge(&truth, margins.as_deref(), tie, &got);
@@ -342,6 +363,9 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
         if let (Some(dir), true) = (&a.export, thesis_only && i == 0) {
             data::write_categories(&dir.join("categories.tsv"), &plan_run.categories)?;
         }
+        if let (Some(path), true) = (&a.save_categories, thesis_only && i == 0) {
+            data::write_categories(path, &plan_run.categories)?;
+        }
         let (verdict, ok, ties) = judge(&truth, margins.as_deref(), tie, &plan_run.categories);
         if truth.is_none() {
             let from = format!("the {} run", super::spdnn_thesis::label(opts));
@@ -391,6 +415,9 @@ fn timed(gpu: &Gpu, plan: &Plan, a: &SpdnnArgs) -> Result<GpuTime> {
         plan.run_grouped(gpu, 10, |done| bar.set_position(done as u64))?;
         bar.finish_and_clear();
     }
+    if a.reps == 0 {
+        return plan.run(gpu);
+    }
     median_warm(gpu, a.reps, || {
         if a.group_layers == 0 {
             plan.run(gpu)
@@ -432,16 +459,33 @@ fn judge(
     )
 }
 
+/// `format:tiling` (e.g. `csr-ell:1d`) of --thesis-runs.
+fn parse_thesis_run(s: &str) -> Result<(Format, Tiling)> {
+    let (f, t) = s.split_once(':').unwrap_or((s, ""));
+    let format = Format::ALL.into_iter().find(|x| x.name() == f);
+    let tiling = Tiling::ALL.into_iter().find(|x| x.name() == t);
+    match (format, tiling) {
+        (Some(f), Some(t)) => Ok((f, t)),
+        _ => Err(Error::Option(format!(
+            "--thesis-runs {s:?}: expected format:tiling, format one of csr-ell, csr-csr, \
+             csc-csc and tiling 1d or 2d"
+        ))),
+    }
+}
+
 /// The thesis-approach runs the arguments ask for: each buffer × format × tiling.
 fn thesis_runs(a: &SpdnnArgs) -> Result<Vec<ThesisOptions>> {
     let formats: Vec<Format> = match a.approach {
         ApproachArg::CsrEll => vec![Format::CsrEll],
         ApproachArg::CsrCsr => vec![Format::CsrCsr],
         ApproachArg::CscCsc => vec![Format::CscCsc],
-        ApproachArg::All | ApproachArg::Thesis => Format::ALL.to_vec(),
+        ApproachArg::All | ApproachArg::Thesis | ApproachArg::AutoThesis => Format::ALL.to_vec(),
         _ => return Ok(Vec::new()),
     };
-    let both = matches!(a.approach, ApproachArg::All | ApproachArg::Thesis);
+    let both = matches!(
+        a.approach,
+        ApproachArg::All | ApproachArg::Thesis | ApproachArg::AutoThesis
+    );
     let tilings = match a.tiling {
         Some(TilingArg::OneD) => vec![Tiling::OneD],
         Some(TilingArg::TwoD) => vec![Tiling::TwoD],
@@ -453,25 +497,36 @@ fn thesis_runs(a: &SpdnnArgs) -> Result<Vec<ThesisOptions>> {
         Some(r) => vec![BufferSize::Rows(r)],
         None => a.buffer.iter().map(|&f| BufferSize::Fraction(f)).collect(),
     };
+    // format:tiling pairs: --thesis-runs, else every format × tiling asked.
+    let pairs: Vec<(Format, Tiling)> = if a.thesis_runs.is_empty() {
+        formats
+            .iter()
+            .flat_map(|&f| tilings.iter().map(move |&t| (f, t)))
+            .collect()
+    } else {
+        a.thesis_runs
+            .iter()
+            .map(|s| parse_thesis_run(s))
+            .collect::<Result<_>>()?
+    };
     // Buffers outermost: every approach at the first buffer before any at the next.
     let mut out = Vec::new();
     for &buffer in &buffers {
-        for &format in &formats {
-            for &tiling in &tilings {
-                out.push(ThesisOptions {
-                    format,
-                    tiling,
-                    buffer,
-                    workgroup: a.wg,
-                    tile_rows: a.tile_rows,
-                    tile_cols: a.tile_cols,
-                    row_in_workgroup: match a.row_sums {
-                        RowSumsArg::Auto => None,
-                        RowSumsArg::Workgroup => Some(true),
-                        RowSumsArg::Buffer => Some(false),
-                    },
-                });
-            }
+        for &(format, tiling) in &pairs {
+            out.push(ThesisOptions {
+                format,
+                tiling,
+                buffer,
+                workgroup: a.wg,
+                tile_rows: a.tile_rows,
+                tile_cols: a.tile_cols,
+                row_in_workgroup: match a.row_sums {
+                    RowSumsArg::Auto => None,
+                    RowSumsArg::Workgroup => Some(true),
+                    RowSumsArg::Buffer => Some(false),
+                },
+                band_rows: a.band_rows,
+            });
         }
     }
     Ok(out)

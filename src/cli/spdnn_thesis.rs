@@ -16,7 +16,9 @@ pub struct Measured {
     pub seconds: f64,
     /// Batches per run.
     pub batches: usize,
-    /// Peak feature bytes (Y_in + Y_out + buffer).
+    /// Bands of input rows per run.
+    pub bands: usize,
+    /// Peak feature bytes (Y_in + Y_out + buffer + the other bands' inputs).
     pub peak: u64,
     /// Most nonzeros of Y after a layer.
     pub max_nnz: usize,
@@ -33,7 +35,7 @@ pub struct Measured {
 }
 
 /// Plans `opts`, runs it once to warm up (pipelines, buffers sized by the expand), then
-/// `reps` timed runs; the median wall time of the whole inference (read-backs included).
+/// `reps` timed runs (0: the warm-up alone, timed); the median wall time of the whole inference (read-backs included).
 /// With `spmm`, one more run times the multiply kernels alone (each in its own submission).
 pub fn run(
     gpu: &Gpu,
@@ -46,9 +48,13 @@ pub fn run(
     let mut plan = ThesisPlan::new(gpu, net, y0, opts)?;
     let warm = plan.run(gpu)?;
     let warm_expansions = warm.expansions;
-    let mut times = Vec::new();
+    // reps = 0: the warm-up is the one (timed) run.
+    let mut times = vec![warm.seconds];
     let mut last = warm;
-    for _ in 0..reps.max(1) {
+    if reps > 0 {
+        times.clear();
+    }
+    for _ in 0..reps {
         last = plan.run(gpu)?;
         times.push(last.seconds);
     }
@@ -67,6 +73,7 @@ pub fn run(
         categories: plan.categories(gpu)?,
         seconds: times[times.len() / 2],
         batches: last.batches,
+        bands: last.bands,
         peak: last.peak_feature_bytes,
         max_nnz: last.max_nnz,
         expansions: [warm_expansions, last.expansions],
@@ -122,7 +129,7 @@ pub fn report(
                 "edges": net.edges(), "ms": m.seconds * 1e3, "timing": "wall clock",
                 "multiply_ms": m.multiply.map(|t| t.0 * 1e3),
                 "multiply_timing": m.multiply.map(|t| if t.1 { "timestamps" } else { "wall clock" }),
-                "edges_per_second": eps, "batches": m.batches, "max_nnz": m.max_nnz, "expansions": m.expansions,
+                "edges_per_second": eps, "batches": m.batches, "bands": m.bands, "max_nnz": m.max_nnz, "expansions": m.expansions,
                 "active_rows": m.categories.len(),
                 "peak_feature_bytes": m.peak, "dense_double_buffer_bytes": dense_double,
                 "check": verdict, "ok": ok, "tie_rows": ties,
@@ -151,10 +158,12 @@ pub fn report(
         (
             "batch",
             format!(
-                "{} rows per batch ({:.1} MB buffer), {} batches per run; 1D row sums in {}",
+                "{} rows per batch ({:.1} MB buffer), {} batches per run over {} band(s); \
+                 1D row sums in {}",
                 m.batch_rows,
                 m.buffer_bytes as f64 / 1e6,
                 m.batches,
+                m.bands,
                 m.row_sums
             ),
         ),

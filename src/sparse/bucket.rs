@@ -28,6 +28,28 @@ pub(crate) fn threads() -> usize {
         .clamp(1, 32)
 }
 
+/// `f(i)` for every `i` in `0..n`, in order, computed on up to [`threads`] threads (each a
+/// contiguous range of `i`): host preprocessing of independent items (layers, …).
+pub(crate) fn par_map<R: Send>(n: usize, f: impl Fn(usize) -> R + Sync) -> Vec<R> {
+    let parts = threads().min(n).max(1);
+    if parts == 1 {
+        return (0..n).map(f).collect();
+    }
+    let f = &f;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..parts)
+            .map(|k| {
+                let (lo, hi) = (n * k / parts, n * (k + 1) / parts);
+                scope.spawn(move || (lo..hi).map(f).collect::<Vec<R>>())
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("a preprocessing thread panicked"))
+            .collect()
+    })
+}
+
 /// Cuts items `0..n` into `parts` contiguous groups of roughly equal weight, where
 /// `before(i)` is the total weight of items `0..i` (non-decreasing in `i`). Returns `parts + 1`
 /// non-decreasing cut points from 0 to `n` (groups may be empty).
@@ -137,4 +159,14 @@ pub(crate) fn par_fill<T: Send>(out: &mut [T], f: impl Fn(usize, &mut [T]) + Syn
             scope.spawn(move || f(c * len, chunk));
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn par_map_keeps_order() {
+        let got = super::par_map(1000, |i| i * i);
+        assert_eq!(got, (0..1000).map(|i| i * i).collect::<Vec<_>>());
+        assert!(super::par_map(0, |i| i).is_empty());
+    }
 }

@@ -22,9 +22,12 @@ pub const WEIGHT: f32 = 1.0 / 16.0;
 /// 1/16; fewer per row when `n < 32`), seeded, with bias `bias`.
 pub fn generated_network(n: usize, layers: usize, bias: f32, seed: u64) -> Result<Network> {
     let per_row = PER_ROW.min(n);
-    let ws = (0..layers)
-        .map(|l| radix_net_layer(n, per_row, WEIGHT, seed.wrapping_add(l as u64 * 7919)))
-        .collect::<Result<Vec<_>>>()?;
+    // Layers are independent (each its own seed): generated on every core.
+    let ws = crate::sparse::bucket::par_map(layers, |l| {
+        radix_net_layer(n, per_row, WEIGHT, seed.wrapping_add(l as u64 * 7919))
+    })
+    .into_iter()
+    .collect::<Result<Vec<_>>>()?;
     Network::new(n, ws, bias)
 }
 

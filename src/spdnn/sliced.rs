@@ -371,12 +371,19 @@ impl SlicedPlan {
             vec![("WG", f64::from(SMALL_WG))],
         )?;
         let (mut slots, mut nnz) = (0usize, 0usize);
+        // Laid out on every core a group of layers at a time (bounded host memory).
+        let ells = net.layers.chunks(64).flat_map(|group| {
+            crate::sparse::bucket::par_map(group.len(), |i| {
+                SlicedEll::new(&group[i], &tiling, packed)
+            })
+        });
         let weights = net
             .layers
             .iter()
             .zip(&uniform)
-            .map(|(w, &value)| {
-                let ell = SlicedEll::new(w, &tiling, packed)?;
+            .zip(ells)
+            .map(|((w, &value), ell)| {
+                let ell = ell?;
                 slots += ell.slots;
                 nnz += w.nnz();
                 Ok(LayerWeights {

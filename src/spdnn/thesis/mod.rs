@@ -25,6 +25,10 @@
 //! right row entered by a binary search at the tile's first column, the sums kept in
 //! workgroup memory and written to the buffer once.
 //!
+//! Rows are independent, so the inputs may be split into bands of rows inferred one after
+//! the other through every layer (W shared, each band's Y0 uploaded once): by default the
+//! bands are as large as a binding allows for a dense Y, so a sparse Y always fits one.
+//!
 //! The host reads two numbers back per batch (the batch's nonzeros and non-empty rows), so
 //! it can size Y_out exactly as the thesis does; the price is one round trip per batch.
 
@@ -117,6 +121,11 @@ pub struct ThesisOptions {
     /// 1D: keep a row's sums in workgroup memory (written once, coalesced) instead of f32
     /// atomics in the buffer; `None`: when the row fits workgroup memory.
     pub row_in_workgroup: Option<bool>,
+    /// Input rows per band: the rows are inferred band by band (every layer over one band,
+    /// then the next), so a band's sparse Y fits one binding; `None`: the most rows whose
+    /// dense Y (rows × N floats, a bound on the sparse Y's entries) fits one binding, the
+    /// bands then evened out.
+    pub band_rows: Option<usize>,
 }
 
 impl Default for ThesisOptions {
@@ -129,6 +138,7 @@ impl Default for ThesisOptions {
             tile_rows: 4,
             tile_cols: 512,
             row_in_workgroup: None,
+            band_rows: None,
         }
     }
 }
@@ -152,6 +162,9 @@ impl ThesisOptions {
                 return Err(Error::Option("a batch of 0 rows".into()));
             }
             _ => {}
+        }
+        if self.band_rows == Some(0) {
+            return Err(Error::Option("a band of 0 rows".into()));
         }
         if self.tiling == Tiling::TwoD {
             if self.tile_rows == 0 || self.tile_cols == 0 {

@@ -54,19 +54,19 @@ impl Sparse {
         let mut val = Vec::new();
         let mut beg = vec![0u32; if by_id { m.nrows } else { 1 }];
         let mut end = beg.clone();
-        for (i, (c, v)) in sorted_rows(m).into_iter().enumerate() {
+        for_each_sorted_row(m, |i, c, v| {
             if c.is_empty() {
-                continue;
+                return;
             }
             if by_id {
                 beg[i] = col.len() as u32;
                 end[i] = (col.len() + c.len()) as u32;
             }
             ids.push(i as u32);
-            col.extend(c);
-            val.extend(v);
+            col.extend_from_slice(c);
+            val.extend_from_slice(v);
             ptr.push(col.len() as u32);
-        }
+        });
         let rows = ids.len();
         ids.resize(max_rows.max(rows), 0);
         ptr.resize(max_rows.max(rows) + 1, col.len() as u32);
@@ -108,19 +108,33 @@ impl Sparse {
     }
 }
 
-/// Each row of `m` as (columns, values) sorted by column, entries of value 0 dropped.
-fn sorted_rows(m: &Csr) -> Vec<(Vec<u32>, Vec<f32>)> {
-    (0..m.nrows)
-        .map(|i| {
-            let mut e: Vec<(u32, f32)> = m
-                .row_range(i)
-                .map(|e| (m.col_idx[e], m.values[e]))
-                .filter(|&(_, v)| v != 0.0)
-                .collect();
-            e.sort_by_key(|&(c, _)| c);
-            e.into_iter().unzip()
-        })
-        .collect()
+/// Calls `f(row, columns, values)` for each row of `m` in order, columns increasing and
+/// entries of value 0 dropped: the stored row itself when it already is so, else a sorted
+/// copy (one scratch buffer for all rows, so large inputs cost no allocation per row).
+fn for_each_sorted_row(m: &Csr, mut f: impl FnMut(usize, &[u32], &[f32])) {
+    let mut scratch: Vec<(u32, f32)> = Vec::new();
+    let (mut cols, mut vals) = (Vec::new(), Vec::new());
+    for i in 0..m.nrows {
+        let r = m.row_range(i);
+        let (c, v) = (&m.col_idx[r.clone()], &m.values[r]);
+        if c.windows(2).all(|w| w[0] < w[1]) && v.iter().all(|&x| x != 0.0) {
+            f(i, c, v);
+            continue;
+        }
+        scratch.clear();
+        scratch.extend(
+            c.iter()
+                .zip(v)
+                .map(|(&c, &v)| (c, v))
+                .filter(|e| e.1 != 0.0),
+        );
+        scratch.sort_by_key(|e| e.0);
+        cols.clear();
+        vals.clear();
+        cols.extend(scratch.iter().map(|e| e.0));
+        vals.extend(scratch.iter().map(|e| e.1));
+        f(i, &cols, &vals);
+    }
 }
 
 /// W as a right operand read by row id: CSR (row k at `beg[k]..end[k]`) or ELL (slot t of
@@ -135,36 +149,50 @@ pub(super) struct Right {
     pub width: usize,
 }
 
+/// W's host layout for [`Right`]: (beg, end, col, val, longest row).
+pub(super) type RightLayout = (Vec<u32>, Vec<u32>, Vec<u32>, Vec<f32>, usize);
+
 impl Right {
-    /// Uploads `w` in CSR, or in ELL when `ell`.
-    pub fn new(gpu: &Gpu, w: &Csr, ell: bool) -> Result<Self> {
-        let rows = sorted_rows(w);
+    /// `w`'s host layout in CSR, or in ELL when `ell` (no device work: layers may be laid
+    /// out in parallel).
+    pub fn layout(w: &Csr, ell: bool) -> RightLayout {
         let n = w.nrows;
-        let width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
         let mut beg = vec![0u32; n];
         let mut end = vec![0u32; n];
+        // CSR first (rows sorted, zeros dropped); ELL is laid out from it.
+        let mut col = Vec::with_capacity(w.nnz());
+        let mut val = Vec::with_capacity(w.nnz());
+        for_each_sorted_row(w, |k, c, v| {
+            beg[k] = col.len() as u32;
+            col.extend_from_slice(c);
+            val.extend_from_slice(v);
+            end[k] = col.len() as u32;
+        });
+        let width = (0..n)
+            .map(|k| (end[k] - beg[k]) as usize)
+            .max()
+            .unwrap_or(0);
         let (col, val) = if ell {
-            let mut col = vec![u32::MAX; width * n];
-            let mut val = vec![0f32; width * n];
-            for (k, (c, v)) in rows.iter().enumerate() {
-                end[k] = c.len() as u32;
-                for t in 0..c.len() {
-                    col[t * n + k] = c[t];
-                    val[t * n + k] = v[t];
+            let mut ecol = vec![u32::MAX; width * n];
+            let mut eval = vec![0f32; width * n];
+            for k in 0..n {
+                let (b, e) = (beg[k] as usize, end[k] as usize);
+                for t in 0..e - b {
+                    ecol[t * n + k] = col[b + t];
+                    eval[t * n + k] = val[b + t];
                 }
+                end[k] = (e - b) as u32;
+                beg[k] = 0;
             }
-            (col, val)
+            (ecol, eval)
         } else {
-            let mut col = Vec::with_capacity(w.nnz());
-            let mut val = Vec::with_capacity(w.nnz());
-            for (k, (c, v)) in rows.into_iter().enumerate() {
-                beg[k] = col.len() as u32;
-                col.extend(c);
-                val.extend(v);
-                end[k] = col.len() as u32;
-            }
             (col, val)
         };
+        (beg, end, col, val, width)
+    }
+
+    /// Uploads a layout of an `n`-row W.
+    pub fn upload(gpu: &Gpu, (beg, end, col, val, width): RightLayout, n: usize) -> Result<Self> {
         Ok(Right {
             beg: GpuBuffer::upload(gpu, "spdnn.thesis.w_beg", &beg)?,
             end: GpuBuffer::upload(gpu, "spdnn.thesis.w_end", &end)?,

@@ -8,6 +8,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::gpu::{Batch, Gpu};
+use crate::sparse::bucket::par_map;
 use crate::sparse::Csr;
 use crate::spdnn::thesis::operands::{Right, Sparse};
 use crate::spdnn::thesis::stage::{RightRef, Stage};
@@ -20,10 +21,12 @@ use crate::{Error, Result};
 pub struct ThesisRun {
     /// Wall seconds of the whole inference (every layer, batch and read-back).
     pub seconds: f64,
-    /// Batches over all layers (one round trip each).
+    /// Batches over all layers and bands (one round trip each).
     pub batches: usize,
+    /// Bands of input rows (each inferred through every layer in turn).
+    pub bands: usize,
     /// Most bytes of feature memory at once: Y_in + Y_out (as sized at that moment) + the
-    /// batch buffer and its per-row counters.
+    /// batch buffer and its per-row counters + the other bands' inputs.
     pub peak_feature_bytes: u64,
     /// Most nonzeros Y held after a layer.
     pub max_nnz: usize,
@@ -51,12 +54,21 @@ struct LayerStats {
 pub struct ThesisPlan {
     opts: ThesisOptions,
     n: usize,
+    /// Rows of the largest band.
     rows: usize,
+    /// Each band's first row and its Y0; `None` for the band whose Y0 is in `sets[0]`.
+    inputs: Vec<(usize, Option<Sparse>)>,
+    /// The band whose Y0 is in `sets[0]`.
+    band: usize,
+    /// Bytes of every band's Y0.
+    input_bytes: u64,
+    /// Categories of a run over several bands (global row ids, increasing).
+    cats: Option<Vec<u32>>,
     /// CSR approaches: W_l by row id. CSC·CSC: empty (W_lᵀ is a left operand).
     rights: Vec<Right>,
     /// CSC·CSC: W_lᵀ (W's columns) as left operands.
     lefts: Vec<Sparse>,
-    /// [Y0, ping, pong]; `None` only while a layer writes it.
+    /// [the current band's Y0, ping, pong]; `None` only while a layer writes it.
     sets: [Option<Sparse>; 3],
     cur: usize,
     stage: Stage,
@@ -89,8 +101,20 @@ impl ThesisPlan {
             )));
         }
         y0.validate()?;
-        let (n, rows) = (net.n, y0.nrows);
+        let (n, total_rows) = (net.n, y0.nrows);
         let csc = opts.format == Format::CscCsc;
+        // Bands: a band's dense Y (rows × n floats) bounds its sparse Y's entries, so by
+        // default a band is as large as that bound lets one binding hold, evened out.
+        let band = match opts.band_rows {
+            Some(b) => b,
+            None => {
+                let fit = (caps.max_storage_binding_bytes / (4 * n.max(1) as u64)) as usize;
+                let fit = fit.max(1);
+                total_rows.div_ceil(total_rows.div_ceil(fit).max(1))
+            }
+        }
+        .clamp(1, total_rows.max(1));
+        let rows = band;
         // The buffer's rows are Y's rows (CSR) or W's columns over all Y rows (CSC).
         let (width, list_max) = if csc { (rows, n) } else { (n, rows) };
         let wanted = match opts.buffer {
@@ -130,11 +154,15 @@ impl ThesisPlan {
             (Vec::new(), lefts, 0)
         } else {
             let ell = opts.format == Format::CsrEll;
-            let rights = net
-                .layers
-                .iter()
-                .map(|w| Right::new(gpu, w, ell))
-                .collect::<Result<Vec<_>>>()?;
+            // Laid out on every core a group of layers at a time (bounded host memory),
+            // uploaded in order.
+            let mut rights = Vec::with_capacity(net.layers.len());
+            for group in net.layers.chunks(64) {
+                let layouts = par_map(group.len(), |i| Right::layout(&group[i], ell));
+                for (w, layout) in group.iter().zip(layouts) {
+                    rights.push(Right::upload(gpu, layout, w.nrows)?);
+                }
+            }
             let wmax = rights.iter().map(|r| r.width).max().unwrap_or(1);
             (rights, Vec::new(), wmax)
         };
@@ -149,13 +177,24 @@ impl ThesisPlan {
                 pow2((wmax * (opts.tile_cols as usize).min(n)).div_ceil(n.max(1)))
             }
         };
-        let y0set = if csc {
-            Sparse::upload(gpu, &y0.transpose(), n, true)?
-        } else {
-            Sparse::upload(gpu, y0, rows, false)?
-        };
+        // Each band's Y0 with band-local row ids (the categories add the band's first row).
+        let mut inputs = Vec::new();
+        for r0 in (0..total_rows.max(1)).step_by(band) {
+            let part = y0.row_band(r0..(r0 + band).min(total_rows));
+            let set = if csc {
+                Sparse::upload(gpu, &part.transpose(), n, true)?
+            } else {
+                Sparse::upload(gpu, &part, rows, false)?
+            };
+            inputs.push((r0, Some(set)));
+        }
+        let input_bytes = inputs
+            .iter()
+            .filter_map(|(_, s)| s.as_ref().map(Sparse::bytes))
+            .sum();
+        let y0set = inputs[0].1.take();
         let sets = [
-            Some(y0set),
+            y0set,
             Some(Sparse::empty(gpu, list_max, n, csc)?),
             Some(Sparse::empty(gpu, list_max, n, csc)?),
         ];
@@ -163,6 +202,10 @@ impl ThesisPlan {
             opts: opts.clone(),
             n,
             rows,
+            inputs,
+            band: 0,
+            input_bytes,
+            cats: None,
             rights,
             lefts,
             sets,
@@ -206,9 +249,26 @@ impl ThesisPlan {
             + self.lefts.iter().map(Sparse::bytes).sum::<u64>()
     }
 
-    /// Starts an inference: the next layer reads Y0 (with [`ThesisPlan::set_poison`], the
-    /// buffer is filled with NaN first).
+    /// Bands of input rows.
+    pub fn bands(&self) -> usize {
+        self.inputs.len()
+    }
+
+    /// Starts an inference: the next layer reads the first band's Y0 (with
+    /// [`ThesisPlan::set_poison`], the buffer is filled with NaN first).
     pub fn start(&mut self, gpu: &Gpu) -> Result<()> {
+        self.cats = None;
+        self.start_band(gpu, 0)
+    }
+
+    /// Puts band `b`'s Y0 in place of the current one and starts from it.
+    fn start_band(&mut self, gpu: &Gpu, b: usize) -> Result<()> {
+        if b != self.band {
+            let now = self.sets[0].take();
+            self.inputs[self.band].1 = now;
+            self.sets[0] = self.inputs[b].1.take();
+            self.band = b;
+        }
         self.cur = 0;
         self.peak = 0;
         self.max_nnz = self.set(0).nnz;
@@ -228,22 +288,49 @@ impl ThesisPlan {
             .expect("a set is only taken during a layer")
     }
 
-    /// Runs every layer from Y0; returns the wall time, batches and peak memory.
+    /// Runs every layer from Y0, band after band; returns the wall time, batches and peak
+    /// memory.
     pub fn run(&mut self, gpu: &Gpu) -> Result<ThesisRun> {
-        self.start(gpu)?;
+        let layers = self.rights.len().max(self.lefts.len());
+        let bands = self.bands();
         let t0 = Instant::now();
-        for l in 0..self.rights.len().max(self.lefts.len()) {
-            self.layer(gpu, l)?;
+        let (mut batches, mut peak, mut max_nnz, mut expansions) = (0, 0, 0, 0);
+        let (mut multiply_s, mut stamps) = (0.0, true);
+        let mut cats = Vec::new();
+        for b in 0..bands {
+            self.cats = None;
+            self.start_band(gpu, b)?;
+            for l in 0..layers {
+                self.layer(gpu, l)?;
+            }
+            batches += self.batches;
+            expansions += self.expansions;
+            peak = peak.max(self.peak);
+            max_nnz = max_nnz.max(self.max_nnz);
+            multiply_s += self.multiply_s;
+            stamps &= self.stamps;
+            if bands > 1 {
+                // Within the timed run: the band's Y is overwritten by the next band's.
+                let r0 = self.inputs[b].0 as u32;
+                cats.extend(self.categories(gpu)?.into_iter().map(|r| r + r0));
+            }
         }
         gpu.wait()?;
+        if bands > 1 {
+            // The other bands' inputs stay resident while one band runs.
+            let own = self.set(0).bytes();
+            peak += self.input_bytes - own.min(self.input_bytes);
+            self.cats = Some(cats);
+        }
         Ok(ThesisRun {
             seconds: t0.elapsed().as_secs_f64(),
-            batches: self.batches,
-            peak_feature_bytes: self.peak,
-            max_nnz: self.max_nnz,
-            expansions: self.expansions,
-            multiply_seconds: self.time_multiply.then_some(self.multiply_s),
-            multiply_from_timestamps: self.time_multiply && self.stamps,
+            batches,
+            bands,
+            peak_feature_bytes: peak,
+            max_nnz,
+            expansions,
+            multiply_seconds: self.time_multiply.then_some(multiply_s),
+            multiply_from_timestamps: self.time_multiply && stamps,
         })
     }
 
@@ -391,15 +478,21 @@ impl ThesisPlan {
         self.poison = on;
     }
 
-    /// Y after the last layer run, dense `rows × n` row-major.
+    /// Y of the current band after the last layer run, dense `rows × n` row-major (band
+    /// rows; the whole Y with one band).
     pub fn output(&self, gpu: &Gpu) -> Result<Vec<f32>> {
         let csc = self.opts.format == Format::CscCsc;
         self.set(self.cur).dense(gpu, self.rows, self.n, csc)
     }
 
     /// Rows with a nonzero sum after the last layer run, 0-based, increasing (every stored
-    /// value is positive, so a row is a category iff it holds an entry).
+    /// value is positive, so a row is a category iff it holds an entry); after
+    /// [`ThesisPlan::run`] over several bands, those of every band (else of the current
+    /// band, band-local).
     pub fn categories(&self, gpu: &Gpu) -> Result<Vec<u32>> {
+        if let Some(c) = &self.cats {
+            return Ok(c.clone());
+        }
         let y = self.set(self.cur);
         let mut out = if self.opts.format == Format::CscCsc {
             let mut rows = y.col.read(gpu)?;
