@@ -185,6 +185,11 @@ pub fn run(args: MfArgs) -> Result<ExitCode> {
             gpus,
             split,
         } => {
+            if let Some(f) = noise_floor.filter(|f| !(f.is_finite() && *f >= 0.0)) {
+                return Err(Error::Option(format!(
+                    "--noise-floor {f}: must be finite and ≥ 0"
+                )));
+            }
             let (tr, te, ids, source, floor) = match (gen, train) {
                 (Some(shape), _) => generated(shape, gen_scale, seed)?,
                 (None, Some(path)) => read(&path, test.as_deref(), binary, rating_range)?,

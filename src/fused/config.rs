@@ -4,7 +4,7 @@
 use crate::fused::hot;
 use crate::fused::plan::{self, Residency, TL_MAX};
 use crate::fused::{Atomics, Config, Matrix, Options, Variant};
-use crate::gpu::Gpu;
+use crate::gpu::{Gpu, GpuBuffer};
 use crate::sparse::GpuDense;
 use crate::{Error, Result};
 
@@ -35,6 +35,9 @@ pub(crate) fn resolve(
     options: &Options,
     used_hint: Option<usize>,
 ) -> Result<(Config, Option<usize>)> {
+    // w (and y, z) hold one value per column of X and are bound whole: a LIBSVM index in the
+    // billions is refused here, before any per-column work on the host.
+    GpuBuffer::<f32>::check_binding(gpu, "fused vector over X's columns", x.shape().1)?;
     let caps = &gpu.caps;
     let (m, n) = x.shape();
     let dense = matches!(x, Matrix::Dense(_));

@@ -249,7 +249,7 @@ impl<'g> Trainer<'g> {
         }
         let (m, n) = (train.n_users, train.n_items);
         check_features(gpu, &[("P", m), ("Q", n)], k, half)?;
-        let workers = kernels::workers(&options, m, n)?;
+        let workers = kernels::workers(gpu, &options, m, n)?;
         let data = prep::prepare(
             train,
             test,
@@ -406,7 +406,8 @@ impl<'g> Trainer<'g> {
         epochs: usize,
         mut callback: impl FnMut(&EpochMetrics),
     ) -> Result<Vec<EpochMetrics>> {
-        let mut out = Vec::with_capacity(epochs);
+        // Grown per epoch: `epochs` comes from the command line and may be huge.
+        let mut out = Vec::new();
         for _ in 0..epochs {
             let lr = self.options.learning_rate(self.epoch);
             let mut batch = Batch::new(self.gpu);
