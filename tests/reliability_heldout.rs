@@ -253,3 +253,30 @@ fn csc_csc_on_no_input_rows_is_one_batch() {
     // It took 14 s (release) when each of the 1,024 columns was a batch of its own.
     assert!(r.seconds < 10.0, "{:.1} s", r.seconds);
 }
+
+#[test]
+fn a_wide_batch_beyond_the_data_trains_full_batch() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    inputs(d);
+    let r = run(
+        d,
+        &[
+            "wide",
+            "train",
+            "--train",
+            "c.svm",
+            "--epochs",
+            "2",
+            "--holdout",
+            "0.2",
+            "--check",
+            "--batch",
+            "4294967295",
+        ],
+        Duration::from_secs(60),
+    );
+    // It was refused after building a 1 GB schedule entry for 2.5·10⁸ chunks.
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(r.peak_kib < 512 << 10, "{} KiB", r.peak_kib);
+}
