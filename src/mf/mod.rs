@@ -496,6 +496,18 @@ impl<'g> Trainer<'g> {
 
 /// Fails with [`Error::TooLarge`] when a feature matrix of `rows` rows × `k` features does
 /// not fit one storage binding of `gpu`.
+/// Fails with [`Error::TooLarge`] when the factors of `users` × `items` at `options`' rank
+/// and precision cannot fit `gpus` (Q whole on each device, P in one row block per device):
+/// for callers that know the shape before they build the ratings (generated data).
+pub fn check_shape(gpus: &[Gpu], users: usize, items: usize, options: &Options) -> Result<()> {
+    let half = options.precision == Precision::F16;
+    let p_rows = users.div_ceil(gpus.len().max(1));
+    for gpu in gpus {
+        check_features(gpu, &[("P", p_rows), ("Q", items)], options.k, half)?;
+    }
+    Ok(())
+}
+
 pub(crate) fn check_features(
     gpu: &Gpu,
     what: &[(&str, usize)],
