@@ -230,6 +230,28 @@ fn out_of_range_values_are_errors_not_panics() {
         );
     }
     refused(d, &["logreg", "--libsvm", "c.svm", "--eps", "NaN"], "eps");
+    // Ran as C = 1 where the other variants refuse it (a per-run row, so exit 1).
+    let r = run(
+        d,
+        &[
+            "fused",
+            "--libsvm",
+            "c.svm",
+            "--variant",
+            "sorted",
+            "--c",
+            "0",
+            "--reps",
+            "1",
+        ],
+        Duration::from_secs(60),
+    );
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("rows per vector must be at least 1"),
+        "{}",
+        r.stderr
+    );
     refused(d, &["linreg", "--libsvm", "c.svm", "--tol", "NaN"], "tol");
     refused(
         d,

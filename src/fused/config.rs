@@ -319,6 +319,11 @@ fn sorted(
         .max(1) as u32;
     let nnz = x.nnz();
     let mu = if m == 0 { 0.0 } else { nnz as f64 / m as f64 };
+    // The sorted kernel walks tiles, not vectors of rows (C is 1), but a C of 0 is refused
+    // here as by every other variant rather than run as something else.
+    if options.rows_per_vector == Some(0) {
+        return Err(option_err("rows per vector must be at least 1".into()));
+    }
     let long_row = match options.long_row {
         Some(0) => {
             return Err(option_err(
