@@ -29,6 +29,7 @@
 #   NOISE=0.85 generates the ratings with that noise (gen ratings --noise; default 0.1).
 #   YAHOO_LAMBDA=0.04 replaces the paper's λ = 1.0 for Yahoo!Music (whose ratings span 0–100;
 #   the planted ratings span 1–5, so the paper's λ scaled by the range ratio is 0.04).
+#   HOGWILD=0 skips the batch-Hogwild! runs on the Netflix shape (wavefront only).
 #   STREAMS="1 4 8" runs the wavefront at each of WF_WORKERS with each stream count (virtual
 #   subgroups per worker sharing its block; default 1, the paper's scheme).
 set -uo pipefail
@@ -99,11 +100,13 @@ for shape in $SHAPES; do
   floor=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['noise_floor'])" "$OUT/gen_$shape.json")
   log "$shape noise floor $floor"
   if [ "$shape" = netflix ]; then
-    for prec in f16 f32; do
-      for w in $WORKERS; do train $shape "$floor" $hp --precision $prec --workers "$w"; done
-    done
-    first=${WORKERS%% *}
-    train $shape "$floor" $hp --precision f16 --workers "$first" --incoherent
+    if [ "${HOGWILD:-1}" = 1 ]; then
+      for prec in f16 f32; do
+        for w in $WORKERS; do train $shape "$floor" $hp --precision $prec --workers "$w"; done
+      done
+      first=${WORKERS%% *}
+      train $shape "$floor" $hp --precision f16 --workers "$first" --incoherent
+    fi
     for w in $WF_WORKERS; do
       for st in ${STREAMS:-1}; do
         train $shape "$floor" $hp --precision f16 --scheme wavefront --workers "$w" --streams "$st"

@@ -185,11 +185,11 @@ pub fn run(args: MfArgs) -> Result<ExitCode> {
             gpus,
             split,
         } => {
-            let (tr, te, ids, source, floor) = match (gen, train) {
-                (Some(shape), _) => generated(shape, gen_scale, seed)?,
-                (None, Some(path)) => read(&path, test.as_deref(), binary, rating_range)?,
-                (None, None) => return Err(Error::Option("give --train FILE or --gen".into())),
-            };
+            if let Some(f) = noise_floor.filter(|f| !(f.is_finite() && *f >= 0.0)) {
+                return Err(Error::Option(format!(
+                    "--noise-floor {f}: must be finite and ≥ 0"
+                )));
+            }
             let options = mf::Options {
                 k,
                 lambda,
@@ -211,6 +211,19 @@ pub fn run(args: MfArgs) -> Result<ExitCode> {
                 streams,
                 ..Default::default()
             };
+            // The devices first: a generated shape is checked against them before its
+            // ratings are built (netflix at k = 256 took 15 s and 2.3 GB to be refused).
+            let devices = match &gpus {
+                Some(g) => super::open_gpus(g)?,
+                None => vec![Gpu::new()?],
+            };
+            let (tr, te, ids, source, floor) = match (gen, train) {
+                (Some(shape), _) => generated(shape, gen_scale, seed, |m, n| {
+                    mf::check_shape(&devices, m, n, &options)
+                })?,
+                (None, Some(path)) => read(&path, test.as_deref(), binary, rating_range)?,
+                (None, None) => return Err(Error::Option("give --train FILE or --gen".into())),
+            };
             let out = Outputs {
                 model,
                 libmf,
@@ -218,8 +231,8 @@ pub fn run(args: MfArgs) -> Result<ExitCode> {
                 floor: floor.or(noise_floor),
             };
             match gpus {
-                Some(g) => {
-                    let gpus = super::open_gpus(&g)?;
+                Some(_) => {
+                    let gpus = devices;
                     multi::train(
                         &gpus,
                         (&tr, te.as_ref()),
@@ -230,7 +243,16 @@ pub fn run(args: MfArgs) -> Result<ExitCode> {
                         out,
                     )
                 }
-                None => train_run(&tr, te.as_ref(), ids, options, epochs, &source, out),
+                None => train_run(
+                    &devices[0],
+                    &tr,
+                    te.as_ref(),
+                    ids,
+                    options,
+                    epochs,
+                    &source,
+                    out,
+                ),
             }
         }
     }
@@ -295,7 +317,13 @@ fn read(
     Ok((tr, te, Some(ids), train.display().to_string(), None))
 }
 
-fn generated(shape: Shape, scale: f64, seed: u64) -> Result<Loaded> {
+/// The planted ratings of `shape` at `scale`; `check(users, items)` runs before they are built.
+fn generated(
+    shape: Shape,
+    scale: f64,
+    seed: u64,
+    check: impl FnOnce(usize, usize) -> Result<()>,
+) -> Result<Loaded> {
     if !(scale > 0.0 && scale <= 1.0) {
         return Err(Error::Option(format!(
             "--gen-scale {scale}: must be in (0, 1]"
@@ -304,6 +332,7 @@ fn generated(shape: Shape, scale: f64, seed: u64) -> Result<Loaded> {
     let (m, n, train, test) = shape.dims();
     let s = |x: usize| ((x as f64 * scale).round() as usize).max(1);
     let total = s(train + test);
+    check(s(m), s(n))?;
     let p = planted_ratings(
         s(m),
         s(n),
@@ -323,7 +352,9 @@ fn generated(shape: Shape, scale: f64, seed: u64) -> Result<Loaded> {
     ))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn train_run(
+    gpu: &Gpu,
     tr: &Ratings,
     te: Option<&Ratings>,
     ids: Option<IdMap>,
@@ -332,10 +363,9 @@ fn train_run(
     source: &str,
     out: Outputs,
 ) -> Result<ExitCode> {
-    let gpu = Gpu::new()?;
     let half = options.precision == Precision::F16;
     let k = options.k;
-    let mut trainer = Trainer::new(&gpu, tr, te, options.clone())?;
+    let mut trainer = Trainer::new(gpu, tr, te, options.clone())?;
     let bar = (!out.json).then(|| {
         let b = indicatif::ProgressBar::new(epochs as u64);
         b.set_style(

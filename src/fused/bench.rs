@@ -96,6 +96,8 @@ impl Operands {
     /// Random y, v, z (uniform in [−1, 1], seeded) for `pattern` on an m×n X.
     pub fn random(gpu: &Gpu, m: usize, n: usize, pattern: Pattern, seed: u64) -> Result<Self> {
         let xty = pattern == Pattern::Xty;
+        // Checked before they are drawn: n follows from the input (a LIBSVM index of 4·10⁹).
+        GpuBuffer::<f32>::check_binding(gpu, "fused vector over X's columns", n)?;
         let y = gen::dense_uniform(1, if xty { m } else { n }, seed).data;
         let v = gen::dense_uniform(1, m, seed + 1).data;
         let z = gen::dense_uniform(1, n, seed + 2).data;

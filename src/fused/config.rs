@@ -4,7 +4,7 @@
 use crate::fused::hot;
 use crate::fused::plan::{self, Residency, TL_MAX};
 use crate::fused::{Atomics, Config, Matrix, Options, Variant};
-use crate::gpu::Gpu;
+use crate::gpu::{Gpu, GpuBuffer};
 use crate::sparse::GpuDense;
 use crate::{Error, Result};
 
@@ -35,6 +35,9 @@ pub(crate) fn resolve(
     options: &Options,
     used_hint: Option<usize>,
 ) -> Result<(Config, Option<usize>)> {
+    // w (and y, z) hold one value per column of X and are bound whole: a LIBSVM index in the
+    // billions is refused here, before any per-column work on the host.
+    GpuBuffer::<f32>::check_binding(gpu, "fused vector over X's columns", x.shape().1)?;
     let caps = &gpu.caps;
     let (m, n) = x.shape();
     let dense = matches!(x, Matrix::Dense(_));
@@ -310,6 +313,11 @@ fn sorted(
         .min(tiles_about)
         .min(caps.max_workgroups_per_dimension as usize)
         .max(1) as u32;
+    // The sorted kernel walks tiles, not vectors of rows (C is 1), but a C of 0 is refused
+    // here as by every other variant rather than run as something else.
+    if options.rows_per_vector == Some(0) {
+        return Err(option_err("rows per vector must be at least 1".into()));
+    }
     // By default every row that fits a tile stays in the tiles: the long-row path reads its
     // rows twice (dot pre-pass, scatter post-pass) in two more dispatches, and on the H200
     // sparse-4096 (rows up to 4,096) at tiles of 8,192 the full pattern took 0.325 ms with

@@ -165,6 +165,13 @@ pub fn linreg_cg_resident(
             options.lambda
         )));
     }
+    // A NaN tol would stop before the first iteration and report an unsolved system.
+    if !(options.tol.is_finite() && options.tol >= 0.0) {
+        return Err(Error::Option(format!(
+            "tol = {} must be finite and ≥ 0",
+            options.tol
+        )));
+    }
     if options.chunk == 0 {
         return Err(Error::Option(
             "CG chunk must be at least 1 iteration".into(),

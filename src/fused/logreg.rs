@@ -538,6 +538,13 @@ pub fn logreg_tron(
             options.lambda
         )));
     }
+    // A NaN eps would stop before the first iteration and report an untrained model.
+    if !(options.eps.is_finite() && options.eps >= 0.0) {
+        return Err(Error::Option(format!(
+            "eps = {} must be finite and ≥ 0",
+            options.eps
+        )));
+    }
     let m = plan.m;
     let start = Instant::now();
     let zeros = |what: &str, len: usize| GpuBuffer::<f32>::zeroed(gpu, what, len);

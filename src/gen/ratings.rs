@@ -143,9 +143,11 @@ pub fn planted_ratings_with_noise(
     noise: f64,
     seed: u64,
 ) -> Result<PlantedRatings> {
-    if !(noise.is_finite() && noise >= 0.0) {
+    // Drawn in f32: a noise beyond f32's range (1e300) is as infinite as `inf`.
+    if !((noise as f32).is_finite() && noise >= 0.0) {
         return Err(Error::Option(format!(
-            "rating noise {noise} must be finite and ≥ 0"
+            "rating noise {noise:e} must be finite in f32 (at most {:e}) and ≥ 0",
+            f32::MAX
         )));
     }
     if rank == 0 {

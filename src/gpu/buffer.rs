@@ -46,6 +46,23 @@ impl<T: Pod> GpuBuffer<T> {
         Ok(())
     }
 
+    /// [`GpuBuffer::check_fits`], and fails with [`Error::TooLarge`] when `len` elements
+    /// exceed one storage binding: for a buffer that a kernel binds whole. Call it on sizes
+    /// that follow from an input before the host builds the data.
+    pub fn check_binding(gpu: &Gpu, what: &str, len: usize) -> Result<()> {
+        Self::check_fits(gpu, what, len)?;
+        let bytes = (len as u64).saturating_mul(std::mem::size_of::<T>() as u64);
+        let limit = gpu.caps.max_storage_binding_bytes;
+        if bytes > limit {
+            return Err(Error::TooLarge {
+                what: format!("{what} ({len} elements)"),
+                needed: format!("{bytes} bytes in one storage binding"),
+                limit: format!("{limit} bytes on {}", gpu.caps.adapter_name),
+            });
+        }
+        Ok(())
+    }
+
     /// Uploads `data` into a new buffer labelled `label`.
     pub fn upload(gpu: &Gpu, label: &str, data: &[T]) -> Result<Self> {
         Self::check_fits(gpu, label, data.len())?;

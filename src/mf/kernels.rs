@@ -119,8 +119,10 @@ impl Layout {
     }
 }
 
-/// The worker count: the option, or min(m, n)/2 capped at 8192 (wavefront 1024).
-pub(crate) fn workers(o: &Options, m: usize, n: usize) -> Result<u32> {
+/// The worker count: the option, or min(m, n)/2 capped at 8192 (wavefront 1024). Each
+/// worker's PCG state is one `u32` of a storage binding, checked here before the states are
+/// built on the host (a huge `--workers` is an error, not gigabytes of host memory).
+pub(crate) fn workers(gpu: &Gpu, o: &Options, m: usize, n: usize) -> Result<u32> {
     let cap = if o.scheme == Scheme::Wavefront {
         1024
     } else {
@@ -131,6 +133,14 @@ pub(crate) fn workers(o: &Options, m: usize, n: usize) -> Result<u32> {
         .unwrap_or_else(|| (m.min(n) / 2).clamp(1, cap) as u32);
     if w == 0 {
         return Err(Error::Option("workers must be ≥ 1".into()));
+    }
+    let (bytes, limit) = (w as u64 * 4, gpu.caps.max_storage_binding_bytes);
+    if bytes > limit {
+        return Err(Error::TooLarge {
+            what: format!("the PCG states of {w} workers"),
+            needed: format!("{bytes} bytes in one storage binding"),
+            limit: format!("{limit} bytes on {}", gpu.caps.adapter_name),
+        });
     }
     if o.scheme == Scheme::Wavefront && w as usize > m {
         return Err(Error::Option(format!(

@@ -249,7 +249,7 @@ impl<'g> Trainer<'g> {
         }
         let (m, n) = (train.n_users, train.n_items);
         check_features(gpu, &[("P", m), ("Q", n)], k, half)?;
-        let workers = kernels::workers(&options, m, n)?;
+        let workers = kernels::workers(gpu, &options, m, n)?;
         let data = prep::prepare(
             train,
             test,
@@ -406,7 +406,8 @@ impl<'g> Trainer<'g> {
         epochs: usize,
         mut callback: impl FnMut(&EpochMetrics),
     ) -> Result<Vec<EpochMetrics>> {
-        let mut out = Vec::with_capacity(epochs);
+        // Grown per epoch: `epochs` comes from the command line and may be huge.
+        let mut out = Vec::new();
         for _ in 0..epochs {
             let lr = self.options.learning_rate(self.epoch);
             let mut batch = Batch::new(self.gpu);
@@ -495,6 +496,18 @@ impl<'g> Trainer<'g> {
 
 /// Fails with [`Error::TooLarge`] when a feature matrix of `rows` rows × `k` features does
 /// not fit one storage binding of `gpu`.
+/// Fails with [`Error::TooLarge`] when the factors of `users` × `items` at `options`' rank
+/// and precision cannot fit `gpus` (Q whole on each device, P in one row block per device):
+/// for callers that know the shape before they build the ratings (generated data).
+pub fn check_shape(gpus: &[Gpu], users: usize, items: usize, options: &Options) -> Result<()> {
+    let half = options.precision == Precision::F16;
+    let p_rows = users.div_ceil(gpus.len().max(1));
+    for gpu in gpus {
+        check_features(gpu, &[("P", p_rows), ("Q", items)], options.k, half)?;
+    }
+    Ok(())
+}
+
 pub(crate) fn check_features(
     gpu: &Gpu,
     what: &[(&str, usize)],

@@ -33,6 +33,12 @@ struct CopyParams {
 /// Measures vec4 copy bandwidth over `bytes` bytes (each way) and the per-dispatch cost of
 /// `dispatches` one-workgroup dispatches in one pass; `reps` repetitions each.
 pub fn measure(gpu: &Gpu, bytes: u64, reps: usize, dispatches: u32) -> Result<Roofline> {
+    // The medians below need at least one timed repetition.
+    if reps == 0 {
+        return Err(crate::Error::Option(
+            "roofline: at least one timed repetition".into(),
+        ));
+    }
     let limit = gpu
         .caps
         .max_storage_binding_bytes

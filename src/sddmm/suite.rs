@@ -116,7 +116,13 @@ pub fn find(name: &str) -> Result<SuiteMatrix> {
 impl SuiteMatrix {
     /// Generates the matrix, every dimension and the nonzero count scaled by `scale`
     /// (1.0 = full size; nnz scales by `scale²`·… kept at the same density).
+    /// Fails for a `scale` outside (0, 1] (NaN included) rather than clamping it.
     pub fn generate(&self, scale: f64, seed: u64) -> Result<Csr> {
+        if !(scale > 0.0 && scale <= 1.0) {
+            return Err(crate::Error::Option(format!(
+                "scale {scale} must be in (0, 1]"
+            )));
+        }
         let (m, n, nnz) = self.scaled(scale);
         gen::power_law_skewed(m, n, nnz, self.alpha, self.col_alpha, seed)
     }

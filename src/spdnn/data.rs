@@ -11,7 +11,7 @@ use crate::gen::radix_net_layer;
 use crate::io::{read_graphchallenge_tsv, IdxImages};
 use crate::sparse::Csr;
 use crate::spdnn::Network;
-use crate::{Error, Result};
+use crate::{limits, Error, Result};
 
 /// Nonzeros per row of the challenge's layers.
 pub const PER_ROW: usize = 32;
@@ -46,18 +46,33 @@ pub fn random_inputs(rows: usize, n: usize, density: f64, seed: u64) -> Result<C
             "input density {density} is not in [0, 1]"
         )));
     }
+    // The expected entries (u32 column and f32 value each) and the row offsets are checked
+    // before any is drawn: `rows` comes from the command line and may be in the billions.
+    let expected = rows as f64 * n as f64 * density;
+    if expected > u32::MAX as f64 {
+        return Err(Error::Option(format!(
+            "{rows} random input rows × {n} neurons at density {density:.3} expect {expected:.0} \
+             nonzeros, beyond the u32 index range ({})",
+            u32::MAX
+        )));
+    }
+    let what = format!("{rows} random input rows");
+    limits::check_host(&what, expected as u64 * 8 + (rows as u64 + 1) * 4)?;
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    let mut row_ptr = vec![0u32];
-    let mut col_idx = Vec::new();
+    let mut row_ptr = limits::try_with_capacity(&what, rows + 1)?;
+    row_ptr.push(0u32);
+    let mut col_idx = limits::try_with_capacity(&what, expected as usize)?;
     for _ in 0..rows {
         for j in 0..n {
             if rng.random_bool(density) {
                 col_idx.push(j as u32);
             }
         }
-        row_ptr.push(col_idx.len() as u32);
+        let end = u32::try_from(col_idx.len())
+            .map_err(|_| Error::Option(format!("{what}: more than {} nonzeros drawn", u32::MAX)))?;
+        row_ptr.push(end);
     }
-    let values = vec![1.0f32; col_idx.len()];
+    let values = limits::try_vec(&what, col_idx.len(), 1.0f32)?;
     Csr::new(rows, n, row_ptr, col_idx, values)
 }
 

@@ -330,7 +330,9 @@ pub(crate) struct Schedule {
 impl Schedule {
     /// Entries of at most `per` chunks each over `chunks` chunk positions.
     pub fn new(gpu: &Gpu, label: &str, chunks: usize, per: usize) -> Result<Self> {
-        let per = per.max(1);
+        // An entry never holds more than every chunk: a --batch beyond the data (4294967295)
+        // sizes the entries by the data, not by the batch.
+        let per = per.clamp(1, chunks.max(1));
         let align_words = (gpu.caps.storage_offset_alignment as usize).max(16) / 4;
         let stride = (4 + per).div_ceil(align_words) * align_words;
         let entries = chunks.div_ceil(per).max(1);

@@ -217,6 +217,13 @@ impl<'g> Trainer<'g> {
                 train.0.ncols
             )));
         }
+        // The parameters are bound whole: a feature index in the billions is refused here,
+        // before the per-feature orders and parameters are built on the host.
+        let n_params = n_features
+            .checked_mul(spec.params_per_feature)
+            .and_then(|l| l.checked_add(1))
+            .unwrap_or(usize::MAX);
+        GpuBuffer::<f32>::check_binding(gpu, "wide parameters", n_params)?;
         let order = if options.reindex {
             FeatureOrder::by_frequency_of(train.0, n_features)
         } else {

@@ -139,7 +139,7 @@ impl<'g> MultiTrainer<'g> {
         for gpu in gpus {
             check_features(gpu, &[("a row block of P", p_rows), ("Q", n)], k, half)?;
         }
-        let workers = kernels::workers(&options, p_rows, q_rows * split)?;
+        let workers = kernels::workers(&gpus[0], &options, p_rows, q_rows * split)?;
         // The single-device trainer's initial features, then each block's rows of them.
         let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(options.seed);
         let p_all = prep::init_features(m, k, half, &mut rng);
@@ -345,7 +345,8 @@ impl<'g> MultiTrainer<'g> {
         epochs: usize,
         mut callback: impl FnMut(&MultiEpochMetrics),
     ) -> Result<Vec<MultiEpochMetrics>> {
-        let mut out = Vec::with_capacity(epochs);
+        // Grown per epoch: `epochs` comes from the command line and may be huge.
+        let mut out = Vec::new();
         for _ in 0..epochs {
             let lr = self.options.learning_rate(self.epoch);
             let t = Instant::now();

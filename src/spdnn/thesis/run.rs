@@ -129,6 +129,9 @@ impl ThesisPlan {
                 limit: format!("{} bytes per binding", caps.max_storage_binding_bytes),
             });
         }
+        // No input rows (CSC: every column has zero width): one batch of them all, not one
+        // dispatch per column.
+        let wanted = if width == 0 { list_max } else { wanted };
         let slots = wanted.clamp(1, list_max.max(1)).min(fit);
         // 1D: a row's sums in workgroup memory when they fit (or as asked).
         let row_bytes = 4 * width as u64 + 16;
