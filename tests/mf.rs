@@ -392,10 +392,19 @@ fn wavefront_never_shares_a_column_block_and_converges() {
         // only about 3 items, so their q rows are hit by every stream at once (measured on
         // lavapipe's workgroup path, where the streams run in lockstep: 0.258 against 0.191):
         // they are held to converging, within 1.5× the serial RMSE.
+        let expected = (epochs * 8 * 64) as u64;
         for (streams, slack) in [(1, 1.03), (4, 1.5)] {
-            let (r, i) = run(8, 64, streams, true);
+            let (mut r, mut i) = run(8, 64, streams, true);
+            // On lavapipe under heavy CPU load a lock holder's thread can be descheduled
+            // long enough for a spinning worker to spend its invocation's 65,535 loop
+            // iterations and leave a block unvisited (seen once: 4,095 of 4,096 entries).
+            // That limiter exists on no hardware GPU; lavapipe gets one more try.
+            let software = gpu.caps.adapter_name.contains("llvmpipe");
+            if software && i.violations == 0 && i.entries < expected {
+                (r, i) = run(8, 64, streams, true);
+            }
             assert_eq!(i.violations, 0, "{name}: two workers in one column block");
-            assert_eq!(i.entries, (epochs * 8 * 64) as u64, "{name}");
+            assert_eq!(i.entries, expected, "{name}");
             let last = *r.last().unwrap();
             assert!(r[0] > 2.0 * last, "{name}: RMSE did not fall: {r:?}");
             assert!(
