@@ -1,0 +1,333 @@
+//! Building a trainer: the options' and labels' checks, the training data cut into parts
+//! and uploaded, async mode's window and step scales, validation data on the device.
+
+use rand::SeedableRng;
+use rand_distr::{Distribution, Normal};
+
+use super::{Part, Slot, Trainer, Valid};
+use crate::gpu::{Gpu, GpuBuffer};
+use crate::sparse::Csr;
+use crate::wide::engine::{
+    cache_budget, DeviceChunks, HostArrays, Kernels, MetricsConfig, Schedule, StageKernels,
+    AUC_BINS, AUC_RANGE, METRICS_WG,
+};
+use crate::wide::metrics::labels_pm1;
+use crate::wide::plan::{
+    async_scale, chunk_for_batch, hot_features, split_rows, Chunks, FeatureOrder,
+};
+use crate::wide::{ModelSpec, Options};
+use crate::{Error, Result};
+/// Initial parameters in the original feature order: the first parameter of each feature
+/// and the bias at 0, the others N(0, init_std²) from `seed`.
+pub fn initial_params(spec: &ModelSpec, n_features: usize, seed: u64) -> Result<Vec<f32>> {
+    let np = spec.params_per_feature;
+    let len = n_features
+        .checked_mul(np)
+        .and_then(|l| l.checked_add(1))
+        .ok_or_else(|| Error::Option("parameter count overflows".into()))?;
+    let mut p = crate::limits::try_vec("wide parameters", len, 0.0f32)?;
+    if np > 1 && spec.init_std > 0.0 {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        let d = Normal::new(0.0f32, spec.init_std).expect("checked std");
+        for j in 0..n_features {
+            for v in &mut p[j * np + 1..(j + 1) * np] {
+                *v = d.sample(&mut rng);
+            }
+        }
+    }
+    Ok(p)
+}
+
+/// Async mode keeps at least this many windows of chunks in flight per epoch: the persistent
+/// workgroups are capped at the epoch's chunks / MIN_WINDOWS, so hot features (whose steps
+/// the scale shrinks to about one per window) still take that many steps per epoch. On a
+/// small data set a GPU would otherwise hold the whole epoch in flight (full-batch steps).
+/// The f64 twin's sweep converged with ≥ 20 windows per epoch for LR, closer to sync's
+/// logloss with more.
+pub const MIN_WINDOWS: usize = 64;
+
+/// Async mode's persistent workgroups: `async_groups`, at most the epoch's chunks /
+/// [`MIN_WINDOWS`] (at least 1).
+fn async_groups(options: &Options, total_chunks: usize) -> usize {
+    options.async_groups.min(total_chunks / MIN_WINDOWS).max(1)
+}
+
+/// Async mode's mini-batches in flight: the chunks one dispatch's persistent workgroups
+/// hold at once (at most [`async_groups`], at most the dispatch's chunks) in mini-batches;
+/// 1 in sync mode; `async_in_flight` when given.
+fn in_flight(options: &Options, chunk: usize, total_chunks: usize) -> f64 {
+    if options.sync {
+        return 1.0;
+    }
+    if let Some(s) = options.async_in_flight {
+        return s;
+    }
+    let per_batch = (options.batch / chunk).max(1);
+    let per_dispatch = match options.async_span {
+        0 => total_chunks,
+        span => span.saturating_mul(per_batch),
+    };
+    let chunks = async_groups(options, total_chunks)
+        .min(per_dispatch)
+        .min(total_chunks)
+        .max(1);
+    (chunks as f64 / per_batch as f64).max(1.0)
+}
+
+/// Fails with [`Error::Invalid`] naming the first label that is not a finite number.
+fn check_labels(what: &str, y: &[f32]) -> Result<()> {
+    match y.iter().position(|l| !l.is_finite()) {
+        Some(i) => Err(Error::invalid(what, format!("sample {i}: {}", y[i]))),
+        None => Ok(()),
+    }
+}
+
+impl<'g> Trainer<'g> {
+    /// Uploads `train` (labels > 0 positive, others negative) and optional validation data
+    /// with `n_features` features, chunked once; parameters start at [`initial_params`].
+    pub fn new(
+        gpu: &'g Gpu,
+        spec: &ModelSpec,
+        n_features: usize,
+        train: (&Csr, &[f32]),
+        valid: Option<(&Csr, &[f32])>,
+        options: Options,
+    ) -> Result<Self> {
+        spec.check()?;
+        options.check()?;
+        if spec.accums > crate::wide::model::MAX_ACCUMS {
+            return Err(Error::Option(format!(
+                "model {}: too many Accums",
+                spec.name
+            )));
+        }
+        for (what, x, y) in [
+            ("training", Some(train.0), Some(train.1)),
+            ("validation", valid.map(|v| v.0), valid.map(|v| v.1)),
+        ] {
+            if let (Some(x), Some(y)) = (x, y) {
+                if x.nrows != y.len() {
+                    return Err(Error::Shape(format!(
+                        "{} {what} labels for {} samples",
+                        y.len(),
+                        x.nrows
+                    )));
+                }
+            }
+        }
+        check_labels("training labels", train.1)?;
+        if let Some((_, y)) = valid {
+            check_labels("validation labels", y)?;
+        }
+        let lanes = options.lanes;
+        let chunk = chunk_for_batch(options.batch, options.max_chunk);
+        if train.0.ncols > n_features {
+            return Err(Error::Shape(format!(
+                "training data has {} feature columns, the model {n_features}",
+                train.0.ncols
+            )));
+        }
+        // The parameters are bound whole: a feature index in the billions is refused here,
+        // before the per-feature orders and parameters are built on the host.
+        let n_params = n_features
+            .checked_mul(spec.params_per_feature)
+            .and_then(|l| l.checked_add(1))
+            .unwrap_or(usize::MAX);
+        GpuBuffer::<f32>::check_binding(gpu, "wide parameters", n_params)?;
+        let order = if options.reindex {
+            FeatureOrder::by_frequency_of(train.0, n_features)
+        } else {
+            FeatureOrder::identity(n_features)
+        };
+        let labels = labels_pm1(train.1);
+        let bias_index = n_features * spec.params_per_feature;
+        // One-hot data (every value 1, as CTR data) is stored without its values.
+        let one_hot = options.drop_ones && train.0.values.iter().all(|&v| v == 1.0);
+        let valid_one_hot =
+            options.drop_ones && valid.is_some_and(|v| v.0.values.iter().all(|&x| x == 1.0));
+        let ranges = split_rows(train.0, chunk, gpu.caps.max_storage_binding_bytes)?;
+        // Sample count of each feature (re-indexed): the cost rule's and async mode's input.
+        let mut counts = crate::limits::try_vec("wide feature counts", order.len(), 0u32)?;
+        for &j in &train.0.col_idx {
+            counts[order.new_of_old[j as usize] as usize] += 1;
+        }
+        let total_chunks = train.0.nrows.div_ceil(chunk);
+        let in_flight = in_flight(&options, chunk, total_chunks);
+        let groups = async_groups(&options, total_chunks);
+        let scale = if options.sync {
+            None
+        } else {
+            let (mut s, bias) = if options.async_scale {
+                async_scale(&counts, train.0.nrows, in_flight)
+            } else {
+                (vec![], 1.0)
+            };
+            s.push(bias);
+            Some(GpuBuffer::upload(gpu, "wide.scale", &s)?)
+        };
+        let scaled = scale.as_ref().map_or(0, |s| s.len() - 1) as u32;
+        let mut parts = vec![];
+        let mut ring_lens = [1usize; 3];
+        for r in &ranges {
+            let band;
+            let x = if ranges.len() == 1 {
+                train.0
+            } else {
+                band = train.0.row_band(r.clone());
+                &band
+            };
+            let chunks = Chunks::build(x, &labels[r.clone()], &order, chunk)?;
+            let (data, host) = if options.ring {
+                let h = HostArrays::of(&chunks, one_hot)?;
+                for (m, len) in
+                    ring_lens
+                        .iter_mut()
+                        .zip([h.meta.len(), h.sedge.len(), h.fedge.len()])
+                {
+                    *m = (*m).max(len);
+                }
+                (DeviceChunks::ring_part(gpu, &chunks)?, Some(h))
+            } else {
+                (DeviceChunks::upload(gpu, &chunks, false, one_hot)?, None)
+            };
+            drop(chunks);
+            let config = gpu.uniform(
+                "wide.config",
+                &crate::wide::engine::Config {
+                    scaled,
+                    l2: options.l2,
+                    ..data.config(bias_index, options.lr, options.batch)
+                },
+            );
+            let per = match (options.sync, options.async_span) {
+                (true, _) => options.batch / chunk,
+                (false, 0) => data.host.n_chunks,
+                (false, span) => (span.saturating_mul(options.batch / chunk)).max(1),
+            };
+            let sched = Schedule::new(gpu, "wide.sched", data.host.n_chunks, per)?;
+            let accs = if options.stage {
+                let len = data
+                    .host
+                    .n_samples
+                    .checked_mul(spec.accums + 2)
+                    .ok_or_else(|| Error::Option("stage Accums overflow".into()))?;
+                Some(GpuBuffer::filled(gpu, "wide.stage.accs", len, f32::NAN)?)
+            } else {
+                None
+            };
+            parts.push(Part {
+                data,
+                config,
+                sched,
+                first: r.start,
+                accs,
+                host,
+                steps: [vec![], vec![]],
+            });
+        }
+        let ring = if options.ring {
+            let slot = || -> Result<Slot> {
+                let name = ["wide.ring.meta", "wide.ring.sedge", "wide.ring.fedge"];
+                Ok([
+                    GpuBuffer::zeroed(gpu, name[0], ring_lens[0])?,
+                    GpuBuffer::zeroed(gpu, name[1], ring_lens[1])?,
+                    GpuBuffer::zeroed(gpu, name[2], ring_lens[2])?,
+                ])
+            };
+            Some([slot()?, slot()?])
+        } else {
+            None
+        };
+        let n_chunks: usize = parts.iter().map(|p| p.data.host.n_chunks).sum();
+        let budget = cache_budget(gpu, spec, chunk, lanes) / spec.params_per_feature;
+        let hot = match options.cache {
+            Some(h) => h.min(budget),
+            None => hot_features(&counts, n_chunks, budget),
+        }
+        .min(n_features);
+        drop(counts);
+        let kernels = Kernels::new(
+            gpu,
+            spec,
+            chunk,
+            lanes,
+            options.native_atomics,
+            hot,
+            (one_hot, valid_one_hot),
+        )?;
+        let stage = if options.stage {
+            Some(StageKernels::new(
+                gpu,
+                spec,
+                chunk,
+                lanes,
+                options.native_atomics,
+                one_hot,
+            )?)
+        } else {
+            None
+        };
+        let valid = match valid {
+            Some((x, y)) => {
+                if x.ncols > n_features {
+                    return Err(Error::Shape(format!(
+                        "validation data has {} feature columns, the model {n_features}",
+                        x.ncols
+                    )));
+                }
+                let labels = labels_pm1(y);
+                let c = Chunks::build(x, &labels, &order, chunk)?;
+                let d = DeviceChunks::upload(gpu, &c, true, valid_one_hot)?;
+                let config = gpu.uniform("wide.valid.config", &d.config(bias_index, 0.0, 1));
+                let sched = Schedule::new(gpu, "wide.valid.sched", c.n_chunks, c.n_chunks)?;
+                let ids: Vec<u32> = (0..c.n_chunks as u32).collect();
+                sched.write(gpu, &ids, None)?;
+                let groups = (c.n_samples as u32).div_ceil(METRICS_WG).max(1);
+                Some(Valid {
+                    metrics: gpu.uniform(
+                        "wide.metrics",
+                        &MetricsConfig {
+                            n_samples: c.n_samples as u32,
+                            label_off: c.offsets.label,
+                            bins: AUC_BINS,
+                            range: AUC_RANGE,
+                        },
+                    ),
+                    hist: GpuBuffer::zeroed(gpu, "wide.hist", 2 * AUC_BINS as usize)?,
+                    partial: GpuBuffer::filled(gpu, "wide.partial", 2 * groups as usize, f32::NAN)?,
+                    data: d,
+                    config,
+                    sched,
+                    labels,
+                })
+            }
+            None => None,
+        };
+        let mut t = Trainer {
+            gpu,
+            spec: spec.clone(),
+            params: GpuBuffer::zeroed(gpu, "wide.params", bias_index + 1)?,
+            grad: GpuBuffer::zeroed(gpu, "wide.grad", bias_index + 1)?,
+            scale,
+            in_flight,
+            groups,
+            ring,
+            rng: rand::rngs::StdRng::seed_from_u64(options.seed),
+            options,
+            order,
+            kernels,
+            hot,
+            stage,
+            parts,
+            chunk,
+            valid,
+            epoch: 0,
+            history: vec![],
+            last_order: vec![],
+        };
+        t.grad.fill(gpu, 0.0)?;
+        let init = initial_params(spec, n_features, t.options.seed)?;
+        t.set_params(&init)?;
+        Ok(t)
+    }
+}

@@ -1,0 +1,133 @@
+//! Recording an epoch: the schedule written in shuffled order, each part's dispatches (sync:
+//! flow or the stage baseline, then apply, per mini-batch; async: persistent workgroups per
+//! span) made once and submitted together, the training loss read back.
+
+use super::{Part, Step, Trainer};
+use crate::gpu::{Batch, GpuBuffer};
+use crate::Result;
+
+impl Trainer<'_> {
+    /// One epoch over the training data in one submission (parts in shuffled order, each
+    /// part's chunks in shuffled order); returns (mean training loss, device time).
+    pub fn train_epoch(&mut self) -> Result<(f64, crate::gpu::GpuTime)> {
+        let gpu = self.gpu;
+        let sync = self.options.sync;
+        let part_order = self.order(self.parts.len());
+        let mut last = vec![];
+        for &p in &part_order {
+            let p = p as usize;
+            let ids = self.order(self.parts[p].data.host.n_chunks);
+            let part = &self.parts[p];
+            let (n, chunk) = (part.data.host.n_samples, self.chunk);
+            let samples = move |c: u32| chunk.min(n - c as usize * chunk);
+            part.sched
+                .write(gpu, &ids, if sync { Some(&samples) } else { None })?;
+            part.data.out.fill(gpu, f32::NAN)?;
+            last.push((p, ids));
+        }
+        let time = if self.ring.is_some() {
+            self.ring_epoch(&part_order)?
+        } else {
+            for p in 0..self.parts.len() {
+                if self.parts[p].steps[0].is_empty() {
+                    let d = &self.parts[p].data;
+                    self.parts[p].steps[0] =
+                        self.epoch_steps(&self.parts[p], [&d.meta, &d.sedge, &d.fedge])?;
+                }
+            }
+            let mut batch = Batch::new(gpu);
+            for &p in &part_order {
+                for (kernel, bg, grid) in &self.parts[p as usize].steps[0] {
+                    batch.dispatch(kernel, bg.clone(), *grid)?;
+                }
+            }
+            batch.submit_timed()?
+        };
+        self.last_order = last;
+        let mut total = 0.0;
+        let mut n = 0;
+        for part in &self.parts {
+            total += part
+                .data
+                .out
+                .read(gpu)?
+                .iter()
+                .map(|&l| l as f64)
+                .sum::<f64>();
+            n += part.data.host.n_samples;
+        }
+        Ok((total / n.max(1) as f64, time))
+    }
+
+    /// The dispatches of an epoch bound to `arrays` (meta, sample-sorted, feature-sorted
+    /// edges), made once: the schedule's entries keep their offsets and only their contents
+    /// change from epoch to epoch.
+    pub(super) fn epoch_steps(
+        &self,
+        part: &Part,
+        arrays: [&GpuBuffer<u32>; 3],
+    ) -> Result<Vec<Step>> {
+        let [meta, sedge, fedge] = arrays;
+        let gpu = self.gpu;
+        let k = &self.kernels;
+        let sync = self.options.sync;
+        let mut steps = vec![];
+        for (b, &count) in part.sched.counts.iter().enumerate() {
+            let groups = if sync { count } else { count.min(self.groups) };
+            let grid = gpu.grid(groups as u32)?;
+            if let (Some(sk), Some(accs)) = (&self.stage, &part.accs) {
+                for kernel in [&sk.aggregate, &sk.loss, &sk.grad] {
+                    let bg = kernel.bind_ranges(
+                        gpu,
+                        &[
+                            part.config.as_entire_buffer_binding(),
+                            part.sched.entry(b),
+                            meta.raw().as_entire_buffer_binding(),
+                            sedge.raw().as_entire_buffer_binding(),
+                            self.params.raw().as_entire_buffer_binding(),
+                            accs.raw().as_entire_buffer_binding(),
+                            self.grad.raw().as_entire_buffer_binding(),
+                            part.data.out.raw().as_entire_buffer_binding(),
+                        ],
+                    )?;
+                    steps.push((kernel.clone(), bg, grid));
+                }
+            } else {
+                let flow = if sync { &k.flow_sync } else { &k.flow_async };
+                // Async binds the parameters read-write at 5 and the step scales at 6.
+                let sixth = match &self.scale {
+                    Some(s) if !sync => s,
+                    _ => &self.grad,
+                };
+                let bg = flow.bind_ranges(
+                    gpu,
+                    &[
+                        part.config.as_entire_buffer_binding(),
+                        part.sched.entry(b),
+                        meta.raw().as_entire_buffer_binding(),
+                        sedge.raw().as_entire_buffer_binding(),
+                        fedge.raw().as_entire_buffer_binding(),
+                        self.params.raw().as_entire_buffer_binding(),
+                        sixth.raw().as_entire_buffer_binding(),
+                        part.data.out.raw().as_entire_buffer_binding(),
+                    ],
+                )?;
+                steps.push((flow.clone(), bg, grid));
+            }
+            if sync {
+                let bg = k.apply.bind_ranges(
+                    gpu,
+                    &[
+                        part.config.as_entire_buffer_binding(),
+                        part.sched.entry(b),
+                        meta.raw().as_entire_buffer_binding(),
+                        self.params.raw().as_entire_buffer_binding(),
+                        self.grad.raw().as_entire_buffer_binding(),
+                    ],
+                )?;
+                steps.push((k.apply.clone(), bg, grid));
+            }
+        }
+        Ok(steps)
+    }
+}
