@@ -86,3 +86,6 @@ pub fn wgsparse_json(args: &[&str]) -> serde_json::Value {
     assert!(ok, "wgsparse {args:?} failed: {stderr}");
     serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{args:?}: {e}\n{stdout}"))
 }
+
+/// Helpers of the `wide` tests.
+pub mod wide;

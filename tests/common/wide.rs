@@ -1,0 +1,94 @@
+//! Helpers of the `wide` tests: power-law data, random parameters, a user-defined model and
+//! the f64 twin's exact SGD it is checked against.
+
+use rand::{Rng, SeedableRng};
+use wgsparse::gen::{zipf_ctr, CtrModel};
+use wgsparse::sparse::Csr;
+use wgsparse::wide::{cpu, Model, ModelSpec};
+
+/// Zipf CTR samples with values drawn from [0.5, 1.5) (not one-hot), feature 0 put into
+/// every sample (maximum contention) and every 7th sample emptied; labels 0/1.
+pub fn data(n: usize, m: usize, nnz: usize, seed: u64) -> (Csr, Vec<f32>) {
+    let d = zipf_ctr(n, m, nnz, CtrModel::Lr, seed).unwrap();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x5eed);
+    let x = &d.features;
+    let (mut row_ptr, mut col_idx, mut values) = (vec![0u32], vec![], vec![]);
+    for i in 0..n {
+        if i % 7 != 3 {
+            let mut row: Vec<u32> = x.col_idx[x.row_range(i)].to_vec();
+            if !row.contains(&0) {
+                row.push(0);
+            }
+            row.sort_unstable();
+            for j in row {
+                col_idx.push(j);
+                values.push(rng.random_range(0.5f32..1.5));
+            }
+        }
+        row_ptr.push(col_idx.len() as u32);
+    }
+    (Csr::new(n, m, row_ptr, col_idx, values).unwrap(), d.labels)
+}
+
+pub fn random_params(spec: &ModelSpec, m: usize, seed: u64) -> Vec<f64> {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    (0..m * spec.params_per_feature + 1)
+        .map(|_| rng.random_range(-0.5f64..0.5))
+        .collect()
+}
+
+/// A model from outside the crate: linear, squared hinge loss max(0, 1 − yŷ)².
+pub fn user_model() -> ModelSpec {
+    ModelSpec {
+        name: "sqhinge".into(),
+        wgsl: "#import wide/linear\n\
+               fn loss_of(yhat: f32, y: f32) -> vec2<f32> {\n\
+                   let m = max(0.0, 1.0 - y * yhat);\n\
+                   return vec2<f32>(m * m, -2.0 * y * m);\n\
+               }\n"
+        .into(),
+        accums: 1,
+        params_per_feature: 1,
+        init_std: 0.0,
+    }
+}
+
+/// (ℓ, dℓ/dŷ) of the squared hinge, f64.
+pub fn sqhinge(yhat: f64, y: f64) -> (f64, f64) {
+    let m = (1.0 - y * yhat).max(0.0);
+    (m * m, -2.0 * y * m)
+}
+
+/// The twin's exact SGD over `batches` consecutive mini-batches, with the loss of `model`
+/// or (for the user model) the squared hinge.
+pub fn twin(model: Model, user: bool, p: &mut [f64], x: &Csr, y: &[f32], batch: usize, lr: f64) {
+    let rows: Vec<usize> = (0..x.nrows).collect();
+    for b in rows.chunks(batch) {
+        if !user {
+            cpu::sgd_step(model, p, x, y, b, lr);
+            continue;
+        }
+        let mut g = vec![0.0; p.len()];
+        for &i in b {
+            let yhat = cpu::predict(model, p, x, i);
+            let (_, d) = sqhinge(yhat, y[i] as f64);
+            let r = x.row_range(i);
+            for (k, s) in cpu::score_grad(model, p, &x.col_idx[r.clone()], &x.values[r]) {
+                g[k] += d * s;
+            }
+        }
+        for (q, gk) in p.iter_mut().zip(&g) {
+            *q -= lr / b.len() as f64 * gk;
+        }
+    }
+}
+/// Every parameter within 1e-5 relative (plus 1e-6 absolute) of the f64 twin's.
+pub fn assert_matches_twin(got: &[f32], want: &[f64], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: parameter count");
+    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
+        assert!(
+            (g as f64 - w).abs() <= 1e-5 * w.abs() + 1e-6,
+            "{what} θ{i}: GPU {g} twin {w}"
+        );
+    }
+}
