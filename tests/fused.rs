@@ -5,81 +5,14 @@
 
 mod common;
 
-use wgsparse::fused::{
-    cpu, Atomics, HostOp, Matrix, Options, Pattern, Plan, Variant, SORTED_EPL_MAX,
+use common::fused::{
+    check, check_op, host_op, opts, sparse_x, top_shares, vectors, with_hot_columns, Vectors,
 };
+use wgsparse::fused::{cpu, Atomics, HostOp, Matrix, Options, Pattern, Plan, Variant};
 use wgsparse::gen;
 use wgsparse::sddmm::cpu::compare;
 use wgsparse::sparse::{Csr, Dense};
-use wgsparse::{Error, Gpu};
-
-/// Random vectors for a pattern on an m×n matrix: y, v, z (z holds NaN when β = 0, which
-/// must never be read).
-struct Vectors {
-    y: Vec<f32>,
-    v: Vec<f32>,
-    z: Vec<f32>,
-}
-
-fn vectors(m: usize, n: usize, xty: bool, seed: u64) -> Vectors {
-    let y_len = if xty { m } else { n };
-    Vectors {
-        y: gen::dense_uniform(1, y_len, seed).data,
-        v: gen::dense_uniform(1, m, seed + 1).data,
-        z: gen::dense_uniform(1, n, seed + 2).data,
-    }
-}
-
-fn host_op<'a>(p: Pattern, vecs: &'a Vectors, alpha: f32, beta: f32) -> HostOp<'a> {
-    HostOp {
-        alpha: if p == Pattern::Xty || p == Pattern::Full {
-            alpha
-        } else {
-            1.0
-        },
-        y: &vecs.y,
-        v: p.has_v().then_some(&vecs.v[..]),
-        beta: if p.has_z() { beta } else { 0.0 },
-        z: p.has_z().then_some(&vecs.z[..]),
-        xty: p == Pattern::Xty,
-    }
-}
-
-/// Runs `x` under `opts` for pattern `p` and checks against the twin; returns w and the plan.
-fn check_op(gpu: &Gpu, x: Matrix, opts: &Options, op: &HostOp) -> (Vec<f32>, Plan) {
-    let plan = Plan::new(gpu, x, opts).unwrap_or_else(|e| panic!("plan {opts:?}: {e}"));
-    let got = plan.run_host(gpu, op).unwrap();
-    let (want, mag) = x.reference(op);
-    let cmp = compare(&got, &want, &mag, x.rounding_terms());
-    assert!(
-        cmp.ok(),
-        "{} on {:?}: w[{:?}] = {} want {} (max rel err {:.3e})",
-        plan.config.describe(),
-        x.shape(),
-        cmp.first_bad,
-        cmp.first_bad.map_or(0.0, |e| got[e]),
-        cmp.first_bad.map_or(0.0, |e| want[e]),
-        cmp.max_rel_error
-    );
-    (got, plan)
-}
-
-fn check(gpu: &Gpu, x: Matrix, opts: &Options, p: Pattern, seed: u64) -> (Vec<f32>, Plan) {
-    let (m, n) = x.shape();
-    let vecs = vectors(m, n, p == Pattern::Xty, seed);
-    check_op(gpu, x, opts, &host_op(p, &vecs, -0.75, 1.25))
-}
-
-fn opts(variant: Variant) -> Options {
-    Options {
-        variant,
-        ..Default::default()
-    }
-}
-
-fn sparse_x(m: usize, n: usize, nnz: usize, seed: u64) -> Csr {
-    gen::power_law(m, n, nnz, 1.1, seed).unwrap()
-}
+use wgsparse::Error;
 
 #[test]
 fn every_pattern_and_variant_sparse() {
@@ -486,37 +419,6 @@ fn autotuner_caches_per_adapter_and_shape() {
     assert!(compare(&got, &want, &mag, cpu::rounding_terms_sparse(&x)).ok());
 }
 
-/// Power-law X with `hot` extra columns present in nearly every row (values random): the
-/// columns whose global adds would serialize.
-fn with_hot_columns(x: &Csr, hot: &[u32], seed: u64) -> Csr {
-    let vals = gen::dense_uniform(1, x.nrows * hot.len(), seed).data;
-    let mut row_ptr = vec![0u32];
-    let (mut col_idx, mut values) = (vec![], vec![]);
-    for r in 0..x.nrows {
-        let mut row: Vec<(u32, f32)> = x
-            .row_range(r)
-            .map(|e| (x.col_idx[e], x.values[e]))
-            .collect();
-        for (k, &c) in hot.iter().enumerate() {
-            // Every row but each 7th (so the hot columns are not uniform either).
-            if r % 7 != k && !row.iter().any(|&(rc, _)| rc == c) {
-                row.push((c, vals[r * hot.len() + k]));
-            }
-        }
-        row.sort_by_key(|&(c, _)| c);
-        col_idx.extend(row.iter().map(|&(c, _)| c));
-        values.extend(row.iter().map(|&(_, v)| v));
-        row_ptr.push(col_idx.len() as u32);
-    }
-    Csr {
-        nrows: x.nrows,
-        ncols: x.ncols,
-        row_ptr,
-        col_idx,
-        values,
-    }
-}
-
 #[test]
 fn hot_column_cache() {
     // w beyond workgroup memory: the columns with the most entries are aggregated there and
@@ -601,20 +503,6 @@ fn hot_column_cache() {
     assert!(plan.config.hot_cols > 0 && !plan.config.native_atomics);
 }
 
-/// Share of X's entries in its heaviest row and in its heaviest column.
-fn top_shares(x: &Csr) -> (f64, f64) {
-    let nnz = x.nnz() as f64;
-    let row = (0..x.nrows)
-        .map(|r| x.row_range(r).len())
-        .max()
-        .unwrap_or(0);
-    let col = wgsparse::fused::hot::column_degrees(x)
-        .into_iter()
-        .max()
-        .unwrap_or(0);
-    (row as f64 / nnz, col as f64 / nnz)
-}
-
 #[test]
 fn long_rows_split_over_workgroups() {
     // Rows above the threshold go through the long-row path (chunked dot products, then the
@@ -672,117 +560,5 @@ fn long_rows_split_over_workgroups() {
         };
         let (_, plan) = check(gpu, Matrix::Sparse(&x), &o, Pattern::Full, 3);
         assert_eq!(plan.long_chunks(), 0);
-    }
-}
-
-#[test]
-fn sorted_tiles() {
-    // The column-sorted tile scatter: empty rows, a column holding more than half of X (long
-    // runs, so runs straddle subgroups and tiles), n just below and above what a workgroup
-    // copy of w holds beside the tile, rows split around tiles (long rows between tiles),
-    // subgroups or not, native or compare-exchange adds, every pattern.
-    let gpu = common::gpu();
-    let wg = 64;
-    assert_eq!(SORTED_EPL_MAX, 8);
-    // Columns a workgroup copy of w can hold beside a tile of `epl` entries per invocation.
-    let room = |g: &Gpu, epl: u32| {
-        let scratch = if g.caps.shuffle_fits(4) { 0 } else { 4 * wg };
-        ((g.caps.max_workgroup_storage_bytes - scratch - 4 * epl * wg) / 4) as usize
-    };
-    let base = sparse_x(900, 300, 7_000, 41);
-    let lens: Vec<usize> = (0..base.nrows).map(|r| base.row_range(r).len()).collect();
-    assert!(lens.contains(&0), "no empty row");
-    let heavy = with_hot_columns(&sparse_x(900, 300, 600, 42), &[17], 5);
-    assert!(
-        top_shares(&heavy).1 > 0.5,
-        "the hot column holds too little"
-    );
-    for g in [gpu, common::gpu_plain()] {
-        for x in [&base, &heavy] {
-            for p in Pattern::ALL {
-                // VS 32 exceeds lavapipe's subgroups: row sums through workgroup memory, the
-                // segmented sum still by subgroup operations.
-                for (atomics, subgroups, vs) in [
-                    (Atomics::Auto, true, 4),
-                    (Atomics::Cas, false, 4),
-                    (Atomics::Auto, true, 32),
-                ] {
-                    for long_row in [None, Some(3)] {
-                        let o = Options {
-                            variant: Variant::Sorted,
-                            atomics,
-                            subgroups,
-                            long_row,
-                            vs: Some(vs),
-                            workgroup: Some(wg),
-                            ..Default::default()
-                        };
-                        let (_, plan) = check(g, Matrix::Sparse(x), &o, p, 23);
-                        let c = plan.config;
-                        assert_eq!(c.variant, Variant::Sorted);
-                        assert_eq!(c.segmented, subgroups && g.caps.subgroups);
-                        assert!(c.workgroup_w && c.tile > 0, "{}", c.describe());
-                        if long_row.is_some() {
-                            assert!(plan.long_chunks() > 0);
-                        }
-                    }
-                }
-            }
-        }
-        // n at the edge of the workgroup copy of w: the largest tile that leaves room for it
-        // (8, then 4 entries per invocation), and global w when one per invocation leaves none.
-        for (n, shared, epl) in [
-            (room(g, 8), true, 8),
-            (room(g, 8) + 1, true, 4),
-            (room(g, 1) + 1, false, 8),
-        ] {
-            let x = with_hot_columns(&sparse_x(300, n, 4_000, 43), &[3, n as u32 - 1], 6);
-            let o = Options {
-                variant: Variant::Sorted,
-                vs: Some(4),
-                workgroup: Some(wg),
-                ..Default::default()
-            };
-            for p in [Pattern::Full, Pattern::Xty] {
-                let (_, plan) = check(g, Matrix::Sparse(&x), &o, p, 29);
-                assert_eq!(plan.config.workgroup_w, shared, "n = {n}");
-                assert_eq!(plan.config.tile, epl * wg, "n = {n}");
-            }
-        }
-    }
-    // Tiles sum runs: the heavy column's entries take far fewer adds than entries.
-    let t = wgsparse::fused::tiles::build(&heavy, 512, 512).unwrap();
-    let (entries, adds) = wgsparse::fused::tiles::adds(&t, &heavy.row_ptr, 32);
-    assert_eq!(entries, heavy.nnz());
-    assert!(adds < entries * 3 / 4, "{adds} adds for {entries} entries");
-}
-
-#[test]
-fn sorted_wide_keys() {
-    // Columns beyond a packed key (2^23 + 5 beside the 9 position bits of 512-entry tiles:
-    // KDD2010's case) take wide keys, w in global memory: a hot column near the top (long
-    // runs straddling subgroups), long rows split or not, subgroups or not, against the twin.
-    let n = (1usize << 23) + 5;
-    let x = with_hot_columns(&sparse_x(300, n, 3_000, 47), &[n as u32 - 2, 9], 8);
-    for g in [common::gpu(), common::gpu_plain()] {
-        for p in [Pattern::Full, Pattern::Xty] {
-            for (subgroups, long_row) in [(true, None), (false, None), (true, Some(4))] {
-                let o = Options {
-                    variant: Variant::Sorted,
-                    subgroups,
-                    long_row,
-                    vs: Some(4),
-                    workgroup: Some(64),
-                    ..Default::default()
-                };
-                let (_, plan) = check(g, Matrix::Sparse(&x), &o, p, 31);
-                assert!(plan.sorted_wide(), "{}", plan.config.describe());
-                assert!(!plan.config.workgroup_w);
-                assert_eq!(plan.config.segmented, subgroups && g.caps.subgroups);
-                if long_row.is_some() {
-                    assert!(plan.long_chunks() > 0);
-                }
-            }
-        }
     }
 }

@@ -72,7 +72,7 @@ for g in $INPUTS; do
       step $W fused --matrix-raw /tmp/fused/kdd2010 --pattern full --variant fused --long-row "$L" \
         --reps 5 --json >> "$OUT/fused.jsonl" 2>>"$OUT/log.txt"
     done
-    # Sorted tiles with wide keys (no f64 check at this size; tests/fused.rs sorted_wide_keys
+    # Sorted tiles with wide keys (no f64 check at this size; tests/fused_sorted.rs sorted_wide_keys
     # checks the path against the twin).
     for WG in ${KDD_SORTED_WG-1024 256}; do
       log "fused kdd2010 --variant sorted --wg $WG"

@@ -89,3 +89,6 @@ pub fn wgsparse_json(args: &[&str]) -> serde_json::Value {
 
 /// Helpers of the `wide` tests.
 pub mod wide;
+
+/// Helpers of the `fused` tests.
+pub mod fused;

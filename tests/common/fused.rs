@@ -1,0 +1,121 @@
+//! Helpers of the `fused` tests: the pattern's vectors and host operands, runs checked
+//! against the f64 twin, power-law X with hot columns.
+
+use wgsparse::fused::{HostOp, Matrix, Options, Pattern, Plan, Variant};
+use wgsparse::gen;
+use wgsparse::sddmm::cpu::compare;
+use wgsparse::sparse::Csr;
+use wgsparse::Gpu;
+
+/// Random vectors for a pattern on an m×n matrix: y, v, z (z holds NaN when β = 0, which
+/// must never be read).
+pub struct Vectors {
+    pub y: Vec<f32>,
+    pub v: Vec<f32>,
+    pub z: Vec<f32>,
+}
+
+pub fn vectors(m: usize, n: usize, xty: bool, seed: u64) -> Vectors {
+    let y_len = if xty { m } else { n };
+    Vectors {
+        y: gen::dense_uniform(1, y_len, seed).data,
+        v: gen::dense_uniform(1, m, seed + 1).data,
+        z: gen::dense_uniform(1, n, seed + 2).data,
+    }
+}
+
+pub fn host_op<'a>(p: Pattern, vecs: &'a Vectors, alpha: f32, beta: f32) -> HostOp<'a> {
+    HostOp {
+        alpha: if p == Pattern::Xty || p == Pattern::Full {
+            alpha
+        } else {
+            1.0
+        },
+        y: &vecs.y,
+        v: p.has_v().then_some(&vecs.v[..]),
+        beta: if p.has_z() { beta } else { 0.0 },
+        z: p.has_z().then_some(&vecs.z[..]),
+        xty: p == Pattern::Xty,
+    }
+}
+
+/// Runs `x` under `opts` for pattern `p` and checks against the twin; returns w and the plan.
+pub fn check_op(gpu: &Gpu, x: Matrix, opts: &Options, op: &HostOp) -> (Vec<f32>, Plan) {
+    let plan = Plan::new(gpu, x, opts).unwrap_or_else(|e| panic!("plan {opts:?}: {e}"));
+    let got = plan.run_host(gpu, op).unwrap();
+    let (want, mag) = x.reference(op);
+    let cmp = compare(&got, &want, &mag, x.rounding_terms());
+    assert!(
+        cmp.ok(),
+        "{} on {:?}: w[{:?}] = {} want {} (max rel err {:.3e})",
+        plan.config.describe(),
+        x.shape(),
+        cmp.first_bad,
+        cmp.first_bad.map_or(0.0, |e| got[e]),
+        cmp.first_bad.map_or(0.0, |e| want[e]),
+        cmp.max_rel_error
+    );
+    (got, plan)
+}
+
+pub fn check(gpu: &Gpu, x: Matrix, opts: &Options, p: Pattern, seed: u64) -> (Vec<f32>, Plan) {
+    let (m, n) = x.shape();
+    let vecs = vectors(m, n, p == Pattern::Xty, seed);
+    check_op(gpu, x, opts, &host_op(p, &vecs, -0.75, 1.25))
+}
+
+pub fn opts(variant: Variant) -> Options {
+    Options {
+        variant,
+        ..Default::default()
+    }
+}
+
+pub fn sparse_x(m: usize, n: usize, nnz: usize, seed: u64) -> Csr {
+    gen::power_law(m, n, nnz, 1.1, seed).unwrap()
+}
+
+/// Power-law X with `hot` extra columns present in nearly every row (values random): the
+/// columns whose global adds would serialize.
+pub fn with_hot_columns(x: &Csr, hot: &[u32], seed: u64) -> Csr {
+    let vals = gen::dense_uniform(1, x.nrows * hot.len(), seed).data;
+    let mut row_ptr = vec![0u32];
+    let (mut col_idx, mut values) = (vec![], vec![]);
+    for r in 0..x.nrows {
+        let mut row: Vec<(u32, f32)> = x
+            .row_range(r)
+            .map(|e| (x.col_idx[e], x.values[e]))
+            .collect();
+        for (k, &c) in hot.iter().enumerate() {
+            // Every row but each 7th (so the hot columns are not uniform either).
+            if r % 7 != k && !row.iter().any(|&(rc, _)| rc == c) {
+                row.push((c, vals[r * hot.len() + k]));
+            }
+        }
+        row.sort_by_key(|&(c, _)| c);
+        col_idx.extend(row.iter().map(|&(c, _)| c));
+        values.extend(row.iter().map(|&(_, v)| v));
+        row_ptr.push(col_idx.len() as u32);
+    }
+    Csr {
+        nrows: x.nrows,
+        ncols: x.ncols,
+        row_ptr,
+        col_idx,
+        values,
+    }
+}
+
+/// Share of X's entries in its heaviest row and in its heaviest column.
+pub fn top_shares(x: &Csr) -> (f64, f64) {
+    let nnz = x.nnz() as f64;
+    let row = (0..x.nrows)
+        .map(|r| x.row_range(r).len())
+        .max()
+        .unwrap_or(0);
+    let col = wgsparse::fused::hot::column_degrees(x)
+        .into_iter()
+        .max()
+        .unwrap_or(0);
+    (row as f64 / nnz, col as f64 / nnz)
+}
