@@ -366,33 +366,24 @@ fn train_run(
     let half = options.precision == Precision::F16;
     let k = options.k;
     let mut trainer = Trainer::new(gpu, tr, te, options.clone())?;
-    let bar = (!out.json).then(|| {
-        let b = indicatif::ProgressBar::new(epochs as u64);
-        b.set_style(
-            indicatif::ProgressStyle::with_template("{bar:30} epoch {pos}/{len} {msg}")
-                .expect("template"),
-        );
-        b
-    });
-    let metrics = trainer.fit(epochs, |m| {
-        if let Some(b) = &bar {
-            b.inc(1);
-            b.set_message(format!(
-                "rmse {} · {:.3} G updates/s",
-                m.rmse.map_or("-".into(), |r| format!("{r:.4}")),
-                m.updates_per_s / 1e9
-            ));
-        }
-    })?;
+    let bar = epoch_bar(epochs, out.json);
+    let metrics = trainer.fit(epochs, |m| tick(&bar, m.rmse, m.updates_per_s, ""))?;
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
-    let seconds: f64 = metrics.iter().map(|m| m.seconds).sum();
-    let updates: u64 = metrics.iter().map(|m| m.updates).sum();
-    let nnz_rate = (epochs as f64 * tr.len() as f64) / seconds.max(1e-12);
-    // Bytes per update: the 12-byte sample plus p_u and q_v read and written.
-    let bytes_per_update = 12 + 4 * k * if half { 2 } else { 4 };
-    let final_rmse = metrics.last().and_then(|m| m.rmse);
+    let Totals {
+        seconds,
+        updates,
+        nnz_rate,
+        bytes_per_update,
+        final_rmse,
+    } = Totals::new(
+        metrics.iter().map(|m| (m.seconds, m.updates, m.rmse)),
+        epochs,
+        tr.len(),
+        k,
+        half,
+    );
     save_model(trainer.model()?, ids, &out)?;
     let (lanes, subgroup) = trainer.lanes();
     if out.json {
@@ -557,4 +548,66 @@ fn predict(path: &Path, libmf: bool, pairs: &Path, as_json: bool) -> Result<Exit
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The progress bar over epochs (none with `--json`).
+fn epoch_bar(epochs: usize, json: bool) -> Option<indicatif::ProgressBar> {
+    (!json).then(|| {
+        let b = indicatif::ProgressBar::new(epochs as u64);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{bar:30} epoch {pos}/{len} {msg}")
+                .expect("template"),
+        );
+        b
+    })
+}
+
+/// Moves the bar one epoch on, showing the epoch's test RMSE and rate, then `suffix`.
+fn tick(bar: &Option<indicatif::ProgressBar>, rmse: Option<f64>, updates_per_s: f64, suffix: &str) {
+    if let Some(b) = bar {
+        b.inc(1);
+        b.set_message(format!(
+            "rmse {} · {:.3} G updates/s{suffix}",
+            rmse.map_or("-".into(), |r| format!("{r:.4}")),
+            updates_per_s / 1e9
+        ));
+    }
+}
+
+/// What a run's epochs add up to.
+struct Totals {
+    /// Training seconds.
+    seconds: f64,
+    updates: u64,
+    /// epochs · nnz / seconds.
+    nnz_rate: f64,
+    /// The 12-byte sample plus p_u and q_v read and written.
+    bytes_per_update: usize,
+    final_rmse: Option<f64>,
+}
+
+impl Totals {
+    /// From each epoch's (seconds, updates, test RMSE), over `nnz` ratings of `k` features
+    /// stored in f16 (`half`) or f32.
+    fn new(
+        per_epoch: impl Iterator<Item = (f64, u64, Option<f64>)>,
+        epochs: usize,
+        nnz: usize,
+        k: usize,
+        half: bool,
+    ) -> Self {
+        let (mut seconds, mut updates, mut final_rmse) = (0.0, 0, None);
+        for (s, u, r) in per_epoch {
+            seconds += s;
+            updates += u;
+            final_rmse = r;
+        }
+        Totals {
+            seconds,
+            updates,
+            nnz_rate: (epochs as f64 * nnz as f64) / seconds.max(1e-12),
+            bytes_per_update: 12 + 4 * k * if half { 2 } else { 4 },
+            final_rmse,
+        }
+    }
 }

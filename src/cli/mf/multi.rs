@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
-use super::{save_model, Outputs};
+use super::{epoch_bar, save_model, tick, Outputs, Totals};
 use wgsparse::io::{IdMap, Ratings};
 use wgsparse::mf::{self, MultiTrainer, Precision};
 use wgsparse::{Gpu, Result};
@@ -30,32 +30,25 @@ pub(super) fn train(
     let k = options.k;
     let mut trainer = MultiTrainer::new(gpus, tr, te, options.clone(), split)?;
     let g = trainer.devices();
-    let bar = (!out.json).then(|| {
-        let b = indicatif::ProgressBar::new(epochs as u64);
-        b.set_style(
-            indicatif::ProgressStyle::with_template("{bar:30} epoch {pos}/{len} {msg}")
-                .expect("template"),
-        );
-        b
-    });
-    let metrics = trainer.fit(epochs, |m| {
-        if let Some(b) = &bar {
-            b.inc(1);
-            b.set_message(format!(
-                "rmse {} · {:.3} G updates/s on {g} GPUs",
-                m.rmse.map_or("-".into(), |r| format!("{r:.4}")),
-                m.updates_per_s / 1e9
-            ));
-        }
-    })?;
+    let bar = epoch_bar(epochs, out.json);
+    let on = format!(" on {g} GPUs");
+    let metrics = trainer.fit(epochs, |m| tick(&bar, m.rmse, m.updates_per_s, &on))?;
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
-    let seconds: f64 = metrics.iter().map(|m| m.seconds).sum();
-    let updates: u64 = metrics.iter().map(|m| m.updates).sum();
-    let nnz_rate = (epochs as f64 * tr.len() as f64) / seconds.max(1e-12);
-    let bytes_per_update = 12 + 4 * k * if half { 2 } else { 4 };
-    let final_rmse = metrics.last().and_then(|m| m.rmse);
+    let Totals {
+        seconds,
+        updates,
+        nnz_rate,
+        bytes_per_update,
+        final_rmse,
+    } = Totals::new(
+        metrics.iter().map(|m| (m.seconds, m.updates, m.rmse)),
+        epochs,
+        tr.len(),
+        k,
+        half,
+    );
     save_model(trainer.model()?, ids, &out)?;
     // Per GPU over all epochs: updates, wall time, time waiting for a neighbour's Q block.
     let grid = trainer.grid().clone();
