@@ -322,3 +322,30 @@ fn a_wide_batch_beyond_the_data_trains_full_batch() {
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert!(r.peak_kib < 512 << 10, "{} KiB", r.peak_kib);
 }
+
+#[test]
+fn options_that_do_not_apply_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    inputs(d);
+    refused(
+        d,
+        &["sddmm", "--gen", "demo", "--k", "8,0"],
+        "K must be at least 1",
+    );
+    let mf = |extra: &[&str]| {
+        let mut a = vec![
+            "mf", "train", "--train", "tr.txt", "--test", "te.txt", "--k", "32", "--epochs", "1",
+        ];
+        a.extend_from_slice(extra);
+        a.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    for (extra, needle) in [
+        (&["--streams", "4"][..], "wavefront scheme only"),
+        (&["--split", "3"][..], "--split applies with --gpus"),
+    ] {
+        let args = mf(extra);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        refused(d, &args, needle);
+    }
+}

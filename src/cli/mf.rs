@@ -128,9 +128,9 @@ enum What {
         #[arg(long)]
         gpus: Option<String>,
         /// With --gpus: column blocks per GPU (c of the G × G·c grid; 1 is cuMF_SGD's G×G,
-        /// 2 or more overlap the Q transfers with training).
-        #[arg(long, default_value_t = 2)]
-        split: usize,
+        /// 2 or more overlap the Q transfers with training). Default 2.
+        #[arg(long)]
+        split: Option<usize>,
     },
     /// Predict ratings for `user item [rating]` lines; with ratings, also print the RMSE.
     Predict {
@@ -213,6 +213,9 @@ pub fn run(args: MfArgs) -> Result<ExitCode> {
             };
             // The devices first: a generated shape is checked against them before its
             // ratings are built (netflix at k = 256 took 15 s and 2.3 GB to be refused).
+            if gpus.is_none() && split.is_some() {
+                return Err(Error::Option("--split applies with --gpus only".into()));
+            }
             let devices = match &gpus {
                 Some(g) => super::open_gpus(g)?,
                 None => vec![Gpu::new()?],
@@ -238,7 +241,10 @@ pub fn run(args: MfArgs) -> Result<ExitCode> {
                         (&tr, te.as_ref()),
                         ids,
                         options,
-                        multi::Run { epochs, split },
+                        multi::Run {
+                            epochs,
+                            split: split.unwrap_or(2),
+                        },
                         &source,
                         out,
                     )

@@ -193,6 +193,11 @@ mod multi;
 
 /// Runs `wgsparse sddmm`.
 pub fn run(args: SddmmArgs) -> Result<ExitCode> {
+    if args.k.contains(&0) {
+        return Err(Error::Option(
+            "--k: K must be at least 1 (K = 0 is an empty product)".into(),
+        ));
+    }
     if args.gpus.is_some() {
         return multi::run(&args);
     }

@@ -239,6 +239,12 @@ impl<'g> Trainer<'g> {
         let k = options.k;
         let half = options.precision == Precision::F16;
         let layout = kernels::Layout::choose(gpu, &options)?;
+        if options.scheme == Scheme::Hogwild && options.streams != 1 {
+            return Err(Error::Option(format!(
+                "streams = {}: streams apply to the wavefront scheme only",
+                options.streams
+            )));
+        }
         let invocations = layout.lanes.saturating_mul(options.streams);
         if options.streams == 0 || invocations > gpu.caps.max_invocations_per_workgroup {
             return Err(Error::Option(format!(
