@@ -383,13 +383,7 @@ fn train_run(
         nnz_rate,
         bytes_per_update,
         final_rmse,
-    } = Totals::new(
-        metrics.iter().map(|m| (m.seconds, m.updates, m.rmse)),
-        epochs,
-        tr.len(),
-        k,
-        half,
-    );
+    } = Totals::new(&metrics, epochs, tr.len(), k, half);
     save_model(trainer.model()?, ids, &out)?;
     let (lanes, subgroup) = trainer.lanes();
     if out.json {
@@ -446,18 +440,7 @@ fn train_run(
         },
         options.batch
     );
-    let mut t = super::table(&["epoch", "lr", "test RMSE", "updates", "ms", "G updates/s"]);
-    for m in &metrics {
-        t.add_row(vec![
-            m.epoch.to_string(),
-            format!("{:.4}", m.lr),
-            m.rmse.map_or("-".into(), |r| format!("{r:.4}")),
-            m.updates.to_string(),
-            format!("{:.2}", m.seconds * 1e3),
-            format!("{:.3}", m.updates_per_s / 1e9),
-        ]);
-    }
-    println!("{t}");
+    print_epochs(&metrics);
     println!(
         "{epochs} epochs in {seconds:.3} s: {:.3} G updates/s (epochs·nnz / time), {:.1} GB/s at \
          {bytes_per_update} B/update; final test RMSE {}",
@@ -593,27 +576,31 @@ struct Totals {
 }
 
 impl Totals {
-    /// From each epoch's (seconds, updates, test RMSE), over `nnz` ratings of `k` features
-    /// stored in f16 (`half`) or f32.
-    fn new(
-        per_epoch: impl Iterator<Item = (f64, u64, Option<f64>)>,
-        epochs: usize,
-        nnz: usize,
-        k: usize,
-        half: bool,
-    ) -> Self {
-        let (mut seconds, mut updates, mut final_rmse) = (0.0, 0, None);
-        for (s, u, r) in per_epoch {
-            seconds += s;
-            updates += u;
-            final_rmse = r;
-        }
+    /// Over the epochs run, of `nnz` ratings with `k` features stored in f16 (`half`) or f32.
+    fn new(metrics: &[mf::EpochMetrics], epochs: usize, nnz: usize, k: usize, half: bool) -> Self {
+        let seconds: f64 = metrics.iter().map(|m| m.seconds).sum();
         Totals {
             seconds,
-            updates,
+            updates: metrics.iter().map(|m| m.updates).sum(),
             nnz_rate: (epochs as f64 * nnz as f64) / seconds.max(1e-12),
             bytes_per_update: 12 + 4 * k * if half { 2 } else { 4 },
-            final_rmse,
+            final_rmse: metrics.last().and_then(|m| m.rmse),
         }
     }
+}
+
+/// The per-epoch table: learning rate, test RMSE, updates, time and rate.
+fn print_epochs(metrics: &[mf::EpochMetrics]) {
+    let mut t = super::table(&["epoch", "lr", "test RMSE", "updates", "ms", "G updates/s"]);
+    for m in metrics {
+        t.add_row(vec![
+            m.epoch.to_string(),
+            format!("{:.4}", m.lr),
+            m.rmse.map_or("-".into(), |r| format!("{r:.4}")),
+            m.updates.to_string(),
+            format!("{:.2}", m.seconds * 1e3),
+            format!("{:.3}", m.updates_per_s / 1e9),
+        ]);
+    }
+    println!("{t}");
 }

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
-use super::{epoch_bar, save_model, tick, Outputs, Totals};
+use super::{epoch_bar, print_epochs, save_model, tick, Outputs, Totals};
 use wgsparse::io::{IdMap, Ratings};
 use wgsparse::mf::{self, MultiTrainer, Precision};
 use wgsparse::{Gpu, Result};
@@ -36,19 +36,14 @@ pub(super) fn train(
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
+    let common: Vec<mf::EpochMetrics> = metrics.iter().map(|m| m.common()).collect();
     let Totals {
         seconds,
         updates,
         nnz_rate,
         bytes_per_update,
         final_rmse,
-    } = Totals::new(
-        metrics.iter().map(|m| (m.seconds, m.updates, m.rmse)),
-        epochs,
-        tr.len(),
-        k,
-        half,
-    );
+    } = Totals::new(&common, epochs, tr.len(), k, half);
     save_model(trainer.model()?, ids, &out)?;
     // Per GPU over all epochs: updates, wall time, time waiting for a neighbour's Q block.
     let grid = trainer.grid().clone();
@@ -147,18 +142,7 @@ pub(super) fn train(
         ]);
     }
     println!("{t}");
-    let mut t = super::super::table(&["epoch", "lr", "test RMSE", "updates", "ms", "G updates/s"]);
-    for m in &metrics {
-        t.add_row(vec![
-            m.epoch.to_string(),
-            format!("{:.4}", m.lr),
-            m.rmse.map_or("-".into(), |r| format!("{r:.4}")),
-            m.updates.to_string(),
-            format!("{:.2}", m.seconds * 1e3),
-            format!("{:.3}", m.updates_per_s / 1e9),
-        ]);
-    }
-    println!("{t}");
+    print_epochs(&common);
     println!(
         "{epochs} epochs in {seconds:.3} s wall on {g} GPUs: {:.3} G updates/s (epochs·nnz / \
          time, Q passes included); final test RMSE {}",

@@ -60,6 +60,20 @@ pub struct MultiEpochMetrics {
     pub devices: Vec<DeviceEpoch>,
 }
 
+impl MultiEpochMetrics {
+    /// What a one-device epoch reports too (all devices together).
+    pub fn common(&self) -> super::EpochMetrics {
+        super::EpochMetrics {
+            epoch: self.epoch,
+            lr: self.lr,
+            updates: self.updates,
+            seconds: self.seconds,
+            updates_per_s: self.updates_per_s,
+            rmse: self.rmse,
+        }
+    }
+}
+
 /// One device: its row block of P, all rows of Q, its samples.
 struct Shard<'g> {
     gpu: &'g Gpu,
