@@ -179,6 +179,62 @@ fn the_tuners_pick_is_not_beaten_by_a_candidate_it_timed() {
 }
 
 #[test]
+fn the_fused_tuners_pick_is_not_beaten_by_a_candidate_it_timed() {
+    // As for SDDMM: right after tuning, the pick and every configuration the fused tuner
+    // timed are timed again the same way, in turn, up to five passes, each plan's fastest
+    // pass counting. Sparse (fused vs sorted tiles, VS, workgroup, long-row threshold) and
+    // dense (VS, TL, workgroup).
+    use wgsparse::fused::bench::Operands;
+    use wgsparse::fused::{tune, Matrix, Options, Pattern, Plan};
+    let _alone = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
+    let gpu = common::gpu();
+    let sparse = common::fused::sparse_x(40_000, 700, 400_000, 11);
+    let dense = wgsparse::gen::dense_uniform(20_000, 48, 12);
+    for x in [Matrix::Sparse(&sparse), Matrix::Dense(&dense)] {
+        let (m, n) = x.shape();
+        let ops = Operands::random(gpu, m, n, Pattern::Full, 5).unwrap();
+        let op = ops.op();
+        let (pick, timed) = tune::tune(gpu, x, &Options::default()).unwrap();
+        let plans: Vec<Plan> = timed
+            .iter()
+            .filter_map(|o: &Options| Plan::new(gpu, x, o).ok())
+            .collect();
+        assert!(
+            plans.len() >= 2,
+            "the tuner timed {} candidates",
+            plans.len()
+        );
+        let time = |p: &Plan| p.time(gpu, &op, &ops.w, 5).unwrap().seconds;
+        let mut picked = f64::INFINITY;
+        let mut fastest = vec![f64::INFINITY; plans.len()];
+        let mut ratios = Vec::new();
+        for _ in 0..5 {
+            picked = picked.min(time(&pick));
+            for (f, p) in fastest.iter_mut().zip(&plans) {
+                *f = f.min(time(p));
+            }
+            let best = fastest.iter().copied().fold(f64::INFINITY, f64::min);
+            ratios.push(picked / best);
+            if picked <= 1.10 * best {
+                break;
+            }
+        }
+        eprintln!(
+            "{:?}: pick {}: {ratios:?}× the best of {}",
+            x.shape(),
+            pick.config.describe(),
+            plans.len()
+        );
+        assert!(
+            ratios.iter().any(|&r| r <= 1.10),
+            "{:?}: {} took {ratios:?}× the best candidate's time",
+            x.shape(),
+            pick.config.describe()
+        );
+    }
+}
+
+#[test]
 fn two_processes_tuning_at_once_leave_a_valid_cache() {
     let _alone = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
@@ -206,6 +262,9 @@ fn two_processes_tuning_at_once_leave_a_valid_cache() {
 
 #[test]
 fn generators_refuse_sizes_beyond_the_host_budget() {
+    // The budget the issue sets (2 GB), not half of this host's memory: a host with 128 GiB
+    // would rightly start generating a 4·10⁹-row matrix.
+    std::env::set_var(wgsparse::limits::HOST_BUDGET_ENV, "2048");
     let e = wgsparse::gen::power_law(4_000_000_000, 10, 10, 1.1, 1).unwrap_err();
     assert!(matches!(e, wgsparse::Error::HostMemory { .. }), "{e}");
     assert!(e.to_string().contains("4000000000×10"), "{e}");

@@ -9,8 +9,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::fused::bench::{measure, Operands};
 use crate::fused::{Matrix, Options, Pattern, Plan, Variant};
+use crate::gpu::Batch;
 use crate::gpu::Gpu;
-use crate::tune::TuneCache;
+use crate::tune::{Finalists, TuneCache};
 use crate::Result;
 
 /// Stored entries above which the tuner times only the model and one neighbour.
@@ -52,6 +53,33 @@ fn key(gpu: &Gpu, x: Matrix) -> String {
     )
 }
 
+/// Times the candidates for `x` afresh (no cache read or written): returns the pick and the
+/// options of every candidate timed, for callers that check the pick (tuner honesty).
+pub fn tune(gpu: &Gpu, x: Matrix, options: &Options) -> Result<(Plan, Vec<Options>)> {
+    let model = Plan::new(gpu, x, options)?;
+    let (t, timed) = tune_with(gpu, x, options, &model)?;
+    Ok((
+        Plan::new_like(gpu, x, &tuned_options(x, options, &t), &model)?,
+        timed,
+    ))
+}
+
+/// `options` set to the tuned configuration `t`.
+fn tuned_options(x: Matrix, options: &Options, t: &Tuned) -> Options {
+    Options {
+        variant: if t.sorted {
+            Variant::Sorted
+        } else {
+            Variant::Fused
+        },
+        vs: Some(t.vs),
+        workgroup: Some(t.workgroup),
+        tl: matches!(x, Matrix::Dense(_)).then_some(t.tl),
+        long_row: t.long_row.or(options.long_row),
+        ..options.clone()
+    }
+}
+
 /// A plan for `x`: with `options.variant == Auto` and no VS or workgroup size given, the
 /// cached configuration for this adapter and shape bucket, or (first time) the fastest of
 /// the candidates timed here; otherwise [`Plan::new`].
@@ -63,18 +91,7 @@ pub fn autotuned_plan(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Plan> {
     if !free {
         return Plan::new(gpu, x, options);
     }
-    let with = |t: &Tuned| Options {
-        variant: if t.sorted {
-            Variant::Sorted
-        } else {
-            Variant::Fused
-        },
-        vs: Some(t.vs),
-        workgroup: Some(t.workgroup),
-        tl: matches!(x, Matrix::Dense(_)).then_some(t.tl),
-        long_row: t.long_row.or(options.long_row),
-        ..options.clone()
-    };
+    let with = |t: &Tuned| tuned_options(x, options, t);
     let k = key(gpu, x);
     let cache = cache();
     let model = Plan::new(gpu, x, options)?;
@@ -83,14 +100,53 @@ pub fn autotuned_plan(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Plan> {
             return Ok(plan);
         }
     }
+    let (t, _) = tune_with(gpu, x, options, &model)?;
+    // A cache that cannot be written costs a re-tune next time, not this run.
+    if let Some(Err(e)) = cache.map(|c| c.insert(&k, &t)) {
+        eprintln!("wgsparse: warning: the tuned configuration was not cached: {e}");
+    }
+    Plan::new_like(gpu, x, &with(&t), &model)
+}
+
+/// The fastest of the candidates around the launch model's configuration (`model`'s plan),
+/// with every candidate's options in the order timed (the model's first). Each stage
+/// screens its candidates one by one, then times its fastest few in turn
+/// ([`Finalists::decide`]): first (VS, workgroup size, fused or sorted), then the long-row
+/// threshold at the winner.
+fn tune_with(
+    gpu: &Gpu,
+    x: Matrix,
+    options: &Options,
+    model: &Plan,
+) -> Result<(Tuned, Vec<Options>)> {
+    let with = |t: &Tuned| tuned_options(x, options, t);
     let (m, n) = x.shape();
     let ops = Operands::random(gpu, m, n, Pattern::Full, 99)?;
+    let op = ops.op();
+    let once = |plan: &Plan| {
+        let mut batch = Batch::new(gpu);
+        plan.record(&mut batch, &op, &ops.w)?;
+        batch.submit_timed()
+    };
     let mc = model.config;
+    let tuned_of = |c: &crate::fused::Config, long_row: Option<u32>| Tuned {
+        vs: c.vs,
+        workgroup: c.workgroup,
+        tl: c.tl,
+        sorted: c.variant == Variant::Sorted,
+        long_row,
+    };
+    let mut timed = vec![options.clone()];
     // On a large X (the KDD2010 shape: 424M entries) every timed run costs real time and a
     // candidate with another hot-column count re-ranks X: a few candidates, fewer repetitions.
     let big = x.nnz() > TUNE_BIG_NNZ;
     let reps = if big { 2 } else { 5 };
-    let mut best = (measure(gpu, &model, &ops, reps, None)?.ms, mc);
+    let mut finalists: Finalists<(Plan, Tuned)> = Finalists::default();
+    let first = Plan::new_like(gpu, x, options, model)?;
+    finalists.offer(
+        measure(gpu, &first, &ops, reps, None)?.ms,
+        (first, tuned_of(&mc, None)),
+    );
     let max_wg = gpu.caps.max_invocations_per_workgroup.min(1024);
     let vss: &[u32] = if big {
         &[mc.vs]
@@ -116,8 +172,9 @@ pub fn autotuned_plan(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Plan> {
         Matrix::Sparse(_) => &[false, true],
         _ => &[false],
     };
-    // The last sorted candidate: the next one at its workgroup size (its tile size) reuses its
-    // tiles instead of sorting X again (the workgroup size is the outer loop).
+    // The last sorted candidate when it is not a finalist: the next one at its workgroup
+    // size (its tile size) reuses its tiles instead of sorting X again (the workgroup size
+    // is the outer loop); a sorted finalist serves the same way.
     let mut last_sorted: Option<Plan> = None;
     for (wg, vs, &sorted) in wgs
         .iter()
@@ -128,66 +185,64 @@ pub fn autotuned_plan(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Plan> {
         // On a large X each tile size sorts X again on the host: sorted at one size alone.
         .filter(|&(w, _, &sorted)| !(big && sorted && Some(&w) != wgs.last()))
     {
-        let like = last_sorted.as_ref().filter(|_| sorted).unwrap_or(&model);
-        let tl = n.div_ceil(vs as usize).max(1) as u32;
-        let Ok(plan) = Plan::new_like(
-            gpu,
-            x,
-            &with(&Tuned {
-                vs,
-                workgroup: wg,
-                tl,
-                sorted,
-                long_row: None,
-            }),
-            like,
-        ) else {
+        let sorted_like = last_sorted.as_ref().or_else(|| {
+            finalists
+                .iter()
+                .map(|(p, _)| p)
+                .find(|p| p.config.variant == Variant::Sorted && p.config.workgroup == wg)
+        });
+        let like = sorted_like.filter(|_| sorted).unwrap_or(model);
+        let cand = Tuned {
+            vs,
+            workgroup: wg,
+            tl: n.div_ceil(vs as usize).max(1) as u32,
+            sorted,
+            long_row: None,
+        };
+        let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), like) else {
             continue;
         };
         if plan.config == mc {
             continue;
         }
         let ms = measure(gpu, &plan, &ops, reps, None)?.ms;
-        if ms < best.0 {
-            best = (ms, plan.config);
-        }
-        if sorted {
-            last_sorted = Some(plan);
+        timed.push(with(&cand));
+        let tuned = tuned_of(&plan.config, None);
+        let back = finalists.offer(ms, (plan, tuned)).map(|(p, _)| p);
+        if let Some(p) = back.filter(|p| p.config.variant == Variant::Sorted) {
+            last_sorted = Some(p);
+        } else if sorted {
+            last_sorted = None;
         }
     }
-    let c = best.1;
-    let mut t = Tuned {
-        vs: c.vs,
-        workgroup: c.workgroup,
-        tl: c.tl,
-        sorted: c.variant == Variant::Sorted,
-        long_row: None,
+    let pick = |f: Finalists<(Plan, Tuned)>| -> Result<((Plan, Tuned), f64)> {
+        f.decide(gpu, |(p, _)| once(p))?
+            .ok_or_else(|| crate::Error::Option("no configuration fits this adapter".into()))
     };
+    let ((plan, t), seconds) = pick(finalists)?;
     // Then the long-row threshold at the best (VS, workgroup size): a power-law X's heavy
     // rows cost more in one vector or in the chunked path depending on the device.
-    if matches!(x, Matrix::Sparse(_)) && options.long_row.is_none() {
-        let candidates: &[u32] = if big { &[1024] } else { &[256, 1024, u32::MAX] };
-        let mut best_ms = best.0;
-        for &l in candidates {
-            let cand = Tuned {
-                long_row: Some(l),
-                ..t
-            };
-            let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), &model) else {
-                continue;
-            };
-            if plan.config == c {
-                continue;
-            }
-            let ms = measure(gpu, &plan, &ops, reps, None)?.ms;
-            if ms < best_ms {
-                (best_ms, t) = (ms, cand);
-            }
+    if !(matches!(x, Matrix::Sparse(_)) && options.long_row.is_none()) {
+        return Ok((t, timed));
+    }
+    let c = plan.config;
+    let mut finalists = Finalists::default();
+    finalists.offer(seconds * 1e3, (plan, t));
+    let candidates: &[u32] = if big { &[1024] } else { &[256, 1024, u32::MAX] };
+    for &l in candidates {
+        let cand = Tuned {
+            long_row: Some(l),
+            ..t
+        };
+        let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), model) else {
+            continue;
+        };
+        if plan.config == c {
+            continue;
         }
+        let ms = measure(gpu, &plan, &ops, reps, None)?.ms;
+        timed.push(with(&cand));
+        finalists.offer(ms, (plan, cand));
     }
-    // A cache that cannot be written costs a re-tune next time, not this run.
-    if let Some(Err(e)) = cache.map(|c| c.insert(&k, &t)) {
-        eprintln!("wgsparse: warning: the tuned configuration was not cached: {e}");
-    }
-    Plan::new_like(gpu, x, &with(&t), &model)
+    Ok((pick(finalists)?.0 .1, timed))
 }

@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::gpu::{Gpu, GpuBuffer};
 use crate::sddmm::{cpu, Config, Options, Plan, Variant};
 use crate::sparse::{Csr, Dense, GpuDense};
-use crate::tune::TuneCache;
+use crate::tune::{Finalists, TuneCache};
 use crate::{Error, Result};
 
 /// Device operands reused across measurements, with their host copies for checking.
@@ -331,21 +331,13 @@ pub fn candidate_options(gpu: &Gpu, s: &Csr, k: usize, options: &Options) -> Res
     Ok(candidates(options, tiled, k, s.ncols, gpu.caps.l2_bytes))
 }
 
-/// Candidates kept from the screening pass for the final, interleaved timing.
-const FINALISTS: usize = 3;
-/// Timings of each finalist in the final pass.
-const FINAL_ROUNDS: usize = 5;
-
 /// Times the autotuner's candidates for `options` (see [`autotuned_plan`]) on `ops` and
 /// returns the fastest with its measurement. S is validated once, and each candidate shares
 /// the arrays of the one before when their layouts agree (naive and warp one upload of S;
 /// SM-SM one tiling for both slice widths), so tuning costs kernel runs, not uploads.
 ///
-/// Each candidate is first timed on its own (screening); the [`FINALISTS`] fastest are then
-/// timed again in turn, one run each, round after round, after one shared warm-up, and the
-/// lowest median of those runs wins. Timings taken minutes apart on a loaded machine (other
-/// processes on a CPU device, clocks on a GPU) differ by more than near-equal candidates do;
-/// interleaving exposes the finalists to the same conditions.
+/// Each candidate is first timed on its own (screening); the fastest few are then timed again
+/// in turn ([`Finalists::decide`]), and the lowest median of those runs wins.
 pub fn tune(
     gpu: &Gpu,
     s: &Csr,
@@ -356,7 +348,7 @@ pub fn tune(
     s.validate()?;
     let tiled = crate::sddmm::config::resolve(gpu, s, k, options)?.variant;
     // The fastest candidates so far, fastest first.
-    let mut finalists: Vec<(Measurement, Plan)> = Vec::new();
+    let mut finalists: Finalists<(Measurement, Plan)> = Finalists::default();
     // The plan built last when it is not a finalist.
     let mut last: Option<Plan> = None;
     for o in candidates(options, tiled, k, s.ncols, gpu.caps.l2_bytes) {
@@ -369,52 +361,20 @@ pub fn tune(
         };
         let plan_ms = t0.elapsed().as_secs_f64() * 1e3;
         let m = measure_plan(gpu, s, &plan, ops, 3, None, plan_ms)?;
-        let at = finalists.partition_point(|(f, _)| f.ms <= m.ms);
-        if at < FINALISTS {
-            finalists.insert(at, (m, plan));
-            finalists.truncate(FINALISTS);
-            last = None;
-        } else {
-            last = Some(plan);
-        }
+        last = finalists.offer(m.ms, (m, plan)).map(|(_, p)| p);
     }
-    if finalists.len() > 1 {
-        let n = finalists.len();
-        let mut runs: Vec<Vec<f64>> = vec![Vec::new(); n];
-        let mut turn = 0;
-        crate::gpu::median_warm(gpu, FINAL_ROUNDS * n, || {
-            let plan = &finalists[turn % n].1;
+    let ((mut m, plan), seconds) = finalists
+        .decide(gpu, |(_, plan)| {
             let mut batch = crate::gpu::Batch::new(gpu);
             plan.record(&mut batch, &ops.a, &ops.b, &ops.out)?;
-            let t = batch.submit_timed()?;
-            runs[turn % n].push(t.seconds);
-            turn += 1;
-            Ok(t)
-        })?;
-        // The last FINAL_ROUNDS · n runs are the timed ones (median_warm's warm-up comes
-        // first), FINAL_ROUNDS per finalist.
-        let medians: Vec<f64> = runs
-            .iter_mut()
-            .map(|r| {
-                let from = r.len() - FINAL_ROUNDS;
-                let timed = &mut r[from..];
-                timed.sort_by(f64::total_cmp);
-                timed[FINAL_ROUNDS / 2]
-            })
-            .collect();
-        let best = (0..n)
-            .min_by(|&x, &y| medians[x].total_cmp(&medians[y]))
-            .expect("two finalists or more");
-        let (mut m, plan) = finalists.swap_remove(best);
-        let scale = m.ms / (medians[best] * 1e3);
-        m.ms = medians[best] * 1e3;
-        m.gflops *= scale;
-        m.gbps *= scale;
-        return Ok((m, plan));
-    }
-    finalists
-        .pop()
-        .ok_or_else(|| Error::Option("no configuration fits this adapter".into()))
+            batch.submit_timed()
+        })?
+        .ok_or_else(|| Error::Option("no configuration fits this adapter".into()))?;
+    let scale = m.ms / (seconds * 1e3);
+    m.ms = seconds * 1e3;
+    m.gflops *= scale;
+    m.gbps *= scale;
+    Ok((m, plan))
 }
 
 /// A plan for `options` tuned on this adapter: the variant (for `Auto`), Tk, vws and the
