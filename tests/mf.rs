@@ -95,14 +95,18 @@ fn one_worker_equals_serial_cpu_sgd_on_every_path() {
     let data = planted(60, 40, 700, 11);
     for precision in [Precision::F16, Precision::F32] {
         for (name, gpu, subgroups, native_f16) in paths() {
-            for k in [32, 128] {
+            // ILP > 1 updates several samples together (the serial order by construction);
+            // batches of 15 and 14 end in a partial group. 40 items: consecutive samples
+            // often share a row, so both the joint and the one-at-a-time groups run.
+            for (k, ilp, batch) in [(32, 1, 16), (128, 1, 16), (32, 2, 15), (128, 4, 14)] {
                 let options = Options {
                     k,
                     precision,
                     workers: Some(1),
-                    batch: 16,
+                    batch,
                     subgroups,
                     native_f16,
+                    ilp,
                     ..Default::default()
                 };
                 let rel = parity(gpu, options, &data, 2);
@@ -119,7 +123,7 @@ fn one_worker_equals_serial_cpu_sgd_on_every_path() {
                 };
                 assert!(
                     rel <= tol,
-                    "{name} {precision:?} k={k}: rel diff {rel:e} > {tol:e}"
+                    "{name} {precision:?} k={k} ilp={ilp}: rel diff {rel:e} > {tol:e}"
                 );
             }
         }
@@ -262,10 +266,17 @@ fn gpu_rmse_equals_the_host_model_rmse() {
 fn updates_per_epoch_are_counted() {
     let data = planted(100, 80, 5_000, 3);
     let (train, _) = sets(&data);
-    for (workers, batch) in [(1, 128), (7, 16), (64, 32)] {
+    for (workers, batch, ilp) in [
+        (1, 128, 1),
+        (7, 16, 1),
+        (64, 32, 1),
+        (7, 15, 4),
+        (64, 32, 2),
+    ] {
         let options = Options {
             workers: Some(workers),
             batch,
+            ilp,
             instrument: true,
             ..converge_options()
         };
@@ -287,16 +298,19 @@ fn updates_per_epoch_are_counted() {
 fn a_lone_worker_does_every_update_of_a_long_epoch() {
     let data = medium();
     let (train, _) = sets(&data);
-    for (name, gpu, subgroups, k) in [
-        ("subgroups k=32", common::gpu(), true, 32),
-        ("workgroup k=256", common::gpu(), false, 256),
-        ("no features k=256", common::gpu_plain(), true, 256),
+    for (name, gpu, subgroups, k, ilp) in [
+        ("subgroups k=32", common::gpu(), true, 32, 1),
+        ("workgroup k=256", common::gpu(), false, 256, 1),
+        ("no features k=256", common::gpu_plain(), true, 256, 1),
+        ("subgroups k=256 ilp=4", common::gpu(), true, 256, 4),
+        ("workgroup k=256 ilp=4", common::gpu(), false, 256, 4),
     ] {
         let options = Options {
             k,
             workers: Some(1),
             batch: 128,
             subgroups,
+            ilp,
             instrument: true,
             ..converge_options()
         };
@@ -323,6 +337,12 @@ fn bands_beyond_one_binding_train_like_one_buffer() {
     };
     let rel = parity(common::gpu_small_bindings(), options.clone(), &data, 2);
     assert!(rel <= 1e-5, "banded parity {rel:e}");
+    let grouped = Options {
+        ilp: 4,
+        ..options.clone()
+    };
+    let rel = parity(common::gpu_small_bindings(), grouped, &data, 2);
+    assert!(rel <= 1e-5, "banded parity, ilp 4 {rel:e}");
     let (train, _) = sets(&data);
     let t = Trainer::new(common::gpu_small_bindings(), &train, None, options.clone()).unwrap();
     assert!(t.device_samples().unwrap().len() >= 3);
@@ -514,6 +534,15 @@ fn bad_options_and_ratings_are_errors() {
         },
         Options {
             workers: Some(0),
+            ..Default::default()
+        },
+        Options {
+            ilp: 3,
+            ..Default::default()
+        },
+        Options {
+            ilp: 2,
+            scheme: Scheme::Wavefront,
             ..Default::default()
         },
     ] {

@@ -2,12 +2,21 @@
 // starts from its own PCG stream (an LCG of period 2^32, output through pcg_hash) and updates the `batch` consecutive (shuffled) samples from
 // each start serially, wrapping at nnz. ≈ nnz updates per epoch in one dispatch. COUNT adds
 // one to counters[0] per update (instrumented runs).
+//
+// ILP > 1: a worker takes ILP consecutive samples of its batch at a time (sgd_group): when no
+// two of them share a row of P or of Q, every row load of the group is issued before the
+// first dot product, which exactly equals updating them one after another (the rows are
+// disjoint); when two share a row they are updated one after another. Each update's chain
+// (sample → rows → sum → stores) is latency-bound; ILP chains in flight per worker hide it.
 #import mf/sgd
 #import shared/rng
 
 override WG: u32 = 256u;
 override LANES: u32 = 32u;
 override PER: u32 = 2u;
+override ILP: u32 = 1u;
+
+const MAX_ILP: u32 = 4u;
 
 struct Params {
     nnz: u32,
@@ -55,20 +64,99 @@ fn main(
         // The batch's samples start, start + 1, … wrap to 0 at nnz (a compare per update
         // rather than an integer division).
         var s = start;
-        for (var j = 0u; j < params.batch; j++) {
-            sgd_update(s, lid, live, params.lr, params.lambda);
-            s += 1u;
-            if s == params.nnz {
-                s = 0u;
-            }
+        if ILP == 1u {
+            for (var j = 0u; j < params.batch; j++) {
+                sgd_update(s, lid, live, params.lr, params.lambda);
+                s += 1u;
+                if s == params.nnz {
+                    s = 0u;
+                }
 #ifdef COUNT
-            if live && lid % LANES == 0u {
-                atomicAdd(&counters[0], 1u);
-            }
+                if live && lid % LANES == 0u {
+                    atomicAdd(&counters[0], 1u);
+                }
 #endif
+            }
+        } else {
+            for (var j = 0u; j < params.batch; j += ILP) {
+                let count = min(ILP, params.batch - j);
+                sgd_group(s, count, lid, live, params.lr, params.lambda);
+                // A band may hold fewer samples than a group: reduce only when past the end.
+                s += count;
+                if s >= params.nnz {
+                    s %= params.nnz;
+                }
+#ifdef COUNT
+                if live && lid % LANES == 0u {
+                    atomicAdd(&counters[0], count);
+                }
+#endif
+            }
         }
     }
     if live && lid % LANES == 0u {
         rng[worker] = state;
+    }
+}
+
+// The updates of the `count` ≤ ILP consecutive samples from `s0` (wrapping at nnz), equal to
+// sgd_update on each in turn. Phase a reduces and stores slot a; the rows of slot b are loaded
+// in phase 0 (no two slots share a row: every load in flight at once) or in phase b (serial:
+// after slot b − 1's stores, which this lane made to the very words it loads). Every phase
+// runs one vsg_sum whatever the samples, so control flow stays workgroup-uniform; idle slots
+// (b ≥ count) load and store nothing and sum zero. Constant loop bounds (ILP, PER) keep the
+// register arrays statically indexed once unrolled.
+fn sgd_group(s0: u32, count: u32, lid: u32, live: bool, lr: f32, lambda: f32) {
+    let lane = lid % LANES;
+    let words = LANES * PER;
+    var u: array<u32, MAX_ILP>;
+    var v: array<u32, MAX_ILP>;
+    var r: array<f32, MAX_ILP>;
+    var s = s0;
+    for (var a = 0u; a < ILP; a++) {
+        if a < count {
+            u[a] = samples[3u * s];
+            v[a] = samples[3u * s + 1u];
+            r[a] = bitcast<f32>(samples[3u * s + 2u]);
+        }
+        s += 1u;
+        if s == params.nnz {
+            s = 0u;
+        }
+    }
+    var serial = false;
+    for (var a = 1u; a < ILP; a++) {
+        for (var b = 0u; b < a; b++) {
+            serial = serial || (a < count && (u[a] == u[b] || v[a] == v[b]));
+        }
+    }
+    var pv: array<array<vec2<f32>, MAX_PER>, MAX_ILP>;
+    var qv: array<array<vec2<f32>, MAX_PER>, MAX_ILP>;
+    var part: array<f32, MAX_ILP>;
+    for (var a = 0u; a < ILP; a++) {
+        for (var b = 0u; b < ILP; b++) {
+            if b < count && select(a == 0u, a == b, serial) {
+                let pb = u[b] * words + lane;
+                let qb = v[b] * words + lane;
+                var acc = 0.0;
+                for (var i = 0u; i < PER; i++) {
+                    pv[b][i] = word_load(feat_p[pb + i * LANES]);
+                    qv[b][i] = word_load(feat_q[qb + i * LANES]);
+                    acc += dot(pv[b][i], qv[b][i]);
+                }
+                part[b] = acc;
+            }
+        }
+        let e = r[a] - vsg_sum(part[a], LANES, lid);
+        if live && a < count {
+            let pb = u[a] * words + lane;
+            let qb = v[a] * words + lane;
+            for (var i = 0u; i < PER; i++) {
+                let p = pv[a][i];
+                let q = qv[a][i];
+                feat_p[pb + i * LANES] = word_store(p + lr * (e * q - lambda * p));
+                feat_q[qb + i * LANES] = word_store(q + lr * (e * p - lambda * q));
+            }
+        }
     }
 }

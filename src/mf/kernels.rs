@@ -299,6 +299,7 @@ pub(crate) fn record_epoch(t: &Trainer, batch: &mut Batch, lr: f32) -> Result<()
             rng: &t.rng,
             counters: t.counters.as_ref(),
             batch: t.options.batch,
+            ilp: t.options.ilp,
             lambda,
         },
         &t.bands,
@@ -317,6 +318,8 @@ pub(crate) struct Pass<'a> {
     pub counters: Option<&'a GpuBuffer<u32>>,
     /// Consecutive samples per batch (f).
     pub batch: u32,
+    /// Samples a worker updates together ([`Options::ilp`]).
+    pub ilp: u32,
     /// λ as the device applies it (λ / σ).
     pub lambda: f32,
 }
@@ -343,6 +346,7 @@ pub(crate) fn record_hogwild(
         ("LANES", l.lanes as f64),
         ("PER", l.per as f64),
         ("WG", WG as f64),
+        ("ILP", pass.ilp as f64),
     ];
     let n_bind = if pass.counters.is_some() { 6 } else { 5 };
     let kernel = gpu.kernel(&KernelSpec {

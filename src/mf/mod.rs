@@ -114,6 +114,10 @@ pub struct Options {
     /// round-robin and update it Hogwild!-style among themselves; 1 (the paper's scheme): the
     /// worker updates a block's samples serially.
     pub streams: u32,
+    /// Batch-Hogwild!: samples of a batch a worker updates together (1, 2 or 4): when none of
+    /// them shares a row of P or Q, all their row loads are in flight at once (the result is
+    /// that of updating them one after another either way).
+    pub ilp: u32,
 }
 
 impl Default for Options {
@@ -136,6 +140,7 @@ impl Default for Options {
             instrument: false,
             coherent: true,
             streams: 1,
+            ilp: 1,
         }
     }
 }
@@ -165,6 +170,18 @@ impl Options {
             return Err(Error::Option(format!(
                 "batch = {}: must be from 1 to {max_batch}",
                 self.batch
+            )));
+        }
+        if ![1, 2, 4].contains(&self.ilp) {
+            return Err(Error::Option(format!(
+                "ilp = {}: must be 1, 2 or 4",
+                self.ilp
+            )));
+        }
+        if self.scheme == Scheme::Wavefront && self.ilp != 1 {
+            return Err(Error::Option(format!(
+                "ilp = {}: applies to the hogwild scheme only",
+                self.ilp
             )));
         }
         Ok(())

@@ -80,7 +80,7 @@ pub(super) fn train(
                 "native_f16": trainer.native_f16(), "coherent": trainer.coherent(),
                 "workers_per_gpu": trainer.workers(), "lanes": lanes,
                 "subgroup_reduce": subgroup,
-                "batch": options.batch, "lambda": options.lambda, "alpha": options.alpha,
+                "batch": options.batch, "ilp": options.ilp, "lambda": options.lambda, "alpha": options.alpha,
                 "beta": options.beta, "sigma": trainer.sigma(),
                 "epochs": metrics,
                 "rmse": metrics.iter().map(|m| m.rmse).collect::<Vec<_>>(),
