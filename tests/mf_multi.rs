@@ -6,7 +6,7 @@ mod common;
 
 use std::sync::OnceLock;
 
-use wgsparse::gen::{planted_ratings, PlantedRatings};
+use common::mf::{converge_options, planted, sets};
 use wgsparse::gpu::GpuOptions;
 use wgsparse::io::Ratings;
 use wgsparse::mf::{blocks, MultiTrainer, Options, Precision, Scheme, Trainer};
@@ -25,27 +25,6 @@ fn devices() -> &'static [Gpu] {
         )
         .unwrap_or_else(|e| panic!("{e}"))
     })
-}
-
-fn planted(users: usize, items: usize, n: usize, seed: u64) -> PlantedRatings {
-    planted_ratings(users, items, n, 3, 0.1, seed).unwrap()
-}
-
-fn sets(p: &PlantedRatings) -> (Ratings, Ratings) {
-    ((&p.train).into(), (&p.test).into())
-}
-
-/// The single-device convergence options of tests/mf.rs.
-fn converge_options() -> Options {
-    Options {
-        k: 32,
-        lambda: 0.02,
-        alpha: 0.05,
-        beta: 0.1,
-        workers: Some(16),
-        batch: 32,
-        ..Default::default()
-    }
 }
 
 #[test]
