@@ -5,6 +5,7 @@
 #   mf_reference    cargo build --release --example mf_reference
 #   mf-tests        the test binary of tests/mf.rs: cargo test --release --test mf --no-run
 #                   (the path it prints, target/release/deps/mf-HASH, copied as .gpu/mf-tests)
+#   mf_train-tests  optional, likewise from tests/mf_train.rs (convergence, f16 vs f32)
 # Writes logs and JSON lines into $OUT (default ./bench-out); ends with a summary table.
 #   SHAPES=netflix WORKERS="6864 13728" WF_WORKERS="1024 4096" EPOCHS=20 PEER=0 CHECKS=1 \
 #     benches/peers/mf_suite.sh          (about 5 minutes on an H200)
@@ -57,12 +58,14 @@ export WGSPARSE_BIN=$PWD/.gpu/wgsparse
 log() { echo "[$(date +%T)] $*" | tee -a "$OUT/log.txt"; }
 $W info >> "$OUT/log.txt" 2>&1
 
-if [ "$CHECKS" = 1 ] && [ -x .gpu/mf-tests ]; then
-  log "tests/mf.rs on the GPU (--include-ignored)"
-  timeout 300 ./.gpu/mf-tests --include-ignored --test-threads 1 >"$OUT/mf_tests.txt" 2>&1 \
-    || log "mf tests FAILED (exit $?): see mf_tests.txt"
-  grep -E "^test |test result" "$OUT/mf_tests.txt" | tee -a "$OUT/log.txt"
-fi
+for t in mf mf_train; do
+  if [ "$CHECKS" = 1 ] && [ -x .gpu/$t-tests ]; then
+    log "tests/$t.rs on the GPU (--include-ignored)"
+    timeout 300 ./.gpu/$t-tests --include-ignored --test-threads 1 >"$OUT/${t}_tests.txt" 2>&1 \
+      || log "$t tests FAILED (exit $?): see ${t}_tests.txt"
+    grep -E "^test |test result" "$OUT/${t}_tests.txt" | tee -a "$OUT/log.txt"
+  fi
+done
 
 if [ "$CHECKS" = 1 ] && [ "${REFERENCE:-1}" = 1 ] && [ -x .gpu/mf_reference ]; then
   # MovieLens-100K's shape (as `mf train --gen small`), k = 32: the CPU lockstep simulation
