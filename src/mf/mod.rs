@@ -8,7 +8,9 @@
 //! [`Scheme::Wavefront`] (a grid of blocks, one row of blocks per worker, a column lock so
 //! no two workers update one column block at once; exactly nnz updates per epoch; a worker
 //! takes the first free column among those it has not visited, in its own random order,
-//! and waits only when all of them are held).
+//! and waits only when all of them are held). [`Options::ilp`] > 1 has a batch-Hogwild!
+//! worker update that many consecutive samples together, every row load in flight at once
+//! when no two share a row (exactly the serial result either way).
 //! One virtual subgroup does each update (subgroup shuffles, or workgroup memory without
 //! them); features are stored as f16 (native, or packed in u32 words) or f32; arithmetic is
 //! f32. A [`Trainer`] uploads once; [`Trainer::fit`] records each epoch into one submission,
