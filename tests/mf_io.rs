@@ -182,6 +182,8 @@ fn cli_trains_saves_and_predicts() {
         "0.05",
         "--beta",
         "0.1",
+        "--ilp",
+        "2",
         "--json",
         "--model",
         &p("m.wgmf"),
@@ -193,6 +195,7 @@ fn cli_trains_saves_and_predicts() {
     let j: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
     assert_eq!(j["rmse"].as_array().unwrap().len(), 3);
     assert_eq!(j["skipped_test"], 1);
+    assert_eq!(j["ilp"], 2);
     let last = j["final_rmse"].as_f64().unwrap();
     assert!(
         last < j["rmse"][0].as_f64().unwrap() && last < 0.5,
@@ -252,4 +255,7 @@ fn cli_trains_saves_and_predicts() {
     );
     let (ok, _, err) = cli(&["mf", "train", "--train", &p("train.tsv"), "--k", "40"]);
     assert!(!ok && err.contains("k = 40"), "{err}");
+    let args = ["mf", "train", "--train", &p("train.tsv"), "--ilp", "3"];
+    let (ok, _, err) = cli(&args);
+    assert!(!ok && err.contains("ilp = 3"), "{err}");
 }
