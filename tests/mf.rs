@@ -16,7 +16,16 @@ fn one_worker_equals_serial_cpu_sgd_on_every_path() {
             // ILP > 1 updates several samples together (the serial order by construction);
             // batches of 15 and 14 end in a partial group. 40 items: consecutive samples
             // often share a row, so both the joint and the one-at-a-time groups run.
-            for (k, ilp, batch) in [(32, 1, 16), (128, 1, 16), (32, 2, 15), (128, 4, 14)] {
+            // Staged samples (subgroup paths only; elsewhere the option is off) load a chunk
+            // of one sample per lane ahead of use; batches of 13 and 14 end mid-chunk.
+            for (k, ilp, batch, stage) in [
+                (32, 1, 16, false),
+                (128, 1, 16, false),
+                (32, 2, 15, false),
+                (128, 4, 14, false),
+                (32, 1, 13, true),
+                (128, 4, 14, true),
+            ] {
                 let options = Options {
                     k,
                     precision,
@@ -25,8 +34,13 @@ fn one_worker_equals_serial_cpu_sgd_on_every_path() {
                     subgroups,
                     native_f16,
                     ilp,
+                    stage,
                     ..Default::default()
                 };
+                let (train, _) = sets(&data);
+                let t = Trainer::new(gpu, &train, None, options.clone()).unwrap();
+                let want = stage && subgroups && gpu.caps.subgroups;
+                assert_eq!(t.staged(), want, "{name} k={k} ilp={ilp}: staged");
                 let rel = parity(gpu, options, &data, 2);
                 // f32: f32 vs f64 arithmetic (measured ≤ 7e-7); f16: a rounding flip is one
                 // f16 ulp (2^-11 ≈ 4.9e-4 of the largest value; measured ≤ 6.4e-4 on
@@ -41,7 +55,7 @@ fn one_worker_equals_serial_cpu_sgd_on_every_path() {
                 };
                 assert!(
                     rel <= tol,
-                    "{name} {precision:?} k={k} ilp={ilp}: rel diff {rel:e} > {tol:e}"
+                    "{name} {precision:?} k={k} ilp={ilp} stage={stage}: rel diff {rel:e} > {tol:e}"
                 );
             }
         }
@@ -78,17 +92,19 @@ fn gpu_rmse_equals_the_host_model_rmse() {
 fn updates_per_epoch_are_counted() {
     let data = planted(100, 80, 5_000, 3);
     let (train, _) = sets(&data);
-    for (workers, batch, ilp) in [
-        (1, 128, 1),
-        (7, 16, 1),
-        (64, 32, 1),
-        (7, 15, 4),
-        (64, 32, 2),
+    for (workers, batch, ilp, stage) in [
+        (1, 128, 1, false),
+        (7, 16, 1, false),
+        (64, 32, 1, false),
+        (7, 15, 4, false),
+        (64, 32, 2, false),
+        (7, 15, 2, true),
     ] {
         let options = Options {
             workers: Some(workers),
             batch,
             ilp,
+            stage,
             instrument: true,
             ..converge_options()
         };
@@ -116,6 +132,7 @@ fn a_lone_worker_does_every_update_of_a_long_epoch() {
         ("no features k=256", common::gpu_plain(), true, 256, 1),
         ("subgroups k=256 ilp=4", common::gpu(), true, 256, 4),
         ("workgroup k=256 ilp=4", common::gpu(), false, 256, 4),
+        ("subgroups k=256 ilp=4 staged", common::gpu(), true, 256, 4),
     ] {
         let options = Options {
             k,
@@ -123,6 +140,7 @@ fn a_lone_worker_does_every_update_of_a_long_epoch() {
             batch: 128,
             subgroups,
             ilp,
+            stage: name.ends_with("staged"),
             instrument: true,
             ..converge_options()
         };
@@ -153,8 +171,14 @@ fn bands_beyond_one_binding_train_like_one_buffer() {
         ilp: 4,
         ..options.clone()
     };
-    let rel = parity(common::gpu_small_bindings(), grouped, &data, 2);
+    let rel = parity(common::gpu_small_bindings(), grouped.clone(), &data, 2);
     assert!(rel <= 1e-5, "banded parity, ilp 4 {rel:e}");
+    let staged = Options {
+        stage: true,
+        ..grouped
+    };
+    let rel = parity(common::gpu_small_bindings(), staged, &data, 2);
+    assert!(rel <= 1e-5, "banded parity, ilp 4, staged {rel:e}");
     let (train, _) = sets(&data);
     let t = Trainer::new(common::gpu_small_bindings(), &train, None, options.clone()).unwrap();
     assert!(t.device_samples().unwrap().len() >= 3);

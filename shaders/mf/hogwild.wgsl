@@ -8,6 +8,10 @@
 // first dot product, which exactly equals updating them one after another (the rows are
 // disjoint); when two share a row they are updated one after another. Each update's chain
 // (sample → rows → sum → stores) is latency-bound; ILP chains in flight per worker hide it.
+//
+// STAGE (subgroup shuffles, LANES ≥ ILP): a worker's lanes load its samples LANES at a time,
+// lane t the sample at batch position c·LANES + t, one chunk ahead of use (coalesced, and
+// off the update chain); each update takes its sample from the owning lane by a shuffle.
 #import mf/sgd
 #import shared/rng
 
@@ -17,6 +21,15 @@ override PER: u32 = 2u;
 override ILP: u32 = 1u;
 
 const MAX_ILP: u32 = 4u;
+
+#ifdef STAGE
+// This lane's sample (u, v, bits of r) of the worker's current chunk and of the next one.
+var<private> chunk: vec3<u32>;
+var<private> chunk_next: vec3<u32>;
+// The first subgroup lane of this worker's LANES lanes, and this lane's offset from it.
+var<private> vsg_base: u32;
+var<private> stage_lane: u32;
+#endif
 
 struct Params {
     nnz: u32,
@@ -51,7 +64,14 @@ fn main(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(num_workgroups) nwg: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
+#ifdef STAGE
+    @builtin(subgroup_invocation_id) sg_lane: u32,
+#endif
 ) {
+#ifdef STAGE
+    vsg_base = sg_lane & ~(LANES - 1u);
+    stage_lane = sg_lane & (LANES - 1u);
+#endif
     let worker = (wid.y * nwg.x + wid.x) * (WG / LANES) + lid / LANES;
     let live = worker < params.workers;
     var state = 0u;
@@ -64,7 +84,13 @@ fn main(
         // The batch's samples start, start + 1, … wrap to 0 at nnz (a compare per update
         // rather than an integer division).
         var s = start;
-        if ILP == 1u {
+#ifdef STAGE
+        let staged = true;
+        chunk_next = stage_load(s);
+#else
+        let staged = false;
+#endif
+        if ILP == 1u && !staged {
             for (var j = 0u; j < params.batch; j++) {
                 sgd_update(s, lid, live, params.lr, params.lambda);
                 s += 1u;
@@ -80,7 +106,19 @@ fn main(
         } else {
             for (var j = 0u; j < params.batch; j += ILP) {
                 let count = min(ILP, params.batch - j);
-                sgd_group(s, count, lid, live, params.lr, params.lambda);
+#ifdef STAGE
+                // A new chunk at every LANES positions (ILP divides LANES: groups never
+                // straddle two); the one after it is loaded now.
+                if j % LANES == 0u {
+                    chunk = chunk_next;
+                    var ahead = s + LANES;
+                    if ahead >= params.nnz {
+                        ahead %= params.nnz;
+                    }
+                    chunk_next = stage_load(ahead);
+                }
+#endif
+                sgd_group(s, j, count, lid, live, params.lr, params.lambda);
                 // A band may hold fewer samples than a group: reduce only when past the end.
                 s += count;
                 if s >= params.nnz {
@@ -106,12 +144,21 @@ fn main(
 // runs one vsg_sum whatever the samples, so control flow stays workgroup-uniform; idle slots
 // (b ≥ count) load and store nothing and sum zero. Constant loop bounds (ILP, PER) keep the
 // register arrays statically indexed once unrolled.
-fn sgd_group(s0: u32, count: u32, lid: u32, live: bool, lr: f32, lambda: f32) {
+fn sgd_group(s0: u32, pos: u32, count: u32, lid: u32, live: bool, lr: f32, lambda: f32) {
     let lane = lid % LANES;
     let words = LANES * PER;
     var u: array<u32, MAX_ILP>;
     var v: array<u32, MAX_ILP>;
     var r: array<f32, MAX_ILP>;
+#ifdef STAGE
+    // Position pos + a of the batch: lane (pos + a) % LANES of the current chunk.
+    for (var a = 0u; a < ILP; a++) {
+        let x = subgroupShuffle(chunk, vsg_base | ((pos + a) % LANES));
+        u[a] = x.x;
+        v[a] = x.y;
+        r[a] = bitcast<f32>(x.z);
+    }
+#else
     var s = s0;
     for (var a = 0u; a < ILP; a++) {
         if a < count {
@@ -124,6 +171,7 @@ fn sgd_group(s0: u32, count: u32, lid: u32, live: bool, lr: f32, lambda: f32) {
             s = 0u;
         }
     }
+#endif
     var serial = false;
     for (var a = 1u; a < ILP; a++) {
         for (var b = 0u; b < a; b++) {
@@ -160,3 +208,15 @@ fn sgd_group(s0: u32, count: u32, lid: u32, live: bool, lr: f32, lambda: f32) {
         }
     }
 }
+
+#ifdef STAGE
+// This lane's sample of the chunk whose first position is sample `s`: sample s + lane,
+// wrapped at nnz (a band may hold fewer samples than LANES).
+fn stage_load(s: u32) -> vec3<u32> {
+    var i = s + stage_lane;
+    if i >= params.nnz {
+        i %= params.nnz;
+    }
+    return vec3(samples[3u * i], samples[3u * i + 1u], samples[3u * i + 2u]);
+}
+#endif

@@ -123,6 +123,10 @@ enum What {
         /// once when they share no row (1, 2 or 4; same result as one at a time).
         #[arg(long, default_value_t = 1)]
         ilp: u32,
+        /// Batch-Hogwild!: stage the samples in the lanes a chunk ahead of use (with subgroup
+        /// shuffles; otherwise ignored, as the JSON's `stage` shows).
+        #[arg(long)]
+        stage: bool,
         /// The planted model's test RMSE, printed beside the final RMSE (e.g. from the JSON
         /// of `wgsparse gen ratings`).
         #[arg(long)]
@@ -186,6 +190,7 @@ pub fn run(args: MfArgs) -> Result<ExitCode> {
             incoherent,
             streams,
             ilp,
+            stage,
             noise_floor,
             gpus,
             split,
@@ -215,6 +220,7 @@ pub fn run(args: MfArgs) -> Result<ExitCode> {
                 coherent: !incoherent,
                 streams,
                 ilp,
+                stage,
                 ..Default::default()
             };
             // The devices first: a generated shape is checked against them before its
@@ -402,7 +408,7 @@ fn train_run(
                 "test": trainer.test_len(), "skipped_test": trainer.skipped_test(),
                 "k": k, "scheme": options.scheme, "precision": options.precision,
                 "native_f16": trainer.native_f16(), "coherent": trainer.coherent(),
-                "streams": options.streams, "ilp": options.ilp,
+                "streams": options.streams, "ilp": options.ilp, "stage": trainer.staged(),
                 "workers": trainer.workers(), "lanes": lanes, "subgroup_reduce": subgroup,
                 "batch": options.batch, "lambda": options.lambda, "alpha": options.alpha,
                 "beta": options.beta, "sigma": trainer.sigma(),

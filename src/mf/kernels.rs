@@ -71,6 +71,8 @@ pub(crate) struct Layout {
     pub half: bool,
     /// P and Q bound with the `@coherent` decoration in the training kernels.
     pub coherent: bool,
+    /// Batch-Hogwild! stages its samples in the lanes (subgroup shuffles, lanes ≥ ILP).
+    pub stage: bool,
 }
 
 impl Layout {
@@ -102,6 +104,7 @@ impl Layout {
             native_f16: half && o.native_f16 && caps.f16,
             half,
             coherent: o.coherent && caps.coherent,
+            stage: o.stage && subgroup && lanes >= o.ilp,
         })
     }
 
@@ -341,6 +344,9 @@ pub(crate) fn record_hogwild(
     }
     if pass.counters.is_some() {
         defines.push("COUNT");
+    }
+    if l.stage {
+        defines.push("STAGE");
     }
     let c = vec![
         ("LANES", l.lanes as f64),

@@ -120,6 +120,10 @@ pub struct Options {
     /// them shares a row of P or Q, all their row loads are in flight at once (the result is
     /// that of updating them one after another either way).
     pub ilp: u32,
+    /// Batch-Hogwild!: a worker's lanes load its samples a chunk (one per lane) ahead of use
+    /// and pass each to the update by a subgroup shuffle, taking the sample load off the
+    /// update's chain. Needs the subgroup reduction and lanes ≥ `ilp`; otherwise off.
+    pub stage: bool,
 }
 
 impl Default for Options {
@@ -143,6 +147,7 @@ impl Default for Options {
             coherent: true,
             streams: 1,
             ilp: 1,
+            stage: false,
         }
     }
 }
@@ -393,6 +398,11 @@ impl<'g> Trainer<'g> {
     /// Whether the training kernels bind P and Q `@coherent` (see [`Options::coherent`]).
     pub fn coherent(&self) -> bool {
         self.layout.coherent
+    }
+
+    /// Whether batch-Hogwild! stages its samples in the lanes ([`Options::stage`]).
+    pub fn staged(&self) -> bool {
+        self.layout.stage && self.options.scheme == Scheme::Hogwild
     }
 
     /// Whether P and Q use native f16 storage (false: packed words or f32).
