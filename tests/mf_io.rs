@@ -184,6 +184,7 @@ fn cli_trains_saves_and_predicts() {
         "0.1",
         "--ilp",
         "2",
+        "--stage",
         "--json",
         "--model",
         &p("m.wgmf"),
@@ -196,6 +197,7 @@ fn cli_trains_saves_and_predicts() {
     assert_eq!(j["rmse"].as_array().unwrap().len(), 3);
     assert_eq!(j["skipped_test"], 1);
     assert_eq!(j["ilp"], 2);
+    assert!(j["stage"].is_boolean(), "{j}");
     let last = j["final_rmse"].as_f64().unwrap();
     assert!(
         last < j["rmse"][0].as_f64().unwrap() && last < 0.5,

@@ -33,9 +33,10 @@
 #   HOGWILD=0 skips the batch-Hogwild! runs on the Netflix shape (wavefront only).
 #   ILP="1 2 4" runs the Netflix batch-Hogwild! f16 runs at each ILP × WORKERS (mf train --ilp:
 #   samples a worker updates together), then f32 once at the fastest f16 (ILP, workers);
+#   STAGE="0 1" runs each of those without and with --stage (samples staged in the lanes);
 #   REPEAT=3 repeats each f16 run (the rate must hold in every run); INCOHERENT=0 skips the
 #   --incoherent run; REFERENCE=0 skips step 2 (keeps the tests of step 1).
-#     SHAPES=netflix WORKERS="8448 13728" ILP="1 2 4" WF_WORKERS="" CHECKS=1 REFERENCE=0 \
+#     SHAPES=netflix WORKERS="8448 16896" ILP="1 2 4" STAGE="0 1" WF_WORKERS="" CHECKS=1 REFERENCE=0 \
 #       EPOCHS=20 benches/peers/mf_suite.sh
 #   STREAMS="1 4 8" runs the wavefront at each of WF_WORKERS with each stream count (virtual
 #   subgroups per worker sharing its block; default 1, the paper's scheme).
@@ -113,9 +114,12 @@ for shape in $SHAPES; do
   if [ "$shape" = netflix ]; then
     if [ "${HOGWILD:-1}" = 1 ]; then
       for ilp in $ILP; do
-        for w in $WORKERS; do
-          for _ in $(seq "$REPEAT"); do
-            train $shape "$floor" $hp --precision f16 --workers "$w" --ilp "$ilp"
+        for st in ${STAGE:-0}; do
+          stage=; [ "$st" = 1 ] && stage=--stage
+          for w in $WORKERS; do
+            for _ in $(seq "$REPEAT"); do
+              train $shape "$floor" $hp --precision f16 --workers "$w" --ilp "$ilp" $stage
+            done
           done
         done
       done
@@ -127,12 +131,12 @@ rs = [r for r in rs if r["items"] < 100000 and r["scheme"] == "hogwild"
       and r["precision"] == "f16" and r.get("coherent")]
 if rs:
     b = max(rs, key=lambda r: r["updates_per_s"])
-    print(b.get("ilp", 1), b["workers"])
+    print(b.get("ilp", 1), b["workers"], "--stage" if b.get("stage") else "")
 PY
 )
       if [ -n "$best" ]; then
         set -- $best
-        train $shape "$floor" $hp --precision f32 --workers "$2" --ilp "$1"
+        train $shape "$floor" $hp --precision f32 --workers "$2" --ilp "$1" ${3:-}
       fi
       if [ "${INCOHERENT:-1}" = 1 ]; then
         first=${WORKERS%% *}
@@ -167,13 +171,13 @@ for r in lines("mf_reference.jsonl"):
     finals = {k: round(v[-1], 4) for k, v in r["rmse"].items()}
     print(f"  {r['users']}x{r['items']} k{r['k']} {r['precision']} coherent={r['coherent']}: "
           f"{finals} floor {r['noise_floor']:.4f}")
-print(f"{'shape':>8} {'scheme':>9} {'prec':>4} {'workers':>7} {'coh':>5} {'strm':>4} {'ilp':>3} {'G upd/s':>8} {'RMSE':>7} {'floor':>7} {'/floor':>6}")
+print(f"{'shape':>8} {'scheme':>9} {'prec':>4} {'workers':>7} {'coh':>5} {'strm':>4} {'ilp':>3} {'stg':>3} {'G upd/s':>8} {'RMSE':>7} {'floor':>7} {'/floor':>6}")
 for r in lines("mf.jsonl"):
     shape = "yahoo" if r["items"] > 100000 else "netflix"
     fl = r.get("noise_floor") or float("nan")
     rm = r.get("final_rmse") or float("nan")
     print(f"{shape:>8} {r['scheme']:>9} {r['precision']:>4} {r['workers']:>7} {str(r.get('coherent')):>5} "
-          f"{r.get('streams', 1):>4} {r.get('ilp', 1):>3} "
+          f"{r.get('streams', 1):>4} {r.get('ilp', 1):>3} {int(bool(r.get('stage'))):>3} "
           f"{r['updates_per_s']/1e9:8.3f} {rm:7.4f} {fl:7.4f} {rm/fl:6.3f}")
 EOF
 log "done"
