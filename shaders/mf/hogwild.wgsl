@@ -10,8 +10,9 @@
 // (sample → rows → sum → stores) is latency-bound; ILP chains in flight per worker hide it.
 //
 // STAGE (subgroup shuffles, LANES ≥ ILP): a worker's lanes load its samples LANES at a time,
-// lane t the sample at batch position c·LANES + t, one chunk ahead of use (coalesced, and
-// off the update chain); each update takes its sample from the owning lane by a shuffle.
+// lane t the sample at batch position c·LANES + t, one chunk ahead of use (coalesced, and off
+// the update chain but for a batch's first chunk); each update takes its sample from the
+// owning lane by a shuffle.
 #import mf/sgd
 #import shared/rng
 
