@@ -6,7 +6,7 @@ mod common;
 
 use std::sync::OnceLock;
 
-use wgsparse::gen::{planted_ratings, PlantedRatings};
+use common::mf::{converge_options, planted, sets};
 use wgsparse::gpu::GpuOptions;
 use wgsparse::io::Ratings;
 use wgsparse::mf::{blocks, MultiTrainer, Options, Precision, Scheme, Trainer};
@@ -25,27 +25,6 @@ fn devices() -> &'static [Gpu] {
         )
         .unwrap_or_else(|e| panic!("{e}"))
     })
-}
-
-fn planted(users: usize, items: usize, n: usize, seed: u64) -> PlantedRatings {
-    planted_ratings(users, items, n, 3, 0.1, seed).unwrap()
-}
-
-fn sets(p: &PlantedRatings) -> (Ratings, Ratings) {
-    ((&p.train).into(), (&p.test).into())
-}
-
-/// The single-device convergence options of tests/mf.rs.
-fn converge_options() -> Options {
-    Options {
-        k: 32,
-        lambda: 0.02,
-        alpha: 0.05,
-        beta: 0.1,
-        workers: Some(16),
-        batch: 32,
-        ..Default::default()
-    }
 }
 
 #[test]
@@ -84,7 +63,7 @@ fn no_round_gives_two_devices_a_shared_block_and_every_block_is_trained_once() {
             "{per_epoch} < {}",
             train.len()
         );
-        assert_eq!(metrics[1].updates, per_epoch);
+        assert_eq!(metrics[1].common.updates, per_epoch);
     }
 }
 
@@ -115,10 +94,10 @@ fn one_device_through_the_multi_path_equals_the_single_device_trainer() {
         let a = one.fit(2, |_| {}).unwrap();
         let b = multi.fit(2, |_| {}).unwrap();
         assert_eq!(one.updates_per_epoch(), multi.updates_per_epoch());
-        assert_eq!(a[1].updates, b[1].updates);
+        assert_eq!(a[1].updates, b[1].common.updates);
         let (ma, mb) = (one.model().unwrap(), multi.model().unwrap());
         assert!(ma.p == mb.p && ma.q == mb.q, "{precision:?}: models differ");
-        let (ra, rb) = (a[1].rmse.unwrap(), b[1].rmse.unwrap());
+        let (ra, rb) = (a[1].rmse.unwrap(), b[1].common.rmse.unwrap());
         // GPU f32 sums against the host's f64 sums of the same model.
         assert!((ra - rb).abs() <= 1e-4 * ra, "{precision:?}: {ra} vs {rb}");
     }
@@ -142,7 +121,7 @@ fn two_devices_converge_like_one_on_planted_data() {
                 .fit(10, |_| {})
                 .unwrap()
                 .iter()
-                .map(|m| m.rmse.unwrap())
+                .map(|m| m.common.rmse.unwrap())
                 .collect();
             r
         };
@@ -360,8 +339,8 @@ fn blocks_beyond_one_binding_train_in_bands_like_one_device() {
     assert_eq!(counts.iter().sum::<u64>(), 4 * t.updates_per_epoch());
     let mut one = MultiTrainer::new(&gpus[..1], &train, Some(&test), options, 1).unwrap();
     let r1 = one.fit(4, |_| {}).unwrap();
-    let (a, b) = (r1[3].rmse.unwrap(), r[3].rmse.unwrap());
-    assert!(r[0].rmse.unwrap() > b, "did not fall: {r:?}");
+    let (a, b) = (r1[3].common.rmse.unwrap(), r[3].common.rmse.unwrap());
+    assert!(r[0].common.rmse.unwrap() > b, "did not fall: {r:?}");
     // 4 epochs of a 6,000-rating problem: not yet converged, so a looser bound than above,
     // and one-sided: the H200 ended two devices 6% below one (0.258 against 0.274), which
     // is not a failure to converge like one.
@@ -462,5 +441,8 @@ fn the_fallback_path_trains_on_two_devices_too() {
     let mut two = MultiTrainer::new(&gpus, &train, Some(&test), options, 2).unwrap();
     let r = two.fit(3, |_| {}).unwrap();
     blocks::check_touches(two.touches(), (2, 2), 3).unwrap();
-    assert!(r[2].rmse.unwrap() < r[0].rmse.unwrap(), "{r:?}");
+    assert!(
+        r[2].common.rmse.unwrap() < r[0].common.rmse.unwrap(),
+        "{r:?}"
+    );
 }

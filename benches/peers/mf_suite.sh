@@ -5,6 +5,7 @@
 #   mf_reference    cargo build --release --example mf_reference
 #   mf-tests        the test binary of tests/mf.rs: cargo test --release --test mf --no-run
 #                   (the path it prints, target/release/deps/mf-HASH, copied as .gpu/mf-tests)
+#   mf_train-tests  optional, likewise from tests/mf_train.rs (convergence, f16 vs f32)
 # Writes logs and JSON lines into $OUT (default ./bench-out); ends with a summary table.
 #   SHAPES=netflix WORKERS="6864 13728" WF_WORKERS="1024 4096" EPOCHS=20 PEER=0 CHECKS=1 \
 #     benches/peers/mf_suite.sh          (about 5 minutes on an H200)
@@ -30,6 +31,13 @@
 #   YAHOO_LAMBDA=0.04 replaces the paper's λ = 1.0 for Yahoo!Music (whose ratings span 0–100;
 #   the planted ratings span 1–5, so the paper's λ scaled by the range ratio is 0.04).
 #   HOGWILD=0 skips the batch-Hogwild! runs on the Netflix shape (wavefront only).
+#   ILP="1 2 4" runs the Netflix batch-Hogwild! f16 runs at each ILP × WORKERS (mf train --ilp:
+#   samples a worker updates together), then f32 once at the fastest f16 (ILP, workers);
+#   STAGE="0 1" runs each of those without and with --stage (samples staged in the lanes);
+#   REPEAT=3 repeats each f16 run (the rate must hold in every run); INCOHERENT=0 skips the
+#   --incoherent run; REFERENCE=0 skips step 2 (keeps the tests of step 1).
+#     SHAPES=netflix WORKERS="8448 16896" ILP="1 2 4" STAGE="0 1" WF_WORKERS="" CHECKS=1 REFERENCE=0 \
+#       EPOCHS=20 benches/peers/mf_suite.sh
 #   STREAMS="1 4 8" runs the wavefront at each of WF_WORKERS with each stream count (virtual
 #   subgroups per worker sharing its block; default 1, the paper's scheme).
 set -uo pipefail
@@ -37,8 +45,10 @@ OUT=${OUT:-bench-out}
 SHAPES=${SHAPES:-"netflix"}
 CHECKS=${CHECKS:-1}
 WORKERS=${WORKERS:-"6864 13728"}
-WF_WORKERS=${WF_WORKERS:-"1024 4096"}
+WF_WORKERS=${WF_WORKERS-"1024 4096"}  # empty: no wavefront runs
 EPOCHS=${EPOCHS:-20}
+ILP=${ILP:-1}
+REPEAT=${REPEAT:-1}
 mkdir -p "$OUT" /tmp/mf
 for f in .gl/*.deb; do [ -e "$f" ] && dpkg -x "$f" /; done; ldconfig
 if ! ./.gpu/wgsparse info >/dev/null 2>&1; then
@@ -49,14 +59,16 @@ export WGSPARSE_BIN=$PWD/.gpu/wgsparse
 log() { echo "[$(date +%T)] $*" | tee -a "$OUT/log.txt"; }
 $W info >> "$OUT/log.txt" 2>&1
 
-if [ "$CHECKS" = 1 ] && [ -x .gpu/mf-tests ]; then
-  log "tests/mf.rs on the GPU (--include-ignored)"
-  timeout 300 ./.gpu/mf-tests --include-ignored --test-threads 1 >"$OUT/mf_tests.txt" 2>&1 \
-    || log "mf tests FAILED (exit $?): see mf_tests.txt"
-  grep -E "^test |test result" "$OUT/mf_tests.txt" | tee -a "$OUT/log.txt"
-fi
+for t in mf mf_train; do
+  if [ "$CHECKS" = 1 ] && [ -x .gpu/$t-tests ]; then
+    log "tests/$t.rs on the GPU (--include-ignored)"
+    timeout 300 ./.gpu/$t-tests --include-ignored --test-threads 1 >"$OUT/${t}_tests.txt" 2>&1 \
+      || log "$t tests FAILED (exit $?): see ${t}_tests.txt"
+    grep -E "^test |test result" "$OUT/${t}_tests.txt" | tee -a "$OUT/log.txt"
+  fi
+done
 
-if [ "$CHECKS" = 1 ] && [ -x .gpu/mf_reference ]; then
+if [ "$CHECKS" = 1 ] && [ "${REFERENCE:-1}" = 1 ] && [ -x .gpu/mf_reference ]; then
   # MovieLens-100K's shape (as `mf train --gen small`), k = 32: the CPU lockstep simulation
   # beside the GPU, same data, same workers (the 22:30 diagnostics had 64 / 512 / 4,096 GPU
   # workers at 0.53 / 0.70 / 0.69 against 0.42 for 8; simulated here: 0.41 / 0.42 / 0.38).
@@ -101,11 +113,35 @@ for shape in $SHAPES; do
   log "$shape noise floor $floor"
   if [ "$shape" = netflix ]; then
     if [ "${HOGWILD:-1}" = 1 ]; then
-      for prec in f16 f32; do
-        for w in $WORKERS; do train $shape "$floor" $hp --precision $prec --workers "$w"; done
+      for ilp in $ILP; do
+        for st in ${STAGE:-0}; do
+          stage=; [ "$st" = 1 ] && stage=--stage
+          for w in $WORKERS; do
+            for _ in $(seq "$REPEAT"); do
+              train $shape "$floor" $hp --precision f16 --workers "$w" --ilp "$ilp" $stage
+            done
+          done
+        done
       done
-      first=${WORKERS%% *}
-      train $shape "$floor" $hp --precision f16 --workers "$first" --incoherent
+      # f32 at the fastest coherent f16 (ILP, workers) of the Netflix runs so far.
+      best=$(python3 - "$OUT/mf.jsonl" <<'PY'
+import json, sys
+rs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+rs = [r for r in rs if r["items"] < 100000 and r["scheme"] == "hogwild"
+      and r["precision"] == "f16" and r.get("coherent")]
+if rs:
+    b = max(rs, key=lambda r: r["updates_per_s"])
+    print(b.get("ilp", 1), b["workers"], "--stage" if b.get("stage") else "")
+PY
+)
+      if [ -n "$best" ]; then
+        set -- $best
+        train $shape "$floor" $hp --precision f32 --workers "$2" --ilp "$1" ${3:-}
+      fi
+      if [ "${INCOHERENT:-1}" = 1 ]; then
+        first=${WORKERS%% *}
+        train $shape "$floor" $hp --precision f16 --workers "$first" --incoherent
+      fi
     fi
     for w in $WF_WORKERS; do
       for st in ${STREAMS:-1}; do
@@ -135,13 +171,13 @@ for r in lines("mf_reference.jsonl"):
     finals = {k: round(v[-1], 4) for k, v in r["rmse"].items()}
     print(f"  {r['users']}x{r['items']} k{r['k']} {r['precision']} coherent={r['coherent']}: "
           f"{finals} floor {r['noise_floor']:.4f}")
-print(f"{'shape':>8} {'scheme':>9} {'prec':>4} {'workers':>7} {'coh':>5} {'strm':>4} {'G upd/s':>8} {'RMSE':>7} {'floor':>7} {'/floor':>6}")
+print(f"{'shape':>8} {'scheme':>9} {'prec':>4} {'workers':>7} {'coh':>5} {'strm':>4} {'ilp':>3} {'stg':>3} {'G upd/s':>8} {'RMSE':>7} {'floor':>7} {'/floor':>6}")
 for r in lines("mf.jsonl"):
     shape = "yahoo" if r["items"] > 100000 else "netflix"
     fl = r.get("noise_floor") or float("nan")
     rm = r.get("final_rmse") or float("nan")
     print(f"{shape:>8} {r['scheme']:>9} {r['precision']:>4} {r['workers']:>7} {str(r.get('coherent')):>5} "
-          f"{r.get('streams', 1):>4} "
+          f"{r.get('streams', 1):>4} {r.get('ilp', 1):>3} {int(bool(r.get('stage'))):>3} "
           f"{r['updates_per_s']/1e9:8.3f} {rm:7.4f} {fl:7.4f} {rm/fl:6.3f}")
 EOF
 log "done"

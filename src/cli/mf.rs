@@ -119,6 +119,14 @@ enum What {
         /// within a block, as the paper).
         #[arg(long, default_value_t = 1)]
         streams: u32,
+        /// Batch-Hogwild!: samples a worker updates together, their row loads in flight at
+        /// once when they share no row (1, 2 or 4; same result as one at a time).
+        #[arg(long, default_value_t = 1)]
+        ilp: u32,
+        /// Batch-Hogwild!: stage the samples in the lanes a chunk ahead of use (with subgroup
+        /// shuffles; otherwise ignored, as the JSON's `stage` shows).
+        #[arg(long)]
+        stage: bool,
         /// The planted model's test RMSE, printed beside the final RMSE (e.g. from the JSON
         /// of `wgsparse gen ratings`).
         #[arg(long)]
@@ -181,6 +189,8 @@ pub fn run(args: MfArgs) -> Result<ExitCode> {
             json,
             incoherent,
             streams,
+            ilp,
+            stage,
             noise_floor,
             gpus,
             split,
@@ -209,6 +219,8 @@ pub fn run(args: MfArgs) -> Result<ExitCode> {
                 seed,
                 coherent: !incoherent,
                 streams,
+                ilp,
+                stage,
                 ..Default::default()
             };
             // The devices first: a generated shape is checked against them before its
@@ -396,7 +408,7 @@ fn train_run(
                 "test": trainer.test_len(), "skipped_test": trainer.skipped_test(),
                 "k": k, "scheme": options.scheme, "precision": options.precision,
                 "native_f16": trainer.native_f16(), "coherent": trainer.coherent(),
-                "streams": options.streams,
+                "streams": options.streams, "ilp": options.ilp, "stage": trainer.staged(),
                 "workers": trainer.workers(), "lanes": lanes, "subgroup_reduce": subgroup,
                 "batch": options.batch, "lambda": options.lambda, "alpha": options.alpha,
                 "beta": options.beta, "sigma": trainer.sigma(),
@@ -423,7 +435,7 @@ fn train_run(
         trainer.skipped_test()
     );
     println!(
-        "k {k}, {:?}, {:?}{}{}, {} workers × {lanes} lanes ({}), f {}",
+        "k {k}, {:?}, {:?}{}{}, {} workers × {lanes} lanes ({}), f {}, ilp {}",
         options.scheme,
         options.precision,
         if trainer.native_f16() { " native" } else { "" },
@@ -438,7 +450,8 @@ fn train_run(
         } else {
             "workgroup memory"
         },
-        options.batch
+        options.batch,
+        options.ilp
     );
     print_epochs(&metrics);
     println!(

@@ -71,6 +71,8 @@ pub(crate) struct Layout {
     pub half: bool,
     /// P and Q bound with the `@coherent` decoration in the training kernels.
     pub coherent: bool,
+    /// Batch-Hogwild! stages its samples in the lanes (subgroup shuffles, lanes ≥ ILP).
+    pub stage: bool,
 }
 
 impl Layout {
@@ -102,6 +104,7 @@ impl Layout {
             native_f16: half && o.native_f16 && caps.f16,
             half,
             coherent: o.coherent && caps.coherent,
+            stage: o.stage && subgroup && lanes >= o.ilp,
         })
     }
 
@@ -299,6 +302,7 @@ pub(crate) fn record_epoch(t: &Trainer, batch: &mut Batch, lr: f32) -> Result<()
             rng: &t.rng,
             counters: t.counters.as_ref(),
             batch: t.options.batch,
+            ilp: t.options.ilp,
             lambda,
         },
         &t.bands,
@@ -317,6 +321,8 @@ pub(crate) struct Pass<'a> {
     pub counters: Option<&'a GpuBuffer<u32>>,
     /// Consecutive samples per batch (f).
     pub batch: u32,
+    /// Samples a worker updates together ([`Options::ilp`]).
+    pub ilp: u32,
     /// λ as the device applies it (λ / σ).
     pub lambda: f32,
 }
@@ -339,10 +345,14 @@ pub(crate) fn record_hogwild(
     if pass.counters.is_some() {
         defines.push("COUNT");
     }
+    if l.stage {
+        defines.push("STAGE");
+    }
     let c = vec![
         ("LANES", l.lanes as f64),
         ("PER", l.per as f64),
         ("WG", WG as f64),
+        ("ILP", pass.ilp as f64),
     ];
     let n_bind = if pass.counters.is_some() { 6 } else { 5 };
     let kernel = gpu.kernel(&KernelSpec {

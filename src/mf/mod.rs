@@ -8,7 +8,9 @@
 //! [`Scheme::Wavefront`] (a grid of blocks, one row of blocks per worker, a column lock so
 //! no two workers update one column block at once; exactly nnz updates per epoch; a worker
 //! takes the first free column among those it has not visited, in its own random order,
-//! and waits only when all of them are held).
+//! and waits only when all of them are held). [`Options::ilp`] > 1 has a batch-Hogwild!
+//! worker update that many consecutive samples together, every row load in flight at once
+//! when no two share a row (exactly the serial result either way).
 //! One virtual subgroup does each update (subgroup shuffles, or workgroup memory without
 //! them); features are stored as f16 (native, or packed in u32 words) or f32; arithmetic is
 //! f32. A [`Trainer`] uploads once; [`Trainer::fit`] records each epoch into one submission,
@@ -114,6 +116,14 @@ pub struct Options {
     /// round-robin and update it Hogwild!-style among themselves; 1 (the paper's scheme): the
     /// worker updates a block's samples serially.
     pub streams: u32,
+    /// Batch-Hogwild!: samples of a batch a worker updates together (1, 2 or 4): when none of
+    /// them shares a row of P or Q, all their row loads are in flight at once (the result is
+    /// that of updating them one after another either way).
+    pub ilp: u32,
+    /// Batch-Hogwild!: a worker's lanes load its samples a chunk (one per lane) ahead of use
+    /// and pass each to the update by a subgroup shuffle, taking the sample load off the
+    /// update's chain. Needs the subgroup reduction and lanes ≥ `ilp`; otherwise off.
+    pub stage: bool,
 }
 
 impl Default for Options {
@@ -136,6 +146,8 @@ impl Default for Options {
             instrument: false,
             coherent: true,
             streams: 1,
+            ilp: 1,
+            stage: false,
         }
     }
 }
@@ -165,6 +177,18 @@ impl Options {
             return Err(Error::Option(format!(
                 "batch = {}: must be from 1 to {max_batch}",
                 self.batch
+            )));
+        }
+        if ![1, 2, 4].contains(&self.ilp) {
+            return Err(Error::Option(format!(
+                "ilp = {}: must be 1, 2 or 4",
+                self.ilp
+            )));
+        }
+        if self.scheme == Scheme::Wavefront && self.ilp != 1 {
+            return Err(Error::Option(format!(
+                "ilp = {}: applies to the hogwild scheme only",
+                self.ilp
             )));
         }
         Ok(())
@@ -374,6 +398,11 @@ impl<'g> Trainer<'g> {
     /// Whether the training kernels bind P and Q `@coherent` (see [`Options::coherent`]).
     pub fn coherent(&self) -> bool {
         self.layout.coherent
+    }
+
+    /// Whether batch-Hogwild! stages its samples in the lanes ([`Options::stage`]).
+    pub fn staged(&self) -> bool {
+        self.layout.stage && self.options.scheme == Scheme::Hogwild
     }
 
     /// Whether P and Q use native f16 storage (false: packed words or f32).

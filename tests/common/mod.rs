@@ -92,3 +92,6 @@ pub mod wide;
 
 /// Helpers of the `fused` tests.
 pub mod fused;
+
+/// Helpers of the `mf` tests.
+pub mod mf;

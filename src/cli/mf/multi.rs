@@ -32,11 +32,13 @@ pub(super) fn train(
     let g = trainer.devices();
     let bar = epoch_bar(epochs, out.json);
     let on = format!(" on {g} GPUs");
-    let metrics = trainer.fit(epochs, |m| tick(&bar, m.rmse, m.updates_per_s, &on))?;
+    let metrics = trainer.fit(epochs, |m| {
+        tick(&bar, m.common.rmse, m.common.updates_per_s, &on)
+    })?;
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
-    let common: Vec<mf::EpochMetrics> = metrics.iter().map(|m| m.common()).collect();
+    let common: Vec<mf::EpochMetrics> = metrics.iter().map(|m| m.common.clone()).collect();
     let Totals {
         seconds,
         updates,
@@ -80,10 +82,10 @@ pub(super) fn train(
                 "native_f16": trainer.native_f16(), "coherent": trainer.coherent(),
                 "workers_per_gpu": trainer.workers(), "lanes": lanes,
                 "subgroup_reduce": subgroup,
-                "batch": options.batch, "lambda": options.lambda, "alpha": options.alpha,
+                "batch": options.batch, "ilp": options.ilp, "lambda": options.lambda, "alpha": options.alpha,
                 "beta": options.beta, "sigma": trainer.sigma(),
                 "epochs": metrics,
-                "rmse": metrics.iter().map(|m| m.rmse).collect::<Vec<_>>(),
+                "rmse": metrics.iter().map(|m| m.common.rmse).collect::<Vec<_>>(),
                 "final_rmse": final_rmse,
                 "noise_floor": out.floor,
                 "train_seconds": seconds,

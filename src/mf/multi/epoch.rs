@@ -88,6 +88,8 @@ struct Epoch<'a> {
     lambda: f32,
     /// Batch-Hogwild!'s f.
     batch: u32,
+    /// Samples a worker updates together.
+    ilp: u32,
     /// u32 words per feature row.
     words: usize,
     grid: &'a Grid,
@@ -114,6 +116,7 @@ impl MultiTrainer<'_> {
             lr: self.options.learning_rate(self.epoch),
             lambda: (self.options.lambda as f64 / self.sigma) as f32,
             batch: self.options.batch,
+            ilp: self.options.ilp,
             words: self.words(),
             grid: &self.grid,
         };
@@ -261,6 +264,7 @@ fn train_steps(
             rng: &sh.rng,
             counters: sh.counters.as_ref(),
             batch: ep.batch,
+            ilp: ep.ilp,
             lambda: ep.lambda,
         };
         kernels::record_hogwild(&mut batch, &pass, &sh.blocks[j], ep.lr)?;

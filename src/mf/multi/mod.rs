@@ -42,36 +42,14 @@ pub struct DeviceEpoch {
 /// What one multi-device epoch did.
 #[derive(Clone, Debug, Serialize)]
 pub struct MultiEpochMetrics {
-    /// 1-based epoch number.
-    pub epoch: usize,
-    /// Learning rate used.
-    pub lr: f32,
-    /// Updates performed by all devices.
-    pub updates: u64,
-    /// Host wall time of the epoch's steps and passes (the devices run at once), seconds.
-    pub seconds: f64,
-    /// Updates per second over that wall time.
-    pub updates_per_s: f64,
-    /// Test RMSE after the epoch, in rating units (`None` without test ratings).
-    pub rmse: Option<f64>,
+    /// What a one-device epoch reports too, for all devices together (`seconds`: host wall
+    /// time of the epoch's steps and passes, the devices running at once); flattened in JSON.
+    #[serde(flatten)]
+    pub common: super::EpochMetrics,
     /// Host wall time of gathering P and Q and scoring them, seconds (not in `seconds`).
     pub eval_seconds: f64,
     /// Per device.
     pub devices: Vec<DeviceEpoch>,
-}
-
-impl MultiEpochMetrics {
-    /// What a one-device epoch reports too (all devices together).
-    pub fn common(&self) -> super::EpochMetrics {
-        super::EpochMetrics {
-            epoch: self.epoch,
-            lr: self.lr,
-            updates: self.updates,
-            seconds: self.seconds,
-            updates_per_s: self.updates_per_s,
-            rmse: self.rmse,
-        }
-    }
 }
 
 /// One device: its row block of P, all rows of Q, its samples.
@@ -373,12 +351,14 @@ impl<'g> MultiTrainer<'g> {
             let rmse = self.evaluate()?;
             let updates: u64 = devices.iter().map(|d| d.updates).sum();
             let m = MultiEpochMetrics {
-                epoch: self.epoch,
-                lr,
-                updates,
-                seconds,
-                updates_per_s: updates as f64 / seconds.max(1e-12),
-                rmse,
+                common: super::EpochMetrics {
+                    epoch: self.epoch,
+                    lr,
+                    updates,
+                    seconds,
+                    updates_per_s: updates as f64 / seconds.max(1e-12),
+                    rmse,
+                },
                 eval_seconds: t.elapsed().as_secs_f64(),
                 devices,
             };
