@@ -146,7 +146,21 @@ fn sync_vs_twin(gpu: &Gpu, model: Model, user: bool, native_atomics: bool, batch
 
 /// As [`sync_vs_twin`], through the flow kernel or the stage baseline.
 fn vs_twin(gpu: &Gpu, model: Model, user: bool, native_atomics: bool, batches: usize, stage: bool) {
+    let options = Options {
+        max_chunk: 16,
+        native_atomics,
+        stage,
+        ..Options::default()
+    };
+    vs_twin_with(gpu, model, user, batches, options)
+}
+
+/// Sync mode over `batches` mini-batches of 48 in order against the twin, with `options`'
+/// engine choices (lanes, chunk, atomics, kernel).
+fn vs_twin_with(gpu: &Gpu, model: Model, user: bool, batches: usize, options: Options) {
     let (m, batch) = (120, 48);
+    let native_atomics = options.native_atomics;
+    let cache_off = options.cache == Some(0);
     let (x, y01) = data(batch * batches, m, 7, 11);
     let y = metrics::labels_pm1(&y01);
     let spec = if user {
@@ -156,16 +170,13 @@ fn vs_twin(gpu: &Gpu, model: Model, user: bool, native_atomics: bool, batches: u
     };
     let options = Options {
         batch,
-        max_chunk: 16,
         lr: 0.5,
         shuffle: false,
-        native_atomics,
-        stage,
-        ..Options::default()
+        ..options
     };
     let mut t = Trainer::new(gpu, &spec, m, (&x, &y01), None, options).unwrap();
     // The cost rule caches the features seen at least once per chunk on average here.
-    assert!(t.hot_features() > 0);
+    assert!(t.hot_features() > 0 || cache_off);
     let init = initial_params(&spec, m, 7).unwrap();
     // Random start so every term of the gradient is exercised.
     let start: Vec<f32> = random_params(&spec, m, 13)
@@ -197,6 +208,55 @@ fn vs_twin(gpu: &Gpu, model: Model, user: bool, native_atomics: bool, batches: u
 fn sync_one_minibatch_equals_twin_every_model() {
     for model in [Model::Lr, Model::Fm { k: 4 }, Model::Lsvm, Model::Lsr] {
         sync_vs_twin(common::gpu(), model, false, true, 1);
+    }
+}
+
+/// The pipelined kernel in sync mode (one chunk per workgroup) is the same SGD step: every
+/// model; lanes 2, 8 and 32 (past lavapipe's subgroup: the workgroup-memory butterfly);
+/// chunks of 16 and 48; the CAS path without subgroups.
+#[test]
+fn pipe_sync_equals_twin() {
+    let pipe = |lanes: u32, max_chunk: usize, native_atomics: bool| Options {
+        pipe: true,
+        lanes,
+        max_chunk,
+        native_atomics,
+        ..Options::default()
+    };
+    for model in [Model::Lr, Model::Fm { k: 4 }, Model::Lsvm, Model::Lsr] {
+        vs_twin_with(common::gpu(), model, false, 1, pipe(8, 16, true));
+    }
+    vs_twin_with(common::gpu(), Model::Lr, true, 1, pipe(8, 16, true));
+    for (lanes, max_chunk) in [(2, 48), (32, 16)] {
+        vs_twin_with(
+            common::gpu(),
+            Model::Lr,
+            false,
+            2,
+            pipe(lanes, max_chunk, true),
+        );
+        vs_twin_with(
+            common::gpu(),
+            Model::Fm { k: 3 },
+            false,
+            1,
+            pipe(lanes, max_chunk, true),
+        );
+    }
+    vs_twin_with(
+        common::gpu_plain(),
+        Model::Fm { k: 3 },
+        false,
+        2,
+        pipe(8, 16, false),
+    );
+    // Without the importance cache: one barrier per chunk.
+    for model in [Model::Lr, Model::Fm { k: 3 }] {
+        let o = Options {
+            cache: Some(0),
+            ..pipe(8, 16, true)
+        };
+        vs_twin_with(common::gpu(), model, false, 2, o);
     }
 }
 
@@ -474,10 +534,14 @@ fn async_scaled_steps_equal_twin() {
         counts[j as usize] += 1;
     }
     let (fs, bias) = plan::async_scale(&counts, x.nrows, in_flight);
-    for (model, gpu) in [
-        (Model::Lr, common::gpu()),
-        (Model::Fm { k: 3 }, common::gpu_plain()),
+    for (model, gpu, pipe) in [
+        (Model::Lr, common::gpu(), false),
+        (Model::Fm { k: 3 }, common::gpu_plain(), false),
+        (Model::Lr, common::gpu(), true),
+        (Model::Fm { k: 3 }, common::gpu(), true),
+        (Model::Fm { k: 2 }, common::gpu_plain(), true),
     ] {
+        // The pipelined runs without the importance cache (one barrier per chunk).
         let spec = model.spec().unwrap();
         let np = spec.params_per_feature;
         let options = Options {
@@ -487,6 +551,8 @@ fn async_scaled_steps_equal_twin() {
             async_groups: 1,
             async_in_flight: Some(in_flight),
             shuffle: false,
+            pipe,
+            cache: if pipe { Some(0) } else { None },
             ..Options::default()
         };
         let mut t = Trainer::new(gpu, &spec, m, (&x, &y01), None, options).unwrap();
@@ -514,7 +580,7 @@ fn async_scaled_steps_equal_twin() {
             let rows: Vec<usize> = (c * chunk..(c + 1) * chunk).collect();
             sgd.stale_step(model, &mut want, &x, &y, &[rows], &step);
         }
-        assert_matches_twin(&got, &want, &spec.name);
+        assert_matches_twin(&got, &want, &format!("{} pipe {pipe}", spec.name));
     }
 }
 
@@ -536,12 +602,18 @@ fn edges_past_the_tile_equal_twin() {
             "{what}: {per_chunk} edges in the first chunk"
         );
         let y = metrics::labels_pm1(&y01);
-        for model in [Model::Lr, Model::Fm { k: 2 }] {
+        for (model, pipe) in [
+            (Model::Lr, false),
+            (Model::Fm { k: 2 }, false),
+            (Model::Lr, true),
+            (Model::Fm { k: 2 }, true),
+        ] {
             let spec = model.spec().unwrap();
             let options = Options {
                 batch,
                 max_chunk: 32,
                 shuffle: false,
+                pipe,
                 ..Options::default()
             };
             let mut t = Trainer::new(common::gpu(), &spec, m, (&x, &y01), None, options).unwrap();
@@ -554,7 +626,7 @@ fn edges_past_the_tile_equal_twin() {
             let got = t.params().unwrap();
             let mut want: Vec<f64> = start.iter().map(|&v| v as f64).collect();
             twin(model, false, &mut want, &x, &y, batch, 0.5);
-            assert_matches_twin(&got, &want, &format!("{what} {}", spec.name));
+            assert_matches_twin(&got, &want, &format!("{what} {} pipe {pipe}", spec.name));
         }
     }
 }

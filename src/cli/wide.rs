@@ -90,6 +90,10 @@ enum What {
         /// Largest chunk (samples per workgroup).
         #[arg(long, default_value_t = 32)]
         max_chunk: usize,
+        /// The pipelined flow kernel (next chunk's metadata loaded during this chunk's Apply,
+        /// batched edge loads, double-buffered workgroup arrays, one barrier per chunk).
+        #[arg(long)]
+        pipe: bool,
         /// Features in the importance cache (default: the cost rule; 0 turns it off).
         #[arg(long)]
         cache: Option<usize>,
@@ -155,6 +159,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
             no_async_scale,
             lanes,
             max_chunk,
+            pipe,
             cache,
             no_early_stop,
             check,
@@ -186,6 +191,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
                 stage: mode == ModeArg::Stage,
                 lanes,
                 max_chunk,
+                pipe,
                 cache,
                 early_stop: !no_early_stop,
                 seed,
@@ -376,6 +382,7 @@ fn train_run(
                 "scaled_features": trainer.scaled_features(),
                 "chunk": trainer.chunk(),
                 "lanes": options.lanes,
+                "pipe": options.pipe,
                 "hot_features": trainer.hot_features(),
                 "parts": trainer.parts(),
                 "device": gpu.caps.adapter_name,

@@ -145,6 +145,11 @@ pub struct Options {
     pub cache: Option<usize>,
     /// Shuffle the chunk order each epoch.
     pub shuffle: bool,
+    /// The pipelined flow kernel (`shaders/wide/flow_pipe.wgsl`): the next chunk's metadata
+    /// loaded during this chunk's Apply, edge loads batched before their parameter gathers,
+    /// double-buffered workgroup arrays and one barrier per chunk (same sums as the plain
+    /// kernel; twice its workgroup memory for the edge tile and the Accums).
+    pub pipe: bool,
     /// Store one-hot data (every value 1) without its values: 4 bytes per edge, not 8.
     pub drop_ones: bool,
     /// Re-index features by descending frequency.
@@ -173,6 +178,7 @@ impl Default for Options {
             native_atomics: true,
             cache: None,
             shuffle: true,
+            pipe: false,
             drop_ones: true,
             reindex: true,
             early_stop: true,

@@ -8,8 +8,8 @@ use super::{Part, Slot, Trainer, Valid};
 use crate::gpu::{Gpu, GpuBuffer};
 use crate::sparse::Csr;
 use crate::wide::engine::{
-    cache_budget, DeviceChunks, HostArrays, Kernels, MetricsConfig, Schedule, StageKernels,
-    AUC_BINS, AUC_RANGE, METRICS_WG,
+    cache_budget, flow_words, DeviceChunks, HostArrays, Kernels, MetricsConfig, Schedule,
+    StageKernels, AUC_BINS, AUC_RANGE, METRICS_WG,
 };
 use crate::wide::metrics::labels_pm1;
 use crate::wide::plan::{
@@ -239,7 +239,16 @@ impl<'g> Trainer<'g> {
             None
         };
         let n_chunks: usize = parts.iter().map(|p| p.data.host.n_chunks).sum();
-        let budget = cache_budget(gpu, spec, chunk, lanes) / spec.params_per_feature;
+        let pipe = options.pipe && !options.stage;
+        let wg_words = gpu.caps.max_workgroup_storage_bytes as usize / 4;
+        if pipe && flow_words(spec, chunk, lanes, pipe) > wg_words {
+            return Err(Error::Option(format!(
+                "chunk {chunk} × lanes {lanes}: the pipelined flow kernel's workgroup arrays \
+                 exceed the device's {} bytes of workgroup memory (use a smaller --max-chunk)",
+                4 * wg_words
+            )));
+        }
+        let budget = cache_budget(gpu, spec, chunk, lanes, pipe) / spec.params_per_feature;
         let hot = match options.cache {
             Some(h) => h.min(budget),
             None => hot_features(&counts, n_chunks, budget),
@@ -254,6 +263,7 @@ impl<'g> Trainer<'g> {
             options.native_atomics,
             hot,
             (one_hot, valid_one_hot),
+            pipe,
         )?;
         let stage = if options.stage {
             Some(StageKernels::new(

@@ -1,0 +1,206 @@
+// The pipelined flow kernel (PIPE, training only): the same Aggregate → Loss → Apply per
+// chunk as `run_chunk` in `wide/flow`, with a shorter chain of dependent memory latencies per
+// chunk, for the persistent workgroups of async mode (sync runs it once per workgroup):
+// - the next chunk's metadata (its id, segment range, this invocation's row range and
+//   label) is loaded before this chunk's Apply, so its latency hides behind the Apply;
+// - Aggregate loads up to PIPE_U edges per lane before it gathers their parameters, and the
+//   loads are branch-free (an edge past the row reads the row's last edge with value 0), so
+//   the loads of one round are in flight together; Apply loads the segment metadata of up
+//   to PIPE_U (segment, parameter) items before it walks them;
+// - the edge tile, the Accums and dℓ/dŷ are double-buffered (chunk parity; the host sizes
+//   EDGE_WG, ACC_WG and CHUNK_WG for two buffers), so one barrier per chunk suffices: chunk
+//   i + 1's Loss writes the other buffer while slower invocations still run chunk i's Apply,
+//   and the buffer of chunk i is written again only after the barrier of chunk i + 1, which
+//   every invocation passes after its Apply of chunk i. No storageBarrier (but with a single
+//   workgroup): the updates are atomics, and async steps read whatever parameters are
+//   there, as other workgroups' updates race with them anyway (Hogwild-like);
+// - with the importance cache on (HOT > 0) its refill needs two barriers more per chunk.
+// Within each lane Aggregate sums the same edges in the same order as `run_chunk`, and each
+// Apply item sums its segment in the same order, so sync mode gives the same result.
+#ifndef PREDICT
+const PIPE_U: u32 = 8u;
+
+// What a chunk needs before its Aggregate: its id, segment range, and this invocation's
+// sample row range and label.
+struct PipeMeta {
+    c: u32,
+    g0: u32,
+    g1: u32,
+    r0: u32,
+    r1: u32,
+    y: f32,
+}
+
+fn pipe_meta(w: u32, slot: u32) -> PipeMeta {
+    var m = PipeMeta(0u, 0u, 0u, 0u, 0u, 0.0);
+    if w < sched[0] {
+        let c = sched[4u + w];
+        m.c = c;
+        m.g0 = idx[cfg.seg_ptr_off + c];
+        m.g1 = idx[cfg.seg_ptr_off + c + 1u];
+        let s0 = c * cfg.chunk;
+        if slot < min(cfg.chunk, cfg.n_samples - s0) {
+            m.r0 = idx[cfg.row_off + s0 + slot];
+            m.r1 = idx[cfg.row_off + s0 + slot + 1u];
+            m.y = bitcast<f32>(idx[cfg.label_off + s0 + slot]);
+        }
+    }
+    return m;
+}
+
+fn run_pipe(w0: u32, groups: u32, lid: u32) {
+    let slot = lid / LANES;
+    let lane = lid % LANES;
+    // One buffer's share of the double-buffered workgroup arrays.
+    let tile_cap = EDGE_WG / 2u;
+    let chunk_cap = CHUNK_WG / 2u;
+    let acc_cap = ACC_WG / 2u;
+    // 1/B of this mini-batch (sync), or the configured 1/batch (async: sched[1] = 0).
+    let inv_b = select(cfg.inv_batch, 1.0 / f32(sched[1]), sched[1] > 0u);
+#ifdef ASYNC
+    let step = -cfg.lr;
+#else
+    let step = 1.0;
+#endif
+    var m = pipe_meta(w0, slot);
+    var parity = 0u;
+    for (var w = w0; w < sched[0]; w += groups) {
+        let c = m.c;
+        let s0 = c * cfg.chunk;
+        let n = min(cfg.chunk, cfg.n_samples - s0);
+        if HOT > 0u {
+            // Every invocation has left the previous chunk's Apply, which reads the cache.
+            workgroupBarrier();
+            for (var t = lid; t < HOT * NPARAM; t += WG) {
+                hot_wg[t] = param_global(t);
+            }
+            workgroupBarrier();
+        }
+        let tb = parity * tile_cap;
+        let cb = parity * chunk_cap;
+        acc_base = parity * acc_cap;
+        let ef0 = idx[cfg.seg_edge_off + m.g0];
+        let ef1 = idx[cfg.seg_edge_off + m.g1];
+        let bias = param_bias();
+
+        // Aggregate, PIPE_U edges per lane per round, all loaded before they are used.
+        var a: array<f32, NACC>;
+        for (var i = 0u; i < NACC; i++) {
+            a[i] = 0.0;
+        }
+        for (var e0 = m.r0 + lane; e0 < m.r1; e0 += LANES * PIPE_U) {
+            var ed: array<vec2<u32>, PIPE_U>;
+            for (var k = 0u; k < PIPE_U; k++) {
+                ed[k] = s_edge(min(e0 + k * LANES, m.r1 - 1u));
+            }
+            for (var k = 0u; k < PIPE_U; k++) {
+                let x = select(0.0, bitcast<f32>(ed[k].y), e0 + k * LANES < m.r1);
+                ala_aggregate(&a, ed[k].x, x);
+            }
+        }
+
+        // The feature-sorted edge tile of this chunk, PIPE_U loads in flight per invocation.
+        let tile = min(ef1 - ef0, tile_cap);
+        for (var t0 = lid; t0 < tile; t0 += WG * PIPE_U) {
+            var v: array<vec2<u32>, PIPE_U>;
+            for (var k = 0u; k < PIPE_U; k++) {
+                v[k] = f_edge(ef0 + min(t0 + k * WG, tile - 1u));
+            }
+            for (var k = 0u; k < PIPE_U; k++) {
+                if t0 + k * WG < tile {
+                    f_edge_store(tb + t0 + k * WG, v[k]);
+                }
+            }
+        }
+
+        for (var i = 0u; i < NACC; i++) {
+            a[i] = vsg_sum(a[i], LANES, lid);
+        }
+
+        // Loss.
+        if lane == 0u {
+            var dl = 0.0;
+            var l = 0.0;
+            if slot < n {
+                let r = ala_loss(&a, bias, m.y);
+                dl = r.z * inv_b;
+                l = r.y;
+                for (var i = 0u; i < NACC; i++) {
+                    acc_wg[acc_base + slot * NACC + i] = a[i];
+                }
+            }
+            dl_wg[cb + slot] = dl;
+            loss_wg[cb + slot] = l;
+        }
+        workgroupBarrier();
+
+        // The next chunk's metadata, in flight during this chunk's Apply.
+        let next = pipe_meta(w + groups, slot);
+
+        // Bias and the chunk's loss sum (workgroup memory only).
+        if lid == 0u {
+            var db = 0.0;
+            var l = 0.0;
+            for (var s = 0u; s < n; s++) {
+                db += dl_wg[cb + s];
+                l += loss_wg[cb + s];
+            }
+#ifdef ASYNC
+            accum_add(cfg.bias_index, step * scale[cfg.scaled] * db);
+#else
+            accum_add(cfg.bias_index, step * db);
+#endif
+            out[c] = l;
+        }
+
+        // Apply: one global add per (distinct feature of the chunk, parameter), the
+        // metadata of PIPE_U items loaded before any of them is walked.
+        let work = (m.g1 - m.g0) * NPARAM;
+        for (var t0 = lid; t0 < work; t0 += WG * PIPE_U) {
+            var feat: array<u32, PIPE_U>;
+            var ea: array<u32, PIPE_U>;
+            var eb: array<u32, PIPE_U>;
+            for (var k = 0u; k < PIPE_U; k++) {
+                let g = m.g0 + min(t0 + k * WG, work - 1u) / NPARAM;
+                feat[k] = idx[cfg.seg_feat_off + g];
+                ea[k] = idx[cfg.seg_edge_off + g];
+                eb[k] = idx[cfg.seg_edge_off + g + 1u];
+            }
+            for (var k = 0u; k < PIPE_U; k++) {
+                let t = t0 + k * WG;
+                if t >= work {
+                    break;
+                }
+                let i = t % NPARAM;
+                let j = feat[k];
+                var sum = 0.0;
+                if cfg.l2 > 0.0 {
+                    // λ·θ for each of the segment's samples, scaled by 1/B as their dℓ/dŷ.
+                    sum = cfg.l2 * param(j, i) * f32(eb[k] - ea[k]) * inv_b;
+                }
+                for (var e = ea[k]; e < eb[k]; e++) {
+                    var edge: vec2<u32>;
+                    if e - ef0 < tile {
+                        edge = f_edge_tile(tb + e - ef0);
+                    } else {
+                        edge = f_edge(e);
+                    }
+                    sum += dl_wg[cb + edge.x] * ala_apply(edge.x, j, bitcast<f32>(edge.y), i);
+                }
+#ifdef ASYNC
+                accum_add(j * NPARAM + i, step * step_scale(j) * sum);
+#else
+                accum_add(j * NPARAM + i, step * sum);
+#endif
+            }
+        }
+        m = next;
+        parity ^= 1u;
+        if groups == 1u {
+            // One workgroup (the tests' exact async steps): its next chunk reads this
+            // chunk's updates. With more, other workgroups' updates race anyway.
+            storageBarrier();
+        }
+    }
+}
+#endif
