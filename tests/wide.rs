@@ -632,8 +632,9 @@ fn edges_past_the_tile_equal_twin() {
 }
 
 /// L2 regularization (λ on the parameters each sample touches, not the bias) in sync mode
-/// through the flow kernel and the stage baseline, and in async mode (one persistent
-/// workgroup, chunks one after another), against the twin's steps.
+/// through the flow kernel (plain and pipelined) and the stage baseline, and in async mode
+/// (one persistent workgroup, chunks one after another; plain and pipelined), against the
+/// twin's steps.
 #[test]
 fn l2_equals_twin() {
     let (m, batch, chunk, l2) = (120, 48, 16, 0.3);
@@ -641,10 +642,12 @@ fn l2_equals_twin() {
     let y = metrics::labels_pm1(&y01);
     for model in [Model::Lr, Model::Fm { k: 3 }] {
         let spec = model.spec().unwrap();
-        for (mode, sync, stage) in [
-            ("flow", true, false),
-            ("stage", true, true),
-            ("async", false, false),
+        for (mode, sync, stage, pipe) in [
+            ("flow", true, false, false),
+            ("stage", true, true, false),
+            ("async", false, false, false),
+            ("flow pipelined", true, false, true),
+            ("async pipelined", false, false, true),
         ] {
             let options = Options {
                 batch,
@@ -654,6 +657,9 @@ fn l2_equals_twin() {
                 async_groups: 1,
                 l2,
                 shuffle: false,
+                pipe,
+                // The pipelined runs read every parameter globally (its Apply gathers them).
+                cache: if pipe { Some(0) } else { None },
                 ..Options::default()
             };
             let mut t = Trainer::new(common::gpu(), &spec, m, (&x, &y01), None, options).unwrap();

@@ -91,10 +91,20 @@ fn param_global(k: u32) -> f32 {
 var<workgroup> acc_wg: array<f32, ACC_WG>;
 var<workgroup> hot_wg: array<f32, HOT_WG>;
 
+// PIPE: the parameter an Apply item loaded ahead (index `pre_key`, value `pre_val`), so the
+// model's ala_apply reads it without a global load of its own.
+var<private> pre_key: u32 = 0xffffffffu;
+var<private> pre_val: f32 = 0.0;
+
 fn param(j: u32, i: u32) -> f32 {
     if j < HOT {
         return hot_wg[j * NPARAM + i];
     }
+#ifdef PIPE
+    if j * NPARAM + i == pre_key {
+        return pre_val;
+    }
+#endif
     return param_global(j * NPARAM + i);
 }
 

@@ -6,7 +6,8 @@
 // - Aggregate loads up to PIPE_U edges per lane before it gathers their parameters, and the
 //   loads are branch-free (an edge past the row reads the row's last edge with value 0), so
 //   the loads of one round are in flight together; Apply loads the segment metadata of up
-//   to PIPE_U (segment, parameter) items before it walks them;
+//   to PIPE_U (segment, parameter) items, and their parameters when a feature has several
+//   (FM's Apply reads θ_ji), before it walks them;
 // - the edge tile, the Accums and dℓ/dŷ are double-buffered (chunk parity; the host sizes
 //   EDGE_WG, ACC_WG and CHUNK_WG for two buffers), so one barrier per chunk suffices: chunk
 //   i + 1's Loss writes the other buffer while slower invocations still run chunk i's Apply,
@@ -160,11 +161,21 @@ fn run_pipe(w0: u32, groups: u32, lid: u32) {
             var feat: array<u32, PIPE_U>;
             var ea: array<u32, PIPE_U>;
             var eb: array<u32, PIPE_U>;
+            var pv: array<f32, PIPE_U>;
             for (var k = 0u; k < PIPE_U; k++) {
-                let g = m.g0 + min(t0 + k * WG, work - 1u) / NPARAM;
+                let tk = min(t0 + k * WG, work - 1u);
+                let g = m.g0 + tk / NPARAM;
                 feat[k] = idx[cfg.seg_feat_off + g];
                 ea[k] = idx[cfg.seg_edge_off + g];
                 eb[k] = idx[cfg.seg_edge_off + g + 1u];
+            }
+            if NPARAM > 1u {
+                // Models with several parameters per feature (FM) read θ_ji in Apply: the
+                // items' parameters are gathered together too.
+                for (var k = 0u; k < PIPE_U; k++) {
+                    let tk = min(t0 + k * WG, work - 1u);
+                    pv[k] = param_global(feat[k] * NPARAM + tk % NPARAM);
+                }
             }
             for (var k = 0u; k < PIPE_U; k++) {
                 let t = t0 + k * WG;
@@ -173,6 +184,10 @@ fn run_pipe(w0: u32, groups: u32, lid: u32) {
                 }
                 let i = t % NPARAM;
                 let j = feat[k];
+                if NPARAM > 1u {
+                    pre_key = j * NPARAM + i;
+                    pre_val = pv[k];
+                }
                 var sum = 0.0;
                 if cfg.l2 > 0.0 {
                     // λ·θ for each of the segment's samples, scaled by 1/B as their dℓ/dŷ.
@@ -194,6 +209,7 @@ fn run_pipe(w0: u32, groups: u32, lid: u32) {
 #endif
             }
         }
+        pre_key = 0xffffffffu;
         m = next;
         parity ^= 1u;
         if groups == 1u {
