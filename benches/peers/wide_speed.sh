@@ -5,22 +5,23 @@
 # (as wide_diag.sh). Writes JSON lines and a log into $OUT (default ./bench-out):
 #   OUT=$OUT bash benches/peers/wide_speed.sh
 # Budget: ≈ 6 minutes (each run is capped by RUN_S seconds, default 75, setup included; the
-# whole job stops starting runs after JOB_S seconds, default 290).
+# whole job stops starting runs after JOB_S seconds, default 290). W (binary) and SAMPLES
+# (default 5134149) exist for a smoke test elsewhere.
 # Data: `gen ctr --samples 5134149 --features 1000000 --nnz-per-sample 40`, 90% train
 # (4,620,734 samples, 144,398 chunks of 32), generated once. Every run: batch 1024, lr 0.5,
-# 2 epochs, `wide train --json` (epoch_ms_median from timestamp queries around the epoch's
+# 2 epochs (FM 1), `wide train --json` (epoch_ms_median from timestamp queries around the epoch's
 # one pass; logloss on the 10% held out). Order: the A/B pair first, then the knobs.
 #   1. LR async, plain kernel, P = 1024 (the 19.5 ms/epoch baseline), --check (f64 replay:
 #      cpu_logloss, check_ok)
 #   2. LR async --pipe, P = 1024, --check
 #   3. both kernels with the importance cache off (--cache 0: no per-chunk copy of the hot
 #      parameters; --pipe then runs one barrier per chunk)
-#   4. FM k = 10 async --pipe --cache 0, capped at RUN_S (FM async on criteo-s did not
-#      finish in the last job: a cap hit prints TIMEOUT)
+#   4. FM k = 10 async --pipe --cache 0, 1 epoch, capped at RUN_S (FM async on criteo-s did
+#      not finish in the last job: a cap hit prints TIMEOUT; the log's timestamps bound it)
 #   5. --pipe with chunks of 64 and 128 samples (workgroups of 512 / 1024; S = P·chunk/1024
 #      grows with them, the step scale follows)
 #   6. --pipe with P = 256 and 2048
-#   7. FM k = 10 async, plain kernel (last: the likeliest to be cut by the budget)
+#   7. FM k = 10 async, plain kernel, 1 epoch (last: the likeliest to be cut by the budget)
 # Look for: epoch_ms of 2 against 1 (and 3), the bar 2 ms; logloss within 0.003 above
 # cpu_logloss (check_ok true); whether cache off, bigger chunks or P move it.
 set -uo pipefail
@@ -30,16 +31,17 @@ JOB_S=${JOB_S:-290}
 D=/tmp/wide/speed
 mkdir -p "$OUT" /tmp/wide
 for f in .gl/*.deb; do [ -e "$f" ] && dpkg -x "$f" /; done; ldconfig
-if ! ./.gpu/wgsparse info >/dev/null 2>&1; then
+W=${W:-./.gpu/wgsparse}
+if ! $W info >/dev/null 2>&1; then
   export VK_DRIVER_FILES=/usr/share/vulkan/icd.d/nvidia_icd.json
 fi
-W=./.gpu/wgsparse
+SAMPLES=${SAMPLES:-5134149}
 J="$OUT/wide_speed.jsonl"
 START=$SECONDS
 log() { echo "[$(date +%T)] $*" | tee -a "$OUT/log.txt"; }
 log "gen criteo-s"
 if [ ! -e $D/labels.f32 ]; then
-  $W gen ctr --samples 5134149 --features 1000000 --nnz-per-sample 40 --seed 1 --raw \
+  $W gen ctr --samples "$SAMPLES" --features 1000000 --nnz-per-sample 40 --seed 1 --raw \
     --out $D --json >> "$OUT/wide_gen.jsonl" 2>>"$OUT/log.txt" || { log "gen FAILED"; exit 1; }
 fi
 run() {
@@ -48,8 +50,8 @@ run() {
     return
   fi
   log "wide $*"
-  timeout "$RUN_S" $W wide train --train $D --holdout 0.1 --no-early-stop --lr 0.5 --epochs 2 \
-    --batch 1024 --json "$@" >> "$J" 2>>"$OUT/log.txt"
+  timeout "$RUN_S" $W wide train --train $D --holdout 0.1 --no-early-stop --lr 0.5 \
+    --epochs "${EP:-2}" --batch 1024 --json "$@" >> "$J" 2>>"$OUT/log.txt"
   rc=$?
   if [ $rc = 124 ]; then log "TIMEOUT after ${RUN_S}s: $*"; elif [ $rc != 0 ]; then log "FAILED (exit $rc): $*"; fi
 }
@@ -57,12 +59,12 @@ run --model lr --async --check
 run --model lr --async --pipe --check
 run --model lr --async --pipe --cache 0
 run --model lr --async --cache 0
-run --model fm --k 10 --async --pipe --cache 0
+EP=1 run --model fm --k 10 --async --pipe --cache 0
 run --model lr --async --pipe --cache 0 --max-chunk 64
 run --model lr --async --pipe --cache 0 --max-chunk 128
 run --model lr --async --pipe --cache 0 --async-groups 256
 run --model lr --async --pipe --cache 0 --async-groups 2048
-run --model fm --k 10 --async
+EP=1 run --model fm --k 10 --async
 rm -rf $D
 python3 - "$J" <<'PY' | tee -a "$OUT/log.txt"
 import json, sys
