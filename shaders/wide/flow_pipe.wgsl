@@ -1,10 +1,11 @@
 // The pipelined flow kernel (PIPE, training only): the same Aggregate → Loss → Apply per
 // chunk as `run_chunk` in `wide/flow`, with a shorter chain of dependent memory latencies per
 // chunk, for the persistent workgroups of async mode (sync runs it once per workgroup):
-// - the next chunk's metadata (its id, segment range, this invocation's row range and
-//   label) is loaded before this chunk's Apply, so its latency hides behind the Apply;
-// - Aggregate loads up to PIPE_U edges per lane before it gathers their parameters, and the
-//   loads are branch-free (an edge past the row reads the row's last edge with value 0), so
+// - the next chunk's metadata (its id, segment and edge ranges, this invocation's row range
+//   and label) and the first round of its sample-sorted edges are loaded before this
+//   chunk's Apply, so their latency hides behind the Apply;
+// - Aggregate has up to PIPE_U edges per lane loaded before it gathers their parameters, and
+//   the loads are branch-free (an edge past the row reads the row's last edge with value 0), so
 //   the loads of one round are in flight together; Apply loads the segment metadata of up
 //   to PIPE_U (segment, parameter) items, and their parameters when a feature has several
 //   (FM's Apply reads θ_ji), before it walks them;
@@ -21,19 +22,23 @@
 #ifndef PREDICT
 const PIPE_U: u32 = 8u;
 
-// What a chunk needs before its Aggregate: its id, segment range, and this invocation's
-// sample row range and label.
+// What a chunk needs before its Aggregate: its id, segment range and feature-sorted edge
+// range, this invocation's sample row range and label, and the first PIPE_U of the lane's
+// sample-sorted edges (Aggregate's first round).
 struct PipeMeta {
     c: u32,
     g0: u32,
     g1: u32,
+    ef0: u32,
+    ef1: u32,
     r0: u32,
     r1: u32,
     y: f32,
+    ed: array<vec2<u32>, PIPE_U>,
 }
 
-fn pipe_meta(w: u32, slot: u32) -> PipeMeta {
-    var m = PipeMeta(0u, 0u, 0u, 0u, 0u, 0.0);
+fn pipe_meta(w: u32, slot: u32, lane: u32) -> PipeMeta {
+    var m: PipeMeta;
     if w < sched[0] {
         let c = sched[4u + w];
         m.c = c;
@@ -44,6 +49,13 @@ fn pipe_meta(w: u32, slot: u32) -> PipeMeta {
             m.r0 = idx[cfg.row_off + s0 + slot];
             m.r1 = idx[cfg.row_off + s0 + slot + 1u];
             m.y = bitcast<f32>(idx[cfg.label_off + s0 + slot]);
+        }
+        m.ef0 = idx[cfg.seg_edge_off + m.g0];
+        m.ef1 = idx[cfg.seg_edge_off + m.g1];
+        if m.r0 + lane < m.r1 {
+            for (var k = 0u; k < PIPE_U; k++) {
+                m.ed[k] = s_edge(min(m.r0 + lane + k * LANES, m.r1 - 1u));
+            }
         }
     }
     return m;
@@ -63,7 +75,7 @@ fn run_pipe(w0: u32, groups: u32, lid: u32) {
 #else
     let step = 1.0;
 #endif
-    var m = pipe_meta(w0, slot);
+    var m = pipe_meta(w0, slot, lane);
     var parity = 0u;
     for (var w = w0; w < sched[0]; w += groups) {
         let c = m.c;
@@ -80,8 +92,8 @@ fn run_pipe(w0: u32, groups: u32, lid: u32) {
         let tb = parity * tile_cap;
         let cb = parity * chunk_cap;
         acc_base = parity * acc_cap;
-        let ef0 = idx[cfg.seg_edge_off + m.g0];
-        let ef1 = idx[cfg.seg_edge_off + m.g1];
+        let ef0 = m.ef0;
+        let ef1 = m.ef1;
         let bias = param_bias();
 
         // Aggregate, PIPE_U edges per lane per round, all loaded before they are used.
@@ -89,10 +101,12 @@ fn run_pipe(w0: u32, groups: u32, lid: u32) {
         for (var i = 0u; i < NACC; i++) {
             a[i] = 0.0;
         }
+        var ed = m.ed;
         for (var e0 = m.r0 + lane; e0 < m.r1; e0 += LANES * PIPE_U) {
-            var ed: array<vec2<u32>, PIPE_U>;
-            for (var k = 0u; k < PIPE_U; k++) {
-                ed[k] = s_edge(min(e0 + k * LANES, m.r1 - 1u));
+            if e0 != m.r0 + lane {
+                for (var k = 0u; k < PIPE_U; k++) {
+                    ed[k] = s_edge(min(e0 + k * LANES, m.r1 - 1u));
+                }
             }
             for (var k = 0u; k < PIPE_U; k++) {
                 let x = select(0.0, bitcast<f32>(ed[k].y), e0 + k * LANES < m.r1);
@@ -136,7 +150,7 @@ fn run_pipe(w0: u32, groups: u32, lid: u32) {
         workgroupBarrier();
 
         // The next chunk's metadata, in flight during this chunk's Apply.
-        let next = pipe_meta(w + groups, slot);
+        let next = pipe_meta(w + groups, slot, lane);
 
         // Bias and the chunk's loss sum (workgroup memory only).
         if lid == 0u {
