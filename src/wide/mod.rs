@@ -50,6 +50,12 @@
 //!   H200's whole-epoch dispatch did at lr 0.5), so feature j's step is scaled by
 //!   1 / max(1, p_j·S), p_j its share of the samples ([`plan::async_scale`]; the f64 twin's
 //!   simulation of S stale mini-batches in `tests/wide_async.rs` chose it).
+//! - **Pipelined kernel** ([`Options::pipe`], `shaders/wide/flow_pipe.wgsl`): each chunk's
+//!   chain of dependent memory latencies shortened for the persistent workgroups: the next
+//!   chunk's metadata and first round of edges loaded during this chunk's Apply, edge loads
+//!   batched before their parameter gathers, Apply items' metadata (and FM's θ_ji) gathered
+//!   together, the edge tile, Accums and dℓ/dŷ double-buffered so one barrier per chunk
+//!   suffices (two more with the importance cache on). Same sums as the plain kernel.
 //! - **Recording**: a whole epoch is recorded into one submission; chunk order is shuffled
 //!   each epoch (samples inside a chunk stay put); the per-dispatch chunk lists live in one
 //!   schedule buffer bound at aligned offsets; the bind groups are made once and reused.
