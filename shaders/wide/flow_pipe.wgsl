@@ -183,6 +183,13 @@ fn run_pipe(w0: u32, groups: u32, lid: u32) {
                 ea[k] = idx[cfg.seg_edge_off + g];
                 eb[k] = idx[cfg.seg_edge_off + g + 1u];
             }
+#ifdef ASYNC
+            // The items' step scales, gathered before the walks (hot features only).
+            var sc: array<f32, PIPE_U>;
+            for (var k = 0u; k < PIPE_U; k++) {
+                sc[k] = step_scale(feat[k]);
+            }
+#endif
             if NPARAM > 1u {
                 // Models with several parameters per feature (FM) read θ_ji in Apply: the
                 // items' parameters are gathered together too.
@@ -217,7 +224,7 @@ fn run_pipe(w0: u32, groups: u32, lid: u32) {
                     sum += dl_wg[cb + edge.x] * ala_apply(edge.x, j, bitcast<f32>(edge.y), i);
                 }
 #ifdef ASYNC
-                accum_add(j * NPARAM + i, step * step_scale(j) * sum);
+                accum_add(j * NPARAM + i, step * sc[k] * sum);
 #else
                 accum_add(j * NPARAM + i, step * sum);
 #endif
