@@ -534,14 +534,15 @@ fn async_scaled_steps_equal_twin() {
         counts[j as usize] += 1;
     }
     let (fs, bias) = plan::async_scale(&counts, x.nrows, in_flight);
-    for (model, gpu, pipe) in [
-        (Model::Lr, common::gpu(), false),
-        (Model::Fm { k: 3 }, common::gpu_plain(), false),
-        (Model::Lr, common::gpu(), true),
-        (Model::Fm { k: 3 }, common::gpu(), true),
-        (Model::Fm { k: 2 }, common::gpu_plain(), true),
+    // (model, device, pipelined, importance cache off)
+    for (model, gpu, pipe, no_cache) in [
+        (Model::Lr, common::gpu(), false, false),
+        (Model::Fm { k: 3 }, common::gpu_plain(), false, false),
+        (Model::Lr, common::gpu(), true, true),
+        (Model::Fm { k: 3 }, common::gpu(), true, true),
+        (Model::Fm { k: 2 }, common::gpu_plain(), true, true),
+        (Model::Fm { k: 3 }, common::gpu(), true, false),
     ] {
-        // The pipelined runs without the importance cache (one barrier per chunk).
         let spec = model.spec().unwrap();
         let np = spec.params_per_feature;
         let options = Options {
@@ -552,10 +553,11 @@ fn async_scaled_steps_equal_twin() {
             async_in_flight: Some(in_flight),
             shuffle: false,
             pipe,
-            cache: if pipe { Some(0) } else { None },
+            cache: if no_cache { Some(0) } else { None },
             ..Options::default()
         };
         let mut t = Trainer::new(gpu, &spec, m, (&x, &y01), None, options).unwrap();
+        assert_eq!(t.hot_features() == 0, no_cache);
         assert_eq!(t.in_flight(), in_flight);
         assert_eq!(t.scaled_features(), fs.iter().filter(|&&v| v < 1.0).count());
         assert!(t.scaled_features() > 1);

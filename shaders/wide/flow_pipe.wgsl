@@ -84,8 +84,18 @@ fn run_pipe(w0: u32, groups: u32, lid: u32) {
         if HOT > 0u {
             // Every invocation has left the previous chunk's Apply, which reads the cache.
             workgroupBarrier();
-            for (var t = lid; t < HOT * NPARAM; t += WG) {
-                hot_wg[t] = param_global(t);
+            // PIPE_U loads in flight per invocation before their stores.
+            let hot_words = HOT * NPARAM;
+            for (var t0 = lid; t0 < hot_words; t0 += WG * PIPE_U) {
+                var v: array<f32, PIPE_U>;
+                for (var k = 0u; k < PIPE_U; k++) {
+                    v[k] = param_global(min(t0 + k * WG, hot_words - 1u));
+                }
+                for (var k = 0u; k < PIPE_U; k++) {
+                    if t0 + k * WG < hot_words {
+                        hot_wg[t0 + k * WG] = v[k];
+                    }
+                }
             }
             workgroupBarrier();
         }
