@@ -162,8 +162,9 @@ fn run_pipe(w0: u32, groups: u32, lid: u32) {
         // The next chunk's metadata, in flight during this chunk's Apply.
         let next = pipe_meta(w + groups, slot, lane);
 
-        // Bias and the chunk's loss sum (workgroup memory only).
-        if lid == 0u {
+        // Bias and the chunk's loss sum (workgroup memory only), by the last invocation: its
+        // share of the Apply items below is never larger than any other's.
+        if lid == WG - 1u {
             var db = 0.0;
             var l = 0.0;
             for (var s = 0u; s < n; s++) {
