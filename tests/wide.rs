@@ -258,6 +258,23 @@ fn pipe_sync_equals_twin() {
         };
         vs_twin_with(common::gpu(), model, false, 2, o);
     }
+    // Features from 10 on applied per edge after the Loss (the 10 hottest through the
+    // segments), and every feature per edge; with and without subgroups.
+    for split in [10, 0] {
+        for model in [Model::Lr, Model::Fm { k: 3 }, Model::Lsvm] {
+            let o = Options {
+                direct_split: Some(split),
+                ..pipe(8, 16, true)
+            };
+            vs_twin_with(common::gpu(), model, false, 2, o);
+        }
+        let o = Options {
+            direct_split: Some(split),
+            cache: Some(0),
+            ..pipe(4, 16, false)
+        };
+        vs_twin_with(common::gpu_plain(), Model::Fm { k: 2 }, false, 1, o);
+    }
 }
 
 #[test]
@@ -296,6 +313,17 @@ fn async_single_chunk_equals_twin_step() {
         let mut want: Vec<f64> = start.iter().map(|&v| v as f64).collect();
         cpu::sgd_step(model, &mut want, &x, &y, &(0..16).collect::<Vec<_>>(), 0.5);
         assert_matches_twin(&got, &want, &spec.name);
+    }
+}
+
+/// Every parameter within `rel` relative (plus `rel`/10 absolute) of the twin's.
+fn assert_near_twin(got: &[f32], want: &[f64], rel: f64, what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: parameter count");
+    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
+        assert!(
+            (g as f64 - w).abs() <= rel * w.abs() + rel / 10.0,
+            "{what} θ{i}: GPU {g} twin {w}"
+        );
     }
 }
 
@@ -543,46 +571,60 @@ fn async_scaled_steps_equal_twin() {
         (Model::Fm { k: 2 }, common::gpu_plain(), true, true),
         (Model::Fm { k: 3 }, common::gpu(), true, false),
     ] {
-        let spec = model.spec().unwrap();
-        let np = spec.params_per_feature;
-        let options = Options {
-            batch,
-            max_chunk: chunk,
-            sync: false,
-            async_groups: 1,
-            async_in_flight: Some(in_flight),
-            shuffle: false,
-            pipe,
-            cache: if no_cache { Some(0) } else { None },
-            ..Options::default()
-        };
-        let mut t = Trainer::new(gpu, &spec, m, (&x, &y01), None, options).unwrap();
-        assert_eq!(t.hot_features() == 0, no_cache);
-        assert_eq!(t.in_flight(), in_flight);
-        assert_eq!(t.scaled_features(), fs.iter().filter(|&&v| v < 1.0).count());
-        assert!(t.scaled_features() > 1);
-        let start: Vec<f32> = random_params(&spec, m, 9)
-            .iter()
-            .map(|v| (v * 0.3) as f32)
-            .collect();
-        t.set_params(&start).unwrap();
-        t.train_epoch().unwrap();
-        let got = t.params().unwrap();
-        let mut want: Vec<f64> = start.iter().map(|&v| v as f64).collect();
-        // Each chunk's gradients are scaled by 1/B (not 1/chunk): stale_step's 1/|rows|
-        // times chunk/B.
-        let base = 0.5 * chunk as f64 / batch as f64;
-        let mut step = vec![base; want.len()];
-        for (j, &v) in fs.iter().enumerate() {
-            step[j * np..(j + 1) * np].fill(base * v as f64);
+        for direct_split in [None, Some(0)] {
+            if direct_split.is_some() && !pipe {
+                continue;
+            }
+            let spec = model.spec().unwrap();
+            let np = spec.params_per_feature;
+            let options = Options {
+                batch,
+                max_chunk: chunk,
+                sync: false,
+                async_groups: 1,
+                async_in_flight: Some(in_flight),
+                shuffle: false,
+                pipe,
+                cache: if no_cache { Some(0) } else { None },
+                // Split 0 is raised to the scaled features: the others are applied per edge.
+                direct_split,
+                ..Options::default()
+            };
+            let mut t = Trainer::new(gpu, &spec, m, (&x, &y01), None, options).unwrap();
+            assert_eq!(t.hot_features() == 0, no_cache);
+            assert_eq!(t.in_flight(), in_flight);
+            assert_eq!(t.scaled_features(), fs.iter().filter(|&&v| v < 1.0).count());
+            assert!(t.scaled_features() > 1);
+            let start: Vec<f32> = random_params(&spec, m, 9)
+                .iter()
+                .map(|v| (v * 0.3) as f32)
+                .collect();
+            t.set_params(&start).unwrap();
+            t.train_epoch().unwrap();
+            let got = t.params().unwrap();
+            let mut want: Vec<f64> = start.iter().map(|&v| v as f64).collect();
+            // Each chunk's gradients are scaled by 1/B (not 1/chunk): stale_step's 1/|rows|
+            // times chunk/B.
+            let base = 0.5 * chunk as f64 / batch as f64;
+            let mut step = vec![base; want.len()];
+            for (j, &v) in fs.iter().enumerate() {
+                step[j * np..(j + 1) * np].fill(base * v as f64);
+            }
+            step[m * np] = base * bias as f64;
+            let mut sgd = cpu::Sgd::new(want.len());
+            for c in 0..x.nrows / chunk {
+                let rows: Vec<usize> = (c * chunk..(c + 1) * chunk).collect();
+                sgd.stale_step(model, &mut want, &x, &y, &[rows], &step);
+            }
+            let what = format!("{} pipe {pipe} direct {direct_split:?}", spec.name);
+            if direct_split.is_some() && model != Model::Lr {
+                // FM's per-edge Apply reads v_jf after the chunk's other samples may have
+                // updated it (Hogwild inside the chunk): near the twin, not equal.
+                assert_near_twin(&got, &want, 1e-3, &what);
+            } else {
+                assert_matches_twin(&got, &want, &what);
+            }
         }
-        step[m * np] = base * bias as f64;
-        let mut sgd = cpu::Sgd::new(want.len());
-        for c in 0..x.nrows / chunk {
-            let rows: Vec<usize> = (c * chunk..(c + 1) * chunk).collect();
-            sgd.stale_step(model, &mut want, &x, &y, &[rows], &step);
-        }
-        assert_matches_twin(&got, &want, &format!("{} pipe {pipe}", spec.name));
     }
 }
 
@@ -651,50 +693,106 @@ fn l2_equals_twin() {
             ("flow pipelined", true, false, true),
             ("async pipelined", false, false, true),
         ] {
-            let options = Options {
-                batch,
-                max_chunk: chunk,
-                sync,
-                stage,
-                async_groups: 1,
-                l2,
-                shuffle: false,
-                pipe,
-                // The pipelined runs read every parameter globally (its Apply gathers them).
-                cache: if pipe { Some(0) } else { None },
-                ..Options::default()
-            };
-            let mut t = Trainer::new(common::gpu(), &spec, m, (&x, &y01), None, options).unwrap();
-            let start: Vec<f32> = random_params(&spec, m, 21)
-                .iter()
-                .map(|v| (v * 0.5) as f32)
-                .collect();
-            t.set_params(&start).unwrap();
-            t.train_epoch().unwrap();
-            let got = t.params().unwrap();
-            let mut want: Vec<f64> = start.iter().map(|&v| v as f64).collect();
-            let mut sgd = cpu::Sgd::new(want.len()).with_l2(l2 as f64);
-            if sync {
-                for b in 0..x.nrows / batch {
-                    let rows: Vec<usize> = (b * batch..(b + 1) * batch).collect();
-                    sgd.step(model, &mut want, &x, &y, &rows, 0.5);
+            // Per-edge Apply in sync mode (async: `direct_split_async_equals_twin`).
+            for direct_split in [None, Some(5)] {
+                if direct_split.is_some() && !(pipe && sync) {
+                    continue;
                 }
-            } else {
-                // S = 1 chunk of 16 over mini-batches of 48: no feature is scaled; each chunk's
-                // gradients are scaled by 1/B.
-                assert_eq!(t.scaled_features(), 0);
-                let step = vec![0.5 * chunk as f64 / batch as f64; want.len()];
-                for c in 0..x.nrows / chunk {
-                    let rows: Vec<usize> = (c * chunk..(c + 1) * chunk).collect();
-                    sgd.stale_step(model, &mut want, &x, &y, &[rows], &step);
+                let options = Options {
+                    batch,
+                    max_chunk: chunk,
+                    sync,
+                    stage,
+                    async_groups: 1,
+                    l2,
+                    shuffle: false,
+                    pipe,
+                    // The pipelined runs read every parameter globally (its Apply gathers them).
+                    cache: if pipe { Some(0) } else { None },
+                    direct_split,
+                    ..Options::default()
+                };
+                let mut t =
+                    Trainer::new(common::gpu(), &spec, m, (&x, &y01), None, options).unwrap();
+                let start: Vec<f32> = random_params(&spec, m, 21)
+                    .iter()
+                    .map(|v| (v * 0.5) as f32)
+                    .collect();
+                t.set_params(&start).unwrap();
+                t.train_epoch().unwrap();
+                let got = t.params().unwrap();
+                let mut want: Vec<f64> = start.iter().map(|&v| v as f64).collect();
+                let mut sgd = cpu::Sgd::new(want.len()).with_l2(l2 as f64);
+                if sync {
+                    for b in 0..x.nrows / batch {
+                        let rows: Vec<usize> = (b * batch..(b + 1) * batch).collect();
+                        sgd.step(model, &mut want, &x, &y, &rows, 0.5);
+                    }
+                } else {
+                    // S = 1 chunk of 16 over mini-batches of 48: no feature is scaled; each chunk's
+                    // gradients are scaled by 1/B.
+                    assert_eq!(t.scaled_features(), 0);
+                    let step = vec![0.5 * chunk as f64 / batch as f64; want.len()];
+                    for c in 0..x.nrows / chunk {
+                        let rows: Vec<usize> = (c * chunk..(c + 1) * chunk).collect();
+                        sgd.stale_step(model, &mut want, &x, &y, &[rows], &step);
+                    }
                 }
+                let what = format!("{} {mode} direct {direct_split:?}", spec.name);
+                assert_matches_twin(&got, &want, &what);
+                // λ moved them: the same run without it ends elsewhere.
+                let mut plain: Vec<f64> = start.iter().map(|&v| v as f64).collect();
+                twin(model, false, &mut plain, &x, &y, batch, 0.5);
+                assert!(plain.iter().zip(&want).any(|(a, b)| (a - b).abs() > 1e-3));
             }
-            assert_matches_twin(&got, &want, &format!("{} {mode}", spec.name));
-            // λ moved them: the same run without it ends elsewhere.
-            let mut plain: Vec<f64> = start.iter().map(|&v| v as f64).collect();
-            twin(model, false, &mut plain, &x, &y, batch, 0.5);
-            assert!(plain.iter().zip(&want).any(|(a, b)| (a - b).abs() > 1e-3));
         }
+    }
+}
+
+/// Async per-edge Apply (`direct_split`) in chunks of one sample on one persistent
+/// workgroup: a sample's features are distinct, so no edge reads a parameter its chunk has
+/// already moved and every step is the twin's exact one, L2 and FM's v_jf reads included.
+/// (In larger chunks the per-edge reads of θ race with the chunk's other samples, Hogwild
+/// inside the chunk: `async_scaled_steps_equal_twin` holds FM to 1e-3 there.)
+#[test]
+fn direct_split_async_equals_twin() {
+    let (m, batch) = (120, 48);
+    let (x, y01) = data(batch * 2, m, 7, 59);
+    let y = metrics::labels_pm1(&y01);
+    for (model, l2, split) in [
+        (Model::Lr, 0.3f32, 5),
+        (Model::Fm { k: 3 }, 0.0, 5),
+        (Model::Fm { k: 3 }, 0.3, 0),
+    ] {
+        let spec = model.spec().unwrap();
+        let options = Options {
+            batch,
+            max_chunk: 1,
+            sync: false,
+            async_groups: 1,
+            l2,
+            shuffle: false,
+            pipe: true,
+            cache: Some(0),
+            direct_split: Some(split),
+            ..Options::default()
+        };
+        let mut t = Trainer::new(common::gpu(), &spec, m, (&x, &y01), None, options).unwrap();
+        assert_eq!(t.scaled_features(), 0);
+        let start: Vec<f32> = random_params(&spec, m, 61)
+            .iter()
+            .map(|v| (v * 0.5) as f32)
+            .collect();
+        t.set_params(&start).unwrap();
+        t.train_epoch().unwrap();
+        let got = t.params().unwrap();
+        let mut want: Vec<f64> = start.iter().map(|&v| v as f64).collect();
+        let mut sgd = cpu::Sgd::new(want.len()).with_l2(l2 as f64);
+        let step = vec![0.5 / batch as f64; want.len()];
+        for r in 0..x.nrows {
+            sgd.stale_step(model, &mut want, &x, &y, &[vec![r]], &step);
+        }
+        assert_matches_twin(&got, &want, &format!("{} l2 {l2} split {split}", spec.name));
     }
 }
 

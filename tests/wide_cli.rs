@@ -110,6 +110,11 @@ fn bad_input_is_rejected_before_training() {
             lr: f32::NAN,
             ..o.clone()
         },
+        // The per-edge Apply lives in the pipelined kernel only.
+        Options {
+            direct_split: Some(3),
+            ..o.clone()
+        },
     ] {
         assert!(matches!(bad.check(), Err(Error::Option(_))));
     }

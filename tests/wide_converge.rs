@@ -33,7 +33,13 @@ fn converges_to_planted_auc_sync_and_async() {
     let best = metrics::auc(&planted, yva).unwrap();
     let spec = Model::Lr.spec().unwrap();
     let mut finals = vec![];
-    for (sync, pipe) in [(true, false), (false, false), (false, true)] {
+    // (sync, pipelined, per-edge Apply from this feature rank on)
+    for (sync, pipe, direct_split) in [
+        (true, false, None),
+        (false, false, None),
+        (false, true, None),
+        (false, true, Some(10)),
+    ] {
         let options = Options {
             batch: 64,
             sync,
@@ -41,6 +47,7 @@ fn converges_to_planted_auc_sync_and_async() {
             async_groups: 16,
             early_stop: false,
             pipe,
+            direct_split,
             ..Options::default()
         };
         let mut t = Trainer::new(
@@ -56,12 +63,13 @@ fn converges_to_planted_auc_sync_and_async() {
         let last = stats.last().unwrap();
         let auc = last.auc.unwrap();
         eprintln!(
-            "sync {sync} pipe {pipe}: auc {auc:.4} (planted {best:.4}) logloss {:.4}",
+            "sync {sync} pipe {pipe} direct {direct_split:?}: auc {auc:.4} (planted {best:.4}) \
+             logloss {:.4}",
             last.logloss.unwrap()
         );
         assert!(
             auc >= best - 0.01,
-            "sync {sync} pipe {pipe}: auc {auc} vs planted {best}"
+            "sync {sync} pipe {pipe} direct {direct_split:?}: auc {auc} vs planted {best}"
         );
         finals.push(last.logloss.unwrap());
     }

@@ -20,8 +20,10 @@
 #      not finish in the last job: a cap hit prints TIMEOUT; the log's timestamps bound it)
 #   5. --pipe with chunks of 64 and 128 samples (workgroups of 512 / 1024; S = P·chunk/1024
 #      grows with them, the step scale follows)
-#   6. --pipe with P = 256 and 2048
-#   7. FM k = 10 async, plain kernel, 1 epoch (last: the likeliest to be cut by the budget)
+#   6. --pipe --direct-split 1024: only the 1,024 most frequent features through the
+#      segments, the others applied per edge straight after the Loss
+#   7. --pipe with P = 256 and 2048
+#   8. FM k = 10 async, plain kernel, 1 epoch (last: the likeliest to be cut by the budget)
 # Look for: epoch_ms of 2 against 1 (and 3), the bar 2 ms; logloss within 0.003 above
 # cpu_logloss (check_ok true); whether cache off, bigger chunks or P move it.
 set -uo pipefail
@@ -62,6 +64,7 @@ run --model lr --async --cache 0
 EP=1 run --model fm --k 10 --async --pipe --cache 0
 run --model lr --async --pipe --cache 0 --max-chunk 64
 run --model lr --async --pipe --cache 0 --max-chunk 128
+run --model lr --async --pipe --cache 0 --direct-split 1024
 run --model lr --async --pipe --cache 0 --async-groups 256
 run --model lr --async --pipe --cache 0 --async-groups 2048
 EP=1 run --model fm --k 10 --async
@@ -72,7 +75,7 @@ for line in open(sys.argv[1]):
     r = json.loads(line)
     e = r.get("epoch_ms_median") or float("nan")
     chunks = -(-r["n_train"] // r["chunk"])
-    print(f'{r["model"]:5} pipe={r.get("pipe")!s:5} chunk={r["chunk"]:3} lanes={r["lanes"]:2} '
+    print(f'{r["model"]:5} pipe={r.get("pipe")!s:5} split={r.get("direct_split")} chunk={r["chunk"]:3} lanes={r["lanes"]:2} '
           f'hot={r["hot_features"]:5} P={r.get("async_groups")} S={r.get("in_flight")} '
           f'epoch {e:9.2f} ms  {chunks / e * 1e-3:7.2f} M chunks/s  '
           f'logloss {r["logloss"]} cpu {r.get("cpu_logloss")} ok {r.get("check_ok")} '

@@ -22,6 +22,14 @@
 #ifndef PREDICT
 const PIPE_U: u32 = 8u;
 
+// Features ≥ SPLIT (the host keeps it ≥ the step-scaled features, so their step is whole)
+// skip the segments: each lane adds its own edges' gradients straight after the Loss, from
+// the sample's dℓ/dŷ in registers, one atomic per (edge, parameter); only the hotter
+// features' segments run through Apply. The default leaves every feature to the segments.
+// In async mode a per-edge read of θ (FM's v_jf, the L2 term) may see the update of another
+// sample of the same chunk (Hogwild inside the chunk); sync mode reads the fixed θ.
+override SPLIT: u32 = 0xffffffffu;
+
 // What a chunk needs before its Aggregate: its id, segment range and feature-sorted edge
 // range, this invocation's sample row range and label, and the first PIPE_U of the lane's
 // sample-sorted edges (Aggregate's first round).
@@ -142,7 +150,11 @@ fn run_pipe(w0: u32, groups: u32, lid: u32) {
             a[i] = vsg_sum(a[i], LANES, lid);
         }
 
-        // Loss.
+        // Loss (by every lane when the cold features are applied per edge: each needs dℓ/dŷ).
+        var dl_mine = 0.0;
+        if SPLIT != 0xffffffffu && slot < n {
+            dl_mine = ala_loss(&a, bias, m.y).z * inv_b;
+        }
         if lane == 0u {
             var dl = 0.0;
             var l = 0.0;
@@ -179,8 +191,28 @@ fn run_pipe(w0: u32, groups: u32, lid: u32) {
             out[c] = l;
         }
 
+        // The cold features (≥ SPLIT), per edge: the lane's edges again (just read, so
+        // cached), the Accums from workgroup memory (written before the barrier).
+        if SPLIT != 0xffffffffu && slot < n {
+            for (var e = m.r0 + lane; e < m.r1; e += LANES) {
+                let edge = s_edge(e);
+                let j = edge.x;
+                if j >= SPLIT {
+                    let x = bitcast<f32>(edge.y);
+                    for (var i = 0u; i < NPARAM; i++) {
+                        var g = dl_mine * ala_apply(slot, j, x, i);
+                        if cfg.l2 > 0.0 {
+                            g += cfg.l2 * param(j, i) * inv_b;
+                        }
+                        accum_add(j * NPARAM + i, step * g);
+                    }
+                }
+            }
+        }
+
         // Apply: one global add per (distinct feature of the chunk, parameter), the
-        // metadata of PIPE_U items loaded before any of them is walked.
+        // metadata of PIPE_U items loaded before any of them is walked; features ≥ SPLIT
+        // were applied above.
         let work = (m.g1 - m.g0) * NPARAM;
         for (var t0 = lid; t0 < work; t0 += WG * PIPE_U) {
             var feat: array<u32, PIPE_U>;
@@ -216,6 +248,9 @@ fn run_pipe(w0: u32, groups: u32, lid: u32) {
                 }
                 let i = t % NPARAM;
                 let j = feat[k];
+                if j >= SPLIT {
+                    continue;
+                }
                 if NPARAM > 1u {
                     pre_key = j * NPARAM + i;
                     pre_val = pv[k];

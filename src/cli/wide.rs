@@ -94,6 +94,10 @@ enum What {
         /// batched edge loads, double-buffered workgroup arrays, one barrier per chunk).
         #[arg(long)]
         pipe: bool,
+        /// With --pipe: features from this (frequency-ranked) id on are applied per edge right
+        /// after the Loss instead of through the segments.
+        #[arg(long)]
+        direct_split: Option<usize>,
         /// Features in the importance cache (default: the cost rule; 0 turns it off).
         #[arg(long)]
         cache: Option<usize>,
@@ -160,6 +164,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
             lanes,
             max_chunk,
             pipe,
+            direct_split,
             cache,
             no_early_stop,
             check,
@@ -192,6 +197,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
                 lanes,
                 max_chunk,
                 pipe,
+                direct_split,
                 cache,
                 early_stop: !no_early_stop,
                 seed,
@@ -383,6 +389,7 @@ fn train_run(
                 "chunk": trainer.chunk(),
                 "lanes": options.lanes,
                 "pipe": options.pipe,
+                "direct_split": options.direct_split,
                 "hot_features": trainer.hot_features(),
                 "parts": trainer.parts(),
                 "device": gpu.caps.adapter_name,

@@ -257,7 +257,8 @@ impl Kernels {
     /// invocations per sample; `native_atomics` picks native f32 atomics when the adapter
     /// has them (else the CAS loop); the first `hot` features' parameters are cached in
     /// workgroup memory; `one_hot` says (training, prediction) data hold only ones; `pipe`
-    /// trains with the pipelined kernel (`wide/flow_pipe`, its workgroup arrays doubled).
+    /// trains with the pipelined kernel (`wide/flow_pipe`, its workgroup arrays doubled),
+    /// `Some(split)`: features ≥ split applied per edge (`u32::MAX`: none).
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         gpu: &Gpu,
@@ -267,7 +268,7 @@ impl Kernels {
         native_atomics: bool,
         hot: usize,
         one_hot: (bool, bool),
-        pipe: bool,
+        pipe: Option<u32>,
     ) -> Result<Self> {
         let sources = [("wide/model", model.wgsl.as_str())];
         let wg = chunk as u32 * lanes;
@@ -288,13 +289,15 @@ impl Kernels {
             ("EDGE_WG", edge_tile(one_hot.0) as f64),
         ];
         // The pipelined kernel double-buffers the tile, the Accums and dℓ/dŷ.
-        let doubled: Vec<(&str, f64)> = constants
+        let mut doubled: Vec<(&str, f64)> = constants
             .iter()
             .map(|&(k, v)| match k {
                 "ACC_WG" | "CHUNK_WG" | "EDGE_WG" => (k, 2.0 * v),
                 _ => (k, v),
             })
             .collect();
+        doubled.push(("SPLIT", pipe.unwrap_or(u32::MAX) as f64));
+        let pipe = pipe.is_some();
         let flow = |extra: Option<&'static str>, one_hot: bool, bindings: &'static [Binding]| {
             let mut d = defines.clone();
             d.extend(extra);

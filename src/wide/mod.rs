@@ -56,6 +56,10 @@
 //!   batched before their parameter gathers, Apply items' metadata (and FM's θ_ji) gathered
 //!   together, the edge tile, Accums and dℓ/dŷ double-buffered so one barrier per chunk
 //!   suffices (two more with the importance cache on). Same sums as the plain kernel.
+//!   [`Options::direct_split`] sends the features past a frequency rank straight from the
+//!   lanes' edges to global memory after the Loss (one atomic per edge and parameter, no
+//!   segment metadata for them); in async mode those per-edge reads of θ may see a sibling
+//!   sample's update of the same chunk.
 //! - **Recording**: a whole epoch is recorded into one submission; chunk order is shuffled
 //!   each epoch (samples inside a chunk stay put); the per-dispatch chunk lists live in one
 //!   schedule buffer bound at aligned offsets; the bind groups are made once and reused.
@@ -156,6 +160,11 @@ pub struct Options {
     /// double-buffered workgroup arrays and one barrier per chunk (same sums as the plain
     /// kernel; twice its workgroup memory for the edge tile and the Accums).
     pub pipe: bool,
+    /// With [`Options::pipe`]: features from this re-indexed id on (raised to the async
+    /// step-scaled features' count, so their steps are whole) skip the segments and are
+    /// applied per edge right after the Loss, one atomic per (edge, parameter); `None`
+    /// sends every feature through the segments.
+    pub direct_split: Option<usize>,
     /// Store one-hot data (every value 1) without its values: 4 bytes per edge, not 8.
     pub drop_ones: bool,
     /// Re-index features by descending frequency.
@@ -185,6 +194,7 @@ impl Default for Options {
             cache: None,
             shuffle: true,
             pipe: false,
+            direct_split: None,
             drop_ones: true,
             reindex: true,
             early_stop: true,
@@ -227,6 +237,11 @@ impl Options {
                 "lanes {} must be a power of two ≤ 32",
                 self.lanes
             )));
+        }
+        if self.direct_split.is_some() && (self.stage || !self.pipe) {
+            return Err(Error::Option(
+                "direct_split needs the pipelined flow kernel (pipe)".into(),
+            ));
         }
         if self.max_chunk == 0 || self.max_chunk * self.lanes as usize > 1024 {
             return Err(Error::Option(format!(

@@ -263,7 +263,12 @@ impl<'g> Trainer<'g> {
             options.native_atomics,
             hot,
             (one_hot, valid_one_hot),
-            pipe,
+            // Direct features keep whole steps: the split never falls inside the scaled ones.
+            pipe.then(|| {
+                options.direct_split.map_or(u32::MAX, |d| {
+                    d.max(scaled as usize).min(u32::MAX as usize) as u32
+                })
+            }),
         )?;
         let stage = if options.stage {
             Some(StageKernels::new(
