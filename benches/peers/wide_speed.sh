@@ -16,13 +16,13 @@
 #   2. LR async --pipe, P = 1024, --check
 #   3. both kernels with the importance cache off (--cache 0: no per-chunk copy of the hot
 #      parameters; --pipe then runs one barrier per chunk)
-#   4. FM k = 10 async --pipe --cache 0, 1 epoch, capped at RUN_S (FM async on criteo-s did
+#   4. --pipe --cache 0 --direct-split 1024: only the 1,024 most frequent features through
+#      the segments, the others applied per edge straight after the Loss
+#   5. FM k = 10 async --pipe --cache 0, 1 epoch, capped at RUN_S (FM async on criteo-s did
 #      not finish in the last job: a cap hit prints TIMEOUT; the log's timestamps bound it)
-#   5. --pipe with chunks of 64 and 128 samples (workgroups of 512 / 1024; S = P·chunk/1024
-#      grows with them, the step scale follows)
-#   6. --pipe --direct-split 1024: only the 1,024 most frequent features through the
-#      segments, the others applied per edge straight after the Loss
-#   7. --pipe with P = 256 and 2048
+#   6. --pipe --cache 0 with chunks of 64 and 128 samples (workgroups of 512 / 1024; S =
+#      P·chunk/1024 grows with them, the step scale follows)
+#   7. --pipe --cache 0 with P = 256 and 2048
 #   8. FM k = 10 async, plain kernel, 1 epoch (last: the likeliest to be cut by the budget)
 # Look for: epoch_ms of 2 against 1 (and 3), the bar 2 ms; logloss within 0.003 above
 # cpu_logloss (check_ok true); whether cache off, bigger chunks or P move it.
@@ -61,10 +61,10 @@ run --model lr --async --check
 run --model lr --async --pipe --check
 run --model lr --async --pipe --cache 0
 run --model lr --async --cache 0
+run --model lr --async --pipe --cache 0 --direct-split 1024
 EP=1 run --model fm --k 10 --async --pipe --cache 0
 run --model lr --async --pipe --cache 0 --max-chunk 64
 run --model lr --async --pipe --cache 0 --max-chunk 128
-run --model lr --async --pipe --cache 0 --direct-split 1024
 run --model lr --async --pipe --cache 0 --async-groups 256
 run --model lr --async --pipe --cache 0 --async-groups 2048
 EP=1 run --model fm --k 10 --async
