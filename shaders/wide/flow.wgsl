@@ -91,10 +91,13 @@ fn param_global(k: u32) -> f32 {
 var<workgroup> acc_wg: array<f32, ACC_WG>;
 var<workgroup> hot_wg: array<f32, HOT_WG>;
 
-// PIPE: the parameter an Apply item loaded ahead (index `pre_key`, value `pre_val`), so the
-// model's ala_apply reads it without a global load of its own.
+// PIPE: parameters loaded ahead so the model's ala_apply reads them without a global load
+// of its own: one of an Apply item (index `pre_key`, value `pre_val`), or every parameter
+// of the feature `pre_feat` (the per-edge Apply).
 var<private> pre_key: u32 = 0xffffffffu;
 var<private> pre_val: f32 = 0.0;
+var<private> pre_feat: u32 = 0xffffffffu;
+var<private> pre_vals: array<f32, NPARAM>;
 
 fn param(j: u32, i: u32) -> f32 {
     if j < HOT {
@@ -103,6 +106,9 @@ fn param(j: u32, i: u32) -> f32 {
 #ifdef PIPE
     if j * NPARAM + i == pre_key {
         return pre_val;
+    }
+    if j == pre_feat {
+        return pre_vals[i];
     }
 #endif
     return param_global(j * NPARAM + i);

@@ -192,13 +192,27 @@ fn run_pipe(w0: u32, groups: u32, lid: u32) {
         }
 
         // The cold features (≥ SPLIT), per edge: the lane's edges again (just read, so
-        // cached), the Accums from workgroup memory (written before the barrier).
+        // cached), PIPE_U loaded per round; the Accums from workgroup memory (written before
+        // the barrier); a feature's parameters, when Apply reads them (FM's v_jf, the L2
+        // term), loaded together before its atomics.
         if SPLIT != 0xffffffffu && slot < n {
-            for (var e = m.r0 + lane; e < m.r1; e += LANES) {
-                let edge = s_edge(e);
-                let j = edge.x;
-                if j >= SPLIT {
-                    let x = bitcast<f32>(edge.y);
+            for (var e0 = m.r0 + lane; e0 < m.r1; e0 += LANES * PIPE_U) {
+                var de: array<vec2<u32>, PIPE_U>;
+                for (var k = 0u; k < PIPE_U; k++) {
+                    de[k] = s_edge(min(e0 + k * LANES, m.r1 - 1u));
+                }
+                for (var k = 0u; k < PIPE_U; k++) {
+                    let j = de[k].x;
+                    if e0 + k * LANES >= m.r1 || j < SPLIT {
+                        continue;
+                    }
+                    let x = bitcast<f32>(de[k].y);
+                    if NPARAM > 1u || cfg.l2 > 0.0 {
+                        for (var i = 0u; i < NPARAM; i++) {
+                            pre_vals[i] = param_global(j * NPARAM + i);
+                        }
+                        pre_feat = j;
+                    }
                     for (var i = 0u; i < NPARAM; i++) {
                         var g = dl_mine * ala_apply(slot, j, x, i);
                         if cfg.l2 > 0.0 {
@@ -208,6 +222,7 @@ fn run_pipe(w0: u32, groups: u32, lid: u32) {
                     }
                 }
             }
+            pre_feat = 0xffffffffu;
         }
 
         // Apply: one global add per (distinct feature of the chunk, parameter), the
