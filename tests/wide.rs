@@ -749,6 +749,64 @@ fn l2_equals_twin() {
     }
 }
 
+/// Local SGD on the cached features (`flush_every` 3, pipelined, cache on) with one
+/// persistent workgroup: its cached copy always holds the current value of the hot features
+/// (their global value plus its pending deltas), so the chunks' steps are still the twin's
+/// sequential stale steps; the pending deltas reach global memory by the epoch's end.
+#[test]
+fn local_sgd_single_workgroup_equals_twin() {
+    let (m, batch, chunk) = (120, 48, 16);
+    let (x, y01) = data(batch * 2, m, 7, 31);
+    let y = metrics::labels_pm1(&y01);
+    let in_flight = 6.0;
+    let mut counts = vec![0u32; m];
+    for &j in &x.col_idx {
+        counts[j as usize] += 1;
+    }
+    let (fs, bias) = plan::async_scale(&counts, x.nrows, in_flight);
+    for (model, gpu) in [
+        (Model::Lr, common::gpu()),
+        (Model::Fm { k: 3 }, common::gpu()),
+        (Model::Fm { k: 2 }, common::gpu_plain()),
+    ] {
+        let spec = model.spec().unwrap();
+        let np = spec.params_per_feature;
+        let options = Options {
+            batch,
+            max_chunk: chunk,
+            sync: false,
+            async_groups: 1,
+            async_in_flight: Some(in_flight),
+            shuffle: false,
+            pipe: true,
+            flush_every: 3,
+            ..Options::default()
+        };
+        let mut t = Trainer::new(gpu, &spec, m, (&x, &y01), None, options).unwrap();
+        assert!(t.hot_features() > 0);
+        let start: Vec<f32> = random_params(&spec, m, 9)
+            .iter()
+            .map(|v| (v * 0.3) as f32)
+            .collect();
+        t.set_params(&start).unwrap();
+        t.train_epoch().unwrap();
+        let got = t.params().unwrap();
+        let mut want: Vec<f64> = start.iter().map(|&v| v as f64).collect();
+        let base = 0.5 * chunk as f64 / batch as f64;
+        let mut step = vec![base; want.len()];
+        for (j, &v) in fs.iter().enumerate() {
+            step[j * np..(j + 1) * np].fill(base * v as f64);
+        }
+        step[m * np] = base * bias as f64;
+        let mut sgd = cpu::Sgd::new(want.len());
+        for c in 0..x.nrows / chunk {
+            let rows: Vec<usize> = (c * chunk..(c + 1) * chunk).collect();
+            sgd.stale_step(model, &mut want, &x, &y, &[rows], &step);
+        }
+        assert_matches_twin(&got, &want, &format!("{} flush 3", spec.name));
+    }
+}
+
 /// Async per-edge Apply (`direct_split`) in chunks of one sample on one persistent
 /// workgroup: a sample's features are distinct, so no edge reads a parameter its chunk has
 /// already moved and every step is the twin's exact one, L2 and FM's v_jf reads included.

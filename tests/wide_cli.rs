@@ -110,9 +110,18 @@ fn bad_input_is_rejected_before_training() {
             lr: f32::NAN,
             ..o.clone()
         },
-        // The per-edge Apply lives in the pipelined kernel only.
+        // The per-edge Apply and local SGD live in the pipelined kernel only.
         Options {
             direct_split: Some(3),
+            ..o.clone()
+        },
+        Options {
+            flush_every: 4,
+            ..o.clone()
+        },
+        Options {
+            flush_every: 0,
+            pipe: true,
             ..o.clone()
         },
     ] {

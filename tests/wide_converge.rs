@@ -33,12 +33,13 @@ fn converges_to_planted_auc_sync_and_async() {
     let best = metrics::auc(&planted, yva).unwrap();
     let spec = Model::Lr.spec().unwrap();
     let mut finals = vec![];
-    // (sync, pipelined, per-edge Apply from this feature rank on)
-    for (sync, pipe, direct_split) in [
-        (true, false, None),
-        (false, false, None),
-        (false, true, None),
-        (false, true, Some(10)),
+    // (sync, pipelined, per-edge Apply from this feature rank on, local SGD chunks)
+    for (sync, pipe, direct_split, flush_every) in [
+        (true, false, None, 1),
+        (false, false, None, 1),
+        (false, true, None, 1),
+        (false, true, Some(10), 1),
+        (false, true, None, 4),
     ] {
         let options = Options {
             batch: 64,
@@ -48,6 +49,7 @@ fn converges_to_planted_auc_sync_and_async() {
             early_stop: false,
             pipe,
             direct_split,
+            flush_every,
             ..Options::default()
         };
         let mut t = Trainer::new(
@@ -63,13 +65,14 @@ fn converges_to_planted_auc_sync_and_async() {
         let last = stats.last().unwrap();
         let auc = last.auc.unwrap();
         eprintln!(
-            "sync {sync} pipe {pipe} direct {direct_split:?}: auc {auc:.4} (planted {best:.4}) \
-             logloss {:.4}",
+            "sync {sync} pipe {pipe} direct {direct_split:?} flush {flush_every}: auc {auc:.4} \
+             (planted {best:.4}) logloss {:.4}",
             last.logloss.unwrap()
         );
         assert!(
             auc >= best - 0.01,
-            "sync {sync} pipe {pipe} direct {direct_split:?}: auc {auc} vs planted {best}"
+            "sync {sync} pipe {pipe} direct {direct_split:?} flush {flush_every}: auc {auc} vs \
+             planted {best}"
         );
         finals.push(last.logloss.unwrap());
     }

@@ -11,21 +11,21 @@
 # (4,620,734 samples, 144,398 chunks of 32), generated once. Every run: batch 1024, lr 0.5,
 # 2 epochs (FM 1), `wide train --json` (epoch_ms_median from timestamp queries around the epoch's
 # one pass; logloss on the 10% held out). Order: the A/B pair first, then the knobs.
-#   1. LR async, plain kernel, P = 1024 (the 19.5 ms/epoch baseline), --check (f64 replay:
-#      cpu_logloss, check_ok)
+#   1. LR async, plain kernel, P = 1024 (19.7 ms/epoch in the last sweep), --check (f64
+#      replay: cpu_logloss, check_ok)
 #   2. LR async --pipe, P = 1024, --check
-#   3. both kernels with the importance cache off (--cache 0: no per-chunk copy of the hot
-#      parameters; --pipe then runs one barrier per chunk)
-#   4. --pipe --cache 0 --direct-split 1024: only the 1,024 most frequent features through
-#      the segments, the others applied per edge straight after the Loss
-#   5. FM k = 10 async --pipe --cache 0, 1 epoch, capped at RUN_S (FM async on criteo-s did
-#      not finish in the last job: a cap hit prints TIMEOUT; the log's timestamps bound it)
-#   6. --pipe --cache 0 with chunks of 64 and 128 samples (workgroups of 512 / 1024; S =
-#      P·chunk/1024 grows with them, the step scale follows)
-#   7. --pipe --cache 0 with P = 256 and 2048
+#   3. --pipe --flush-every 8 (local SGD on the cached hot features and the bias: one global
+#      atomic per hot parameter per 8 chunks instead of per chunk; the step scale assumes
+#      8× the chunks in flight), --check; the same at chunks of 64 × 4 lanes; --flush-every 32
+#   4. --pipe at chunks of 64 × 4 lanes (11.2 ms with the plain kernel)
+#   5. --pipe --flush-every 8 --direct-split 1024: only the 1,024 most frequent features
+#      through the segments, the others applied per edge straight after the Loss
+#   6. FM k = 10 async --pipe --flush-every 8, 1 epoch (the plain kernel: 112 ms)
+#   7. --pipe --cache 0; --pipe --flush-every 8 at chunks of 128
 #   8. FM k = 10 async, plain kernel, 1 epoch (last: the likeliest to be cut by the budget)
-# Look for: epoch_ms of 2 against 1 (and 3), the bar 2 ms; logloss within 0.003 above
-# cpu_logloss (check_ok true); whether cache off, bigger chunks or P move it.
+# Look for: epoch_ms of 2 and 3 against 1, the bar 2 ms; logloss within 0.003 above
+# cpu_logloss (check_ok true); whether --flush-every cuts the per-chunk cost (the suspected
+# same-address atomics on the hot features and the bias).
 set -uo pipefail
 OUT=${OUT:-bench-out}
 RUN_S=${RUN_S:-75}
@@ -59,14 +59,14 @@ run() {
 }
 run --model lr --async --check
 run --model lr --async --pipe --check
+run --model lr --async --pipe --flush-every 8 --check
+run --model lr --async --pipe --flush-every 8 --max-chunk 64 --lanes 4 --check
+run --model lr --async --pipe --flush-every 32
+run --model lr --async --pipe --max-chunk 64 --lanes 4
+run --model lr --async --pipe --flush-every 8 --direct-split 1024
+EP=1 run --model fm --k 10 --async --pipe --flush-every 8
 run --model lr --async --pipe --cache 0
-run --model lr --async --cache 0
-run --model lr --async --pipe --cache 0 --direct-split 1024
-EP=1 run --model fm --k 10 --async --pipe --cache 0
-run --model lr --async --pipe --cache 0 --max-chunk 64
-run --model lr --async --pipe --cache 0 --max-chunk 128
-run --model lr --async --pipe --cache 0 --async-groups 256
-run --model lr --async --pipe --cache 0 --async-groups 2048
+run --model lr --async --pipe --flush-every 8 --max-chunk 128
 EP=1 run --model fm --k 10 --async
 rm -rf $D
 python3 - "$J" <<'PY' | tee -a "$OUT/log.txt"
@@ -75,7 +75,7 @@ for line in open(sys.argv[1]):
     r = json.loads(line)
     e = r.get("epoch_ms_median") or float("nan")
     chunks = -(-r["n_train"] // r["chunk"])
-    print(f'{r["model"]:5} pipe={r.get("pipe")!s:5} split={r.get("direct_split")} chunk={r["chunk"]:3} lanes={r["lanes"]:2} '
+    print(f'{r["model"]:5} pipe={r.get("pipe")!s:5} flush={r.get("flush_every")} split={r.get("direct_split")} chunk={r["chunk"]:3} lanes={r["lanes"]:2} '
           f'hot={r["hot_features"]:5} P={r.get("async_groups")} S={r.get("in_flight")} '
           f'epoch {e:9.2f} ms  {chunks / e * 1e-3:7.2f} M chunks/s  '
           f'logloss {r["logloss"]} cpu {r.get("cpu_logloss")} ok {r.get("check_ok")} '

@@ -30,6 +30,28 @@ const PIPE_U: u32 = 8u;
 // sample of the same chunk (Hogwild inside the chunk); sync mode reads the fixed θ.
 override SPLIT: u32 = 0xffffffffu;
 
+// With the importance cache on: the cached (hot) features' updates and the bias's are kept
+// per workgroup for FLUSH_EVERY chunks (local SGD on the cached copy, `hot_delta` holding
+// what is not yet global) and added to global memory once per FLUSH_EVERY chunks, when the
+// cache is refilled from global; same-address global atomics on the hottest features and the
+// bias fall FLUSH_EVERY-fold. 1: every chunk adds and refills (the host keeps SPLIT ≥ HOT and
+// scales the steps for FLUSH_EVERY times the chunks in flight).
+override FLUSH_EVERY: u32 = 1u;
+var<workgroup> hot_delta: array<f32, HOT_WG>;
+// The bias's pending delta, for the workgroup's reads of the bias (local SGD).
+var<workgroup> bias_wg_pending: f32;
+
+// Adds the workgroup's pending hot-feature deltas to global memory (uniform control flow).
+fn flush_hot(lid: u32) {
+    for (var t = lid; t < HOT * NPARAM; t += WG) {
+        let d = hot_delta[t];
+        hot_delta[t] = 0.0;
+        if d != 0.0 {
+            accum_add(t, d);
+        }
+    }
+}
+
 // What a chunk needs before its Aggregate: its id, segment range and feature-sorted edge
 // range, this invocation's sample row range and label, and the first PIPE_U of the lane's
 // sample-sorted edges (Aggregate's first round).
@@ -85,13 +107,38 @@ fn run_pipe(w0: u32, groups: u32, lid: u32) {
 #endif
     var m = pipe_meta(w0, slot, lane);
     var parity = 0u;
+#ifdef ASYNC
+    let local_sgd = FLUSH_EVERY > 1u && HOT > 0u;
+#else
+    let local_sgd = false;
+#endif
+    // The bias's pending delta (local SGD; the last invocation's alone).
+    var bias_pending = 0.0;
+    if local_sgd {
+        // Workgroup memory is not assumed zeroed; the first chunk's barriers order these
+        // writes before any use.
+        for (var t = lid; t < HOT * NPARAM; t += WG) {
+            hot_delta[t] = 0.0;
+        }
+        if lid == 0u {
+            bias_wg_pending = 0.0;
+        }
+    }
+    var it = 0u;
     for (var w = w0; w < sched[0]; w += groups) {
         let c = m.c;
         let s0 = c * cfg.chunk;
         let n = min(cfg.chunk, cfg.n_samples - s0);
-        if HOT > 0u {
+        if local_sgd && it % FLUSH_EVERY != 0u {
+            // The previous chunk's Apply moved the cached copy this chunk reads.
+            workgroupBarrier();
+        }
+        if HOT > 0u && it % FLUSH_EVERY == 0u {
             // Every invocation has left the previous chunk's Apply, which reads the cache.
             workgroupBarrier();
+            if local_sgd {
+                flush_hot(lid);
+            }
             // PIPE_U loads in flight per invocation before their stores.
             let hot_words = HOT * NPARAM;
             for (var t0 = lid; t0 < hot_words; t0 += WG * PIPE_U) {
@@ -112,7 +159,9 @@ fn run_pipe(w0: u32, groups: u32, lid: u32) {
         acc_base = parity * acc_cap;
         let ef0 = m.ef0;
         let ef1 = m.ef1;
-        let bias = param_bias();
+        // Local SGD: the start barrier above orders the last invocation's write of the
+        // pending bias delta before this read.
+        let bias = param_bias() + select(0.0, bias_wg_pending, local_sgd);
 
         // Aggregate, PIPE_U edges per lane per round, all loaded before they are used.
         var a: array<f32, NACC>;
@@ -184,10 +233,20 @@ fn run_pipe(w0: u32, groups: u32, lid: u32) {
                 l += loss_wg[cb + s];
             }
 #ifdef ASYNC
-            accum_add(cfg.bias_index, step * scale[cfg.scaled] * db);
+            let bias_step = step * scale[cfg.scaled] * db;
 #else
-            accum_add(cfg.bias_index, step * db);
+            let bias_step = step * db;
 #endif
+            if local_sgd {
+                bias_pending += bias_step;
+                if (it + 1u) % FLUSH_EVERY == 0u {
+                    accum_add(cfg.bias_index, bias_pending);
+                    bias_pending = 0.0;
+                }
+                bias_wg_pending = bias_pending;
+            } else {
+                accum_add(cfg.bias_index, bias_step);
+            }
             out[c] = l;
         }
 
@@ -285,19 +344,35 @@ fn run_pipe(w0: u32, groups: u32, lid: u32) {
                     sum += dl_wg[cb + edge.x] * ala_apply(edge.x, j, bitcast<f32>(edge.y), i);
                 }
 #ifdef ASYNC
-                accum_add(j * NPARAM + i, step * sc[k] * sum);
+                let v = step * sc[k] * sum;
 #else
-                accum_add(j * NPARAM + i, step * sum);
+                let v = step * sum;
 #endif
+                if local_sgd && j < HOT {
+                    // One invocation per (feature, parameter) of the chunk: no race.
+                    hot_delta[j * NPARAM + i] += v;
+                    hot_wg[j * NPARAM + i] += v;
+                } else {
+                    accum_add(j * NPARAM + i, v);
+                }
             }
         }
         pre_key = 0xffffffffu;
         m = next;
         parity ^= 1u;
+        it += 1u;
         if groups == 1u {
             // One workgroup (the tests' exact async steps): its next chunk reads this
             // chunk's updates. With more, other workgroups' updates race anyway.
             storageBarrier();
+        }
+    }
+    if local_sgd {
+        // What the last chunks left pending.
+        workgroupBarrier();
+        flush_hot(lid);
+        if lid == WG - 1u && bias_pending != 0.0 {
+            accum_add(cfg.bias_index, bias_pending);
         }
     }
 }

@@ -98,6 +98,10 @@ enum What {
         /// after the Loss instead of through the segments.
         #[arg(long)]
         direct_split: Option<usize>,
+        /// Async with --pipe and the importance cache: each workgroup adds its cached
+        /// features' and the bias's updates to global memory once every N chunks.
+        #[arg(long, default_value_t = 1)]
+        flush_every: usize,
         /// Features in the importance cache (default: the cost rule; 0 turns it off).
         #[arg(long)]
         cache: Option<usize>,
@@ -165,6 +169,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
             max_chunk,
             pipe,
             direct_split,
+            flush_every,
             cache,
             no_early_stop,
             check,
@@ -198,6 +203,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
                 max_chunk,
                 pipe,
                 direct_split,
+                flush_every,
                 cache,
                 early_stop: !no_early_stop,
                 seed,
@@ -390,6 +396,7 @@ fn train_run(
                 "lanes": options.lanes,
                 "pipe": options.pipe,
                 "direct_split": options.direct_split,
+                "flush_every": options.flush_every,
                 "hot_features": trainer.hot_features(),
                 "parts": trainer.parts(),
                 "device": gpu.caps.adapter_name,

@@ -258,7 +258,8 @@ impl Kernels {
     /// has them (else the CAS loop); the first `hot` features' parameters are cached in
     /// workgroup memory; `one_hot` says (training, prediction) data hold only ones; `pipe`
     /// trains with the pipelined kernel (`wide/flow_pipe`, its workgroup arrays doubled),
-    /// `Some(split)`: features ≥ split applied per edge (`u32::MAX`: none).
+    /// `Some((split, flush))`: features ≥ split applied per edge (`u32::MAX`: none), the
+    /// cached features' and the bias's updates flushed every `flush` chunks (async).
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         gpu: &Gpu,
@@ -268,7 +269,7 @@ impl Kernels {
         native_atomics: bool,
         hot: usize,
         one_hot: (bool, bool),
-        pipe: Option<u32>,
+        pipe: Option<(u32, u32)>,
     ) -> Result<Self> {
         let sources = [("wide/model", model.wgsl.as_str())];
         let wg = chunk as u32 * lanes;
@@ -296,7 +297,9 @@ impl Kernels {
                 _ => (k, v),
             })
             .collect();
-        doubled.push(("SPLIT", pipe.unwrap_or(u32::MAX) as f64));
+        let (split, flush) = pipe.unwrap_or((u32::MAX, 1));
+        doubled.push(("SPLIT", split as f64));
+        doubled.push(("FLUSH_EVERY", flush as f64));
         let pipe = pipe.is_some();
         let flow = |extra: Option<&'static str>, one_hot: bool, bindings: &'static [Binding]| {
             let mut d = defines.clone();
@@ -429,9 +432,9 @@ pub(crate) fn cache_budget(
     pipe: bool,
 ) -> usize {
     let words = gpu.caps.max_workgroup_storage_bytes as usize / 4;
-    words
-        .saturating_sub(flow_words(model, chunk, lanes, pipe))
-        .min(4096)
+    // The pipelined kernel holds the cached parameters' pending deltas beside them.
+    let copies = if pipe { 2 } else { 1 };
+    (words.saturating_sub(flow_words(model, chunk, lanes, pipe)) / copies).min(4096)
 }
 
 /// Bins of the validation score histograms (per class).

@@ -165,6 +165,11 @@ pub struct Options {
     /// applied per edge right after the Loss, one atomic per (edge, parameter); `None`
     /// sends every feature through the segments.
     pub direct_split: Option<usize>,
+    /// Async with [`Options::pipe`] and the importance cache on: each workgroup keeps its
+    /// updates of the cached features and the bias for this many chunks (local SGD on its
+    /// cached copy) and adds them to global memory once, when it refills the cache; the
+    /// step scale then assumes this many times the chunks in flight. 1: every chunk.
+    pub flush_every: usize,
     /// Store one-hot data (every value 1) without its values: 4 bytes per edge, not 8.
     pub drop_ones: bool,
     /// Re-index features by descending frequency.
@@ -195,6 +200,7 @@ impl Default for Options {
             shuffle: true,
             pipe: false,
             direct_split: None,
+            flush_every: 1,
             drop_ones: true,
             reindex: true,
             early_stop: true,
@@ -242,6 +248,12 @@ impl Options {
             return Err(Error::Option(
                 "direct_split needs the pipelined flow kernel (pipe)".into(),
             ));
+        }
+        if self.flush_every == 0 || (self.flush_every > 1 && (self.stage || !self.pipe)) {
+            return Err(Error::Option(format!(
+                "flush_every {} must be ≥ 1, and above 1 only with the pipelined kernel (pipe)",
+                self.flush_every
+            )));
         }
         if self.max_chunk == 0 || self.max_chunk * self.lanes as usize > 1024 {
             return Err(Error::Option(format!(

@@ -62,6 +62,8 @@ fn in_flight(options: &Options, chunk: usize, total_chunks: usize) -> f64 {
     if let Some(s) = options.async_in_flight {
         return s;
     }
+    // Local SGD over `flush_every` chunks per workgroup holds that many times the chunks.
+    let flush = options.flush_every.max(1) as f64;
     let per_batch = (options.batch / chunk).max(1);
     let per_dispatch = match options.async_span {
         0 => total_chunks,
@@ -71,7 +73,7 @@ fn in_flight(options: &Options, chunk: usize, total_chunks: usize) -> f64 {
         .min(per_dispatch)
         .min(total_chunks)
         .max(1);
-    (chunks as f64 / per_batch as f64).max(1.0)
+    (flush * chunks as f64 / per_batch as f64).max(1.0)
 }
 
 /// Fails with [`Error::Invalid`] naming the first label that is not a finite number.
@@ -265,9 +267,12 @@ impl<'g> Trainer<'g> {
             (one_hot, valid_one_hot),
             // Direct features keep whole steps: the split never falls inside the scaled ones.
             pipe.then(|| {
-                options.direct_split.map_or(u32::MAX, |d| {
-                    d.max(scaled as usize).min(u32::MAX as usize) as u32
-                })
+                let split = options.direct_split.map_or(u32::MAX, |d| {
+                    // Local SGD keeps the cached features in the segments' Apply.
+                    let floor = if options.flush_every > 1 { hot } else { 0 };
+                    d.max(scaled as usize).max(floor).min(u32::MAX as usize) as u32
+                });
+                (split, options.flush_every.min(u32::MAX as usize) as u32)
             }),
         )?;
         let stage = if options.stage {
