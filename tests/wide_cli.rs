@@ -124,6 +124,12 @@ fn bad_input_is_rejected_before_training() {
             pipe: true,
             ..o.clone()
         },
+        Options {
+            flush_every: 4,
+            pipe: true,
+            cache: Some(0),
+            ..o.clone()
+        },
     ] {
         assert!(matches!(bad.check(), Err(Error::Option(_))));
     }

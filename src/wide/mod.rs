@@ -59,7 +59,10 @@
 //!   [`Options::direct_split`] sends the features past a frequency rank straight from the
 //!   lanes' edges to global memory after the Loss (one atomic per edge and parameter, no
 //!   segment metadata for them); in async mode those per-edge reads of θ may see a sibling
-//!   sample's update of the same chunk.
+//!   sample's update of the same chunk. [`Options::flush_every`] (async, cache on) keeps
+//!   each workgroup's updates of the cached features and the bias for N chunks (local SGD
+//!   on its cached copy) and adds them to global memory once per N chunks: the hottest
+//!   features and the bias take every chunk's global atomics otherwise.
 //! - **Recording**: a whole epoch is recorded into one submission; chunk order is shuffled
 //!   each epoch (samples inside a chunk stay put); the per-dispatch chunk lists live in one
 //!   schedule buffer bound at aligned offsets; the bind groups are made once and reused.
@@ -249,9 +252,12 @@ impl Options {
                 "direct_split needs the pipelined flow kernel (pipe)".into(),
             ));
         }
-        if self.flush_every == 0 || (self.flush_every > 1 && (self.stage || !self.pipe)) {
+        if self.flush_every == 0
+            || (self.flush_every > 1 && (self.stage || !self.pipe || self.cache == Some(0)))
+        {
             return Err(Error::Option(format!(
-                "flush_every {} must be ≥ 1, and above 1 only with the pipelined kernel (pipe)",
+                "flush_every {} must be ≥ 1, and above 1 only with the pipelined kernel (pipe) \
+                 and the importance cache on",
                 self.flush_every
             )));
         }
