@@ -146,21 +146,7 @@ fn sync_vs_twin(gpu: &Gpu, model: Model, user: bool, native_atomics: bool, batch
 
 /// As [`sync_vs_twin`], through the flow kernel or the stage baseline.
 fn vs_twin(gpu: &Gpu, model: Model, user: bool, native_atomics: bool, batches: usize, stage: bool) {
-    let options = Options {
-        max_chunk: 16,
-        native_atomics,
-        stage,
-        ..Options::default()
-    };
-    vs_twin_with(gpu, model, user, batches, options)
-}
-
-/// Sync mode over `batches` mini-batches of 48 in order against the twin, with `options`'
-/// engine choices (lanes, chunk, atomics, kernel).
-fn vs_twin_with(gpu: &Gpu, model: Model, user: bool, batches: usize, options: Options) {
     let (m, batch) = (120, 48);
-    let native_atomics = options.native_atomics;
-    let cache_off = options.cache == Some(0);
     let (x, y01) = data(batch * batches, m, 7, 11);
     let y = metrics::labels_pm1(&y01);
     let spec = if user {
@@ -170,13 +156,16 @@ fn vs_twin_with(gpu: &Gpu, model: Model, user: bool, batches: usize, options: Op
     };
     let options = Options {
         batch,
+        max_chunk: 16,
         lr: 0.5,
         shuffle: false,
-        ..options
+        native_atomics,
+        stage,
+        ..Options::default()
     };
     let mut t = Trainer::new(gpu, &spec, m, (&x, &y01), None, options).unwrap();
     // The cost rule caches the features seen at least once per chunk on average here.
-    assert!(t.hot_features() > 0 || cache_off);
+    assert!(t.hot_features() > 0);
     let init = initial_params(&spec, m, 7).unwrap();
     // Random start so every term of the gradient is exercised.
     let start: Vec<f32> = random_params(&spec, m, 13)
@@ -208,72 +197,6 @@ fn vs_twin_with(gpu: &Gpu, model: Model, user: bool, batches: usize, options: Op
 fn sync_one_minibatch_equals_twin_every_model() {
     for model in [Model::Lr, Model::Fm { k: 4 }, Model::Lsvm, Model::Lsr] {
         sync_vs_twin(common::gpu(), model, false, true, 1);
-    }
-}
-
-/// The pipelined kernel in sync mode (one chunk per workgroup) is the same SGD step: every
-/// model; lanes 2, 8 and 32 (past lavapipe's subgroup: the workgroup-memory butterfly);
-/// chunks of 16 and 48; the CAS path without subgroups.
-#[test]
-fn pipe_sync_equals_twin() {
-    let pipe = |lanes: u32, max_chunk: usize, native_atomics: bool| Options {
-        pipe: true,
-        lanes,
-        max_chunk,
-        native_atomics,
-        ..Options::default()
-    };
-    for model in [Model::Lr, Model::Fm { k: 4 }, Model::Lsvm, Model::Lsr] {
-        vs_twin_with(common::gpu(), model, false, 1, pipe(8, 16, true));
-    }
-    vs_twin_with(common::gpu(), Model::Lr, true, 1, pipe(8, 16, true));
-    for (lanes, max_chunk) in [(2, 48), (32, 16)] {
-        vs_twin_with(
-            common::gpu(),
-            Model::Lr,
-            false,
-            2,
-            pipe(lanes, max_chunk, true),
-        );
-        vs_twin_with(
-            common::gpu(),
-            Model::Fm { k: 3 },
-            false,
-            1,
-            pipe(lanes, max_chunk, true),
-        );
-    }
-    vs_twin_with(
-        common::gpu_plain(),
-        Model::Fm { k: 3 },
-        false,
-        2,
-        pipe(8, 16, false),
-    );
-    // Without the importance cache: one barrier per chunk.
-    for model in [Model::Lr, Model::Fm { k: 3 }] {
-        let o = Options {
-            cache: Some(0),
-            ..pipe(8, 16, true)
-        };
-        vs_twin_with(common::gpu(), model, false, 2, o);
-    }
-    // Features from 10 on applied per edge after the Loss (the 10 hottest through the
-    // segments), and every feature per edge; with and without subgroups.
-    for split in [10, 0] {
-        for model in [Model::Lr, Model::Fm { k: 3 }, Model::Lsvm] {
-            let o = Options {
-                direct_split: Some(split),
-                ..pipe(8, 16, true)
-            };
-            vs_twin_with(common::gpu(), model, false, 2, o);
-        }
-        let o = Options {
-            direct_split: Some(split),
-            cache: Some(0),
-            ..pipe(4, 16, false)
-        };
-        vs_twin_with(common::gpu_plain(), Model::Fm { k: 2 }, false, 1, o);
     }
 }
 
@@ -313,17 +236,6 @@ fn async_single_chunk_equals_twin_step() {
         let mut want: Vec<f64> = start.iter().map(|&v| v as f64).collect();
         cpu::sgd_step(model, &mut want, &x, &y, &(0..16).collect::<Vec<_>>(), 0.5);
         assert_matches_twin(&got, &want, &spec.name);
-    }
-}
-
-/// Every parameter within `rel` relative (plus `rel`/10 absolute) of the twin's.
-fn assert_near_twin(got: &[f32], want: &[f64], rel: f64, what: &str) {
-    assert_eq!(got.len(), want.len(), "{what}: parameter count");
-    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
-        assert!(
-            (g as f64 - w).abs() <= rel * w.abs() + rel / 10.0,
-            "{what} θ{i}: GPU {g} twin {w}"
-        );
     }
 }
 
@@ -562,69 +474,47 @@ fn async_scaled_steps_equal_twin() {
         counts[j as usize] += 1;
     }
     let (fs, bias) = plan::async_scale(&counts, x.nrows, in_flight);
-    // (model, device, pipelined, importance cache off)
-    for (model, gpu, pipe, no_cache) in [
-        (Model::Lr, common::gpu(), false, false),
-        (Model::Fm { k: 3 }, common::gpu_plain(), false, false),
-        (Model::Lr, common::gpu(), true, true),
-        (Model::Fm { k: 3 }, common::gpu(), true, true),
-        (Model::Fm { k: 2 }, common::gpu_plain(), true, true),
-        (Model::Fm { k: 3 }, common::gpu(), true, false),
+    for (model, gpu) in [
+        (Model::Lr, common::gpu()),
+        (Model::Fm { k: 3 }, common::gpu_plain()),
     ] {
-        for direct_split in [None, Some(0)] {
-            if direct_split.is_some() && !pipe {
-                continue;
-            }
-            let spec = model.spec().unwrap();
-            let np = spec.params_per_feature;
-            let options = Options {
-                batch,
-                max_chunk: chunk,
-                sync: false,
-                async_groups: 1,
-                async_in_flight: Some(in_flight),
-                shuffle: false,
-                pipe,
-                cache: if no_cache { Some(0) } else { None },
-                // Split 0 is raised to the scaled features: the others are applied per edge.
-                direct_split,
-                ..Options::default()
-            };
-            let mut t = Trainer::new(gpu, &spec, m, (&x, &y01), None, options).unwrap();
-            assert_eq!(t.hot_features() == 0, no_cache);
-            assert_eq!(t.in_flight(), in_flight);
-            assert_eq!(t.scaled_features(), fs.iter().filter(|&&v| v < 1.0).count());
-            assert!(t.scaled_features() > 1);
-            let start: Vec<f32> = random_params(&spec, m, 9)
-                .iter()
-                .map(|v| (v * 0.3) as f32)
-                .collect();
-            t.set_params(&start).unwrap();
-            t.train_epoch().unwrap();
-            let got = t.params().unwrap();
-            let mut want: Vec<f64> = start.iter().map(|&v| v as f64).collect();
-            // Each chunk's gradients are scaled by 1/B (not 1/chunk): stale_step's 1/|rows|
-            // times chunk/B.
-            let base = 0.5 * chunk as f64 / batch as f64;
-            let mut step = vec![base; want.len()];
-            for (j, &v) in fs.iter().enumerate() {
-                step[j * np..(j + 1) * np].fill(base * v as f64);
-            }
-            step[m * np] = base * bias as f64;
-            let mut sgd = cpu::Sgd::new(want.len());
-            for c in 0..x.nrows / chunk {
-                let rows: Vec<usize> = (c * chunk..(c + 1) * chunk).collect();
-                sgd.stale_step(model, &mut want, &x, &y, &[rows], &step);
-            }
-            let what = format!("{} pipe {pipe} direct {direct_split:?}", spec.name);
-            if direct_split.is_some() && model != Model::Lr {
-                // FM's per-edge Apply reads v_jf after the chunk's other samples may have
-                // updated it (Hogwild inside the chunk): near the twin, not equal.
-                assert_near_twin(&got, &want, 1e-3, &what);
-            } else {
-                assert_matches_twin(&got, &want, &what);
-            }
+        let spec = model.spec().unwrap();
+        let np = spec.params_per_feature;
+        let options = Options {
+            batch,
+            max_chunk: chunk,
+            sync: false,
+            async_groups: 1,
+            async_in_flight: Some(in_flight),
+            shuffle: false,
+            ..Options::default()
+        };
+        let mut t = Trainer::new(gpu, &spec, m, (&x, &y01), None, options).unwrap();
+        assert_eq!(t.in_flight(), in_flight);
+        assert_eq!(t.scaled_features(), fs.iter().filter(|&&v| v < 1.0).count());
+        assert!(t.scaled_features() > 1);
+        let start: Vec<f32> = random_params(&spec, m, 9)
+            .iter()
+            .map(|v| (v * 0.3) as f32)
+            .collect();
+        t.set_params(&start).unwrap();
+        t.train_epoch().unwrap();
+        let got = t.params().unwrap();
+        let mut want: Vec<f64> = start.iter().map(|&v| v as f64).collect();
+        // Each chunk's gradients are scaled by 1/B (not 1/chunk): stale_step's 1/|rows|
+        // times chunk/B.
+        let base = 0.5 * chunk as f64 / batch as f64;
+        let mut step = vec![base; want.len()];
+        for (j, &v) in fs.iter().enumerate() {
+            step[j * np..(j + 1) * np].fill(base * v as f64);
         }
+        step[m * np] = base * bias as f64;
+        let mut sgd = cpu::Sgd::new(want.len());
+        for c in 0..x.nrows / chunk {
+            let rows: Vec<usize> = (c * chunk..(c + 1) * chunk).collect();
+            sgd.stale_step(model, &mut want, &x, &y, &[rows], &step);
+        }
+        assert_matches_twin(&got, &want, &spec.name);
     }
 }
 
@@ -646,18 +536,12 @@ fn edges_past_the_tile_equal_twin() {
             "{what}: {per_chunk} edges in the first chunk"
         );
         let y = metrics::labels_pm1(&y01);
-        for (model, pipe) in [
-            (Model::Lr, false),
-            (Model::Fm { k: 2 }, false),
-            (Model::Lr, true),
-            (Model::Fm { k: 2 }, true),
-        ] {
+        for model in [Model::Lr, Model::Fm { k: 2 }] {
             let spec = model.spec().unwrap();
             let options = Options {
                 batch,
                 max_chunk: 32,
                 shuffle: false,
-                pipe,
                 ..Options::default()
             };
             let mut t = Trainer::new(common::gpu(), &spec, m, (&x, &y01), None, options).unwrap();
@@ -670,15 +554,14 @@ fn edges_past_the_tile_equal_twin() {
             let got = t.params().unwrap();
             let mut want: Vec<f64> = start.iter().map(|&v| v as f64).collect();
             twin(model, false, &mut want, &x, &y, batch, 0.5);
-            assert_matches_twin(&got, &want, &format!("{what} {} pipe {pipe}", spec.name));
+            assert_matches_twin(&got, &want, &format!("{what} {}", spec.name));
         }
     }
 }
 
 /// L2 regularization (λ on the parameters each sample touches, not the bias) in sync mode
-/// through the flow kernel (plain and pipelined) and the stage baseline, and in async mode
-/// (one persistent workgroup, chunks one after another; plain and pipelined), against the
-/// twin's steps.
+/// through the flow kernel and the stage baseline, and in async mode (one persistent
+/// workgroup, chunks one after another), against the twin's steps.
 #[test]
 fn l2_equals_twin() {
     let (m, batch, chunk, l2) = (120, 48, 16, 0.3);
@@ -686,171 +569,52 @@ fn l2_equals_twin() {
     let y = metrics::labels_pm1(&y01);
     for model in [Model::Lr, Model::Fm { k: 3 }] {
         let spec = model.spec().unwrap();
-        for (mode, sync, stage, pipe) in [
-            ("flow", true, false, false),
-            ("stage", true, true, false),
-            ("async", false, false, false),
-            ("flow pipelined", true, false, true),
-            ("async pipelined", false, false, true),
+        for (mode, sync, stage) in [
+            ("flow", true, false),
+            ("stage", true, true),
+            ("async", false, false),
         ] {
-            // Per-edge Apply in sync mode (async: `direct_split_async_equals_twin`).
-            for direct_split in [None, Some(5)] {
-                if direct_split.is_some() && !(pipe && sync) {
-                    continue;
+            let options = Options {
+                batch,
+                max_chunk: chunk,
+                sync,
+                stage,
+                async_groups: 1,
+                l2,
+                shuffle: false,
+                ..Options::default()
+            };
+            let mut t = Trainer::new(common::gpu(), &spec, m, (&x, &y01), None, options).unwrap();
+            let start: Vec<f32> = random_params(&spec, m, 21)
+                .iter()
+                .map(|v| (v * 0.5) as f32)
+                .collect();
+            t.set_params(&start).unwrap();
+            t.train_epoch().unwrap();
+            let got = t.params().unwrap();
+            let mut want: Vec<f64> = start.iter().map(|&v| v as f64).collect();
+            let mut sgd = cpu::Sgd::new(want.len()).with_l2(l2 as f64);
+            if sync {
+                for b in 0..x.nrows / batch {
+                    let rows: Vec<usize> = (b * batch..(b + 1) * batch).collect();
+                    sgd.step(model, &mut want, &x, &y, &rows, 0.5);
                 }
-                let options = Options {
-                    batch,
-                    max_chunk: chunk,
-                    sync,
-                    stage,
-                    async_groups: 1,
-                    l2,
-                    shuffle: false,
-                    pipe,
-                    // The pipelined runs read every parameter globally (its Apply gathers them).
-                    cache: if pipe { Some(0) } else { None },
-                    direct_split,
-                    ..Options::default()
-                };
-                let mut t =
-                    Trainer::new(common::gpu(), &spec, m, (&x, &y01), None, options).unwrap();
-                let start: Vec<f32> = random_params(&spec, m, 21)
-                    .iter()
-                    .map(|v| (v * 0.5) as f32)
-                    .collect();
-                t.set_params(&start).unwrap();
-                t.train_epoch().unwrap();
-                let got = t.params().unwrap();
-                let mut want: Vec<f64> = start.iter().map(|&v| v as f64).collect();
-                let mut sgd = cpu::Sgd::new(want.len()).with_l2(l2 as f64);
-                if sync {
-                    for b in 0..x.nrows / batch {
-                        let rows: Vec<usize> = (b * batch..(b + 1) * batch).collect();
-                        sgd.step(model, &mut want, &x, &y, &rows, 0.5);
-                    }
-                } else {
-                    // S = 1 chunk of 16 over mini-batches of 48: no feature is scaled; each chunk's
-                    // gradients are scaled by 1/B.
-                    assert_eq!(t.scaled_features(), 0);
-                    let step = vec![0.5 * chunk as f64 / batch as f64; want.len()];
-                    for c in 0..x.nrows / chunk {
-                        let rows: Vec<usize> = (c * chunk..(c + 1) * chunk).collect();
-                        sgd.stale_step(model, &mut want, &x, &y, &[rows], &step);
-                    }
+            } else {
+                // S = 1 chunk of 16 over mini-batches of 48: no feature is scaled; each chunk's
+                // gradients are scaled by 1/B.
+                assert_eq!(t.scaled_features(), 0);
+                let step = vec![0.5 * chunk as f64 / batch as f64; want.len()];
+                for c in 0..x.nrows / chunk {
+                    let rows: Vec<usize> = (c * chunk..(c + 1) * chunk).collect();
+                    sgd.stale_step(model, &mut want, &x, &y, &[rows], &step);
                 }
-                let what = format!("{} {mode} direct {direct_split:?}", spec.name);
-                assert_matches_twin(&got, &want, &what);
-                // λ moved them: the same run without it ends elsewhere.
-                let mut plain: Vec<f64> = start.iter().map(|&v| v as f64).collect();
-                twin(model, false, &mut plain, &x, &y, batch, 0.5);
-                assert!(plain.iter().zip(&want).any(|(a, b)| (a - b).abs() > 1e-3));
             }
+            assert_matches_twin(&got, &want, &format!("{} {mode}", spec.name));
+            // λ moved them: the same run without it ends elsewhere.
+            let mut plain: Vec<f64> = start.iter().map(|&v| v as f64).collect();
+            twin(model, false, &mut plain, &x, &y, batch, 0.5);
+            assert!(plain.iter().zip(&want).any(|(a, b)| (a - b).abs() > 1e-3));
         }
-    }
-}
-
-/// Local SGD on the cached features (`flush_every` 3, pipelined, cache on) with one
-/// persistent workgroup: its cached copy always holds the current value of the hot features
-/// (their global value plus its pending deltas), so the chunks' steps are still the twin's
-/// sequential stale steps; the pending deltas reach global memory by the epoch's end.
-#[test]
-fn local_sgd_single_workgroup_equals_twin() {
-    let (m, batch, chunk) = (120, 48, 16);
-    let (x, y01) = data(batch * 2, m, 7, 31);
-    let y = metrics::labels_pm1(&y01);
-    let in_flight = 6.0;
-    let mut counts = vec![0u32; m];
-    for &j in &x.col_idx {
-        counts[j as usize] += 1;
-    }
-    let (fs, bias) = plan::async_scale(&counts, x.nrows, in_flight);
-    for (model, gpu) in [
-        (Model::Lr, common::gpu()),
-        (Model::Fm { k: 3 }, common::gpu()),
-        (Model::Fm { k: 2 }, common::gpu_plain()),
-    ] {
-        let spec = model.spec().unwrap();
-        let np = spec.params_per_feature;
-        let options = Options {
-            batch,
-            max_chunk: chunk,
-            sync: false,
-            async_groups: 1,
-            async_in_flight: Some(in_flight),
-            shuffle: false,
-            pipe: true,
-            flush_every: 3,
-            ..Options::default()
-        };
-        let mut t = Trainer::new(gpu, &spec, m, (&x, &y01), None, options).unwrap();
-        assert!(t.hot_features() > 0);
-        let start: Vec<f32> = random_params(&spec, m, 9)
-            .iter()
-            .map(|v| (v * 0.3) as f32)
-            .collect();
-        t.set_params(&start).unwrap();
-        t.train_epoch().unwrap();
-        let got = t.params().unwrap();
-        let mut want: Vec<f64> = start.iter().map(|&v| v as f64).collect();
-        let base = 0.5 * chunk as f64 / batch as f64;
-        let mut step = vec![base; want.len()];
-        for (j, &v) in fs.iter().enumerate() {
-            step[j * np..(j + 1) * np].fill(base * v as f64);
-        }
-        step[m * np] = base * bias as f64;
-        let mut sgd = cpu::Sgd::new(want.len());
-        for c in 0..x.nrows / chunk {
-            let rows: Vec<usize> = (c * chunk..(c + 1) * chunk).collect();
-            sgd.stale_step(model, &mut want, &x, &y, &[rows], &step);
-        }
-        assert_matches_twin(&got, &want, &format!("{} flush 3", spec.name));
-    }
-}
-
-/// Async per-edge Apply (`direct_split`) in chunks of one sample on one persistent
-/// workgroup: a sample's features are distinct, so no edge reads a parameter its chunk has
-/// already moved and every step is the twin's exact one, L2 and FM's v_jf reads included.
-/// (In larger chunks the per-edge reads of θ race with the chunk's other samples, Hogwild
-/// inside the chunk: `async_scaled_steps_equal_twin` holds FM to 1e-3 there.)
-#[test]
-fn direct_split_async_equals_twin() {
-    let (m, batch) = (120, 48);
-    let (x, y01) = data(batch * 2, m, 7, 59);
-    let y = metrics::labels_pm1(&y01);
-    for (model, l2, split) in [
-        (Model::Lr, 0.3f32, 5),
-        (Model::Fm { k: 3 }, 0.0, 5),
-        (Model::Fm { k: 3 }, 0.3, 0),
-    ] {
-        let spec = model.spec().unwrap();
-        let options = Options {
-            batch,
-            max_chunk: 1,
-            sync: false,
-            async_groups: 1,
-            l2,
-            shuffle: false,
-            pipe: true,
-            cache: Some(0),
-            direct_split: Some(split),
-            ..Options::default()
-        };
-        let mut t = Trainer::new(common::gpu(), &spec, m, (&x, &y01), None, options).unwrap();
-        assert_eq!(t.scaled_features(), 0);
-        let start: Vec<f32> = random_params(&spec, m, 61)
-            .iter()
-            .map(|v| (v * 0.5) as f32)
-            .collect();
-        t.set_params(&start).unwrap();
-        t.train_epoch().unwrap();
-        let got = t.params().unwrap();
-        let mut want: Vec<f64> = start.iter().map(|&v| v as f64).collect();
-        let mut sgd = cpu::Sgd::new(want.len()).with_l2(l2 as f64);
-        let step = vec![0.5 / batch as f64; want.len()];
-        for r in 0..x.nrows {
-            sgd.stale_step(model, &mut want, &x, &y, &[vec![r]], &step);
-        }
-        assert_matches_twin(&got, &want, &format!("{} l2 {l2} split {split}", spec.name));
     }
 }
 

@@ -78,23 +78,6 @@ fn bad_input_is_rejected_before_training() {
         .err()
         .unwrap();
     assert!(e.to_string().contains("sample 3"), "{e}");
-    // The pipelined kernel's doubled workgroup arrays beyond the device's workgroup memory
-    // (FM k = 32, chunks of 128 × 8 lanes): refused before anything is compiled.
-    let fm32 = Model::Fm { k: 32 }.spec().unwrap();
-    let big = Options {
-        pipe: true,
-        batch: 128,
-        max_chunk: 128,
-        ..o.clone()
-    };
-    let (xb, yb) = data(256, 30, 4, 52);
-    let e = Trainer::new(gpu, &fm32, 30, (&xb, &yb), None, big)
-        .err()
-        .unwrap();
-    assert!(
-        matches!(e, Error::Option(_)) && e.to_string().contains("workgroup memory"),
-        "{e}"
-    );
     let e = Model::parse("fm", 33).unwrap_err();
     assert!(matches!(e, Error::Option(_)), "{e}");
     for bad in [
@@ -108,26 +91,6 @@ fn bad_input_is_rejected_before_training() {
         },
         Options {
             lr: f32::NAN,
-            ..o.clone()
-        },
-        // The per-edge Apply and local SGD live in the pipelined kernel only.
-        Options {
-            direct_split: Some(3),
-            ..o.clone()
-        },
-        Options {
-            flush_every: 4,
-            ..o.clone()
-        },
-        Options {
-            flush_every: 0,
-            pipe: true,
-            ..o.clone()
-        },
-        Options {
-            flush_every: 4,
-            pipe: true,
-            cache: Some(0),
             ..o.clone()
         },
     ] {
@@ -199,33 +162,6 @@ fn cli_train_predict_and_malformed_libsvm() {
     assert_eq!(c["check_ok"], true, "{c}");
     let diff = (c["logloss"].as_f64().unwrap() - c["cpu_logloss"].as_f64().unwrap()).abs();
     assert!(diff < 1e-4, "{c}");
-    // Async on this small set runs one persistent workgroup (85 chunks / 64 windows), so
-    // the chunks' steps are sequential: the pipelined kernel ends where the plain one does.
-    let run_async = |pipe: bool| {
-        let mut args = vec![
-            "wide",
-            "train",
-            "--train",
-            data.to_str().unwrap(),
-            "--holdout",
-            "0.1",
-            "--epochs",
-            "2",
-            "--batch",
-            "128",
-            "--async",
-            "--json",
-        ];
-        if pipe {
-            args.push("--pipe");
-        }
-        common::wgsparse_json(&args)
-    };
-    let (plain, piped) = (run_async(false), run_async(true));
-    assert_eq!(piped["pipe"], true, "{piped}");
-    assert_eq!(piped["async_groups"], 1, "{piped}");
-    let diff = (plain["logloss"].as_f64().unwrap() - piped["logloss"].as_f64().unwrap()).abs();
-    assert!(diff < 1e-5, "plain {plain}\npipelined {piped}");
     let p = common::wgsparse_json(&[
         "wide",
         "predict",

@@ -16,9 +16,6 @@
 #import wide/config
 #import shared/reduce
 #import shared/atomic_f32
-#ifdef PIPE
-#import wide/flow_pipe
-#endif
 
 
 override WG: u32 = 256u;
@@ -91,26 +88,10 @@ fn param_global(k: u32) -> f32 {
 var<workgroup> acc_wg: array<f32, ACC_WG>;
 var<workgroup> hot_wg: array<f32, HOT_WG>;
 
-// PIPE: parameters loaded ahead so the model's ala_apply reads them without a global load
-// of its own: one of an Apply item (index `pre_key`, value `pre_val`), or every parameter
-// of the feature `pre_feat` (the per-edge Apply).
-var<private> pre_key: u32 = 0xffffffffu;
-var<private> pre_val: f32 = 0.0;
-var<private> pre_feat: u32 = 0xffffffffu;
-var<private> pre_vals: array<f32, NPARAM>;
-
 fn param(j: u32, i: u32) -> f32 {
     if j < HOT {
         return hot_wg[j * NPARAM + i];
     }
-#ifdef PIPE
-    if j * NPARAM + i == pre_key {
-        return pre_val;
-    }
-    if j == pre_feat {
-        return pre_vals[i];
-    }
-#endif
     return param_global(j * NPARAM + i);
 }
 
@@ -128,9 +109,6 @@ fn f_edge_tile(t: u32) -> vec2<u32> {
 fn f_edge_fill(t: u32, e: u32) {
     fedge_wg[t] = fedge[e];
 }
-fn f_edge_store(t: u32, v: vec2<u32>) {
-    fedge_wg[t] = v.x;
-}
 #else
 var<workgroup> fedge_wg: array<vec2<u32>, EDGE_WG>;
 fn f_edge_tile(t: u32) -> vec2<u32> {
@@ -139,20 +117,14 @@ fn f_edge_tile(t: u32) -> vec2<u32> {
 fn f_edge_fill(t: u32, e: u32) {
     fedge_wg[t] = fedge[e];
 }
-fn f_edge_store(t: u32, v: vec2<u32>) {
-    fedge_wg[t] = v;
-}
 #endif
 #endif
 
 var<workgroup> dl_wg: array<f32, CHUNK_WG>;
 var<workgroup> loss_wg: array<f32, CHUNK_WG>;
 
-// The Accums' buffer in use: 0, or the pipelined kernel's double buffer (PIPE).
-var<private> acc_base: u32 = 0u;
-
 fn acc(s: u32, a: u32) -> f32 {
-    return acc_wg[acc_base + s * NACC + a];
+    return acc_wg[s * NACC + a];
 }
 
 @compute @workgroup_size(WG)
@@ -161,32 +133,18 @@ fn main(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(num_workgroups) nwg: vec3<u32>,
 ) {
-    let w0 = wid.y * nwg.x + wid.x;
-    let groups = nwg.x * nwg.y;
-#ifdef PIPE
-#ifdef PREDICT
-    run_chunks(w0, groups, lid);
-#else
-    run_pipe(w0, groups, lid);
-#endif
-#else
-    run_chunks(w0, groups, lid);
-#endif
-}
-
-// Chunks w0, w0 + groups, … of the dispatch (async), or chunk w0 alone (one workgroup per
-// chunk otherwise).
-fn run_chunks(w0: u32, groups: u32, lid: u32) {
 #ifdef ASYNC
-    for (var w = w0; w < sched[0]; w += groups) {
+    let groups = nwg.x * nwg.y;
+    for (var w = wid.y * nwg.x + wid.x; w < sched[0]; w += groups) {
         run_chunk(sched[4u + w], lid);
         // The next chunk overwrites the workgroup arrays and reads this one's updates.
         storageBarrier();
         workgroupBarrier();
     }
 #else
-    if w0 < sched[0] {
-        run_chunk(sched[4u + w0], lid);
+    let w = wid.y * nwg.x + wid.x;
+    if w < sched[0] {
+        run_chunk(sched[4u + w], lid);
     }
 #endif
 }

@@ -90,18 +90,6 @@ enum What {
         /// Largest chunk (samples per workgroup).
         #[arg(long, default_value_t = 32)]
         max_chunk: usize,
-        /// The pipelined flow kernel (next chunk's metadata loaded during this chunk's Apply,
-        /// batched edge loads, double-buffered workgroup arrays, one barrier per chunk).
-        #[arg(long)]
-        pipe: bool,
-        /// With --pipe: features from this (frequency-ranked) id on are applied per edge right
-        /// after the Loss instead of through the segments.
-        #[arg(long)]
-        direct_split: Option<usize>,
-        /// Async with --pipe and the importance cache: each workgroup adds its cached
-        /// features' and the bias's updates to global memory once every N chunks.
-        #[arg(long, default_value_t = 1)]
-        flush_every: usize,
         /// Features in the importance cache (default: the cost rule; 0 turns it off).
         #[arg(long)]
         cache: Option<usize>,
@@ -167,9 +155,6 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
             no_async_scale,
             lanes,
             max_chunk,
-            pipe,
-            direct_split,
-            flush_every,
             cache,
             no_early_stop,
             check,
@@ -201,9 +186,6 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
                 stage: mode == ModeArg::Stage,
                 lanes,
                 max_chunk,
-                pipe,
-                direct_split,
-                flush_every,
                 cache,
                 early_stop: !no_early_stop,
                 seed,
@@ -394,9 +376,6 @@ fn train_run(
                 "scaled_features": trainer.scaled_features(),
                 "chunk": trainer.chunk(),
                 "lanes": options.lanes,
-                "pipe": options.pipe,
-                "direct_split": options.direct_split,
-                "flush_every": options.flush_every,
                 "hot_features": trainer.hot_features(),
                 "parts": trainer.parts(),
                 "device": gpu.caps.adapter_name,

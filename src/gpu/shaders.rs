@@ -73,7 +73,6 @@ shader_table!(
     "wide/loss_hinge",
     "wide/loss_squared",
     "wide/flow",
-    "wide/flow_pipe",
     "wide/apply",
     "wide/stage_common",
     "wide/stage_aggregate",

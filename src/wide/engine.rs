@@ -256,11 +256,7 @@ impl Kernels {
     /// Compiles the engine for `model` with `chunk` samples per workgroup and `lanes`
     /// invocations per sample; `native_atomics` picks native f32 atomics when the adapter
     /// has them (else the CAS loop); the first `hot` features' parameters are cached in
-    /// workgroup memory; `one_hot` says (training, prediction) data hold only ones; `pipe`
-    /// trains with the pipelined kernel (`wide/flow_pipe`, its workgroup arrays doubled),
-    /// `Some((split, flush))`: features ≥ split applied per edge (`u32::MAX`: none), the
-    /// cached features' and the bias's updates flushed every `flush` chunks (async).
-    #[allow(clippy::too_many_arguments)]
+    /// workgroup memory; `one_hot` says (training, prediction) data hold only ones.
     pub fn new(
         gpu: &Gpu,
         model: &ModelSpec,
@@ -269,7 +265,6 @@ impl Kernels {
         native_atomics: bool,
         hot: usize,
         one_hot: (bool, bool),
-        pipe: Option<(u32, u32)>,
     ) -> Result<Self> {
         let sources = [("wide/model", model.wgsl.as_str())];
         let wg = chunk as u32 * lanes;
@@ -289,37 +284,17 @@ impl Kernels {
             ("HOT_WG", (hot * model.params_per_feature).max(1) as f64),
             ("EDGE_WG", edge_tile(one_hot.0) as f64),
         ];
-        // The pipelined kernel double-buffers the tile, the Accums and dℓ/dŷ.
-        let mut doubled: Vec<(&str, f64)> = constants
-            .iter()
-            .map(|&(k, v)| match k {
-                "ACC_WG" | "CHUNK_WG" | "EDGE_WG" => (k, 2.0 * v),
-                _ => (k, v),
-            })
-            .collect();
-        let (split, flush) = pipe.unwrap_or((u32::MAX, 1));
-        doubled.push(("SPLIT", split as f64));
-        doubled.push(("FLUSH_EVERY", flush as f64));
-        let pipe = pipe.is_some();
         let flow = |extra: Option<&'static str>, one_hot: bool, bindings: &'static [Binding]| {
             let mut d = defines.clone();
             d.extend(extra);
             if one_hot {
                 d.push("ONE_HOT");
             }
-            let train_pipe = pipe && extra != Some("PREDICT");
-            if train_pipe {
-                d.push("PIPE");
-            }
             gpu.kernel_with(
                 &KernelSpec {
                     name: "wide/flow",
                     defines: d,
-                    constants: if train_pipe {
-                        doubled.clone()
-                    } else {
-                        constants.clone()
-                    },
+                    constants: constants.clone(),
                     bindings,
                 },
                 &sources,
@@ -414,27 +389,12 @@ pub(crate) fn edge_tile(one_hot: bool) -> usize {
     }
 }
 
-/// Workgroup memory words of the flow kernel's arrays besides the importance cache (the
-/// edge tile, Accums, dℓ/dŷ and losses, doubled when `pipe`; the reduction scratch), with
-/// a margin.
-pub(crate) fn flow_words(model: &ModelSpec, chunk: usize, lanes: u32, pipe: bool) -> usize {
-    let buffers = if pipe { 2 } else { 1 };
-    buffers * (chunk * model.accums + 2 * chunk + EDGE_TILE_WORDS) + chunk * lanes as usize + 64
-}
-
 /// Largest importance cache (parameters) that fits beside the flow kernel's other
 /// workgroup arrays (the edge tile included), at most 16 KiB.
-pub(crate) fn cache_budget(
-    gpu: &Gpu,
-    model: &ModelSpec,
-    chunk: usize,
-    lanes: u32,
-    pipe: bool,
-) -> usize {
+pub(crate) fn cache_budget(gpu: &Gpu, model: &ModelSpec, chunk: usize, lanes: u32) -> usize {
+    let words_used = chunk * model.accums + 2 * chunk + (chunk * lanes as usize) + EDGE_TILE_WORDS;
     let words = gpu.caps.max_workgroup_storage_bytes as usize / 4;
-    // The pipelined kernel holds the cached parameters' pending deltas beside them.
-    let copies = if pipe { 2 } else { 1 };
-    (words.saturating_sub(flow_words(model, chunk, lanes, pipe)) / copies).min(4096)
+    words.saturating_sub(words_used + 64).min(4096)
 }
 
 /// Bins of the validation score histograms (per class).

@@ -50,19 +50,6 @@
 //!   H200's whole-epoch dispatch did at lr 0.5), so feature j's step is scaled by
 //!   1 / max(1, p_j·S), p_j its share of the samples ([`plan::async_scale`]; the f64 twin's
 //!   simulation of S stale mini-batches in `tests/wide_async.rs` chose it).
-//! - **Pipelined kernel** ([`Options::pipe`], `shaders/wide/flow_pipe.wgsl`): each chunk's
-//!   chain of dependent memory latencies shortened for the persistent workgroups: the next
-//!   chunk's metadata and first round of edges loaded during this chunk's Apply, edge loads
-//!   batched before their parameter gathers, Apply items' metadata (and FM's θ_ji) gathered
-//!   together, the edge tile, Accums and dℓ/dŷ double-buffered so one barrier per chunk
-//!   suffices (two more with the importance cache on). Same sums as the plain kernel.
-//!   [`Options::direct_split`] sends the features past a frequency rank straight from the
-//!   lanes' edges to global memory after the Loss (one atomic per edge and parameter, no
-//!   segment metadata for them); in async mode those per-edge reads of θ may see a sibling
-//!   sample's update of the same chunk. [`Options::flush_every`] (async, cache on) keeps
-//!   each workgroup's updates of the cached features and the bias for N chunks (local SGD
-//!   on its cached copy) and adds them to global memory once per N chunks: the hottest
-//!   features and the bias take every chunk's global atomics otherwise.
 //! - **Recording**: a whole epoch is recorded into one submission; chunk order is shuffled
 //!   each epoch (samples inside a chunk stay put); the per-dispatch chunk lists live in one
 //!   schedule buffer bound at aligned offsets; the bind groups are made once and reused.
@@ -158,21 +145,6 @@ pub struct Options {
     pub cache: Option<usize>,
     /// Shuffle the chunk order each epoch.
     pub shuffle: bool,
-    /// The pipelined flow kernel (`shaders/wide/flow_pipe.wgsl`): the next chunk's metadata
-    /// loaded during this chunk's Apply, edge loads batched before their parameter gathers,
-    /// double-buffered workgroup arrays and one barrier per chunk (same sums as the plain
-    /// kernel; twice its workgroup memory for the edge tile and the Accums).
-    pub pipe: bool,
-    /// With [`Options::pipe`]: features from this re-indexed id on (raised to the async
-    /// step-scaled features' count, so their steps are whole) skip the segments and are
-    /// applied per edge right after the Loss, one atomic per (edge, parameter); `None`
-    /// sends every feature through the segments.
-    pub direct_split: Option<usize>,
-    /// Async with [`Options::pipe`] and the importance cache on: each workgroup keeps its
-    /// updates of the cached features and the bias for this many chunks (local SGD on its
-    /// cached copy) and adds them to global memory once, when it refills the cache; the
-    /// step scale then assumes this many times the chunks in flight. 1: every chunk.
-    pub flush_every: usize,
     /// Store one-hot data (every value 1) without its values: 4 bytes per edge, not 8.
     pub drop_ones: bool,
     /// Re-index features by descending frequency.
@@ -201,9 +173,6 @@ impl Default for Options {
             native_atomics: true,
             cache: None,
             shuffle: true,
-            pipe: false,
-            direct_split: None,
-            flush_every: 1,
             drop_ones: true,
             reindex: true,
             early_stop: true,
@@ -245,20 +214,6 @@ impl Options {
             return Err(Error::Option(format!(
                 "lanes {} must be a power of two ≤ 32",
                 self.lanes
-            )));
-        }
-        if self.direct_split.is_some() && (self.stage || !self.pipe) {
-            return Err(Error::Option(
-                "direct_split needs the pipelined flow kernel (pipe)".into(),
-            ));
-        }
-        if self.flush_every == 0
-            || (self.flush_every > 1 && (self.stage || !self.pipe || self.cache == Some(0)))
-        {
-            return Err(Error::Option(format!(
-                "flush_every {} must be ≥ 1, and above 1 only with the pipelined kernel (pipe) \
-                 and the importance cache on",
-                self.flush_every
             )));
         }
         if self.max_chunk == 0 || self.max_chunk * self.lanes as usize > 1024 {

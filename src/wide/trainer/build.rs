@@ -8,8 +8,8 @@ use super::{Part, Slot, Trainer, Valid};
 use crate::gpu::{Gpu, GpuBuffer};
 use crate::sparse::Csr;
 use crate::wide::engine::{
-    cache_budget, flow_words, DeviceChunks, HostArrays, Kernels, MetricsConfig, Schedule,
-    StageKernels, AUC_BINS, AUC_RANGE, METRICS_WG,
+    cache_budget, DeviceChunks, HostArrays, Kernels, MetricsConfig, Schedule, StageKernels,
+    AUC_BINS, AUC_RANGE, METRICS_WG,
 };
 use crate::wide::metrics::labels_pm1;
 use crate::wide::plan::{
@@ -62,8 +62,6 @@ fn in_flight(options: &Options, chunk: usize, total_chunks: usize) -> f64 {
     if let Some(s) = options.async_in_flight {
         return s;
     }
-    // Local SGD over `flush_every` chunks per workgroup holds that many times the chunks.
-    let flush = options.flush_every.max(1) as f64;
     let per_batch = (options.batch / chunk).max(1);
     let per_dispatch = match options.async_span {
         0 => total_chunks,
@@ -73,7 +71,7 @@ fn in_flight(options: &Options, chunk: usize, total_chunks: usize) -> f64 {
         .min(per_dispatch)
         .min(total_chunks)
         .max(1);
-    (flush * chunks as f64 / per_batch as f64).max(1.0)
+    (chunks as f64 / per_batch as f64).max(1.0)
 }
 
 /// Fails with [`Error::Invalid`] naming the first label that is not a finite number.
@@ -241,16 +239,7 @@ impl<'g> Trainer<'g> {
             None
         };
         let n_chunks: usize = parts.iter().map(|p| p.data.host.n_chunks).sum();
-        let pipe = options.pipe && !options.stage;
-        let wg_words = gpu.caps.max_workgroup_storage_bytes as usize / 4;
-        if pipe && flow_words(spec, chunk, lanes, pipe) > wg_words {
-            return Err(Error::Option(format!(
-                "chunk {chunk} × lanes {lanes}: the pipelined flow kernel's workgroup arrays \
-                 exceed the device's {} bytes of workgroup memory (use a smaller --max-chunk)",
-                4 * wg_words
-            )));
-        }
-        let budget = cache_budget(gpu, spec, chunk, lanes, pipe) / spec.params_per_feature;
+        let budget = cache_budget(gpu, spec, chunk, lanes) / spec.params_per_feature;
         let hot = match options.cache {
             Some(h) => h.min(budget),
             None => hot_features(&counts, n_chunks, budget),
@@ -265,15 +254,6 @@ impl<'g> Trainer<'g> {
             options.native_atomics,
             hot,
             (one_hot, valid_one_hot),
-            // Direct features keep whole steps: the split never falls inside the scaled ones.
-            pipe.then(|| {
-                let split = options.direct_split.map_or(u32::MAX, |d| {
-                    // Local SGD keeps the cached features in the segments' Apply.
-                    let floor = if options.flush_every > 1 { hot } else { 0 };
-                    d.max(scaled as usize).max(floor).min(u32::MAX as usize) as u32
-                });
-                (split, options.flush_every.min(u32::MAX as usize) as u32)
-            }),
         )?;
         let stage = if options.stage {
             Some(StageKernels::new(
