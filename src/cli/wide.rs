@@ -84,12 +84,12 @@ enum What {
         /// Async: take every step whole (no per-feature scale for the updates in flight).
         #[arg(long)]
         no_async_scale: bool,
-        /// Invocations per sample in Aggregate.
-        #[arg(long, default_value_t = 8)]
-        lanes: u32,
-        /// Largest chunk (samples per workgroup).
-        #[arg(long, default_value_t = 32)]
-        max_chunk: usize,
+        /// Invocations per sample in Aggregate [default: 8, 4 with --async].
+        #[arg(long)]
+        lanes: Option<u32>,
+        /// Largest chunk (samples per workgroup) [default: 32, 64 with --async].
+        #[arg(long)]
+        max_chunk: Option<usize>,
         /// Features in the importance cache (default: the cost rule; 0 turns it off).
         #[arg(long)]
         cache: Option<usize>,
@@ -174,6 +174,11 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
                     "--holdout {holdout}: must be in [0, 1)"
                 )));
             }
+            let base = if async_ {
+                wide::Options::asynchronous()
+            } else {
+                wide::Options::default()
+            };
             let options = wide::Options {
                 batch,
                 lr,
@@ -184,12 +189,12 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
                 async_groups,
                 async_scale: !no_async_scale,
                 stage: mode == ModeArg::Stage,
-                lanes,
-                max_chunk,
+                lanes: lanes.unwrap_or(base.lanes),
+                max_chunk: max_chunk.unwrap_or(base.max_chunk),
                 cache,
                 early_stop: !no_early_stop,
                 seed,
-                ..Default::default()
+                ..base
             };
             options.check()?;
             let (x, y) = wide::read_data(&train)?;

@@ -155,6 +155,21 @@ pub struct Options {
     pub seed: u64,
 }
 
+impl Options {
+    /// Async mode with its own chunking: 64 samples per workgroup, 4 invocations each. Async
+    /// time goes per chunk, not per edge (on the H200, criteo-s LR: 19.7 ms per epoch at
+    /// 32 × 8, 11.2 ms at 64 × 4, 11.0 ms at 128 × 8), while sync mode wants more, smaller
+    /// chunks per mini-batch.
+    pub fn asynchronous() -> Self {
+        Options {
+            sync: false,
+            lanes: 4,
+            max_chunk: 64,
+            ..Default::default()
+        }
+    }
+}
+
 impl Default for Options {
     fn default() -> Self {
         Options {
