@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# SDDMM on several GPUs (issue 14 point 2): the NYTimes shape and dense75k at K = 128, S cut by
+# rows and by columns (cuSDDMM) over every GPU, against one GPU of the same machine. Run from
+# the repository root on the two-GPU machine with the Vulkan loader packages in .gl/ (as
+# gpu_suite.sh) and the release binary in .gpu/wgsparse (cargo build --release --bin wgsparse).
+# Writes JSON lines and a log into $OUT (default ./bench-out); ends with a summary table.
+#   OUT=$OUT benches/peers/sddmm_multi_suite.sh                        (2 GPUs, a few minutes)
+#   WGSPARSE_SHARE_ADAPTERS=1 GPUS=2 SCALE=0.3 OUT=$OUT benches/peers/sddmm_multi_suite.sh
+#       (one GPU opened as two devices: the path end to end; its figures share one GPU)
+# Environment: GPUS (default all), INPUTS (default "nytimes dense75k"), K (default 128),
+# SCALE (suite scale, default 1), VARIANT (default auto: each GPU tunes its own part).
+# Every run is checked against the f64 twin (sampled) and exits non-zero on a mismatch.
+# What to look for (issue 14: ≥ 1.8× one GPU end to end per iteration, plans reused):
+# one_gpu_end_to_end_ms / end_to_end_ms per cut, and the kernel ratio beside it.
+set -uo pipefail
+OUT=${OUT:-bench-out}
+GPUS=${GPUS:-all}
+INPUTS=${INPUTS:-"nytimes dense75k"}
+K=${K:-128}
+SCALE=${SCALE:-1}
+VARIANT=${VARIANT:-auto}
+mkdir -p "$OUT"
+for f in .gl/*.deb; do [ -e "$f" ] && dpkg -x "$f" /; done; ldconfig 2>/dev/null
+if ! ./.gpu/wgsparse info >/dev/null 2>&1; then
+  export VK_DRIVER_FILES=/usr/share/vulkan/icd.d/nvidia_icd.json
+fi
+W=./.gpu/wgsparse
+export WGSPARSE_CACHE_DIR="$OUT/cache"
+J="$OUT/sddmm_multi.jsonl"
+log() { echo "[$(date +%T)] $*" | tee -a "$OUT/log.txt"; }
+$W info >> "$OUT/log.txt" 2>&1
+for input in $INPUTS; do
+  log "sddmm --gen $input --scale $SCALE --k $K --gpus $GPUS --cut both"
+  $W sddmm --gen "$input" --scale "$SCALE" --k "$K" --variant "$VARIANT" --gpus "$GPUS" \
+    --cut both --check --json >> "$J" 2>>"$OUT/log.txt" || log "FAILED (exit $?): $input"
+done
+python3 - "$J" <<'PY' | tee "$OUT/summary.txt"
+import json, sys
+print(f'{"matrix":>12} {"cut":>8} {"variant":>10} {"GPUs":>4} {"kernel ms":>10} {"1 GPU":>8} '
+      f'{"e2e ms":>8} {"1 GPU":>8} {"e2e x":>6} {"max rel err":>12}')
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    for x in r["results"]:
+        print(f'{r["matrix"]["name"]:>12} {x["cut"]:>8} {x["variant"]:>10} {len(r["gpus"]):>4} '
+              f'{x["kernel_ms"]:>10.3f} {x["one_gpu_kernel_ms"]:>8.3f} {x["end_to_end_ms"]:>8.3f} '
+              f'{x["one_gpu_end_to_end_ms"]:>8.3f} '
+              f'{x["one_gpu_end_to_end_ms"] / x["end_to_end_ms"]:>6.2f} {x["max_rel_error"]!s:>12}')
+PY
+log "done"
