@@ -147,6 +147,34 @@ fn outputs_stay_on_their_devices_and_shapes_are_checked() {
 }
 
 #[test]
+fn new_operands_written_in_place_equal_a_fresh_upload() {
+    // An iterating caller's step: the second A and B written over the resident operands give
+    // exactly what a fresh upload of them gives, under both cuts (padded rows: K = 12).
+    let s = gen::power_law(300, 220, 3_000, 1.2, 5).unwrap();
+    let devs = &devices()[..2];
+    let options = pinned().remove(1);
+    for cut in [Cut::Rows, Cut::Columns] {
+        let multi = MultiPlan::new(devs, &s, 12, &options, cut, false).unwrap();
+        let (a0, b0) = operands(&s, 12, 1);
+        let (a1, b1) = operands(&s, 12, 7);
+        let ops = multi.upload(&a0, &b0).unwrap();
+        multi.run(&ops).unwrap();
+        let first = multi.gather(&ops).unwrap();
+        multi.write(&ops, &a1, &b1).unwrap();
+        multi.run(&ops).unwrap();
+        let reused = multi.gather(&ops).unwrap();
+        let fresh = multi.run_host(&a1, &b1).unwrap();
+        assert_eq!(reused, fresh, "{cut:?}");
+        assert_ne!(reused, first, "{cut:?}: the new operands changed nothing");
+        let wrong = gen::dense_uniform(s.nrows, 8, 1);
+        assert!(multi.write(&ops, &wrong, &b1).is_err());
+        let mut bad = a1.clone();
+        bad.data[5] = f32::NAN;
+        assert!(multi.write(&ops, &bad, &b1).is_err());
+    }
+}
+
+#[test]
 fn asking_for_more_devices_than_adapters_is_an_error_unless_shared() {
     let err = Gpu::several(Some(64), &GpuOptions::default());
     if std::env::var("WGSPARSE_SHARE_ADAPTERS").is_err() {

@@ -86,8 +86,16 @@ pub(super) fn run(args: &SddmmArgs) -> Result<ExitCode> {
             };
             let one = one_gpu_plan(&gpus[0], &s, k, &options, tuned, &ops)?;
             let one_kernel = one.time(&gpus[0], &ops.a, &ops.b, &ops.out, reps)?.seconds;
+            // One GPU's iteration as the several-GPU one: new A and B validated and written
+            // into the resident operands, run, P read back (already in CSR order).
             let one_e2e = median_seconds(reps.min(5), || {
-                one.run_host(&gpus[0], &ops.a_host, &ops.b_host).map(|_| ())
+                let (gpu, a, b) = (&gpus[0], &ops.a_host, &ops.b_host);
+                a.validate()?;
+                b.validate()?;
+                ops.a.write_rows(gpu, a, 0..a.nrows)?;
+                ops.b.write_rows(gpu, b, 0..b.nrows)?;
+                one.run(gpu, &ops.a, &ops.b, &ops.out)?;
+                ops.out.read(gpu).map(|_| ())
             })?;
             for &cut in cuts {
                 let row = measure(
