@@ -129,6 +129,27 @@ fn info_is_quiet_without_a_display() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("adapter"));
 }
 
+/// The pick's time over the best candidate's, pass after pass (up to five, stopping once
+/// within 10%): each plan timed in turn, its fastest pass counting, since load from other
+/// processes only slows a timing down.
+fn pick_against_best<P>(pick: &P, plans: &[P], time: impl Fn(&P) -> f64) -> Vec<f64> {
+    let mut picked = f64::INFINITY;
+    let mut fastest = vec![f64::INFINITY; plans.len()];
+    let mut ratios = Vec::new();
+    for _ in 0..5 {
+        picked = picked.min(time(pick));
+        for (f, p) in fastest.iter_mut().zip(plans) {
+            *f = f.min(time(p));
+        }
+        let best = fastest.iter().copied().fold(f64::INFINITY, f64::min);
+        ratios.push(picked / best);
+        if picked <= 1.10 * best {
+            break;
+        }
+    }
+    ratios
+}
+
 #[test]
 fn the_tuners_pick_is_not_beaten_by_a_candidate_it_timed() {
     // Right after tuning, the pick and every candidate are timed the same way (Plan::time:
@@ -141,49 +162,32 @@ fn the_tuners_pick_is_not_beaten_by_a_candidate_it_timed() {
     let gpu = common::gpu();
     let s = suite::find("demo").unwrap().generate(1.0, 2026).unwrap();
     let options = Options::default();
-    for k in [32] {
-        let ops = tune::Operands::random(gpu, &s, k, 7 + k as u64).unwrap();
-        let (_, pick) = tune::tune(gpu, &s, k, &options, &ops).unwrap();
-        let plans: Vec<Plan> = tune::candidate_options(gpu, &s, k, &options)
-            .unwrap()
-            .into_iter()
-            .filter_map(|o| Plan::new(gpu, &s, k, o).ok())
-            .collect();
-        let time = |p: &Plan| p.time(gpu, &ops.a, &ops.b, &ops.out, 5).unwrap().seconds;
-        // Load from other processes only slows a timing down, so each plan's fastest pass
-        // is its least disturbed one.
-        let mut picked = f64::INFINITY;
-        let mut fastest = vec![f64::INFINITY; plans.len()];
-        let mut ratios = Vec::new();
-        for _ in 0..5 {
-            picked = picked.min(time(&pick));
-            for (f, p) in fastest.iter_mut().zip(&plans) {
-                *f = f.min(time(p));
-            }
-            let best = fastest.iter().copied().fold(f64::INFINITY, f64::min);
-            ratios.push(picked / best);
-            if picked <= 1.10 * best {
-                break;
-            }
-        }
-        eprintln!(
-            "K={k}: pick {:?}: {ratios:?}× the best",
-            pick.config.variant
-        );
-        assert!(
-            ratios.iter().any(|&r| r <= 1.10),
-            "K={k}: {:?} took {ratios:?}× the best candidate's time",
-            pick.config
-        );
-    }
+    let k = 32;
+    let ops = tune::Operands::random(gpu, &s, k, 7 + k as u64).unwrap();
+    let (_, pick) = tune::tune(gpu, &s, k, &options, &ops).unwrap();
+    let plans: Vec<Plan> = tune::candidate_options(gpu, &s, k, &options)
+        .unwrap()
+        .into_iter()
+        .filter_map(|o| Plan::new(gpu, &s, k, o).ok())
+        .collect();
+    let time = |p: &Plan| p.time(gpu, &ops.a, &ops.b, &ops.out, 5).unwrap().seconds;
+    let ratios = pick_against_best(&pick, &plans, time);
+    eprintln!(
+        "K={k}: pick {:?}: {ratios:?}× the best",
+        pick.config.variant
+    );
+    assert!(
+        ratios.iter().any(|&r| r <= 1.10),
+        "K={k}: {:?} took {ratios:?}× the best candidate's time",
+        pick.config
+    );
 }
 
 #[test]
 fn the_fused_tuners_pick_is_not_beaten_by_a_candidate_it_timed() {
     // As for SDDMM: right after tuning, the pick and every configuration the fused tuner
-    // timed are timed again the same way, in turn, up to five passes, each plan's fastest
-    // pass counting. Sparse (fused vs sorted tiles, VS, workgroup, long-row threshold) and
-    // dense (VS, TL, workgroup).
+    // timed are timed again the same way (`pick_against_best`). Sparse (fused vs sorted
+    // tiles, VS, workgroup, long-row threshold) and dense (VS, TL, workgroup).
     use wgsparse::fused::bench::Operands;
     use wgsparse::fused::{tune, Matrix, Options, Pattern, Plan};
     let _alone = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
@@ -205,20 +209,7 @@ fn the_fused_tuners_pick_is_not_beaten_by_a_candidate_it_timed() {
             plans.len()
         );
         let time = |p: &Plan| p.time(gpu, &op, &ops.w, 5).unwrap().seconds;
-        let mut picked = f64::INFINITY;
-        let mut fastest = vec![f64::INFINITY; plans.len()];
-        let mut ratios = Vec::new();
-        for _ in 0..5 {
-            picked = picked.min(time(&pick));
-            for (f, p) in fastest.iter_mut().zip(&plans) {
-                *f = f.min(time(p));
-            }
-            let best = fastest.iter().copied().fold(f64::INFINITY, f64::min);
-            ratios.push(picked / best);
-            if picked <= 1.10 * best {
-                break;
-            }
-        }
+        let ratios = pick_against_best(&pick, &plans, time);
         eprintln!(
             "{:?}: pick {}: {ratios:?}× the best of {}",
             x.shape(),

@@ -172,15 +172,20 @@ impl<'g> MultiPlan<'g> {
             .collect()
     }
 
-    /// Uploads each device's rows of A (M×K) and B (N×K), with a NaN-poisoned output.
-    pub fn upload(&self, a: &Dense, b: &Dense) -> Result<MultiOperands> {
+    /// A (M×K) and B (N×K) fit S and K and hold finite values.
+    fn check_operands(&self, a: &Dense, b: &Dense) -> Result<()> {
         super::check_shapes(
             (self.nrows, self.ncols, self.k),
             (a.nrows, a.ncols),
             (b.nrows, b.ncols),
         )?;
         a.validate()?;
-        b.validate()?;
+        b.validate()
+    }
+
+    /// Uploads each device's rows of A (M×K) and B (N×K), with a NaN-poisoned output.
+    pub fn upload(&self, a: &Dense, b: &Dense) -> Result<MultiOperands> {
+        self.check_operands(a, b)?;
         let per_device = each(&self.shards, |_, sh| {
             if sh.plan.is_none() {
                 return Ok(None);
@@ -199,13 +204,7 @@ impl<'g> MultiPlan<'g> {
     /// rows, no allocation (an iterating caller's step: ALS and LDA call SDDMM with new A and
     /// B on one S).
     pub fn write(&self, ops: &MultiOperands, a: &Dense, b: &Dense) -> Result<()> {
-        super::check_shapes(
-            (self.nrows, self.ncols, self.k),
-            (a.nrows, a.ncols),
-            (b.nrows, b.ncols),
-        )?;
-        a.validate()?;
-        b.validate()?;
+        self.check_operands(a, b)?;
         each(&self.shards, |d, sh| match &ops.per_device[d] {
             Some(o) => {
                 o.a.write_rows(sh.gpu, a, sh.part.rows.clone())?;
