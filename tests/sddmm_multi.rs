@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 
 use wgsparse::gen;
 use wgsparse::gpu::GpuOptions;
-use wgsparse::sddmm::{cpu, Cut, MultiPlan, Options, Plan, Transpose, Variant};
+use wgsparse::sddmm::{cpu, Cut, MultiPlan, Options, Plan, Resident, Transpose, Variant};
 use wgsparse::sparse::{Csr, Dense};
 use wgsparse::Gpu;
 
@@ -237,5 +237,126 @@ fn cli_runs_on_two_devices_and_reports_both_cuts() {
     if Gpu::several(Some(2), &GpuOptions::default()).is_err() {
         assert_eq!(out.status.code(), Some(2));
         assert!(String::from_utf8_lossy(&out.stderr).contains("2 devices asked for"));
+    }
+}
+
+/// Bitwise equality, naming the first difference.
+fn assert_same_bits(got: &[f32], want: &[f32], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: lengths");
+    let at = got
+        .iter()
+        .zip(want)
+        .position(|(x, y)| x.to_bits() != y.to_bits());
+    assert!(
+        at.is_none(),
+        "{what}: differs at nonzero {at:?}: {} vs {}",
+        at.map_or(0.0, |e| got[e]),
+        at.map_or(0.0, |e| want[e])
+    );
+}
+
+#[test]
+fn iterations_read_back_on_request_and_equal_one_device() {
+    // An iterating caller: new A and B every iteration through the reused staging buffers;
+    // P read back into the caller's array when asked (gathered in S's CSR order), left on the
+    // devices otherwise. Each iteration equals one device's plan on the same operands, under
+    // both cuts, on two and three devices, with padded (K = 12) and unpadded (K = 16) rows.
+    let s = gen::power_law_skewed(260, 310, 4_000, 0.8, 1.3, 11).unwrap();
+    for (k, devs) in [(12, &devices()[..2]), (16, devices())] {
+        let options = pinned().remove(4);
+        let one = Plan::new(&devs[0], &s, k, options.clone()).unwrap();
+        for cut in [Cut::Rows, Cut::Columns] {
+            let multi = MultiPlan::new(devs, &s, k, &options, cut, false).unwrap();
+            let (a0, b0) = operands(&s, k, 100);
+            let ops = multi.upload(&a0, &b0).unwrap();
+            let mut p = vec![f32::NAN; s.nnz()];
+            for it in 0..3u64 {
+                let what = format!("K={k}, {} devices, {cut:?}, iteration {it}", devs.len());
+                let (a, b) = operands(&s, k, 200 + 10 * it);
+                let want = one.run_host(&devs[0], &a, &b).unwrap();
+                multi.poison(&ops).unwrap();
+                p.fill(f32::NAN);
+                multi.iterate(&ops, &a, &b, Some(&mut p)).unwrap();
+                assert_same_bits(&p, &want, &what);
+                // P left on the devices, then read on request: per device and gathered.
+                let (a, b) = operands(&s, k, 300 + 10 * it);
+                let want = one.run_host(&devs[0], &a, &b).unwrap();
+                multi.poison(&ops).unwrap();
+                multi.iterate(&ops, &a, &b, None).unwrap();
+                let parts = multi.read_parts(&ops).unwrap();
+                for (d, part) in parts.iter().enumerate() {
+                    let on_device = ops.output(d).map(|o| o.read(&devs[d]).unwrap());
+                    assert_eq!(on_device.unwrap_or_default(), *part, "{what}: part {d}");
+                }
+                if cut == Cut::Rows {
+                    assert_same_bits(&parts.concat(), &want, &format!("{what}, parts"));
+                }
+                let mut gathered = vec![f32::NAN; s.nnz()];
+                multi.gather_into(&ops, &mut gathered).unwrap();
+                assert_same_bits(&gathered, &want, &format!("{what}, gathered"));
+            }
+            assert!(multi.iterate(&ops, &a0, &b0, Some(&mut p[1..])).is_err());
+        }
+    }
+}
+
+#[test]
+fn a_refused_write_leaves_the_operands_usable() {
+    // A non-finite value is refused, named by row and column, before any device receives
+    // anything; the staging buffers stay usable and the next write goes through.
+    let s = gen::power_law(240, 200, 2_500, 1.2, 8).unwrap();
+    let devs = &devices()[..2];
+    let options = pinned().remove(1);
+    for cut in [Cut::Rows, Cut::Columns] {
+        let multi = MultiPlan::new(devs, &s, 12, &options, cut, false).unwrap();
+        let (a0, b0) = operands(&s, 12, 1);
+        let (a1, b1) = operands(&s, 12, 2);
+        let ops = multi.upload(&a0, &b0).unwrap();
+        let mut p0 = vec![f32::NAN; s.nnz()];
+        multi.iterate(&ops, &a0, &b0, Some(&mut p0)).unwrap();
+        let mut bad = b1.clone();
+        bad.data[7 * 12 + 5] = f32::INFINITY;
+        let e = multi
+            .iterate(&ops, &a1, &bad, None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("B") && e.contains("row 7, column 5"), "{e}");
+        // Nothing moved: the devices still hold A0 and B0.
+        let mut again = vec![f32::NAN; s.nnz()];
+        multi.gather_into(&ops, &mut again).unwrap();
+        assert_same_bits(&again, &p0, &format!("{cut:?} after the refused write"));
+        multi.iterate(&ops, &a1, &b1, Some(&mut again)).unwrap();
+        let fresh = multi.run_host(&a1, &b1).unwrap();
+        assert_same_bits(&again, &fresh, &format!("{cut:?} after the next write"));
+    }
+}
+
+#[test]
+fn one_device_iteration_copies_over_threads_and_equals_the_plan() {
+    // The one-device iteration (the CLI's baseline) on the whole of S: A is 5 MB, so its
+    // copy is cut over threads; read back on request or left on the device.
+    let s = gen::power_law(82_000, 64, 6_000, 1.1, 4).unwrap();
+    let gpu = &devices()[0];
+    let options = pinned().remove(0);
+    for k in [16, 12] {
+        let plan = Plan::new(gpu, &s, k, options.clone()).unwrap();
+        let whole = Resident::new(gpu, &plan, 0..s.nrows, 0..s.ncols, 4).unwrap();
+        let mut p = vec![f32::NAN; s.nnz()];
+        for seed in [1, 2] {
+            let (a, b) = operands(&s, k, seed);
+            let want = plan.run_host(gpu, &a, &b).unwrap();
+            whole.poison(gpu).unwrap();
+            whole.iterate(gpu, &plan, &a, &b, Some(&mut p)).unwrap();
+            assert_same_bits(&p, &want, &format!("K={k}, read back"));
+            whole.poison(gpu).unwrap();
+            whole.iterate(gpu, &plan, &a, &b, None).unwrap();
+            let kept = whole.output().read(gpu).unwrap();
+            assert_same_bits(&kept, &want, &format!("K={k}, kept on the device"));
+            let (m, n) = (whole.a().read(gpu).unwrap(), whole.b().read(gpu).unwrap());
+            assert!(m == a && n == b, "K={k}: the staged operands");
+        }
+        let wrong = gen::dense_uniform(s.nrows, k + 1, 1);
+        let b = gen::dense_uniform(s.ncols, k, 1);
+        assert!(whole.iterate(gpu, &plan, &wrong, &b, None).is_err());
     }
 }

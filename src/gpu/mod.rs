@@ -14,6 +14,7 @@ mod scan;
 pub mod shaders;
 mod staging;
 mod timer;
+mod upload;
 
 pub use batch::{Batch, Mark};
 pub use buffer::GpuBuffer;
@@ -21,5 +22,6 @@ pub use caps::Caps;
 pub use context::{Gpu, GpuOptions};
 pub use kernels::{Binding, Kernel, KernelSpec};
 pub use scan::ExclusiveScan;
-pub use staging::{StagedCopy, Staging};
+pub use staging::{Ready, StagedCopy, StagedView, Staging};
 pub use timer::{median_warm, GpuTime, WARM_UP_MAX_SECONDS, WARM_UP_SECONDS};
+pub use upload::{copy_parallel, copy_threads, host_cores, Upload};

@@ -110,19 +110,74 @@ impl<T: Pod> Staging<T> {
 
     /// Waits for `copy` (and what was submitted before it, not after) and returns its elements.
     pub fn collect(&self, gpu: &Gpu, copy: StagedCopy) -> Result<Vec<T>> {
+        let ready = self.wait(gpu, copy)?;
+        Ok(self.view(ready)?.to_vec())
+    }
+
+    /// Waits for `copy` (and what was submitted before it) to be done and mapped, without
+    /// looking at it: [`Staging::view`] then reads it in place, on any thread.
+    pub fn wait(&self, gpu: &Gpu, copy: StagedCopy) -> Result<Ready> {
         gpu.wait_for(copy.submission)?;
         copy.mapped
             .recv()
             .map_err(|_| gpu_error("map callback dropped"))?
             .map_err(gpu_error)?;
-        if copy.len == 0 {
-            return Ok(vec![]);
+        Ok(Ready { len: copy.len })
+    }
+
+    /// The copied elements where they lie, in the mapped buffer (no host copy); the buffer is
+    /// unmapped when the view is dropped, ready for the next copy.
+    pub fn view(&self, ready: Ready) -> Result<StagedView<'_, T>> {
+        let bytes = (ready.len * std::mem::size_of::<T>()) as u64;
+        let view = if bytes == 0 {
+            None
+        } else {
+            Some(
+                self.buffer
+                    .slice(..bytes)
+                    .get_mapped_range()
+                    .map_err(gpu_error)?,
+            )
+        };
+        Ok(StagedView {
+            buffer: &self.buffer,
+            view,
+            _t: std::marker::PhantomData,
+        })
+    }
+}
+
+/// A copy of [`Staging::copy_from`] done and mapped ([`Staging::wait`]).
+#[derive(Debug)]
+pub struct Ready {
+    len: usize,
+}
+
+/// Elements of a mapped staging buffer ([`Staging::view`]); derefs to `[T]` and unmaps the
+/// buffer when dropped.
+pub struct StagedView<'s, T: Pod> {
+    buffer: &'s wgpu::Buffer,
+    view: Option<wgpu::BufferView>,
+    _t: std::marker::PhantomData<T>,
+}
+
+impl<T: Pod> std::ops::Deref for StagedView<'_, T> {
+    type Target = [T];
+
+    fn deref(&self) -> &[T] {
+        self.view
+            .as_deref()
+            .map_or(&[], |bytes| bytemuck::cast_slice(bytes))
+    }
+}
+
+impl<T: Pod> Drop for StagedView<'_, T> {
+    fn drop(&mut self) {
+        // The view must go before the unmap.
+        let mapped = self.view.take().is_some();
+        if mapped {
+            self.buffer.unmap();
         }
-        let bytes = (copy.len * std::mem::size_of::<T>()) as u64;
-        let slice = self.buffer.slice(..bytes);
-        let data = bytemuck::cast_slice(&slice.get_mapped_range().map_err(gpu_error)?).to_vec();
-        self.buffer.unmap();
-        Ok(data)
     }
 }
 

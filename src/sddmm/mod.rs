@@ -16,7 +16,9 @@ mod device_build;
 mod kernels;
 pub mod model;
 pub mod multi;
+mod multi_iter;
 pub mod partition;
+mod resident;
 pub mod runs;
 pub mod suite;
 pub mod sweep;
@@ -34,6 +36,7 @@ use crate::{Error, Result};
 pub use config::Config;
 pub use multi::MultiPlan;
 pub use partition::Cut;
+pub use resident::{Breakdown, Resident};
 
 /// Which kernel computes the SDDMM.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]

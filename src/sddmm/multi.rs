@@ -1,26 +1,26 @@
 //! SDDMM over several devices: S cut into parts of equal nonzeros ([`partition`]), one
 //! part per device, each with its own [`Plan`] (tiling and variant resolved, or tuned, for
-//! its part and its adapter). A run uploads each device's rows of A and B, runs every device
-//! at once (one host thread per device: wgpu has one queue per device, and the devices
-//! overlap their copies and kernels with each other's), and gathers P into S's CSR order, or
-//! leaves each part's output on its device for a caller who keeps iterating.
-
-use std::time::Instant;
+//! its part and its adapter) and its own [`Resident`] operands. An iteration writes each
+//! device's rows of A and B, runs every device at once (one host thread per device: wgpu has
+//! one queue per device, and the devices overlap their copies and kernels with each other's)
+//! and, when asked, reads P back in S's CSR order; otherwise each part's output stays on its
+//! device for a caller who keeps iterating (see `multi_iter.rs`).
 
 use serde::Serialize;
 
 use super::partition::{partition, Cut, Part};
+use super::resident::{check_host_shapes, Resident};
 use super::{tune, Options, Plan};
-use crate::gpu::{Gpu, GpuBuffer, GpuTime};
-use crate::sparse::{Csr, Dense, GpuDense};
+use crate::gpu::{host_cores, Gpu, GpuBuffer, GpuTime};
+use crate::sparse::{Csr, Dense};
 use crate::{Error, Result};
 
 /// One device's share: its part of S and the plan built for it there (`None` when the part
 /// has no nonzeros).
-struct Shard<'g> {
-    gpu: &'g Gpu,
-    part: Part,
-    plan: Option<Plan>,
+pub(super) struct Shard<'g> {
+    pub(super) gpu: &'g Gpu,
+    pub(super) part: Part,
+    pub(super) plan: Option<Plan>,
 }
 
 /// A prepared SDDMM of one S over several devices.
@@ -35,25 +35,25 @@ pub struct MultiPlan<'g> {
     pub nnz: usize,
     /// How S was cut.
     pub cut: Cut,
-    shards: Vec<Shard<'g>>,
+    pub(super) shards: Vec<Shard<'g>>,
 }
 
-/// Operands resident on the devices: each device's rows of A and B and its output.
+/// Operands resident on the devices: each device's rows of A and B, its output and their
+/// staging buffers ([`Resident`]; `None` for an empty part).
 pub struct MultiOperands {
-    per_device: Vec<Option<DeviceOperands>>,
-}
-
-struct DeviceOperands {
-    a: GpuDense,
-    b: GpuDense,
-    out: GpuBuffer<f32>,
+    pub(super) per_device: Vec<Option<Resident>>,
 }
 
 impl MultiOperands {
     /// Device `d`'s output: its part's values in the part's CSR order (`None` for an empty
     /// part). For callers who keep P where it was computed.
     pub fn output(&self, d: usize) -> Option<&GpuBuffer<f32>> {
-        self.per_device.get(d)?.as_ref().map(|o| &o.out)
+        self.device(d).map(Resident::output)
+    }
+
+    /// Device `d`'s resident operands (`None` for an empty part).
+    pub fn device(&self, d: usize) -> Option<&Resident> {
+        self.per_device.get(d)?.as_ref()
     }
 }
 
@@ -72,18 +72,22 @@ pub struct ShardInfo {
     pub kernel: String,
 }
 
-/// Runs `f` for every shard on its own thread and collects the results in shard order.
-fn each<'g, T: Send>(
+/// Runs `f` for every shard, with its item, on a thread of its own (wgpu has one queue per
+/// device, and each device's host work overlaps the others') and collects the results in
+/// shard order.
+pub(super) fn each_with<'g, U: Send, T: Send>(
     shards: &[Shard<'g>],
-    f: impl Fn(usize, &Shard<'g>) -> Result<T> + Sync,
+    items: Vec<U>,
+    f: impl Fn(usize, &Shard<'g>, U) -> Result<T> + Sync,
 ) -> Result<Vec<T>> {
     std::thread::scope(|scope| {
         let handles: Vec<_> = shards
             .iter()
+            .zip(items)
             .enumerate()
-            .map(|(d, shard)| {
+            .map(|(d, (shard, item))| {
                 let f = &f;
-                scope.spawn(move || f(d, shard))
+                scope.spawn(move || f(d, shard, item))
             })
             .collect();
         handles
@@ -93,13 +97,12 @@ fn each<'g, T: Send>(
     })
 }
 
-/// Rows `r` of a row-major matrix as a matrix of their own.
-fn row_slice(m: &Dense, r: std::ops::Range<usize>) -> Dense {
-    Dense {
-        nrows: r.len(),
-        ncols: m.ncols,
-        data: m.data[r.start * m.ncols..r.end * m.ncols].to_vec(),
-    }
+/// [`each_with`] without items.
+pub(super) fn each<'g, T: Send>(
+    shards: &[Shard<'g>],
+    f: impl Fn(usize, &Shard<'g>) -> Result<T> + Sync,
+) -> Result<Vec<T>> {
+    each_with(shards, vec![(); shards.len()], |d, sh, ()| f(d, sh))
 }
 
 impl<'g> MultiPlan<'g> {
@@ -172,75 +175,97 @@ impl<'g> MultiPlan<'g> {
             .collect()
     }
 
-    /// A (M×K) and B (N×K) fit S and K and hold finite values.
-    fn check_operands(&self, a: &Dense, b: &Dense) -> Result<()> {
-        super::check_shapes(
-            (self.nrows, self.ncols, self.k),
-            (a.nrows, a.ncols),
-            (b.nrows, b.ncols),
-        )?;
-        a.validate()?;
-        b.validate()
+    /// Host threads each device's operand and output copies may use: the host's cores
+    /// shared out over the devices.
+    pub(super) fn threads(&self) -> usize {
+        (host_cores() / self.shards.len().max(1)).max(1)
     }
 
-    /// Uploads each device's rows of A (M×K) and B (N×K), with a NaN-poisoned output.
+    /// Allocates each device's operands (A and B rows, output, staging buffers; all devices
+    /// at once) and writes A (M×K) and B (N×K) into them. The outputs are not poisoned
+    /// ([`MultiPlan::poison`]).
     pub fn upload(&self, a: &Dense, b: &Dense) -> Result<MultiOperands> {
-        self.check_operands(a, b)?;
+        check_host_shapes((self.nrows, self.ncols, self.k), a, b)?;
+        let threads = self.threads();
         let per_device = each(&self.shards, |_, sh| {
-            if sh.plan.is_none() {
-                return Ok(None);
-            }
-            let gpu = sh.gpu;
-            Ok(Some(DeviceOperands {
-                a: GpuDense::upload(gpu, &row_slice(a, sh.part.rows.clone()))?,
-                b: GpuDense::upload(gpu, &row_slice(b, sh.part.cols.clone()))?,
-                out: GpuBuffer::filled(gpu, "sddmm.multi.out", sh.part.s.nnz(), f32::NAN)?,
-            }))
+            sh.plan
+                .as_ref()
+                .map(|plan| {
+                    Resident::new(
+                        sh.gpu,
+                        plan,
+                        sh.part.rows.clone(),
+                        sh.part.cols.clone(),
+                        threads,
+                    )
+                })
+                .transpose()
         })?;
-        Ok(MultiOperands { per_device })
+        let ops = MultiOperands { per_device };
+        self.write(&ops, a, b)?;
+        Ok(ops)
     }
 
-    /// Writes new A and B over operands from [`MultiPlan::upload`] in place: each device's
-    /// rows, no allocation (an iterating caller's step: ALS and LDA call SDDMM with new A and
-    /// B on one S).
-    pub fn write(&self, ops: &MultiOperands, a: &Dense, b: &Dense) -> Result<()> {
-        self.check_operands(a, b)?;
-        each(&self.shards, |d, sh| match &ops.per_device[d] {
-            Some(o) => {
-                o.a.write_rows(sh.gpu, a, sh.part.rows.clone())?;
-                o.b.write_rows(sh.gpu, b, sh.part.cols.clone())
+    /// Sets every device's output to NaN, so that a check finds values a run leaves unwritten.
+    pub fn poison(&self, ops: &MultiOperands) -> Result<()> {
+        for (sh, o) in self.shards.iter().zip(&ops.per_device) {
+            if let Some(o) = o {
+                o.poison(sh.gpu)?;
             }
+        }
+        Ok(())
+    }
+
+    /// Lays every device's rows of A and B out in its staging buffers (all devices at once,
+    /// each value checked finite on the way). Either every device stages or the call fails
+    /// and none of them is flushed.
+    pub(super) fn stage(&self, ops: &MultiOperands, a: &Dense, b: &Dense) -> Result<()> {
+        check_host_shapes((self.nrows, self.ncols, self.k), a, b)?;
+        each(&self.shards, |d, sh| match ops.device(d) {
+            Some(o) => o.stage(sh.gpu, a, b),
             None => Ok(()),
         })
         .map(|_| ())
     }
 
+    /// Writes new A and B over operands from [`MultiPlan::upload`] in place: each device's
+    /// rows, through its reused staging buffers, no allocation (an iterating caller's step:
+    /// ALS and LDA call SDDMM with new A and B on one S). Queued behind the devices' work;
+    /// does not wait. A non-finite value fails before any device receives anything.
+    pub fn write(&self, ops: &MultiOperands, a: &Dense, b: &Dense) -> Result<()> {
+        self.stage(ops, a, b)?;
+        for (sh, o) in self.shards.iter().zip(&ops.per_device) {
+            if let Some(o) = o {
+                o.flush(sh.gpu)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Runs every device on its resident operands and waits for all of them; each part's
     /// output stays on its device ([`MultiOperands::output`]).
     pub fn run(&self, ops: &MultiOperands) -> Result<()> {
-        each(&self.shards, |d, sh| match (&sh.plan, &ops.per_device[d]) {
-            (Some(plan), Some(o)) => plan.run(sh.gpu, &o.a, &o.b, &o.out),
+        each(&self.shards, |d, sh| match (&sh.plan, ops.device(d)) {
+            (Some(plan), Some(o)) => plan.run(sh.gpu, o.a(), o.b(), o.output()),
             _ => Ok(()),
         })
         .map(|_| ())
     }
 
-    /// Reads every device's output back (all at once) and gathers P in S's CSR order.
-    pub fn gather(&self, ops: &MultiOperands) -> Result<Vec<f32>> {
-        let parts = each(&self.shards, |d, sh| match &ops.per_device[d] {
-            Some(o) => o.out.read(sh.gpu),
+    /// Reads every device's output back (all at once), each in its part's CSR order: P left
+    /// in parts, for a caller who wants it on the host but not gathered.
+    pub fn read_parts(&self, ops: &MultiOperands) -> Result<Vec<Vec<f32>>> {
+        each(&self.shards, |d, sh| match ops.device(d) {
+            Some(o) => Ok(o.view(o.fetch(sh.gpu)?)?.to_vec()),
             None => Ok(Vec::new()),
-        })?;
-        let mut p = crate::limits::try_vec("the gathered SDDMM output", self.nnz, f32::NAN)?;
-        for (sh, values) in self.shards.iter().zip(parts) {
-            sh.part.scatter(&values, &mut p);
-        }
-        Ok(p)
+        })
     }
 
-    /// Uploads, runs and gathers: P's values in S's CSR order.
+    /// Uploads, runs and gathers: P's values in S's CSR order (outputs poisoned first, so a
+    /// value no kernel wrote reads as NaN).
     pub fn run_host(&self, a: &Dense, b: &Dense) -> Result<Vec<f32>> {
         let ops = self.upload(a, b)?;
+        self.poison(&ops)?;
         self.run(&ops)?;
         self.gather(&ops)
     }
@@ -248,34 +273,12 @@ impl<'g> MultiPlan<'g> {
     /// Each device's GPU time for its part (median of `reps` after clock warm-up, all devices
     /// timed at once); zero for an empty part.
     pub fn time_devices(&self, ops: &MultiOperands, reps: usize) -> Result<Vec<GpuTime>> {
-        each(&self.shards, |d, sh| match (&sh.plan, &ops.per_device[d]) {
-            (Some(plan), Some(o)) => plan.time(sh.gpu, &o.a, &o.b, &o.out, reps),
+        each(&self.shards, |d, sh| match (&sh.plan, ops.device(d)) {
+            (Some(plan), Some(o)) => plan.time(sh.gpu, o.a(), o.b(), o.output(), reps),
             _ => Ok(GpuTime {
                 seconds: 0.0,
                 from_timestamps: true,
             }),
         })
-    }
-
-    /// Wall-clock seconds of one whole iteration as an iterating caller sees it, the plans
-    /// and device buffers reused: new A and B written into each device's rows
-    /// ([`MultiPlan::write`]), run, read back and gathered (median of `reps`, after one
-    /// untimed iteration).
-    pub fn time_end_to_end(&self, a: &Dense, b: &Dense, reps: usize) -> Result<f64> {
-        let ops = self.upload(a, b)?;
-        let iteration = || -> Result<Vec<f32>> {
-            self.write(&ops, a, b)?;
-            self.run(&ops)?;
-            self.gather(&ops)
-        };
-        iteration()?;
-        let mut times = Vec::with_capacity(reps.max(1));
-        for _ in 0..reps.max(1) {
-            let t = Instant::now();
-            iteration()?;
-            times.push(t.elapsed().as_secs_f64());
-        }
-        times.sort_by(f64::total_cmp);
-        Ok(times[times.len() / 2])
     }
 }

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use crate::gpu::{Gpu, GpuBuffer};
+use crate::gpu::{copy_threads, Gpu, GpuBuffer, Upload};
 use crate::sparse::{Csr, Dense};
 use crate::{Error, Result};
 
@@ -120,6 +120,73 @@ impl GpuDense {
         self.data.write(gpu, &padded)
     }
 
+    /// Lays rows `rows` of `m` out in `up` (an [`Upload`] for this matrix's buffer) padded to
+    /// the stride, checking on the way that every value is finite: the rows are cut over up
+    /// to `threads` host threads. Nothing reaches the device until `up.flush(gpu, &self.data)`;
+    /// a non-finite value is an error naming `what`, the row and the column (and then the
+    /// upload is not flushed).
+    pub fn fill_rows(
+        &self,
+        gpu: &Gpu,
+        up: &Upload,
+        m: &Dense,
+        rows: std::ops::Range<usize>,
+        what: &str,
+        threads: usize,
+    ) -> Result<()> {
+        if rows.len() != self.nrows || m.ncols != self.ncols || rows.end > m.nrows {
+            return Err(Error::Shape(format!(
+                "writing rows {rows:?} of a {}×{} matrix over a {}×{} one",
+                m.nrows, m.ncols, self.nrows, self.ncols
+            )));
+        }
+        let row_bytes = self.stride * std::mem::size_of::<f32>();
+        if up.bytes() < (self.nrows * row_bytes) as u64 {
+            return Err(Error::Shape(format!(
+                "a staging buffer of {} bytes for a {}×{} matrix",
+                up.bytes(),
+                self.nrows,
+                self.ncols
+            )));
+        }
+        let (n, ncols, stride) = (rows.len(), m.ncols, self.stride);
+        let src = &m.data[rows.start * ncols..rows.end * ncols];
+        let parts = copy_threads(n * row_bytes, threads).min(n.max(1));
+        let per = n.div_ceil(parts).max(1);
+        up.fill(gpu, |mut rest| {
+            let mut chunks = Vec::with_capacity(parts);
+            for r0 in (0..n).step_by(per) {
+                let r1 = (r0 + per).min(n);
+                let (head, tail) = rest.split_at((r1 - r0) * row_bytes);
+                rest = tail;
+                chunks.push((r0, r1, SendWrite(head)));
+            }
+            let copy = |(r0, r1, w): (usize, usize, SendWrite<'_>)| {
+                let first = rows.start + r0;
+                copy_padded(
+                    w.0,
+                    &src[r0 * ncols..r1 * ncols],
+                    ncols,
+                    stride,
+                    first,
+                    what,
+                )
+            };
+            if chunks.len() <= 1 {
+                return chunks.into_iter().try_for_each(copy);
+            }
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = chunks
+                    .into_iter()
+                    .map(|c| scope.spawn(move || copy(c)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .try_for_each(|h| h.join().expect("a copy thread panicked"))
+            })
+        })
+    }
+
     /// Reads the matrix back, dropping the padding.
     pub fn read(&self, gpu: &Gpu) -> Result<Dense> {
         let raw = self.data.read(gpu)?;
@@ -133,4 +200,54 @@ impl GpuDense {
             data,
         })
     }
+}
+
+/// A write-only part of a mapped buffer, handed to one copy thread.
+struct SendWrite<'a>(wgpu::WriteOnly<'a, [u8]>);
+
+// SAFETY: a `WriteOnly<[u8]>` is a unique, write-only borrow of mapped memory, like a
+// `&mut [u8]` (which is `Send`); wgpu marks it `Send` only for sized targets. The parts handed
+// to threads come from `split_at` and never overlap, and the scope ends before the mapping.
+unsafe impl Send for SendWrite<'_> {}
+
+/// Copies rows `src` (`ncols` each; the first is row `first` of `what`) into `w`, each padded
+/// with zeros to `stride`, after checking each is finite.
+fn copy_padded(
+    mut w: wgpu::WriteOnly<'_, [u8]>,
+    src: &[f32],
+    ncols: usize,
+    stride: usize,
+    first: usize,
+    what: &str,
+) -> Result<()> {
+    let not_finite = |at: usize| {
+        Error::invalid(
+            what,
+            format!(
+                "value {} at row {}, column {} is not finite",
+                src[at],
+                first + at / ncols.max(1),
+                at % ncols.max(1)
+            ),
+        )
+    };
+    if stride == ncols {
+        if let Some(at) = src.iter().position(|v| !v.is_finite()) {
+            return Err(not_finite(at));
+        }
+        w.slice(..std::mem::size_of_val(src))
+            .copy_from_slice(bytemuck::cast_slice(src));
+        return Ok(());
+    }
+    let (row_bytes, data_bytes) = (4 * stride, 4 * ncols);
+    for (i, row) in src.chunks_exact(ncols).enumerate() {
+        if let Some(j) = row.iter().position(|v| !v.is_finite()) {
+            return Err(not_finite(i * ncols + j));
+        }
+        let at = i * row_bytes;
+        w.slice(at..at + data_bytes)
+            .copy_from_slice(bytemuck::cast_slice(row));
+        w.slice(at + data_bytes..at + row_bytes).fill(0);
+    }
+    Ok(())
 }

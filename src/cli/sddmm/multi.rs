@@ -2,13 +2,13 @@
 //! same machine on the same operands.
 
 use std::process::ExitCode;
-use std::time::Instant;
 
 use serde::Serialize;
 use serde_json::json;
 
 use super::{base_options, load, preflight, variants, CutArg, SddmmArgs};
-use wgsparse::sddmm::{tune, Cut, MultiPlan, Options, Plan, Variant};
+use wgsparse::gpu::host_cores;
+use wgsparse::sddmm::{tune, Breakdown, Cut, MultiPlan, Options, Plan, Resident, Variant};
 use wgsparse::sparse::Dense;
 use wgsparse::{Gpu, Result};
 
@@ -24,24 +24,61 @@ struct Row {
     kernel_ms: f64,
     /// One GPU's kernel time on the whole S, ms.
     one_gpu_kernel_ms: f64,
-    /// Upload of the operands, run and gather of P, ms (median).
+    /// One iteration as an iterating caller runs it, plans and buffers reused: new A and B
+    /// written into each device's rows, run, and P read back into one array in S's CSR
+    /// order, ms (median).
     end_to_end_ms: f64,
-    /// The same for one GPU.
+    /// The same for one GPU (the same steps on the whole of S).
     one_gpu_end_to_end_ms: f64,
+    /// The iteration with P left on the devices (A and B written, run), ms (median).
+    resident_ms: f64,
+    /// The same for one GPU.
+    one_gpu_resident_ms: f64,
+    /// Where the end-to-end iteration's time goes, phase by phase (each phase waited for).
+    breakdown_ms: Phases,
+    /// The same for one GPU.
+    one_gpu_breakdown_ms: Phases,
     /// Largest relative error against the f64 twin (sampled), with --check.
     max_rel_error: Option<f64>,
 }
 
-fn median_seconds(reps: usize, mut f: impl FnMut() -> Result<()>) -> Result<f64> {
-    f()?;
-    let mut t = Vec::with_capacity(reps.max(1));
-    for _ in 0..reps.max(1) {
-        let start = Instant::now();
-        f()?;
-        t.push(start.elapsed().as_secs_f64());
+/// An iteration's phases in ms ([`Breakdown`]).
+#[derive(Serialize)]
+struct Phases {
+    write: f64,
+    run: f64,
+    readback: f64,
+    gather: f64,
+    total: f64,
+}
+
+impl From<Breakdown> for Phases {
+    fn from(b: Breakdown) -> Self {
+        Phases {
+            write: 1e3 * b.write,
+            run: 1e3 * b.run,
+            readback: 1e3 * b.readback,
+            gather: 1e3 * b.gather,
+            total: 1e3 * b.total(),
+        }
     }
-    t.sort_by(f64::total_cmp);
-    Ok(t[t.len() / 2])
+}
+
+/// One GPU's iteration (the several-GPU one's steps on the whole of S): end to end, with P
+/// left on the device, and phase by phase.
+fn one_gpu_iteration(
+    gpu: &Gpu,
+    plan: &Plan,
+    a: &Dense,
+    b: &Dense,
+    reps: usize,
+) -> Result<(f64, f64, Breakdown)> {
+    let whole = Resident::new(gpu, plan, 0..plan.nrows, 0..plan.ncols, host_cores())?;
+    Ok((
+        whole.time_iteration(gpu, plan, a, b, reps, true)?,
+        whole.time_iteration(gpu, plan, a, b, reps, false)?,
+        whole.breakdown(gpu, plan, a, b, reps)?,
+    ))
 }
 
 fn one_gpu_plan(
@@ -86,17 +123,8 @@ pub(super) fn run(args: &SddmmArgs) -> Result<ExitCode> {
             };
             let one = one_gpu_plan(&gpus[0], &s, k, &options, tuned, &ops)?;
             let one_kernel = one.time(&gpus[0], &ops.a, &ops.b, &ops.out, reps)?.seconds;
-            // One GPU's iteration as the several-GPU one: new A and B validated and written
-            // into the resident operands, run, P read back (already in CSR order).
-            let one_e2e = median_seconds(reps.min(5), || {
-                let (gpu, a, b) = (&gpus[0], &ops.a_host, &ops.b_host);
-                a.validate()?;
-                b.validate()?;
-                ops.a.write_rows(gpu, a, 0..a.nrows)?;
-                ops.b.write_rows(gpu, b, 0..b.nrows)?;
-                one.run(gpu, &ops.a, &ops.b, &ops.out)?;
-                ops.out.read(gpu).map(|_| ())
-            })?;
+            let (one_e2e, one_resident, one_phases) =
+                one_gpu_iteration(&gpus[0], &one, &ops.a_host, &ops.b_host, reps.min(5))?;
             for &cut in cuts {
                 let row = measure(
                     &gpus,
@@ -119,16 +147,20 @@ pub(super) fn run(args: &SddmmArgs) -> Result<ExitCode> {
                         cut.name()
                     );
                 }
-                let (devices, max_ms, e2e) = row.0;
+                let m = row.0;
                 rows.push(Row {
                     k,
                     variant: variant.name(),
                     cut: cut.name(),
-                    devices,
-                    kernel_ms: 1e3 * max_ms,
+                    devices: m.devices,
+                    kernel_ms: 1e3 * m.kernel,
                     one_gpu_kernel_ms: 1e3 * one_kernel,
-                    end_to_end_ms: 1e3 * e2e,
+                    end_to_end_ms: 1e3 * m.end_to_end,
                     one_gpu_end_to_end_ms: 1e3 * one_e2e,
+                    resident_ms: 1e3 * m.resident,
+                    one_gpu_resident_ms: 1e3 * one_resident,
+                    breakdown_ms: m.phases.into(),
+                    one_gpu_breakdown_ms: one_phases.into(),
                     max_rel_error: row.1.map(|c| c.max_rel_error),
                 });
             }
@@ -154,12 +186,21 @@ pub(super) fn run(args: &SddmmArgs) -> Result<ExitCode> {
     })
 }
 
-/// Per-device JSON, the slowest device's kernel seconds and the end-to-end seconds, and the
-/// check of the gathered P.
-type Measured = (
-    (Vec<serde_json::Value>, f64, f64),
-    Option<wgsparse::sddmm::cpu::Comparison>,
-);
+/// What one cut measured.
+struct Iteration {
+    /// Per-device JSON.
+    devices: Vec<serde_json::Value>,
+    /// The slowest device's kernel seconds.
+    kernel: f64,
+    /// Seconds of the iteration with P read back, and with P left on the devices.
+    end_to_end: f64,
+    resident: f64,
+    /// The iteration phase by phase.
+    phases: Breakdown,
+}
+
+/// The measurement and the check of the gathered P.
+type Measured = (Iteration, Option<wgsparse::sddmm::cpu::Comparison>);
 
 #[allow(clippy::too_many_arguments)]
 fn measure(
@@ -176,18 +217,49 @@ fn measure(
 ) -> Result<Measured> {
     let multi = MultiPlan::new(gpus, s, k, options, cut, tuned)?;
     let ops = multi.upload(a, b)?;
+    // Poisoned before the runs whose output the check reads, and only then.
+    multi.poison(&ops)?;
     let times = multi.time_devices(&ops, reps)?;
     let p = multi.gather(&ops)?;
     let cmp = check(&p);
-    let e2e = multi.time_end_to_end(a, b, reps.min(5))?;
+    let (it_reps, ok) = (reps.min(5), cmp.as_ref().is_none_or(|c| c.ok()));
+    let end_to_end = multi.time_end_to_end(&ops, a, b, it_reps, true)?;
+    let resident = multi.time_end_to_end(&ops, a, b, it_reps, false)?;
+    let phases = multi.breakdown(&ops, a, b, it_reps)?;
+    // The iteration path (staged writes, P read back and gathered as it runs) must give the
+    // run's P exactly, every value rewritten (outputs poisoned first).
+    if ok && cmp.is_some() {
+        multi.poison(&ops)?;
+        let mut again = vec![f32::NAN; p.len()];
+        multi.iterate(&ops, a, b, Some(&mut again))?;
+        if again
+            .iter()
+            .zip(&p)
+            .any(|(x, y)| x.to_bits() != y.to_bits())
+        {
+            return Err(wgsparse::Error::Gpu {
+                kernel: "sddmm (several devices)".into(),
+                message: "the iteration's P differs from the run's".into(),
+            });
+        }
+    }
     let devices = multi
         .shards()
         .into_iter()
         .zip(&times)
         .map(|(info, t)| json!({ "shard": info, "gpu_ms": 1e3 * t.seconds }))
         .collect();
-    let max = times.iter().map(|t| t.seconds).fold(0.0, f64::max);
-    Ok(((devices, max, e2e), cmp))
+    let kernel = times.iter().map(|t| t.seconds).fold(0.0, f64::max);
+    Ok((
+        Iteration {
+            devices,
+            kernel,
+            end_to_end,
+            resident,
+            phases,
+        },
+        cmp,
+    ))
 }
 
 fn print_table(gpus: &[Gpu], name: &str, s: &wgsparse::sparse::Csr, rows: &[Row]) {
@@ -210,6 +282,8 @@ fn print_table(gpus: &[Gpu], name: &str, s: &wgsparse::sparse::Csr, rows: &[Row]
         "kernel ms",
         "× one GPU",
         "end-to-end ms",
+        "× one GPU",
+        "P on GPUs ms",
         "× one GPU",
         "max rel err",
     ]);
@@ -236,8 +310,27 @@ fn print_table(gpus: &[Gpu], name: &str, s: &wgsparse::sparse::Csr, rows: &[Row]
             format!("{:.2}×", r.one_gpu_kernel_ms / r.kernel_ms),
             format!("{:.1}", r.end_to_end_ms),
             format!("{:.2}×", r.one_gpu_end_to_end_ms / r.end_to_end_ms),
+            format!("{:.1}", r.resident_ms),
+            format!("{:.2}×", r.one_gpu_resident_ms / r.resident_ms),
             r.max_rel_error.map_or("—".into(), |e| format!("{e:.1e}")),
         ]);
     }
     println!("{t}");
+    let phases = |p: &Phases| {
+        format!(
+            "{:.2} / {:.2} / {:.2} / {:.2}",
+            p.write, p.run, p.readback, p.gather
+        )
+    };
+    for r in rows {
+        println!(
+            "K={} {} by {}: write / run / readback / gather ms: {} GPUs {}; one GPU {}",
+            r.k,
+            r.variant,
+            r.cut,
+            gpus.len(),
+            phases(&r.breakdown_ms),
+            phases(&r.one_gpu_breakdown_ms)
+        );
+    }
 }
