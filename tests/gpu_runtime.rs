@@ -74,6 +74,53 @@ fn staged_copies_read_a_range_behind_earlier_work_and_write_at_patches_one() {
 }
 
 #[test]
+fn uploads_reuse_one_staging_buffer_and_views_read_in_place() {
+    // An iterating caller's transfers: new contents written through one reused staging buffer
+    // each time, read back through one reused read-back buffer, viewed where they lie.
+    let gpu = common::gpu();
+    let dst = GpuBuffer::<f32>::zeroed(gpu, "dst", 2500).unwrap();
+    let up = wgsparse::gpu::Upload::for_buffer(gpu, "up", &dst).unwrap();
+    let down = wgsparse::gpu::Staging::<f32>::new(gpu, "down", 2500).unwrap();
+    // A flush needs a successful fill first.
+    assert!(up.flush(gpu, &dst).is_err());
+    for seed in 0..3 {
+        let data = random_values(2500, 50 + seed);
+        up.fill(gpu, |mut w| {
+            w.copy_from_slice(bytemuck::cast_slice(&data));
+            Ok(())
+        })
+        .unwrap();
+        up.flush(gpu, &dst).unwrap();
+        // Ordered before the read-back's copy: no wait needed.
+        let ready = down.wait(gpu, down.copy_from(gpu, &dst, 0..2500).unwrap());
+        assert_eq!(*down.view(ready.unwrap()).unwrap(), data[..]);
+    }
+    // A failed fill leaves nothing to flush; the next fill goes through.
+    let err = up.fill(gpu, |_| -> wgsparse::Result<()> {
+        Err(Error::Option("no".into()))
+    });
+    assert!(err.is_err() && !up.is_filled());
+    assert!(up.flush(gpu, &dst).is_err());
+    let data = random_values(2500, 60);
+    up.fill(gpu, |mut w| {
+        w.copy_from_slice(bytemuck::cast_slice(&data));
+        Ok(())
+    })
+    .unwrap();
+    up.flush(gpu, &dst).unwrap();
+    // A fetched copy dropped unread unmaps its buffer, which takes the next copy.
+    drop(
+        down.wait(gpu, down.copy_from(gpu, &dst, 0..10).unwrap())
+            .unwrap(),
+    );
+    let copy = down.copy_from(gpu, &dst, 0..2500).unwrap();
+    assert_eq!(down.collect(gpu, copy).unwrap(), data);
+    assert!(up
+        .flush(gpu, &GpuBuffer::<f32>::zeroed(gpu, "other", 10).unwrap())
+        .is_err());
+}
+
+#[test]
 fn oversized_buffer_is_a_clear_error() {
     let gpu = common::gpu();
     let too_many = (gpu.caps.max_buffer_bytes / 4 + 1) as usize;

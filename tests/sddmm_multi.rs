@@ -227,6 +227,22 @@ fn cli_runs_on_two_devices_and_reports_both_cuts() {
         assert_eq!(nnz, j["matrix"]["nnz"].as_u64().unwrap());
         assert!(r["max_rel_error"].as_f64().unwrap() < 1e-5);
         assert!(r["kernel_ms"].as_f64().unwrap() > 0.0);
+        // The iteration with P read back and with P left on the GPUs, on both sides, and
+        // where its time goes.
+        for key in ["end_to_end_ms", "resident_ms"] {
+            for pre in ["", "one_gpu_"] {
+                let v = r[format!("{pre}{key}")].as_f64().unwrap();
+                assert!(v > 0.0, "{pre}{key}: {v}");
+            }
+        }
+        for pre in ["", "one_gpu_"] {
+            let b = &r[format!("{pre}breakdown_ms")];
+            let phases: f64 = ["write", "run", "readback", "gather"]
+                .iter()
+                .map(|p| b[p].as_f64().unwrap())
+                .sum();
+            assert!(phases > 0.0 && (phases - b["total"].as_f64().unwrap()).abs() < 1e-9);
+        }
     }
     // Without sharing, two devices on a one-adapter machine is a clear error, exit 2.
     let out = std::process::Command::new(common::binary())
@@ -321,6 +337,8 @@ fn a_refused_write_leaves_the_operands_usable() {
             .unwrap_err()
             .to_string();
         assert!(e.contains("B") && e.contains("row 7, column 5"), "{e}");
+        // The refused operands cannot be flushed to a device by hand either.
+        assert!(ops.device(0).unwrap().flush(&devs[0]).is_err());
         // Nothing moved: the devices still hold A0 and B0.
         let mut again = vec![f32::NAN; s.nnz()];
         multi.gather_into(&ops, &mut again).unwrap();

@@ -11,7 +11,10 @@
 # SCALE (suite scale, default 1), VARIANT (default auto: each GPU tunes its own part).
 # Every run is checked against the f64 twin (sampled) and exits non-zero on a mismatch.
 # What to look for (issue 14: ≥ 1.8× one GPU end to end per iteration, plans reused):
-# one_gpu_end_to_end_ms / end_to_end_ms per cut, and the kernel ratio beside it.
+# one_gpu_end_to_end_ms / end_to_end_ms per cut (P read back in CSR order), the same for the
+# iteration with P left on the GPUs (resident_ms), the kernel ratio beside them, and in the
+# second table where each iteration's time goes (write A/B, run, readback, gather; host share =
+# end to end less the kernel). docs/multi-gpu.md says what an iteration includes.
 set -uo pipefail
 OUT=${OUT:-bench-out}
 GPUS=${GPUS:-all}
@@ -45,5 +48,18 @@ for line in open(sys.argv[1]):
               f'{x["kernel_ms"]:>10.3f} {x["one_gpu_kernel_ms"]:>8.3f} {x["end_to_end_ms"]:>8.3f} '
               f'{x["one_gpu_end_to_end_ms"]:>8.3f} '
               f'{x["one_gpu_end_to_end_ms"] / x["end_to_end_ms"]:>6.2f} {x["max_rel_error"]!s:>12}')
+print()
+print(f'{"matrix":>12} {"cut":>8} {"GPUs":>4} {"P on GPUs ms":>12} {"x 1 GPU":>7} '
+      f'{"host share ms":>13} {"write":>8} {"run":>8} {"readback":>8} {"gather":>8}')
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    for x in r["results"]:
+        for pre, n in (("", len(r["gpus"])), ("one_gpu_", 1)):
+            b = x[pre + "breakdown_ms"]
+            host = x[pre + "end_to_end_ms"] - x[pre + "kernel_ms"]
+            ratio = f'{x["one_gpu_resident_ms"] / x["resident_ms"]:.2f}' if not pre else ""
+            print(f'{r["matrix"]["name"]:>12} {x["cut"]:>8} {n:>4} {x[pre + "resident_ms"]:>12.2f} '
+                  f'{ratio:>7} {host:>13.2f} {b["write"]:>8.2f} {b["run"]:>8.2f} '
+                  f'{b["readback"]:>8.2f} {b["gather"]:>8.2f}')
 PY
 log "done"

@@ -116,28 +116,29 @@ impl<T: Pod> Staging<T> {
 
     /// Waits for `copy` (and what was submitted before it) to be done and mapped, without
     /// looking at it: [`Staging::view`] then reads it in place, on any thread.
-    pub fn wait(&self, gpu: &Gpu, copy: StagedCopy) -> Result<Ready> {
+    pub fn wait(&self, gpu: &Gpu, copy: StagedCopy) -> Result<Ready<'_>> {
         gpu.wait_for(copy.submission)?;
         copy.mapped
             .recv()
             .map_err(|_| gpu_error("map callback dropped"))?
             .map_err(gpu_error)?;
-        Ok(Ready { len: copy.len })
+        Ok(Ready {
+            mapped: (copy.len > 0).then_some(&self.buffer),
+            len: copy.len,
+        })
     }
 
     /// The copied elements where they lie, in the mapped buffer (no host copy); the buffer is
     /// unmapped when the view is dropped, ready for the next copy.
-    pub fn view(&self, ready: Ready) -> Result<StagedView<'_, T>> {
+    pub fn view(&self, mut ready: Ready<'_>) -> Result<StagedView<'_, T>> {
         let bytes = (ready.len * std::mem::size_of::<T>()) as u64;
-        let view = if bytes == 0 {
-            None
-        } else {
-            Some(
-                self.buffer
-                    .slice(..bytes)
-                    .get_mapped_range()
-                    .map_err(gpu_error)?,
-            )
+        // From here the view, not `ready`, unmaps the buffer.
+        let view = match ready.mapped.take() {
+            None => None,
+            Some(_) => Some(self.buffer.slice(..bytes).get_mapped_range().map_err(|e| {
+                self.buffer.unmap();
+                gpu_error(e)
+            })?),
         };
         Ok(StagedView {
             buffer: &self.buffer,
@@ -147,10 +148,20 @@ impl<T: Pod> Staging<T> {
     }
 }
 
-/// A copy of [`Staging::copy_from`] done and mapped ([`Staging::wait`]).
+/// A copy of [`Staging::copy_from`] done and mapped ([`Staging::wait`]). Dropped without
+/// being viewed, it unmaps the buffer (so an error elsewhere leaves it ready for a copy).
 #[derive(Debug)]
-pub struct Ready {
+pub struct Ready<'s> {
+    mapped: Option<&'s wgpu::Buffer>,
     len: usize,
+}
+
+impl Drop for Ready<'_> {
+    fn drop(&mut self) {
+        if let Some(buffer) = self.mapped.take() {
+            buffer.unmap();
+        }
+    }
 }
 
 /// Elements of a mapped staging buffer ([`Staging::view`]); derefs to `[T]` and unmaps the

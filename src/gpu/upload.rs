@@ -18,8 +18,15 @@ type MapResult = std::result::Result<(), wgpu::BufferAsyncError>;
 pub struct Upload {
     buffer: wgpu::Buffer,
     bytes: u64,
-    /// `Some` while a map requested by the last flush has not been seen to complete.
-    pending: Mutex<Option<mpsc::Receiver<MapResult>>>,
+    state: Mutex<State>,
+}
+
+/// Where an [`Upload`] stands.
+enum State {
+    /// Flushed; the map it asked for has not been seen to complete.
+    Pending(mpsc::Receiver<MapResult>),
+    /// Mapped; `filled` once a fill succeeded (only then may it be flushed).
+    Mapped { filled: bool },
 }
 
 fn gpu_error(message: impl ToString) -> Error {
@@ -44,7 +51,7 @@ impl Upload {
         Ok(Upload {
             buffer,
             bytes,
-            pending: Mutex::new(None),
+            state: Mutex::new(State::Mapped { filled: false }),
         })
     }
 
@@ -53,19 +60,20 @@ impl Upload {
         self.bytes
     }
 
+    fn lock(&self) -> Result<std::sync::MutexGuard<'_, State>> {
+        self.state.lock().map_err(|_| gpu_error("poisoned lock"))
+    }
+
     /// Waits until the buffer is mapped (the last flush's copy done) and hands its bytes,
     /// write-only, to `f`. Nothing reaches the device until [`Upload::flush`]; when `f`
-    /// fails the buffer stays mapped and the next fill starts over.
+    /// fails the buffer stays mapped, refuses to flush, and the next fill starts over.
     pub fn fill<R>(
         &self,
         gpu: &Gpu,
         f: impl FnOnce(wgpu::WriteOnly<'_, [u8]>) -> Result<R>,
     ) -> Result<R> {
-        let mut pending = self
-            .pending
-            .lock()
-            .map_err(|_| gpu_error("poisoned lock"))?;
-        if let Some(rx) = pending.take() {
+        let mut state = self.lock()?;
+        if let State::Pending(rx) = &*state {
             let mapped = match rx.try_recv() {
                 Ok(r) => r,
                 Err(_) => {
@@ -75,12 +83,24 @@ impl Upload {
             };
             mapped.map_err(gpu_error)?;
         }
-        let mut view = self.buffer.get_mapped_range_mut(..).map_err(gpu_error)?;
-        f(view.slice(..))
+        *state = State::Mapped { filled: false };
+        let value = {
+            let mut view = self.buffer.get_mapped_range_mut(..).map_err(gpu_error)?;
+            f(view.slice(..))?
+        };
+        *state = State::Mapped { filled: true };
+        Ok(value)
+    }
+
+    /// Whether a fill succeeded since the last flush.
+    pub fn is_filled(&self) -> bool {
+        self.lock()
+            .is_ok_and(|s| matches!(*s, State::Mapped { filled: true }))
     }
 
     /// Unmaps the filled buffer, queues its copy into `dst` (ordered after the work already
     /// submitted) and asks for it to be mapped again once the copy is done. Does not wait.
+    /// An error unless the last fill succeeded.
     pub fn flush<T: Pod>(&self, gpu: &Gpu, dst: &GpuBuffer<T>) -> Result<()> {
         if dst.raw().size() != self.bytes {
             return Err(Error::Shape(format!(
@@ -89,15 +109,14 @@ impl Upload {
                 dst.raw().size()
             )));
         }
-        let mut pending = self
-            .pending
-            .lock()
-            .map_err(|_| gpu_error("poisoned lock"))?;
-        if pending.is_some() {
-            return Err(gpu_error("flushed twice without a fill between"));
+        let mut state = self.lock()?;
+        if !matches!(*state, State::Mapped { filled: true }) {
+            return Err(gpu_error(
+                "flushed with no successful fill since the last flush",
+            ));
         }
         let (tx, rx) = mpsc::channel();
-        gpu.scoped("staged write", || {
+        let submitted = gpu.scoped("staged write", || {
             self.buffer.unmap();
             let mut encoder = gpu
                 .device
@@ -109,9 +128,10 @@ impl Upload {
             self.buffer.map_async(wgpu::MapMode::Write, .., move |r| {
                 let _ = tx.send(r);
             });
-        })?;
-        *pending = Some(rx);
-        Ok(())
+        });
+        // The map was asked for whatever the error scopes caught.
+        *state = State::Pending(rx);
+        submitted
     }
 }
 

@@ -45,7 +45,7 @@ impl<'g> MultiPlan<'g> {
     fn copy_out(
         &self,
         ops: &MultiOperands,
-        ready: Vec<Option<Ready>>,
+        ready: Vec<Option<Ready<'_>>>,
         p: &mut [f32],
     ) -> Result<()> {
         let threads = self.threads();

@@ -152,8 +152,14 @@ impl Resident {
             .fill_rows(gpu, &self.b_up, b, self.cols.clone(), "B", self.threads)
     }
 
-    /// Queues the copies of the staged A and B into the device's operands (no wait).
+    /// Queues the copies of the staged A and B into the device's operands (no wait); both
+    /// or neither (an error when the last [`Resident::stage`] failed).
     pub fn flush(&self, gpu: &Gpu) -> Result<()> {
+        if !(self.a_up.is_filled() && self.b_up.is_filled()) {
+            return Err(crate::Error::Option(
+                "new A and B flushed without a successful stage".into(),
+            ));
+        }
         self.a_up.flush(gpu, &self.a.data)?;
         self.b_up.flush(gpu, &self.b.data)
     }
@@ -167,13 +173,13 @@ impl Resident {
     }
 
     /// Queues the copy of the output into the read-back buffer and waits until it is mapped.
-    pub fn fetch(&self, gpu: &Gpu) -> Result<Ready> {
+    pub fn fetch(&self, gpu: &Gpu) -> Result<Ready<'_>> {
         let copy = self.p_down.copy_from(gpu, &self.out, 0..self.out.len())?;
         self.p_down.wait(gpu, copy)
     }
 
     /// The fetched output where it lies (unmapped when dropped).
-    pub fn view(&self, ready: Ready) -> Result<StagedView<'_, f32>> {
+    pub fn view(&self, ready: Ready<'_>) -> Result<StagedView<'_, f32>> {
         self.p_down.view(ready)
     }
 

@@ -96,30 +96,6 @@ impl GpuDense {
         })
     }
 
-    /// Writes rows `rows` of `m` over this matrix in place (same shape; the buffers stay
-    /// resident, so a caller iterating with new operands allocates nothing). `m` is not
-    /// validated here: the caller checks it once for all its devices.
-    pub fn write_rows(&self, gpu: &Gpu, m: &Dense, rows: std::ops::Range<usize>) -> Result<()> {
-        if rows.len() != self.nrows || m.ncols != self.ncols || rows.end > m.nrows {
-            return Err(Error::Shape(format!(
-                "writing rows {rows:?} of a {}×{} matrix over a {}×{} one",
-                m.nrows, m.ncols, self.nrows, self.ncols
-            )));
-        }
-        let src = &m.data[rows.start * m.ncols..rows.end * m.ncols];
-        if self.stride == m.ncols {
-            return self.data.write(gpu, src);
-        }
-        let mut padded = crate::limits::try_vec("a padded dense matrix", self.data.len(), 0f32)?;
-        for (dst, row) in padded
-            .chunks_exact_mut(self.stride)
-            .zip(src.chunks_exact(m.ncols))
-        {
-            dst[..m.ncols].copy_from_slice(row);
-        }
-        self.data.write(gpu, &padded)
-    }
-
     /// Lays rows `rows` of `m` out in `up` (an [`Upload`] for this matrix's buffer) padded to
     /// the stride, checking on the way that every value is finite: the rows are cut over up
     /// to `threads` host threads. Nothing reaches the device until `up.flush(gpu, &self.data)`;

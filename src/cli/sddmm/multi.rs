@@ -230,7 +230,7 @@ fn measure(
     // run's P exactly, every value rewritten (outputs poisoned first).
     if ok && cmp.is_some() {
         multi.poison(&ops)?;
-        let mut again = vec![f32::NAN; p.len()];
+        let mut again = wgsparse::limits::try_vec("the iterated SDDMM output", p.len(), f32::NAN)?;
         multi.iterate(&ops, a, b, Some(&mut again))?;
         if again
             .iter()
