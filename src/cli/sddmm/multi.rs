@@ -65,20 +65,35 @@ impl From<Breakdown> for Phases {
 }
 
 /// One GPU's iteration (the several-GPU one's steps on the whole of S): end to end, with P
-/// left on the device, and phase by phase.
+/// left on the device, and phase by phase; with a reference, the P one iteration reads back
+/// (output poisoned first) checked against it.
 fn one_gpu_iteration(
     gpu: &Gpu,
     plan: &Plan,
     a: &Dense,
     b: &Dense,
     reps: usize,
-) -> Result<(f64, f64, Breakdown)> {
+    reference: Option<&tune::Reference>,
+) -> Result<(
+    (f64, f64, Breakdown),
+    Option<wgsparse::sddmm::cpu::Comparison>,
+)> {
     let whole = Resident::new(gpu, plan, 0..plan.nrows, 0..plan.ncols, host_cores())?;
-    Ok((
+    let cmp = match reference {
+        Some(r) => {
+            whole.poison(gpu)?;
+            let mut p = wgsparse::limits::try_vec("the SDDMM output", plan.nnz, f32::NAN)?;
+            whole.iterate(gpu, plan, a, b, Some(&mut p))?;
+            Some(r.compare(&p))
+        }
+        None => None,
+    };
+    let times = (
         whole.time_iteration(gpu, plan, a, b, reps, true)?,
         whole.time_iteration(gpu, plan, a, b, reps, false)?,
         whole.breakdown(gpu, plan, a, b, reps)?,
-    ))
+    );
+    Ok((times, cmp))
 }
 
 fn one_gpu_plan(
@@ -123,8 +138,21 @@ pub(super) fn run(args: &SddmmArgs) -> Result<ExitCode> {
             };
             let one = one_gpu_plan(&gpus[0], &s, k, &options, tuned, &ops)?;
             let one_kernel = one.time(&gpus[0], &ops.a, &ops.b, &ops.out, reps)?.seconds;
-            let (one_e2e, one_resident, one_phases) =
-                one_gpu_iteration(&gpus[0], &one, &ops.a_host, &ops.b_host, reps.min(5))?;
+            let ((one_e2e, one_resident, one_phases), one_cmp) = one_gpu_iteration(
+                &gpus[0],
+                &one,
+                &ops.a_host,
+                &ops.b_host,
+                reps.min(5),
+                reference.as_ref(),
+            )?;
+            if one_cmp.is_some_and(|c| !c.ok()) {
+                failed = true;
+                eprintln!(
+                    "error: K={k} {}: one GPU's iteration differs from the f64 twin",
+                    variant.name()
+                );
+            }
             for &cut in cuts {
                 let row = measure(
                     &gpus,
