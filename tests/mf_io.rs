@@ -4,7 +4,7 @@
 mod common;
 
 use common::mf::*;
-use wgsparse::mf::{Model, Options, Scheme, Trainer};
+use wgsparse::mf::{Model, Options, Trainer};
 use wgsparse::Error;
 
 #[test]
@@ -55,8 +55,20 @@ fn bad_options_and_ratings_are_errors() {
             ..Default::default()
         },
         Options {
-            ilp: 2,
-            scheme: Scheme::Wavefront,
+            vector: 3,
+            ..Default::default()
+        },
+        Options {
+            lanes: Some(3),
+            ..Default::default()
+        },
+        Options {
+            lanes: Some(64),
+            ..Default::default()
+        },
+        // 1 lane at k = 128: 64 words, past the 32 a lane holds.
+        Options {
+            lanes: Some(1),
             ..Default::default()
         },
     ] {
@@ -185,6 +197,8 @@ fn cli_trains_saves_and_predicts() {
         "--ilp",
         "2",
         "--stage",
+        "--vector",
+        "2",
         "--json",
         "--model",
         &p("m.wgmf"),
@@ -198,6 +212,12 @@ fn cli_trains_saves_and_predicts() {
     assert_eq!(j["skipped_test"], 1);
     assert_eq!(j["ilp"], 2);
     assert!(j["stage"].is_boolean(), "{j}");
+    let per = 32 / 2 / j["lanes"].as_u64().unwrap();
+    assert_eq!(
+        j["vector"],
+        if per.is_multiple_of(2) { 2 } else { 1 },
+        "{j}"
+    );
     let last = j["final_rmse"].as_f64().unwrap();
     assert!(
         last < j["rmse"][0].as_f64().unwrap() && last < 0.5,
@@ -260,4 +280,35 @@ fn cli_trains_saves_and_predicts() {
     let args = ["mf", "train", "--train", &p("train.tsv"), "--ilp", "3"];
     let (ok, _, err) = cli(&args);
     assert!(!ok && err.contains("ilp = 3"), "{err}");
+    let args = [
+        "mf",
+        "train",
+        "--train",
+        &p("train.tsv"),
+        "--scheme",
+        "wavefront",
+        "--ilp",
+        "2",
+    ];
+    let (ok, _, err) = cli(&args);
+    assert!(!ok && err.contains("hogwild scheme only"), "{err}");
+    let args = ["mf", "train", "--train", &p("train.tsv"), "--lanes", "12"];
+    let (ok, _, err) = cli(&args);
+    assert!(!ok && err.contains("lanes = 12"), "{err}");
+    // ILP 1 without staging stays reachable; the defaults are ILP 2, staged.
+    for (extra, ilp, staged) in [
+        (&["--ilp", "1", "--no-stage"][..], 1, false),
+        (&[][..], 2, true),
+    ] {
+        let train = p("train.tsv");
+        let mut args = vec!["mf", "train", "--train", &train, "--k", "32"];
+        args.extend(["--epochs", "1", "--json"]);
+        args.extend(extra);
+        let (ok, out, err) = cli(&args);
+        assert!(ok, "{err}");
+        let j: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+        assert_eq!(j["ilp"], ilp, "{j}");
+        // Staging needs subgroup shuffles.
+        assert_eq!(j["stage"], staged && j["subgroup_reduce"] == true, "{j}");
+    }
 }

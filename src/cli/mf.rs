@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Subcommand, ValueEnum};
+use clap::{Args, Subcommand, ValueEnum};
 use serde_json::json;
 
 use wgsparse::gen::planted_ratings;
@@ -20,10 +20,34 @@ pub struct MfArgs {
     what: What,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum SchemeArg {
     Hogwild,
     Wavefront,
+}
+
+/// How a batch-Hogwild! worker runs its updates.
+#[derive(Args)]
+struct KernelArgs {
+    /// Batch-Hogwild!: samples a worker updates together, their row loads in flight at
+    /// once when they share no row (1, 2 or 4; default 2; same result as one at a time).
+    #[arg(long)]
+    ilp: Option<u32>,
+    /// Batch-Hogwild!: stage the samples in the lanes a chunk ahead of use (the default;
+    /// with subgroup shuffles, otherwise ignored, as the JSON's `stage` shows).
+    #[arg(long, conflicts_with = "no_stage")]
+    stage: bool,
+    /// Batch-Hogwild!: load each sample on its update's chain instead of staging it.
+    #[arg(long)]
+    no_stage: bool,
+    /// Batch-Hogwild!: lanes per update (a power of two up to 32; default the adapter's
+    /// subgroup size, at most 32 and k/2).
+    #[arg(long)]
+    lanes: Option<u32>,
+    /// Batch-Hogwild!: adjacent words (feature pairs) a lane loads and stores as one
+    /// access (1, 2 or 4; lowered to divide a lane's words, as the JSON's `vector` shows).
+    #[arg(long, default_value_t = 1)]
+    vector: u32,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -119,14 +143,9 @@ enum What {
         /// within a block, as the paper).
         #[arg(long, default_value_t = 1)]
         streams: u32,
-        /// Batch-Hogwild!: samples a worker updates together, their row loads in flight at
-        /// once when they share no row (1, 2 or 4; same result as one at a time).
-        #[arg(long, default_value_t = 1)]
-        ilp: u32,
-        /// Batch-Hogwild!: stage the samples in the lanes a chunk ahead of use (with subgroup
-        /// shuffles; otherwise ignored, as the JSON's `stage` shows).
-        #[arg(long)]
-        stage: bool,
+        /// Batch-Hogwild!'s kernel knobs (boxed: they would make this variant the largest by far).
+        #[command(flatten)]
+        kernel: Box<KernelArgs>,
         /// The planted model's test RMSE, printed beside the final RMSE (e.g. from the JSON
         /// of `wgsparse gen ratings`).
         #[arg(long)]
@@ -189,8 +208,7 @@ pub fn run(args: MfArgs) -> Result<ExitCode> {
             json,
             incoherent,
             streams,
-            ilp,
-            stage,
+            kernel,
             noise_floor,
             gpus,
             split,
@@ -198,6 +216,19 @@ pub fn run(args: MfArgs) -> Result<ExitCode> {
             if let Some(f) = noise_floor.filter(|f| !(f.is_finite() && *f >= 0.0)) {
                 return Err(Error::Option(format!(
                     "--noise-floor {f}: must be finite and ≥ 0"
+                )));
+            }
+            let KernelArgs {
+                ilp,
+                stage: _,
+                no_stage,
+                lanes,
+                vector,
+            } = *kernel;
+            if scheme == SchemeArg::Wavefront && ilp.is_some_and(|i| i != 1) {
+                return Err(Error::Option(format!(
+                    "--ilp {}: applies to the hogwild scheme only",
+                    ilp.unwrap_or(1)
                 )));
             }
             let options = mf::Options {
@@ -219,8 +250,10 @@ pub fn run(args: MfArgs) -> Result<ExitCode> {
                 seed,
                 coherent: !incoherent,
                 streams,
-                ilp,
-                stage,
+                ilp: ilp.unwrap_or(mf::Options::default().ilp),
+                stage: !no_stage,
+                lanes,
+                vector,
                 ..Default::default()
             };
             // The devices first: a generated shape is checked against them before its
@@ -408,7 +441,8 @@ fn train_run(
                 "test": trainer.test_len(), "skipped_test": trainer.skipped_test(),
                 "k": k, "scheme": options.scheme, "precision": options.precision,
                 "native_f16": trainer.native_f16(), "coherent": trainer.coherent(),
-                "streams": options.streams, "ilp": options.ilp, "stage": trainer.staged(),
+                "streams": options.streams, "ilp": trainer.ilp(), "stage": trainer.staged(),
+                "vector": trainer.vector(),
                 "workers": trainer.workers(), "lanes": lanes, "subgroup_reduce": subgroup,
                 "batch": options.batch, "lambda": options.lambda, "alpha": options.alpha,
                 "beta": options.beta, "sigma": trainer.sigma(),
@@ -435,7 +469,7 @@ fn train_run(
         trainer.skipped_test()
     );
     println!(
-        "k {k}, {:?}, {:?}{}{}, {} workers × {lanes} lanes ({}), f {}, ilp {}",
+        "k {k}, {:?}, {:?}{}{}, {} workers × {lanes} lanes ({}), f {}, ilp {}{}, vector {}",
         options.scheme,
         options.precision,
         if trainer.native_f16() { " native" } else { "" },
@@ -451,7 +485,9 @@ fn train_run(
             "workgroup memory"
         },
         options.batch,
-        options.ilp
+        trainer.ilp(),
+        if trainer.staged() { ", staged" } else { "" },
+        trainer.vector()
     );
     print_epochs(&metrics);
     println!(
@@ -589,21 +625,33 @@ struct Totals {
 }
 
 impl Totals {
-    /// Over the epochs run, of `nnz` ratings with `k` features stored in f16 (`half`) or f32.
-    fn new(metrics: &[mf::EpochMetrics], epochs: usize, nnz: usize, k: usize, half: bool) -> Self {
-        let seconds: f64 = metrics.iter().map(|m| m.seconds).sum();
+    /// Over the epochs run (one pass over `metrics`, borrowed), of `nnz` ratings with `k`
+    /// features stored in f16 (`half`) or f32.
+    fn new<'a>(
+        metrics: impl IntoIterator<Item = &'a mf::EpochMetrics>,
+        epochs: usize,
+        nnz: usize,
+        k: usize,
+        half: bool,
+    ) -> Self {
+        let (mut seconds, mut updates, mut final_rmse) = (0.0, 0, None);
+        for m in metrics {
+            seconds += m.seconds;
+            updates += m.updates;
+            final_rmse = m.rmse;
+        }
         Totals {
             seconds,
-            updates: metrics.iter().map(|m| m.updates).sum(),
-            nnz_rate: (epochs as f64 * nnz as f64) / seconds.max(1e-12),
+            updates,
+            nnz_rate: (epochs as f64 * nnz as f64) / f64::max(seconds, 1e-12),
             bytes_per_update: 12 + 4 * k * if half { 2 } else { 4 },
-            final_rmse: metrics.last().and_then(|m| m.rmse),
+            final_rmse,
         }
     }
 }
 
 /// The per-epoch table: learning rate, test RMSE, updates, time and rate.
-fn print_epochs(metrics: &[mf::EpochMetrics]) {
+fn print_epochs<'a>(metrics: impl IntoIterator<Item = &'a mf::EpochMetrics>) {
     let mut t = super::table(&["epoch", "lr", "test RMSE", "updates", "ms", "G updates/s"]);
     for m in metrics {
         t.add_row(vec![

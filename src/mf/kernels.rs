@@ -73,6 +73,9 @@ pub(crate) struct Layout {
     pub coherent: bool,
     /// Batch-Hogwild! stages its samples in the lanes (subgroup shuffles, lanes ≥ ILP).
     pub stage: bool,
+    /// Batch-Hogwild!: adjacent words a lane loads and stores as one access (1, 2 or 4,
+    /// dividing `per`).
+    pub vector: u32,
 }
 
 impl Layout {
@@ -86,25 +89,51 @@ impl Layout {
             lanes
         };
         let caps = &gpu.caps;
+        let hogwild = o.scheme == Scheme::Hogwild;
         let mut subgroup = o.subgroups && caps.subgroups;
-        let mut lanes = fit(if subgroup { caps.subgroup_min_size } else { 32 });
-        if words / lanes > MAX_PER {
-            // Subgroups too narrow for this k: the workgroup-memory reduction takes any width.
-            subgroup = false;
-            lanes = fit(32);
-        }
-        if !subgroup || lanes > caps.subgroup_min_size {
-            subgroup = subgroup && caps.shuffle_fits(lanes);
+        let lanes = match o.lanes.filter(|_| hogwild) {
+            Some(lanes) => {
+                if !lanes.is_power_of_two() || lanes > 32 || words / lanes > MAX_PER {
+                    return Err(Error::Option(format!(
+                        "lanes = {lanes}: must be a power of two up to 32 with k/2 / lanes \
+                         from 1 to {MAX_PER} (k = {})",
+                        o.k
+                    )));
+                }
+                // Wider than the adapter's subgroups: the workgroup-memory reduction.
+                subgroup = subgroup && caps.shuffle_fits(lanes);
+                lanes
+            }
+            None => {
+                let mut lanes = fit(if subgroup { caps.subgroup_min_size } else { 32 });
+                if words / lanes > MAX_PER {
+                    // Subgroups too narrow for this k: the workgroup-memory reduction takes
+                    // any width.
+                    subgroup = false;
+                    lanes = fit(32);
+                }
+                if !subgroup || lanes > caps.subgroup_min_size {
+                    subgroup = subgroup && caps.shuffle_fits(lanes);
+                }
+                lanes
+            }
+        };
+        let per = words / lanes;
+        // The most words per access up to the option that divides a lane's share.
+        let mut vector = if hogwild { o.vector } else { 1 };
+        while !per.is_multiple_of(vector) {
+            vector /= 2;
         }
         let half = o.precision == Precision::F16;
         Ok(Layout {
             lanes,
-            per: words / lanes,
+            per,
             subgroup,
             native_f16: half && o.native_f16 && caps.f16,
             half,
             coherent: o.coherent && caps.coherent,
             stage: o.stage && subgroup && lanes >= o.ilp,
+            vector,
         })
     }
 
@@ -347,6 +376,11 @@ pub(crate) fn record_hogwild(
     }
     if l.stage {
         defines.push("STAGE");
+    }
+    match l.vector {
+        4 => defines.push("VEC4"),
+        2 => defines.push("VEC2"),
+        _ => {}
     }
     let c = vec![
         ("LANES", l.lanes as f64),

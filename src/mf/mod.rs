@@ -8,9 +8,11 @@
 //! [`Scheme::Wavefront`] (a grid of blocks, one row of blocks per worker, a column lock so
 //! no two workers update one column block at once; exactly nnz updates per epoch; a worker
 //! takes the first free column among those it has not visited, in its own random order,
-//! and waits only when all of them are held). [`Options::ilp`] > 1 has a batch-Hogwild!
-//! worker update that many consecutive samples together, every row load in flight at once
-//! when no two share a row (exactly the serial result either way).
+//! and waits only when all of them are held). [`Options::ilp`] > 1 (default 2) has a
+//! batch-Hogwild! worker update that many consecutive samples together, every row load in
+//! flight at once when no two share a row (exactly the serial result either way);
+//! [`Options::stage`] (default on) loads its samples a chunk ahead; [`Options::lanes`] and
+//! [`Options::vector`] set lanes per update and words per access.
 //! One virtual subgroup does each update (subgroup shuffles, or workgroup memory without
 //! them); features are stored as f16 (native, or packed in u32 words) or f32; arithmetic is
 //! f32. A [`Trainer`] uploads once; [`Trainer::fit`] records each epoch into one submission,
@@ -116,14 +118,26 @@ pub struct Options {
     /// round-robin and update it Hogwild!-style among themselves; 1 (the paper's scheme): the
     /// worker updates a block's samples serially.
     pub streams: u32,
-    /// Batch-Hogwild!: samples of a batch a worker updates together (1, 2 or 4): when none of
-    /// them shares a row of P or Q, all their row loads are in flight at once (the result is
-    /// that of updating them one after another either way).
+    /// Batch-Hogwild!: samples of a batch a worker updates together (1, 2 or 4; default 2):
+    /// when none of them shares a row of P or Q, all their row loads are in flight at once
+    /// (the result is that of updating them one after another either way). The wavefront
+    /// updates one sample at a time and ignores it.
     pub ilp: u32,
-    /// Batch-Hogwild!: a worker's lanes load its samples a chunk (one per lane) ahead of use
-    /// and pass each to the update by a subgroup shuffle, taking the sample load off the
-    /// update's chain. Needs the subgroup reduction and lanes ≥ `ilp`; otherwise off.
+    /// Batch-Hogwild! (default on): a worker's lanes load its samples a chunk (one per lane)
+    /// ahead of use and pass each to the update by a subgroup shuffle, taking the sample load
+    /// off the update's chain. Needs the subgroup reduction and lanes ≥ `ilp`; otherwise off
+    /// (the wavefront ignores it).
     pub stage: bool,
+    /// Batch-Hogwild!: lanes per update, a power of two up to 32 leaving each lane 1 to 32
+    /// words (k/2 / lanes); lanes up to the adapter's subgroup size reduce by shuffles, wider
+    /// ones through workgroup memory. `None`: the adapter's subgroup size (at most 32 and k/2).
+    /// Fewer lanes put several workers in one hardware subgroup, each lane holding more
+    /// words. The wavefront ignores it.
+    pub lanes: Option<u32>,
+    /// Batch-Hogwild!: adjacent words (feature pairs) of a row a lane loads and stores as one
+    /// access: 1, 2 or 4 (lowered to the most that divides a lane's words). The wavefront
+    /// ignores it.
+    pub vector: u32,
 }
 
 impl Default for Options {
@@ -146,8 +160,10 @@ impl Default for Options {
             instrument: false,
             coherent: true,
             streams: 1,
-            ilp: 1,
-            stage: false,
+            ilp: 2,
+            stage: true,
+            lanes: None,
+            vector: 1,
         }
     }
 }
@@ -185,10 +201,10 @@ impl Options {
                 self.ilp
             )));
         }
-        if self.scheme == Scheme::Wavefront && self.ilp != 1 {
+        if ![1, 2, 4].contains(&self.vector) {
             return Err(Error::Option(format!(
-                "ilp = {}: applies to the hogwild scheme only",
-                self.ilp
+                "vector = {}: must be 1, 2 or 4",
+                self.vector
             )));
         }
         Ok(())
@@ -403,6 +419,21 @@ impl<'g> Trainer<'g> {
     /// Whether batch-Hogwild! stages its samples in the lanes ([`Options::stage`]).
     pub fn staged(&self) -> bool {
         self.layout.stage && self.options.scheme == Scheme::Hogwild
+    }
+
+    /// Samples a worker updates together: [`Options::ilp`] for batch-Hogwild!, 1 for the
+    /// wavefront.
+    pub fn ilp(&self) -> u32 {
+        match self.options.scheme {
+            Scheme::Hogwild => self.options.ilp,
+            Scheme::Wavefront => 1,
+        }
+    }
+
+    /// Words a lane loads and stores as one access ([`Options::vector`], as lowered to
+    /// divide a lane's words; 1 for the wavefront).
+    pub fn vector(&self) -> u32 {
+        self.layout.vector
     }
 
     /// Whether P and Q use native f16 storage (false: packed words or f32).
