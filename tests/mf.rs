@@ -377,3 +377,46 @@ fn wavefront_one_worker_equals_serial_cpu_sgd() {
         assert!(diff / scale <= tol, "{precision:?}: {:e}", diff / scale);
     }
 }
+
+#[test]
+fn warm_up_leaves_the_model_and_the_sample_order_as_they_were() {
+    let data = planted(60, 40, 700, 13);
+    let (train, _) = sets(&data);
+    for precision in [Precision::F16, Precision::F32] {
+        // 16 workers race on shared rows: every racing store writes back what was read.
+        let options = Options {
+            precision,
+            workers: Some(16),
+            batch: 8,
+            instrument: true,
+            ..converge_options()
+        };
+        let mut t = Trainer::new(common::gpu(), &train, None, options.clone()).unwrap();
+        let before = (t.device_features().unwrap(), t.worker_states().unwrap());
+        assert!(t.warm_up().unwrap() > 0.0);
+        let after = (t.device_features().unwrap(), t.worker_states().unwrap());
+        assert!(
+            before == after,
+            "{precision:?}: warm-up changed P, Q or the streams"
+        );
+        assert_eq!(t.instruments().unwrap().updates, 0);
+        // One worker trains deterministically: the same model with and without warm-up.
+        let one = Options {
+            workers: Some(1),
+            ..options
+        };
+        let mut warm = Trainer::new(common::gpu(), &train, None, one.clone()).unwrap();
+        warm.warm_up().unwrap();
+        warm.fit(2, |_| {}).unwrap();
+        let mut cold = Trainer::new(common::gpu(), &train, None, one).unwrap();
+        cold.fit(2, |_| {}).unwrap();
+        assert!(
+            warm.device_features().unwrap() == cold.device_features().unwrap(),
+            "{precision:?}: warm-up changed training"
+        );
+        assert_eq!(
+            warm.instruments().unwrap().updates,
+            cold.updates_per_epoch() * 2
+        );
+    }
+}

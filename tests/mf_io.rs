@@ -297,7 +297,7 @@ fn cli_trains_saves_and_predicts() {
     assert!(!ok && err.contains("lanes = 12"), "{err}");
     // ILP 1 without staging stays reachable; the defaults are ILP 2, staged.
     for (extra, ilp, staged) in [
-        (&["--ilp", "1", "--no-stage"][..], 1, false),
+        (&["--ilp", "1", "--no-stage", "--no-warm-up"][..], 1, false),
         (&[][..], 2, true),
     ] {
         let train = p("train.tsv");
@@ -310,5 +310,7 @@ fn cli_trains_saves_and_predicts() {
         assert_eq!(j["ilp"], ilp, "{j}");
         // Staging needs subgroup shuffles.
         assert_eq!(j["stage"], staged && j["subgroup_reduce"] == true, "{j}");
+        // The clock warm-up runs by default.
+        assert_eq!(j["warm_up_seconds"].as_f64().unwrap() > 0.0, staged, "{j}");
     }
 }

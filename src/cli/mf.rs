@@ -48,6 +48,11 @@ struct KernelArgs {
     /// access (1, 2 or 4; lowered to divide a lane's words, as the JSON's `vector` shows).
     #[arg(long, default_value_t = 1)]
     vector: u32,
+    /// Batch-Hogwild! on one device: train without first bringing the GPU's clocks up
+    /// (by epochs at learning rate 0, which leave the model and the sample order as they
+    /// were; the JSON's `warm_up_seconds`).
+    #[arg(long)]
+    no_warm_up: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -224,6 +229,7 @@ pub fn run(args: MfArgs) -> Result<ExitCode> {
                 no_stage,
                 lanes,
                 vector,
+                no_warm_up,
             } = *kernel;
             if scheme == SchemeArg::Wavefront && ilp.is_some_and(|i| i != 1) {
                 return Err(Error::Option(format!(
@@ -277,6 +283,7 @@ pub fn run(args: MfArgs) -> Result<ExitCode> {
                 libmf,
                 json,
                 floor: floor.or(noise_floor),
+                warm_up: !no_warm_up,
             };
             match gpus {
                 Some(_) => {
@@ -315,6 +322,8 @@ struct Outputs {
     model: Option<PathBuf>,
     libmf: Option<PathBuf>,
     json: bool,
+    /// Bring the GPU's clocks up before the timed epochs ([`Trainer::warm_up`]).
+    warm_up: bool,
 }
 
 /// Training and test ratings, their ids, a description, and the planted model's test RMSE
@@ -417,6 +426,7 @@ fn train_run(
     let half = options.precision == Precision::F16;
     let k = options.k;
     let mut trainer = Trainer::new(gpu, tr, te, options.clone())?;
+    let warm_up = if out.warm_up { trainer.warm_up()? } else { 0.0 };
     let bar = epoch_bar(epochs, out.json);
     let metrics = trainer.fit(epochs, |m| tick(&bar, m.rmse, m.updates_per_s, ""))?;
     if let Some(b) = &bar {
@@ -451,6 +461,7 @@ fn train_run(
                 "final_rmse": final_rmse,
                 "noise_floor": out.floor,
                 "train_seconds": seconds,
+                "warm_up_seconds": warm_up,
                 "updates": updates,
                 "updates_per_s": nnz_rate,
                 "bytes_per_update": bytes_per_update,
@@ -490,6 +501,9 @@ fn train_run(
         trainer.vector()
     );
     print_epochs(&metrics);
+    if warm_up > 0.0 {
+        println!("clocks warmed up first for {warm_up:.2} s (epochs at learning rate 0)");
+    }
     println!(
         "{epochs} epochs in {seconds:.3} s: {:.3} G updates/s (epochs·nnz / time), {:.1} GB/s at \
          {bytes_per_update} B/update; final test RMSE {}",

@@ -495,6 +495,37 @@ impl<'g> Trainer<'g> {
         Ok(out)
     }
 
+    /// Brings the GPU's clocks up before training is timed (after seconds of host work an
+    /// H200 sits at a fraction of its clock and needs ~0.3 s of load to recover: a cold
+    /// 20-epoch Netflix run spends a good part of its ~0.7 s ramping up). Runs batch-Hogwild!
+    /// epochs at learning rate 0, whose every store writes back the value it read (P and Q
+    /// keep their values while they are finite), until their times settle as
+    /// [`crate::gpu::median_warm`] requires; then restores the workers' PCG states and the
+    /// update counter, so that training takes exactly the updates it would have taken
+    /// without it. Returns the wall-clock seconds spent; the wavefront does nothing (0).
+    pub fn warm_up(&mut self) -> Result<f64> {
+        if self.options.scheme != Scheme::Hogwild {
+            return Ok(0.0);
+        }
+        let start = std::time::Instant::now();
+        let states = self.rng.read(self.gpu)?;
+        let counted = self
+            .counters
+            .as_ref()
+            .map(|c| c.read(self.gpu))
+            .transpose()?;
+        crate::gpu::median_warm(self.gpu, 1, || {
+            let mut batch = Batch::new(self.gpu);
+            kernels::record_epoch(self, &mut batch, 0.0)?;
+            batch.submit_timed()
+        })?;
+        self.rng.write(self.gpu, &states)?;
+        if let (Some(c), Some(v)) = (&self.counters, counted) {
+            c.write(self.gpu, &v)?;
+        }
+        Ok(start.elapsed().as_secs_f64())
+    }
+
     /// Test RMSE of the current model in rating units (`None` without test ratings), after
     /// checking P and Q for NaN or infinity.
     pub fn evaluate(&self) -> Result<Option<f64>> {
