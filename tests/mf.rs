@@ -136,6 +136,8 @@ fn updates_per_epoch_are_counted() {
             stage,
             lanes,
             vector,
+            // Two batches per dispatch at most.
+            dispatch_updates: Some(2 * batch),
             instrument: true,
             ..converge_options()
         };
@@ -222,6 +224,13 @@ fn bands_beyond_one_binding_train_like_one_buffer() {
     };
     let rel = parity(common::gpu_small_bindings(), grouped.clone(), &data, 2);
     assert!(rel <= 1e-5, "banded parity, ilp 4 {rel:e}");
+    // One batch per dispatch: the PCG states carry the sequence from dispatch to dispatch.
+    let short = Options {
+        dispatch_updates: Some(16),
+        ..grouped.clone()
+    };
+    let rel = parity(common::gpu_small_bindings(), short, &data, 2);
+    assert!(rel <= 1e-5, "banded parity, one batch per dispatch {rel:e}");
     let staged = Options {
         stage: true,
         ..grouped

@@ -66,6 +66,15 @@ fn bad_options_and_ratings_are_errors() {
             lanes: Some(64),
             ..Default::default()
         },
+        Options {
+            dispatch_updates: Some(0),
+            ..Default::default()
+        },
+        // Batches of 128 in dispatches of 64 updates per worker.
+        Options {
+            dispatch_updates: Some(64),
+            ..Default::default()
+        },
         // 1 lane at k = 128: 64 words, past the 32 a lane holds.
         Options {
             lanes: Some(1),
@@ -77,6 +86,16 @@ fn bad_options_and_ratings_are_errors() {
             Err(Error::Option(_))
         ));
     }
+    // Past llvmpipe's loop limiter: refused on CPU devices.
+    let long = Options {
+        dispatch_updates: Some(4096),
+        ..Default::default()
+    };
+    let refused = matches!(
+        Trainer::new(gpu, &train, None, long),
+        Err(Error::Option(e)) if e.contains("dispatch_updates = 4096")
+    );
+    assert_eq!(refused, gpu.caps.device_type == "Cpu");
     let mut nan = train.clone();
     nan.values[5] = f32::NAN;
     let e = Trainer::new(gpu, &nan, None, Options::default())

@@ -48,6 +48,10 @@ struct KernelArgs {
     /// access (1, 2 or 4; lowered to divide a lane's words, as the JSON's `vector` shows).
     #[arg(long, default_value_t = 1)]
     vector: u32,
+    /// Batch-Hogwild!: most updates a worker performs in one dispatch (default 1024, the
+    /// most on a CPU device; on a GPU more spares each epoch some dispatches).
+    #[arg(long)]
+    dispatch_updates: Option<u32>,
     /// Batch-Hogwild! on one device: train without first bringing the GPU's clocks up
     /// (by epochs at learning rate 0, which leave the model and the sample order as they
     /// were; the JSON's `warm_up_seconds`).
@@ -229,6 +233,7 @@ pub fn run(args: MfArgs) -> Result<ExitCode> {
                 no_stage,
                 lanes,
                 vector,
+                dispatch_updates,
                 no_warm_up,
             } = *kernel;
             if scheme == SchemeArg::Wavefront && ilp.is_some_and(|i| i != 1) {
@@ -260,6 +265,7 @@ pub fn run(args: MfArgs) -> Result<ExitCode> {
                 stage: !no_stage,
                 lanes,
                 vector,
+                dispatch_updates,
                 ..Default::default()
             };
             // The devices first: a generated shape is checked against them before its
@@ -452,7 +458,7 @@ fn train_run(
                 "k": k, "scheme": options.scheme, "precision": options.precision,
                 "native_f16": trainer.native_f16(), "coherent": trainer.coherent(),
                 "streams": options.streams, "ilp": trainer.ilp(), "stage": trainer.staged(),
-                "vector": trainer.vector(),
+                "vector": trainer.vector(), "dispatch_updates": trainer.dispatch_updates(),
                 "workers": trainer.workers(), "lanes": lanes, "subgroup_reduce": subgroup,
                 "batch": options.batch, "lambda": options.lambda, "alpha": options.alpha,
                 "beta": options.beta, "sigma": trainer.sigma(),

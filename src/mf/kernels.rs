@@ -19,8 +19,9 @@ const WG: u32 = 256;
 /// exits early, silently (measured: a lone worker's single-dispatch epoch stopped after
 /// 13,047 of 36,096 updates, about 5 loop iterations each at k = 32). 1,024 updates stay
 /// inside it on every path (`a_lone_worker_does_every_update_of_a_long_epoch` runs the
-/// heaviest, k = 256 without subgroups). On a hardware GPU the extra dispatches cost a few
-/// µs per epoch.
+/// heaviest, k = 256 without subgroups). On a hardware GPU each extra dispatch costs a
+/// launch and a drain (every worker waits for the slowest); [`Options::dispatch_updates`]
+/// raises the bound there.
 pub(crate) const UPDATES_PER_DISPATCH: u32 = 1024;
 
 const HOGWILD: [Binding; 6] = [
@@ -76,6 +77,8 @@ pub(crate) struct Layout {
     /// Batch-Hogwild!: adjacent words a lane loads and stores as one access (1, 2 or 4,
     /// dividing `per`).
     pub vector: u32,
+    /// Batch-Hogwild!: most updates a worker performs in one dispatch.
+    pub dispatch_updates: u32,
 }
 
 impl Layout {
@@ -124,6 +127,14 @@ impl Layout {
         while !per.is_multiple_of(vector) {
             vector /= 2;
         }
+        let dispatch_updates = o.dispatch_updates.unwrap_or(UPDATES_PER_DISPATCH);
+        if dispatch_updates > UPDATES_PER_DISPATCH && caps.device_type == "Cpu" {
+            return Err(Error::Option(format!(
+                "dispatch_updates = {dispatch_updates}: at most {UPDATES_PER_DISPATCH} on a CPU \
+                 device ({}), whose loop limiter would cut longer dispatches short",
+                caps.adapter_name
+            )));
+        }
         let half = o.precision == Precision::F16;
         Ok(Layout {
             lanes,
@@ -134,6 +145,7 @@ impl Layout {
             coherent: o.coherent && caps.coherent,
             stage: o.stage && subgroup && lanes >= o.ilp,
             vector,
+            dispatch_updates,
         })
     }
 
@@ -358,7 +370,8 @@ pub(crate) struct Pass<'a> {
 
 /// Records batch-Hogwild! over `bands` (samples, count) with learning rate `lr`: every
 /// worker (one per PCG state) takes ⌈nnz/(s·f)⌉ batches of each band, at most
-/// [`UPDATES_PER_DISPATCH`] updates per worker and dispatch. Empty bands are skipped.
+/// [`Layout::dispatch_updates`] updates per worker and dispatch (at least one batch). Empty
+/// bands are skipped.
 pub(crate) fn record_hogwild(
     batch: &mut Batch,
     pass: &Pass,
@@ -398,7 +411,7 @@ pub(crate) fn record_hogwild(
     let workers = pass.rng.len() as u32;
     let per_wg = WG / l.lanes;
     let f = pass.batch;
-    let per_dispatch = (UPDATES_PER_DISPATCH / f).max(1);
+    let per_dispatch = (l.dispatch_updates / f).max(1);
     for (samples, nnz) in bands.iter().filter(|(_, n)| *n > 0) {
         let batches = (*nnz as u64).div_ceil(workers as u64 * f as u64) as u32;
         let mut done = 0;

@@ -138,6 +138,12 @@ pub struct Options {
     /// access: 1, 2 or 4 (lowered to the most that divides a lane's words). The wavefront
     /// ignores it.
     pub vector: u32,
+    /// Batch-Hogwild!: most updates a worker performs in one dispatch (an epoch takes as
+    /// many dispatches as it needs, in one submission; the result is the same). `None`:
+    /// 1,024, which Mesa's llvmpipe needs (its loop limiter silently cuts longer dispatches
+    /// short; more is refused on CPU devices). On a GPU, more spares each epoch the launches
+    /// and drains of its extra dispatches.
+    pub dispatch_updates: Option<u32>,
 }
 
 impl Default for Options {
@@ -164,6 +170,7 @@ impl Default for Options {
             stage: true,
             lanes: None,
             vector: 1,
+            dispatch_updates: None,
         }
     }
 }
@@ -188,10 +195,15 @@ impl Options {
                 )));
             }
         }
-        let max_batch = kernels::UPDATES_PER_DISPATCH;
+        if self.dispatch_updates == Some(0) {
+            return Err(Error::Option("dispatch_updates = 0: must be ≥ 1".into()));
+        }
+        let max_batch = self
+            .dispatch_updates
+            .unwrap_or(kernels::UPDATES_PER_DISPATCH);
         if self.batch == 0 || self.batch > max_batch {
             return Err(Error::Option(format!(
-                "batch = {}: must be from 1 to {max_batch}",
+                "batch = {}: must be from 1 to {max_batch} (the updates per dispatch)",
                 self.batch
             )));
         }
@@ -434,6 +446,12 @@ impl<'g> Trainer<'g> {
     /// divide a lane's words; 1 for the wavefront).
     pub fn vector(&self) -> u32 {
         self.layout.vector
+    }
+
+    /// Most updates a batch-Hogwild! worker performs in one dispatch
+    /// ([`Options::dispatch_updates`]).
+    pub fn dispatch_updates(&self) -> u32 {
+        self.layout.dispatch_updates
     }
 
     /// Whether P and Q use native f16 storage (false: packed words or f32).
