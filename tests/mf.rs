@@ -149,6 +149,22 @@ fn updates_per_epoch_are_counted() {
         assert!(per_epoch >= nnz && per_epoch < nnz + workers as u64 * batch as u64);
         assert_eq!(t.instruments().unwrap().updates, 3 * per_epoch);
     }
+    // Workgroups of one update's lanes up to 64 invocations: 7 workers leave the last
+    // workgroup part idle.
+    for workgroup in [8, 64] {
+        let options = Options {
+            workers: Some(7),
+            batch: 15,
+            lanes: Some(8),
+            workgroup: Some(workgroup),
+            instrument: true,
+            ..converge_options()
+        };
+        let mut t = Trainer::new(common::gpu(), &train, None, options).unwrap();
+        assert_eq!(t.workgroup(), workgroup);
+        t.fit(2, |_| {}).unwrap();
+        assert_eq!(t.instruments().unwrap().updates, 2 * t.updates_per_epoch());
+    }
 }
 
 /// A lone worker's epoch of 36,000 updates: lavapipe ends every loop of an invocation after
@@ -231,6 +247,16 @@ fn bands_beyond_one_binding_train_like_one_buffer() {
     };
     let rel = parity(common::gpu_small_bindings(), short, &data, 2);
     assert!(rel <= 1e-5, "banded parity, one batch per dispatch {rel:e}");
+    let small_wg = Options {
+        lanes: Some(8),
+        workgroup: Some(16),
+        ..grouped.clone()
+    };
+    let rel = parity(common::gpu_small_bindings(), small_wg, &data, 2);
+    assert!(
+        rel <= 1e-5,
+        "banded parity, 16-invocation workgroups {rel:e}"
+    );
     let staged = Options {
         stage: true,
         ..grouped

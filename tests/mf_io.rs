@@ -75,6 +75,20 @@ fn bad_options_and_ratings_are_errors() {
             dispatch_updates: Some(64),
             ..Default::default()
         },
+        Options {
+            workgroup: Some(48),
+            ..Default::default()
+        },
+        // Narrower than the 8 lanes of an update.
+        Options {
+            lanes: Some(8),
+            workgroup: Some(4),
+            ..Default::default()
+        },
+        Options {
+            workgroup: Some(1 << 20),
+            ..Default::default()
+        },
         // 1 lane at k = 128: 64 words, past the 32 a lane holds.
         Options {
             lanes: Some(1),

@@ -52,6 +52,9 @@ struct KernelArgs {
     /// most on a CPU device; on a GPU more spares each epoch some dispatches).
     #[arg(long)]
     dispatch_updates: Option<u32>,
+    /// Batch-Hogwild!: invocations per workgroup (a power of two ≥ lanes; default 256).
+    #[arg(long)]
+    wg: Option<u32>,
     /// Batch-Hogwild! on one device: train without first bringing the GPU's clocks up
     /// (by epochs at learning rate 0, which leave the model and the sample order as they
     /// were; the JSON's `warm_up_seconds`).
@@ -234,6 +237,7 @@ pub fn run(args: MfArgs) -> Result<ExitCode> {
                 lanes,
                 vector,
                 dispatch_updates,
+                wg,
                 no_warm_up,
             } = *kernel;
             if scheme == SchemeArg::Wavefront && ilp.is_some_and(|i| i != 1) {
@@ -266,6 +270,7 @@ pub fn run(args: MfArgs) -> Result<ExitCode> {
                 lanes,
                 vector,
                 dispatch_updates,
+                workgroup: wg,
                 ..Default::default()
             };
             // The devices first: a generated shape is checked against them before its
@@ -459,6 +464,7 @@ fn train_run(
                 "native_f16": trainer.native_f16(), "coherent": trainer.coherent(),
                 "streams": options.streams, "ilp": trainer.ilp(), "stage": trainer.staged(),
                 "vector": trainer.vector(), "dispatch_updates": trainer.dispatch_updates(),
+                "workgroup": trainer.workgroup(),
                 "workers": trainer.workers(), "lanes": lanes, "subgroup_reduce": subgroup,
                 "batch": options.batch, "lambda": options.lambda, "alpha": options.alpha,
                 "beta": options.beta, "sigma": trainer.sigma(),

@@ -79,6 +79,8 @@ pub(crate) struct Layout {
     pub vector: u32,
     /// Batch-Hogwild!: most updates a worker performs in one dispatch.
     pub dispatch_updates: u32,
+    /// Batch-Hogwild!: invocations per workgroup (a multiple of `lanes`).
+    pub workgroup: u32,
 }
 
 impl Layout {
@@ -135,6 +137,17 @@ impl Layout {
                 caps.adapter_name
             )));
         }
+        let workgroup = o.workgroup.filter(|_| hogwild).unwrap_or(WG);
+        if !workgroup.is_power_of_two()
+            || workgroup < lanes
+            || workgroup > caps.max_invocations_per_workgroup
+        {
+            return Err(Error::Option(format!(
+                "workgroup = {workgroup}: must be a power of two from the {lanes} lanes of an \
+                 update to {} invocations",
+                caps.max_invocations_per_workgroup
+            )));
+        }
         let half = o.precision == Precision::F16;
         Ok(Layout {
             lanes,
@@ -146,6 +159,7 @@ impl Layout {
             stage: o.stage && subgroup && lanes >= o.ilp,
             vector,
             dispatch_updates,
+            workgroup,
         })
     }
 
@@ -398,7 +412,7 @@ pub(crate) fn record_hogwild(
     let c = vec![
         ("LANES", l.lanes as f64),
         ("PER", l.per as f64),
-        ("WG", WG as f64),
+        ("WG", l.workgroup as f64),
         ("ILP", pass.ilp as f64),
     ];
     let n_bind = if pass.counters.is_some() { 6 } else { 5 };
@@ -409,7 +423,7 @@ pub(crate) fn record_hogwild(
         bindings: &HOGWILD[..n_bind],
     })?;
     let workers = pass.rng.len() as u32;
-    let per_wg = WG / l.lanes;
+    let per_wg = l.workgroup / l.lanes;
     let f = pass.batch;
     let per_dispatch = (l.dispatch_updates / f).max(1);
     for (samples, nnz) in bands.iter().filter(|(_, n)| *n > 0) {

@@ -144,6 +144,10 @@ pub struct Options {
     /// short; more is refused on CPU devices). On a GPU, more spares each epoch the launches
     /// and drains of its extra dispatches.
     pub dispatch_updates: Option<u32>,
+    /// Batch-Hogwild!: invocations per workgroup, a power of two from the lanes of one update
+    /// to the adapter's limit; `None`: 256. Smaller workgroups let an SM hold a number of
+    /// workers closer to what its registers allow.
+    pub workgroup: Option<u32>,
 }
 
 impl Default for Options {
@@ -171,6 +175,7 @@ impl Default for Options {
             lanes: None,
             vector: 1,
             dispatch_updates: None,
+            workgroup: None,
         }
     }
 }
@@ -452,6 +457,11 @@ impl<'g> Trainer<'g> {
     /// ([`Options::dispatch_updates`]).
     pub fn dispatch_updates(&self) -> u32 {
         self.layout.dispatch_updates
+    }
+
+    /// Invocations per batch-Hogwild! workgroup ([`Options::workgroup`]).
+    pub fn workgroup(&self) -> u32 {
+        self.layout.workgroup
     }
 
     /// Whether P and Q use native f16 storage (false: packed words or f32).
