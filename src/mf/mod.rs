@@ -27,6 +27,8 @@
 //! decoration where the adapter offers it ([`Options::coherent`]), so that a worker reads
 //! the rows other workgroups have stored instead of a stale cached copy.
 //! [`Options::instrument`] counts updates (hogwild) and block entries (wavefront).
+//! [`Trainer::warm_up`] brings a GPU's clocks up before the timed epochs (epochs at learning
+//! rate 0, which leave the model and the sample order as they were).
 //!
 //! [`MultiTrainer`] trains one model on several devices by cuMF_SGD's block schedule
 //! ([`blocks`]): batch-Hogwild! with the same kernel inside blocks that no two devices share
