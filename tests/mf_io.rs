@@ -313,18 +313,20 @@ fn cli_trains_saves_and_predicts() {
     let args = ["mf", "train", "--train", &p("train.tsv"), "--ilp", "3"];
     let (ok, _, err) = cli(&args);
     assert!(!ok && err.contains("ilp = 3"), "{err}");
-    let args = [
-        "mf",
-        "train",
-        "--train",
-        &p("train.tsv"),
-        "--scheme",
-        "wavefront",
-        "--ilp",
-        "2",
-    ];
-    let (ok, _, err) = cli(&args);
-    assert!(!ok && err.contains("hogwild scheme only"), "{err}");
+    for flag in [
+        &["--ilp", "2"][..],
+        &["--lanes", "4"],
+        &["--vector", "2"],
+        &["--wg", "64"],
+        &["--dispatch-updates", "512"],
+    ] {
+        let train = p("train.tsv");
+        let mut args = vec!["mf", "train", "--train", &train, "--scheme", "wavefront"];
+        args.extend(flag);
+        let (ok, _, err) = cli(&args);
+        let want = format!("{}: applies to the hogwild scheme only", flag[0]);
+        assert!(!ok && err.contains(&want), "{err}");
+    }
     let args = ["mf", "train", "--train", &p("train.tsv"), "--lanes", "12"];
     let (ok, _, err) = cli(&args);
     assert!(!ok && err.contains("lanes = 12"), "{err}");

@@ -240,11 +240,21 @@ pub fn run(args: MfArgs) -> Result<ExitCode> {
                 wg,
                 no_warm_up,
             } = *kernel;
-            if scheme == SchemeArg::Wavefront && ilp.is_some_and(|i| i != 1) {
-                return Err(Error::Option(format!(
-                    "--ilp {}: applies to the hogwild scheme only",
-                    ilp.unwrap_or(1)
-                )));
+            // The wavefront updates one sample at a time with its own layout (it ignores
+            // --stage, as it always has).
+            let hogwild_only = [
+                ("--ilp", ilp.is_some_and(|i| i != 1)),
+                ("--lanes", lanes.is_some()),
+                ("--vector", vector != 1),
+                ("--wg", wg.is_some()),
+                ("--dispatch-updates", dispatch_updates.is_some()),
+            ];
+            if scheme == SchemeArg::Wavefront {
+                if let Some((flag, _)) = hogwild_only.iter().find(|(_, given)| *given) {
+                    return Err(Error::Option(format!(
+                        "{flag}: applies to the hogwild scheme only"
+                    )));
+                }
             }
             let options = mf::Options {
                 k,
