@@ -89,6 +89,12 @@ fn bad_options_and_ratings_are_errors() {
             workgroup: Some(1 << 20),
             ..Default::default()
         },
+        // 32 lanes at k = 32: 16 words, fewer than one a lane.
+        Options {
+            k: 32,
+            lanes: Some(32),
+            ..Default::default()
+        },
         // 1 lane at k = 128: 64 words, past the 32 a lane holds.
         Options {
             lanes: Some(1),

@@ -98,7 +98,11 @@ impl Layout {
         let mut subgroup = o.subgroups && caps.subgroups;
         let lanes = match o.lanes.filter(|_| hogwild) {
             Some(lanes) => {
-                if !lanes.is_power_of_two() || lanes > 32 || words / lanes > MAX_PER {
+                if !lanes.is_power_of_two()
+                    || lanes > 32
+                    || lanes > words
+                    || words / lanes > MAX_PER
+                {
                     return Err(Error::Option(format!(
                         "lanes = {lanes}: must be a power of two up to 32 with k/2 / lanes \
                          from 1 to {MAX_PER} (k = {})",
