@@ -9,8 +9,10 @@
 #              .gpu/mf-tests), run first: every layout against the CPU twin on the GPU
 #   OUT=bench-out benches/peers/mf_rate.sh     (under 7 minutes on an H200: see BUDGET)
 # Runs go round-robin over the configurations (repeat 1 of each, then repeat 2, …), so that
-# a drift of the machine spreads over all of them; once BUDGET seconds (default 380) have
-# passed since the start, the remaining runs are skipped and logged.
+# a drift of the machine spreads over all of them; once BUDGET seconds (default 360) have
+# passed since the start, the remaining runs are skipped and logged, and none runs past HARD
+# seconds (default 405). A Netflix-shape run: reading and shuffling 99M ratings on the host,
+# ~1 s of clock warm-up, ~1 s of epochs.
 # CONFIGS overrides the candidates: lines "name|workers|extra mf train arguments"; F32_WORKERS
 # (default 13728, empty: none) the f32 run's workers; DIMS the shape (`gen ratings` arguments;
 # a small one makes a dry run on any adapter).
@@ -22,7 +24,8 @@ set -uo pipefail
 OUT=${OUT:-bench-out}
 EPOCHS=${EPOCHS:-20}
 REPEAT=${REPEAT:-3}
-BUDGET=${BUDGET:-380}
+BUDGET=${BUDGET:-360}
+HARD=${HARD:-405}  # no run outlives this many seconds from the start
 # Defaults: ILP 2, staged samples, the subgroup's 32 lanes, one word per access, clock
 # warm-up on, workgroups of 256. 13,728 workers is the fastest count of the earlier jobs;
 # 27,456 keeps the thread count at 16 lanes per worker; 16,896 × 16 lanes fill 132 SMs ×
@@ -50,7 +53,7 @@ $W info >> "$OUT/log.txt" 2>&1
 
 if [ -x .gpu/mf-tests ]; then
   log "tests/mf.rs on the GPU"
-  timeout 100 ./.gpu/mf-tests --test-threads 1 >"$OUT/mf_tests.txt" 2>&1 \
+  timeout 90 ./.gpu/mf-tests --test-threads 1 >"$OUT/mf_tests.txt" 2>&1 \
     || log "mf tests FAILED (exit $?): see mf_tests.txt"
   grep -E "^test |test result" "$OUT/mf_tests.txt" | tee -a "$OUT/log.txt"
 fi
@@ -70,8 +73,9 @@ train() { # config name, run, workers, extra arguments…
     return
   fi
   log "$name run $run: --workers $workers $*"
-  local j
-  j=$(timeout 90 $W mf train --train /tmp/mf/netflix.train.bin --test /tmp/mf/netflix.test.bin \
+  local j limit=$(( HARD - ($(date +%s) - START) ))
+  [ "$limit" -gt 90 ] && limit=90
+  j=$(timeout "$limit" $W mf train --train /tmp/mf/netflix.train.bin --test /tmp/mf/netflix.test.bin \
     --k 128 --epochs "$EPOCHS" --lambda 0.05 --alpha 0.08 --beta 0.3 --noise-floor "$floor" \
     --workers "$workers" --json "$@" 2>>"$OUT/log.txt") || { log "FAILED (exit $?)"; return; }
   python3 -c "import json,sys; j=json.loads(sys.argv[1]); j['config']=sys.argv[2]; j['run']=int(sys.argv[3]); print(json.dumps(j))" \
