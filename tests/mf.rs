@@ -257,6 +257,16 @@ fn bands_beyond_one_binding_train_like_one_buffer() {
         rel <= 1e-5,
         "banded parity, 16-invocation workgroups {rel:e}"
     );
+    // Q alone `@coherent` (lavapipe offers the decoration: the P_CACHED variant runs).
+    let q_only = Options {
+        coherent_p: false,
+        ..grouped.clone()
+    };
+    let (train, _) = sets(&data);
+    let t = Trainer::new(common::gpu_small_bindings(), &train, None, q_only.clone()).unwrap();
+    assert!(!t.coherent_p());
+    let rel = parity(common::gpu_small_bindings(), q_only, &data, 2);
+    assert!(rel <= 1e-5, "banded parity, Q alone coherent {rel:e}");
     let staged = Options {
         stage: true,
         ..grouped

@@ -325,6 +325,7 @@ fn cli_trains_saves_and_predicts() {
         &["--vector", "2"],
         &["--wg", "64"],
         &["--dispatch-updates", "512"],
+        &["--incoherent-p"],
     ] {
         let train = p("train.tsv");
         let mut args = vec!["mf", "train", "--train", &train, "--scheme", "wavefront"];

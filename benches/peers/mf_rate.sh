@@ -30,7 +30,8 @@ HARD=${HARD:-405}  # no run outlives this many seconds from the start
 # warm-up on, workgroups of 256. 13,728 workers is the fastest count of the earlier jobs;
 # 27,456 keeps the thread count at 16 lanes per worker; 16,896 × 16 lanes fill 132 SMs ×
 # 2,048 threads once; --wg 128 halves the workgroup (finer occupancy steps); one dispatch
-# per epoch takes ⌈nnz / (13,728 · 128)⌉ · 128 = 7,296 updates per worker.
+# per epoch takes ⌈nnz / (13,728 · 128)⌉ · 128 = 7,296 updates per worker; --incoherent-p
+# binds Q alone `@coherent` (--incoherent, both, reached 3.16–3.21 G at the same RMSE).
 CONFIGS=${CONFIGS:-"default|13728|
 cold|13728|--no-warm-up
 vec2|13728|--vector 2
@@ -38,7 +39,8 @@ wg128|13728|--wg 128
 l16v4|27456|--lanes 16 --vector 4
 l16v4|16896|--lanes 16 --vector 4
 l8v4|27456|--lanes 8 --vector 4
-dispatch8k|13728|--dispatch-updates 8192"}
+dispatch8k|13728|--dispatch-updates 8192
+pcached|13728|--incoherent-p"}
 START=$(date +%s)
 mkdir -p "$OUT" /tmp/mf
 if ls .gl/*.deb >/dev/null 2>&1; then
@@ -101,14 +103,14 @@ out = sys.argv[1]
 p = os.path.join(out, "mf_rate.jsonl")
 rs = [json.loads(l) for l in open(p) if l.strip()] if os.path.exists(p) else []
 print(f"{'config':>22} {'run':>3} {'prec':>4} {'lanes':>5} {'vec':>3} {'ilp':>3} {'stg':>3} "
-      f"{'disp':>5} {'wg':>4} {'warm s':>6} {'G upd/s':>8} {'ep1':>6} {'ep2+':>6} {'RMSE':>7} {'/floor':>6}")
+      f"{'disp':>5} {'wg':>4} {'cohP':>4} {'warm s':>6} {'G upd/s':>8} {'ep1':>6} {'ep2+':>6} {'RMSE':>7} {'/floor':>6}")
 for r in rs:
     eps = [e["updates_per_s"] / 1e9 for e in r["epochs"]]
     rest = statistics.median(eps[1:]) if len(eps) > 1 else float("nan")
     rm = r.get("final_rmse") or float("nan")
     fl = r.get("noise_floor") or float("nan")
     print(f"{r['config']:>22} {r['run']:>3} {r['precision']:>4} {r['lanes']:>5} {r['vector']:>3} "
-          f"{r['ilp']:>3} {int(bool(r['stage'])):>3} {r['dispatch_updates']:>5} {r['workgroup']:>4} "
+          f"{r['ilp']:>3} {int(bool(r['stage'])):>3} {r['dispatch_updates']:>5} {r['workgroup']:>4} {int(bool(r['coherent_p'])):>4} "
           f"{r.get('warm_up_seconds', 0):6.2f} {r['updates_per_s']/1e9:8.3f} {eps[0]:6.3f} "
           f"{rest:6.3f} {rm:7.4f} {rm/fl:6.3f}")
 print()

@@ -50,9 +50,15 @@ struct Params {
 @group(0) @binding(1) var<storage, read> samples: array<u32>;
 // COHERENT: P and Q bypass per-compute-unit caches, so a worker reads the rows other
 // workgroups stored during this dispatch (without it NVIDIA's L1 may serve a stale row for
-// the whole dispatch: each SM then trains its own copy of the hot rows).
+// the whole dispatch: each SM then trains its own copy of the hot rows). P_CACHED (with
+// COHERENT): only Q is `@coherent`, P's loads may be served by the compute unit's cache (a
+// measurement: rows of P are many and each is rarely in two workers' hands at once).
 #ifdef COHERENT
+#ifdef P_CACHED
+@group(0) @binding(2) var<storage, read_write> feat_p: array<VWord>;
+#else
 @coherent @group(0) @binding(2) var<storage, read_write> feat_p: array<VWord>;
+#endif
 @coherent @group(0) @binding(3) var<storage, read_write> feat_q: array<VWord>;
 #else
 @group(0) @binding(2) var<storage, read_write> feat_p: array<VWord>;

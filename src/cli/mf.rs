@@ -52,6 +52,10 @@ struct KernelArgs {
     /// most on a CPU device; on a GPU more spares each epoch some dispatches).
     #[arg(long)]
     dispatch_updates: Option<u32>,
+    /// Batch-Hogwild!: bind Q alone `@coherent`, P's loads served by the SM's cache where
+    /// they hit (a measurement; a row another SM updated may be read stale).
+    #[arg(long)]
+    incoherent_p: bool,
     /// Batch-Hogwild!: invocations per workgroup (a power of two ≥ lanes; default 256).
     #[arg(long)]
     wg: Option<u32>,
@@ -238,6 +242,7 @@ pub fn run(args: MfArgs) -> Result<ExitCode> {
                 vector,
                 dispatch_updates,
                 wg,
+                incoherent_p,
                 no_warm_up,
             } = *kernel;
             // The wavefront updates one sample at a time with its own layout (it ignores
@@ -248,6 +253,7 @@ pub fn run(args: MfArgs) -> Result<ExitCode> {
                 ("--vector", vector != 1),
                 ("--wg", wg.is_some()),
                 ("--dispatch-updates", dispatch_updates.is_some()),
+                ("--incoherent-p", incoherent_p),
             ];
             if scheme == SchemeArg::Wavefront {
                 if let Some((flag, _)) = hogwild_only.iter().find(|(_, given)| *given) {
@@ -281,6 +287,7 @@ pub fn run(args: MfArgs) -> Result<ExitCode> {
                 vector,
                 dispatch_updates,
                 workgroup: wg,
+                coherent_p: !incoherent_p,
                 ..Default::default()
             };
             // The devices first: a generated shape is checked against them before its
@@ -472,6 +479,7 @@ fn train_run(
                 "test": trainer.test_len(), "skipped_test": trainer.skipped_test(),
                 "k": k, "scheme": options.scheme, "precision": options.precision,
                 "native_f16": trainer.native_f16(), "coherent": trainer.coherent(),
+                "coherent_p": trainer.coherent_p(),
                 "streams": options.streams, "ilp": trainer.ilp(), "stage": trainer.staged(),
                 "vector": trainer.vector(), "dispatch_updates": trainer.dispatch_updates(),
                 "workgroup": trainer.workgroup(),
@@ -506,8 +514,10 @@ fn train_run(
         options.scheme,
         options.precision,
         if trainer.native_f16() { " native" } else { "" },
-        if trainer.coherent() {
+        if trainer.coherent_p() {
             ", coherent P/Q"
+        } else if trainer.coherent() {
+            ", coherent Q"
         } else {
             ""
         },

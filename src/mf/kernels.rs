@@ -72,6 +72,8 @@ pub(crate) struct Layout {
     pub half: bool,
     /// P and Q bound with the `@coherent` decoration in the training kernels.
     pub coherent: bool,
+    /// Batch-Hogwild! with `coherent`: P too (false: Q alone).
+    pub coherent_p: bool,
     /// Batch-Hogwild! stages its samples in the lanes (subgroup shuffles, lanes ≥ ILP).
     pub stage: bool,
     /// Batch-Hogwild!: adjacent words a lane loads and stores as one access (1, 2 or 4,
@@ -160,6 +162,7 @@ impl Layout {
             native_f16: half && o.native_f16 && caps.f16,
             half,
             coherent: o.coherent && caps.coherent,
+            coherent_p: o.coherent_p || !hogwild,
             stage: o.stage && subgroup && lanes >= o.ilp,
             vector,
             dispatch_updates,
@@ -401,6 +404,9 @@ pub(crate) fn record_hogwild(
     let mut defines = l.defines();
     if l.coherent {
         defines.push("COHERENT");
+        if !l.coherent_p {
+            defines.push("P_CACHED");
+        }
     }
     if pass.counters.is_some() {
         defines.push("COUNT");

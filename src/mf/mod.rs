@@ -116,6 +116,10 @@ pub struct Options {
     /// Bind P and Q with the `@coherent` decoration when the adapter offers it (off only to
     /// measure what a non-coherent cache does to the Hogwild! races).
     pub coherent: bool,
+    /// Batch-Hogwild! with `coherent`: bind P `@coherent` too (the default); false binds Q
+    /// alone, letting P's loads hit a compute unit's cache (a measurement: a row of P
+    /// another SM updated may then be read stale). The wavefront ignores it.
+    pub coherent_p: bool,
     /// Wavefront: virtual subgroups per worker (its workgroup), which deal each block it holds
     /// round-robin and update it Hogwild!-style among themselves; 1 (the paper's scheme): the
     /// worker updates a block's samples serially.
@@ -171,6 +175,7 @@ impl Default for Options {
             native_f16: true,
             instrument: false,
             coherent: true,
+            coherent_p: true,
             streams: 1,
             ilp: 2,
             stage: true,
@@ -433,6 +438,11 @@ impl<'g> Trainer<'g> {
     /// Whether the training kernels bind P and Q `@coherent` (see [`Options::coherent`]).
     pub fn coherent(&self) -> bool {
         self.layout.coherent
+    }
+
+    /// Whether the training kernels bind P `@coherent` ([`Options::coherent_p`]).
+    pub fn coherent_p(&self) -> bool {
+        self.layout.coherent && self.layout.coherent_p
     }
 
     /// Whether batch-Hogwild! stages its samples in the lanes ([`Options::stage`]).
