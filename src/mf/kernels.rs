@@ -135,7 +135,10 @@ impl Layout {
         while !per.is_multiple_of(vector) {
             vector /= 2;
         }
-        let dispatch_updates = o.dispatch_updates.unwrap_or(UPDATES_PER_DISPATCH);
+        let dispatch_updates = o
+            .dispatch_updates
+            .filter(|_| hogwild)
+            .unwrap_or(UPDATES_PER_DISPATCH);
         if dispatch_updates > UPDATES_PER_DISPATCH && caps.device_type == "Cpu" {
             return Err(Error::Option(format!(
                 "dispatch_updates = {dispatch_updates}: at most {UPDATES_PER_DISPATCH} on a CPU \
