@@ -257,6 +257,14 @@ fn bands_beyond_one_binding_train_like_one_buffer() {
         rel <= 1e-5,
         "banded parity, 16-invocation workgroups {rel:e}"
     );
+    // One lane holds a whole row (16 words at k = 32): no reduction, no staging.
+    let one_lane = Options {
+        lanes: Some(1),
+        vector: 2,
+        ..grouped.clone()
+    };
+    let rel = parity(common::gpu_small_bindings(), one_lane, &data, 2);
+    assert!(rel <= 1e-5, "banded parity, one lane per update {rel:e}");
     // Q alone `@coherent` (lavapipe offers the decoration: the P_CACHED variant runs).
     let q_only = Options {
         coherent_p: false,
