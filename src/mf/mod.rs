@@ -535,9 +535,9 @@ impl<'g> Trainer<'g> {
         Ok(out)
     }
 
-    /// Brings the GPU's clocks up before training is timed (after seconds of host work an
-    /// H200 sits at a fraction of its clock and needs ~0.3 s of load to recover: a cold
-    /// 20-epoch Netflix run spends a good part of its ~0.7 s ramping up). Runs batch-Hogwild!
+    /// Brings the GPU's clocks up before training is timed (after host work an H200 was seen
+    /// at ~500 MHz, needing ~0.3 s of load to recover: see [`crate::gpu::WARM_UP_SECONDS`];
+    /// a 20-epoch Netflix-shape run trains for about a second). Runs batch-Hogwild!
     /// epochs at learning rate 0, whose every store writes back the value it read (P and Q
     /// keep their values while they are finite), until their times settle as
     /// [`crate::gpu::median_warm`] requires; then restores the workers' PCG states and the
