@@ -18,13 +18,21 @@ fn one_worker_equals_serial_cpu_sgd_on_every_path() {
             // often share a row, so both the joint and the one-at-a-time groups run.
             // Staged samples (subgroup paths only; elsewhere the option is off) load a chunk
             // of one sample per lane ahead of use; batches of 13 and 14 end mid-chunk.
-            for (k, ilp, batch, stage) in [
-                (32, 1, 16, false),
-                (128, 1, 16, false),
-                (32, 2, 15, false),
-                (128, 4, 14, false),
-                (32, 1, 13, true),
-                (128, 4, 14, true),
+            // Lanes per update (None: the adapter's subgroup size) and words per access:
+            // 4 lanes of 16 words at k = 128 (several workers per hardware subgroup), 16
+            // lanes (wider than lavapipe's subgroup of 8: the workgroup-memory reduction),
+            // 2 lanes; vector words of 2 and 4 on the plain (ILP 1), grouped and staged paths.
+            for (k, ilp, batch, stage, lanes, vector) in [
+                (32, 1, 16, false, None, 1),
+                (128, 1, 16, false, None, 1),
+                (32, 2, 15, false, None, 1),
+                (128, 4, 14, false, None, 1),
+                (32, 1, 13, true, None, 1),
+                (128, 4, 14, true, None, 1),
+                (32, 1, 16, false, None, 2),
+                (128, 2, 15, true, Some(4), 4),
+                (128, 4, 14, false, Some(16), 2),
+                (64, 2, 13, true, Some(2), 4),
             ] {
                 let options = Options {
                     k,
@@ -35,12 +43,31 @@ fn one_worker_equals_serial_cpu_sgd_on_every_path() {
                     native_f16,
                     ilp,
                     stage,
+                    lanes,
+                    vector,
                     ..Default::default()
                 };
                 let (train, _) = sets(&data);
                 let t = Trainer::new(gpu, &train, None, options.clone()).unwrap();
-                let want = stage && subgroups && gpu.caps.subgroups;
-                assert_eq!(t.staged(), want, "{name} k={k} ilp={ilp}: staged");
+                let (used, shuffles) = t.lanes();
+                let case =
+                    format!("{name} {precision:?} k={k} ilp={ilp} lanes={used} vec={vector}");
+                if let Some(l) = lanes {
+                    assert_eq!(used, l, "{case}");
+                    assert_eq!(shuffles, subgroups && gpu.caps.shuffle_fits(l), "{case}");
+                }
+                // Words per access: the option when it divides a lane's words, else fewer.
+                let per = k as u32 / 2 / used;
+                if per.is_multiple_of(vector) {
+                    assert_eq!(t.vector(), vector, "{case}");
+                } else {
+                    assert!(
+                        t.vector() < vector && per.is_multiple_of(t.vector()),
+                        "{case}"
+                    );
+                }
+                let want = stage && shuffles && used >= ilp;
+                assert_eq!(t.staged(), want, "{case}: staged");
                 let rel = parity(gpu, options, &data, 2);
                 // f32: f32 vs f64 arithmetic (measured ≤ 7e-7); f16: a rounding flip is one
                 // f16 ulp (2^-11 ≈ 4.9e-4 of the largest value; measured ≤ 6.4e-4 on
@@ -55,7 +82,7 @@ fn one_worker_equals_serial_cpu_sgd_on_every_path() {
                 };
                 assert!(
                     rel <= tol,
-                    "{name} {precision:?} k={k} ilp={ilp} stage={stage}: rel diff {rel:e} > {tol:e}"
+                    "{case} stage={stage}: rel diff {rel:e} > {tol:e}"
                 );
             }
         }
@@ -92,19 +119,25 @@ fn gpu_rmse_equals_the_host_model_rmse() {
 fn updates_per_epoch_are_counted() {
     let data = planted(100, 80, 5_000, 3);
     let (train, _) = sets(&data);
-    for (workers, batch, ilp, stage) in [
-        (1, 128, 1, false),
-        (7, 16, 1, false),
-        (64, 32, 1, false),
-        (7, 15, 4, false),
-        (64, 32, 2, false),
-        (7, 15, 2, true),
+    for (workers, batch, ilp, stage, lanes, vector) in [
+        (1, 128, 1, false, None, 1),
+        (7, 16, 1, false, None, 1),
+        (64, 32, 1, false, None, 1),
+        (7, 15, 4, false, None, 1),
+        (64, 32, 2, false, None, 1),
+        (7, 15, 2, true, None, 1),
+        (64, 32, 2, true, Some(2), 4),
+        (7, 15, 1, false, Some(4), 2),
     ] {
         let options = Options {
             workers: Some(workers),
             batch,
             ilp,
             stage,
+            lanes,
+            vector,
+            // Two batches per dispatch at most.
+            dispatch_updates: Some(2 * batch),
             instrument: true,
             ..converge_options()
         };
@@ -116,6 +149,22 @@ fn updates_per_epoch_are_counted() {
         assert!(per_epoch >= nnz && per_epoch < nnz + workers as u64 * batch as u64);
         assert_eq!(t.instruments().unwrap().updates, 3 * per_epoch);
     }
+    // Workgroups of one update's lanes up to 64 invocations: 7 workers leave the last
+    // workgroup part idle.
+    for workgroup in [8, 64] {
+        let options = Options {
+            workers: Some(7),
+            batch: 15,
+            lanes: Some(8),
+            workgroup: Some(workgroup),
+            instrument: true,
+            ..converge_options()
+        };
+        let mut t = Trainer::new(common::gpu(), &train, None, options).unwrap();
+        assert_eq!(t.workgroup(), workgroup);
+        t.fit(2, |_| {}).unwrap();
+        assert_eq!(t.instruments().unwrap().updates, 2 * t.updates_per_epoch());
+    }
 }
 
 /// A lone worker's epoch of 36,000 updates: lavapipe ends every loop of an invocation after
@@ -126,13 +175,30 @@ fn updates_per_epoch_are_counted() {
 fn a_lone_worker_does_every_update_of_a_long_epoch() {
     let data = medium();
     let (train, _) = sets(&data);
-    for (name, gpu, subgroups, k, ilp) in [
-        ("subgroups k=32", common::gpu(), true, 32, 1),
-        ("workgroup k=256", common::gpu(), false, 256, 1),
-        ("no features k=256", common::gpu_plain(), true, 256, 1),
-        ("subgroups k=256 ilp=4", common::gpu(), true, 256, 4),
-        ("workgroup k=256 ilp=4", common::gpu(), false, 256, 4),
-        ("subgroups k=256 ilp=4 staged", common::gpu(), true, 256, 4),
+    // 4 lanes at k = 256: 32 words per lane, one at a time, the most loop iterations per
+    // update of any layout.
+    for (name, gpu, subgroups, k, ilp, lanes) in [
+        ("subgroups k=32", common::gpu(), true, 32, 1, None),
+        ("workgroup k=256", common::gpu(), false, 256, 1, None),
+        ("no features k=256", common::gpu_plain(), true, 256, 1, None),
+        ("subgroups k=256 ilp=4", common::gpu(), true, 256, 4, None),
+        ("workgroup k=256 ilp=4", common::gpu(), false, 256, 4, None),
+        (
+            "subgroups k=256 ilp=4 staged",
+            common::gpu(),
+            true,
+            256,
+            4,
+            None,
+        ),
+        (
+            "subgroups k=256 4 lanes",
+            common::gpu(),
+            true,
+            256,
+            1,
+            Some(4),
+        ),
     ] {
         let options = Options {
             k,
@@ -141,6 +207,7 @@ fn a_lone_worker_does_every_update_of_a_long_epoch() {
             subgroups,
             ilp,
             stage: name.ends_with("staged"),
+            lanes,
             instrument: true,
             ..converge_options()
         };
@@ -173,12 +240,57 @@ fn bands_beyond_one_binding_train_like_one_buffer() {
     };
     let rel = parity(common::gpu_small_bindings(), grouped.clone(), &data, 2);
     assert!(rel <= 1e-5, "banded parity, ilp 4 {rel:e}");
+    // One batch per dispatch: the PCG states carry the sequence from dispatch to dispatch.
+    let short = Options {
+        dispatch_updates: Some(16),
+        ..grouped.clone()
+    };
+    let rel = parity(common::gpu_small_bindings(), short, &data, 2);
+    assert!(rel <= 1e-5, "banded parity, one batch per dispatch {rel:e}");
+    let small_wg = Options {
+        lanes: Some(8),
+        workgroup: Some(16),
+        ..grouped.clone()
+    };
+    let rel = parity(common::gpu_small_bindings(), small_wg, &data, 2);
+    assert!(
+        rel <= 1e-5,
+        "banded parity, 16-invocation workgroups {rel:e}"
+    );
+    // One lane holds a whole row (16 words at k = 32): no reduction, no staging.
+    let one_lane = Options {
+        lanes: Some(1),
+        vector: 2,
+        ..grouped.clone()
+    };
+    let rel = parity(common::gpu_small_bindings(), one_lane, &data, 2);
+    assert!(rel <= 1e-5, "banded parity, one lane per update {rel:e}");
+    // Q alone `@coherent` (lavapipe offers the decoration: the P_CACHED variant runs).
+    let q_only = Options {
+        coherent_p: false,
+        ..grouped.clone()
+    };
+    let (train, _) = sets(&data);
+    let t = Trainer::new(common::gpu_small_bindings(), &train, None, q_only.clone()).unwrap();
+    assert!(!t.coherent_p());
+    let rel = parity(common::gpu_small_bindings(), q_only, &data, 2);
+    assert!(rel <= 1e-5, "banded parity, Q alone coherent {rel:e}");
     let staged = Options {
         stage: true,
         ..grouped
     };
-    let rel = parity(common::gpu_small_bindings(), staged, &data, 2);
+    let rel = parity(common::gpu_small_bindings(), staged.clone(), &data, 2);
     assert!(rel <= 1e-5, "banded parity, ilp 4, staged {rel:e}");
+    let narrow = Options {
+        lanes: Some(4),
+        vector: 4,
+        ..staged
+    };
+    let rel = parity(common::gpu_small_bindings(), narrow, &data, 2);
+    assert!(
+        rel <= 1e-5,
+        "banded parity, ilp 4, staged, 4 lanes, vector 4 {rel:e}"
+    );
     let (train, _) = sets(&data);
     let t = Trainer::new(common::gpu_small_bindings(), &train, None, options.clone()).unwrap();
     assert!(t.device_samples().unwrap().len() >= 3);
@@ -284,9 +396,14 @@ fn wavefront_one_worker_equals_serial_cpu_sgd() {
             precision,
             workers: Some(1),
             columns: Some(1),
+            // Batch-Hogwild!'s options: the wavefront ignores them.
+            lanes: Some(4),
+            vector: 4,
             ..Default::default()
         };
         let mut t = Trainer::new(common::gpu(), &train, None, options.clone()).unwrap();
+        assert_eq!((t.ilp(), t.vector(), t.staged()), (1, 1, false));
+        assert_ne!(t.lanes().0, 4);
         let (mut p, mut q) = t.device_features().unwrap();
         let samples = t.device_samples().unwrap().remove(0);
         let c = cpu::Coeffs {
@@ -311,5 +428,48 @@ fn wavefront_one_worker_equals_serial_cpu_sgd() {
             1e-5
         };
         assert!(diff / scale <= tol, "{precision:?}: {:e}", diff / scale);
+    }
+}
+
+#[test]
+fn warm_up_leaves_the_model_and_the_sample_order_as_they_were() {
+    let data = planted(60, 40, 700, 13);
+    let (train, _) = sets(&data);
+    for precision in [Precision::F16, Precision::F32] {
+        // 16 workers race on shared rows: every racing store writes back what was read.
+        let options = Options {
+            precision,
+            workers: Some(16),
+            batch: 8,
+            instrument: true,
+            ..converge_options()
+        };
+        let mut t = Trainer::new(common::gpu(), &train, None, options.clone()).unwrap();
+        let before = (t.device_features().unwrap(), t.worker_states().unwrap());
+        assert!(t.warm_up().unwrap() > 0.0);
+        let after = (t.device_features().unwrap(), t.worker_states().unwrap());
+        assert!(
+            before == after,
+            "{precision:?}: warm-up changed P, Q or the streams"
+        );
+        assert_eq!(t.instruments().unwrap().updates, 0);
+        // One worker trains deterministically: the same model with and without warm-up.
+        let one = Options {
+            workers: Some(1),
+            ..options
+        };
+        let mut warm = Trainer::new(common::gpu(), &train, None, one.clone()).unwrap();
+        warm.warm_up().unwrap();
+        warm.fit(2, |_| {}).unwrap();
+        let mut cold = Trainer::new(common::gpu(), &train, None, one).unwrap();
+        cold.fit(2, |_| {}).unwrap();
+        assert!(
+            warm.device_features().unwrap() == cold.device_features().unwrap(),
+            "{precision:?}: warm-up changed training"
+        );
+        assert_eq!(
+            warm.instruments().unwrap().updates,
+            cold.updates_per_epoch() * 2
+        );
     }
 }

@@ -4,7 +4,7 @@
 mod common;
 
 use common::mf::*;
-use wgsparse::mf::{Model, Options, Scheme, Trainer};
+use wgsparse::mf::{Model, Options, Trainer};
 use wgsparse::Error;
 
 #[test]
@@ -55,8 +55,49 @@ fn bad_options_and_ratings_are_errors() {
             ..Default::default()
         },
         Options {
-            ilp: 2,
-            scheme: Scheme::Wavefront,
+            vector: 3,
+            ..Default::default()
+        },
+        Options {
+            lanes: Some(3),
+            ..Default::default()
+        },
+        Options {
+            lanes: Some(64),
+            ..Default::default()
+        },
+        Options {
+            dispatch_updates: Some(0),
+            ..Default::default()
+        },
+        // Batches of 128 in dispatches of 64 updates per worker.
+        Options {
+            dispatch_updates: Some(64),
+            ..Default::default()
+        },
+        Options {
+            workgroup: Some(48),
+            ..Default::default()
+        },
+        // Narrower than the 8 lanes of an update.
+        Options {
+            lanes: Some(8),
+            workgroup: Some(4),
+            ..Default::default()
+        },
+        Options {
+            workgroup: Some(1 << 20),
+            ..Default::default()
+        },
+        // 32 lanes at k = 32: 16 words, fewer than one a lane.
+        Options {
+            k: 32,
+            lanes: Some(32),
+            ..Default::default()
+        },
+        // 1 lane at k = 128: 64 words, past the 32 a lane holds.
+        Options {
+            lanes: Some(1),
             ..Default::default()
         },
     ] {
@@ -65,6 +106,16 @@ fn bad_options_and_ratings_are_errors() {
             Err(Error::Option(_))
         ));
     }
+    // Past llvmpipe's loop limiter: refused on CPU devices.
+    let long = Options {
+        dispatch_updates: Some(4096),
+        ..Default::default()
+    };
+    let refused = matches!(
+        Trainer::new(gpu, &train, None, long),
+        Err(Error::Option(e)) if e.contains("dispatch_updates = 4096")
+    );
+    assert_eq!(refused, gpu.caps.device_type == "Cpu");
     let mut nan = train.clone();
     nan.values[5] = f32::NAN;
     let e = Trainer::new(gpu, &nan, None, Options::default())
@@ -185,6 +236,8 @@ fn cli_trains_saves_and_predicts() {
         "--ilp",
         "2",
         "--stage",
+        "--vector",
+        "2",
         "--json",
         "--model",
         &p("m.wgmf"),
@@ -198,6 +251,12 @@ fn cli_trains_saves_and_predicts() {
     assert_eq!(j["skipped_test"], 1);
     assert_eq!(j["ilp"], 2);
     assert!(j["stage"].is_boolean(), "{j}");
+    let per = 32 / 2 / j["lanes"].as_u64().unwrap();
+    assert_eq!(
+        j["vector"],
+        if per.is_multiple_of(2) { 2 } else { 1 },
+        "{j}"
+    );
     let last = j["final_rmse"].as_f64().unwrap();
     assert!(
         last < j["rmse"][0].as_f64().unwrap() && last < 0.5,
@@ -260,4 +319,40 @@ fn cli_trains_saves_and_predicts() {
     let args = ["mf", "train", "--train", &p("train.tsv"), "--ilp", "3"];
     let (ok, _, err) = cli(&args);
     assert!(!ok && err.contains("ilp = 3"), "{err}");
+    for flag in [
+        &["--ilp", "2"][..],
+        &["--lanes", "4"],
+        &["--vector", "2"],
+        &["--wg", "64"],
+        &["--dispatch-updates", "512"],
+        &["--incoherent-p"],
+    ] {
+        let train = p("train.tsv");
+        let mut args = vec!["mf", "train", "--train", &train, "--scheme", "wavefront"];
+        args.extend(flag);
+        let (ok, _, err) = cli(&args);
+        let want = format!("{}: applies to the hogwild scheme only", flag[0]);
+        assert!(!ok && err.contains(&want), "{err}");
+    }
+    let args = ["mf", "train", "--train", &p("train.tsv"), "--lanes", "12"];
+    let (ok, _, err) = cli(&args);
+    assert!(!ok && err.contains("lanes = 12"), "{err}");
+    // ILP 1 without staging stays reachable; the defaults are ILP 2, staged.
+    for (extra, ilp, staged) in [
+        (&["--ilp", "1", "--no-stage", "--no-warm-up"][..], 1, false),
+        (&[][..], 2, true),
+    ] {
+        let train = p("train.tsv");
+        let mut args = vec!["mf", "train", "--train", &train, "--k", "32"];
+        args.extend(["--epochs", "1", "--json"]);
+        args.extend(extra);
+        let (ok, out, err) = cli(&args);
+        assert!(ok, "{err}");
+        let j: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+        assert_eq!(j["ilp"], ilp, "{j}");
+        // Staging needs subgroup shuffles.
+        assert_eq!(j["stage"], staged && j["subgroup_reduce"] == true, "{j}");
+        // The clock warm-up runs by default.
+        assert_eq!(j["warm_up_seconds"].as_f64().unwrap() > 0.0, staged, "{j}");
+    }
 }

@@ -83,23 +83,29 @@ fn one_device_through_the_multi_path_equals_the_single_device_trainer() {
         assert_eq!(multi.updates_per_epoch(), one.updates_per_epoch());
         assert_eq!(multi.workers(), one.workers());
         // One worker (no races, so the run is deterministic): the same model, bit for bit,
-        // and the same test RMSE.
-        let options = Options {
-            precision,
-            workers: Some(1),
-            ..converge_options()
-        };
-        let mut one = Trainer::new(&gpu[0], &train, Some(&test), options.clone()).unwrap();
-        let mut multi = MultiTrainer::new(gpu, &train, Some(&test), options, 1).unwrap();
-        let a = one.fit(2, |_| {}).unwrap();
-        let b = multi.fit(2, |_| {}).unwrap();
-        assert_eq!(one.updates_per_epoch(), multi.updates_per_epoch());
-        assert_eq!(a[1].updates, b[1].common.updates);
-        let (ma, mb) = (one.model().unwrap(), multi.model().unwrap());
-        assert!(ma.p == mb.p && ma.q == mb.q, "{precision:?}: models differ");
-        let (ra, rb) = (a[1].rmse.unwrap(), b[1].common.rmse.unwrap());
-        // GPU f32 sums against the host's f64 sums of the same model.
-        assert!((ra - rb).abs() <= 1e-4 * ra, "{precision:?}: {ra} vs {rb}");
+        // and the same test RMSE; also with 4 lanes of 4-word accesses in workgroups of 32.
+        for (lanes, vector, workgroup) in [(None, 1, None), (Some(4), 4, Some(32))] {
+            let options = Options {
+                precision,
+                workers: Some(1),
+                lanes,
+                vector,
+                workgroup,
+                ..converge_options()
+            };
+            let mut one = Trainer::new(&gpu[0], &train, Some(&test), options.clone()).unwrap();
+            let mut multi = MultiTrainer::new(gpu, &train, Some(&test), options, 1).unwrap();
+            assert_eq!((one.vector(), multi.vector()), (vector, vector));
+            let a = one.fit(2, |_| {}).unwrap();
+            let b = multi.fit(2, |_| {}).unwrap();
+            assert_eq!(one.updates_per_epoch(), multi.updates_per_epoch());
+            assert_eq!(a[1].updates, b[1].common.updates);
+            let (ma, mb) = (one.model().unwrap(), multi.model().unwrap());
+            assert!(ma.p == mb.p && ma.q == mb.q, "{precision:?}: models differ");
+            let (ra, rb) = (a[1].rmse.unwrap(), b[1].common.rmse.unwrap());
+            // GPU f32 sums against the host's f64 sums of the same model.
+            assert!((ra - rb).abs() <= 1e-4 * ra, "{precision:?}: {ra} vs {rb}");
+        }
     }
 }
 

@@ -32,8 +32,9 @@
 #   the planted ratings span 1–5, so the paper's λ scaled by the range ratio is 0.04).
 #   HOGWILD=0 skips the batch-Hogwild! runs on the Netflix shape (wavefront only).
 #   ILP="1 2 4" runs the Netflix batch-Hogwild! f16 runs at each ILP × WORKERS (mf train --ilp:
-#   samples a worker updates together), then f32 once at the fastest f16 (ILP, workers);
-#   STAGE="0 1" runs each of those without and with --stage (samples staged in the lanes);
+#   samples a worker updates together; default 2), then f32 once at the fastest f16 (ILP,
+#   workers); STAGE="0 1" runs each of those without (--no-stage) and with staged samples
+#   (default 1: staged, as mf train);
 #   REPEAT=3 repeats each f16 run (the rate must hold in every run); INCOHERENT=0 skips the
 #   --incoherent run; REFERENCE=0 skips step 2 (keeps the tests of step 1).
 #     SHAPES=netflix WORKERS="8448 16896" ILP="1 2 4" STAGE="0 1" WF_WORKERS="" CHECKS=1 REFERENCE=0 \
@@ -47,7 +48,7 @@ CHECKS=${CHECKS:-1}
 WORKERS=${WORKERS:-"6864 13728"}
 WF_WORKERS=${WF_WORKERS-"1024 4096"}  # empty: no wavefront runs
 EPOCHS=${EPOCHS:-20}
-ILP=${ILP:-1}
+ILP=${ILP:-2}
 REPEAT=${REPEAT:-1}
 mkdir -p "$OUT" /tmp/mf
 for f in .gl/*.deb; do [ -e "$f" ] && dpkg -x "$f" /; done; ldconfig
@@ -114,8 +115,8 @@ for shape in $SHAPES; do
   if [ "$shape" = netflix ]; then
     if [ "${HOGWILD:-1}" = 1 ]; then
       for ilp in $ILP; do
-        for st in ${STAGE:-0}; do
-          stage=; [ "$st" = 1 ] && stage=--stage
+        for st in ${STAGE:-1}; do
+          stage=--no-stage; [ "$st" = 1 ] && stage=--stage
           for w in $WORKERS; do
             for _ in $(seq "$REPEAT"); do
               train $shape "$floor" $hp --precision f16 --workers "$w" --ilp "$ilp" $stage
@@ -131,7 +132,7 @@ rs = [r for r in rs if r["items"] < 100000 and r["scheme"] == "hogwild"
       and r["precision"] == "f16" and r.get("coherent")]
 if rs:
     b = max(rs, key=lambda r: r["updates_per_s"])
-    print(b.get("ilp", 1), b["workers"], "--stage" if b.get("stage") else "")
+    print(b.get("ilp", 1), b["workers"], "--stage" if b.get("stage") else "--no-stage")
 PY
 )
       if [ -n "$best" ]; then

@@ -13,6 +13,9 @@
 // lane t the sample at batch position c·LANES + t, one chunk ahead of use (coalesced, and off
 // the update chain but for a batch's first chunk); each update takes its sample from the
 // owning lane by a shuffle.
+//
+// VEC2/VEC4 (mf/vec): a lane loads and stores VEC adjacent words of a row as one access; the
+// rows' layout in memory is unchanged.
 #import mf/sgd
 #import shared/rng
 
@@ -47,13 +50,19 @@ struct Params {
 @group(0) @binding(1) var<storage, read> samples: array<u32>;
 // COHERENT: P and Q bypass per-compute-unit caches, so a worker reads the rows other
 // workgroups stored during this dispatch (without it NVIDIA's L1 may serve a stale row for
-// the whole dispatch: each SM then trains its own copy of the hot rows).
+// the whole dispatch: each SM then trains its own copy of the hot rows). P_CACHED (with
+// COHERENT): only Q is `@coherent`, P's loads may be served by the compute unit's cache (a
+// measurement: rows of P are many and each is rarely in two workers' hands at once).
 #ifdef COHERENT
-@coherent @group(0) @binding(2) var<storage, read_write> feat_p: array<Word>;
-@coherent @group(0) @binding(3) var<storage, read_write> feat_q: array<Word>;
+#ifdef P_CACHED
+@group(0) @binding(2) var<storage, read_write> feat_p: array<VWord>;
 #else
-@group(0) @binding(2) var<storage, read_write> feat_p: array<Word>;
-@group(0) @binding(3) var<storage, read_write> feat_q: array<Word>;
+@coherent @group(0) @binding(2) var<storage, read_write> feat_p: array<VWord>;
+#endif
+@coherent @group(0) @binding(3) var<storage, read_write> feat_q: array<VWord>;
+#else
+@group(0) @binding(2) var<storage, read_write> feat_p: array<VWord>;
+@group(0) @binding(3) var<storage, read_write> feat_q: array<VWord>;
 #endif
 @group(0) @binding(4) var<storage, read_write> rng: array<u32>;
 #ifdef COUNT
@@ -144,10 +153,11 @@ fn main(
 // after slot b − 1's stores, which this lane made to the very words it loads). Every phase
 // runs one vsg_sum whatever the samples, so control flow stays workgroup-uniform; idle slots
 // (b ≥ count) load and store nothing and sum zero. Constant loop bounds (ILP, PER) keep the
-// register arrays statically indexed once unrolled.
+// register arrays statically indexed once unrolled. Word i of a lane's share is word
+// i % VEC of its vector word i / VEC (mf/vec).
 fn sgd_group(s0: u32, pos: u32, count: u32, lid: u32, live: bool, lr: f32, lambda: f32) {
     let lane = lid % LANES;
-    let words = LANES * PER;
+    let vwords = LANES * PER / VEC;
     var u: array<u32, MAX_ILP>;
     var v: array<u32, MAX_ILP>;
     var r: array<f32, MAX_ILP>;
@@ -185,26 +195,37 @@ fn sgd_group(s0: u32, pos: u32, count: u32, lid: u32, live: bool, lr: f32, lambd
     for (var a = 0u; a < ILP; a++) {
         for (var b = 0u; b < ILP; b++) {
             if b < count && select(a == 0u, a == b, serial) {
-                let pb = u[b] * words + lane;
-                let qb = v[b] * words + lane;
+                let pb = u[b] * vwords + lane;
+                let qb = v[b] * vwords + lane;
                 var acc = 0.0;
-                for (var i = 0u; i < PER; i++) {
-                    pv[b][i] = word_load(feat_p[pb + i * LANES]);
-                    qv[b][i] = word_load(feat_q[qb + i * LANES]);
-                    acc += dot(pv[b][i], qv[b][i]);
+                for (var j = 0u; j < PER / VEC; j++) {
+                    let wp = feat_p[pb + j * LANES];
+                    let wq = feat_q[qb + j * LANES];
+                    for (var c = 0u; c < VEC; c++) {
+                        let i = j * VEC + c;
+                        pv[b][i] = vword_get(wp, c);
+                        qv[b][i] = vword_get(wq, c);
+                        acc += dot(pv[b][i], qv[b][i]);
+                    }
                 }
                 part[b] = acc;
             }
         }
         let e = r[a] - vsg_sum(part[a], LANES, lid);
         if live && a < count {
-            let pb = u[a] * words + lane;
-            let qb = v[a] * words + lane;
-            for (var i = 0u; i < PER; i++) {
-                let p = pv[a][i];
-                let q = qv[a][i];
-                feat_p[pb + i * LANES] = word_store(p + lr * (e * q - lambda * p));
-                feat_q[qb + i * LANES] = word_store(q + lr * (e * p - lambda * q));
+            let pb = u[a] * vwords + lane;
+            let qb = v[a] * vwords + lane;
+            for (var j = 0u; j < PER / VEC; j++) {
+                var wp: VWord;
+                var wq: VWord;
+                for (var c = 0u; c < VEC; c++) {
+                    let p = pv[a][j * VEC + c];
+                    let q = qv[a][j * VEC + c];
+                    vword_set(&wp, c, p + lr * (e * q - lambda * p));
+                    vword_set(&wq, c, q + lr * (e * p - lambda * q));
+                }
+                feat_p[pb + j * LANES] = wp;
+                feat_q[qb + j * LANES] = wq;
             }
         }
     }

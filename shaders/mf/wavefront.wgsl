@@ -34,11 +34,11 @@ struct Params {
 // workgroups stored during this dispatch (without it NVIDIA's L1 may serve a stale row for
 // the whole dispatch: each SM then trains its own copy of the hot rows).
 #ifdef COHERENT
-@coherent @group(0) @binding(2) var<storage, read_write> feat_p: array<Word>;
-@coherent @group(0) @binding(3) var<storage, read_write> feat_q: array<Word>;
+@coherent @group(0) @binding(2) var<storage, read_write> feat_p: array<VWord>;
+@coherent @group(0) @binding(3) var<storage, read_write> feat_q: array<VWord>;
 #else
-@group(0) @binding(2) var<storage, read_write> feat_p: array<Word>;
-@group(0) @binding(3) var<storage, read_write> feat_q: array<Word>;
+@group(0) @binding(2) var<storage, read_write> feat_p: array<VWord>;
+@group(0) @binding(3) var<storage, read_write> feat_q: array<VWord>;
 #endif
 @group(0) @binding(4) var<storage, read_write> rng: array<u32>;
 @group(0) @binding(5) var<storage, read> offsets: array<u32>;

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Subcommand, ValueEnum};
+use clap::{Args, Subcommand, ValueEnum};
 use serde_json::json;
 
 use wgsparse::gen::planted_ratings;
@@ -20,10 +20,50 @@ pub struct MfArgs {
     what: What,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum SchemeArg {
     Hogwild,
     Wavefront,
+}
+
+/// How a batch-Hogwild! worker runs its updates.
+#[derive(Args)]
+struct KernelArgs {
+    /// Batch-Hogwild!: samples a worker updates together, their row loads in flight at
+    /// once when they share no row (1, 2 or 4; default 2; same result as one at a time).
+    #[arg(long)]
+    ilp: Option<u32>,
+    /// Batch-Hogwild!: stage the samples in the lanes a chunk ahead of use (the default;
+    /// with subgroup shuffles, otherwise ignored, as the JSON's `stage` shows).
+    #[arg(long, conflicts_with = "no_stage")]
+    stage: bool,
+    /// Batch-Hogwild!: load each sample on its update's chain instead of staging it.
+    #[arg(long)]
+    no_stage: bool,
+    /// Batch-Hogwild!: lanes per update (a power of two up to 32; default the adapter's
+    /// subgroup size, at most 32 and k/2).
+    #[arg(long)]
+    lanes: Option<u32>,
+    /// Batch-Hogwild!: adjacent words (feature pairs) a lane loads and stores as one
+    /// access (1, 2 or 4; lowered to divide a lane's words, as the JSON's `vector` shows).
+    #[arg(long, default_value_t = 1)]
+    vector: u32,
+    /// Batch-Hogwild!: most updates a worker performs in one dispatch (default 1024, the
+    /// most on a CPU device; on a GPU more spares each epoch some dispatches).
+    #[arg(long)]
+    dispatch_updates: Option<u32>,
+    /// Batch-Hogwild!: bind Q alone `@coherent`, P's loads served by the SM's cache where
+    /// they hit (a measurement; a row another SM updated may be read stale).
+    #[arg(long)]
+    incoherent_p: bool,
+    /// Batch-Hogwild!: invocations per workgroup (a power of two ≥ lanes; default 256).
+    #[arg(long)]
+    wg: Option<u32>,
+    /// Batch-Hogwild! on one device: train without first bringing the GPU's clocks up
+    /// (by epochs at learning rate 0, which leave the model and the sample order as they
+    /// were; the JSON's `warm_up_seconds`).
+    #[arg(long)]
+    no_warm_up: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -119,14 +159,9 @@ enum What {
         /// within a block, as the paper).
         #[arg(long, default_value_t = 1)]
         streams: u32,
-        /// Batch-Hogwild!: samples a worker updates together, their row loads in flight at
-        /// once when they share no row (1, 2 or 4; same result as one at a time).
-        #[arg(long, default_value_t = 1)]
-        ilp: u32,
-        /// Batch-Hogwild!: stage the samples in the lanes a chunk ahead of use (with subgroup
-        /// shuffles; otherwise ignored, as the JSON's `stage` shows).
-        #[arg(long)]
-        stage: bool,
+        /// Batch-Hogwild!'s kernel knobs (boxed: they would make this variant the largest by far).
+        #[command(flatten)]
+        kernel: Box<KernelArgs>,
         /// The planted model's test RMSE, printed beside the final RMSE (e.g. from the JSON
         /// of `wgsparse gen ratings`).
         #[arg(long)]
@@ -189,8 +224,7 @@ pub fn run(args: MfArgs) -> Result<ExitCode> {
             json,
             incoherent,
             streams,
-            ilp,
-            stage,
+            kernel,
             noise_floor,
             gpus,
             split,
@@ -199,6 +233,34 @@ pub fn run(args: MfArgs) -> Result<ExitCode> {
                 return Err(Error::Option(format!(
                     "--noise-floor {f}: must be finite and ≥ 0"
                 )));
+            }
+            let KernelArgs {
+                ilp,
+                stage: _,
+                no_stage,
+                lanes,
+                vector,
+                dispatch_updates,
+                wg,
+                incoherent_p,
+                no_warm_up,
+            } = *kernel;
+            // The wavefront updates one sample at a time with its own layout (it ignores
+            // --stage, as it always has).
+            let hogwild_only = [
+                ("--ilp", ilp.is_some_and(|i| i != 1)),
+                ("--lanes", lanes.is_some()),
+                ("--vector", vector != 1),
+                ("--wg", wg.is_some()),
+                ("--dispatch-updates", dispatch_updates.is_some()),
+                ("--incoherent-p", incoherent_p),
+            ];
+            if scheme == SchemeArg::Wavefront {
+                if let Some((flag, _)) = hogwild_only.iter().find(|(_, given)| *given) {
+                    return Err(Error::Option(format!(
+                        "{flag}: applies to the hogwild scheme only"
+                    )));
+                }
             }
             let options = mf::Options {
                 k,
@@ -219,8 +281,13 @@ pub fn run(args: MfArgs) -> Result<ExitCode> {
                 seed,
                 coherent: !incoherent,
                 streams,
-                ilp,
-                stage,
+                ilp: ilp.unwrap_or(mf::Options::default().ilp),
+                stage: !no_stage,
+                lanes,
+                vector,
+                dispatch_updates,
+                workgroup: wg,
+                coherent_p: !incoherent_p,
                 ..Default::default()
             };
             // The devices first: a generated shape is checked against them before its
@@ -244,6 +311,7 @@ pub fn run(args: MfArgs) -> Result<ExitCode> {
                 libmf,
                 json,
                 floor: floor.or(noise_floor),
+                warm_up: !no_warm_up,
             };
             match gpus {
                 Some(_) => {
@@ -282,6 +350,8 @@ struct Outputs {
     model: Option<PathBuf>,
     libmf: Option<PathBuf>,
     json: bool,
+    /// Bring the GPU's clocks up before the timed epochs ([`Trainer::warm_up`]).
+    warm_up: bool,
 }
 
 /// Training and test ratings, their ids, a description, and the planted model's test RMSE
@@ -384,6 +454,7 @@ fn train_run(
     let half = options.precision == Precision::F16;
     let k = options.k;
     let mut trainer = Trainer::new(gpu, tr, te, options.clone())?;
+    let warm_up = if out.warm_up { trainer.warm_up()? } else { 0.0 };
     let bar = epoch_bar(epochs, out.json);
     let metrics = trainer.fit(epochs, |m| tick(&bar, m.rmse, m.updates_per_s, ""))?;
     if let Some(b) = &bar {
@@ -408,7 +479,10 @@ fn train_run(
                 "test": trainer.test_len(), "skipped_test": trainer.skipped_test(),
                 "k": k, "scheme": options.scheme, "precision": options.precision,
                 "native_f16": trainer.native_f16(), "coherent": trainer.coherent(),
-                "streams": options.streams, "ilp": options.ilp, "stage": trainer.staged(),
+                "coherent_p": trainer.coherent_p(),
+                "streams": options.streams, "ilp": trainer.ilp(), "stage": trainer.staged(),
+                "vector": trainer.vector(), "dispatch_updates": trainer.dispatch_updates(),
+                "workgroup": trainer.workgroup(),
                 "workers": trainer.workers(), "lanes": lanes, "subgroup_reduce": subgroup,
                 "batch": options.batch, "lambda": options.lambda, "alpha": options.alpha,
                 "beta": options.beta, "sigma": trainer.sigma(),
@@ -417,6 +491,7 @@ fn train_run(
                 "final_rmse": final_rmse,
                 "noise_floor": out.floor,
                 "train_seconds": seconds,
+                "warm_up_seconds": warm_up,
                 "updates": updates,
                 "updates_per_s": nnz_rate,
                 "bytes_per_update": bytes_per_update,
@@ -435,12 +510,14 @@ fn train_run(
         trainer.skipped_test()
     );
     println!(
-        "k {k}, {:?}, {:?}{}{}, {} workers × {lanes} lanes ({}), f {}, ilp {}",
+        "k {k}, {:?}, {:?}{}{}, {} workers × {lanes} lanes ({}), f {}, ilp {}{}, vector {}",
         options.scheme,
         options.precision,
         if trainer.native_f16() { " native" } else { "" },
-        if trainer.coherent() {
+        if trainer.coherent_p() {
             ", coherent P/Q"
+        } else if trainer.coherent() {
+            ", coherent Q"
         } else {
             ""
         },
@@ -451,9 +528,14 @@ fn train_run(
             "workgroup memory"
         },
         options.batch,
-        options.ilp
+        trainer.ilp(),
+        if trainer.staged() { ", staged" } else { "" },
+        trainer.vector()
     );
     print_epochs(&metrics);
+    if warm_up > 0.0 {
+        println!("clocks warmed up first for {warm_up:.2} s (epochs at learning rate 0)");
+    }
     println!(
         "{epochs} epochs in {seconds:.3} s: {:.3} G updates/s (epochs·nnz / time), {:.1} GB/s at \
          {bytes_per_update} B/update; final test RMSE {}",
@@ -589,21 +671,33 @@ struct Totals {
 }
 
 impl Totals {
-    /// Over the epochs run, of `nnz` ratings with `k` features stored in f16 (`half`) or f32.
-    fn new(metrics: &[mf::EpochMetrics], epochs: usize, nnz: usize, k: usize, half: bool) -> Self {
-        let seconds: f64 = metrics.iter().map(|m| m.seconds).sum();
+    /// Over the epochs run (one pass over `metrics`, borrowed), of `nnz` ratings with `k`
+    /// features stored in f16 (`half`) or f32.
+    fn new<'a>(
+        metrics: impl IntoIterator<Item = &'a mf::EpochMetrics>,
+        epochs: usize,
+        nnz: usize,
+        k: usize,
+        half: bool,
+    ) -> Self {
+        let (mut seconds, mut updates, mut final_rmse) = (0.0, 0, None);
+        for m in metrics {
+            seconds += m.seconds;
+            updates += m.updates;
+            final_rmse = m.rmse;
+        }
         Totals {
             seconds,
-            updates: metrics.iter().map(|m| m.updates).sum(),
-            nnz_rate: (epochs as f64 * nnz as f64) / seconds.max(1e-12),
+            updates,
+            nnz_rate: (epochs as f64 * nnz as f64) / f64::max(seconds, 1e-12),
             bytes_per_update: 12 + 4 * k * if half { 2 } else { 4 },
-            final_rmse: metrics.last().and_then(|m| m.rmse),
+            final_rmse,
         }
     }
 }
 
 /// The per-epoch table: learning rate, test RMSE, updates, time and rate.
-fn print_epochs(metrics: &[mf::EpochMetrics]) {
+fn print_epochs<'a>(metrics: impl IntoIterator<Item = &'a mf::EpochMetrics>) {
     let mut t = super::table(&["epoch", "lr", "test RMSE", "updates", "ms", "G updates/s"]);
     for m in metrics {
         t.add_row(vec![

@@ -51,6 +51,7 @@ shader_table!(
     "fused/sorted",
     "fused/tron_scalars",
     "mf/storage",
+    "mf/vec",
     "mf/sgd",
     "mf/hogwild",
     "mf/wavefront",

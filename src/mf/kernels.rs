@@ -19,8 +19,9 @@ const WG: u32 = 256;
 /// exits early, silently (measured: a lone worker's single-dispatch epoch stopped after
 /// 13,047 of 36,096 updates, about 5 loop iterations each at k = 32). 1,024 updates stay
 /// inside it on every path (`a_lone_worker_does_every_update_of_a_long_epoch` runs the
-/// heaviest, k = 256 without subgroups). On a hardware GPU the extra dispatches cost a few
-/// µs per epoch.
+/// heaviest, k = 256 without subgroups). On a hardware GPU each extra dispatch costs a
+/// launch and a drain (every worker waits for the slowest); [`Options::dispatch_updates`]
+/// raises the bound there.
 pub(crate) const UPDATES_PER_DISPATCH: u32 = 1024;
 
 const HOGWILD: [Binding; 6] = [
@@ -71,8 +72,17 @@ pub(crate) struct Layout {
     pub half: bool,
     /// P and Q bound with the `@coherent` decoration in the training kernels.
     pub coherent: bool,
+    /// Batch-Hogwild! with `coherent`: P too (false: Q alone).
+    pub coherent_p: bool,
     /// Batch-Hogwild! stages its samples in the lanes (subgroup shuffles, lanes ≥ ILP).
     pub stage: bool,
+    /// Batch-Hogwild!: adjacent words a lane loads and stores as one access (1, 2 or 4,
+    /// dividing `per`).
+    pub vector: u32,
+    /// Batch-Hogwild!: most updates a worker performs in one dispatch.
+    pub dispatch_updates: u32,
+    /// Batch-Hogwild!: invocations per workgroup (a multiple of `lanes`).
+    pub workgroup: u32,
 }
 
 impl Layout {
@@ -86,25 +96,80 @@ impl Layout {
             lanes
         };
         let caps = &gpu.caps;
+        let hogwild = o.scheme == Scheme::Hogwild;
         let mut subgroup = o.subgroups && caps.subgroups;
-        let mut lanes = fit(if subgroup { caps.subgroup_min_size } else { 32 });
-        if words / lanes > MAX_PER {
-            // Subgroups too narrow for this k: the workgroup-memory reduction takes any width.
-            subgroup = false;
-            lanes = fit(32);
+        let lanes = match o.lanes.filter(|_| hogwild) {
+            Some(lanes) => {
+                if !lanes.is_power_of_two()
+                    || lanes > 32
+                    || lanes > words
+                    || words / lanes > MAX_PER
+                {
+                    return Err(Error::Option(format!(
+                        "lanes = {lanes}: must be a power of two up to 32 with k/2 / lanes \
+                         from 1 to {MAX_PER} (k = {})",
+                        o.k
+                    )));
+                }
+                // Wider than the adapter's subgroups: the workgroup-memory reduction.
+                subgroup = subgroup && caps.shuffle_fits(lanes);
+                lanes
+            }
+            None => {
+                let mut lanes = fit(if subgroup { caps.subgroup_min_size } else { 32 });
+                if words / lanes > MAX_PER {
+                    // Subgroups too narrow for this k: the workgroup-memory reduction takes
+                    // any width.
+                    subgroup = false;
+                    lanes = fit(32);
+                }
+                if !subgroup || lanes > caps.subgroup_min_size {
+                    subgroup = subgroup && caps.shuffle_fits(lanes);
+                }
+                lanes
+            }
+        };
+        let per = words / lanes;
+        // The most words per access up to the option that divides a lane's share.
+        let mut vector = if hogwild { o.vector } else { 1 };
+        while !per.is_multiple_of(vector) {
+            vector /= 2;
         }
-        if !subgroup || lanes > caps.subgroup_min_size {
-            subgroup = subgroup && caps.shuffle_fits(lanes);
+        let dispatch_updates = o
+            .dispatch_updates
+            .filter(|_| hogwild)
+            .unwrap_or(UPDATES_PER_DISPATCH);
+        if dispatch_updates > UPDATES_PER_DISPATCH && caps.device_type == "Cpu" {
+            return Err(Error::Option(format!(
+                "dispatch_updates = {dispatch_updates}: at most {UPDATES_PER_DISPATCH} on a CPU \
+                 device ({}), whose loop limiter would cut longer dispatches short",
+                caps.adapter_name
+            )));
+        }
+        let workgroup = o.workgroup.filter(|_| hogwild).unwrap_or(WG);
+        if !workgroup.is_power_of_two()
+            || workgroup < lanes
+            || workgroup > caps.max_invocations_per_workgroup
+        {
+            return Err(Error::Option(format!(
+                "workgroup = {workgroup}: must be a power of two from the {lanes} lanes of an \
+                 update to {} invocations",
+                caps.max_invocations_per_workgroup
+            )));
         }
         let half = o.precision == Precision::F16;
         Ok(Layout {
             lanes,
-            per: words / lanes,
+            per,
             subgroup,
             native_f16: half && o.native_f16 && caps.f16,
             half,
             coherent: o.coherent && caps.coherent,
+            coherent_p: o.coherent_p || !hogwild,
             stage: o.stage && subgroup && lanes >= o.ilp,
+            vector,
+            dispatch_updates,
+            workgroup,
         })
     }
 
@@ -329,7 +394,8 @@ pub(crate) struct Pass<'a> {
 
 /// Records batch-Hogwild! over `bands` (samples, count) with learning rate `lr`: every
 /// worker (one per PCG state) takes ⌈nnz/(s·f)⌉ batches of each band, at most
-/// [`UPDATES_PER_DISPATCH`] updates per worker and dispatch. Empty bands are skipped.
+/// [`Layout::dispatch_updates`] updates per worker and dispatch (at least one batch). Empty
+/// bands are skipped.
 pub(crate) fn record_hogwild(
     batch: &mut Batch,
     pass: &Pass,
@@ -341,6 +407,9 @@ pub(crate) fn record_hogwild(
     let mut defines = l.defines();
     if l.coherent {
         defines.push("COHERENT");
+        if !l.coherent_p {
+            defines.push("P_CACHED");
+        }
     }
     if pass.counters.is_some() {
         defines.push("COUNT");
@@ -348,10 +417,15 @@ pub(crate) fn record_hogwild(
     if l.stage {
         defines.push("STAGE");
     }
+    match l.vector {
+        4 => defines.push("VEC4"),
+        2 => defines.push("VEC2"),
+        _ => {}
+    }
     let c = vec![
         ("LANES", l.lanes as f64),
         ("PER", l.per as f64),
-        ("WG", WG as f64),
+        ("WG", l.workgroup as f64),
         ("ILP", pass.ilp as f64),
     ];
     let n_bind = if pass.counters.is_some() { 6 } else { 5 };
@@ -362,9 +436,9 @@ pub(crate) fn record_hogwild(
         bindings: &HOGWILD[..n_bind],
     })?;
     let workers = pass.rng.len() as u32;
-    let per_wg = WG / l.lanes;
+    let per_wg = l.workgroup / l.lanes;
     let f = pass.batch;
-    let per_dispatch = (UPDATES_PER_DISPATCH / f).max(1);
+    let per_dispatch = (l.dispatch_updates / f).max(1);
     for (samples, nnz) in bands.iter().filter(|(_, n)| *n > 0) {
         let batches = (*nnz as u64).div_ceil(workers as u64 * f as u64) as u32;
         let mut done = 0;

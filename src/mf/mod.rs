@@ -8,9 +8,11 @@
 //! [`Scheme::Wavefront`] (a grid of blocks, one row of blocks per worker, a column lock so
 //! no two workers update one column block at once; exactly nnz updates per epoch; a worker
 //! takes the first free column among those it has not visited, in its own random order,
-//! and waits only when all of them are held). [`Options::ilp`] > 1 has a batch-Hogwild!
-//! worker update that many consecutive samples together, every row load in flight at once
-//! when no two share a row (exactly the serial result either way).
+//! and waits only when all of them are held). [`Options::ilp`] > 1 (default 2) has a
+//! batch-Hogwild! worker update that many consecutive samples together, every row load in
+//! flight at once when no two share a row (exactly the serial result either way);
+//! [`Options::stage`] (default on) loads its samples a chunk ahead; [`Options::lanes`] and
+//! [`Options::vector`] set lanes per update and words per access.
 //! One virtual subgroup does each update (subgroup shuffles, or workgroup memory without
 //! them); features are stored as f16 (native, or packed in u32 words) or f32; arithmetic is
 //! f32. A [`Trainer`] uploads once; [`Trainer::fit`] records each epoch into one submission,
@@ -25,6 +27,8 @@
 //! decoration where the adapter offers it ([`Options::coherent`]), so that a worker reads
 //! the rows other workgroups have stored instead of a stale cached copy.
 //! [`Options::instrument`] counts updates (hogwild) and block entries (wavefront).
+//! [`Trainer::warm_up`] brings a GPU's clocks up before the timed epochs (epochs at learning
+//! rate 0, which leave the model and the sample order as they were).
 //!
 //! [`MultiTrainer`] trains one model on several devices by cuMF_SGD's block schedule
 //! ([`blocks`]): batch-Hogwild! with the same kernel inside blocks that no two devices share
@@ -112,18 +116,44 @@ pub struct Options {
     /// Bind P and Q with the `@coherent` decoration when the adapter offers it (off only to
     /// measure what a non-coherent cache does to the Hogwild! races).
     pub coherent: bool,
+    /// Batch-Hogwild! with `coherent`: bind P `@coherent` too (the default); false binds Q
+    /// alone, letting P's loads hit a compute unit's cache (a measurement: a row of P
+    /// another SM updated may then be read stale). The wavefront ignores it.
+    pub coherent_p: bool,
     /// Wavefront: virtual subgroups per worker (its workgroup), which deal each block it holds
     /// round-robin and update it Hogwild!-style among themselves; 1 (the paper's scheme): the
     /// worker updates a block's samples serially.
     pub streams: u32,
-    /// Batch-Hogwild!: samples of a batch a worker updates together (1, 2 or 4): when none of
-    /// them shares a row of P or Q, all their row loads are in flight at once (the result is
-    /// that of updating them one after another either way).
+    /// Batch-Hogwild!: samples of a batch a worker updates together (1, 2 or 4; default 2):
+    /// when none of them shares a row of P or Q, all their row loads are in flight at once
+    /// (the result is that of updating them one after another either way). The wavefront
+    /// updates one sample at a time and ignores it.
     pub ilp: u32,
-    /// Batch-Hogwild!: a worker's lanes load its samples a chunk (one per lane) ahead of use
-    /// and pass each to the update by a subgroup shuffle, taking the sample load off the
-    /// update's chain. Needs the subgroup reduction and lanes ≥ `ilp`; otherwise off.
+    /// Batch-Hogwild! (default on): a worker's lanes load its samples a chunk (one per lane)
+    /// ahead of use and pass each to the update by a subgroup shuffle, taking the sample load
+    /// off the update's chain. Needs the subgroup reduction and lanes ≥ `ilp`; otherwise off
+    /// (the wavefront ignores it).
     pub stage: bool,
+    /// Batch-Hogwild!: lanes per update, a power of two up to 32 leaving each lane 1 to 32
+    /// words (k/2 / lanes); lanes up to the adapter's subgroup size reduce by shuffles, wider
+    /// ones through workgroup memory. `None`: the adapter's subgroup size (at most 32 and k/2).
+    /// Fewer lanes put several workers in one hardware subgroup, each lane holding more
+    /// words. The wavefront ignores it.
+    pub lanes: Option<u32>,
+    /// Batch-Hogwild!: adjacent words (feature pairs) of a row a lane loads and stores as one
+    /// access: 1, 2 or 4 (lowered to the most that divides a lane's words). The wavefront
+    /// ignores it.
+    pub vector: u32,
+    /// Batch-Hogwild!: most updates a worker performs in one dispatch (an epoch takes as
+    /// many dispatches as it needs, in one submission; the result is the same). `None`:
+    /// 1,024, which Mesa's llvmpipe needs (its loop limiter silently cuts longer dispatches
+    /// short; more is refused on CPU devices). On a GPU, more spares each epoch the launches
+    /// and drains of its extra dispatches.
+    pub dispatch_updates: Option<u32>,
+    /// Batch-Hogwild!: invocations per workgroup, a power of two from the lanes of one update
+    /// to the adapter's limit; `None`: 256. Smaller workgroups let an SM hold a number of
+    /// workers closer to what its registers allow.
+    pub workgroup: Option<u32>,
 }
 
 impl Default for Options {
@@ -145,9 +175,14 @@ impl Default for Options {
             native_f16: true,
             instrument: false,
             coherent: true,
+            coherent_p: true,
             streams: 1,
-            ilp: 1,
-            stage: false,
+            ilp: 2,
+            stage: true,
+            lanes: None,
+            vector: 1,
+            dispatch_updates: None,
+            workgroup: None,
         }
     }
 }
@@ -172,10 +207,15 @@ impl Options {
                 )));
             }
         }
-        let max_batch = kernels::UPDATES_PER_DISPATCH;
+        if self.dispatch_updates == Some(0) {
+            return Err(Error::Option("dispatch_updates = 0: must be ≥ 1".into()));
+        }
+        let max_batch = self
+            .dispatch_updates
+            .unwrap_or(kernels::UPDATES_PER_DISPATCH);
         if self.batch == 0 || self.batch > max_batch {
             return Err(Error::Option(format!(
-                "batch = {}: must be from 1 to {max_batch}",
+                "batch = {}: must be from 1 to {max_batch} (the updates per dispatch)",
                 self.batch
             )));
         }
@@ -185,10 +225,10 @@ impl Options {
                 self.ilp
             )));
         }
-        if self.scheme == Scheme::Wavefront && self.ilp != 1 {
+        if ![1, 2, 4].contains(&self.vector) {
             return Err(Error::Option(format!(
-                "ilp = {}: applies to the hogwild scheme only",
-                self.ilp
+                "vector = {}: must be 1, 2 or 4",
+                self.vector
             )));
         }
         Ok(())
@@ -400,9 +440,40 @@ impl<'g> Trainer<'g> {
         self.layout.coherent
     }
 
+    /// Whether the training kernels bind P `@coherent` ([`Options::coherent_p`]).
+    pub fn coherent_p(&self) -> bool {
+        self.layout.coherent && self.layout.coherent_p
+    }
+
     /// Whether batch-Hogwild! stages its samples in the lanes ([`Options::stage`]).
     pub fn staged(&self) -> bool {
         self.layout.stage && self.options.scheme == Scheme::Hogwild
+    }
+
+    /// Samples a worker updates together: [`Options::ilp`] for batch-Hogwild!, 1 for the
+    /// wavefront.
+    pub fn ilp(&self) -> u32 {
+        match self.options.scheme {
+            Scheme::Hogwild => self.options.ilp,
+            Scheme::Wavefront => 1,
+        }
+    }
+
+    /// Words a lane loads and stores as one access ([`Options::vector`], as lowered to
+    /// divide a lane's words; 1 for the wavefront).
+    pub fn vector(&self) -> u32 {
+        self.layout.vector
+    }
+
+    /// Most updates a batch-Hogwild! worker performs in one dispatch
+    /// ([`Options::dispatch_updates`]).
+    pub fn dispatch_updates(&self) -> u32 {
+        self.layout.dispatch_updates
+    }
+
+    /// Invocations per batch-Hogwild! workgroup ([`Options::workgroup`]).
+    pub fn workgroup(&self) -> u32 {
+        self.layout.workgroup
     }
 
     /// Whether P and Q use native f16 storage (false: packed words or f32).
@@ -462,6 +533,37 @@ impl<'g> Trainer<'g> {
             out.push(m);
         }
         Ok(out)
+    }
+
+    /// Brings the GPU's clocks up before training is timed (after host work an H200 was seen
+    /// at ~500 MHz, needing ~0.3 s of load to recover: see [`crate::gpu::WARM_UP_SECONDS`];
+    /// a 20-epoch Netflix-shape run trains for about a second). Runs batch-Hogwild!
+    /// epochs at learning rate 0, whose every store writes back the value it read (P and Q
+    /// keep their values while they are finite), until their times settle as
+    /// [`crate::gpu::median_warm`] requires; then restores the workers' PCG states and the
+    /// update counter, so that training takes exactly the updates it would have taken
+    /// without it. Returns the wall-clock seconds spent; the wavefront does nothing (0).
+    pub fn warm_up(&mut self) -> Result<f64> {
+        if self.options.scheme != Scheme::Hogwild {
+            return Ok(0.0);
+        }
+        let start = std::time::Instant::now();
+        let states = self.rng.read(self.gpu)?;
+        let counted = self
+            .counters
+            .as_ref()
+            .map(|c| c.read(self.gpu))
+            .transpose()?;
+        crate::gpu::median_warm(self.gpu, 1, || {
+            let mut batch = Batch::new(self.gpu);
+            kernels::record_epoch(self, &mut batch, 0.0)?;
+            batch.submit_timed()
+        })?;
+        self.rng.write(self.gpu, &states)?;
+        if let (Some(c), Some(v)) = (&self.counters, counted) {
+            c.write(self.gpu, &v)?;
+        }
+        Ok(start.elapsed().as_secs_f64())
     }
 
     /// Test RMSE of the current model in rating units (`None` without test ratings), after

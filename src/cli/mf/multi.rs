@@ -38,14 +38,13 @@ pub(super) fn train(
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
-    let common: Vec<mf::EpochMetrics> = metrics.iter().map(|m| m.common.clone()).collect();
     let Totals {
         seconds,
         updates,
         nnz_rate,
         bytes_per_update,
         final_rmse,
-    } = Totals::new(&common, epochs, tr.len(), k, half);
+    } = Totals::new(metrics.iter().map(|m| &m.common), epochs, tr.len(), k, half);
     save_model(trainer.model()?, ids, &out)?;
     // Per GPU over all epochs: updates, wall time, time waiting for a neighbour's Q block.
     let grid = trainer.grid().clone();
@@ -82,7 +81,7 @@ pub(super) fn train(
                 "native_f16": trainer.native_f16(), "coherent": trainer.coherent(),
                 "workers_per_gpu": trainer.workers(), "lanes": lanes,
                 "subgroup_reduce": subgroup,
-                "batch": options.batch, "ilp": options.ilp, "lambda": options.lambda, "alpha": options.alpha,
+                "batch": options.batch, "ilp": options.ilp, "vector": trainer.vector(), "lambda": options.lambda, "alpha": options.alpha,
                 "beta": options.beta, "sigma": trainer.sigma(),
                 "epochs": metrics,
                 "rmse": metrics.iter().map(|m| m.common.rmse).collect::<Vec<_>>(),
@@ -144,7 +143,7 @@ pub(super) fn train(
         ]);
     }
     println!("{t}");
-    print_epochs(&common);
+    print_epochs(metrics.iter().map(|m| &m.common));
     println!(
         "{epochs} epochs in {seconds:.3} s wall on {g} GPUs: {:.3} G updates/s (epochs·nnz / \
          time, Q passes included); final test RMSE {}",

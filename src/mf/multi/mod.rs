@@ -255,6 +255,12 @@ impl<'g> MultiTrainer<'g> {
         (self.shards[0].layout.lanes, self.shards[0].layout.subgroup)
     }
 
+    /// Words a lane loads and stores as one access on device 0 ([`Options::vector`] as
+    /// lowered to divide a lane's words).
+    pub fn vector(&self) -> u32 {
+        self.shards[0].layout.vector
+    }
+
     /// Whether device 0's training kernels bind P and Q `@coherent`.
     pub fn coherent(&self) -> bool {
         self.shards[0].layout.coherent
