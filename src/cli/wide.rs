@@ -93,6 +93,29 @@ enum What {
         /// Features in the importance cache (default: the cost rule; 0 turns it off).
         #[arg(long)]
         cache: Option<usize>,
+        /// Async: reload the importance cache every R chunks of a workgroup (its own updates
+        /// go into its copy in between).
+        #[arg(long, default_value_t = 1)]
+        hot_every: u32,
+        /// Copy the importance cache and the edge tile with 8 loads in flight per invocation.
+        #[arg(long)]
+        copy_ilp: bool,
+        /// Aggregate: load 8 of a lane's edges before their parameters.
+        #[arg(long)]
+        agg_ilp: bool,
+        /// A chunk's bias and loss sums by two invocations other than the first.
+        #[arg(long)]
+        tail_spread: bool,
+        /// Async: read the parameters with plain loads (updates stay atomic).
+        #[arg(long)]
+        plain_reads: bool,
+        /// Cut each feature's segment of a chunk into pieces of at most N edges (0: whole).
+        #[arg(long, default_value_t = 0)]
+        max_segment: usize,
+        /// Timing only, results NOT valid: drop parts of the flow kernel (comma-separated:
+        /// skip-apply, skip-aggregate, no-hot-copy, no-tile, skip-tail; fixed: all).
+        #[arg(long, hide = true)]
+        diag: Option<String>,
         /// Run every epoch asked for (no early stop).
         #[arg(long)]
         no_early_stop: bool,
@@ -156,6 +179,13 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
             lanes,
             max_chunk,
             cache,
+            hot_every,
+            copy_ilp,
+            agg_ilp,
+            tail_spread,
+            plain_reads,
+            max_segment,
+            diag,
             no_early_stop,
             check,
             seed,
@@ -194,8 +224,26 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
                 cache,
                 early_stop: !no_early_stop,
                 seed,
+                variant: wide::FlowVariant {
+                    hot_every,
+                    copy_ilp,
+                    agg_ilp,
+                    tail_spread,
+                    plain_reads,
+                    max_segment,
+                },
+                diag: match diag {
+                    Some(d) => wide::Diag::parse(&d)?,
+                    None => wide::Diag::default(),
+                },
                 ..base
             };
+            if options.diag.any() {
+                eprintln!(
+                    "warning: --diag {}: timing only, the results are not valid",
+                    options.diag.names().join(",")
+                );
+            }
             options.check()?;
             let (x, y) = wide::read_data(&train)?;
             let (tr, va) = match valid {
@@ -382,6 +430,8 @@ fn train_run(
                 "chunk": trainer.chunk(),
                 "lanes": options.lanes,
                 "hot_features": trainer.hot_features(),
+                "variant": options.variant.label(),
+                "diag": options.diag.names(),
                 "parts": trainer.parts(),
                 "device": gpu.caps.adapter_name,
                 "setup_s": setup_s,

@@ -8,7 +8,7 @@ use bytemuck::{Pod, Zeroable};
 
 use crate::gpu::{Binding, Gpu, GpuBuffer, Kernel, KernelSpec};
 use crate::wide::plan::Chunks;
-use crate::wide::ModelSpec;
+use crate::wide::{ModelSpec, Options};
 use crate::Result;
 
 /// The uniform block of `wide/flow` and `wide/apply` (layout of WGSL `Config`).
@@ -241,6 +241,18 @@ const FLOW_ASYNC: &[Binding] = &[
     Binding::Read,
     Binding::ReadWrite,
 ];
+/// Async with plain parameter reads: the parameters bound a second time, non-atomic, at 8.
+const FLOW_ASYNC_PLAIN: &[Binding] = &[
+    Binding::Uniform,
+    Binding::Read,
+    Binding::Read,
+    Binding::Read,
+    Binding::Read,
+    Binding::ReadWrite,
+    Binding::Read,
+    Binding::ReadWrite,
+    Binding::ReadWrite,
+];
 const APPLY: &[Binding] = &[
     Binding::Uniform,
     Binding::Read,
@@ -254,18 +266,21 @@ const APPLY_WG: u32 = 256;
 
 impl Kernels {
     /// Compiles the engine for `model` with `chunk` samples per workgroup and `lanes`
-    /// invocations per sample; `native_atomics` picks native f32 atomics when the adapter
-    /// has them (else the CAS loop); the first `hot` features' parameters are cached in
-    /// workgroup memory; `one_hot` says (training, prediction) data hold only ones.
+    /// invocations per sample; the first `hot` features' parameters are cached in
+    /// workgroup memory; `one_hot` says (training, prediction) data hold only ones. From
+    /// `options`: native f32 atomics when asked and the adapter has them (else the CAS
+    /// loop), the training kernels' variant and timing-only switches (prediction takes
+    /// neither).
     pub fn new(
         gpu: &Gpu,
         model: &ModelSpec,
         chunk: usize,
         lanes: u32,
-        native_atomics: bool,
         hot: usize,
         one_hot: (bool, bool),
+        options: &Options,
     ) -> Result<Self> {
+        let native_atomics = options.native_atomics;
         let sources = [("wide/model", model.wgsl.as_str())];
         let wg = chunk as u32 * lanes;
         let mut defines = vec![];
@@ -283,10 +298,15 @@ impl Kernels {
             ("HOT", hot as f64),
             ("HOT_WG", (hot * model.params_per_feature).max(1) as f64),
             ("EDGE_WG", edge_tile(one_hot.0) as f64),
+            ("HOT_EVERY", options.variant.hot_every as f64),
         ];
         let flow = |extra: Option<&'static str>, one_hot: bool, bindings: &'static [Binding]| {
             let mut d = defines.clone();
             d.extend(extra);
+            if extra != Some("PREDICT") {
+                d.extend(options.variant.defines(extra.is_none()));
+                d.extend(options.diag.defines());
+            }
             if one_hot {
                 d.push("ONE_HOT");
             }
@@ -302,7 +322,15 @@ impl Kernels {
         };
         Ok(Kernels {
             flow_sync: flow(None, one_hot.0, FLOW_SYNC)?,
-            flow_async: flow(Some("ASYNC"), one_hot.0, FLOW_ASYNC)?,
+            flow_async: flow(
+                Some("ASYNC"),
+                one_hot.0,
+                if options.variant.plain_reads {
+                    FLOW_ASYNC_PLAIN
+                } else {
+                    FLOW_ASYNC
+                },
+            )?,
             predict: flow(Some("PREDICT"), one_hot.1, FLOW_SYNC)?,
             apply: gpu.kernel_with(
                 &KernelSpec {

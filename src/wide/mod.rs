@@ -88,12 +88,14 @@ mod model;
 pub mod plan;
 mod predict;
 mod trainer;
+pub mod variant;
 
 pub use demo::demo_row;
 pub use io::{read_data, write_labels, WideModel, VERSION as MODEL_FILE_VERSION};
 pub use model::{Loss, Model, ModelSpec, MAX_ACCUMS, MAX_FM_K};
 pub use predict::predict;
 pub use trainer::{initial_params, EpochStats, Eval, Trainer, MIN_WINDOWS};
+pub use variant::{Diag, FlowVariant};
 
 use crate::{Error, Result};
 
@@ -153,6 +155,10 @@ pub struct Options {
     pub early_stop: bool,
     /// Seed of the initial parameters and of the chunk order.
     pub seed: u64,
+    /// Candidate variants of the flow kernel's per-chunk work (each gives the same update).
+    pub variant: FlowVariant,
+    /// Timing-only switches of the flow kernel: **results are not valid** with any on.
+    pub diag: Diag,
 }
 
 impl Options {
@@ -192,6 +198,8 @@ impl Default for Options {
             reindex: true,
             early_stop: true,
             seed: 1,
+            variant: FlowVariant::default(),
+            diag: Diag::default(),
         }
     }
 }
@@ -231,6 +239,7 @@ impl Options {
                 self.lanes
             )));
         }
+        self.variant.check(self.sync)?;
         if self.max_chunk == 0 || self.max_chunk * self.lanes as usize > 1024 {
             return Err(Error::Option(format!(
                 "max_chunk {} × lanes {} must be within 1 ..= 1024",

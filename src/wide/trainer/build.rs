@@ -176,7 +176,13 @@ impl<'g> Trainer<'g> {
                 band = train.0.row_band(r.clone());
                 &band
             };
-            let chunks = Chunks::build(x, &labels[r.clone()], &order, chunk)?;
+            let chunks = Chunks::build_split(
+                x,
+                &labels[r.clone()],
+                &order,
+                chunk,
+                options.variant.max_segment,
+            )?;
             let (data, host) = if options.ring {
                 let h = HostArrays::of(&chunks, one_hot)?;
                 for (m, len) in
@@ -251,9 +257,9 @@ impl<'g> Trainer<'g> {
             spec,
             chunk,
             lanes,
-            options.native_atomics,
             hot,
             (one_hot, valid_one_hot),
+            &options,
         )?;
         let stage = if options.stage {
             Some(StageKernels::new(

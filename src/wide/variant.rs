@@ -1,0 +1,215 @@
+//! Variants of the flow kernel's per-chunk work, selectable so one GPU job can compare them
+//! (issue 12: async time goes per chunk, ≈ 80 µs per 64-sample chunk on the H200), and
+//! timing-only switches that drop a stage to attribute that time.
+//!
+//! Every [`FlowVariant`] computes the same update as the default kernel (tests compare each
+//! with the f64 twin); [`Diag`] switches make the results wrong on purpose and are for
+//! timing alone.
+
+use crate::{Error, Result};
+
+/// Timing-only switches of the flow kernel. **Results are not valid** with any of them on
+/// (except `no_tile`, which only reads every feature-sorted edge globally); never a default.
+/// All five together leave the per-chunk fixed costs: the schedule and metadata reads, Loss,
+/// the barriers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Diag {
+    /// Skip Apply (no parameter moves).
+    pub skip_apply: bool,
+    /// Skip Aggregate's edge loop (the Accums stay 0).
+    pub skip_aggregate: bool,
+    /// Skip the importance cache's copy (the cache holds whatever was there).
+    pub no_hot_copy: bool,
+    /// Skip the feature-sorted edge tile (Apply reads every edge globally; still correct).
+    pub no_tile: bool,
+    /// Skip the bias and loss sums of a chunk (the bias stays, the chunk's loss reads 0).
+    pub skip_tail: bool,
+}
+
+impl Diag {
+    /// The switches by name, as the CLI's `--diag` takes them.
+    pub const NAMES: [&'static str; 6] = [
+        "skip-apply",
+        "skip-aggregate",
+        "no-hot-copy",
+        "no-tile",
+        "skip-tail",
+        "fixed",
+    ];
+
+    /// Parses a comma-separated list of [`Diag::NAMES`] (`fixed`: all of them).
+    pub fn parse(list: &str) -> Result<Self> {
+        let mut d = Diag::default();
+        for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            match name {
+                "skip-apply" => d.skip_apply = true,
+                "skip-aggregate" => d.skip_aggregate = true,
+                "no-hot-copy" => d.no_hot_copy = true,
+                "no-tile" => d.no_tile = true,
+                "skip-tail" => d.skip_tail = true,
+                "fixed" => {
+                    d = Diag {
+                        skip_apply: true,
+                        skip_aggregate: true,
+                        no_hot_copy: true,
+                        no_tile: true,
+                        skip_tail: true,
+                    }
+                }
+                other => {
+                    return Err(Error::Option(format!(
+                        "--diag {other}: expected one of {}",
+                        Diag::NAMES.join(", ")
+                    )))
+                }
+            }
+        }
+        Ok(d)
+    }
+
+    /// Whether any switch is on (the run's results are then not valid).
+    pub fn any(&self) -> bool {
+        *self != Diag::default()
+    }
+
+    /// The switches that are on, by name.
+    pub fn names(&self) -> Vec<&'static str> {
+        let on = [
+            self.skip_apply,
+            self.skip_aggregate,
+            self.no_hot_copy,
+            self.no_tile,
+            self.skip_tail,
+        ];
+        Diag::NAMES
+            .iter()
+            .zip(on)
+            .filter(|(_, o)| *o)
+            .map(|(n, _)| *n)
+            .collect()
+    }
+
+    /// The flow kernel's defines.
+    pub(crate) fn defines(&self) -> Vec<&'static str> {
+        let mut d = vec![];
+        for (on, name) in [
+            (self.skip_apply, "DIAG_SKIP_APPLY"),
+            (self.skip_aggregate, "DIAG_SKIP_AGGREGATE"),
+            (self.no_hot_copy, "DIAG_NO_HOT_COPY"),
+            (self.no_tile, "DIAG_NO_TILE"),
+            (self.skip_tail, "DIAG_SKIP_TAIL"),
+        ] {
+            if on {
+                d.push(name);
+            }
+        }
+        d
+    }
+}
+
+/// Candidate changes to the flow kernel's per-chunk work. Each gives the default kernel's
+/// update (up to f32 summation order); [`FlowVariant::default`] is the kernel as it was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlowVariant {
+    /// Async: reload the importance cache every this many chunks of a workgroup (≥ 1; 1:
+    /// every chunk). In between the workgroup adds its own updates of the cached features
+    /// into its copy too, so it sees its own steps and misses only the other workgroups'
+    /// for up to this many chunks (async reads stale parameters anyway).
+    pub hot_every: u32,
+    /// The importance cache's and the edge tile's copies with 8 loads in flight per
+    /// invocation before their stores (else one load, then its store, per iteration).
+    pub copy_ilp: bool,
+    /// Aggregate loads 8 of a lane's edges before their parameters (else edge, then its
+    /// parameter, one after another).
+    pub agg_ilp: bool,
+    /// The chunk's bias and loss sums by the last two invocations with four partial sums
+    /// each (else invocation 0, which also walks the hottest feature's segment, serially).
+    pub tail_spread: bool,
+    /// Async: parameter reads as plain loads through a second, non-atomic binding of the
+    /// parameter buffer (else atomic loads); the updates stay atomic adds.
+    pub plain_reads: bool,
+    /// Feature-sorted segments cut into pieces of at most this many edges (0: whole), each
+    /// piece its own Apply work item and global add, so no invocation walks a hot
+    /// feature's whole chunk-long segment. Fixed when the data are chunked. In async mode
+    /// a piece's Apply may read a parameter (FM's v_jf, the L2 term) that an earlier piece
+    /// of the same feature has just moved, as it may read another workgroup's update;
+    /// features in the importance cache read the chunk's snapshot.
+    pub max_segment: usize,
+}
+
+impl Default for FlowVariant {
+    fn default() -> Self {
+        FlowVariant {
+            hot_every: 1,
+            copy_ilp: false,
+            agg_ilp: false,
+            tail_spread: false,
+            plain_reads: false,
+            max_segment: 0,
+        }
+    }
+}
+
+impl FlowVariant {
+    /// Fails with [`Error::Option`] on an out-of-range or conflicting setting.
+    pub fn check(&self, sync: bool) -> Result<()> {
+        if self.hot_every == 0 {
+            return Err(Error::Option("hot_every must be ≥ 1".into()));
+        }
+        if sync && (self.hot_every > 1 || self.plain_reads) {
+            return Err(Error::Option(
+                "hot_every > 1 and plain_reads are async-mode variants".into(),
+            ));
+        }
+        if self.hot_every > 1 && self.max_segment > 0 {
+            // Two pieces of one cached feature would update its cached copy at once.
+            return Err(Error::Option(
+                "hot_every > 1 needs whole segments (max_segment 0)".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The flow kernel's defines for mode `sync`.
+    pub(crate) fn defines(&self, sync: bool) -> Vec<&'static str> {
+        let mut d = vec![];
+        for (on, name) in [
+            (self.copy_ilp, "COPY_ILP"),
+            (self.agg_ilp, "AGG_ILP"),
+            (self.tail_spread, "TAIL_SPREAD"),
+            (!sync && self.plain_reads, "PLAIN_READS"),
+            (!sync && self.hot_every > 1, "HOT_LOCAL"),
+        ] {
+            if on {
+                d.push(name);
+            }
+        }
+        d
+    }
+
+    /// A short name of the settings that differ from the default (e.g. for reports).
+    pub fn label(&self) -> String {
+        let mut parts = vec![];
+        if self.hot_every > 1 {
+            parts.push(format!("hot-every={}", self.hot_every));
+        }
+        for (on, name) in [
+            (self.copy_ilp, "copy-ilp"),
+            (self.agg_ilp, "agg-ilp"),
+            (self.tail_spread, "tail-spread"),
+            (self.plain_reads, "plain-reads"),
+        ] {
+            if on {
+                parts.push(name.into());
+            }
+        }
+        if self.max_segment > 0 {
+            parts.push(format!("max-segment={}", self.max_segment));
+        }
+        if parts.is_empty() {
+            "default".into()
+        } else {
+            parts.join(",")
+        }
+    }
+}
