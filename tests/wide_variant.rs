@@ -420,3 +420,105 @@ fn bad_variant_settings_are_refused() {
     assert!(Diag::parse("skip-apply,bogus").is_err());
     assert!(!Diag::parse("").unwrap().any());
 }
+
+/// The CLI: `wide train` takes the variant flags and names the variant in its JSON;
+/// `wide sweep` prints one line per (pass, run), the timing-only runs marked not valid;
+/// a bad run or `--diag` name exits with status 2 before training.
+#[test]
+fn cli_takes_variants_and_sweeps_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("ctr");
+    let d = d.to_str().unwrap();
+    let gen = [
+        "gen",
+        "ctr",
+        "--samples",
+        "3000",
+        "--features",
+        "500",
+        "--nnz-per-sample",
+        "12",
+        "--seed",
+        "3",
+        "--raw",
+        "--out",
+        d,
+    ];
+    assert!(common::wgsparse(&gen).0);
+    let train = common::wgsparse_json(&[
+        "wide",
+        "train",
+        "--train",
+        d,
+        "--holdout",
+        "0.1",
+        "--epochs",
+        "2",
+        "--batch",
+        "128",
+        "--async",
+        "--hot-every",
+        "4",
+        "--copy-ilp",
+        "--agg-ilp",
+        "--tail-spread",
+        "--plain-reads",
+        "--check",
+        "--json",
+    ]);
+    assert_eq!(
+        train["variant"],
+        "hot-every=4,copy-ilp,agg-ilp,tail-spread,plain-reads"
+    );
+    assert_eq!(train["check_ok"], true, "{train}");
+    let (ok, out, err) = common::wgsparse(&[
+        "wide",
+        "sweep",
+        "--train",
+        d,
+        "--batch",
+        "128",
+        "--epochs",
+        "2",
+        "--passes",
+        "2",
+        "--run",
+        "default",
+        "--run",
+        "max-segment=4,agg-ilp",
+        "--run",
+        "diag=skip-apply",
+    ]);
+    assert!(ok, "{err}");
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 6);
+    for l in &lines {
+        assert_eq!(l["epoch_ms"].as_array().unwrap().len(), 2, "{l}");
+        let valid = l["run"] != "diag=skip-apply";
+        assert_eq!(l["valid_result"], valid, "{l}");
+        if valid {
+            let ll = l["logloss"].as_f64().unwrap();
+            assert!(ll < std::f64::consts::LN_2, "{l}");
+        }
+    }
+    // Both passes start over: the same run ends at the same logloss within f32 noise.
+    let (a, b) = (&lines[1]["logloss"], &lines[4]["logloss"]);
+    assert!(
+        (a.as_f64().unwrap() - b.as_f64().unwrap()).abs() < 2e-3,
+        "{a} {b}"
+    );
+    for bad in [
+        vec!["wide", "sweep", "--train", d, "--run", "bogus"],
+        vec!["wide", "train", "--train", d, "--diag", "skip-everything"],
+        vec!["wide", "train", "--train", d, "--sync", "--plain-reads"],
+    ] {
+        let out = std::process::Command::new(common::binary())
+            .args(&bad)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+    }
+}

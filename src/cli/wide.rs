@@ -134,6 +134,9 @@ enum What {
         #[arg(long)]
         json: bool,
     },
+    /// Time flow-kernel variants (async by default) on one data set loaded and chunked
+    /// once: one JSON line per run and pass (epoch times, validation logloss).
+    Sweep(crate::cli::wide_sweep::SweepArgs),
     /// Predict ŷ for every sample of a data set; print its logloss and AUC.
     Predict {
         /// A model saved by `wide train --model-out`.
@@ -159,6 +162,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
             out,
             json,
         } => predict(&model, &data, out.as_deref(), json),
+        What::Sweep(a) => crate::cli::wide_sweep::run(a),
         What::Train {
             model,
             train,
@@ -245,18 +249,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
                 );
             }
             options.check()?;
-            let (x, y) = wide::read_data(&train)?;
-            let (tr, va) = match valid {
-                Some(v) => ((x, y), Some(wide::read_data(&v)?)),
-                None if holdout > 0.0 => {
-                    let n_valid = ((x.nrows as f64) * holdout).round() as usize;
-                    let split = x.nrows - n_valid;
-                    let t = (x.row_band(0..split), y[..split].to_vec());
-                    let v = (x.row_band(split..x.nrows), y[split..].to_vec());
-                    (t, Some(v))
-                }
-                None => ((x, y), None),
-            };
+            let (tr, va) = load_split(&train, valid.as_deref(), holdout)?;
             if check && va.is_none() {
                 return Err(Error::Option(
                     "--check compares validation logloss: give --valid or --holdout".into(),
@@ -272,7 +265,28 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
     }
 }
 
-type Data = (wgsparse::sparse::Csr, Vec<f32>);
+pub(crate) type Data = (wgsparse::sparse::Csr, Vec<f32>);
+
+/// Training data from `train` and validation data from `valid`, or without it the last
+/// `holdout` fraction of the training samples.
+pub(crate) fn load_split(
+    train: &Path,
+    valid: Option<&Path>,
+    holdout: f64,
+) -> Result<(Data, Option<Data>)> {
+    let (x, y) = wide::read_data(train)?;
+    Ok(match valid {
+        Some(v) => ((x, y), Some(wide::read_data(v)?)),
+        None if holdout > 0.0 => {
+            let n_valid = ((x.nrows as f64) * holdout).round() as usize;
+            let split = x.nrows - n_valid;
+            let t = (x.row_band(0..split), y[..split].to_vec());
+            let v = (x.row_band(split..x.nrows), y[split..].to_vec());
+            (t, Some(v))
+        }
+        None => ((x, y), None),
+    })
+}
 
 struct Outputs {
     model_out: Option<PathBuf>,

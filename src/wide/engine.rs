@@ -155,6 +155,8 @@ pub(crate) struct Kernels {
     pub flow_async: Arc<Kernel>,
     pub predict: Arc<Kernel>,
     pub apply: Arc<Kernel>,
+    /// Whether (training, prediction) data hold only ones, as compiled.
+    pub one_hot: (bool, bool),
 }
 
 /// The stage baseline's kernels: aggregate, loss, gradient (then `wide/apply`).
@@ -341,6 +343,7 @@ impl Kernels {
                 },
                 &sources,
             )?,
+            one_hot,
         })
     }
 }

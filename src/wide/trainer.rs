@@ -2,12 +2,13 @@
 //! each epoch, early stop, parameters in and out in the original feature order.
 
 use rand::seq::SliceRandom;
+use rand::SeedableRng;
 use serde::Serialize;
 
 use crate::gpu::{Gpu, GpuBuffer};
 use crate::wide::engine::{DeviceChunks, HostArrays, Kernels, Schedule, StageKernels};
 use crate::wide::plan::FeatureOrder;
-use crate::wide::{ModelSpec, Options};
+use crate::wide::{Diag, FlowVariant, ModelSpec, Options};
 use crate::{Error, Result};
 
 mod build;
@@ -177,6 +178,51 @@ impl<'g> Trainer<'g> {
         }
         out[p.len() - 1] = p[p.len() - 1];
         Ok(out)
+    }
+
+    /// Switches the flow kernel to `variant` with the timing-only switches `diag` on the same
+    /// chunked data, and starts training over: initial parameters, epoch 0, the chunk
+    /// order's seed again (so runs compare on the same orders). `variant.max_segment` must
+    /// be the one the data were chunked with. For benchmarks that time variants without
+    /// building the data again.
+    pub fn restart_with(&mut self, variant: FlowVariant, diag: Diag) -> Result<()> {
+        if variant.max_segment != self.options.variant.max_segment {
+            return Err(Error::Option(format!(
+                "max_segment {} differs from the chunked data's {}",
+                variant.max_segment, self.options.variant.max_segment
+            )));
+        }
+        let options = Options {
+            variant,
+            diag,
+            ..self.options.clone()
+        };
+        options.check()?;
+        self.kernels = Kernels::new(
+            self.gpu,
+            &self.spec,
+            self.chunk,
+            options.lanes,
+            self.hot,
+            self.kernels.one_hot,
+            &options,
+        )?;
+        self.options = options;
+        for part in &mut self.parts {
+            part.steps = [vec![], vec![]];
+        }
+        self.rng = rand::rngs::StdRng::seed_from_u64(self.options.seed);
+        self.epoch = 0;
+        self.history.clear();
+        self.last_order.clear();
+        self.grad.fill(self.gpu, 0.0)?;
+        let init = initial_params(&self.spec, self.n_features(), self.options.seed)?;
+        self.set_params(&init)
+    }
+
+    /// The flow kernel's variant and timing-only switches.
+    pub fn flow(&self) -> (FlowVariant, Diag) {
+        (self.options.variant, self.options.diag)
     }
 
     /// `0..n` as u32, shuffled when the options say so.

@@ -187,6 +187,63 @@ impl FlowVariant {
         d
     }
 
+    /// Parses a run of a variant sweep: comma-separated `default`, `hot-every=R`,
+    /// `copy-ilp`, `agg-ilp`, `tail-spread`, `plain-reads`, `max-segment=N` and `diag=A+B`
+    /// (A, B … from [`Diag::NAMES`]); unnamed settings keep their defaults.
+    pub fn parse_run(run: &str) -> Result<(Self, Diag)> {
+        let mut v = FlowVariant::default();
+        let mut d = Diag::default();
+        let number = |key: &str, value: &str| -> Result<usize> {
+            value
+                .parse()
+                .map_err(|_| Error::Option(format!("run {run:?}: {key}={value} is not a count")))
+        };
+        for token in run.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+            match token.split_once('=') {
+                None if token == "default" => {}
+                None if token == "copy-ilp" => v.copy_ilp = true,
+                None if token == "agg-ilp" => v.agg_ilp = true,
+                None if token == "tail-spread" => v.tail_spread = true,
+                None if token == "plain-reads" => v.plain_reads = true,
+                Some(("hot-every", r)) => {
+                    v.hot_every = u32::try_from(number("hot-every", r)?)
+                        .map_err(|_| Error::Option(format!("run {run:?}: hot-every={r}")))?
+                }
+                Some(("max-segment", n)) => v.max_segment = number("max-segment", n)?,
+                Some(("diag", list)) => d = Diag::parse(&list.replace('+', ","))?,
+                _ => {
+                    return Err(Error::Option(format!(
+                        "run {run:?}: unknown setting {token:?} (default, hot-every=R, \
+                         copy-ilp, agg-ilp, tail-spread, plain-reads, max-segment=N, diag=A+B)"
+                    )))
+                }
+            }
+        }
+        Ok((v, d))
+    }
+
+    /// The `wgsparse wide train` flags that select this variant.
+    pub fn flags(&self) -> Vec<String> {
+        let mut f = vec![];
+        if self.hot_every > 1 {
+            f.extend(["--hot-every".into(), self.hot_every.to_string()]);
+        }
+        for (on, name) in [
+            (self.copy_ilp, "--copy-ilp"),
+            (self.agg_ilp, "--agg-ilp"),
+            (self.tail_spread, "--tail-spread"),
+            (self.plain_reads, "--plain-reads"),
+        ] {
+            if on {
+                f.push(name.into());
+            }
+        }
+        if self.max_segment > 0 {
+            f.extend(["--max-segment".into(), self.max_segment.to_string()]);
+        }
+        f
+    }
+
     /// A short name of the settings that differ from the default (e.g. for reports).
     pub fn label(&self) -> String {
         let mut parts = vec![];
