@@ -138,9 +138,17 @@ fn every_model_validates_in_every_engine_variant() {
                     "HOT_LOCAL",
                     "COPY_ILP",
                     "AGG_ILP",
+                    "APPLY_ILP",
                     "TAIL_SPREAD",
                 ],
-                vec!["ONE_HOT", "SUBGROUP", "COPY_ILP", "AGG_ILP", "TAIL_SPREAD"],
+                vec![
+                    "ONE_HOT",
+                    "SUBGROUP",
+                    "COPY_ILP",
+                    "AGG_ILP",
+                    "APPLY_ILP",
+                    "TAIL_SPREAD",
+                ],
                 // The timing-only switches.
                 vec![
                     "ONE_HOT",

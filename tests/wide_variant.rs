@@ -24,6 +24,10 @@ fn variants() -> Vec<FlowVariant> {
         },
         FlowVariant { agg_ilp: true, ..d },
         FlowVariant {
+            apply_ilp: true,
+            ..d
+        },
+        FlowVariant {
             tail_spread: true,
             ..d
         },
@@ -40,6 +44,7 @@ fn variants() -> Vec<FlowVariant> {
             hot_every: 4,
             copy_ilp: true,
             agg_ilp: true,
+            apply_ilp: true,
             tail_spread: true,
             plain_reads: true,
             ..d
@@ -47,6 +52,7 @@ fn variants() -> Vec<FlowVariant> {
         FlowVariant {
             copy_ilp: true,
             agg_ilp: true,
+            apply_ilp: true,
             tail_spread: true,
             plain_reads: true,
             max_segment: 3,
@@ -235,6 +241,7 @@ fn async_combined_variant_converges() {
                 hot_every: 8,
                 copy_ilp: true,
                 agg_ilp: true,
+                apply_ilp: true,
                 tail_spread: true,
                 plain_reads: true,
                 max_segment: 0,
@@ -461,6 +468,7 @@ fn cli_takes_variants_and_sweeps_them() {
         "4",
         "--copy-ilp",
         "--agg-ilp",
+        "--apply-ilp",
         "--tail-spread",
         "--plain-reads",
         "--check",
@@ -468,7 +476,7 @@ fn cli_takes_variants_and_sweeps_them() {
     ]);
     assert_eq!(
         train["variant"],
-        "hot-every=4,copy-ilp,agg-ilp,tail-spread,plain-reads"
+        "hot-every=4,copy-ilp,agg-ilp,apply-ilp,tail-spread,plain-reads"
     );
     assert_eq!(train["check_ok"], true, "{train}");
     let (ok, out, err) = common::wgsparse(&[

@@ -14,8 +14,8 @@
 #      bias/loss tail, all of them (`fixed`: the schedule and metadata reads, Loss and the
 #      barriers), and with only the copies left;
 #    - candidates (each equals the f64 twin's steps in tests/wide_variant.rs): copies with 8
-#      loads in flight (copy-ilp), Aggregate's edges before their parameters (agg-ilp), the
-#      tail off invocation 0 (tail-spread), plain parameter reads (plain-reads), the cache
+#      loads in flight (copy-ilp), Aggregate's edges before their parameters (agg-ilp),
+#      Apply's work items 4 at a time (apply-ilp), the tail off invocation 0 (tail-spread), plain parameter reads (plain-reads), the cache
 #      reloaded every 4 / 16 chunks (hot-every), hot segments cut at 16 edges (max-segment),
 #      and combinations.
 # 2. FM k = 10 async, 2 epochs, 1 pass: default and the combined candidates.
@@ -40,7 +40,7 @@ log "gen criteo-s"
 timeout 90 $W gen ctr --samples "${SAMPLES:-5134149}" --features "${FEATURES:-1000000}" \
   --nnz-per-sample 40 --seed 1 --raw --out $D \
   --json >> "$OUT/wide_gen.jsonl" 2>>"$OUT/log.txt" || { log "gen FAILED"; exit 1; }
-ALL=copy-ilp,agg-ilp,tail-spread,plain-reads
+ALL=copy-ilp,agg-ilp,apply-ilp,tail-spread,plain-reads
 RUNS=(
   default
   diag=skip-apply
@@ -52,12 +52,13 @@ RUNS=(
   diag=skip-apply+skip-aggregate+skip-tail
   copy-ilp
   agg-ilp
+  apply-ilp
   tail-spread
   plain-reads
   hot-every=4
   hot-every=16
   max-segment=16
-  copy-ilp,agg-ilp
+  copy-ilp,agg-ilp,apply-ilp
   $ALL
   hot-every=16,$ALL
   max-segment=16,$ALL

@@ -317,40 +317,38 @@ fn run_chunk(c: u32, lid: u32, fresh: bool) {
 #else
     let work = (g1 - g0) * NPARAM;
 #endif
+#ifdef APPLY_ILP
+    // APPLY_ILP work items per invocation at once: their segments' bounds, features and
+    // step scales loaded together (indices clamped into range), then their sums.
+    for (var t0 = lid; t0 < work; t0 += APPLY_ILP_N * WG) {
+        var js: array<u32, APPLY_ILP_N>;
+        var e0s: array<u32, APPLY_ILP_N>;
+        var e1s: array<u32, APPLY_ILP_N>;
+        for (var u = 0u; u < APPLY_ILP_N; u++) {
+            let g = g0 + min(t0 + u * WG, work - 1u) / NPARAM;
+            js[u] = idx[cfg.seg_feat_off + g];
+            e0s[u] = idx[cfg.seg_edge_off + g];
+            e1s[u] = idx[cfg.seg_edge_off + g + 1u];
+        }
+        var fs: array<f32, APPLY_ILP_N>;
+        for (var u = 0u; u < APPLY_ILP_N; u++) {
+            fs[u] = item_step(step, js[u]);
+        }
+        for (var u = 0u; u < APPLY_ILP_N; u++) {
+            let t = t0 + u * WG;
+            if t < work {
+                apply_item(js[u], t % NPARAM, vec2<u32>(e0s[u], e1s[u]), vec2<u32>(ef0, tile), inv_b, fs[u]);
+            }
+        }
+    }
+#else
     for (var t = lid; t < work; t += WG) {
         let g = g0 + t / NPARAM;
-        let i = t % NPARAM;
         let j = idx[cfg.seg_feat_off + g];
-        let e1 = idx[cfg.seg_edge_off + g + 1u];
-        var sum = 0.0;
-        let e0 = idx[cfg.seg_edge_off + g];
-        if cfg.l2 > 0.0 {
-            // λ·θ for each of the segment's samples, scaled by 1/B as their dℓ/dŷ.
-            sum = cfg.l2 * param(j, i) * f32(e1 - e0) * inv_b;
-        }
-        for (var e = e0; e < e1; e++) {
-            var edge: vec2<u32>;
-            if e - ef0 < tile {
-                edge = f_edge_tile(e - ef0);
-            } else {
-                edge = f_edge(e);
-            }
-            sum += dl_wg[edge.x] * ala_apply(edge.x, j, bitcast<f32>(edge.y), i);
-        }
-#ifdef ASYNC
-        let d = step * step_scale(j) * sum;
-        accum_add(j * NPARAM + i, d);
-#ifdef HOT_LOCAL
-        // The workgroup's own step into its copy (each (feature, parameter) has one work
-        // item per chunk: segments are whole with HOT_LOCAL).
-        if j < HOT {
-            hot_wg[j * NPARAM + i] += d;
-        }
-#endif
-#else
-        accum_add(j * NPARAM + i, step * sum);
-#endif
+        let e = vec2<u32>(idx[cfg.seg_edge_off + g], idx[cfg.seg_edge_off + g + 1u]);
+        apply_item(j, t % NPARAM, e, vec2<u32>(ef0, tile), inv_b, item_step(step, j));
     }
+#endif
 #ifdef DIAG_SKIP_TAIL
     if lid == 0u {
         out[c] = 0.0;
@@ -384,6 +382,47 @@ fn run_chunk(c: u32, lid: u32, fresh: bool) {
 }
 
 #ifndef PREDICT
+// Work items per invocation in flight in Apply (APPLY_ILP).
+const APPLY_ILP_N: u32 = 4u;
+
+// The factor of feature j's segment sum: −lr times its step scale (async), or 1 (sync).
+fn item_step(step: f32, j: u32) -> f32 {
+#ifdef ASYNC
+    return step * step_scale(j);
+#else
+    return step;
+#endif
+}
+
+// One Apply work item: parameter i of feature j, whose segment holds the feature-sorted
+// edges e.x .. e.y (those before tile.x + tile.y read from the tile, which starts at edge
+// tile.x); its sum times f added to global memory once.
+fn apply_item(j: u32, i: u32, e: vec2<u32>, tile: vec2<u32>, inv_b: f32, f: f32) {
+    var sum = 0.0;
+    if cfg.l2 > 0.0 {
+        // λ·θ for each of the segment's samples, scaled by 1/B as their dℓ/dŷ.
+        sum = cfg.l2 * param(j, i) * f32(e.y - e.x) * inv_b;
+    }
+    for (var k = e.x; k < e.y; k++) {
+        var edge: vec2<u32>;
+        if k - tile.x < tile.y {
+            edge = f_edge_tile(k - tile.x);
+        } else {
+            edge = f_edge(k);
+        }
+        sum += dl_wg[edge.x] * ala_apply(edge.x, j, bitcast<f32>(edge.y), i);
+    }
+    let d = f * sum;
+    accum_add(j * NPARAM + i, d);
+#ifdef HOT_LOCAL
+    // The workgroup's own step into its copy (each (feature, parameter) has one work item
+    // per chunk: segments are whole with HOT_LOCAL).
+    if j < HOT {
+        hot_wg[j * NPARAM + i] += d;
+    }
+#endif
+}
+
 // The bias's step scale (async), 1 in sync mode.
 fn bias_scale() -> f32 {
 #ifdef ASYNC

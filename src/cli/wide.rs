@@ -103,6 +103,9 @@ enum What {
         /// Aggregate: load 8 of a lane's edges before their parameters.
         #[arg(long)]
         agg_ilp: bool,
+        /// Apply: 4 work items' loads in flight per invocation.
+        #[arg(long)]
+        apply_ilp: bool,
         /// A chunk's bias and loss sums by two invocations other than the first.
         #[arg(long)]
         tail_spread: bool,
@@ -186,6 +189,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
             hot_every,
             copy_ilp,
             agg_ilp,
+            apply_ilp,
             tail_spread,
             plain_reads,
             max_segment,
@@ -232,6 +236,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
                     hot_every,
                     copy_ilp,
                     agg_ilp,
+                    apply_ilp,
                     tail_spread,
                     plain_reads,
                     max_segment,

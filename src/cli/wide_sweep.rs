@@ -53,7 +53,7 @@ pub struct SweepArgs {
     #[arg(long, default_value_t = 2)]
     passes: usize,
     /// One run (repeatable): comma-separated `default`, `hot-every=R`, `copy-ilp`,
-    /// `agg-ilp`, `tail-spread`, `plain-reads`, `max-segment=N`, `diag=A+B` (timing only).
+    /// `agg-ilp`, `apply-ilp`, `tail-spread`, `plain-reads`, `max-segment=N`, `diag=A+B` (timing only).
     #[arg(long = "run", required = true)]
     runs: Vec<String>,
     #[arg(long, default_value_t = 1)]

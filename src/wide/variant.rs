@@ -122,6 +122,10 @@ pub struct FlowVariant {
     /// Aggregate loads 8 of a lane's edges before their parameters (else edge, then its
     /// parameter, one after another).
     pub agg_ilp: bool,
+    /// Apply takes 4 of an invocation's work items at once: their segment bounds,
+    /// features and step scales loaded together before the sums (else one item's loads,
+    /// then its sum, then the next item's).
+    pub apply_ilp: bool,
     /// The chunk's bias and loss sums by the last two invocations with four partial sums
     /// each (else invocation 0, which also walks the hottest feature's segment, serially).
     pub tail_spread: bool,
@@ -143,6 +147,7 @@ impl Default for FlowVariant {
             hot_every: 1,
             copy_ilp: false,
             agg_ilp: false,
+            apply_ilp: false,
             tail_spread: false,
             plain_reads: false,
             max_segment: 0,
@@ -176,6 +181,7 @@ impl FlowVariant {
         for (on, name) in [
             (self.copy_ilp, "COPY_ILP"),
             (self.agg_ilp, "AGG_ILP"),
+            (self.apply_ilp, "APPLY_ILP"),
             (self.tail_spread, "TAIL_SPREAD"),
             (!sync && self.plain_reads, "PLAIN_READS"),
             (!sync && self.hot_every > 1, "HOT_LOCAL"),
@@ -188,7 +194,7 @@ impl FlowVariant {
     }
 
     /// Parses a run of a variant sweep: comma-separated `default`, `hot-every=R`,
-    /// `copy-ilp`, `agg-ilp`, `tail-spread`, `plain-reads`, `max-segment=N` and `diag=A+B`
+    /// `copy-ilp`, `agg-ilp`, `apply-ilp`, `tail-spread`, `plain-reads`, `max-segment=N` and `diag=A+B`
     /// (A, B … from [`Diag::NAMES`]); unnamed settings keep their defaults.
     pub fn parse_run(run: &str) -> Result<(Self, Diag)> {
         let mut v = FlowVariant::default();
@@ -203,6 +209,7 @@ impl FlowVariant {
                 None if token == "default" => {}
                 None if token == "copy-ilp" => v.copy_ilp = true,
                 None if token == "agg-ilp" => v.agg_ilp = true,
+                None if token == "apply-ilp" => v.apply_ilp = true,
                 None if token == "tail-spread" => v.tail_spread = true,
                 None if token == "plain-reads" => v.plain_reads = true,
                 Some(("hot-every", r)) => {
@@ -214,7 +221,7 @@ impl FlowVariant {
                 _ => {
                     return Err(Error::Option(format!(
                         "run {run:?}: unknown setting {token:?} (default, hot-every=R, \
-                         copy-ilp, agg-ilp, tail-spread, plain-reads, max-segment=N, diag=A+B)"
+                         copy-ilp, agg-ilp, apply-ilp, tail-spread, plain-reads, max-segment=N, diag=A+B)"
                     )))
                 }
             }
@@ -231,6 +238,7 @@ impl FlowVariant {
         for (on, name) in [
             (self.copy_ilp, "--copy-ilp"),
             (self.agg_ilp, "--agg-ilp"),
+            (self.apply_ilp, "--apply-ilp"),
             (self.tail_spread, "--tail-spread"),
             (self.plain_reads, "--plain-reads"),
         ] {
@@ -253,6 +261,7 @@ impl FlowVariant {
         for (on, name) in [
             (self.copy_ilp, "copy-ilp"),
             (self.agg_ilp, "agg-ilp"),
+            (self.apply_ilp, "apply-ilp"),
             (self.tail_spread, "tail-spread"),
             (self.plain_reads, "plain-reads"),
         ] {
