@@ -496,13 +496,15 @@ fn cli_takes_variants_and_sweeps_them() {
         "max-segment=4,agg-ilp",
         "--run",
         "diag=skip-apply",
+        "--run",
+        "lanes=8,cache=0,plain-reads",
     ]);
     assert!(ok, "{err}");
     let lines: Vec<serde_json::Value> = out
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), 6);
+    assert_eq!(lines.len(), 8);
     for l in &lines {
         assert_eq!(l["epoch_ms"].as_array().unwrap().len(), 2, "{l}");
         let valid = l["run"] != "diag=skip-apply";
@@ -513,7 +515,11 @@ fn cli_takes_variants_and_sweeps_them() {
         }
     }
     // Both passes start over: the same run ends at the same logloss within f32 noise.
-    let (a, b) = (&lines[1]["logloss"], &lines[4]["logloss"]);
+    let (a, b) = (&lines[1]["logloss"], &lines[5]["logloss"]);
+    assert_eq!(lines[3]["lanes"], 8);
+    assert_eq!(lines[3]["hot_features"], 0);
+    assert_eq!(lines[3]["flags"], "--plain-reads --lanes 8 --cache 0");
+    assert!(lines[0]["hot_features"].as_u64().unwrap() > 0);
     assert!(
         (a.as_f64().unwrap() - b.as_f64().unwrap()).abs() < 2e-3,
         "{a} {b}"

@@ -164,7 +164,9 @@ fn main(
 #endif
         k++;
         // The next chunk overwrites the workgroup arrays and reads this one's updates.
+#ifndef DIAG_NO_STORAGE_BARRIER
         storageBarrier();
+#endif
         workgroupBarrier();
     }
 #else

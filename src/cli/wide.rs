@@ -116,7 +116,8 @@ enum What {
         #[arg(long, default_value_t = 0)]
         max_segment: usize,
         /// Timing only, results NOT valid: drop parts of the flow kernel (comma-separated:
-        /// skip-apply, skip-aggregate, no-hot-copy, no-tile, skip-tail; fixed: all).
+        /// skip-apply, skip-aggregate, no-hot-copy, no-tile, skip-tail, no-storage-barrier;
+        /// fixed: the first five).
         #[arg(long, hide = true)]
         diag: Option<String>,
         /// Run every epoch asked for (no early stop).

@@ -53,7 +53,9 @@ pub struct SweepArgs {
     #[arg(long, default_value_t = 2)]
     passes: usize,
     /// One run (repeatable): comma-separated `default`, `hot-every=R`, `copy-ilp`,
-    /// `agg-ilp`, `apply-ilp`, `tail-spread`, `plain-reads`, `max-segment=N`, `diag=A+B` (timing only).
+    /// `agg-ilp`, `apply-ilp`, `tail-spread`, `plain-reads`, `max-segment=N`, `diag=A+B`
+    /// (timing only), `lanes=L` (invocations per sample, same chunks) and `cache=N` (the
+    /// importance cache's features; default the cost rule).
     #[arg(long = "run", required = true)]
     runs: Vec<String>,
     #[arg(long, default_value_t = 1)]
@@ -76,10 +78,10 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
             a.holdout
         )));
     }
-    let runs: Vec<(String, FlowVariant, Diag)> = a
+    let runs: Vec<Run> = a
         .runs
         .iter()
-        .map(|r| FlowVariant::parse_run(r).map(|(v, d)| (r.clone(), v, d)))
+        .map(|r| Run::parse(r))
         .collect::<Result<_>>()?;
     let base = if a.sync {
         wide::Options::default()
@@ -96,13 +98,14 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
         seed: a.seed,
         ..base
     };
-    for (r, v, _) in &runs {
+    for r in &runs {
         wide::Options {
-            variant: *v,
+            variant: r.variant,
+            lanes: r.lanes.unwrap_or(options.lanes),
             ..options.clone()
         }
         .check()
-        .map_err(|e| Error::Option(format!("run {r:?}: {e}")))?;
+        .map_err(|e| Error::Option(format!("run {:?}: {e}", r.name)))?;
     }
     let (tr, va) = crate::cli::wide::load_split(&a.train, a.valid.as_deref(), a.holdout)?;
     let gpu = Gpu::new()?;
@@ -113,7 +116,9 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
     let mut failed = false;
     let mut stdout = std::io::stdout().lock();
     for pass in 0..a.passes {
-        for (name, variant, diag) in &runs {
+        for run in &runs {
+            let (name, variant, diag) = (&run.name, &run.variant, &run.diag);
+            let lanes = run.lanes.unwrap_or(options.lanes);
             let i = match trainers.iter().position(|t| t.0 == variant.max_segment) {
                 Some(i) => i,
                 None => {
@@ -135,20 +140,20 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
             };
             let (_, t, setup_s) = &mut trainers[i];
             let result = t
-                .restart_with(*variant, *diag)
+                .restart_with(*variant, *diag, lanes, run.cache)
                 .and_then(|_| t.fit(a.epochs, |_| {}));
             let mut line = json!({
                 "run": name,
                 "pass": pass,
                 "variant": variant.label(),
-                "flags": variant.flags().join(" "),
+                "flags": run.flags().join(" "),
                 "diag": diag.names(),
                 "valid_result": !diag.any() || *diag == Diag::parse("no-tile")?,
                 "model": spec.name,
                 "sync": options.sync,
                 "batch": options.batch,
                 "chunk": t.chunk(),
-                "lanes": options.lanes,
+                "lanes": lanes,
                 "hot_features": t.hot_features(),
                 "async_groups": t.async_groups(),
                 "in_flight": t.in_flight(),
@@ -185,4 +190,57 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// One run of a sweep: its name as given, the flow variant, the timing-only switches, and
+/// the lanes and cache it asks for.
+struct Run {
+    name: String,
+    variant: FlowVariant,
+    diag: Diag,
+    lanes: Option<u32>,
+    cache: Option<usize>,
+}
+
+impl Run {
+    /// The `wgsparse wide train` flags of this run (not its timing-only switches).
+    fn flags(&self) -> Vec<String> {
+        let mut f = self.variant.flags();
+        if let Some(l) = self.lanes {
+            f.extend(["--lanes".into(), l.to_string()]);
+        }
+        if let Some(c) = self.cache {
+            f.extend(["--cache".into(), c.to_string()]);
+        }
+        f
+    }
+
+    /// `lanes=L` and `cache=N` taken out, the rest as [`FlowVariant::parse_run`] reads it.
+    fn parse(run: &str) -> Result<Self> {
+        let (mut lanes, mut cache) = (None, None);
+        let mut rest = vec![];
+        for token in run.split(',').map(str::trim) {
+            let count = |v: &str| {
+                v.parse::<usize>()
+                    .map_err(|_| Error::Option(format!("run {run:?}: {token} is not a count")))
+            };
+            match token.split_once('=') {
+                Some(("lanes", v)) => {
+                    lanes = Some(u32::try_from(count(v)?).map_err(|_| {
+                        Error::Option(format!("run {run:?}: {token} is out of range"))
+                    })?)
+                }
+                Some(("cache", v)) => cache = Some(count(v)?),
+                _ => rest.push(token),
+            }
+        }
+        let (variant, diag) = FlowVariant::parse_run(&rest.join(","))?;
+        Ok(Run {
+            name: run.to_string(),
+            variant,
+            diag,
+            lanes,
+            cache,
+        })
+    }
 }

@@ -6,7 +6,9 @@ use rand::SeedableRng;
 use serde::Serialize;
 
 use crate::gpu::{Gpu, GpuBuffer};
-use crate::wide::engine::{DeviceChunks, HostArrays, Kernels, Schedule, StageKernels};
+use crate::wide::engine::{
+    cache_budget, DeviceChunks, HostArrays, Kernels, Schedule, StageKernels,
+};
 use crate::wide::plan::FeatureOrder;
 use crate::wide::{Diag, FlowVariant, ModelSpec, Options};
 use crate::{Error, Result};
@@ -53,6 +55,8 @@ pub struct Trainer<'g> {
     kernels: Kernels,
     /// Features in the importance cache.
     hot: usize,
+    /// Features the cost rule caches ([`crate::wide::plan::hot_features`]).
+    hot_rule: usize,
     /// The stage baseline's kernels (stage mode only).
     stage: Option<StageKernels>,
     /// The training data in parts that each fit one storage binding.
@@ -180,12 +184,25 @@ impl<'g> Trainer<'g> {
         Ok(out)
     }
 
-    /// Switches the flow kernel to `variant` with the timing-only switches `diag` on the same
-    /// chunked data, and starts training over: initial parameters, epoch 0, the chunk
-    /// order's seed again (so runs compare on the same orders). `variant.max_segment` must
-    /// be the one the data were chunked with. For benchmarks that time variants without
-    /// building the data again.
-    pub fn restart_with(&mut self, variant: FlowVariant, diag: Diag) -> Result<()> {
+    /// Switches the flow kernel to `variant` with the timing-only switches `diag`, `lanes`
+    /// invocations per sample and the importance cache at `cache` features (`None`: the
+    /// cost rule; capped by workgroup memory as [`Options::cache`]) on the same chunked
+    /// data, and starts training over: initial parameters, epoch 0, the chunk order's seed
+    /// again (so runs compare on the same orders). `variant.max_segment` must be the one the
+    /// data were chunked with. For benchmarks that time variants without building the data
+    /// again.
+    pub fn restart_with(
+        &mut self,
+        variant: FlowVariant,
+        diag: Diag,
+        lanes: u32,
+        cache: Option<usize>,
+    ) -> Result<()> {
+        if self.stage.is_some() {
+            return Err(Error::Option(
+                "restart_with switches the flow kernel: not in stage mode".into(),
+            ));
+        }
         if variant.max_segment != self.options.variant.max_segment {
             return Err(Error::Option(format!(
                 "max_segment {} differs from the chunked data's {}",
@@ -195,18 +212,33 @@ impl<'g> Trainer<'g> {
         let options = Options {
             variant,
             diag,
+            lanes,
+            cache,
             ..self.options.clone()
         };
         options.check()?;
+        if self.chunk * lanes as usize > 1024 {
+            return Err(Error::Option(format!(
+                "chunk {} × lanes {lanes} exceeds 1024 invocations",
+                self.chunk
+            )));
+        }
+        let budget =
+            cache_budget(self.gpu, &self.spec, self.chunk, lanes) / self.spec.params_per_feature;
+        let hot = cache
+            .unwrap_or(self.hot_rule)
+            .min(budget)
+            .min(self.n_features());
         self.kernels = Kernels::new(
             self.gpu,
             &self.spec,
             self.chunk,
-            options.lanes,
-            self.hot,
+            lanes,
+            hot,
             self.kernels.one_hot,
             &options,
         )?;
+        self.hot = hot;
         self.options = options;
         for part in &mut self.parts {
             part.steps = [vec![], vec![]];
@@ -220,9 +252,9 @@ impl<'g> Trainer<'g> {
         self.set_params(&init)
     }
 
-    /// The flow kernel's variant and timing-only switches.
-    pub fn flow(&self) -> (FlowVariant, Diag) {
-        (self.options.variant, self.options.diag)
+    /// The flow kernel's variant, timing-only switches and invocations per sample.
+    pub fn flow(&self) -> (FlowVariant, Diag, u32) {
+        (self.options.variant, self.options.diag, self.options.lanes)
     }
 
     /// `0..n` as u32, shuffled when the options say so.

@@ -24,16 +24,20 @@ pub struct Diag {
     pub no_tile: bool,
     /// Skip the bias and loss sums of a chunk (the bias stays, the chunk's loss reads 0).
     pub skip_tail: bool,
+    /// Async: no storage barrier between a workgroup's chunks (its next chunk may read
+    /// parameters before its own updates land; not part of `fixed`).
+    pub no_storage_barrier: bool,
 }
 
 impl Diag {
     /// The switches by name, as the CLI's `--diag` takes them.
-    pub const NAMES: [&'static str; 6] = [
+    pub const NAMES: [&'static str; 7] = [
         "skip-apply",
         "skip-aggregate",
         "no-hot-copy",
         "no-tile",
         "skip-tail",
+        "no-storage-barrier",
         "fixed",
     ];
 
@@ -47,14 +51,13 @@ impl Diag {
                 "no-hot-copy" => d.no_hot_copy = true,
                 "no-tile" => d.no_tile = true,
                 "skip-tail" => d.skip_tail = true,
+                "no-storage-barrier" => d.no_storage_barrier = true,
                 "fixed" => {
-                    d = Diag {
-                        skip_apply: true,
-                        skip_aggregate: true,
-                        no_hot_copy: true,
-                        no_tile: true,
-                        skip_tail: true,
-                    }
+                    d.skip_apply = true;
+                    d.skip_aggregate = true;
+                    d.no_hot_copy = true;
+                    d.no_tile = true;
+                    d.skip_tail = true;
                 }
                 other => {
                     return Err(Error::Option(format!(
@@ -80,7 +83,9 @@ impl Diag {
             self.no_hot_copy,
             self.no_tile,
             self.skip_tail,
+            self.no_storage_barrier,
         ];
+        // NAMES ends with `fixed`, which the zip leaves out.
         Diag::NAMES
             .iter()
             .zip(on)
@@ -98,6 +103,7 @@ impl Diag {
             (self.no_hot_copy, "DIAG_NO_HOT_COPY"),
             (self.no_tile, "DIAG_NO_TILE"),
             (self.skip_tail, "DIAG_SKIP_TAIL"),
+            (self.no_storage_barrier, "DIAG_NO_STORAGE_BARRIER"),
         ] {
             if on {
                 d.push(name);

@@ -246,9 +246,10 @@ impl<'g> Trainer<'g> {
         };
         let n_chunks: usize = parts.iter().map(|p| p.data.host.n_chunks).sum();
         let budget = cache_budget(gpu, spec, chunk, lanes) / spec.params_per_feature;
+        let hot_rule = hot_features(&counts, n_chunks, budget).min(n_features);
         let hot = match options.cache {
             Some(h) => h.min(budget),
-            None => hot_features(&counts, n_chunks, budget),
+            None => hot_rule,
         }
         .min(n_features);
         drop(counts);
@@ -323,6 +324,7 @@ impl<'g> Trainer<'g> {
             order,
             kernels,
             hot,
+            hot_rule,
             stage,
             parts,
             chunk,
