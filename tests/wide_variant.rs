@@ -41,6 +41,16 @@ fn variants() -> Vec<FlowVariant> {
         },
         FlowVariant { hot_every: 3, ..d },
         FlowVariant {
+            edge_tile_words: 256,
+            ..d
+        },
+        FlowVariant {
+            edge_tile_words: 256,
+            copy_ilp: true,
+            apply_ilp: true,
+            ..d
+        },
+        FlowVariant {
             hot_every: 4,
             copy_ilp: true,
             agg_ilp: true,
@@ -244,7 +254,7 @@ fn async_combined_variant_converges() {
                 apply_ilp: true,
                 tail_spread: true,
                 plain_reads: true,
-                max_segment: 0,
+                ..FlowVariant::default()
             },
         ),
     ] {
@@ -425,6 +435,20 @@ fn bad_variant_settings_are_refused() {
         assert!(o.check().is_err(), "{variant:?} sync {sync}");
     }
     assert!(Diag::parse("skip-apply,bogus").is_err());
+    // An edge tile beyond workgroup memory is refused, naming the tile.
+    let (x, y01) = data(32, 40, 5, 3);
+    let spec = Model::Lr.spec().unwrap();
+    let options = Options {
+        variant: FlowVariant {
+            edge_tile_words: 1 << 20,
+            ..FlowVariant::default()
+        },
+        ..Options::default()
+    };
+    let e = Trainer::new(common::gpu(), &spec, 40, (&x, &y01), None, options)
+        .err()
+        .expect("refused");
+    assert!(e.to_string().contains("edge tile"), "{e}");
     assert!(!Diag::parse("").unwrap().any());
 }
 

@@ -17,8 +17,10 @@
 #      loads in flight (copy-ilp), Aggregate's edges before their parameters (agg-ilp),
 #      Apply's work items 4 at a time (apply-ilp), the tail off invocation 0 (tail-spread), plain parameter reads (plain-reads), the cache
 #      reloaded every 4 / 16 chunks (hot-every), hot segments cut at 16 edges (max-segment),
-#      the cache off (cache=0, with atomic or plain reads), and combinations, also at 2 and
-#      8 lanes per sample (workgroups of 128 and 512 on the same chunks).
+#      the cache off (cache=0, with atomic or plain reads), an edge tile of 3,072 words
+#      (criteo-s chunks hold 64 × 40 = 2,560 edges, the default tile 2,048), and
+#      combinations, also at 2 and 8 lanes per sample (workgroups of 128 and 512 on the
+#      same chunks).
 # 2. `wide train --check` (2 epochs) with the fastest valid LR candidate of step 1: its
 #    validation logloss against the f64 twin's replay (check_ok).
 # 3. FM k = 10 async, 2 epochs, 1 pass: default and the combined candidates.
@@ -63,11 +65,13 @@ RUNS=(
   max-segment=16
   cache=0
   cache=0,plain-reads
+  tile-words=3072
   copy-ilp,agg-ilp,apply-ilp
   $ALL
   hot-every=16,$ALL
   max-segment=16,$ALL
   cache=0,$ALL
+  tile-words=3072,$ALL
   lanes=2,$ALL
   lanes=8,$ALL
 )

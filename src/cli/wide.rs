@@ -115,6 +115,9 @@ enum What {
         /// Cut each feature's segment of a chunk into pieces of at most N edges (0: whole).
         #[arg(long, default_value_t = 0)]
         max_segment: usize,
+        /// Words of the flow kernel's feature-sorted edge tile (0: 2048).
+        #[arg(long, default_value_t = 0)]
+        tile_words: usize,
         /// Timing only, results NOT valid: drop parts of the flow kernel (comma-separated:
         /// skip-apply, skip-aggregate, no-hot-copy, no-tile, skip-tail, no-storage-barrier;
         /// fixed: the first five).
@@ -194,6 +197,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
             tail_spread,
             plain_reads,
             max_segment,
+            tile_words,
             diag,
             no_early_stop,
             check,
@@ -241,6 +245,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
                     tail_spread,
                     plain_reads,
                     max_segment,
+                    edge_tile_words: tile_words,
                 },
                 diag: match diag {
                     Some(d) => wide::Diag::parse(&d)?,

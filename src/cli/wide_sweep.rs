@@ -53,7 +53,7 @@ pub struct SweepArgs {
     #[arg(long, default_value_t = 2)]
     passes: usize,
     /// One run (repeatable): comma-separated `default`, `hot-every=R`, `copy-ilp`,
-    /// `agg-ilp`, `apply-ilp`, `tail-spread`, `plain-reads`, `max-segment=N`, `diag=A+B`
+    /// `agg-ilp`, `apply-ilp`, `tail-spread`, `plain-reads`, `max-segment=N`, `tile-words=N`, `diag=A+B`
     /// (timing only), `lanes=L` (invocations per sample, same chunks) and `cache=N` (the
     /// importance cache's features; default the cost rule).
     #[arg(long = "run", required = true)]

@@ -299,7 +299,10 @@ impl Kernels {
             ("CHUNK_WG", chunk as f64),
             ("HOT", hot as f64),
             ("HOT_WG", (hot * model.params_per_feature).max(1) as f64),
-            ("EDGE_WG", edge_tile(one_hot.0) as f64),
+            (
+                "EDGE_WG",
+                edge_tile(one_hot.0, options.variant.tile_words()) as f64,
+            ),
             ("HOT_EVERY", options.variant.hot_every as f64),
         ];
         let flow = |extra: Option<&'static str>, one_hot: bool, bindings: &'static [Binding]| {
@@ -408,24 +411,56 @@ impl Schedule {
     }
 }
 
-/// Words of the flow kernel's feature-sorted edge tile (8 KiB).
-const EDGE_TILE_WORDS: usize = 2048;
+/// Words of the flow kernel's feature-sorted edge tile by default (8 KiB).
+pub(crate) const EDGE_TILE_WORDS: usize = 2048;
 
-/// Edges in the flow kernel's tile: one word each when one-hot, else two.
-pub(crate) fn edge_tile(one_hot: bool) -> usize {
+/// Edges in the flow kernel's tile of `words` words: one word each when one-hot, else two.
+pub(crate) fn edge_tile(one_hot: bool, words: usize) -> usize {
     if one_hot {
-        EDGE_TILE_WORDS
+        words
     } else {
-        EDGE_TILE_WORDS / 2
+        (words / 2).max(1)
     }
 }
 
+/// Workgroup words of the flow kernel besides the importance cache, with a slack of 64.
+fn fixed_words(model: &ModelSpec, chunk: usize, lanes: u32, tile_words: usize) -> usize {
+    chunk * model.accums + 2 * chunk + (chunk * lanes as usize) + tile_words + 64
+}
+
 /// Largest importance cache (parameters) that fits beside the flow kernel's other
-/// workgroup arrays (the edge tile included), at most 16 KiB.
-pub(crate) fn cache_budget(gpu: &Gpu, model: &ModelSpec, chunk: usize, lanes: u32) -> usize {
-    let words_used = chunk * model.accums + 2 * chunk + (chunk * lanes as usize) + EDGE_TILE_WORDS;
+/// workgroup arrays (the edge tile of `tile_words` included), at most 16 KiB.
+pub(crate) fn cache_budget(
+    gpu: &Gpu,
+    model: &ModelSpec,
+    chunk: usize,
+    lanes: u32,
+    tile_words: usize,
+) -> usize {
     let words = gpu.caps.max_workgroup_storage_bytes as usize / 4;
-    words.saturating_sub(words_used + 64).min(4096)
+    words
+        .saturating_sub(fixed_words(model, chunk, lanes, tile_words))
+        .min(4096)
+}
+
+/// Fails with [`crate::Error::Option`] when the flow kernel's workgroup arrays (the edge tile
+/// of `tile_words` words included, no cache) exceed the adapter's workgroup memory.
+pub(crate) fn check_workgroup_words(
+    gpu: &Gpu,
+    model: &ModelSpec,
+    chunk: usize,
+    lanes: u32,
+    tile_words: usize,
+) -> Result<()> {
+    let need = fixed_words(model, chunk, lanes, tile_words);
+    let have = gpu.caps.max_workgroup_storage_bytes as usize / 4;
+    if need > have {
+        return Err(crate::Error::Option(format!(
+            "the flow kernel's workgroup arrays (edge tile {tile_words} words, chunk {chunk} × \
+             lanes {lanes}) need {need} words, the adapter has {have}"
+        )));
+    }
+    Ok(())
 }
 
 /// Bins of the validation score histograms (per class).

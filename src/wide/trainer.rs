@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::gpu::{Gpu, GpuBuffer};
 use crate::wide::engine::{
-    cache_budget, DeviceChunks, HostArrays, Kernels, Schedule, StageKernels,
+    cache_budget, check_workgroup_words, DeviceChunks, HostArrays, Kernels, Schedule, StageKernels,
 };
 use crate::wide::plan::FeatureOrder;
 use crate::wide::{Diag, FlowVariant, ModelSpec, Options};
@@ -223,8 +223,10 @@ impl<'g> Trainer<'g> {
                 self.chunk
             )));
         }
-        let budget =
-            cache_budget(self.gpu, &self.spec, self.chunk, lanes) / self.spec.params_per_feature;
+        let tile_words = variant.tile_words();
+        check_workgroup_words(self.gpu, &self.spec, self.chunk, lanes, tile_words)?;
+        let budget = cache_budget(self.gpu, &self.spec, self.chunk, lanes, tile_words)
+            / self.spec.params_per_feature;
         let hot = cache
             .unwrap_or(self.hot_rule)
             .min(budget)

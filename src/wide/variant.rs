@@ -145,6 +145,10 @@ pub struct FlowVariant {
     /// of the same feature has just moved, as it may read another workgroup's update;
     /// features in the importance cache read the chunk's snapshot.
     pub max_segment: usize,
+    /// Words of the feature-sorted edge tile in workgroup memory (one per one-hot edge, two
+    /// per valued edge; edges past it are read globally); 0: 2,048 (8 KiB). A larger tile
+    /// leaves less workgroup memory to the importance cache.
+    pub edge_tile_words: usize,
 }
 
 impl Default for FlowVariant {
@@ -157,11 +161,20 @@ impl Default for FlowVariant {
             tail_spread: false,
             plain_reads: false,
             max_segment: 0,
+            edge_tile_words: 0,
         }
     }
 }
 
 impl FlowVariant {
+    /// The edge tile's words ([`FlowVariant::edge_tile_words`], 0 read as the default).
+    pub fn tile_words(&self) -> usize {
+        match self.edge_tile_words {
+            0 => crate::wide::engine::EDGE_TILE_WORDS,
+            w => w,
+        }
+    }
+
     /// Fails with [`Error::Option`] on an out-of-range or conflicting setting.
     pub fn check(&self, sync: bool) -> Result<()> {
         if self.hot_every == 0 {
@@ -223,11 +236,13 @@ impl FlowVariant {
                         .map_err(|_| Error::Option(format!("run {run:?}: hot-every={r}")))?
                 }
                 Some(("max-segment", n)) => v.max_segment = number("max-segment", n)?,
+                Some(("tile-words", n)) => v.edge_tile_words = number("tile-words", n)?,
                 Some(("diag", list)) => d = Diag::parse(&list.replace('+', ","))?,
                 _ => {
                     return Err(Error::Option(format!(
                         "run {run:?}: unknown setting {token:?} (default, hot-every=R, \
-                         copy-ilp, agg-ilp, apply-ilp, tail-spread, plain-reads, max-segment=N, diag=A+B)"
+                         copy-ilp, agg-ilp, apply-ilp, tail-spread, plain-reads, max-segment=N, tile-words=N, \
+                         diag=A+B)"
                     )))
                 }
             }
@@ -255,6 +270,9 @@ impl FlowVariant {
         if self.max_segment > 0 {
             f.extend(["--max-segment".into(), self.max_segment.to_string()]);
         }
+        if self.edge_tile_words > 0 {
+            f.extend(["--tile-words".into(), self.edge_tile_words.to_string()]);
+        }
         f
     }
 
@@ -277,6 +295,9 @@ impl FlowVariant {
         }
         if self.max_segment > 0 {
             parts.push(format!("max-segment={}", self.max_segment));
+        }
+        if self.edge_tile_words > 0 {
+            parts.push(format!("tile-words={}", self.edge_tile_words));
         }
         if parts.is_empty() {
             "default".into()

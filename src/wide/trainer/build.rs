@@ -8,8 +8,8 @@ use super::{Part, Slot, Trainer, Valid};
 use crate::gpu::{Gpu, GpuBuffer};
 use crate::sparse::Csr;
 use crate::wide::engine::{
-    cache_budget, DeviceChunks, HostArrays, Kernels, MetricsConfig, Schedule, StageKernels,
-    AUC_BINS, AUC_RANGE, METRICS_WG,
+    cache_budget, check_workgroup_words, DeviceChunks, HostArrays, Kernels, MetricsConfig,
+    Schedule, StageKernels, AUC_BINS, AUC_RANGE, METRICS_WG,
 };
 use crate::wide::metrics::labels_pm1;
 use crate::wide::plan::{
@@ -245,7 +245,9 @@ impl<'g> Trainer<'g> {
             None
         };
         let n_chunks: usize = parts.iter().map(|p| p.data.host.n_chunks).sum();
-        let budget = cache_budget(gpu, spec, chunk, lanes) / spec.params_per_feature;
+        let tile_words = options.variant.tile_words();
+        check_workgroup_words(gpu, spec, chunk, lanes, tile_words)?;
+        let budget = cache_budget(gpu, spec, chunk, lanes, tile_words) / spec.params_per_feature;
         let hot_rule = hot_features(&counts, n_chunks, budget).min(n_features);
         let hot = match options.cache {
             Some(h) => h.min(budget),
