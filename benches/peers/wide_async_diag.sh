@@ -23,7 +23,8 @@
 #      same chunks).
 # 2. `wide train --check` (2 epochs) with the fastest valid LR candidate of step 1: its
 #    validation logloss against the f64 twin's replay (check_ok).
-# 3. FM k = 10 async, 2 epochs, 1 pass: default and the combined candidates.
+# 3. FM k = 10 async, 2 epochs, 1 pass: default, apply-ilp (FM's Apply has 11 work items
+#    per segment), plain-reads and the combined candidates.
 # Time limits per step (gen 90 s, LR sweep 190 s, check 90 s, FM 50 s) keep it under 7 min.
 # Summary: $OUT/wide_async_diag.md (per run: median ms per epoch in each pass, µs per chunk
 # per workgroup = ms / (chunks / P), validation logloss); raw lines in $OUT/wide_sweep.jsonl.
@@ -105,7 +106,8 @@ if [ -n "$BEST" ]; then
 fi
 log "sweep fm k=10 async"
 timeout 50 $W wide sweep --model fm --k 10 --train $D --holdout 0.1 --batch 1024 --lr 0.5 \
-  --epochs 2 --passes 1 --run default --run "$ALL" --run "hot-every=16,$ALL" \
+  --epochs 2 --passes 1 --run default --run apply-ilp --run plain-reads --run "$ALL" \
+  --run "hot-every=16,$ALL" --run "tile-words=3072,$ALL" \
   >> "$J" 2>>"$OUT/log.txt" || log "sweep fm FAILED (exit $?)"
 rm -rf $D
 python3 - "$J" "$OUT/wide_check.jsonl" <<'PY' | tee "$OUT/wide_async_diag.md" | tee -a "$OUT/log.txt"

@@ -63,6 +63,15 @@
 //!   ([`plan::hot_features`]: average degree per chunk ≥ th) within the workgroup memory
 //!   left. Only reads are cached: Apply's segment sums already make one global add per
 //!   feature and chunk.
+//! - **Variants and attribution** ([`variant`]): candidate changes to the flow kernel's
+//!   per-chunk work ([`FlowVariant`]: loads in flight in the copies, Aggregate and Apply,
+//!   the chunk's tail off invocation 0, plain async reads, the cache reloaded every R
+//!   chunks, split segments, the edge tile's size), each equal to the f64 twin's steps, and
+//!   timing-only switches that drop a stage ([`Diag`], results not valid);
+//!   `wgsparse wide sweep` times them on data chunked once ([`Trainer::restart_with`]).
+//!   On the criteo-s shape (chunks of 64 samples) the cost rule caches 232 features (48% of
+//!   the edges; 928 bytes copied per chunk), a chunk holds ≈ 1,450 segments and 2,560
+//!   feature-sorted edges (the default tile: 2,048).
 //! - **Validation** each epoch on the GPU: ŷ and ℓ per sample, loss sums per workgroup and
 //!   per-class score histograms (`wide/metrics`); the AUC comes from the histograms with an
 //!   error bound (half the within-bin pairs), [`Trainer::evaluate_exact`] gives the exact one.
