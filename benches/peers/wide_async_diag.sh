@@ -25,7 +25,7 @@
 #    validation logloss against the f64 twin's replay (check_ok).
 # 3. FM k = 10 async, 2 epochs, 1 pass: default, apply-ilp (FM's Apply has 11 work items
 #    per segment), plain-reads and the combined candidates.
-# Time limits per step (gen 90 s, LR sweep 190 s, check 90 s, FM 50 s) keep it under 7 min.
+# Time limits per step (gen 75 s, LR sweep 180 s, check 90 s, FM 60 s) keep it under 7 min.
 # Summary: $OUT/wide_async_diag.md (per run: median ms per epoch in each pass, µs per chunk
 # per workgroup = ms / (chunks / P), validation logloss); raw lines in $OUT/wide_sweep.jsonl.
 set -uo pipefail
@@ -42,7 +42,7 @@ log() { echo "[$(date +%T)] $*" | tee -a "$OUT/log.txt"; }
 $W info --json > "$OUT/wide_info.json" 2>>"$OUT/log.txt"
 log "gen criteo-s"
 # SAMPLES / FEATURES shrink the data for a dry run elsewhere (the job uses the defaults).
-timeout 90 $W gen ctr --samples "${SAMPLES:-5134149}" --features "${FEATURES:-1000000}" \
+timeout 75 $W gen ctr --samples "${SAMPLES:-5134149}" --features "${FEATURES:-1000000}" \
   --nnz-per-sample 40 --seed 1 --raw --out $D \
   --json >> "$OUT/wide_gen.jsonl" 2>>"$OUT/log.txt" || { log "gen FAILED"; exit 1; }
 ALL=copy-ilp,agg-ilp,apply-ilp,tail-spread,plain-reads
@@ -79,7 +79,7 @@ RUNS=(
 args=()
 for r in "${RUNS[@]}"; do args+=(--run "$r"); done
 log "sweep lr async (${#RUNS[@]} runs × 2 passes × 3 epochs)"
-timeout 190 $W wide sweep --model lr --train $D --holdout 0.1 --batch 1024 --lr 0.5 \
+timeout 180 $W wide sweep --model lr --train $D --holdout 0.1 --batch 1024 --lr 0.5 \
   --epochs 3 --passes 2 "${args[@]}" >> "$J" 2>>"$OUT/log.txt" || log "sweep lr FAILED (exit $?)"
 BEST=$(python3 - "$J" <<'PY'
 import json, statistics, sys
@@ -105,7 +105,7 @@ if [ -n "$BEST" ]; then
     2>>"$OUT/log.txt" || log "check FAILED (exit $?)"
 fi
 log "sweep fm k=10 async"
-timeout 50 $W wide sweep --model fm --k 10 --train $D --holdout 0.1 --batch 1024 --lr 0.5 \
+timeout 60 $W wide sweep --model fm --k 10 --train $D --holdout 0.1 --batch 1024 --lr 0.5 \
   --epochs 2 --passes 1 --run default --run apply-ilp --run plain-reads --run "$ALL" \
   --run "hot-every=16,$ALL" --run "tile-words=3072,$ALL" \
   >> "$J" 2>>"$OUT/log.txt" || log "sweep fm FAILED (exit $?)"
