@@ -560,3 +560,51 @@ fn cli_takes_variants_and_sweeps_them() {
         assert_eq!(out.status.code(), Some(2), "{bad:?}");
     }
 }
+
+/// `Trainer::restart_with` on built data equals a trainer built with the same variant,
+/// lanes and cache: the same initial parameters, chunk orders and kernels (async, one
+/// persistent workgroup, two epochs); a different segment cut is refused.
+#[test]
+fn restart_with_equals_a_fresh_trainer() {
+    let (x, y01) = data(96, 120, 20, 43);
+    let spec = Model::Fm { k: 2 }.spec().unwrap();
+    let variant = FlowVariant {
+        copy_ilp: true,
+        apply_ilp: true,
+        hot_every: 2,
+        ..FlowVariant::default()
+    };
+    let base = Options {
+        batch: 48,
+        max_chunk: 16,
+        sync: false,
+        async_groups: 1,
+        ..Options::default()
+    };
+    let fresh = Options {
+        variant,
+        lanes: 2,
+        cache: Some(30),
+        ..base.clone()
+    };
+    let mut a = Trainer::new(common::gpu(), &spec, 120, (&x, &y01), None, fresh).unwrap();
+    let mut b = Trainer::new(common::gpu(), &spec, 120, (&x, &y01), None, base).unwrap();
+    b.train_epoch().unwrap();
+    b.restart_with(variant, Diag::default(), 2, Some(30))
+        .unwrap();
+    assert_eq!(b.flow(), (variant, Diag::default(), 2));
+    assert_eq!(b.hot_features(), 30);
+    for _ in 0..2 {
+        a.train_epoch().unwrap();
+        b.train_epoch().unwrap();
+    }
+    let (pa, pb) = (a.params().unwrap(), b.params().unwrap());
+    for (i, (u, v)) in pa.iter().zip(&pb).enumerate() {
+        assert!((u - v).abs() <= 1e-6 * (1.0 + u.abs()), "θ{i}: {u} vs {v}");
+    }
+    let split = FlowVariant {
+        max_segment: 4,
+        ..FlowVariant::default()
+    };
+    assert!(b.restart_with(split, Diag::default(), 2, None).is_err());
+}
