@@ -36,6 +36,11 @@ fn variants() -> Vec<FlowVariant> {
             ..d
         },
         FlowVariant {
+            plain_reads: true,
+            coherent_reads: true,
+            ..d
+        },
+        FlowVariant {
             max_segment: 2,
             ..d
         },
@@ -158,7 +163,13 @@ fn async_variants_equal_twin_valued() {
 #[test]
 fn async_variants_equal_twin_cas_no_subgroups() {
     let (x, y01) = data(64, 80, 12, 31);
-    for variant in variants() {
+    // Without the coherent decoration the coherent-reads variant is refused
+    // (coherent_reads_need_the_decoration).
+    let plain = common::gpu_plain();
+    for variant in variants()
+        .into_iter()
+        .filter(|v| !v.coherent_reads || plain.caps.coherent)
+    {
         async_one_group_vs_twin(
             common::gpu_plain(),
             Model::Fm { k: 2 },
@@ -413,6 +424,13 @@ fn bad_variant_settings_are_refused() {
         (
             false,
             FlowVariant {
+                coherent_reads: true,
+                ..FlowVariant::default()
+            },
+        ),
+        (
+            false,
+            FlowVariant {
                 hot_every: 0,
                 ..FlowVariant::default()
             },
@@ -607,4 +625,29 @@ fn restart_with_equals_a_fresh_trainer() {
         ..FlowVariant::default()
     };
     assert!(b.restart_with(split, Diag::default(), 2, None).is_err());
+}
+
+/// Coherent reads on an adapter without the `@coherent` decoration: a clear error naming
+/// it, not a shader that fails to build.
+#[test]
+fn coherent_reads_need_the_decoration() {
+    let gpu = common::gpu_plain();
+    if gpu.caps.coherent {
+        return;
+    }
+    let (x, y01) = data(32, 40, 8, 5);
+    let spec = Model::Lr.spec().unwrap();
+    let options = Options {
+        sync: false,
+        variant: FlowVariant {
+            plain_reads: true,
+            coherent_reads: true,
+            ..FlowVariant::default()
+        },
+        ..Options::default()
+    };
+    let err = Trainer::new(gpu, &spec, x.ncols, (&x, &y01), None, options)
+        .err()
+        .expect("refused");
+    assert!(err.to_string().contains("@coherent"), "{err}");
 }

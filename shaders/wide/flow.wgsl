@@ -69,7 +69,12 @@ fn f_edge(e: u32) -> vec2<u32> {
 #ifdef PLAIN_READS
 // The same buffer bound a second time without atomics: reads are plain loads (they may see
 // any recent value, as async reads stale parameters anyway); updates stay atomic adds.
+#ifdef COHERENT_READS
+// … and past the per-compute-unit caches, so a read sees updates made during the dispatch.
+@coherent @group(0) @binding(8) var<storage, read_write> params_plain: array<f32>;
+#else
 @group(0) @binding(8) var<storage, read_write> params_plain: array<f32>;
+#endif
 fn param_global(k: u32) -> f32 {
     return params_plain[k];
 }

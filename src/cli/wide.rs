@@ -112,6 +112,9 @@ enum What {
         /// Async: read the parameters with plain loads (updates stay atomic).
         #[arg(long)]
         plain_reads: bool,
+        /// Async, with --plain-reads: bind those reads `@coherent` (past per-SM caches).
+        #[arg(long, requires = "plain_reads")]
+        coherent_reads: bool,
         /// Cut each feature's segment of a chunk into pieces of at most N edges (0: whole).
         #[arg(long, default_value_t = 0)]
         max_segment: usize,
@@ -196,6 +199,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
             apply_ilp,
             tail_spread,
             plain_reads,
+            coherent_reads,
             max_segment,
             tile_words,
             diag,
@@ -244,6 +248,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
                     apply_ilp,
                     tail_spread,
                     plain_reads,
+                    coherent_reads,
                     max_segment,
                     edge_tile_words: tile_words,
                 },

@@ -9,7 +9,7 @@ use bytemuck::{Pod, Zeroable};
 use crate::gpu::{Binding, Gpu, GpuBuffer, Kernel, KernelSpec};
 use crate::wide::plan::Chunks;
 use crate::wide::{ModelSpec, Options};
-use crate::Result;
+use crate::{Error, Result};
 
 /// The uniform block of `wide/flow` and `wide/apply` (layout of WGSL `Config`).
 #[repr(C)]
@@ -305,6 +305,12 @@ impl Kernels {
             ),
             ("HOT_EVERY", options.variant.hot_every as f64),
         ];
+        if options.variant.coherent_reads && !gpu.caps.coherent {
+            return Err(Error::Option(format!(
+                "coherent_reads: {} offers no @coherent decoration (MEMORY_DECORATION_COHERENT)",
+                gpu.caps.adapter_name
+            )));
+        }
         let flow = |extra: Option<&'static str>, one_hot: bool, bindings: &'static [Binding]| {
             let mut d = defines.clone();
             d.extend(extra);

@@ -138,6 +138,11 @@ pub struct FlowVariant {
     /// Async: parameter reads as plain loads through a second, non-atomic binding of the
     /// parameter buffer (else atomic loads); the updates stay atomic adds.
     pub plain_reads: bool,
+    /// With `plain_reads`: that second binding carries the `@coherent` decoration, so the
+    /// plain loads bypass per-compute-unit caches (NVIDIA's L1 would otherwise serve a
+    /// parameter as it was when first cached, for the whole epoch's dispatch). Needs the
+    /// adapter's `coherent` capability.
+    pub coherent_reads: bool,
     /// Feature-sorted segments cut into pieces of at most this many edges (0: whole), each
     /// piece its own Apply work item and global add, so no invocation walks a hot
     /// feature's whole chunk-long segment. Fixed when the data are chunked. In async mode
@@ -160,6 +165,7 @@ impl Default for FlowVariant {
             apply_ilp: false,
             tail_spread: false,
             plain_reads: false,
+            coherent_reads: false,
             max_segment: 0,
             edge_tile_words: 0,
         }
@@ -185,6 +191,11 @@ impl FlowVariant {
                 "hot_every > 1 and plain_reads are async-mode variants".into(),
             ));
         }
+        if self.coherent_reads && !self.plain_reads {
+            return Err(Error::Option(
+                "coherent_reads decorates the plain-reads binding: it needs plain_reads".into(),
+            ));
+        }
         if self.hot_every > 1 && self.max_segment > 0 {
             // Two pieces of one cached feature would update its cached copy at once.
             return Err(Error::Option(
@@ -203,6 +214,10 @@ impl FlowVariant {
             (self.apply_ilp, "APPLY_ILP"),
             (self.tail_spread, "TAIL_SPREAD"),
             (!sync && self.plain_reads, "PLAIN_READS"),
+            (
+                !sync && self.plain_reads && self.coherent_reads,
+                "COHERENT_READS",
+            ),
             (!sync && self.hot_every > 1, "HOT_LOCAL"),
         ] {
             if on {
@@ -231,6 +246,10 @@ impl FlowVariant {
                 None if token == "apply-ilp" => v.apply_ilp = true,
                 None if token == "tail-spread" => v.tail_spread = true,
                 None if token == "plain-reads" => v.plain_reads = true,
+                None if token == "coherent-reads" => {
+                    v.plain_reads = true;
+                    v.coherent_reads = true
+                }
                 Some(("hot-every", r)) => {
                     v.hot_every = u32::try_from(number("hot-every", r)?)
                         .map_err(|_| Error::Option(format!("run {run:?}: hot-every={r}")))?
@@ -241,7 +260,8 @@ impl FlowVariant {
                 _ => {
                     return Err(Error::Option(format!(
                         "run {run:?}: unknown setting {token:?} (default, hot-every=R, \
-                         copy-ilp, agg-ilp, apply-ilp, tail-spread, plain-reads, max-segment=N, tile-words=N, \
+                         copy-ilp, agg-ilp, apply-ilp, tail-spread, plain-reads, coherent-reads, max-segment=N, \
+                         tile-words=N, \
                          diag=A+B)"
                     )))
                 }
@@ -262,6 +282,7 @@ impl FlowVariant {
             (self.apply_ilp, "--apply-ilp"),
             (self.tail_spread, "--tail-spread"),
             (self.plain_reads, "--plain-reads"),
+            (self.coherent_reads, "--coherent-reads"),
         ] {
             if on {
                 f.push(name.into());
@@ -287,7 +308,8 @@ impl FlowVariant {
             (self.agg_ilp, "agg-ilp"),
             (self.apply_ilp, "apply-ilp"),
             (self.tail_spread, "tail-spread"),
-            (self.plain_reads, "plain-reads"),
+            (self.plain_reads && !self.coherent_reads, "plain-reads"),
+            (self.coherent_reads, "coherent-reads"),
         ] {
             if on {
                 parts.push(name.into());
