@@ -130,6 +130,36 @@ fn every_model_validates_in_every_engine_variant() {
                 vec!["ONE_HOT", "SUBGROUP", "F32_ATOMIC"],
                 vec!["ONE_HOT", "ASYNC"],
                 vec!["ONE_HOT", "PREDICT"],
+                // The flow variants, all at once, in either mode.
+                vec![
+                    "ASYNC",
+                    "F32_ATOMIC",
+                    "PLAIN_READS",
+                    "HOT_LOCAL",
+                    "COPY_ILP",
+                    "AGG_ILP",
+                    "APPLY_ILP",
+                    "TAIL_SPREAD",
+                ],
+                vec![
+                    "ONE_HOT",
+                    "SUBGROUP",
+                    "COPY_ILP",
+                    "AGG_ILP",
+                    "APPLY_ILP",
+                    "TAIL_SPREAD",
+                ],
+                // The timing-only switches.
+                vec![
+                    "ONE_HOT",
+                    "ASYNC",
+                    "DIAG_SKIP_APPLY",
+                    "DIAG_SKIP_AGGREGATE",
+                    "DIAG_NO_HOT_COPY",
+                    "DIAG_NO_TILE",
+                    "DIAG_SKIP_TAIL",
+                    "DIAG_NO_STORAGE_BARRIER",
+                ],
             ] {
                 let wgsl = preprocess::preprocess_with(name, &defines, &sources).unwrap();
                 preprocess::validate(name, &wgsl)

@@ -29,6 +29,11 @@ override CHUNK_WG: u32 = 32u;
 // start of each chunk. HOT_WG = max(1, HOT · NPARAM).
 override HOT: u32 = 0u;
 override HOT_WG: u32 = 1u;
+// Async with HOT_LOCAL: the cache is reloaded every HOT_EVERY chunks of a workgroup, which
+// adds its own updates of the cached features into it in between.
+override HOT_EVERY: u32 = 1u;
+// Loads in flight per invocation in the copies (COPY_ILP) and Aggregate (AGG_ILP).
+const ILP: u32 = 8u;
 
 @group(0) @binding(0) var<uniform> cfg: Config;
 // [chunks in this dispatch, samples in its mini-batch, 0, 0, chunk ids …]
@@ -61,9 +66,23 @@ fn f_edge(e: u32) -> vec2<u32> {
 #ifdef ASYNC
 // The parameters, updated in place.
 @group(0) @binding(5) var<storage, read_write> accum: array<AtomicF32>;
+#ifdef PLAIN_READS
+// The same buffer bound a second time without atomics: reads are plain loads (they may see
+// any recent value, as async reads stale parameters anyway); updates stay atomic adds.
+#ifdef COHERENT_READS
+// … and past the per-compute-unit caches, so a read sees updates made during the dispatch.
+@coherent @group(0) @binding(8) var<storage, read_write> params_plain: array<f32>;
+#else
+@group(0) @binding(8) var<storage, read_write> params_plain: array<f32>;
+#endif
+fn param_global(k: u32) -> f32 {
+    return params_plain[k];
+}
+#else
 fn param_global(k: u32) -> f32 {
     return accum_load(k);
 }
+#endif
 // Step scale of features 0 .. cfg.scaled, then the bias's.
 @group(0) @binding(6) var<storage, read> scale: array<f32>;
 fn step_scale(j: u32) -> f32 {
@@ -109,6 +128,9 @@ fn f_edge_tile(t: u32) -> vec2<u32> {
 fn f_edge_fill(t: u32, e: u32) {
     fedge_wg[t] = fedge[e];
 }
+fn f_edge_store(t: u32, v: vec2<u32>) {
+    fedge_wg[t] = v.x;
+}
 #else
 var<workgroup> fedge_wg: array<vec2<u32>, EDGE_WG>;
 fn f_edge_tile(t: u32) -> vec2<u32> {
@@ -116,6 +138,9 @@ fn f_edge_tile(t: u32) -> vec2<u32> {
 }
 fn f_edge_fill(t: u32, e: u32) {
     fedge_wg[t] = fedge[e];
+}
+fn f_edge_store(t: u32, v: vec2<u32>) {
+    fedge_wg[t] = v;
 }
 #endif
 #endif
@@ -135,37 +160,96 @@ fn main(
 ) {
 #ifdef ASYNC
     let groups = nwg.x * nwg.y;
+    var k = 0u;
     for (var w = wid.y * nwg.x + wid.x; w < sched[0]; w += groups) {
-        run_chunk(sched[4u + w], lid);
+#ifdef HOT_LOCAL
+        run_chunk(sched[4u + w], lid, k % HOT_EVERY == 0u);
+#else
+        run_chunk(sched[4u + w], lid, true);
+#endif
+        k++;
         // The next chunk overwrites the workgroup arrays and reads this one's updates.
+#ifndef DIAG_NO_STORAGE_BARRIER
         storageBarrier();
+#endif
         workgroupBarrier();
     }
 #else
     let w = wid.y * nwg.x + wid.x;
     if w < sched[0] {
-        run_chunk(sched[4u + w], lid);
+        run_chunk(sched[4u + w], lid, true);
     }
 #endif
 }
 
-// Aggregate, Loss and Apply of chunk `c` by the whole workgroup.
-fn run_chunk(c: u32, lid: u32) {
+// The importance cache's copy from global memory.
+fn hot_copy(lid: u32) {
+    let len = HOT * NPARAM;
+#ifdef COPY_ILP
+    // ILP loads in flight (clamped into range), then their stores.
+    for (var t = lid; t < len; t += ILP * WG) {
+        var v: array<f32, ILP>;
+        for (var u = 0u; u < ILP; u++) {
+            v[u] = param_global(min(t + u * WG, len - 1u));
+        }
+        for (var u = 0u; u < ILP; u++) {
+            if t + u * WG < len {
+                hot_wg[t + u * WG] = v[u];
+            }
+        }
+    }
+#else
+    for (var t = lid; t < len; t += WG) {
+        hot_wg[t] = param_global(t);
+    }
+#endif
+}
+
+#ifndef PREDICT
+// The edge tile's copy of feature-sorted edges ef0 .. ef0 + tile.
+fn tile_copy(lid: u32, ef0: u32, tile: u32) {
+#ifdef COPY_ILP
+    for (var t = lid; t < tile; t += ILP * WG) {
+        var v: array<vec2<u32>, ILP>;
+        for (var u = 0u; u < ILP; u++) {
+            v[u] = f_edge(ef0 + min(t + u * WG, tile - 1u));
+        }
+        for (var u = 0u; u < ILP; u++) {
+            if t + u * WG < tile {
+                f_edge_store(t + u * WG, v[u]);
+            }
+        }
+    }
+#else
+    for (var t = lid; t < tile; t += WG) {
+        f_edge_fill(t, ef0 + t);
+    }
+#endif
+}
+#endif
+
+// Aggregate, Loss and Apply of chunk `c` by the whole workgroup; `fresh`: load the
+// importance cache (always, but with HOT_LOCAL every HOT_EVERY chunks).
+fn run_chunk(c: u32, lid: u32, fresh: bool) {
     let s0 = c * cfg.chunk;
     let n = min(cfg.chunk, cfg.n_samples - s0);
     let slot = lid / LANES;
     let lane = lid % LANES;
-    for (var t = lid; t < HOT * NPARAM; t += WG) {
-        hot_wg[t] = param_global(t);
+#ifndef DIAG_NO_HOT_COPY
+    if fresh {
+        hot_copy(lid);
     }
+#endif
 #ifndef PREDICT
     let g0 = idx[cfg.seg_ptr_off + c];
     let g1 = idx[cfg.seg_ptr_off + c + 1u];
     let ef0 = idx[cfg.seg_edge_off + g0];
+#ifdef DIAG_NO_TILE
+    let tile = 0u;
+#else
     let tile = min(idx[cfg.seg_edge_off + g1] - ef0, EDGE_WG);
-    for (var t = lid; t < tile; t += WG) {
-        f_edge_fill(t, ef0 + t);
-    }
+#endif
+    tile_copy(lid, ef0, tile);
 #endif
     workgroupBarrier();
 
@@ -177,13 +261,30 @@ fn run_chunk(c: u32, lid: u32) {
     for (var i = 0u; i < NACC; i++) {
         a[i] = 0.0;
     }
+#ifndef DIAG_SKIP_AGGREGATE
     if slot < n {
         let e1 = idx[cfg.row_off + s0 + slot + 1u];
+#ifdef AGG_ILP
+        // ILP of the lane's edges loaded (clamped into range) before their parameters.
+        for (var e = idx[cfg.row_off + s0 + slot] + lane; e < e1; e += ILP * LANES) {
+            var f: array<vec2<u32>, ILP>;
+            for (var u = 0u; u < ILP; u++) {
+                f[u] = s_edge(min(e + u * LANES, e1 - 1u));
+            }
+            for (var u = 0u; u < ILP; u++) {
+                if e + u * LANES < e1 {
+                    ala_aggregate(&a, f[u].x, bitcast<f32>(f[u].y));
+                }
+            }
+        }
+#else
         for (var e = idx[cfg.row_off + s0 + slot] + lane; e < e1; e += LANES) {
             let edge = s_edge(e);
             ala_aggregate(&a, edge.x, bitcast<f32>(edge.y));
         }
+#endif
     }
+#endif
     for (var i = 0u; i < NACC; i++) {
         a[i] = vsg_sum(a[i], LANES, lid);
     }
@@ -218,33 +319,60 @@ fn run_chunk(c: u32, lid: u32) {
 #else
     let step = 1.0;
 #endif
+#ifdef DIAG_SKIP_APPLY
+    let work = 0u;
+#else
     let work = (g1 - g0) * NPARAM;
+#endif
+#ifdef APPLY_ILP
+    // APPLY_ILP work items per invocation at once: their segments' bounds, features and
+    // step scales loaded together (indices clamped into range), then their sums.
+    for (var t0 = lid; t0 < work; t0 += APPLY_ILP_N * WG) {
+        var js: array<u32, APPLY_ILP_N>;
+        var e0s: array<u32, APPLY_ILP_N>;
+        var e1s: array<u32, APPLY_ILP_N>;
+        for (var u = 0u; u < APPLY_ILP_N; u++) {
+            let g = g0 + min(t0 + u * WG, work - 1u) / NPARAM;
+            js[u] = idx[cfg.seg_feat_off + g];
+            e0s[u] = idx[cfg.seg_edge_off + g];
+            e1s[u] = idx[cfg.seg_edge_off + g + 1u];
+        }
+        var fs: array<f32, APPLY_ILP_N>;
+        for (var u = 0u; u < APPLY_ILP_N; u++) {
+            fs[u] = item_step(step, js[u]);
+        }
+        for (var u = 0u; u < APPLY_ILP_N; u++) {
+            let t = t0 + u * WG;
+            if t < work {
+                apply_item(js[u], t % NPARAM, vec2<u32>(e0s[u], e1s[u]), vec2<u32>(ef0, tile), inv_b, fs[u]);
+            }
+        }
+    }
+#else
     for (var t = lid; t < work; t += WG) {
         let g = g0 + t / NPARAM;
-        let i = t % NPARAM;
         let j = idx[cfg.seg_feat_off + g];
-        let e1 = idx[cfg.seg_edge_off + g + 1u];
-        var sum = 0.0;
-        let e0 = idx[cfg.seg_edge_off + g];
-        if cfg.l2 > 0.0 {
-            // λ·θ for each of the segment's samples, scaled by 1/B as their dℓ/dŷ.
-            sum = cfg.l2 * param(j, i) * f32(e1 - e0) * inv_b;
-        }
-        for (var e = e0; e < e1; e++) {
-            var edge: vec2<u32>;
-            if e - ef0 < tile {
-                edge = f_edge_tile(e - ef0);
-            } else {
-                edge = f_edge(e);
-            }
-            sum += dl_wg[edge.x] * ala_apply(edge.x, j, bitcast<f32>(edge.y), i);
-        }
-#ifdef ASYNC
-        accum_add(j * NPARAM + i, step * step_scale(j) * sum);
-#else
-        accum_add(j * NPARAM + i, step * sum);
-#endif
+        let e = vec2<u32>(idx[cfg.seg_edge_off + g], idx[cfg.seg_edge_off + g + 1u]);
+        apply_item(j, t % NPARAM, e, vec2<u32>(ef0, tile), inv_b, item_step(step, j));
     }
+#endif
+#ifdef DIAG_SKIP_TAIL
+    if lid == 0u {
+        out[c] = 0.0;
+    }
+#else
+#ifdef TAIL_SPREAD
+    // The bias's sum on the last invocation, the loss's on the one before (both on 0 when
+    // the workgroup is one invocation), four partial sums each.
+    let tail_bias = WG - 1u;
+    let tail_loss = select(WG - 2u, 0u, WG < 2u);
+    if lid == tail_bias {
+        accum_add(cfg.bias_index, step * bias_scale() * tail_sum(n, true));
+    }
+    if lid == tail_loss {
+        out[c] = tail_sum(n, false);
+    }
+#else
     if lid == 0u {
         var db = 0.0;
         var l = 0.0;
@@ -252,15 +380,82 @@ fn run_chunk(c: u32, lid: u32) {
             db += dl_wg[s];
             l += loss_wg[s];
         }
-#ifdef ASYNC
-        accum_add(cfg.bias_index, step * scale[cfg.scaled] * db);
-#else
-        accum_add(cfg.bias_index, step * db);
-#endif
+        accum_add(cfg.bias_index, step * bias_scale() * db);
         out[c] = l;
     }
 #endif
+#endif
+#endif
 }
+
+#ifndef PREDICT
+// Work items per invocation in flight in Apply (APPLY_ILP).
+const APPLY_ILP_N: u32 = 4u;
+
+// The factor of feature j's segment sum: −lr times its step scale (async), or 1 (sync).
+fn item_step(step: f32, j: u32) -> f32 {
+#ifdef ASYNC
+    return step * step_scale(j);
+#else
+    return step;
+#endif
+}
+
+// One Apply work item: parameter i of feature j, whose segment holds the feature-sorted
+// edges e.x .. e.y (those before tile.x + tile.y read from the tile, which starts at edge
+// tile.x); its sum times f added to global memory once.
+fn apply_item(j: u32, i: u32, e: vec2<u32>, tile: vec2<u32>, inv_b: f32, f: f32) {
+    var sum = 0.0;
+    if cfg.l2 > 0.0 {
+        // λ·θ for each of the segment's samples, scaled by 1/B as their dℓ/dŷ.
+        sum = cfg.l2 * param(j, i) * f32(e.y - e.x) * inv_b;
+    }
+    for (var k = e.x; k < e.y; k++) {
+        var edge: vec2<u32>;
+        if k - tile.x < tile.y {
+            edge = f_edge_tile(k - tile.x);
+        } else {
+            edge = f_edge(k);
+        }
+        sum += dl_wg[edge.x] * ala_apply(edge.x, j, bitcast<f32>(edge.y), i);
+    }
+    let d = f * sum;
+    accum_add(j * NPARAM + i, d);
+#ifdef HOT_LOCAL
+    // The workgroup's own step into its copy (each (feature, parameter) has one work item
+    // per chunk: segments are whole with HOT_LOCAL).
+    if j < HOT {
+        hot_wg[j * NPARAM + i] += d;
+    }
+#endif
+}
+
+// The bias's step scale (async), 1 in sync mode.
+fn bias_scale() -> f32 {
+#ifdef ASYNC
+    return scale[cfg.scaled];
+#else
+    return 1.0;
+#endif
+}
+
+// Σ dl_wg (bias) or Σ loss_wg over the chunk's n samples, in four partial sums.
+fn tail_sum(n: u32, bias: bool) -> f32 {
+    var p = vec4<f32>(0.0);
+    var s = 0u;
+    for (; s + 4u <= n; s += 4u) {
+        if bias {
+            p += vec4<f32>(dl_wg[s], dl_wg[s + 1u], dl_wg[s + 2u], dl_wg[s + 3u]);
+        } else {
+            p += vec4<f32>(loss_wg[s], loss_wg[s + 1u], loss_wg[s + 2u], loss_wg[s + 3u]);
+        }
+    }
+    for (; s < n; s++) {
+        p.x += select(loss_wg[s], dl_wg[s], bias);
+    }
+    return (p.x + p.y) + (p.z + p.w);
+}
+#endif
 
 fn param_bias() -> f32 {
     return param_global(cfg.bias_index);

@@ -93,6 +93,39 @@ enum What {
         /// Features in the importance cache (default: the cost rule; 0 turns it off).
         #[arg(long)]
         cache: Option<usize>,
+        /// Async: reload the importance cache every R chunks of a workgroup (its own updates
+        /// go into its copy in between).
+        #[arg(long, default_value_t = 1)]
+        hot_every: u32,
+        /// Copy the importance cache and the edge tile with 8 loads in flight per invocation.
+        #[arg(long)]
+        copy_ilp: bool,
+        /// Aggregate: load 8 of a lane's edges before their parameters.
+        #[arg(long)]
+        agg_ilp: bool,
+        /// Apply: 4 work items' loads in flight per invocation.
+        #[arg(long)]
+        apply_ilp: bool,
+        /// A chunk's bias and loss sums by two invocations other than the first.
+        #[arg(long)]
+        tail_spread: bool,
+        /// Async: read the parameters with plain loads (updates stay atomic).
+        #[arg(long)]
+        plain_reads: bool,
+        /// Async, with --plain-reads: bind those reads `@coherent` (past per-SM caches).
+        #[arg(long, requires = "plain_reads")]
+        coherent_reads: bool,
+        /// Cut each feature's segment of a chunk into pieces of at most N edges (0: whole).
+        #[arg(long, default_value_t = 0)]
+        max_segment: usize,
+        /// Words of the flow kernel's feature-sorted edge tile (0: 2048).
+        #[arg(long, default_value_t = 0)]
+        tile_words: usize,
+        /// Timing only, results NOT valid: drop parts of the flow kernel (comma-separated:
+        /// skip-apply, skip-aggregate, no-hot-copy, no-tile, skip-tail, no-storage-barrier;
+        /// fixed: the first five).
+        #[arg(long, hide = true)]
+        diag: Option<String>,
         /// Run every epoch asked for (no early stop).
         #[arg(long)]
         no_early_stop: bool,
@@ -111,6 +144,9 @@ enum What {
         #[arg(long)]
         json: bool,
     },
+    /// Time flow-kernel variants (async by default) on one data set loaded and chunked
+    /// once: one JSON line per run and pass (epoch times, validation logloss).
+    Sweep(crate::cli::wide_sweep::SweepArgs),
     /// Predict ŷ for every sample of a data set; print its logloss and AUC.
     Predict {
         /// A model saved by `wide train --model-out`.
@@ -136,6 +172,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
             out,
             json,
         } => predict(&model, &data, out.as_deref(), json),
+        What::Sweep(a) => crate::cli::wide_sweep::run(a),
         What::Train {
             model,
             train,
@@ -156,6 +193,16 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
             lanes,
             max_chunk,
             cache,
+            hot_every,
+            copy_ilp,
+            agg_ilp,
+            apply_ilp,
+            tail_spread,
+            plain_reads,
+            coherent_reads,
+            max_segment,
+            tile_words,
+            diag,
             no_early_stop,
             check,
             seed,
@@ -194,21 +241,31 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
                 cache,
                 early_stop: !no_early_stop,
                 seed,
+                variant: wide::FlowVariant {
+                    hot_every,
+                    copy_ilp,
+                    agg_ilp,
+                    apply_ilp,
+                    tail_spread,
+                    plain_reads,
+                    coherent_reads,
+                    max_segment,
+                    edge_tile_words: tile_words,
+                },
+                diag: match diag {
+                    Some(d) => wide::Diag::parse(&d)?,
+                    None => wide::Diag::default(),
+                },
                 ..base
             };
+            if options.diag.any() {
+                eprintln!(
+                    "warning: --diag {}: timing only, the results are not valid",
+                    options.diag.names().join(",")
+                );
+            }
             options.check()?;
-            let (x, y) = wide::read_data(&train)?;
-            let (tr, va) = match valid {
-                Some(v) => ((x, y), Some(wide::read_data(&v)?)),
-                None if holdout > 0.0 => {
-                    let n_valid = ((x.nrows as f64) * holdout).round() as usize;
-                    let split = x.nrows - n_valid;
-                    let t = (x.row_band(0..split), y[..split].to_vec());
-                    let v = (x.row_band(split..x.nrows), y[split..].to_vec());
-                    (t, Some(v))
-                }
-                None => ((x, y), None),
-            };
+            let (tr, va) = load_split(&train, valid.as_deref(), holdout)?;
             if check && va.is_none() {
                 return Err(Error::Option(
                     "--check compares validation logloss: give --valid or --holdout".into(),
@@ -224,7 +281,28 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
     }
 }
 
-type Data = (wgsparse::sparse::Csr, Vec<f32>);
+pub(crate) type Data = (wgsparse::sparse::Csr, Vec<f32>);
+
+/// Training data from `train` and validation data from `valid`, or without it the last
+/// `holdout` fraction of the training samples.
+pub(crate) fn load_split(
+    train: &Path,
+    valid: Option<&Path>,
+    holdout: f64,
+) -> Result<(Data, Option<Data>)> {
+    let (x, y) = wide::read_data(train)?;
+    Ok(match valid {
+        Some(v) => ((x, y), Some(wide::read_data(v)?)),
+        None if holdout > 0.0 => {
+            let n_valid = ((x.nrows as f64) * holdout).round() as usize;
+            let split = x.nrows - n_valid;
+            let t = (x.row_band(0..split), y[..split].to_vec());
+            let v = (x.row_band(split..x.nrows), y[split..].to_vec());
+            (t, Some(v))
+        }
+        None => ((x, y), None),
+    })
+}
 
 struct Outputs {
     model_out: Option<PathBuf>,
@@ -382,6 +460,8 @@ fn train_run(
                 "chunk": trainer.chunk(),
                 "lanes": options.lanes,
                 "hot_features": trainer.hot_features(),
+                "variant": options.variant.label(),
+                "diag": options.diag.names(),
                 "parts": trainer.parts(),
                 "device": gpu.caps.adapter_name,
                 "setup_s": setup_s,

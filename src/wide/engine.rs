@@ -8,8 +8,8 @@ use bytemuck::{Pod, Zeroable};
 
 use crate::gpu::{Binding, Gpu, GpuBuffer, Kernel, KernelSpec};
 use crate::wide::plan::Chunks;
-use crate::wide::ModelSpec;
-use crate::Result;
+use crate::wide::{ModelSpec, Options};
+use crate::{Error, Result};
 
 /// The uniform block of `wide/flow` and `wide/apply` (layout of WGSL `Config`).
 #[repr(C)]
@@ -155,6 +155,8 @@ pub(crate) struct Kernels {
     pub flow_async: Arc<Kernel>,
     pub predict: Arc<Kernel>,
     pub apply: Arc<Kernel>,
+    /// Whether (training, prediction) data hold only ones, as compiled.
+    pub one_hot: (bool, bool),
 }
 
 /// The stage baseline's kernels: aggregate, loss, gradient (then `wide/apply`).
@@ -241,6 +243,18 @@ const FLOW_ASYNC: &[Binding] = &[
     Binding::Read,
     Binding::ReadWrite,
 ];
+/// Async with plain parameter reads: the parameters bound a second time, non-atomic, at 8.
+const FLOW_ASYNC_PLAIN: &[Binding] = &[
+    Binding::Uniform,
+    Binding::Read,
+    Binding::Read,
+    Binding::Read,
+    Binding::Read,
+    Binding::ReadWrite,
+    Binding::Read,
+    Binding::ReadWrite,
+    Binding::ReadWrite,
+];
 const APPLY: &[Binding] = &[
     Binding::Uniform,
     Binding::Read,
@@ -254,18 +268,21 @@ const APPLY_WG: u32 = 256;
 
 impl Kernels {
     /// Compiles the engine for `model` with `chunk` samples per workgroup and `lanes`
-    /// invocations per sample; `native_atomics` picks native f32 atomics when the adapter
-    /// has them (else the CAS loop); the first `hot` features' parameters are cached in
-    /// workgroup memory; `one_hot` says (training, prediction) data hold only ones.
+    /// invocations per sample; the first `hot` features' parameters are cached in
+    /// workgroup memory; `one_hot` says (training, prediction) data hold only ones. From
+    /// `options`: native f32 atomics when asked and the adapter has them (else the CAS
+    /// loop), the training kernels' variant and timing-only switches (prediction takes
+    /// neither).
     pub fn new(
         gpu: &Gpu,
         model: &ModelSpec,
         chunk: usize,
         lanes: u32,
-        native_atomics: bool,
         hot: usize,
         one_hot: (bool, bool),
+        options: &Options,
     ) -> Result<Self> {
+        let native_atomics = options.native_atomics;
         let sources = [("wide/model", model.wgsl.as_str())];
         let wg = chunk as u32 * lanes;
         let mut defines = vec![];
@@ -282,11 +299,25 @@ impl Kernels {
             ("CHUNK_WG", chunk as f64),
             ("HOT", hot as f64),
             ("HOT_WG", (hot * model.params_per_feature).max(1) as f64),
-            ("EDGE_WG", edge_tile(one_hot.0) as f64),
+            (
+                "EDGE_WG",
+                edge_tile(one_hot.0, options.variant.tile_words()) as f64,
+            ),
+            ("HOT_EVERY", options.variant.hot_every as f64),
         ];
+        if options.variant.coherent_reads && !gpu.caps.coherent {
+            return Err(Error::Option(format!(
+                "coherent_reads: {} offers no @coherent decoration (MEMORY_DECORATION_COHERENT)",
+                gpu.caps.adapter_name
+            )));
+        }
         let flow = |extra: Option<&'static str>, one_hot: bool, bindings: &'static [Binding]| {
             let mut d = defines.clone();
             d.extend(extra);
+            if extra != Some("PREDICT") {
+                d.extend(options.variant.defines(extra.is_none()));
+                d.extend(options.diag.defines());
+            }
             if one_hot {
                 d.push("ONE_HOT");
             }
@@ -302,7 +333,15 @@ impl Kernels {
         };
         Ok(Kernels {
             flow_sync: flow(None, one_hot.0, FLOW_SYNC)?,
-            flow_async: flow(Some("ASYNC"), one_hot.0, FLOW_ASYNC)?,
+            flow_async: flow(
+                Some("ASYNC"),
+                one_hot.0,
+                if options.variant.plain_reads {
+                    FLOW_ASYNC_PLAIN
+                } else {
+                    FLOW_ASYNC
+                },
+            )?,
             predict: flow(Some("PREDICT"), one_hot.1, FLOW_SYNC)?,
             apply: gpu.kernel_with(
                 &KernelSpec {
@@ -313,6 +352,7 @@ impl Kernels {
                 },
                 &sources,
             )?,
+            one_hot,
         })
     }
 }
@@ -377,24 +417,56 @@ impl Schedule {
     }
 }
 
-/// Words of the flow kernel's feature-sorted edge tile (8 KiB).
-const EDGE_TILE_WORDS: usize = 2048;
+/// Words of the flow kernel's feature-sorted edge tile by default (8 KiB).
+pub(crate) const EDGE_TILE_WORDS: usize = 2048;
 
-/// Edges in the flow kernel's tile: one word each when one-hot, else two.
-pub(crate) fn edge_tile(one_hot: bool) -> usize {
+/// Edges in the flow kernel's tile of `words` words: one word each when one-hot, else two.
+pub(crate) fn edge_tile(one_hot: bool, words: usize) -> usize {
     if one_hot {
-        EDGE_TILE_WORDS
+        words
     } else {
-        EDGE_TILE_WORDS / 2
+        (words / 2).max(1)
     }
 }
 
+/// Workgroup words of the flow kernel besides the importance cache, with a slack of 64.
+fn fixed_words(model: &ModelSpec, chunk: usize, lanes: u32, tile_words: usize) -> usize {
+    chunk * model.accums + 2 * chunk + (chunk * lanes as usize) + tile_words + 64
+}
+
 /// Largest importance cache (parameters) that fits beside the flow kernel's other
-/// workgroup arrays (the edge tile included), at most 16 KiB.
-pub(crate) fn cache_budget(gpu: &Gpu, model: &ModelSpec, chunk: usize, lanes: u32) -> usize {
-    let words_used = chunk * model.accums + 2 * chunk + (chunk * lanes as usize) + EDGE_TILE_WORDS;
+/// workgroup arrays (the edge tile of `tile_words` included), at most 16 KiB.
+pub(crate) fn cache_budget(
+    gpu: &Gpu,
+    model: &ModelSpec,
+    chunk: usize,
+    lanes: u32,
+    tile_words: usize,
+) -> usize {
     let words = gpu.caps.max_workgroup_storage_bytes as usize / 4;
-    words.saturating_sub(words_used + 64).min(4096)
+    words
+        .saturating_sub(fixed_words(model, chunk, lanes, tile_words))
+        .min(4096)
+}
+
+/// Fails with [`crate::Error::Option`] when the flow kernel's workgroup arrays (the edge tile
+/// of `tile_words` words included, no cache) exceed the adapter's workgroup memory.
+pub(crate) fn check_workgroup_words(
+    gpu: &Gpu,
+    model: &ModelSpec,
+    chunk: usize,
+    lanes: u32,
+    tile_words: usize,
+) -> Result<()> {
+    let need = fixed_words(model, chunk, lanes, tile_words);
+    let have = gpu.caps.max_workgroup_storage_bytes as usize / 4;
+    if need > have {
+        return Err(crate::Error::Option(format!(
+            "the flow kernel's workgroup arrays (edge tile {tile_words} words, chunk {chunk} × \
+             lanes {lanes}) need {need} words, the adapter has {have}"
+        )));
+    }
+    Ok(())
 }
 
 /// Bins of the validation score histograms (per class).

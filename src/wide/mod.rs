@@ -63,6 +63,15 @@
 //!   ([`plan::hot_features`]: average degree per chunk ≥ th) within the workgroup memory
 //!   left. Only reads are cached: Apply's segment sums already make one global add per
 //!   feature and chunk.
+//! - **Variants and attribution** ([`variant`]): candidate changes to the flow kernel's
+//!   per-chunk work ([`FlowVariant`]: loads in flight in the copies, Aggregate and Apply,
+//!   the chunk's tail off invocation 0, plain async reads, the cache reloaded every R
+//!   chunks, split segments, the edge tile's size), each equal to the f64 twin's steps, and
+//!   timing-only switches that drop a stage ([`Diag`], results not valid);
+//!   `wgsparse wide sweep` times them on data chunked once ([`Trainer::restart_with`]).
+//!   On the criteo-s shape (chunks of 64 samples) the cost rule caches 232 features (48% of
+//!   the edges; 928 bytes copied per chunk), a chunk holds ≈ 1,450 segments and 2,560
+//!   feature-sorted edges (the default tile: 2,048).
 //! - **Validation** each epoch on the GPU: ŷ and ℓ per sample, loss sums per workgroup and
 //!   per-class score histograms (`wide/metrics`); the AUC comes from the histograms with an
 //!   error bound (half the within-bin pairs), [`Trainer::evaluate_exact`] gives the exact one.
@@ -88,12 +97,14 @@ mod model;
 pub mod plan;
 mod predict;
 mod trainer;
+pub mod variant;
 
 pub use demo::demo_row;
 pub use io::{read_data, write_labels, WideModel, VERSION as MODEL_FILE_VERSION};
 pub use model::{Loss, Model, ModelSpec, MAX_ACCUMS, MAX_FM_K};
 pub use predict::predict;
 pub use trainer::{initial_params, EpochStats, Eval, Trainer, MIN_WINDOWS};
+pub use variant::{Diag, FlowVariant};
 
 use crate::{Error, Result};
 
@@ -153,6 +164,10 @@ pub struct Options {
     pub early_stop: bool,
     /// Seed of the initial parameters and of the chunk order.
     pub seed: u64,
+    /// Candidate variants of the flow kernel's per-chunk work (each gives the same update).
+    pub variant: FlowVariant,
+    /// Timing-only switches of the flow kernel: **results are not valid** with any on.
+    pub diag: Diag,
 }
 
 impl Options {
@@ -192,6 +207,8 @@ impl Default for Options {
             reindex: true,
             early_stop: true,
             seed: 1,
+            variant: FlowVariant::default(),
+            diag: Diag::default(),
         }
     }
 }
@@ -231,6 +248,7 @@ impl Options {
                 self.lanes
             )));
         }
+        self.variant.check(self.sync)?;
         if self.max_chunk == 0 || self.max_chunk * self.lanes as usize > 1024 {
             return Err(Error::Option(format!(
                 "max_chunk {} × lanes {} must be within 1 ..= 1024",

@@ -99,6 +99,19 @@ impl Chunks {
     /// labels `labels` (±1). Fails before allocating when `x` is invalid, has more columns
     /// than `order`, a value or label is not finite, or a size exceeds the u32 index range.
     pub fn build(x: &Csr, labels: &[f32], order: &FeatureOrder, chunk: usize) -> Result<Self> {
+        Self::build_split(x, labels, order, chunk, 0)
+    }
+
+    /// [`Chunks::build`] with each feature's segment of a chunk cut into pieces of at most
+    /// `max_segment` edges (0: whole), each piece a segment of its own (the same feature
+    /// listed more than once in a chunk).
+    pub fn build_split(
+        x: &Csr,
+        labels: &[f32],
+        order: &FeatureOrder,
+        chunk: usize,
+        max_segment: usize,
+    ) -> Result<Self> {
         x.validate()?;
         if labels.len() != x.nrows {
             return Err(Error::Shape(format!(
@@ -132,7 +145,8 @@ impl Chunks {
         let n = x.nrows;
         let nnz = x.nnz();
         let n_chunks = n.div_ceil(chunk);
-        // meta ≤ (N+1) + (chunks+1) + 2·nnz + 1 + N words; both edge arrays 8 bytes per nnz.
+        // meta ≤ (N+1) + (chunks+1) + 2·nnz + 1 + N words (a segment holds ≥ 1 edge however
+        // cut); both edge arrays 8 bytes per nnz.
         let meta_max = 2 * n as u128 + n_chunks as u128 + 2 * nnz as u128 + 3;
         if meta_max >= u32::MAX as u128 || nnz >= u32::MAX as usize {
             return Err(Error::TooLarge {
@@ -170,11 +184,14 @@ impl Chunks {
                 }
             }
             tmp.sort_unstable();
+            let mut run = 0;
             for (k, &(j, slot, v)) in tmp.iter().enumerate() {
-                if k == 0 || tmp[k - 1].0 != j {
+                if k == 0 || tmp[k - 1].0 != j || run == max_segment {
                     seg_feat.push(j);
                     seg_edge.push(fedge.len() as u32);
+                    run = 0;
                 }
+                run += 1;
                 fedge.push([slot, v]);
             }
         }

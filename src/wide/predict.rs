@@ -38,7 +38,15 @@ pub fn predict(
     let order = FeatureOrder::identity(model.n_features);
     let one_hot = x.values.iter().all(|&v| v == 1.0);
     // Identity order: no frequency ranking to cache by.
-    let kernels = Kernels::new(gpu, spec, chunk, 8, true, 0, (one_hot, one_hot))?;
+    let kernels = Kernels::new(
+        gpu,
+        spec,
+        chunk,
+        8,
+        0,
+        (one_hot, one_hot),
+        &crate::wide::Options::default(),
+    )?;
     let bias_index = model.n_features * model.params_per_feature;
     let params = GpuBuffer::upload(gpu, "wide.params", &model.params)?;
     let unused = GpuBuffer::<f32>::zeroed(gpu, "wide.unused", 4)?;

@@ -2,12 +2,15 @@
 //! each epoch, early stop, parameters in and out in the original feature order.
 
 use rand::seq::SliceRandom;
+use rand::SeedableRng;
 use serde::Serialize;
 
 use crate::gpu::{Gpu, GpuBuffer};
-use crate::wide::engine::{DeviceChunks, HostArrays, Kernels, Schedule, StageKernels};
+use crate::wide::engine::{
+    cache_budget, check_workgroup_words, DeviceChunks, HostArrays, Kernels, Schedule, StageKernels,
+};
 use crate::wide::plan::FeatureOrder;
-use crate::wide::{ModelSpec, Options};
+use crate::wide::{Diag, FlowVariant, ModelSpec, Options};
 use crate::{Error, Result};
 
 mod build;
@@ -52,6 +55,8 @@ pub struct Trainer<'g> {
     kernels: Kernels,
     /// Features in the importance cache.
     hot: usize,
+    /// Features the cost rule caches ([`crate::wide::plan::hot_features`]).
+    hot_rule: usize,
     /// The stage baseline's kernels (stage mode only).
     stage: Option<StageKernels>,
     /// The training data in parts that each fit one storage binding.
@@ -177,6 +182,81 @@ impl<'g> Trainer<'g> {
         }
         out[p.len() - 1] = p[p.len() - 1];
         Ok(out)
+    }
+
+    /// Switches the flow kernel to `variant` with the timing-only switches `diag`, `lanes`
+    /// invocations per sample and the importance cache at `cache` features (`None`: the
+    /// cost rule; capped by workgroup memory as [`Options::cache`]) on the same chunked
+    /// data, and starts training over: initial parameters, epoch 0, the chunk order's seed
+    /// again (so runs compare on the same orders). `variant.max_segment` must be the one the
+    /// data were chunked with. For benchmarks that time variants without building the data
+    /// again.
+    pub fn restart_with(
+        &mut self,
+        variant: FlowVariant,
+        diag: Diag,
+        lanes: u32,
+        cache: Option<usize>,
+    ) -> Result<()> {
+        if self.stage.is_some() {
+            return Err(Error::Option(
+                "restart_with switches the flow kernel: not in stage mode".into(),
+            ));
+        }
+        if variant.max_segment != self.options.variant.max_segment {
+            return Err(Error::Option(format!(
+                "max_segment {} differs from the chunked data's {}",
+                variant.max_segment, self.options.variant.max_segment
+            )));
+        }
+        let options = Options {
+            variant,
+            diag,
+            lanes,
+            cache,
+            ..self.options.clone()
+        };
+        options.check()?;
+        if self.chunk * lanes as usize > 1024 {
+            return Err(Error::Option(format!(
+                "chunk {} × lanes {lanes} exceeds 1024 invocations",
+                self.chunk
+            )));
+        }
+        let tile_words = variant.tile_words();
+        check_workgroup_words(self.gpu, &self.spec, self.chunk, lanes, tile_words)?;
+        let budget = cache_budget(self.gpu, &self.spec, self.chunk, lanes, tile_words)
+            / self.spec.params_per_feature;
+        let hot = cache
+            .unwrap_or(self.hot_rule)
+            .min(budget)
+            .min(self.n_features());
+        self.kernels = Kernels::new(
+            self.gpu,
+            &self.spec,
+            self.chunk,
+            lanes,
+            hot,
+            self.kernels.one_hot,
+            &options,
+        )?;
+        self.hot = hot;
+        self.options = options;
+        for part in &mut self.parts {
+            part.steps = [vec![], vec![]];
+        }
+        self.rng = rand::rngs::StdRng::seed_from_u64(self.options.seed);
+        self.epoch = 0;
+        self.history.clear();
+        self.last_order.clear();
+        self.grad.fill(self.gpu, 0.0)?;
+        let init = initial_params(&self.spec, self.n_features(), self.options.seed)?;
+        self.set_params(&init)
+    }
+
+    /// The flow kernel's variant, timing-only switches and invocations per sample.
+    pub fn flow(&self) -> (FlowVariant, Diag, u32) {
+        (self.options.variant, self.options.diag, self.options.lanes)
     }
 
     /// `0..n` as u32, shuffled when the options say so.

@@ -8,8 +8,8 @@ use super::{Part, Slot, Trainer, Valid};
 use crate::gpu::{Gpu, GpuBuffer};
 use crate::sparse::Csr;
 use crate::wide::engine::{
-    cache_budget, DeviceChunks, HostArrays, Kernels, MetricsConfig, Schedule, StageKernels,
-    AUC_BINS, AUC_RANGE, METRICS_WG,
+    cache_budget, check_workgroup_words, DeviceChunks, HostArrays, Kernels, MetricsConfig,
+    Schedule, StageKernels, AUC_BINS, AUC_RANGE, METRICS_WG,
 };
 use crate::wide::metrics::labels_pm1;
 use crate::wide::plan::{
@@ -176,7 +176,13 @@ impl<'g> Trainer<'g> {
                 band = train.0.row_band(r.clone());
                 &band
             };
-            let chunks = Chunks::build(x, &labels[r.clone()], &order, chunk)?;
+            let chunks = Chunks::build_split(
+                x,
+                &labels[r.clone()],
+                &order,
+                chunk,
+                options.variant.max_segment,
+            )?;
             let (data, host) = if options.ring {
                 let h = HostArrays::of(&chunks, one_hot)?;
                 for (m, len) in
@@ -239,10 +245,13 @@ impl<'g> Trainer<'g> {
             None
         };
         let n_chunks: usize = parts.iter().map(|p| p.data.host.n_chunks).sum();
-        let budget = cache_budget(gpu, spec, chunk, lanes) / spec.params_per_feature;
+        let tile_words = options.variant.tile_words();
+        check_workgroup_words(gpu, spec, chunk, lanes, tile_words)?;
+        let budget = cache_budget(gpu, spec, chunk, lanes, tile_words) / spec.params_per_feature;
+        let hot_rule = hot_features(&counts, n_chunks, budget).min(n_features);
         let hot = match options.cache {
             Some(h) => h.min(budget),
-            None => hot_features(&counts, n_chunks, budget),
+            None => hot_rule,
         }
         .min(n_features);
         drop(counts);
@@ -251,9 +260,9 @@ impl<'g> Trainer<'g> {
             spec,
             chunk,
             lanes,
-            options.native_atomics,
             hot,
             (one_hot, valid_one_hot),
+            &options,
         )?;
         let stage = if options.stage {
             Some(StageKernels::new(
@@ -317,6 +326,7 @@ impl<'g> Trainer<'g> {
             order,
             kernels,
             hot,
+            hot_rule,
             stage,
             parts,
             chunk,

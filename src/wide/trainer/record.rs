@@ -99,19 +99,21 @@ impl Trainer<'_> {
                     Some(s) if !sync => s,
                     _ => &self.grad,
                 };
-                let bg = flow.bind_ranges(
-                    gpu,
-                    &[
-                        part.config.as_entire_buffer_binding(),
-                        part.sched.entry(b),
-                        meta.raw().as_entire_buffer_binding(),
-                        sedge.raw().as_entire_buffer_binding(),
-                        fedge.raw().as_entire_buffer_binding(),
-                        self.params.raw().as_entire_buffer_binding(),
-                        sixth.raw().as_entire_buffer_binding(),
-                        part.data.out.raw().as_entire_buffer_binding(),
-                    ],
-                )?;
+                let mut entries = vec![
+                    part.config.as_entire_buffer_binding(),
+                    part.sched.entry(b),
+                    meta.raw().as_entire_buffer_binding(),
+                    sedge.raw().as_entire_buffer_binding(),
+                    fedge.raw().as_entire_buffer_binding(),
+                    self.params.raw().as_entire_buffer_binding(),
+                    sixth.raw().as_entire_buffer_binding(),
+                    part.data.out.raw().as_entire_buffer_binding(),
+                ];
+                if !sync && self.options.variant.plain_reads {
+                    // The same parameters again, read without atomics.
+                    entries.push(self.params.raw().as_entire_buffer_binding());
+                }
+                let bg = flow.bind_ranges(gpu, &entries)?;
                 steps.push((flow.clone(), bg, grid));
             }
             if sync {

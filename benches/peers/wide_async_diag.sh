@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# Where async wide training's time per chunk goes, and which flow-kernel variant cuts it
+# (issue 12). Run on the NVIDIA machine from the repository root with the release binary in
+# .gpu/ and the Vulkan loader packages in .gl/ (as wide_suite.sh); about 4–5 minutes:
+#   OUT=$OUT bash benches/peers/wide_async_diag.sh
+# Data: the criteo-s shape (`gen ctr --samples 5134149 --features 1000000 --nnz-per-sample
+# 40 --seed 1`, the last 10% held out), generated once.
+# 1. `wide sweep` (one process, the data chunked once per segment cut): LR, batch 1024, lr
+#    0.5, async at its default chunking (64 samples × 4 lanes, 1024 persistent workgroups),
+#    3 epochs per run (epoch_ms from timestamp queries; the median is reported), 2 passes
+#    over the run list (interleaved, so drift shows):
+#    - timing-only switches (`diag=…`, results NOT valid): without Apply, without
+#      Aggregate, without the importance cache's copy, without the edge tile, without the
+#      bias/loss tail, all of them (`fixed`: the schedule and metadata reads, Loss and the
+#      barriers), with only the copies left, and without the storage barrier per chunk;
+#    - candidates (each equals the f64 twin's steps in tests/wide_variant.rs): copies with 8
+#      loads in flight (copy-ilp), Aggregate's edges before their parameters (agg-ilp),
+#      Apply's work items 4 at a time (apply-ilp), the tail off invocation 0 (tail-spread), plain parameter reads (plain-reads), the cache
+#      reloaded every 4 / 16 chunks (hot-every), hot segments cut at 16 edges (max-segment),
+#      the cache off (cache=0, with atomic or plain reads), an edge tile of 3,072 words
+#      (criteo-s chunks hold 64 × 40 = 2,560 edges, the default tile 2,048), and
+#      combinations, also at 2 and 8 lanes per sample (workgroups of 128 and 512 on the
+#      same chunks).
+# 2. `wide train --check` (2 epochs) with the fastest valid LR candidate of step 1: its
+#    validation logloss against the f64 twin's replay (check_ok).
+# 3. FM k = 10 async, 2 epochs, 1 pass: default, apply-ilp (FM's Apply has 11 work items
+#    per segment), plain-reads and the combined candidates.
+# Time limits per step (gen 75 s, LR sweep 180 s, check 90 s, FM 60 s) keep it under 7 min.
+# Summary: $OUT/wide_async_diag.md (per run: median ms per epoch in each pass, µs per chunk
+# per workgroup = ms / (chunks / P), validation logloss); raw lines in $OUT/wide_sweep.jsonl.
+set -uo pipefail
+OUT=${OUT:-bench-out}
+D=/tmp/wide/criteo_s
+mkdir -p "$OUT" /tmp/wide
+for f in .gl/*.deb; do [ -e "$f" ] && dpkg -x "$f" /; done; ldconfig
+if ! ./.gpu/wgsparse info >/dev/null 2>&1; then
+  export VK_DRIVER_FILES=/usr/share/vulkan/icd.d/nvidia_icd.json
+fi
+W=./.gpu/wgsparse
+J="$OUT/wide_sweep.jsonl"
+log() { echo "[$(date +%T)] $*" | tee -a "$OUT/log.txt"; }
+$W info --json > "$OUT/wide_info.json" 2>>"$OUT/log.txt"
+log "gen criteo-s"
+# SAMPLES / FEATURES shrink the data for a dry run elsewhere (the job uses the defaults).
+timeout 75 $W gen ctr --samples "${SAMPLES:-5134149}" --features "${FEATURES:-1000000}" \
+  --nnz-per-sample 40 --seed 1 --raw --out $D \
+  --json >> "$OUT/wide_gen.jsonl" 2>>"$OUT/log.txt" || { log "gen FAILED"; exit 1; }
+ALL=copy-ilp,agg-ilp,apply-ilp,tail-spread,plain-reads
+RUNS=(
+  default
+  diag=skip-apply
+  diag=skip-aggregate
+  diag=no-hot-copy
+  diag=no-tile
+  diag=skip-tail
+  diag=fixed
+  diag=skip-apply+skip-aggregate+skip-tail
+  diag=no-storage-barrier
+  copy-ilp
+  agg-ilp
+  apply-ilp
+  tail-spread
+  plain-reads
+  hot-every=4
+  hot-every=16
+  max-segment=16
+  cache=0
+  cache=0,plain-reads
+  tile-words=3072
+  copy-ilp,agg-ilp,apply-ilp
+  $ALL
+  hot-every=16,$ALL
+  max-segment=16,$ALL
+  cache=0,$ALL
+  tile-words=3072,$ALL
+  lanes=2,$ALL
+  lanes=8,$ALL
+)
+args=()
+for r in "${RUNS[@]}"; do args+=(--run "$r"); done
+log "sweep lr async (${#RUNS[@]} runs × 2 passes × 3 epochs)"
+timeout 180 $W wide sweep --model lr --train $D --holdout 0.1 --batch 1024 --lr 0.5 \
+  --epochs 3 --passes 2 "${args[@]}" >> "$J" 2>>"$OUT/log.txt" || log "sweep lr FAILED (exit $?)"
+BEST=$(python3 - "$J" <<'PY'
+import json, statistics, sys
+# The fastest run with valid results whose logloss is within 0.003 of the default's.
+rs = [json.loads(line) for line in open(sys.argv[1])]
+rs = [r for r in rs if r["model"] == "lr" and not r["diag"] and "error" not in r]
+ref = [r["logloss"] for r in rs if r["run"] == "default"]
+best = {}
+for r in rs:
+    if ref and r["logloss"] <= max(ref) + 0.003:
+        best.setdefault(r["flags"], []).append(r["epoch_ms_median"])
+if best:
+    flags = min(best, key=lambda f: statistics.median(best[f]))
+    print(flags if flags else "DEFAULT")
+PY
+)
+log "check lr async with the fastest candidate: ${BEST:-none}"
+if [ -n "$BEST" ]; then
+  [ "$BEST" = DEFAULT ] && BEST=""
+  # shellcheck disable=SC2086
+  timeout 90 $W wide train --model lr --train $D --holdout 0.1 --no-early-stop --lr 0.5 \
+    --epochs 2 --batch 1024 --async --check --json $BEST >> "$OUT/wide_check.jsonl" \
+    2>>"$OUT/log.txt" || log "check FAILED (exit $?)"
+fi
+log "sweep fm k=10 async"
+timeout 60 $W wide sweep --model fm --k 10 --train $D --holdout 0.1 --batch 1024 --lr 0.5 \
+  --epochs 2 --passes 1 --run default --run apply-ilp --run plain-reads --run "$ALL" \
+  --run "hot-every=16,$ALL" --run "tile-words=3072,$ALL" \
+  >> "$J" 2>>"$OUT/log.txt" || log "sweep fm FAILED (exit $?)"
+rm -rf $D
+python3 - "$J" "$OUT/wide_check.jsonl" <<'PY' | tee "$OUT/wide_async_diag.md" | tee -a "$OUT/log.txt"
+import json, os, statistics, sys
+rows = {}
+order = []
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    key = (r["model"], r["run"])
+    if key not in rows:
+        rows[key] = []
+        order.append(key)
+    rows[key].append(r)
+print("| model | run | valid | lanes | hot | pass medians ms/epoch | ms (median of passes) | µs/chunk/workgroup | logloss |")
+print("|---|---|---|---|---|---|---|---|---|")
+for key in order:
+    rs = rows[key]
+    r0 = rs[0]
+    ok = [r for r in rs if "error" not in r]
+    if not ok:
+        print(f"| {key[0]} | {key[1]} | | | | error: {r0.get('error')} | | | |")
+        continue
+    meds = [r["epoch_ms_median"] for r in ok]
+    med = statistics.median(meds)
+    chunks = -(-r0["n_train"] // r0["chunk"])
+    per_wg = chunks / r0["async_groups"] if not r0["sync"] else 1
+    us = 1e3 * med / per_wg
+    ll = ok[-1].get("logloss")
+    ll = "-" if ll is None else f"{ll:.5f}"
+    valid = "yes" if r0["valid_result"] else "NO (timing only)"
+    passes = " / ".join(f"{m:.2f}" for m in meds)
+    print(f"| {key[0]} | {key[1]} | {valid} | {r0['lanes']} | {r0['hot_features']} | {passes} | "
+          f"{med:.2f} | {us:.1f} | {ll} |")
+print()
+seen = set()
+for key in order:
+    r0 = rows[key][0]
+    if r0["model"] not in seen:
+        seen.add(r0["model"])
+        print(f"{r0['model']}: chunk {r0['chunk']}, P = {r0['async_groups']}, "
+              f"S = {r0['in_flight']:.1f}, setup {r0['setup_s']:.1f} s, {r0['device']}")
+if os.path.exists(sys.argv[2]):
+    for line in open(sys.argv[2]):
+        c = json.loads(line)
+        print(f"check: flags of the fastest candidate → epoch {c['epoch_ms_median']:.2f} ms, "
+              f"logloss {c['logloss']:.5f}, f64 twin {c.get('cpu_logloss')}, "
+              f"check_ok {c.get('check_ok')}, variant {c.get('variant')}, lanes {c.get('lanes')}, "
+              f"hot features {c.get('hot_features')}")
+PY
+log "done"

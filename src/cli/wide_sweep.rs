@@ -1,0 +1,246 @@
+//! `wgsparse wide sweep`: times flow-kernel variants ([`wide::FlowVariant`], and the
+//! timing-only [`wide::Diag`] switches) on one data set, loaded and chunked once per
+//! `max-segment` value, every run restarting from the initial parameters with the same
+//! chunk orders. Passes over the run list interleave the runs so drift shows.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use serde_json::json;
+
+use wgsparse::wide::{self, Diag, FlowVariant, Model, Trainer};
+use wgsparse::{Error, Gpu, Result};
+
+/// Arguments of `wgsparse wide sweep`.
+#[derive(clap::Args)]
+pub struct SweepArgs {
+    /// `lr`, `lsvm`, `lsr` or `fm`.
+    #[arg(long, default_value = "lr")]
+    model: String,
+    /// Training data (LIBSVM file or raw CSR folder with labels.f32).
+    #[arg(long)]
+    train: PathBuf,
+    /// Validation data (else --holdout).
+    #[arg(long)]
+    valid: Option<PathBuf>,
+    /// Without --valid, hold out this last fraction of the training samples.
+    #[arg(long, default_value_t = 0.1)]
+    holdout: f64,
+    /// FM rank.
+    #[arg(long, default_value_t = 8)]
+    k: usize,
+    /// Epochs per run.
+    #[arg(long, default_value_t = 3)]
+    epochs: usize,
+    #[arg(long, default_value_t = 1024)]
+    batch: usize,
+    #[arg(long, default_value_t = 0.5)]
+    lr: f32,
+    /// Sync mode (default: async, with its chunking).
+    #[arg(long)]
+    sync: bool,
+    /// Async: persistent workgroups.
+    #[arg(long, default_value_t = 1024)]
+    async_groups: usize,
+    /// Invocations per sample [default: the mode's].
+    #[arg(long)]
+    lanes: Option<u32>,
+    /// Largest chunk [default: the mode's].
+    #[arg(long)]
+    max_chunk: Option<usize>,
+    /// Passes over the run list.
+    #[arg(long, default_value_t = 2)]
+    passes: usize,
+    /// One run (repeatable): comma-separated `default`, `hot-every=R`, `copy-ilp`,
+    /// `agg-ilp`, `apply-ilp`, `tail-spread`, `plain-reads`, `max-segment=N`, `tile-words=N`, `diag=A+B`
+    /// (timing only), `lanes=L` (invocations per sample, same chunks) and `cache=N` (the
+    /// importance cache's features; default the cost rule).
+    #[arg(long = "run", required = true)]
+    runs: Vec<String>,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+/// Runs `wgsparse wide sweep`: one JSON line per (pass, run) on stdout.
+pub fn run(a: SweepArgs) -> Result<ExitCode> {
+    let model = match a.model.as_str() {
+        "lr" => Model::Lr,
+        "lsvm" => Model::Lsvm,
+        "lsr" => Model::Lsr,
+        "fm" => Model::Fm { k: a.k },
+        m => return Err(Error::Option(format!("--model {m}: lr, fm, lsvm or lsr"))),
+    };
+    model.check()?;
+    if !(0.0..1.0).contains(&a.holdout) {
+        return Err(Error::Option(format!(
+            "--holdout {}: must be in [0, 1)",
+            a.holdout
+        )));
+    }
+    let runs: Vec<Run> = a
+        .runs
+        .iter()
+        .map(|r| Run::parse(r))
+        .collect::<Result<_>>()?;
+    let base = if a.sync {
+        wide::Options::default()
+    } else {
+        wide::Options::asynchronous()
+    };
+    let options = wide::Options {
+        batch: a.batch,
+        lr: a.lr,
+        async_groups: a.async_groups,
+        lanes: a.lanes.unwrap_or(base.lanes),
+        max_chunk: a.max_chunk.unwrap_or(base.max_chunk),
+        early_stop: false,
+        seed: a.seed,
+        ..base
+    };
+    for r in &runs {
+        wide::Options {
+            variant: r.variant,
+            lanes: r.lanes.unwrap_or(options.lanes),
+            ..options.clone()
+        }
+        .check()
+        .map_err(|e| Error::Option(format!("run {:?}: {e}", r.name)))?;
+    }
+    let (tr, va) = crate::cli::wide::load_split(&a.train, a.valid.as_deref(), a.holdout)?;
+    let gpu = Gpu::new()?;
+    let spec = model.spec()?;
+    let n_features = tr.0.ncols.max(va.as_ref().map_or(0, |v| v.0.ncols));
+    // One trainer per segment cut (the data chunked once each), built on first use.
+    let mut trainers: Vec<(usize, Trainer, f64)> = vec![];
+    let mut failed = false;
+    let mut stdout = std::io::stdout().lock();
+    for pass in 0..a.passes {
+        for run in &runs {
+            let (name, variant, diag) = (&run.name, &run.variant, &run.diag);
+            let lanes = run.lanes.unwrap_or(options.lanes);
+            let i = match trainers.iter().position(|t| t.0 == variant.max_segment) {
+                Some(i) => i,
+                None => {
+                    let setup = std::time::Instant::now();
+                    let t = Trainer::new(
+                        &gpu,
+                        &spec,
+                        n_features,
+                        (&tr.0, &tr.1),
+                        va.as_ref().map(|v| (&v.0, v.1.as_slice())),
+                        wide::Options {
+                            variant: *variant,
+                            ..options.clone()
+                        },
+                    )?;
+                    trainers.push((variant.max_segment, t, setup.elapsed().as_secs_f64()));
+                    trainers.len() - 1
+                }
+            };
+            let (_, t, setup_s) = &mut trainers[i];
+            let result = t
+                .restart_with(*variant, *diag, lanes, run.cache)
+                .and_then(|_| t.fit(a.epochs, |_| {}));
+            let mut line = json!({
+                "run": name,
+                "pass": pass,
+                "variant": variant.label(),
+                "flags": run.flags().join(" "),
+                "diag": diag.names(),
+                "valid_result": !diag.any() || *diag == Diag::parse("no-tile")?,
+                "model": spec.name,
+                "sync": options.sync,
+                "batch": options.batch,
+                "chunk": t.chunk(),
+                "lanes": lanes,
+                "hot_features": t.hot_features(),
+                "async_groups": t.async_groups(),
+                "in_flight": t.in_flight(),
+                "n_train": tr.0.nrows,
+                "nnz_train": tr.0.nnz(),
+                "setup_s": *setup_s,
+                "device": gpu.caps.adapter_name,
+            });
+            match result {
+                Ok(stats) => {
+                    let ms: Vec<f64> = stats.iter().map(|s| s.seconds * 1e3).collect();
+                    let mut sorted = ms.clone();
+                    sorted.sort_by(f64::total_cmp);
+                    let last = stats.last();
+                    line["epoch_ms"] = json!(ms);
+                    line["epoch_ms_min"] = json!(sorted.first());
+                    line["epoch_ms_median"] = json!(sorted.get(sorted.len() / 2));
+                    line["timestamps"] = json!(last.map(|s| s.from_timestamps));
+                    line["logloss"] = json!(last.and_then(|s| s.logloss));
+                    line["auc"] = json!(last.and_then(|s| s.auc));
+                    line["train_loss"] = json!(last.map(|s| s.train_loss));
+                }
+                Err(e) => {
+                    eprintln!("error: run {name:?} (pass {pass}): {e}");
+                    line["error"] = json!(e.to_string());
+                    failed |= !diag.any();
+                }
+            }
+            writeln!(stdout, "{line}").map_err(|e| Error::io("stdout", e))?;
+        }
+    }
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// One run of a sweep: its name as given, the flow variant, the timing-only switches, and
+/// the lanes and cache it asks for.
+struct Run {
+    name: String,
+    variant: FlowVariant,
+    diag: Diag,
+    lanes: Option<u32>,
+    cache: Option<usize>,
+}
+
+impl Run {
+    /// The `wgsparse wide train` flags of this run (not its timing-only switches).
+    fn flags(&self) -> Vec<String> {
+        let mut f = self.variant.flags();
+        if let Some(l) = self.lanes {
+            f.extend(["--lanes".into(), l.to_string()]);
+        }
+        if let Some(c) = self.cache {
+            f.extend(["--cache".into(), c.to_string()]);
+        }
+        f
+    }
+
+    /// `lanes=L` and `cache=N` taken out, the rest as [`FlowVariant::parse_run`] reads it.
+    fn parse(run: &str) -> Result<Self> {
+        let (mut lanes, mut cache) = (None, None);
+        let mut rest = vec![];
+        for token in run.split(',').map(str::trim) {
+            let count = |v: &str| {
+                v.parse::<usize>()
+                    .map_err(|_| Error::Option(format!("run {run:?}: {token} is not a count")))
+            };
+            match token.split_once('=') {
+                Some(("lanes", v)) => {
+                    lanes = Some(u32::try_from(count(v)?).map_err(|_| {
+                        Error::Option(format!("run {run:?}: {token} is out of range"))
+                    })?)
+                }
+                Some(("cache", v)) => cache = Some(count(v)?),
+                _ => rest.push(token),
+            }
+        }
+        let (variant, diag) = FlowVariant::parse_run(&rest.join(","))?;
+        Ok(Run {
+            name: run.to_string(),
+            variant,
+            diag,
+            lanes,
+            cache,
+        })
+    }
+}

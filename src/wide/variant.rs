@@ -1,0 +1,330 @@
+//! Variants of the flow kernel's per-chunk work, selectable so one GPU job can compare them
+//! (issue 12: async time goes per chunk, ≈ 80 µs per 64-sample chunk on the H200), and
+//! timing-only switches that drop a stage to attribute that time.
+//!
+//! Every [`FlowVariant`] computes the same update as the default kernel (tests compare each
+//! with the f64 twin); [`Diag`] switches make the results wrong on purpose and are for
+//! timing alone.
+
+use crate::{Error, Result};
+
+/// Timing-only switches of the flow kernel. **Results are not valid** with any of them on
+/// (except `no_tile`, which only reads every feature-sorted edge globally); never a default.
+/// All five together leave the per-chunk fixed costs: the schedule and metadata reads, Loss,
+/// the barriers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Diag {
+    /// Skip Apply (no parameter moves).
+    pub skip_apply: bool,
+    /// Skip Aggregate's edge loop (the Accums stay 0).
+    pub skip_aggregate: bool,
+    /// Skip the importance cache's copy (the cache holds whatever was there).
+    pub no_hot_copy: bool,
+    /// Skip the feature-sorted edge tile (Apply reads every edge globally; still correct).
+    pub no_tile: bool,
+    /// Skip the bias and loss sums of a chunk (the bias stays, the chunk's loss reads 0).
+    pub skip_tail: bool,
+    /// Async: no storage barrier between a workgroup's chunks (its next chunk may read
+    /// parameters before its own updates land; not part of `fixed`).
+    pub no_storage_barrier: bool,
+}
+
+impl Diag {
+    /// The switches by name, as the CLI's `--diag` takes them.
+    pub const NAMES: [&'static str; 7] = [
+        "skip-apply",
+        "skip-aggregate",
+        "no-hot-copy",
+        "no-tile",
+        "skip-tail",
+        "no-storage-barrier",
+        "fixed",
+    ];
+
+    /// Parses a comma-separated list of [`Diag::NAMES`] (`fixed`: all of them).
+    pub fn parse(list: &str) -> Result<Self> {
+        let mut d = Diag::default();
+        for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            match name {
+                "skip-apply" => d.skip_apply = true,
+                "skip-aggregate" => d.skip_aggregate = true,
+                "no-hot-copy" => d.no_hot_copy = true,
+                "no-tile" => d.no_tile = true,
+                "skip-tail" => d.skip_tail = true,
+                "no-storage-barrier" => d.no_storage_barrier = true,
+                "fixed" => {
+                    d.skip_apply = true;
+                    d.skip_aggregate = true;
+                    d.no_hot_copy = true;
+                    d.no_tile = true;
+                    d.skip_tail = true;
+                }
+                other => {
+                    return Err(Error::Option(format!(
+                        "--diag {other}: expected one of {}",
+                        Diag::NAMES.join(", ")
+                    )))
+                }
+            }
+        }
+        Ok(d)
+    }
+
+    /// Whether any switch is on (the run's results are then not valid).
+    pub fn any(&self) -> bool {
+        *self != Diag::default()
+    }
+
+    /// The switches that are on, by name.
+    pub fn names(&self) -> Vec<&'static str> {
+        let on = [
+            self.skip_apply,
+            self.skip_aggregate,
+            self.no_hot_copy,
+            self.no_tile,
+            self.skip_tail,
+            self.no_storage_barrier,
+        ];
+        // NAMES ends with `fixed`, which the zip leaves out.
+        Diag::NAMES
+            .iter()
+            .zip(on)
+            .filter(|(_, o)| *o)
+            .map(|(n, _)| *n)
+            .collect()
+    }
+
+    /// The flow kernel's defines.
+    pub(crate) fn defines(&self) -> Vec<&'static str> {
+        let mut d = vec![];
+        for (on, name) in [
+            (self.skip_apply, "DIAG_SKIP_APPLY"),
+            (self.skip_aggregate, "DIAG_SKIP_AGGREGATE"),
+            (self.no_hot_copy, "DIAG_NO_HOT_COPY"),
+            (self.no_tile, "DIAG_NO_TILE"),
+            (self.skip_tail, "DIAG_SKIP_TAIL"),
+            (self.no_storage_barrier, "DIAG_NO_STORAGE_BARRIER"),
+        ] {
+            if on {
+                d.push(name);
+            }
+        }
+        d
+    }
+}
+
+/// Candidate changes to the flow kernel's per-chunk work. Each gives the default kernel's
+/// update (up to f32 summation order); [`FlowVariant::default`] is the kernel as it was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlowVariant {
+    /// Async: reload the importance cache every this many chunks of a workgroup (≥ 1; 1:
+    /// every chunk). In between the workgroup adds its own updates of the cached features
+    /// into its copy too, so it sees its own steps and misses only the other workgroups'
+    /// for up to this many chunks (async reads stale parameters anyway).
+    pub hot_every: u32,
+    /// The importance cache's and the edge tile's copies with 8 loads in flight per
+    /// invocation before their stores (else one load, then its store, per iteration).
+    pub copy_ilp: bool,
+    /// Aggregate loads 8 of a lane's edges before their parameters (else edge, then its
+    /// parameter, one after another).
+    pub agg_ilp: bool,
+    /// Apply takes 4 of an invocation's work items at once: their segment bounds,
+    /// features and step scales loaded together before the sums (else one item's loads,
+    /// then its sum, then the next item's).
+    pub apply_ilp: bool,
+    /// The chunk's bias and loss sums by the last two invocations with four partial sums
+    /// each (else invocation 0, which also walks the hottest feature's segment, serially).
+    pub tail_spread: bool,
+    /// Async: parameter reads as plain loads through a second, non-atomic binding of the
+    /// parameter buffer (else atomic loads); the updates stay atomic adds.
+    pub plain_reads: bool,
+    /// With `plain_reads`: that second binding carries the `@coherent` decoration, so the
+    /// plain loads bypass per-compute-unit caches (NVIDIA's L1 would otherwise serve a
+    /// parameter as it was when first cached, for the whole epoch's dispatch). Needs the
+    /// adapter's `coherent` capability.
+    pub coherent_reads: bool,
+    /// Feature-sorted segments cut into pieces of at most this many edges (0: whole), each
+    /// piece its own Apply work item and global add, so no invocation walks a hot
+    /// feature's whole chunk-long segment. Fixed when the data are chunked. In async mode
+    /// a piece's Apply may read a parameter (FM's v_jf, the L2 term) that an earlier piece
+    /// of the same feature has just moved, as it may read another workgroup's update;
+    /// features in the importance cache read the chunk's snapshot.
+    pub max_segment: usize,
+    /// Words of the feature-sorted edge tile in workgroup memory (one per one-hot edge, two
+    /// per valued edge; edges past it are read globally); 0: 2,048 (8 KiB). A larger tile
+    /// leaves less workgroup memory to the importance cache.
+    pub edge_tile_words: usize,
+}
+
+impl Default for FlowVariant {
+    fn default() -> Self {
+        FlowVariant {
+            hot_every: 1,
+            copy_ilp: false,
+            agg_ilp: false,
+            apply_ilp: false,
+            tail_spread: false,
+            plain_reads: false,
+            coherent_reads: false,
+            max_segment: 0,
+            edge_tile_words: 0,
+        }
+    }
+}
+
+impl FlowVariant {
+    /// The edge tile's words ([`FlowVariant::edge_tile_words`], 0 read as the default).
+    pub fn tile_words(&self) -> usize {
+        match self.edge_tile_words {
+            0 => crate::wide::engine::EDGE_TILE_WORDS,
+            w => w,
+        }
+    }
+
+    /// Fails with [`Error::Option`] on an out-of-range or conflicting setting.
+    pub fn check(&self, sync: bool) -> Result<()> {
+        if self.hot_every == 0 {
+            return Err(Error::Option("hot_every must be ≥ 1".into()));
+        }
+        if sync && (self.hot_every > 1 || self.plain_reads) {
+            return Err(Error::Option(
+                "hot_every > 1 and plain_reads are async-mode variants".into(),
+            ));
+        }
+        if self.coherent_reads && !self.plain_reads {
+            return Err(Error::Option(
+                "coherent_reads decorates the plain-reads binding: it needs plain_reads".into(),
+            ));
+        }
+        if self.hot_every > 1 && self.max_segment > 0 {
+            // Two pieces of one cached feature would update its cached copy at once.
+            return Err(Error::Option(
+                "hot_every > 1 needs whole segments (max_segment 0)".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The flow kernel's defines for mode `sync`.
+    pub(crate) fn defines(&self, sync: bool) -> Vec<&'static str> {
+        let mut d = vec![];
+        for (on, name) in [
+            (self.copy_ilp, "COPY_ILP"),
+            (self.agg_ilp, "AGG_ILP"),
+            (self.apply_ilp, "APPLY_ILP"),
+            (self.tail_spread, "TAIL_SPREAD"),
+            (!sync && self.plain_reads, "PLAIN_READS"),
+            (
+                !sync && self.plain_reads && self.coherent_reads,
+                "COHERENT_READS",
+            ),
+            (!sync && self.hot_every > 1, "HOT_LOCAL"),
+        ] {
+            if on {
+                d.push(name);
+            }
+        }
+        d
+    }
+
+    /// Parses a run of a variant sweep: comma-separated `default`, `hot-every=R`,
+    /// `copy-ilp`, `agg-ilp`, `apply-ilp`, `tail-spread`, `plain-reads`, `max-segment=N` and `diag=A+B`
+    /// (A, B … from [`Diag::NAMES`]); unnamed settings keep their defaults.
+    pub fn parse_run(run: &str) -> Result<(Self, Diag)> {
+        let mut v = FlowVariant::default();
+        let mut d = Diag::default();
+        let number = |key: &str, value: &str| -> Result<usize> {
+            value
+                .parse()
+                .map_err(|_| Error::Option(format!("run {run:?}: {key}={value} is not a count")))
+        };
+        for token in run.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+            match token.split_once('=') {
+                None if token == "default" => {}
+                None if token == "copy-ilp" => v.copy_ilp = true,
+                None if token == "agg-ilp" => v.agg_ilp = true,
+                None if token == "apply-ilp" => v.apply_ilp = true,
+                None if token == "tail-spread" => v.tail_spread = true,
+                None if token == "plain-reads" => v.plain_reads = true,
+                None if token == "coherent-reads" => {
+                    v.plain_reads = true;
+                    v.coherent_reads = true
+                }
+                Some(("hot-every", r)) => {
+                    v.hot_every = u32::try_from(number("hot-every", r)?)
+                        .map_err(|_| Error::Option(format!("run {run:?}: hot-every={r}")))?
+                }
+                Some(("max-segment", n)) => v.max_segment = number("max-segment", n)?,
+                Some(("tile-words", n)) => v.edge_tile_words = number("tile-words", n)?,
+                Some(("diag", list)) => d = Diag::parse(&list.replace('+', ","))?,
+                _ => {
+                    return Err(Error::Option(format!(
+                        "run {run:?}: unknown setting {token:?} (default, hot-every=R, \
+                         copy-ilp, agg-ilp, apply-ilp, tail-spread, plain-reads, coherent-reads, max-segment=N, \
+                         tile-words=N, \
+                         diag=A+B)"
+                    )))
+                }
+            }
+        }
+        Ok((v, d))
+    }
+
+    /// The `wgsparse wide train` flags that select this variant.
+    pub fn flags(&self) -> Vec<String> {
+        let mut f = vec![];
+        if self.hot_every > 1 {
+            f.extend(["--hot-every".into(), self.hot_every.to_string()]);
+        }
+        for (on, name) in [
+            (self.copy_ilp, "--copy-ilp"),
+            (self.agg_ilp, "--agg-ilp"),
+            (self.apply_ilp, "--apply-ilp"),
+            (self.tail_spread, "--tail-spread"),
+            (self.plain_reads, "--plain-reads"),
+            (self.coherent_reads, "--coherent-reads"),
+        ] {
+            if on {
+                f.push(name.into());
+            }
+        }
+        if self.max_segment > 0 {
+            f.extend(["--max-segment".into(), self.max_segment.to_string()]);
+        }
+        if self.edge_tile_words > 0 {
+            f.extend(["--tile-words".into(), self.edge_tile_words.to_string()]);
+        }
+        f
+    }
+
+    /// A short name of the settings that differ from the default (e.g. for reports).
+    pub fn label(&self) -> String {
+        let mut parts = vec![];
+        if self.hot_every > 1 {
+            parts.push(format!("hot-every={}", self.hot_every));
+        }
+        for (on, name) in [
+            (self.copy_ilp, "copy-ilp"),
+            (self.agg_ilp, "agg-ilp"),
+            (self.apply_ilp, "apply-ilp"),
+            (self.tail_spread, "tail-spread"),
+            (self.plain_reads && !self.coherent_reads, "plain-reads"),
+            (self.coherent_reads, "coherent-reads"),
+        ] {
+            if on {
+                parts.push(name.into());
+            }
+        }
+        if self.max_segment > 0 {
+            parts.push(format!("max-segment={}", self.max_segment));
+        }
+        if self.edge_tile_words > 0 {
+            parts.push(format!("tile-words={}", self.edge_tile_words));
+        }
+        if parts.is_empty() {
+            "default".into()
+        } else {
+            parts.join(",")
+        }
+    }
+}
