@@ -526,3 +526,15 @@ fn gated_dispatches_follow_the_device_flag() {
     assert!(batch.begin_gate(&flag, 0).is_err());
     assert!(batch.submit().is_err());
 }
+
+/// The clock warm-up builds and runs its spin kernel (two short runs on a CPU device) and
+/// reports the time it spent, well under the warm-up's ceiling.
+#[test]
+fn clock_warm_up_runs_the_spin_kernel_and_reports_its_time() {
+    let gpu = common::gpu();
+    let seconds = wgsparse::gpu::warm_clocks(gpu).unwrap();
+    assert!(
+        seconds > 0.0 && seconds < wgsparse::gpu::WARM_UP_MAX_SECONDS + 2.0,
+        "{seconds}"
+    );
+}

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use clap::{Subcommand, ValueEnum};
 use serde_json::json;
 
+use wgsparse::gpu;
 use wgsparse::wide::{self, cpu, metrics, Model, Trainer, WideModel};
 use wgsparse::{Error, Gpu, Result};
 
@@ -135,6 +136,9 @@ enum What {
         /// data; slow on large data).
         #[arg(long)]
         check: bool,
+        /// Time epochs on whatever clock the GPU is at (no warm-up before them).
+        #[arg(long)]
+        no_warm_up: bool,
         #[arg(long, default_value_t = 1)]
         seed: u64,
         /// Save the trained model here (atomically).
@@ -205,6 +209,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
             diag,
             no_early_stop,
             check,
+            no_warm_up,
             seed,
             model_out,
             json,
@@ -275,6 +280,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
                 model_out,
                 json,
                 check,
+                warm_up: !no_warm_up,
             };
             train_run(model, options, epochs, (tr, va), &train, out)
         }
@@ -308,6 +314,8 @@ struct Outputs {
     model_out: Option<PathBuf>,
     json: bool,
     check: bool,
+    /// Bring the GPU's clocks up before timed epochs ([`gpu::warm_clocks`]).
+    warm_up: bool,
 }
 
 /// Mean log loss of the f64 twin's ŷ over `v`.
@@ -362,7 +370,13 @@ fn train_run(
     };
     let mut cpu_logloss: Vec<f64> = vec![];
     let mut stats = vec![];
-    for _ in 0..epochs {
+    let mut warm_up_s = 0.0;
+    for e in 0..epochs {
+        // Clocks up before the first timed epoch, and before each one after the twin's host
+        // work (which lets the GPU idle down).
+        if out.warm_up && (e == 0 || twin.is_some()) {
+            warm_up_s += gpu::warm_clocks(&gpu)?;
+        }
         let s = trainer.epoch()?;
         if let (Some((sgd, p, y)), Some(v)) = (twin.as_mut(), va.as_ref()) {
             for rows in trainer.last_minibatches() {
@@ -471,6 +485,7 @@ fn train_run(
                 "auc": last.and_then(|s| s.auc),
                 "train_loss": last.map(|s| s.train_loss),
                 "cpu_logloss": check.map(|c| c.0),
+                "warm_up_seconds": warm_up_s,
                 "check_ok": check.map(|c| c.2),
             })
         );

@@ -141,6 +141,8 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
             let (_, t, setup_s) = &mut trainers[i];
             let result = t
                 .restart_with(*variant, *diag, lanes, run.cache)
+                // The kernels were just rebuilt on the host: clocks up before the timed epochs.
+                .and_then(|_| wgsparse::gpu::warm_clocks(&gpu))
                 .and_then(|_| t.fit(a.epochs, |_| {}));
             let mut line = json!({
                 "run": name,

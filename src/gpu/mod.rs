@@ -15,6 +15,7 @@ pub mod shaders;
 mod staging;
 mod timer;
 mod upload;
+mod warm;
 
 pub use batch::{Batch, Mark};
 pub use buffer::GpuBuffer;
@@ -25,3 +26,4 @@ pub use scan::ExclusiveScan;
 pub use staging::{Ready, StagedCopy, StagedView, Staging};
 pub use timer::{median_warm, GpuTime, WARM_UP_MAX_SECONDS, WARM_UP_SECONDS};
 pub use upload::{copy_parallel, copy_threads, host_cores, Upload};
+pub use warm::warm_clocks;

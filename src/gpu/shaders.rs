@@ -22,6 +22,7 @@ shader_table!(
     "runtime/empty",
     "runtime/scan_blocks",
     "runtime/scan_add",
+    "runtime/spin",
     "selftest/reduce",
     "selftest/atomic",
     "selftest/half_rng",

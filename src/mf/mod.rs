@@ -542,10 +542,12 @@ impl<'g> Trainer<'g> {
     /// keep their values while they are finite), until their times settle as
     /// [`crate::gpu::median_warm`] requires; then restores the workers' PCG states and the
     /// update counter, so that training takes exactly the updates it would have taken
-    /// without it. Returns the wall-clock seconds spent; the wavefront does nothing (0).
+    /// without it. The wavefront (whose schedule state an epoch moves) is warmed by the
+    /// runtime's spin kernel instead ([`crate::gpu::warm_clocks`]). Returns the wall-clock
+    /// seconds spent.
     pub fn warm_up(&mut self) -> Result<f64> {
         if self.options.scheme != Scheme::Hogwild {
-            return Ok(0.0);
+            return crate::gpu::warm_clocks(self.gpu);
         }
         let start = std::time::Instant::now();
         let states = self.rng.read(self.gpu)?;
