@@ -136,7 +136,10 @@ pub struct FlowVariant {
     /// each (else invocation 0, which also walks the hottest feature's segment, serially).
     pub tail_spread: bool,
     /// Async: parameter reads as plain loads through a second, non-atomic binding of the
-    /// parameter buffer (else atomic loads); the updates stay atomic adds.
+    /// parameter buffer (else atomic loads); the updates stay atomic adds. Both bindings are
+    /// writable (a read-only one would conflict with the atomic binding's usage), an alias
+    /// the WebGPU specification forbids and wgpu's native backends accept; a GPU's per-SM
+    /// cache may serve these reads stale for the rest of the dispatch.
     pub plain_reads: bool,
     /// With `plain_reads`: that second binding carries the `@coherent` decoration, so the
     /// plain loads bypass per-compute-unit caches (NVIDIA's L1 would otherwise serve a
