@@ -129,6 +129,11 @@ fn info_is_quiet_without_a_display() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("adapter"));
 }
 
+/// Tunings per tuner-honesty test: a pick made while other processes load the machine may
+/// be beaten by a candidate; a systematically wrong pick (a bad model or final round) loses
+/// in every tuning.
+const TUNINGS: usize = 2;
+
 /// The pick's time over the best candidate's, pass after pass (up to five, stopping once
 /// within 10%): each plan timed in turn, its fastest pass counting, since load from other
 /// processes only slows a timing down.
@@ -164,23 +169,26 @@ fn the_tuners_pick_is_not_beaten_by_a_candidate_it_timed() {
     let options = Options::default();
     let k = 32;
     let ops = tune::Operands::random(gpu, &s, k, 7 + k as u64).unwrap();
-    let (_, pick) = tune::tune(gpu, &s, k, &options, &ops).unwrap();
     let plans: Vec<Plan> = tune::candidate_options(gpu, &s, k, &options)
         .unwrap()
         .into_iter()
         .filter_map(|o| Plan::new(gpu, &s, k, o).ok())
         .collect();
     let time = |p: &Plan| p.time(gpu, &ops.a, &ops.b, &ops.out, 5).unwrap().seconds;
-    let ratios = pick_against_best(&pick, &plans, time);
-    eprintln!(
-        "K={k}: pick {:?}: {ratios:?}× the best",
-        pick.config.variant
-    );
-    assert!(
-        ratios.iter().any(|&r| r <= 1.10),
-        "K={k}: {:?} took {ratios:?}× the best candidate's time",
-        pick.config
-    );
+    let mut seen = Vec::new();
+    for _ in 0..TUNINGS {
+        let (_, pick) = tune::tune(gpu, &s, k, &options, &ops).unwrap();
+        let ratios = pick_against_best(&pick, &plans, time);
+        eprintln!(
+            "K={k}: pick {:?}: {ratios:?}× the best",
+            pick.config.variant
+        );
+        if ratios.iter().any(|&r| r <= 1.10) {
+            return;
+        }
+        seen.push((pick.config, ratios));
+    }
+    panic!("K={k}: every tuning's pick was beyond 10% of the best candidate: {seen:?}");
 }
 
 #[test]
@@ -198,29 +206,34 @@ fn the_fused_tuners_pick_is_not_beaten_by_a_candidate_it_timed() {
         let (m, n) = x.shape();
         let ops = Operands::random(gpu, m, n, Pattern::Full, 5).unwrap();
         let op = ops.op();
-        let (pick, timed) = tune::tune(gpu, x, &Options::default()).unwrap();
-        let plans: Vec<Plan> = timed
-            .iter()
-            .filter_map(|o: &Options| Plan::new(gpu, x, o).ok())
-            .collect();
-        assert!(
-            plans.len() >= 2,
-            "the tuner timed {} candidates",
-            plans.len()
-        );
         let time = |p: &Plan| p.time(gpu, &op, &ops.w, 5).unwrap().seconds;
-        let ratios = pick_against_best(&pick, &plans, time);
-        eprintln!(
-            "{:?}: pick {}: {ratios:?}× the best of {}",
-            x.shape(),
-            pick.config.describe(),
-            plans.len()
-        );
+        let mut seen = Vec::new();
+        let honest = (0..TUNINGS).any(|_| {
+            let (pick, timed) = tune::tune(gpu, x, &Options::default()).unwrap();
+            let plans: Vec<Plan> = timed
+                .iter()
+                .filter_map(|o: &Options| Plan::new(gpu, x, o).ok())
+                .collect();
+            assert!(
+                plans.len() >= 2,
+                "the tuner timed {} candidates",
+                plans.len()
+            );
+            let ratios = pick_against_best(&pick, &plans, time);
+            eprintln!(
+                "{:?}: pick {}: {ratios:?}× the best of {}",
+                x.shape(),
+                pick.config.describe(),
+                plans.len()
+            );
+            let ok = ratios.iter().any(|&r| r <= 1.10);
+            seen.push((pick.config.describe(), ratios));
+            ok
+        });
         assert!(
-            ratios.iter().any(|&r| r <= 1.10),
-            "{:?}: {} took {ratios:?}× the best candidate's time",
-            x.shape(),
-            pick.config.describe()
+            honest,
+            "{:?}: every tuning's pick was beyond 10% of the best candidate: {seen:?}",
+            x.shape()
         );
     }
 }
