@@ -52,9 +52,10 @@
 #            18, 19: csr-ell 2d, the same halves (~270 s + setup each)
 #            20, 21: csc-csc 1d and 2d, whole (~310 and ~270 s + setup; as parts 9 and 5)
 #           A half is one band of 30,000 rows, as each of the whole run's two bands. No row's
-#           result depends on the other rows of its batch, band or tile (each output sums
-#           that row's terms alone; tests/spdnn_split.rs checks every path's pieces against
-#           the slice of the whole run), so the halves together verify the whole run.
+#           result depends on the other rows of its batch, band or tile: each output sums
+#           that row's terms alone (in an order the f32 atomics leave open, whole or split
+#           alike); tests/spdnn_split.rs checks every path's pieces against the slice of the
+#           whole run. So the halves together verify the whole run.
 #           or VERIFY_CONFIGS="N:L:RUNS[@S:R] ..." (RUNS: all, or format:tiling pairs joined
 #           by +; @S:R: input rows S .. S + R only, `wgsparse spdnn --first-row S --rows R`,
 #           judged on the truth's rows in that range; default all 60,000).
