@@ -24,7 +24,7 @@
 #           before any at 25%, so a timeout loses the last buffers' runs first. Each thesis
 #           run is one warm-up, THESIS_REPS timed runs and one run timing the multiply alone.
 #           The table of the thesis's relative findings goes to $OUT/thesis_table.md.
-#   VERIFY=1 VERIFY_PART=k  (1..11) instead of all the above: verification only (issue 10's "every
+#   VERIFY=1 VERIFY_PART=k  (1..21) instead of all the above: verification only (issue 10's "every
 #           approach verified on all 9 configurations"): per configuration one process runs
 #           auto (the fast path, one run, no warm-up; its categories are the truth,
 #           and at N = 1024, L = 120 it is itself checked against the CPU twin) and then each
@@ -40,16 +40,38 @@
 #             4, 5, 6: csr-csr 1d, csc-csc 2d, csr-ell 1d at 16384 × 1920 (~5.5, 6.5, 8 min)
 #             7, 8: the other tilings at 4096 × 1920 and at 16384 × 480 (~5.5 min each)
 #             9, 10, 11: csc-csc 1d, csr-csr 2d, csr-ell 2d at 16384 × 1920 (~6, 9, 10 min)
-#           The 16,384 estimates are the least sure: a 1D row there (64 KB) exceeds the H200's
-#           48 KB of workgroup memory, so 1D adds with f32 atomics in the buffer; part 1's
-#           16,384 × 120 lines calibrate them (× 4 for L = 480, × 16 for 1,920).
-#           or VERIFY_CONFIGS="N:L:RUNS ..." (RUNS: all, or format:tiling pairs joined by +).
-#           The auto run's categories go to $OUT/truth/categories-n{N}-l{L}.tsv; put those of
-#           an earlier part in VERIFY_TRUTH_DIR (default .gpu/truth) and later parts at that
-#           configuration check against the file instead of running auto (saves its planning
-#           and run: ~1.5 min at 16,384 × 1,920).
+#           16,384 × 1,920 in pieces of input rows (parts 4, 6, 10 and 11 run whole and pass
+#           the 560-s budget: part 4 timed out there). Inference times × 4 of the H200's
+#           16,384 × 480 runs (60,000 rows: csr-ell 1d 191 s, csr-csr 1d 194, csr-csr 2d 197,
+#           csr-ell 2d 136, csc-csc 1d 78, csc-csc 2d 68), halved for a half; each part adds
+#           ~1–1.5 min of setup (loader packages, images, the 1,920 layers' generation and
+#           upload, and, with no truth file, the auto run over its rows: ~20 s a half):
+#            12, 13: csr-ell 1d, rows 0..30000 and 30000..60000 (~380 s + setup each)
+#            14, 15: csr-csr 1d, the same halves (~390 s + setup each)
+#            16, 17: csr-csr 2d, the same halves (~395 s + setup each)
+#            18, 19: csr-ell 2d, the same halves (~270 s + setup each)
+#            20, 21: csc-csc 1d and 2d, whole (~310 and ~270 s + setup; as parts 9 and 5)
+#           A half is one band of 30,000 rows, as each of the whole run's two bands. No row's
+#           result depends on the other rows of its batch, band or tile: each output sums
+#           that row's terms alone (in an order the f32 atomics leave open, whole or split
+#           alike); tests/spdnn_split.rs checks every path's pieces against the slice of the
+#           whole run. So the halves together verify the whole run.
+#           or VERIFY_CONFIGS="N:L:RUNS[@S:R] ..." (RUNS: all, or format:tiling pairs joined
+#           by +; @S:R: input rows S .. S + R only, `wgsparse spdnn --first-row S --rows R`,
+#           judged on the truth's rows in that range; default all 60,000).
+#           The auto run's categories go to $OUT/truth/categories-n{N}-l{L}.tsv (a piece's to
+#           categories-n{N}-l{L}-r{S}+{R}.tsv, numbered in the whole input: the halves'
+#           files concatenated are the whole's); put those of an earlier part in
+#           VERIFY_TRUTH_DIR (default .gpu/truth) and later parts at that configuration check
+#           against the file (the whole's, else the same piece's) instead of running auto
+#           (saves its planning and run: ~1.5 min at 16,384 × 1,920 whole).
 #           Each part stops starting runs at VERIFY_BUDGET seconds (default 560; a running
-#           process is cut there and a "timeout" line written).
+#           process is cut there and a "timeout" line written). VERIFY_ROWS (default 60000):
+#           the input rows of a whole run.
+#           The table ($OUT/verify_table.md, by spdnn_verify_table.py) lists every line with
+#           its input rows, then per configuration and thesis run whether matched pieces
+#           cover all 60,000 rows: "verified" only when every piece of every run matched.
+#           Over several parts: python3 benches/peers/spdnn_verify_table.py OUT*/verify.jsonl
 # The N = 1024 runs are checked against the CPU twin (a row within f32 rounding of the
 # threshold may differ and is listed in tie_rows); the others against the auto run's
 # categories, and the peer against them too (its JSON line says categories_match).
@@ -94,17 +116,33 @@ if [ "${VERIFY:-0}" = 1 ]; then
     9) parts="16384:1920:csc-csc:1d" ;;
     10) parts="16384:1920:csr-csr:2d" ;;
     11) parts="16384:1920:csr-ell:2d" ;;
-    *) log "VERIFY_PART is 1..11"; exit 2 ;;
+    12) parts="16384:1920:csr-ell:1d@0:30000" ;;
+    13) parts="16384:1920:csr-ell:1d@30000:30000" ;;
+    14) parts="16384:1920:csr-csr:1d@0:30000" ;;
+    15) parts="16384:1920:csr-csr:1d@30000:30000" ;;
+    16) parts="16384:1920:csr-csr:2d@0:30000" ;;
+    17) parts="16384:1920:csr-csr:2d@30000:30000" ;;
+    18) parts="16384:1920:csr-ell:2d@0:30000" ;;
+    19) parts="16384:1920:csr-ell:2d@30000:30000" ;;
+    20) parts="16384:1920:csc-csc:1d" ;;
+    21) parts="16384:1920:csc-csc:2d" ;;
+    *) log "VERIFY_PART is 1..21"; exit 2 ;;
   esac
   parts=${VERIFY_CONFIGS:-$parts}
   # From the script start: the loader packages and the images count too.
   deadline=$(( T0 + ${VERIFY_BUDGET:-560} ))
   for c in $parts; do
+    # N:L:RUNS[@S:R]: input rows S .. S + R (default all VERIFY_ROWS, 60,000).
+    first=0; prows=${VERIFY_ROWS:-60000}; piece=""
+    if [[ "$c" == *@* ]]; then
+      piece=${c#*@}; c=${c%@*}; first=${piece%%:*}; prows=${piece#*:}; piece="-r$first+$prows"
+    fi
     N=${c%%:*}; rest=${c#*:}; L=${rest%%:*}; runs=${rest#*:}
+    where="\"neurons\":$N,\"layers\":$L,\"first_row\":$first,\"rows\":$prows"
     left=$(( deadline - $(date +%s) ))
     if [ "$left" -le 5 ]; then
-      log "N=$N L=$L verify: skipped (part budget spent)"
-      echo "{\"neurons\":$N,\"layers\":$L,\"verify\":\"skipped\",\"runs\":\"$runs\"}" >> "$OUT/verify.jsonl"
+      log "N=$N L=$L rows $first..$((first + prows)) verify: skipped (part budget spent)"
+      echo "{$where,\"verify\":\"skipped\",\"runs\":\"$runs\"}" >> "$OUT/verify.jsonl"
       continue
     fi
     sel=(--approach auto-thesis)
@@ -112,49 +150,36 @@ if [ "${VERIFY:-0}" = 1 ]; then
     check=""
     [ "$N" -le 1024 ] && [ "$L" -le 120 ] && check="--check"
     # The auto run's categories are kept in $OUT/truth; a file of an earlier part put in
-    # $VERIFY_TRUTH_DIR replaces the auto run (same seed, same network and inputs).
+    # $VERIFY_TRUTH_DIR replaces the auto run (same seed, same network and inputs): the
+    # whole run's (the CLI judges a piece on its rows) or else this piece's.
     mkdir -p "$OUT/truth"
-    truth_file="${VERIFY_TRUTH_DIR:-.gpu/truth}/categories-n$N-l$L.tsv"
+    tdir=${VERIFY_TRUTH_DIR:-.gpu/truth}
+    truth_file="$tdir/categories-n$N-l$L.tsv"
+    [ -f "$truth_file" ] || truth_file="$tdir/categories-n$N-l$L$piece.tsv"
     if [ -z "$check" ] && [ -f "$truth_file" ]; then
       sel[1]=thesis
       check="--categories $truth_file"
     else
-      sel+=(--save-categories "$OUT/truth/categories-n$N-l$L.tsv")
+      sel+=(--save-categories "$OUT/truth/categories-n$N-l$L$piece.tsv")
     fi
-    log "N=$N L=$L verify $runs $check (${left} s left)"
-    timeout "$left" $W spdnn --neurons "$N" --layers "$L" --rows 60000 --input "$IDX" --json \
-      --reps 0 --thesis-reps 0 --buffer 1 "${sel[@]}" $check >> "$OUT/verify.jsonl" \
-      2>>"$OUT/log.txt"
+    log "N=$N L=$L rows $first..$((first + prows)) verify $runs $check (${left} s left)"
+    timeout "$left" $W spdnn --neurons "$N" --layers "$L" --rows "$prows" --first-row "$first" \
+      --input "$IDX" --json --reps 0 --thesis-reps 0 --buffer 1 "${sel[@]}" $check \
+      >> "$OUT/verify.jsonl" 2>>"$OUT/log.txt"
     rc=$?
     if [ "$rc" = 124 ]; then
-      log "N=$N L=$L verify: timed out"
-      echo "{\"neurons\":$N,\"layers\":$L,\"verify\":\"timeout\",\"runs\":\"$runs\"}" >> "$OUT/verify.jsonl"
+      log "N=$N L=$L rows $first..$((first + prows)) verify: timed out"
+      echo "{$where,\"verify\":\"timeout\",\"runs\":\"$runs\"}" >> "$OUT/verify.jsonl"
     elif [ "$rc" = 1 ]; then
-      log "N=$N L=$L verify: a mismatch (see its JSON line)"
+      log "N=$N L=$L rows $first..$((first + prows)) verify: a mismatch (see its JSON line)"
     elif [ "$rc" != 0 ]; then
-      log "N=$N L=$L verify: FAILED (exit $rc; the error is in log.txt)"
-      echo "{\"neurons\":$N,\"layers\":$L,\"verify\":\"failed (exit $rc)\",\"runs\":\"$runs\"}" >> "$OUT/verify.jsonl"
+      log "N=$N L=$L rows $first..$((first + prows)) verify: FAILED (exit $rc; the error is in log.txt)"
+      echo "{$where,\"verify\":\"failed (exit $rc)\",\"runs\":\"$runs\"}" >> "$OUT/verify.jsonl"
     fi
   done
-  python3 - "$OUT/verify.jsonl" > "$OUT/verify_table.md" <<'PY' || log "verify table FAILED"
-# Every verification line: the run, its time and verdict; timeouts and skips named.
-import json, sys
-print("| N | L | approach | tiling | bands | total ms | TE/s | active rows | verdict |")
-print("|---|---|---|---|---|---|---|---|---|")
-for line in open(sys.argv[1]):
-    try:
-        d = json.loads(line)
-    except ValueError:
-        continue
-    if "verify" in d:
-        print(f"| {d['neurons']} | {d['layers']} | {d['runs']} | | | | | | {d['verify']} |")
-    elif "error" in d:
-        print(f"| | | {d['approach']} | | | | | | error: {d['error']} |")
-    else:
-        print(f"| {d['neurons']} | {d['layers']} | {d['approach']} | {d.get('tiling', '')} | "
-              f"{d.get('bands', '')} | {d['ms']:.1f} | {d['edges_per_second'] / 1e12:.3f} | "
-              f"{d['active_rows']} | {d['check'] if d['ok'] else 'MISMATCH: ' + d['check']} |")
-PY
+  python3 benches/peers/spdnn_verify_table.py --total "${VERIFY_ROWS:-60000}" \
+    "$OUT/verify.jsonl" > "$OUT/verify_table.md" \
+    || log "verify table FAILED"
   log "verify part ${VERIFY_PART:-1} done"
   exit 0
 fi

@@ -59,6 +59,14 @@ pub struct SpdnnArgs {
     /// Input rows (feature vectors).
     #[arg(long, default_value_t = 60_000)]
     rows: usize,
+    /// First input row (0-based): the run takes rows S .. S + --rows of the inputs, one
+    /// piece of a run split by rows (an IDX file must hold them all; random inputs are
+    /// drawn as for the whole run, so each row is the same). --categories is compared on
+    /// the file's rows in that range (beyond an IDX file's images they are an error); --save-categories, tie rows and mismatch reports
+    /// number rows from the whole input (1-based), so a piece's file is a slice of the
+    /// whole run's; --export's categories stay numbered from its own inputs.
+    #[arg(long, default_value_t = 0)]
+    first_row: usize,
     /// Folder of GraphChallenge layers `n{N}-l{k}.tsv` (1-based); generated RadiX-Net-like
     /// layers (32 per row, 1/16) when absent.
     #[arg(long)]
@@ -186,21 +194,47 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
     let gpu = Gpu::new()?;
     let n = a.neurons;
     let bias = a.bias.unwrap_or_else(|| spdnn::challenge_bias(n));
+    // Inputs before the network: a row range past the file is refused before the layers
+    // (gigabytes at N = 16,384, L = 1,920) are built.
+    let first = a.first_row;
+    let end = first.checked_add(a.rows).ok_or_else(|| {
+        Error::Option(format!("--first-row {first} + --rows {} overflows", a.rows))
+    })?;
+    // `total`: the rows of the whole input, a bound on the truth file's rows (an IDX file's
+    // images; random and TSV inputs have no end beyond this run's rows).
+    let (y0, total) = match &a.input {
+        // Read as the whole run's first `end` rows, then the piece cut out.
+        Some(p) if p.extension().is_some_and(|e| e == "tsv") => (
+            data::read_inputs_tsv(p, end, n)?.row_band(first..end),
+            usize::MAX,
+        ),
+        Some(p) => {
+            let images = io::read_idx_images(p)?;
+            let y0 = if first == 0 {
+                // The first --rows images, all of them when the file holds fewer.
+                data::idx_inputs(&images, n, Some(a.rows), a.threshold)?
+            } else {
+                data::idx_inputs_range(&images, n, first, a.rows, a.threshold)?
+            };
+            (y0, images.count)
+        }
+        None => {
+            let density = a.density.unwrap_or(f64::from(-bias).clamp(0.05, 1.0));
+            let all = data::random_inputs(end, n, density, a.seed.wrapping_add(1))?;
+            let y0 = if first == 0 {
+                all
+            } else {
+                all.row_band(first..end)
+            };
+            (y0, usize::MAX)
+        }
+    };
     let net = match &a.weights {
         Some(dir) => data::read_network(dir, n, a.layers, bias)?,
         None => data::generated_network(n, a.layers, bias, a.seed)?,
     };
-    let y0 = match &a.input {
-        Some(p) if p.extension().is_some_and(|e| e == "tsv") => {
-            data::read_inputs_tsv(p, a.rows, n)?
-        }
-        Some(p) => data::idx_inputs(&io::read_idx_images(p)?, n, Some(a.rows), a.threshold)?,
-        None => {
-            let density = a.density.unwrap_or(f64::from(-bias).clamp(0.05, 1.0));
-            data::random_inputs(a.rows, n, density, a.seed.wrapping_add(1))?
-        }
-    };
     let rows = y0.nrows;
+    let global = |cats: &[u32]| -> Vec<u32> { cats.iter().map(|&r| r + first as u32).collect() };
     let approaches: Vec<Approach> = match a.approach {
         ApproachArg::Auto => vec![Approach::Auto],
         ApproachArg::SlicedEll => vec![Approach::SlicedEll],
@@ -216,7 +250,10 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
     // Without a truth, every run after the first is checked against the first run's
     // categories (exactly: no margins).
     let mut truth: Option<(String, Vec<u32>)> = match &a.categories {
-        Some(p) => Some(("file".to_string(), data::read_categories(p, rows)?)),
+        Some(p) => {
+            let want = data::read_categories_range(p, total, first..first + rows)?;
+            Some(("file".to_string(), want))
+        }
         None if a.check => {
             let (values, m) = cpu::infer_with_margins(&net, &y0);
             margins = Some(m);
@@ -226,7 +263,7 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
     };
     let tie = TIE_PER_LAYER * a.layers as f64;
     if let Some(dir) = &a.export {
-        export(dir, &net, &y0)?;
+        export(dir, &net, &y0, first)?;
     }
     let mut all_ok = true;
     let thesis_only = approaches.is_empty();
@@ -254,10 +291,10 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
             data::write_categories(&dir.join("categories.tsv"), &got)?;
         }
         if let (Some(path), 0) = (&a.save_categories, i) {
-            data::write_categories(path, &got)?;
+            data::write_categories(path, &global(&got))?;
         }
         let eps = spdnn::edges_per_second(&net, rows, time.seconds);
-        let (verdict, ok, ties) = judge(&truth, margins.as_deref(), tie, &got);
+        let (verdict, ok, ties) = judge(&truth, margins.as_deref(), tie, first, &got);
         if truth.is_none() {
             truth = Some((format!("the {} run", approach.name()), got.clone()));
         }
@@ -288,8 +325,8 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
                 json!({
                     "adapter": gpu.caps.adapter_name,
                     "approach": name,
-                    "neurons": n, "layers": a.layers, "rows": rows, "bias": bias,
-                    "edges": net.edges(), "chunks": plan.chunks(), "tiling": tiling,
+                    "neurons": n, "layers": a.layers, "rows": rows, "first_row": first,
+                    "bias": bias, "edges": net.edges(), "chunks": plan.chunks(), "tiling": tiling,
                     "wg": a.wg, "rows_per_wg": a.rows_per_wg, "staged": plan.staged(),
                     "ms": time.ms(), "timing": time.source(),
                     "edges_per_second": eps, "active_rows": got.len(),
@@ -311,7 +348,7 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
                 (
                     "inputs",
                     format!(
-                        "{rows} rows, {} nonzeros, {} chunk(s)",
+                        "{rows} rows from row {first}, {} nonzeros, {} chunk(s)",
                         y0.nnz(),
                         plan.chunks()
                     ),
@@ -351,7 +388,11 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
                 if a.json {
                     println!(
                         "{}",
-                        json!({"approach": what, "error": e.to_string(), "ok": false})
+                        json!({
+                            "approach": opts.format.name(), "tiling": opts.tiling.name(),
+                            "run": what, "neurons": n, "layers": a.layers, "rows": rows,
+                            "first_row": first, "error": e.to_string(), "ok": false,
+                        })
                     );
                 } else {
                     eprintln!("{what}: {e}");
@@ -364,16 +405,17 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
             data::write_categories(&dir.join("categories.tsv"), &plan_run.categories)?;
         }
         if let (Some(path), true) = (&a.save_categories, thesis_only && i == 0) {
-            data::write_categories(path, &plan_run.categories)?;
+            data::write_categories(path, &global(&plan_run.categories))?;
         }
-        let (verdict, ok, ties) = judge(&truth, margins.as_deref(), tie, &plan_run.categories);
+        let (verdict, ok, ties) =
+            judge(&truth, margins.as_deref(), tie, first, &plan_run.categories);
         if truth.is_none() {
             let from = format!("the {} run", super::spdnn_thesis::label(opts));
             truth = Some((from, plan_run.categories.clone()));
         }
         all_ok &= ok;
         super::spdnn_thesis::report(
-            &gpu, &net, &y0, opts, &plan_run, &verdict, ok, &ties, a.json,
+            &gpu, &net, &y0, first, opts, &plan_run, &verdict, ok, &ties, a.json,
         );
     }
     let ok = all_ok;
@@ -384,16 +426,22 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
     })
 }
 
-/// Writes `net` and `y0` as raw CSR folders with a `meta.json` for the peer scripts.
-fn export(dir: &std::path::Path, net: &spdnn::Network, y0: &wgsparse::sparse::Csr) -> Result<()> {
+/// Writes `net` and `y0` (input rows `first ..`) as raw CSR folders with a `meta.json` for
+/// the peer scripts.
+fn export(
+    dir: &std::path::Path,
+    net: &spdnn::Network,
+    y0: &wgsparse::sparse::Csr,
+    first: usize,
+) -> Result<()> {
     io::write_csr_binary(dir.join("inputs"), y0)?;
     for (k, w) in net.layers.iter().enumerate() {
         io::write_csr_binary(dir.join(format!("l{}", k + 1)), w)?;
     }
     let meta = json!({
         "format": "wgsparse-spdnn",
-        "neurons": net.n, "layers": net.layers.len(), "rows": y0.nrows, "bias": net.bias,
-        "edges": net.edges(),
+        "neurons": net.n, "layers": net.layers.len(), "rows": y0.nrows, "first_row": first,
+        "bias": net.bias, "edges": net.edges(),
     });
     let path = dir.join("meta.json");
     io::write_atomically(&path, |w| {
@@ -427,12 +475,14 @@ fn timed(gpu: &Gpu, plan: &Plan, a: &SpdnnArgs) -> Result<GpuTime> {
     })
 }
 
-/// The verdict on `got` against the truth: (text, ok, 1-based rows that differ only within
-/// f32 rounding of the threshold).
+/// The verdict on `got` against the truth, both numbered from the run's first input row:
+/// (text, ok, rows that differ only within f32 rounding of the threshold). Rows in the
+/// text and the tie rows are 1-based in the whole input (`first` added).
 fn judge(
     truth: &Option<(String, Vec<u32>)>,
     margins: Option<&[f64]>,
     tie: f64,
+    first: usize,
     got: &[u32],
 ) -> (String, bool, Vec<u32>) {
     let Some((from, want)) = truth else {
@@ -444,9 +494,9 @@ fn judge(
     let differ = symmetric_difference(want, got);
     let all_ties = margins.is_some_and(|m| differ.iter().all(|&r| m[r as usize] <= tie));
     if !all_ties {
-        return (mismatch(from, want, got), false, Vec::new());
+        return (mismatch(from, want, got, first), false, Vec::new());
     }
-    let ties: Vec<u32> = differ.iter().map(|r| r + 1).collect();
+    let ties: Vec<u32> = differ.iter().map(|r| r + 1 + first as u32).collect();
     (
         format!(
             "categories match ({from}) but for {} row(s) within f32 rounding of the threshold \
@@ -544,13 +594,15 @@ fn symmetric_difference(a: &[u32], b: &[u32]) -> Vec<u32> {
     a.symmetric_difference(&b).copied().collect()
 }
 
-/// A report of how `got` differs from `want`: counts and the first rows (1-based) each way.
-fn mismatch(from: &str, want: &[u32], got: &[u32]) -> String {
+/// A report of how `got` differs from `want`: counts and the first rows each way (1-based
+/// in the whole input: `first` added).
+fn mismatch(from: &str, want: &[u32], got: &[u32], first: usize) -> String {
     use std::collections::BTreeSet;
     let w: BTreeSet<u32> = want.iter().copied().collect();
     let g: BTreeSet<u32> = got.iter().copied().collect();
-    let missing: Vec<u32> = w.difference(&g).take(5).map(|r| r + 1).collect();
-    let extra: Vec<u32> = g.difference(&w).take(5).map(|r| r + 1).collect();
+    let one = 1 + first as u32;
+    let missing: Vec<u32> = w.difference(&g).take(5).map(|r| r + one).collect();
+    let extra: Vec<u32> = g.difference(&w).take(5).map(|r| r + one).collect();
     format!(
         "categories MISMATCH against {from}: {} expected, {} found; {} missing (first {:?}), {} extra (first {:?})",
         want.len(),

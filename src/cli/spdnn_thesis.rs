@@ -102,6 +102,7 @@ pub fn report(
     gpu: &Gpu,
     net: &Network,
     y0: &Csr,
+    first_row: usize,
     opts: &ThesisOptions,
     m: &Measured,
     verdict: &str,
@@ -125,7 +126,7 @@ pub fn report(
                 "approach": opts.format.name(), "tiling": opts.tiling.name(), "buffer": buffer,
                 "batch_rows": m.batch_rows, "buffer_bytes": m.buffer_bytes,
                 "tile": [opts.tile_rows, opts.tile_cols], "wg": opts.workgroup, "row_sums": m.row_sums,
-                "neurons": n, "layers": net.layers.len(), "rows": rows, "bias": net.bias,
+                "neurons": n, "layers": net.layers.len(), "rows": rows, "first_row": first_row, "bias": net.bias,
                 "edges": net.edges(), "ms": m.seconds * 1e3, "timing": "wall clock",
                 "multiply_ms": m.multiply.map(|t| t.0 * 1e3),
                 "multiply_timing": m.multiply.map(|t| if t.1 { "timestamps" } else { "wall clock" }),
@@ -154,7 +155,10 @@ pub fn report(
                 net.edges()
             ),
         ),
-        ("inputs", format!("{rows} rows, {} nonzeros", y0.nnz())),
+        (
+            "inputs",
+            format!("{rows} rows from row {first_row}, {} nonzeros", y0.nnz()),
+        ),
         (
             "batch",
             format!(

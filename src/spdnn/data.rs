@@ -76,19 +76,50 @@ pub fn random_inputs(rows: usize, n: usize, density: f64, seed: u64) -> Result<C
     Csr::new(rows, n, row_ptr, col_idx, values)
 }
 
+/// Images `first .. first + rows` of `images`, each resized to √n × √n and thresholded as
+/// [`idx_inputs`] does (row 0 of the result is image `first`): one piece of a run split by
+/// input rows. An error when the range passes the file's images, before anything is built.
+pub fn idx_inputs_range(
+    images: &IdxImages,
+    n: usize,
+    first: usize,
+    rows: usize,
+    threshold: u8,
+) -> Result<Csr> {
+    if first.checked_add(rows).is_none_or(|end| end > images.count) {
+        return Err(Error::Option(format!(
+            "input rows {first} .. {first} + {rows} pass the IDX file's {} images \
+             (--first-row + --rows must be at most {})",
+            images.count, images.count
+        )));
+    }
+    idx_images_to_rows(images, n, first..first + rows, threshold)
+}
+
 /// The first `rows` images (all when `None`), each resized to √n × √n by nearest neighbour
 /// and thresholded: a pixel above `threshold` becomes 1. `n` must be a perfect square.
 pub fn idx_inputs(images: &IdxImages, n: usize, rows: Option<usize>, threshold: u8) -> Result<Csr> {
+    let count = rows.unwrap_or(images.count).min(images.count);
+    idx_images_to_rows(images, n, 0..count, threshold)
+}
+
+/// Images `range` resized to √n × √n by nearest neighbour and thresholded, one row each.
+fn idx_images_to_rows(
+    images: &IdxImages,
+    n: usize,
+    range: std::ops::Range<usize>,
+    threshold: u8,
+) -> Result<Csr> {
     let side = (n as f64).sqrt().round() as usize;
     if side * side != n {
         return Err(Error::Option(format!(
             "{n} neurons is not a square: IDX images need √N × √N"
         )));
     }
-    let count = rows.unwrap_or(images.count).min(images.count);
+    let count = range.len();
     let mut row_ptr = vec![0u32];
     let mut col_idx = Vec::new();
-    for i in 0..count {
+    for i in range {
         let img = images.image(i);
         for r in 0..side {
             let sr = r * images.rows / side;
@@ -113,6 +144,19 @@ pub fn read_inputs_tsv(path: &Path, rows: usize, n: usize) -> Result<Csr> {
 /// Reads a categories file: one 1-based row index per line (blank lines skipped), each in
 /// `1..=rows`; returns them 0-based, sorted, without duplicates. The error names the line.
 pub fn read_categories(path: &Path, rows: usize) -> Result<Vec<u32>> {
+    read_categories_range(path, rows, 0..rows)
+}
+
+/// Reads the part of a categories file (one 1-based row index per line, each in
+/// `1..=total`) that falls in the 0-based input rows `range`, numbered from the range's
+/// start (row `range.start` is 0), sorted, without duplicates: the truth of a run over
+/// those rows alone. Rows of the file outside `range` are skipped; rows beyond `total`
+/// are an error naming the line.
+pub fn read_categories_range(
+    path: &Path,
+    total: usize,
+    range: std::ops::Range<usize>,
+) -> Result<Vec<u32>> {
     let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
     let mut out = Vec::new();
     for (ln, line) in std::io::BufReader::new(file).lines().enumerate() {
@@ -122,12 +166,17 @@ pub fn read_categories(path: &Path, rows: usize) -> Result<Vec<u32>> {
             continue;
         }
         match t.parse::<u64>() {
-            Ok(i) if i >= 1 && i <= rows as u64 => out.push((i - 1) as u32),
+            Ok(i) if i >= 1 && i <= total as u64 => {
+                let r = (i - 1) as usize;
+                if range.contains(&r) {
+                    out.push((r - range.start) as u32);
+                }
+            }
             Ok(i) => {
                 return Err(Error::parse(
                     path,
                     ln as u64 + 1,
-                    format!("row {i} is out of range 1..={rows} (indices are 1-based)"),
+                    format!("row {i} is out of range 1..={total} (indices are 1-based)"),
                 ))
             }
             Err(_) => {
