@@ -116,6 +116,14 @@ enum What {
         /// Async, with --plain-reads: bind those reads `@coherent` (past per-SM caches).
         #[arg(long, requires = "plain_reads")]
         coherent_reads: bool,
+        /// Async: read the parameters from a read-only snapshot copied from them before each
+        /// dispatch (reads stale by at most one dispatch's chunks; updates stay atomic).
+        #[arg(long, conflicts_with = "plain_reads")]
+        snapshot_reads: bool,
+        /// Async, with --snapshot-reads and no --async-span: chunks per persistent workgroup
+        /// in one dispatch (a dispatch holds async-groups × this many chunks).
+        #[arg(long, default_value_t = wide::variant::SNAPSHOT_ROUNDS, requires = "snapshot_reads")]
+        snapshot_rounds: u32,
         /// Cut each feature's segment of a chunk into pieces of at most N edges (0: whole).
         #[arg(long, default_value_t = 0)]
         max_segment: usize,
@@ -204,6 +212,8 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
             tail_spread,
             plain_reads,
             coherent_reads,
+            snapshot_reads,
+            snapshot_rounds,
             max_segment,
             tile_words,
             diag,
@@ -254,6 +264,8 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
                     tail_spread,
                     plain_reads,
                     coherent_reads,
+                    snapshot_reads,
+                    snapshot_rounds,
                     max_segment,
                     edge_tile_words: tile_words,
                 },
@@ -470,6 +482,7 @@ fn train_run(
                 "async_groups": trainer.async_groups(),
                 "async_scale": options.async_scale,
                 "in_flight": trainer.in_flight(),
+                "dispatches": trainer.epoch_dispatches(),
                 "scaled_features": trainer.scaled_features(),
                 "chunk": trainer.chunk(),
                 "lanes": options.lanes,
