@@ -157,7 +157,9 @@ pub struct FlowVariant {
     pub snapshot_reads: bool,
     /// With `snapshot_reads` and no `async_span`: chunks per persistent workgroup in one
     /// dispatch (k, ≥ 1), so a dispatch holds P · k chunks and reads are stale by at most
-    /// that many; more rounds, fewer dispatches and copies but staler reads.
+    /// that many; more rounds, fewer dispatches and copies but staler reads. The step scale
+    /// gives a hot feature about one step per dispatch, so where P is capped at the epoch's
+    /// chunks / [`crate::wide::MIN_WINDOWS`] an epoch holds MIN_WINDOWS / k such steps.
     pub snapshot_rounds: u32,
     /// Feature-sorted segments cut into pieces of at most this many edges (0: whole), each
     /// piece its own Apply work item and global add, so no invocation walks a hot
