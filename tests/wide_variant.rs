@@ -745,6 +745,27 @@ fn cli_takes_variants_and_sweeps_them() {
     // One persistent workgroup here (43 chunks < 64 windows): a dispatch per 2 chunks.
     assert_eq!(snap["async_groups"], 1, "{snap}");
     assert_eq!(snap["dispatches"], 22, "{snap}");
+    // S: a dispatch's 2 chunks of 64 are one mini-batch of 128; --async-in-flight sets it.
+    assert_eq!(snap["in_flight"], 1.0, "{snap}");
+    let set = common::wgsparse_json(&[
+        "wide",
+        "train",
+        "--train",
+        d,
+        "--holdout",
+        "0.1",
+        "--epochs",
+        "1",
+        "--batch",
+        "128",
+        "--async",
+        "--snapshot-reads",
+        "--async-in-flight",
+        "2.5",
+        "--json",
+    ]);
+    assert_eq!(set["in_flight"], 2.5, "{set}");
+    assert_eq!(set["dispatches"], 11, "{set}");
     let (ok, out, err) = common::wgsparse(&[
         "wide",
         "sweep",
@@ -823,6 +844,15 @@ fn cli_takes_variants_and_sweeps_them() {
             "--async",
             "--snapshot-rounds",
             "2",
+        ],
+        vec![
+            "wide",
+            "train",
+            "--train",
+            d,
+            "--async",
+            "--async-in-flight",
+            "0.5",
         ],
         vec!["wide", "sweep", "--train", d, "--run", "snapshot-rounds=0"],
         vec![

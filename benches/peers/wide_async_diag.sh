@@ -29,11 +29,13 @@
 #      same chunks).
 # 2. `wide train --check` (2 epochs) with the fastest valid LR candidate of step 1, and
 #    with `--snapshot-reads` (4 rounds): validation logloss against the f64 twin's replay
-#    (check_ok).
+#    (check_ok). Then `--snapshot-reads --async-in-flight 64` (3 epochs, no check): the step
+#    scale of the default kernel's S with snapshot reads, to tell the scale's effect on the
+#    logloss from the staleness's.
 # 3. FM k = 10 async, 2 epochs, 1 pass: default, apply-ilp (FM's Apply has 11 work items
 #    per segment), plain-reads, snapshot-reads and the combined candidates.
-# Time limits per step (gen 75 s, LR sweep 195 s, checks 70 s each, FM 70 s) keep it under
-# 8 min. Summary: $OUT/wide_async_diag.md (per run: median ms per epoch in each pass, µs per
+# Time limits per step (gen 75 s, LR sweep 180 s, checks 70 + 60 s, S = 64 run 35 s, FM 60 s)
+# keep it under 8 min. Summary: $OUT/wide_async_diag.md (per run: median ms per epoch in each pass, µs per
 # chunk per workgroup = ms / (chunks / P), dispatches per epoch, S, validation logloss); raw
 # lines in $OUT/wide_sweep.jsonl.
 set -uo pipefail
@@ -96,7 +98,7 @@ RUNS+=(
 args=()
 for r in "${RUNS[@]}"; do args+=(--run "$r"); done
 log "sweep lr async (${#RUNS[@]} runs × 2 passes × 3 epochs)"
-timeout 195 $W wide sweep --model lr --train $D --holdout 0.1 --batch 1024 --lr 0.5 \
+timeout 180 $W wide sweep --model lr --train $D --holdout 0.1 --batch 1024 --lr 0.5 \
   --epochs 3 --passes 2 "${args[@]}" >> "$J" 2>>"$OUT/log.txt" || log "sweep lr FAILED (exit $?)"
 BEST=$(python3 - "$J" <<'PY'
 import json, statistics, sys
@@ -123,12 +125,16 @@ if [ -n "$BEST" ]; then
 fi
 if [ "$BEST" != "--snapshot-reads" ]; then
   log "check lr async --snapshot-reads"
-  timeout 70 $W wide train --model lr --train $D --holdout 0.1 --no-early-stop --lr 0.5 \
+  timeout 60 $W wide train --model lr --train $D --holdout 0.1 --no-early-stop --lr 0.5 \
     --epochs 2 --batch 1024 --async --check --json --snapshot-reads \
     >> "$OUT/wide_check.jsonl" 2>>"$OUT/log.txt" || log "check snapshot FAILED (exit $?)"
 fi
+log "lr async --snapshot-reads --async-in-flight 64"
+timeout 35 $W wide train --model lr --train $D --holdout 0.1 --no-early-stop --lr 0.5 \
+  --epochs 3 --batch 1024 --async --json --snapshot-reads --async-in-flight 64 \
+  >> "$OUT/wide_check.jsonl" 2>>"$OUT/log.txt" || log "snapshot S=64 FAILED (exit $?)"
 log "sweep fm k=10 async"
-timeout 70 $W wide sweep --model fm --k 10 --train $D --holdout 0.1 --batch 1024 --lr 0.5 \
+timeout 60 $W wide sweep --model fm --k 10 --train $D --holdout 0.1 --batch 1024 --lr 0.5 \
   --epochs 2 --passes 1 --run default --run apply-ilp --run plain-reads --run snapshot-reads \
   --run "$ALL" \
   --run "hot-every=16,$ALL" --run "tile-words=3072,$ALL" \
@@ -177,7 +183,8 @@ for key in order:
 if os.path.exists(sys.argv[2]):
     for line in open(sys.argv[2]):
         c = json.loads(line)
-        print(f"check ({c.get('variant')}): epoch {c['epoch_ms_median']:.2f} ms, "
+        print(f"train ({c.get('variant')}, S = {c.get('in_flight')}, {c.get('dispatches')} "
+              f"dispatches): epoch {c['epoch_ms_median']:.2f} ms, "
               f"logloss {c['logloss']:.5f}, f64 twin {c.get('cpu_logloss')}, "
               f"check_ok {c.get('check_ok')}, variant {c.get('variant')}, lanes {c.get('lanes')}, "
               f"hot features {c.get('hot_features')}")

@@ -85,6 +85,10 @@ enum What {
         /// Async: take every step whole (no per-feature scale for the updates in flight).
         #[arg(long)]
         no_async_scale: bool,
+        /// Async: the mini-batches in flight the step scale assumes (S, ≥ 1; default P ·
+        /// chunk / batch, or a whole dispatch's with --snapshot-reads).
+        #[arg(long)]
+        async_in_flight: Option<f64>,
         /// Invocations per sample in Aggregate [default: 8, 4 with --async].
         #[arg(long)]
         lanes: Option<u32>,
@@ -202,6 +206,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
             async_span,
             async_groups,
             no_async_scale,
+            async_in_flight,
             lanes,
             max_chunk,
             cache,
@@ -250,6 +255,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
                 async_span,
                 async_groups,
                 async_scale: !no_async_scale,
+                async_in_flight,
                 stage: mode == ModeArg::Stage,
                 lanes: lanes.unwrap_or(base.lanes),
                 max_chunk: max_chunk.unwrap_or(base.max_chunk),
