@@ -139,8 +139,8 @@ impl<'g> Trainer<'g> {
     }
 
     /// Async: mini-batches whose updates read stale parameters at once (S = P · chunk /
-    /// batch, P the persistent workgroups, fewer when a dispatch holds fewer chunks), as the
-    /// step scale assumes; 1 in sync mode.
+    /// batch, P the persistent workgroups, fewer when a dispatch holds fewer chunks; with
+    /// snapshot reads a whole dispatch's chunks), as the step scale assumes; 1 in sync mode.
     pub fn in_flight(&self) -> f64 {
         self.in_flight
     }
