@@ -538,3 +538,53 @@ fn clock_warm_up_runs_the_spin_kernel_and_reports_its_time() {
         "{seconds}"
     );
 }
+
+/// `Batch::time_copies`: a batch of copy → dispatch → copy → dispatch → copy runs in order
+/// (each step sees the one before) and is timed by timestamps where the adapter has them,
+/// the leading and trailing copies inside the bracket; without it such a batch is timed by
+/// the wall clock.
+#[test]
+fn timed_batches_bracket_copies_between_passes() {
+    let gpu = common::gpu();
+    let n4 = 256usize;
+    let data: Vec<[f32; 4]> = random_values(4 * n4, 11)
+        .chunks(4)
+        .map(|c| [c[0], c[1], c[2], c[3]])
+        .collect();
+    let kernel = gpu
+        .kernel(&KernelSpec {
+            name: "runtime/copy",
+            defines: vec![],
+            constants: vec![("WG", 64.0)],
+            bindings: &[Binding::Uniform, Binding::Read, Binding::ReadWrite],
+        })
+        .unwrap();
+    let params = gpu.uniform("timed.params", &[n4 as u32, 64 * 4]);
+    let bytes = 16 * n4 as u64;
+    for time_copies in [true, false] {
+        let src = GpuBuffer::upload(gpu, "timed.src", &data).unwrap();
+        let [a, b, c, d] = ["timed.a", "timed.b", "timed.c", "timed.d"]
+            .map(|l| GpuBuffer::<[f32; 4]>::filled(gpu, l, n4, [f32::NAN; 4]).unwrap());
+        let mut batch = Batch::new(gpu);
+        if time_copies {
+            batch.time_copies();
+        }
+        batch.copy(src.raw(), a.raw(), bytes);
+        let ab = kernel.bind(gpu, &[&params, a.raw(), b.raw()]).unwrap();
+        batch.dispatch(&kernel, ab, [4, 1, 1]).unwrap();
+        batch.copy(b.raw(), c.raw(), bytes);
+        let cd = kernel.bind(gpu, &[&params, c.raw(), d.raw()]).unwrap();
+        batch.dispatch(&kernel, cd, [4, 1, 1]).unwrap();
+        batch.copy(d.raw(), a.raw(), bytes);
+        let t = batch.submit_timed().unwrap();
+        assert!(t.seconds.is_finite() && t.seconds >= 0.0, "{t:?}");
+        assert_eq!(
+            t.from_timestamps,
+            time_copies && gpu.caps.timestamps,
+            "{t:?}"
+        );
+        for buf in [&a, &b, &c, &d] {
+            assert_eq!(buf.read(gpu).unwrap(), data);
+        }
+    }
+}

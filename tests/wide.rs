@@ -143,6 +143,14 @@ fn every_model_validates_in_every_engine_variant() {
                 ],
                 vec![
                     "ONE_HOT",
+                    "ASYNC",
+                    "SNAPSHOT_READS",
+                    "HOT_LOCAL",
+                    "APPLY_ILP",
+                ],
+                vec!["ASYNC", "F32_ATOMIC", "SUBGROUP", "SNAPSHOT_READS"],
+                vec![
+                    "ONE_HOT",
                     "SUBGROUP",
                     "COPY_ILP",
                     "AGG_ILP",
@@ -651,17 +659,24 @@ fn l2_equals_twin() {
 /// The staging ring: parts streamed through two device slots each epoch (parts in shuffled
 /// order, so a part meets either slot) train as the resident parts do: two epochs equal the
 /// twin's mini-batch SGD over the mini-batches in the order they ran, sync and async (one
-/// persistent workgroup, so nothing races).
+/// persistent workgroup, so nothing races; also with snapshot reads, a copy per chunk).
 #[test]
 fn staging_ring_equals_twin() {
     let gpu = common::gpu_small_bindings();
     let (m, batch) = (120, 48);
     let (x, y01) = data(720, m, 7, 97);
     let y = metrics::labels_pm1(&y01);
-    for (model, sync) in [
-        (Model::Lr, true),
-        (Model::Fm { k: 3 }, true),
-        (Model::Lr, false),
+    // Async with snapshot reads, one chunk per dispatch: each copied before its dispatch.
+    let snapshot = wgsparse::wide::FlowVariant {
+        snapshot_reads: true,
+        snapshot_rounds: 1,
+        ..Default::default()
+    };
+    for (model, sync, variant) in [
+        (Model::Lr, true, Default::default()),
+        (Model::Fm { k: 3 }, true, Default::default()),
+        (Model::Lr, false, Default::default()),
+        (Model::Fm { k: 3 }, false, snapshot),
     ] {
         let spec = model.spec().unwrap();
         let options = Options {
@@ -670,6 +685,7 @@ fn staging_ring_equals_twin() {
             sync,
             async_groups: 1,
             ring: true,
+            variant,
             ..Options::default()
         };
         let mut t = Trainer::new(gpu, &spec, m, (&x, &y01), None, options).unwrap();
@@ -686,7 +702,7 @@ fn staging_ring_equals_twin() {
         assert_matches_twin(
             &t.params().unwrap(),
             &want,
-            &format!("{} sync {sync}", spec.name),
+            &format!("{} sync {sync} {}", spec.name, variant.label()),
         );
     }
 }

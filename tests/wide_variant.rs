@@ -73,7 +73,51 @@ fn variants() -> Vec<FlowVariant> {
             max_segment: 3,
             ..d
         },
+        // Snapshot reads, one chunk per dispatch (one workgroup, one round): the snapshot
+        // equals the live parameters at every chunk.
+        FlowVariant {
+            snapshot_reads: true,
+            snapshot_rounds: 1,
+            ..d
+        },
+        FlowVariant {
+            snapshot_reads: true,
+            snapshot_rounds: 1,
+            hot_every: 3,
+            copy_ilp: true,
+            apply_ilp: true,
+            ..d
+        },
+        // Two and three chunks per dispatch, all reading the dispatch's snapshot: the twin's
+        // stale window of as many chunks.
+        FlowVariant {
+            snapshot_reads: true,
+            snapshot_rounds: 2,
+            ..d
+        },
+        FlowVariant {
+            snapshot_reads: true,
+            snapshot_rounds: 3,
+            copy_ilp: true,
+            agg_ilp: true,
+            apply_ilp: true,
+            tail_spread: true,
+            max_segment: 3,
+            ..d
+        },
     ]
+}
+
+/// Chunks the twin steps together from one point for `variant` with one persistent
+/// workgroup: snapshot reads take a dispatch's `snapshot_rounds` chunks from the snapshot
+/// copied before it (the cache refreshed from it each chunk); otherwise one.
+fn twin_window(variant: &FlowVariant) -> usize {
+    if variant.snapshot_reads {
+        assert!(variant.hot_every == 1 || variant.snapshot_rounds == 1);
+        variant.snapshot_rounds as usize
+    } else {
+        1
+    }
 }
 
 /// Async, one persistent workgroup, chunks of `chunk` × `lanes`, the importance cache at
@@ -99,8 +143,9 @@ fn async_one_group_vs_twin(
     let np = spec.params_per_feature;
     // Split segments: FM's Apply reads v_jf, which a global feature's earlier piece may just
     // have moved (as a racing workgroup's update may); with every feature cached the reads
-    // come from the chunk's snapshot and the step is exact.
-    let cache = if variant.max_segment > 0 && np > 1 {
+    // come from the chunk's snapshot and the step is exact. Snapshot reads need no cache
+    // for that: every read comes from the dispatch's snapshot.
+    let cache = if variant.max_segment > 0 && np > 1 && !variant.snapshot_reads {
         m
     } else {
         cache
@@ -136,9 +181,11 @@ fn async_one_group_vs_twin(
     }
     step[m * np] = base * bias as f64;
     let mut sgd = cpu::Sgd::new(want.len());
-    for c in 0..x.nrows.div_ceil(chunk) {
-        let rows: Vec<usize> = (c * chunk..((c + 1) * chunk).min(x.nrows)).collect();
-        sgd.stale_step(model, &mut want, x, &y, &[rows], &step);
+    let chunks: Vec<Vec<usize>> = (0..x.nrows.div_ceil(chunk))
+        .map(|c| (c * chunk..((c + 1) * chunk).min(x.nrows)).collect())
+        .collect();
+    for window in chunks.chunks(twin_window(&variant)) {
+        sgd.stale_step(model, &mut want, x, &y, window, &step);
     }
     assert_matches_twin(&got, &want, &format!("{} {}", spec.name, variant.label()));
 }
@@ -211,7 +258,7 @@ fn sync_variants_equal_twin() {
         let spec = model.spec().unwrap();
         for variant in variants()
             .into_iter()
-            .filter(|v| v.hot_every == 1 && !v.plain_reads)
+            .filter(|v| v.hot_every == 1 && !v.plain_reads && !v.snapshot_reads)
         {
             let options = Options {
                 batch,
@@ -298,6 +345,82 @@ fn async_combined_variant_converges() {
         finals[1],
         finals[0]
     );
+}
+
+/// Snapshot reads with 8 racing persistent workgroups and several dispatches per epoch (a
+/// snapshot copied before each): planted data reach the default async kernel's validation
+/// logloss within 0.003 after 4 epochs, at 1 and 4 rounds per dispatch.
+#[test]
+fn snapshot_reads_converge_with_several_dispatches() {
+    let (n, m) = (20_000, 200);
+    let d = zipf_ctr(n, m, 12, CtrModel::Lr, 53).unwrap();
+    let split = n * 9 / 10;
+    let x = &d.features;
+    let (train, valid) = (x.row_band(0..split), x.row_band(split..n));
+    let (ytr, yva) = (&d.labels[..split], &d.labels[split..]);
+    let spec = Model::Lr.spec().unwrap();
+    let mut finals = vec![];
+    for (rounds, variant) in [
+        (0, FlowVariant::default()),
+        (
+            1,
+            FlowVariant {
+                snapshot_reads: true,
+                snapshot_rounds: 1,
+                ..FlowVariant::default()
+            },
+        ),
+        (
+            4,
+            FlowVariant {
+                snapshot_reads: true,
+                ..FlowVariant::default()
+            },
+        ),
+    ] {
+        let options = Options {
+            batch: 64,
+            sync: false,
+            async_groups: 8,
+            early_stop: false,
+            variant,
+            ..Options::default()
+        };
+        let mut t = Trainer::new(
+            common::gpu(),
+            &spec,
+            m,
+            (&train, ytr),
+            Some((&valid, yva)),
+            options,
+        )
+        .unwrap();
+        // 563 chunks of 32: one dispatch, or one per 8 · rounds chunks.
+        let chunks = split.div_ceil(t.chunk());
+        let want = if rounds == 0 {
+            1
+        } else {
+            chunks.div_ceil(8 * rounds)
+        };
+        assert_eq!(t.epoch_dispatches(), want, "{}", variant.label());
+        assert!(t.epoch_dispatches() > 1 || rounds == 0);
+        let stats = t.fit(4, |_| {}).unwrap();
+        let l = stats.last().unwrap().logloss.unwrap();
+        eprintln!(
+            "async {}: {} dispatches, S = {}, logloss {l:.5}",
+            variant.label(),
+            t.epoch_dispatches(),
+            t.in_flight()
+        );
+        finals.push(l);
+    }
+    for (i, l) in finals.iter().enumerate().skip(1) {
+        assert!(
+            *l <= finals[0] + 0.003,
+            "snapshot run {i}: {l} vs the default's {}",
+            finals[0]
+        );
+    }
 }
 
 /// Split segments: no segment longer than the cap, the same (feature, slot, value) edges per
@@ -443,6 +566,29 @@ fn bad_variant_settings_are_refused() {
                 ..FlowVariant::default()
             },
         ),
+        (
+            true,
+            FlowVariant {
+                snapshot_reads: true,
+                ..FlowVariant::default()
+            },
+        ),
+        (
+            false,
+            FlowVariant {
+                snapshot_reads: true,
+                plain_reads: true,
+                ..FlowVariant::default()
+            },
+        ),
+        (
+            false,
+            FlowVariant {
+                snapshot_reads: true,
+                snapshot_rounds: 0,
+                ..FlowVariant::default()
+            },
+        ),
     ];
     for (sync, variant) in bad {
         let o = Options {
@@ -468,6 +614,61 @@ fn bad_variant_settings_are_refused() {
         .expect("refused");
     assert!(e.to_string().contains("edge tile"), "{e}");
     assert!(!Diag::parse("").unwrap().any());
+    // The messages name the conflict.
+    for (sync, variant, says) in [
+        (
+            true,
+            FlowVariant {
+                snapshot_reads: true,
+                ..FlowVariant::default()
+            },
+            "async",
+        ),
+        (
+            false,
+            FlowVariant {
+                snapshot_reads: true,
+                plain_reads: true,
+                ..FlowVariant::default()
+            },
+            "plain_reads",
+        ),
+    ] {
+        let e = variant.check(sync).unwrap_err().to_string();
+        assert!(e.contains("snapshot_reads") && e.contains(says), "{e}");
+    }
+    // Snapshot reads fix the schedule and step scale at build: restart_with refuses to
+    // switch them, either way.
+    let (x, y01) = data(64, 40, 5, 9);
+    let snap = FlowVariant {
+        snapshot_reads: true,
+        ..FlowVariant::default()
+    };
+    for (built, wanted) in [
+        (FlowVariant::default(), snap),
+        (snap, FlowVariant::default()),
+        (
+            snap,
+            FlowVariant {
+                snapshot_rounds: 2,
+                ..snap
+            },
+        ),
+    ] {
+        let options = Options {
+            batch: 16,
+            max_chunk: 16,
+            sync: false,
+            variant: built,
+            ..Options::default()
+        };
+        let mut t = Trainer::new(common::gpu(), &spec, 40, (&x, &y01), None, options).unwrap();
+        let e = t
+            .restart_with(wanted, Diag::default(), 8, None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("snapshot"), "{e}");
+    }
 }
 
 /// The CLI: `wide train` takes the variant flags and names the variant in its JSON;
@@ -521,6 +722,50 @@ fn cli_takes_variants_and_sweeps_them() {
         "hot-every=4,copy-ilp,agg-ilp,apply-ilp,tail-spread,plain-reads"
     );
     assert_eq!(train["check_ok"], true, "{train}");
+    let snap = common::wgsparse_json(&[
+        "wide",
+        "train",
+        "--train",
+        d,
+        "--holdout",
+        "0.1",
+        "--epochs",
+        "2",
+        "--batch",
+        "128",
+        "--async",
+        "--snapshot-reads",
+        "--snapshot-rounds",
+        "2",
+        "--check",
+        "--json",
+    ]);
+    assert_eq!(snap["variant"], "snapshot-rounds=2");
+    assert_eq!(snap["check_ok"], true, "{snap}");
+    // One persistent workgroup here (43 chunks < 64 windows): a dispatch per 2 chunks.
+    assert_eq!(snap["async_groups"], 1, "{snap}");
+    assert_eq!(snap["dispatches"], 22, "{snap}");
+    // S: a dispatch's 2 chunks of 64 are one mini-batch of 128; --async-in-flight sets it.
+    assert_eq!(snap["in_flight"], 1.0, "{snap}");
+    let set = common::wgsparse_json(&[
+        "wide",
+        "train",
+        "--train",
+        d,
+        "--holdout",
+        "0.1",
+        "--epochs",
+        "1",
+        "--batch",
+        "128",
+        "--async",
+        "--snapshot-reads",
+        "--async-in-flight",
+        "2.5",
+        "--json",
+    ]);
+    assert_eq!(set["in_flight"], 2.5, "{set}");
+    assert_eq!(set["dispatches"], 11, "{set}");
     let (ok, out, err) = common::wgsparse(&[
         "wide",
         "sweep",
@@ -540,13 +785,15 @@ fn cli_takes_variants_and_sweeps_them() {
         "diag=skip-apply",
         "--run",
         "lanes=8,cache=0,plain-reads",
+        "--run",
+        "snapshot-rounds=2",
     ]);
     assert!(ok, "{err}");
     let lines: Vec<serde_json::Value> = out
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), 8);
+    assert_eq!(lines.len(), 10);
     for l in &lines {
         assert_eq!(l["epoch_ms"].as_array().unwrap().len(), 2, "{l}");
         let valid = l["run"] != "diag=skip-apply";
@@ -557,7 +804,16 @@ fn cli_takes_variants_and_sweeps_them() {
         }
     }
     // Both passes start over: the same run ends at the same logloss within f32 noise.
-    let (a, b) = (&lines[1]["logloss"], &lines[5]["logloss"]);
+    let (a, b) = (&lines[1]["logloss"], &lines[6]["logloss"]);
+    // The snapshot run has its own trainer (its schedule), a dispatch per 2 chunks.
+    assert_eq!(lines[4]["flags"], "--snapshot-reads --snapshot-rounds 2");
+    assert_eq!(lines[4]["dispatches"], 22, "{}", lines[4]);
+    assert_eq!(lines[0]["dispatches"], 1, "{}", lines[0]);
+    let (c, e) = (&lines[4]["logloss"], &lines[9]["logloss"]);
+    assert!(
+        (c.as_f64().unwrap() - e.as_f64().unwrap()).abs() < 2e-3,
+        "{c} {e}"
+    );
     assert_eq!(lines[3]["lanes"], 8);
     assert_eq!(lines[3]["hot_features"], 0);
     assert_eq!(lines[3]["flags"], "--plain-reads --lanes 8 --cache 0");
@@ -570,6 +826,43 @@ fn cli_takes_variants_and_sweeps_them() {
         vec!["wide", "sweep", "--train", d, "--run", "bogus"],
         vec!["wide", "train", "--train", d, "--diag", "skip-everything"],
         vec!["wide", "train", "--train", d, "--sync", "--plain-reads"],
+        vec!["wide", "train", "--train", d, "--sync", "--snapshot-reads"],
+        vec![
+            "wide",
+            "train",
+            "--train",
+            d,
+            "--async",
+            "--plain-reads",
+            "--snapshot-reads",
+        ],
+        vec![
+            "wide",
+            "train",
+            "--train",
+            d,
+            "--async",
+            "--snapshot-rounds",
+            "2",
+        ],
+        vec![
+            "wide",
+            "train",
+            "--train",
+            d,
+            "--async",
+            "--async-in-flight",
+            "0.5",
+        ],
+        vec!["wide", "sweep", "--train", d, "--run", "snapshot-rounds=0"],
+        vec![
+            "wide",
+            "sweep",
+            "--train",
+            d,
+            "--run",
+            "snapshot-reads,plain-reads",
+        ],
     ] {
         let out = std::process::Command::new(common::binary())
             .args(&bad)

@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
 # Where async wide training's time per chunk goes, and which flow-kernel variant cuts it
 # (issue 12). Run on the NVIDIA machine from the repository root with the release binary in
-# .gpu/ and the Vulkan loader packages in .gl/ (as wide_suite.sh); about 4–5 minutes:
+# .gpu/ and the Vulkan loader packages in .gl/ (as wide_suite.sh); about 5–6 minutes:
 #   OUT=$OUT bash benches/peers/wide_async_diag.sh
+# (DIAG=1 adds the timing-only switches of step 1 back; jobs 1–4 measured them.)
 # Data: the criteo-s shape (`gen ctr --samples 5134149 --features 1000000 --nnz-per-sample
 # 40 --seed 1`, the last 10% held out), generated once.
 # 1. `wide sweep` (one process, the data chunked once per segment cut): LR, batch 1024, lr
 #    0.5, async at its default chunking (64 samples × 4 lanes, 1024 persistent workgroups),
 #    3 epochs per run (epoch_ms from timestamp queries; the median is reported), 2 passes
 #    over the run list (interleaved, so drift shows):
-#    - timing-only switches (`diag=…`, results NOT valid): without Apply, without
+#    - snapshot reads (`snapshot-reads`: parameters read from a read-only copy made before
+#      each dispatch, no buffer bound twice) at 1, 4 and 16 rounds per dispatch (dispatches
+#      of P · k chunks: 71, 18 and 5 per criteo-s epoch at P = 1,024; reads stale by at most
+#      one dispatch, the step scale set for S = P · k · 64 / 1024), beside `default` and
+#      `plain-reads`, also at 8 lanes;
+#    - with DIAG=1, timing-only switches (`diag=…`, results NOT valid): without Apply, without
 #      Aggregate, without the importance cache's copy, without the edge tile, without the
 #      bias/loss tail, all of them (`fixed`: the schedule and metadata reads, Loss and the
 #      barriers), with only the copies left, and without the storage barrier per chunk;
@@ -21,13 +27,17 @@
 #      (criteo-s chunks hold 64 × 40 = 2,560 edges, the default tile 2,048), and
 #      combinations, also at 2 and 8 lanes per sample (workgroups of 128 and 512 on the
 #      same chunks).
-# 2. `wide train --check` (2 epochs) with the fastest valid LR candidate of step 1: its
-#    validation logloss against the f64 twin's replay (check_ok).
+# 2. `wide train --check` (2 epochs) with the fastest valid LR candidate of step 1, and
+#    with `--snapshot-reads` (4 rounds): validation logloss against the f64 twin's replay
+#    (check_ok). Then `--snapshot-reads --async-in-flight 64` (3 epochs, no check): the step
+#    scale of the default kernel's S with snapshot reads, to tell the scale's effect on the
+#    logloss from the staleness's.
 # 3. FM k = 10 async, 2 epochs, 1 pass: default, apply-ilp (FM's Apply has 11 work items
-#    per segment), plain-reads and the combined candidates.
-# Time limits per step (gen 75 s, LR sweep 180 s, check 90 s, FM 60 s) keep it under 7 min.
-# Summary: $OUT/wide_async_diag.md (per run: median ms per epoch in each pass, µs per chunk
-# per workgroup = ms / (chunks / P), validation logloss); raw lines in $OUT/wide_sweep.jsonl.
+#    per segment), plain-reads, snapshot-reads and the combined candidates.
+# Time limits per step (gen 75 s, LR sweep 180 s, checks 70 + 60 s, S = 64 run 35 s, FM 60 s)
+# keep it under 8 min. Summary: $OUT/wide_async_diag.md (per run: median ms per epoch in each pass, µs per
+# chunk per workgroup = ms / (chunks / P), dispatches per epoch, S, validation logloss); raw
+# lines in $OUT/wide_sweep.jsonl.
 set -uo pipefail
 OUT=${OUT:-bench-out}
 D=/tmp/wide/criteo_s
@@ -48,6 +58,14 @@ timeout 75 $W gen ctr --samples "${SAMPLES:-5134149}" --features "${FEATURES:-10
 ALL=copy-ilp,agg-ilp,apply-ilp,tail-spread,plain-reads
 RUNS=(
   default
+  plain-reads
+  snapshot-rounds=1
+  snapshot-reads
+  snapshot-rounds=16
+  lanes=8,plain-reads
+  lanes=8,snapshot-reads
+)
+[ "${DIAG:-0}" = 1 ] && RUNS+=(
   diag=skip-apply
   diag=skip-aggregate
   diag=no-hot-copy
@@ -56,11 +74,12 @@ RUNS=(
   diag=fixed
   diag=skip-apply+skip-aggregate+skip-tail
   diag=no-storage-barrier
+)
+RUNS+=(
   copy-ilp
   agg-ilp
   apply-ilp
   tail-spread
-  plain-reads
   hot-every=4
   hot-every=16
   max-segment=16
@@ -100,13 +119,24 @@ log "check lr async with the fastest candidate: ${BEST:-none}"
 if [ -n "$BEST" ]; then
   [ "$BEST" = DEFAULT ] && BEST=""
   # shellcheck disable=SC2086
-  timeout 90 $W wide train --model lr --train $D --holdout 0.1 --no-early-stop --lr 0.5 \
+  timeout 70 $W wide train --model lr --train $D --holdout 0.1 --no-early-stop --lr 0.5 \
     --epochs 2 --batch 1024 --async --check --json $BEST >> "$OUT/wide_check.jsonl" \
     2>>"$OUT/log.txt" || log "check FAILED (exit $?)"
 fi
+if [ "$BEST" != "--snapshot-reads" ]; then
+  log "check lr async --snapshot-reads"
+  timeout 60 $W wide train --model lr --train $D --holdout 0.1 --no-early-stop --lr 0.5 \
+    --epochs 2 --batch 1024 --async --check --json --snapshot-reads \
+    >> "$OUT/wide_check.jsonl" 2>>"$OUT/log.txt" || log "check snapshot FAILED (exit $?)"
+fi
+log "lr async --snapshot-reads --async-in-flight 64"
+timeout 35 $W wide train --model lr --train $D --holdout 0.1 --no-early-stop --lr 0.5 \
+  --epochs 3 --batch 1024 --async --json --snapshot-reads --async-in-flight 64 \
+  >> "$OUT/wide_check.jsonl" 2>>"$OUT/log.txt" || log "snapshot S=64 FAILED (exit $?)"
 log "sweep fm k=10 async"
 timeout 60 $W wide sweep --model fm --k 10 --train $D --holdout 0.1 --batch 1024 --lr 0.5 \
-  --epochs 2 --passes 1 --run default --run apply-ilp --run plain-reads --run "$ALL" \
+  --epochs 2 --passes 1 --run default --run apply-ilp --run plain-reads --run snapshot-reads \
+  --run "$ALL" \
   --run "hot-every=16,$ALL" --run "tile-words=3072,$ALL" \
   >> "$J" 2>>"$OUT/log.txt" || log "sweep fm FAILED (exit $?)"
 rm -rf $D
@@ -121,14 +151,14 @@ for line in open(sys.argv[1]):
         rows[key] = []
         order.append(key)
     rows[key].append(r)
-print("| model | run | valid | lanes | hot | pass medians ms/epoch | ms (median of passes) | µs/chunk/workgroup | logloss |")
-print("|---|---|---|---|---|---|---|---|---|")
+print("| model | run | valid | lanes | hot | dispatches | S | pass medians ms/epoch | ms (median of passes) | µs/chunk/workgroup | logloss |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
 for key in order:
     rs = rows[key]
     r0 = rs[0]
     ok = [r for r in rs if "error" not in r]
     if not ok:
-        print(f"| {key[0]} | {key[1]} | | | | error: {r0.get('error')} | | | |")
+        print(f"| {key[0]} | {key[1]} | | | | | | error: {r0.get('error')} | | | |")
         continue
     meds = [r["epoch_ms_median"] for r in ok]
     med = statistics.median(meds)
@@ -139,7 +169,8 @@ for key in order:
     ll = "-" if ll is None else f"{ll:.5f}"
     valid = "yes" if r0["valid_result"] else "NO (timing only)"
     passes = " / ".join(f"{m:.2f}" for m in meds)
-    print(f"| {key[0]} | {key[1]} | {valid} | {r0['lanes']} | {r0['hot_features']} | {passes} | "
+    print(f"| {key[0]} | {key[1]} | {valid} | {r0['lanes']} | {r0['hot_features']} | "
+          f"{r0.get('dispatches', '-')} | {r0['in_flight']:.0f} | {passes} | "
           f"{med:.2f} | {us:.1f} | {ll} |")
 print()
 seen = set()
@@ -152,7 +183,8 @@ for key in order:
 if os.path.exists(sys.argv[2]):
     for line in open(sys.argv[2]):
         c = json.loads(line)
-        print(f"check: flags of the fastest candidate → epoch {c['epoch_ms_median']:.2f} ms, "
+        print(f"train ({c.get('variant')}, S = {c.get('in_flight')}, {c.get('dispatches')} "
+              f"dispatches): epoch {c['epoch_ms_median']:.2f} ms, "
               f"logloss {c['logloss']:.5f}, f64 twin {c.get('cpu_logloss')}, "
               f"check_ok {c.get('check_ok')}, variant {c.get('variant')}, lanes {c.get('lanes')}, "
               f"hot features {c.get('hot_features')}")

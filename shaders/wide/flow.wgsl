@@ -66,6 +66,15 @@ fn f_edge(e: u32) -> vec2<u32> {
 #ifdef ASYNC
 // The parameters, updated in place.
 @group(0) @binding(5) var<storage, read_write> accum: array<AtomicF32>;
+#ifdef SNAPSHOT_READS
+// A copy of the parameters made before this dispatch, bound read-only (a separate buffer:
+// nothing is bound twice): every read sees the parameters as the dispatch began, stale by
+// at most the dispatch's chunks; updates stay atomic adds into `accum`.
+@group(0) @binding(8) var<storage, read> params_snap: array<f32>;
+fn param_global(k: u32) -> f32 {
+    return params_snap[k];
+}
+#else
 #ifdef PLAIN_READS
 // The same buffer bound a second time without atomics: reads are plain loads (they may see
 // any recent value, as async reads stale parameters anyway); updates stay atomic adds.
@@ -82,6 +91,7 @@ fn param_global(k: u32) -> f32 {
 fn param_global(k: u32) -> f32 {
     return accum_load(k);
 }
+#endif
 #endif
 // Step scale of features 0 .. cfg.scaled, then the bias's.
 @group(0) @binding(6) var<storage, read> scale: array<f32>;

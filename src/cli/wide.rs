@@ -85,6 +85,10 @@ enum What {
         /// Async: take every step whole (no per-feature scale for the updates in flight).
         #[arg(long)]
         no_async_scale: bool,
+        /// Async: the mini-batches in flight the step scale assumes (S, ≥ 1; default P ·
+        /// chunk / batch, or a whole dispatch's with --snapshot-reads).
+        #[arg(long)]
+        async_in_flight: Option<f64>,
         /// Invocations per sample in Aggregate [default: 8, 4 with --async].
         #[arg(long)]
         lanes: Option<u32>,
@@ -116,6 +120,14 @@ enum What {
         /// Async, with --plain-reads: bind those reads `@coherent` (past per-SM caches).
         #[arg(long, requires = "plain_reads")]
         coherent_reads: bool,
+        /// Async: read the parameters from a read-only snapshot copied from them before each
+        /// dispatch (reads stale by at most one dispatch's chunks; updates stay atomic).
+        #[arg(long, conflicts_with = "plain_reads")]
+        snapshot_reads: bool,
+        /// Async, with --snapshot-reads and no --async-span: chunks per persistent workgroup
+        /// in one dispatch (a dispatch holds async-groups × this many chunks).
+        #[arg(long, default_value_t = wide::variant::SNAPSHOT_ROUNDS, requires = "snapshot_reads")]
+        snapshot_rounds: u32,
         /// Cut each feature's segment of a chunk into pieces of at most N edges (0: whole).
         #[arg(long, default_value_t = 0)]
         max_segment: usize,
@@ -194,6 +206,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
             async_span,
             async_groups,
             no_async_scale,
+            async_in_flight,
             lanes,
             max_chunk,
             cache,
@@ -204,6 +217,8 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
             tail_spread,
             plain_reads,
             coherent_reads,
+            snapshot_reads,
+            snapshot_rounds,
             max_segment,
             tile_words,
             diag,
@@ -240,6 +255,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
                 async_span,
                 async_groups,
                 async_scale: !no_async_scale,
+                async_in_flight,
                 stage: mode == ModeArg::Stage,
                 lanes: lanes.unwrap_or(base.lanes),
                 max_chunk: max_chunk.unwrap_or(base.max_chunk),
@@ -254,6 +270,8 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
                     tail_spread,
                     plain_reads,
                     coherent_reads,
+                    snapshot_reads,
+                    snapshot_rounds,
                     max_segment,
                     edge_tile_words: tile_words,
                 },
@@ -470,6 +488,7 @@ fn train_run(
                 "async_groups": trainer.async_groups(),
                 "async_scale": options.async_scale,
                 "in_flight": trainer.in_flight(),
+                "dispatches": trainer.epoch_dispatches(),
                 "scaled_features": trainer.scaled_features(),
                 "chunk": trainer.chunk(),
                 "lanes": options.lanes,

@@ -53,7 +53,8 @@ pub struct SweepArgs {
     #[arg(long, default_value_t = 2)]
     passes: usize,
     /// One run (repeatable): comma-separated `default`, `hot-every=R`, `copy-ilp`,
-    /// `agg-ilp`, `apply-ilp`, `tail-spread`, `plain-reads`, `max-segment=N`, `tile-words=N`, `diag=A+B`
+    /// `agg-ilp`, `apply-ilp`, `tail-spread`, `plain-reads`, `coherent-reads`, `snapshot-reads`,
+    /// `snapshot-rounds=K`, `max-segment=N`, `tile-words=N`, `diag=A+B`
     /// (timing only), `lanes=L` (invocations per sample, same chunks) and `cache=N` (the
     /// importance cache's features; default the cost rule).
     #[arg(long = "run", required = true)]
@@ -111,15 +112,16 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
     let gpu = Gpu::new()?;
     let spec = model.spec()?;
     let n_features = tr.0.ncols.max(va.as_ref().map_or(0, |v| v.0.ncols));
-    // One trainer per segment cut (the data chunked once each), built on first use.
-    let mut trainers: Vec<(usize, Trainer, f64)> = vec![];
+    // One trainer per segment cut and snapshot-read layout (the data chunked once each),
+    // built on first use.
+    let mut trainers: Vec<((usize, bool, u32), Trainer, f64)> = vec![];
     let mut failed = false;
     let mut stdout = std::io::stdout().lock();
     for pass in 0..a.passes {
         for run in &runs {
             let (name, variant, diag) = (&run.name, &run.variant, &run.diag);
             let lanes = run.lanes.unwrap_or(options.lanes);
-            let i = match trainers.iter().position(|t| t.0 == variant.max_segment) {
+            let i = match trainers.iter().position(|t| t.0 == variant.build_key()) {
                 Some(i) => i,
                 None => {
                     let setup = std::time::Instant::now();
@@ -134,7 +136,7 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
                             ..options.clone()
                         },
                     )?;
-                    trainers.push((variant.max_segment, t, setup.elapsed().as_secs_f64()));
+                    trainers.push((variant.build_key(), t, setup.elapsed().as_secs_f64()));
                     trainers.len() - 1
                 }
             };
@@ -159,6 +161,7 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
                 "hot_features": t.hot_features(),
                 "async_groups": t.async_groups(),
                 "in_flight": t.in_flight(),
+                "dispatches": t.epoch_dispatches(),
                 "n_train": tr.0.nrows,
                 "nnz_train": tr.0.nnz(),
                 "setup_s": *setup_s,

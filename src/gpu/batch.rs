@@ -30,6 +30,8 @@ pub struct Batch<'g> {
     gpu: &'g Gpu,
     steps: Vec<Step>,
     gate: Option<Gate>,
+    /// [`Batch::submit_timed`] brackets copies too (see [`Batch::time_copies`]).
+    time_copies: bool,
 }
 
 /// A place in a batch's recording outside any gated region ([`Batch::mark`]), from which
@@ -60,7 +62,15 @@ impl<'g> Batch<'g> {
             gpu,
             steps: vec![],
             gate: None,
+            time_copies: false,
         }
+    }
+
+    /// Lets [`Batch::submit_timed`] take timestamps around a batch with copies too: the
+    /// first timestamp before the first step, the second after the last, copies between
+    /// compute passes included (else such a batch is timed by the wall clock).
+    pub fn time_copies(&mut self) {
+        self.time_copies = true;
     }
 
     /// Opens a gated region: the dispatches recorded until [`Batch::end_gate`] run only when
@@ -223,17 +233,39 @@ impl<'g> Batch<'g> {
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("wgsparse.batch"),
             });
-        // With timestamps, everything runs in one pass so its begin/end bracket all work.
+        // With timestamps, the first pass writes the first and the last pass the second; a
+        // copy at either end gets an empty pass of its own outside it to write that one.
+        let is_copy = |s: Option<&Step>| matches!(s, Some(Step::Copy { .. }));
+        let (lead_copy, tail_copy) = (is_copy(self.steps.first()), is_copy(self.steps.last()));
+        let passes = (0..self.steps.len())
+            .filter(|&i| {
+                matches!(self.steps[i], Step::Dispatch { .. })
+                    && (i == 0 || is_copy(self.steps.get(i - 1)))
+            })
+            .count();
+        let marker = |encoder: &mut wgpu::CommandEncoder, t: &Timestamps, begin: bool| {
+            encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("wgsparse.timestamp"),
+                timestamp_writes: Some(t.pass_writes_ends(begin, !begin)),
+            });
+        };
+        if let Some(t) = timestamps.filter(|_| lead_copy) {
+            marker(&mut encoder, t, true);
+        }
         let mut i = 0;
-        let mut first_pass = true;
+        let mut pass_no = 0;
         while i < self.steps.len() {
             if let Step::Copy { src, dst, bytes } = &self.steps[i] {
                 encoder.copy_buffer_to_buffer(src, 0, dst, 0, *bytes);
                 i += 1;
                 continue;
             }
-            let writes = timestamps.filter(|_| first_pass).map(|t| t.pass_writes());
-            first_pass = false;
+            let writes = timestamps.and_then(|t| {
+                let begin = pass_no == 0 && !lead_copy;
+                let end = pass_no + 1 == passes && !tail_copy;
+                (begin || end).then(|| t.pass_writes_ends(begin, end))
+            });
+            pass_no += 1;
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("wgsparse.pass"),
                 timestamp_writes: writes,
@@ -255,6 +287,9 @@ impl<'g> Batch<'g> {
             }
         }
         if let Some(t) = timestamps {
+            if tail_copy {
+                marker(&mut encoder, t, false);
+            }
             t.resolve(&mut encoder);
         }
         encoder.finish()
@@ -280,16 +315,18 @@ impl<'g> Batch<'g> {
     }
 
     /// Submits and returns the GPU time of the work: from timestamp queries around the one
-    /// compute pass when the adapter has them and the batch has no copies, else wall clock
-    /// around submit-and-wait.
+    /// compute pass when the adapter has them and the batch has no copies (or around all its
+    /// passes and copies after [`Batch::time_copies`]), else wall clock around
+    /// submit-and-wait.
     pub fn submit_timed(self) -> Result<GpuTime> {
         self.closed()?;
         let gpu = self.gpu;
         let labels = self.labels();
-        let single_pass = self
-            .steps
-            .iter()
-            .all(|s| matches!(s, Step::Dispatch { .. }));
+        let single_pass = self.time_copies
+            || self
+                .steps
+                .iter()
+                .all(|s| matches!(s, Step::Dispatch { .. }));
         if gpu.caps.timestamps && single_pass && !self.steps.is_empty() {
             let ts = Timestamps::new(gpu);
             gpu.scoped(&labels, || gpu.queue.submit([self.encode(Some(&ts))]))?;

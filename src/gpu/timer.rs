@@ -39,7 +39,7 @@ impl GpuTime {
     }
 }
 
-/// A two-entry query set bracketing one compute pass.
+/// A two-entry query set bracketing one compute pass (or a run of passes and copies).
 pub(crate) struct Timestamps {
     set: wgpu::QuerySet,
     resolve: wgpu::Buffer,
@@ -72,11 +72,17 @@ impl Timestamps {
         }
     }
 
-    pub(crate) fn pass_writes(&self) -> wgpu::ComputePassTimestampWrites<'_> {
+    /// A pass's writes: the first timestamp at its beginning (`begin`), the second at its
+    /// end (`end`).
+    pub(crate) fn pass_writes_ends(
+        &self,
+        begin: bool,
+        end: bool,
+    ) -> wgpu::ComputePassTimestampWrites<'_> {
         wgpu::ComputePassTimestampWrites {
             query_set: &self.set,
-            beginning_of_pass_write_index: Some(0),
-            end_of_pass_write_index: Some(1),
+            beginning_of_pass_write_index: begin.then_some(0),
+            end_of_pass_write_index: end.then_some(1),
         }
     }
 

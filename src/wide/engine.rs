@@ -255,6 +255,18 @@ const FLOW_ASYNC_PLAIN: &[Binding] = &[
     Binding::ReadWrite,
     Binding::ReadWrite,
 ];
+/// Async with snapshot reads: the snapshot (a separate copy of the parameters) read-only at 8.
+const FLOW_ASYNC_SNAPSHOT: &[Binding] = &[
+    Binding::Uniform,
+    Binding::Read,
+    Binding::Read,
+    Binding::Read,
+    Binding::Read,
+    Binding::ReadWrite,
+    Binding::Read,
+    Binding::ReadWrite,
+    Binding::Read,
+];
 const APPLY: &[Binding] = &[
     Binding::Uniform,
     Binding::Read,
@@ -338,6 +350,8 @@ impl Kernels {
                 one_hot.0,
                 if options.variant.plain_reads {
                     FLOW_ASYNC_PLAIN
+                } else if options.variant.snapshot_reads {
+                    FLOW_ASYNC_SNAPSHOT
                 } else {
                     FLOW_ASYNC
                 },

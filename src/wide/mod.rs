@@ -50,6 +50,17 @@
 //!   H200's whole-epoch dispatch did at lr 0.5), so feature j's step is scaled by
 //!   1 / max(1, p_j·S), p_j its share of the samples ([`plan::async_scale`]; the f64 twin's
 //!   simulation of S stale mini-batches in `tests/wide_async.rs` chose it).
+//! - **Snapshot reads** ([`FlowVariant::snapshot_reads`], async only): every parameter
+//!   read (Aggregate, Loss, the importance cache's copy, Apply's L2/FM terms) comes from a
+//!   second buffer bound read-only, into which the live parameters are copied before each
+//!   dispatch (a buffer-to-buffer copy, ≈ 4 MB for criteo-s LR); updates stay atomic adds
+//!   into the live buffer. Unlike `plain_reads` nothing is bound twice (spec-valid), and
+//!   the staleness is bounded: a read lags by at most its dispatch's chunks, so the epoch
+//!   is cut into dispatches of P · k chunks (k = [`FlowVariant::snapshot_rounds`], default
+//!   4; [`Options::async_span`] overrides) and the step scale assumes S = that dispatch's
+//!   mini-batches (every chunk of it reads the same point). Per epoch that is
+//!   ⌈chunks / (P·k)⌉ dispatches and copies (criteo-s, P = 1,024, k = 4: 18); a per-SM
+//!   cache may keep serving the snapshot all dispatch long, which is now exact.
 //! - **Recording**: a whole epoch is recorded into one submission; chunk order is shuffled
 //!   each epoch (samples inside a chunk stay put); the per-dispatch chunk lists live in one
 //!   schedule buffer bound at aligned offsets; the bind groups are made once and reused.
@@ -118,7 +129,9 @@ pub struct Options {
     /// Sync (exact mini-batch SGD) or async (updates per chunk).
     pub sync: bool,
     /// Async: mini-batches of chunks per dispatch (dispatches in one pass run one after
-    /// another); 0 (the default) puts the whole epoch in one dispatch.
+    /// another); 0 (the default) puts the whole epoch in one dispatch, or with snapshot
+    /// reads P · [`FlowVariant::snapshot_rounds`] chunks in each (a snapshot read is stale
+    /// by up to its dispatch's chunks: with one dispatch per epoch, a whole epoch).
     pub async_span: usize,
     /// Async: persistent workgroups per dispatch (P, at most the epoch's chunks /
     /// [`MIN_WINDOWS`]), each taking every P-th chunk of the dispatch, so about P chunks

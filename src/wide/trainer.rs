@@ -65,6 +65,9 @@ pub struct Trainer<'g> {
     chunk: usize,
     params: GpuBuffer<f32>,
     grad: GpuBuffer<f32>,
+    /// Async with snapshot reads: the copy of `params` each dispatch reads (bound read-only),
+    /// refreshed before each dispatch.
+    snapshot: Option<GpuBuffer<f32>>,
     /// Async: the step scales of the first features, the bias's last.
     scale: Option<GpuBuffer<f32>>,
     /// Async: mini-batches whose updates read stale parameters at once (S).
@@ -100,11 +103,13 @@ struct Part {
 /// A ring slot's arrays: meta, sample-sorted and feature-sorted edges.
 type Slot = [GpuBuffer<u32>; 3];
 
-/// A recorded dispatch: kernel, bind group, grid.
+/// A recorded dispatch: kernel, bind group, grid, and whether the parameters are copied
+/// into the snapshot before it (async with snapshot reads).
 type Step = (
     std::sync::Arc<crate::gpu::Kernel>,
     wgpu::BindGroup,
     [u32; 3],
+    bool,
 );
 
 impl<'g> Trainer<'g> {
@@ -134,10 +139,16 @@ impl<'g> Trainer<'g> {
     }
 
     /// Async: mini-batches whose updates read stale parameters at once (S = P · chunk /
-    /// batch, P the persistent workgroups, fewer when a dispatch holds fewer chunks), as the
-    /// step scale assumes; 1 in sync mode.
+    /// batch, P the persistent workgroups, fewer when a dispatch holds fewer chunks; with
+    /// snapshot reads a whole dispatch's chunks), as the step scale assumes; 1 in sync mode.
     pub fn in_flight(&self) -> f64 {
         self.in_flight
+    }
+
+    /// Flow-kernel dispatches per epoch (sync: one per mini-batch; async: one per span, or
+    /// per P · k chunks with snapshot reads, each after its snapshot copy).
+    pub fn epoch_dispatches(&self) -> usize {
+        self.parts.iter().map(|p| p.sched.counts.len()).sum()
     }
 
     /// Async: persistent workgroups per dispatch ([`Options::async_groups`], at most the
@@ -189,7 +200,8 @@ impl<'g> Trainer<'g> {
     /// cost rule; capped by workgroup memory as [`Options::cache`]) on the same chunked
     /// data, and starts training over: initial parameters, epoch 0, the chunk order's seed
     /// again (so runs compare on the same orders). `variant.max_segment` must be the one the
-    /// data were chunked with. For benchmarks that time variants without building the data
+    /// data were chunked with, and snapshot reads the built trainer's
+    /// ([`FlowVariant::build_key`]). For benchmarks that time variants without building the data
     /// again.
     pub fn restart_with(
         &mut self,
@@ -207,6 +219,14 @@ impl<'g> Trainer<'g> {
             return Err(Error::Option(format!(
                 "max_segment {} differs from the chunked data's {}",
                 variant.max_segment, self.options.variant.max_segment
+            )));
+        }
+        if variant.build_key() != self.options.variant.build_key() {
+            return Err(Error::Option(format!(
+                "snapshot reads ({}) differ from the built trainer's ({}): its schedule, step \
+                 scale and snapshot are fixed at build",
+                variant.label(),
+                self.options.variant.label()
             )));
         }
         let options = Options {

@@ -146,6 +146,21 @@ pub struct FlowVariant {
     /// parameter as it was when first cached, for the whole epoch's dispatch). Needs the
     /// adapter's `coherent` capability.
     pub coherent_reads: bool,
+    /// Async: parameter reads (Aggregate, Loss, the importance cache's copy, Apply's L2 and
+    /// FM terms) from a separate **snapshot** buffer bound read-only, into which the live
+    /// parameters are copied before each dispatch; the updates stay atomic adds into the
+    /// live buffer. No buffer is bound twice (the spec-valid form of `plain_reads`), and a
+    /// read lags the live parameters by at most the chunks of one dispatch: the epoch is cut
+    /// into dispatches of P · [`FlowVariant::snapshot_rounds`] chunks (P persistent
+    /// workgroups) unless [`crate::wide::Options::async_span`] sets the dispatch size, and
+    /// the step scale assumes that whole dispatch in flight.
+    pub snapshot_reads: bool,
+    /// With `snapshot_reads` and no `async_span`: chunks per persistent workgroup in one
+    /// dispatch (k, ≥ 1), so a dispatch holds P · k chunks and reads are stale by at most
+    /// that many; more rounds, fewer dispatches and copies but staler reads. The step scale
+    /// gives a hot feature about one step per dispatch, so where P is capped at the epoch's
+    /// chunks / [`crate::wide::MIN_WINDOWS`] an epoch holds MIN_WINDOWS / k such steps.
+    pub snapshot_rounds: u32,
     /// Feature-sorted segments cut into pieces of at most this many edges (0: whole), each
     /// piece its own Apply work item and global add, so no invocation walks a hot
     /// feature's whole chunk-long segment. Fixed when the data are chunked. In async mode
@@ -159,6 +174,11 @@ pub struct FlowVariant {
     pub edge_tile_words: usize,
 }
 
+/// [`FlowVariant::snapshot_rounds`] by default: a dispatch holds 4 chunks per persistent
+/// workgroup (criteo-s on the H200, P = 1,024: 18 dispatches and 18 copies of 4 MB per
+/// epoch), reads stale by at most 4 · P chunks.
+pub const SNAPSHOT_ROUNDS: u32 = 4;
+
 impl Default for FlowVariant {
     fn default() -> Self {
         FlowVariant {
@@ -169,6 +189,8 @@ impl Default for FlowVariant {
             tail_spread: false,
             plain_reads: false,
             coherent_reads: false,
+            snapshot_reads: false,
+            snapshot_rounds: SNAPSHOT_ROUNDS,
             max_segment: 0,
             edge_tile_words: 0,
         }
@@ -184,6 +206,18 @@ impl FlowVariant {
         }
     }
 
+    /// The settings fixed when a trainer is built, which [`crate::wide::Trainer::restart_with`]
+    /// cannot change: the segment cut (the chunked data), and with snapshot reads the
+    /// rounds per dispatch (the schedule, the step scale and the snapshot buffer).
+    pub fn build_key(&self) -> (usize, bool, u32) {
+        let rounds = if self.snapshot_reads {
+            self.snapshot_rounds
+        } else {
+            0
+        };
+        (self.max_segment, self.snapshot_reads, rounds)
+    }
+
     /// Fails with [`Error::Option`] on an out-of-range or conflicting setting.
     pub fn check(&self, sync: bool) -> Result<()> {
         if self.hot_every == 0 {
@@ -193,6 +227,22 @@ impl FlowVariant {
             return Err(Error::Option(
                 "hot_every > 1 and plain_reads are async-mode variants".into(),
             ));
+        }
+        if self.snapshot_reads && sync {
+            return Err(Error::Option(
+                "snapshot_reads is an async-mode variant (sync mode reads parameters that do \
+                 not move during a dispatch)"
+                    .into(),
+            ));
+        }
+        if self.snapshot_reads && self.plain_reads {
+            return Err(Error::Option(
+                "snapshot_reads and plain_reads are two ways of reading the parameters: choose one"
+                    .into(),
+            ));
+        }
+        if self.snapshot_rounds == 0 {
+            return Err(Error::Option("snapshot_rounds must be ≥ 1".into()));
         }
         if self.coherent_reads && !self.plain_reads {
             return Err(Error::Option(
@@ -221,6 +271,7 @@ impl FlowVariant {
                 !sync && self.plain_reads && self.coherent_reads,
                 "COHERENT_READS",
             ),
+            (!sync && self.snapshot_reads, "SNAPSHOT_READS"),
             (!sync && self.hot_every > 1, "HOT_LOCAL"),
         ] {
             if on {
@@ -231,7 +282,8 @@ impl FlowVariant {
     }
 
     /// Parses a run of a variant sweep: comma-separated `default`, `hot-every=R`,
-    /// `copy-ilp`, `agg-ilp`, `apply-ilp`, `tail-spread`, `plain-reads`, `max-segment=N` and `diag=A+B`
+    /// `copy-ilp`, `agg-ilp`, `apply-ilp`, `tail-spread`, `plain-reads`, `coherent-reads`, `snapshot-reads`,
+    /// `snapshot-rounds=K` (with snapshot reads), `max-segment=N`, `tile-words=N` and `diag=A+B`
     /// (A, B … from [`Diag::NAMES`]); unnamed settings keep their defaults.
     pub fn parse_run(run: &str) -> Result<(Self, Diag)> {
         let mut v = FlowVariant::default();
@@ -257,13 +309,19 @@ impl FlowVariant {
                     v.hot_every = u32::try_from(number("hot-every", r)?)
                         .map_err(|_| Error::Option(format!("run {run:?}: hot-every={r}")))?
                 }
+                None if token == "snapshot-reads" => v.snapshot_reads = true,
+                Some(("snapshot-rounds", k)) => {
+                    v.snapshot_reads = true;
+                    v.snapshot_rounds = u32::try_from(number("snapshot-rounds", k)?)
+                        .map_err(|_| Error::Option(format!("run {run:?}: snapshot-rounds={k}")))?
+                }
                 Some(("max-segment", n)) => v.max_segment = number("max-segment", n)?,
                 Some(("tile-words", n)) => v.edge_tile_words = number("tile-words", n)?,
                 Some(("diag", list)) => d = Diag::parse(&list.replace('+', ","))?,
                 _ => {
                     return Err(Error::Option(format!(
                         "run {run:?}: unknown setting {token:?} (default, hot-every=R, \
-                         copy-ilp, agg-ilp, apply-ilp, tail-spread, plain-reads, coherent-reads, max-segment=N, \
+                         copy-ilp, agg-ilp, apply-ilp, tail-spread, plain-reads, coherent-reads, snapshot-reads, snapshot-rounds=K, max-segment=N, \
                          tile-words=N, \
                          diag=A+B)"
                     )))
@@ -286,10 +344,14 @@ impl FlowVariant {
             (self.tail_spread, "--tail-spread"),
             (self.plain_reads, "--plain-reads"),
             (self.coherent_reads, "--coherent-reads"),
+            (self.snapshot_reads, "--snapshot-reads"),
         ] {
             if on {
                 f.push(name.into());
             }
+        }
+        if self.snapshot_reads && self.snapshot_rounds != SNAPSHOT_ROUNDS {
+            f.extend(["--snapshot-rounds".into(), self.snapshot_rounds.to_string()]);
         }
         if self.max_segment > 0 {
             f.extend(["--max-segment".into(), self.max_segment.to_string()]);
@@ -313,10 +375,17 @@ impl FlowVariant {
             (self.tail_spread, "tail-spread"),
             (self.plain_reads && !self.coherent_reads, "plain-reads"),
             (self.coherent_reads, "coherent-reads"),
+            (
+                self.snapshot_reads && self.snapshot_rounds == SNAPSHOT_ROUNDS,
+                "snapshot-reads",
+            ),
         ] {
             if on {
                 parts.push(name.into());
             }
+        }
+        if self.snapshot_reads && self.snapshot_rounds != SNAPSHOT_ROUNDS {
+            parts.push(format!("snapshot-rounds={}", self.snapshot_rounds));
         }
         if self.max_segment > 0 {
             parts.push(format!("max-segment={}", self.max_segment));

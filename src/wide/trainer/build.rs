@@ -52,9 +52,29 @@ fn async_groups(options: &Options, total_chunks: usize) -> usize {
     options.async_groups.min(total_chunks / MIN_WINDOWS).max(1)
 }
 
+/// Async mode's chunks per dispatch: `async_span` mini-batches' worth; without a span the
+/// whole epoch (`epoch_chunks`, a part's with the data in parts), or with snapshot reads
+/// P · [`crate::wide::FlowVariant::snapshot_rounds`] (the bound on a read's staleness).
+fn async_per_dispatch(
+    options: &Options,
+    chunk: usize,
+    epoch_chunks: usize,
+    groups: usize,
+) -> usize {
+    match options.async_span {
+        0 if options.variant.snapshot_reads => {
+            groups.saturating_mul(options.variant.snapshot_rounds as usize)
+        }
+        0 => epoch_chunks,
+        span => span.saturating_mul(options.batch / chunk),
+    }
+    .max(1)
+}
+
 /// Async mode's mini-batches in flight: the chunks one dispatch's persistent workgroups
 /// hold at once (at most [`async_groups`], at most the dispatch's chunks) in mini-batches;
-/// 1 in sync mode; `async_in_flight` when given.
+/// with snapshot reads every chunk of a dispatch reads the parameters as it began, so the
+/// dispatch's chunks; 1 in sync mode; `async_in_flight` when given.
 fn in_flight(options: &Options, chunk: usize, total_chunks: usize) -> f64 {
     if options.sync {
         return 1.0;
@@ -63,14 +83,15 @@ fn in_flight(options: &Options, chunk: usize, total_chunks: usize) -> f64 {
         return s;
     }
     let per_batch = (options.batch / chunk).max(1);
-    let per_dispatch = match options.async_span {
-        0 => total_chunks,
-        span => span.saturating_mul(per_batch),
-    };
-    let chunks = async_groups(options, total_chunks)
-        .min(per_dispatch)
-        .min(total_chunks)
-        .max(1);
+    let groups = async_groups(options, total_chunks);
+    let per_dispatch = async_per_dispatch(options, chunk, total_chunks, groups);
+    let chunks = if options.variant.snapshot_reads {
+        per_dispatch
+    } else {
+        groups.min(per_dispatch)
+    }
+    .min(total_chunks)
+    .max(1);
     (chunks as f64 / per_batch as f64).max(1.0)
 }
 
@@ -134,6 +155,10 @@ impl<'g> Trainer<'g> {
             .and_then(|l| l.checked_add(1))
             .unwrap_or(usize::MAX);
         GpuBuffer::<f32>::check_binding(gpu, "wide parameters", n_params)?;
+        // Snapshot reads bind a second buffer of the same length (read-only, at 8).
+        if options.variant.snapshot_reads && !options.sync {
+            GpuBuffer::<f32>::check_binding(gpu, "wide parameter snapshot", n_params)?;
+        }
         let order = if options.reindex {
             FeatureOrder::by_frequency_of(train.0, n_features)
         } else {
@@ -205,10 +230,10 @@ impl<'g> Trainer<'g> {
                     ..data.config(bias_index, options.lr, options.batch)
                 },
             );
-            let per = match (options.sync, options.async_span) {
-                (true, _) => options.batch / chunk,
-                (false, 0) => data.host.n_chunks,
-                (false, span) => (span.saturating_mul(options.batch / chunk)).max(1),
+            let per = if options.sync {
+                options.batch / chunk
+            } else {
+                async_per_dispatch(&options, chunk, data.host.n_chunks, groups)
             };
             let sched = Schedule::new(gpu, "wide.sched", data.host.n_chunks, per)?;
             let accs = if options.stage {
@@ -317,6 +342,11 @@ impl<'g> Trainer<'g> {
             spec: spec.clone(),
             params: GpuBuffer::zeroed(gpu, "wide.params", bias_index + 1)?,
             grad: GpuBuffer::zeroed(gpu, "wide.grad", bias_index + 1)?,
+            snapshot: if options.variant.snapshot_reads && !options.sync {
+                Some(GpuBuffer::zeroed(gpu, "wide.snapshot", bias_index + 1)?)
+            } else {
+                None
+            },
             scale,
             in_flight,
             groups,

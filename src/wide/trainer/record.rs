@@ -36,10 +36,10 @@ impl Trainer<'_> {
                 }
             }
             let mut batch = Batch::new(gpu);
+            // Snapshot reads' copies are part of the epoch's device time.
+            batch.time_copies();
             for &p in &part_order {
-                for (kernel, bg, grid) in &self.parts[p as usize].steps[0] {
-                    batch.dispatch(kernel, bg.clone(), *grid)?;
-                }
+                self.record(&mut batch, &self.parts[p as usize].steps[0])?;
             }
             batch.submit_timed()?
         };
@@ -57,6 +57,22 @@ impl Trainer<'_> {
             n += part.data.host.n_samples;
         }
         Ok((total / n.max(1) as f64, time))
+    }
+
+    /// Records `steps` into `batch`, each snapshot-reading dispatch after the copy of the
+    /// live parameters into the snapshot (so its reads lag by at most its own chunks).
+    pub(super) fn record(&self, batch: &mut Batch, steps: &[Step]) -> Result<()> {
+        for (kernel, bg, grid, snapshot_first) in steps {
+            if *snapshot_first {
+                let snap = self
+                    .snapshot
+                    .as_ref()
+                    .expect("snapshot reads keep a snapshot");
+                batch.copy(self.params.raw(), snap.raw(), self.params.len() as u64 * 4);
+            }
+            batch.dispatch(kernel, bg.clone(), *grid)?;
+        }
+        Ok(())
     }
 
     /// The dispatches of an epoch bound to `arrays` (meta, sample-sorted, feature-sorted
@@ -90,7 +106,7 @@ impl Trainer<'_> {
                             part.data.out.raw().as_entire_buffer_binding(),
                         ],
                     )?;
-                    steps.push((kernel.clone(), bg, grid));
+                    steps.push((kernel.clone(), bg, grid, false));
                 }
             } else {
                 let flow = if sync { &k.flow_sync } else { &k.flow_async };
@@ -113,8 +129,15 @@ impl Trainer<'_> {
                     // The same parameters again, read without atomics.
                     entries.push(self.params.raw().as_entire_buffer_binding());
                 }
+                let snapshot = match &self.snapshot {
+                    Some(snap) if !sync => {
+                        entries.push(snap.raw().as_entire_buffer_binding());
+                        true
+                    }
+                    _ => false,
+                };
                 let bg = flow.bind_ranges(gpu, &entries)?;
-                steps.push((flow.clone(), bg, grid));
+                steps.push((flow.clone(), bg, grid, snapshot));
             }
             if sync {
                 let bg = k.apply.bind_ranges(
@@ -127,7 +150,7 @@ impl Trainer<'_> {
                         self.grad.raw().as_entire_buffer_binding(),
                     ],
                 )?;
-                steps.push((k.apply.clone(), bg, grid));
+                steps.push((k.apply.clone(), bg, grid, false));
             }
         }
         Ok(steps)

@@ -31,9 +31,7 @@ impl Trainer<'_> {
                 buffer.write_prefix(gpu, words)?;
             }
             let mut batch = Batch::new(gpu);
-            for (kernel, bg, grid) in &part.steps[slot] {
-                batch.dispatch(kernel, bg.clone(), *grid)?;
-            }
+            self.record(&mut batch, &part.steps[slot])?;
             batch.submit_nowait()?;
         }
         gpu.wait()?;
