@@ -34,7 +34,7 @@
 #    logloss from the staleness's.
 # 3. FM k = 10 async, 2 epochs, 1 pass: default, apply-ilp (FM's Apply has 11 work items
 #    per segment), plain-reads, snapshot-reads and the combined candidates.
-# Time limits per step (gen 75 s, LR sweep 180 s, checks 70 + 60 s, S = 64 run 35 s, FM 60 s)
+# Time limits per step (gen 75 s, LR sweep 180 s, checks 70 + 60 s, S = 64 run 35 s, FM 80 s, the PyTorch peer 60 s)
 # keep it under 8 min. Summary: $OUT/wide_async_diag.md (per run: median ms per epoch in each pass, µs per
 # chunk per workgroup = ms / (chunks / P), dispatches per epoch, S, validation logloss); raw
 # lines in $OUT/wide_sweep.jsonl.
@@ -134,11 +134,18 @@ timeout 35 $W wide train --model lr --train $D --holdout 0.1 --no-early-stop --l
   --epochs 3 --batch 1024 --async --json --snapshot-reads --async-in-flight 64 \
   >> "$OUT/wide_check.jsonl" 2>>"$OUT/log.txt" || log "snapshot S=64 FAILED (exit $?)"
 log "sweep fm k=10 async"
-timeout 60 $W wide sweep --model fm --k 10 --train $D --holdout 0.1 --batch 1024 --lr 0.5 \
+timeout 80 $W wide sweep --model fm --k 10 --train $D --holdout 0.1 --batch 1024 --lr 0.5 \
   --epochs 2 --passes 1 --run default --run apply-ilp --run plain-reads --run snapshot-reads \
   --run "$ALL" \
-  --run "hot-every=16,$ALL" --run "tile-words=3072,$ALL" \
+  --run "cache=0,$ALL" --run "cache=0,${ALL/plain-reads/snapshot-reads}" \
   >> "$J" 2>>"$OUT/log.txt" || log "sweep fm FAILED (exit $?)"
+if [ "${PEER:-1}" = 1 ]; then
+  # The PyTorch peer on the same folder and split (issue 12's bars name it): LR, 2 epochs
+  # (≈ 3.4 s each on an H200), the fastest of its two idioms; PEER=0 skips it.
+  log "peer torch lr"
+  timeout 60 python3 benches/peers/wide_torch.py $D --holdout 0.1 --batch 1024 --lr 0.5 \
+    --epochs 2 --models lr >> "$OUT/wide_peer.jsonl" 2>>"$OUT/log.txt" || log "peer FAILED"
+fi
 rm -rf $D
 python3 - "$J" "$OUT/wide_check.jsonl" <<'PY' | tee "$OUT/wide_async_diag.md" | tee -a "$OUT/log.txt"
 import json, os, statistics, sys
@@ -188,5 +195,12 @@ if os.path.exists(sys.argv[2]):
               f"logloss {c['logloss']:.5f}, f64 twin {c.get('cpu_logloss')}, "
               f"check_ok {c.get('check_ok')}, variant {c.get('variant')}, lanes {c.get('lanes')}, "
               f"hot features {c.get('hot_features')}")
+PY
+[ -s "$OUT/wide_peer.jsonl" ] && python3 - "$OUT/wide_peer.jsonl" <<'PY' | tee -a "$OUT/wide_async_diag.md"
+import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if "epoch_ms_median" in r:
+        print(f"peer torch: {json.dumps({k: v for k, v in r.items() if k != 'epochs'})}")
 PY
 log "done"
