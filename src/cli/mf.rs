@@ -12,6 +12,10 @@ use wgsparse::mf::{self, Model, Precision, Scheme, Trainer};
 use wgsparse::{Error, Gpu, Result};
 
 mod multi;
+mod predict;
+mod report;
+
+use report::{epoch_bar, print_epochs, tick, Totals};
 
 /// Arguments of `wgsparse mf`.
 #[derive(clap::Args)]
@@ -200,7 +204,7 @@ pub fn run(args: MfArgs) -> Result<ExitCode> {
             libmf,
             pairs,
             json,
-        } => predict(&model, libmf, &pairs, json),
+        } => predict::predict(&model, libmf, &pairs, json),
         What::Train {
             train,
             test,
@@ -562,152 +566,4 @@ fn save_model(mut model: Model, ids: Option<IdMap>, out: &Outputs) -> Result<()>
         model.save_libmf(p)?;
     }
     Ok(())
-}
-
-fn predict(path: &Path, libmf: bool, pairs: &Path, as_json: bool) -> Result<ExitCode> {
-    let model = if libmf {
-        Model::load_libmf(path)?
-    } else {
-        Model::load(path)?
-    };
-    let index = |ids: &Option<Vec<String>>| {
-        ids.as_ref().map(|v| {
-            v.iter()
-                .enumerate()
-                .map(|(i, s)| (s.clone(), i as u32))
-                .collect::<std::collections::HashMap<_, _>>()
-        })
-    };
-    let (users, items) = (index(&model.user_ids), index(&model.item_ids));
-    let text = std::fs::read_to_string(pairs).map_err(|e| Error::io(pairs, e))?;
-    let mut rows = vec![];
-    let (mut sse, mut rated) = (0f64, 0usize);
-    for (n, line) in text.lines().enumerate() {
-        let ln = n as u64 + 1;
-        let f: Vec<&str> = line
-            .split([' ', '\t', ','])
-            .filter(|s| !s.is_empty())
-            .collect();
-        if f.is_empty() || f[0].starts_with('#') {
-            continue;
-        }
-        if !(2..=4).contains(&f.len()) {
-            return Err(Error::parse(pairs, ln, "expected `user item [rating]`"));
-        }
-        let lookup = |map: &Option<std::collections::HashMap<String, u32>>, s: &str, what| {
-            match map {
-                Some(m) => m.get(s).copied(),
-                None => s.parse::<u32>().ok(),
-            }
-            .ok_or_else(|| Error::parse(pairs, ln, format!("{what} {s:?} is not in the model")))
-        };
-        let (u, i) = (lookup(&users, f[0], "user")?, lookup(&items, f[1], "item")?);
-        let p = model
-            .predict(u, i)
-            .map_err(|e| Error::parse(pairs, ln, e.to_string()))?;
-        if let Some(r) = f.get(2) {
-            let r: f32 = r
-                .parse()
-                .ok()
-                .filter(|r: &f32| r.is_finite())
-                .ok_or_else(|| Error::parse(pairs, ln, format!("rating {r:?} is not a number")))?;
-            sse += (r as f64 - p as f64).powi(2);
-            rated += 1;
-        }
-        rows.push((f[0].to_string(), f[1].to_string(), p));
-    }
-    let rmse = (rated > 0).then(|| (sse / rated as f64).sqrt());
-    if as_json {
-        let preds: Vec<_> = rows
-            .iter()
-            .map(|(u, i, p)| json!({"user": u, "item": i, "prediction": p}))
-            .collect();
-        println!("{}", json!({ "predictions": preds, "rmse": rmse }));
-    } else {
-        for (u, i, p) in &rows {
-            println!("{u}\t{i}\t{p}");
-        }
-        if let Some(r) = rmse {
-            eprintln!("RMSE over {rated} rated pairs: {r:.4}");
-        }
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// The progress bar over epochs (none with `--json`).
-fn epoch_bar(epochs: usize, json: bool) -> Option<indicatif::ProgressBar> {
-    (!json).then(|| {
-        let b = indicatif::ProgressBar::new(epochs as u64);
-        b.set_style(
-            indicatif::ProgressStyle::with_template("{bar:30} epoch {pos}/{len} {msg}")
-                .expect("template"),
-        );
-        b
-    })
-}
-
-/// Moves the bar one epoch on, showing the epoch's test RMSE and rate, then `suffix`.
-fn tick(bar: &Option<indicatif::ProgressBar>, rmse: Option<f64>, updates_per_s: f64, suffix: &str) {
-    if let Some(b) = bar {
-        b.inc(1);
-        b.set_message(format!(
-            "rmse {} · {:.3} G updates/s{suffix}",
-            rmse.map_or("-".into(), |r| format!("{r:.4}")),
-            updates_per_s / 1e9
-        ));
-    }
-}
-
-/// What a run's epochs add up to.
-struct Totals {
-    /// Training seconds.
-    seconds: f64,
-    updates: u64,
-    /// epochs · nnz / seconds.
-    nnz_rate: f64,
-    /// The 12-byte sample plus p_u and q_v read and written.
-    bytes_per_update: usize,
-    final_rmse: Option<f64>,
-}
-
-impl Totals {
-    /// Over the epochs run (one pass over `metrics`, borrowed), of `nnz` ratings with `k`
-    /// features stored in f16 (`half`) or f32.
-    fn new<'a>(
-        metrics: impl IntoIterator<Item = &'a mf::EpochMetrics>,
-        epochs: usize,
-        nnz: usize,
-        k: usize,
-        half: bool,
-    ) -> Self {
-        let (mut seconds, mut updates, mut final_rmse) = (0.0, 0, None);
-        for m in metrics {
-            seconds += m.seconds;
-            updates += m.updates;
-            final_rmse = m.rmse;
-        }
-        Totals {
-            seconds,
-            updates,
-            nnz_rate: (epochs as f64 * nnz as f64) / f64::max(seconds, 1e-12),
-            bytes_per_update: 12 + 4 * k * if half { 2 } else { 4 },
-            final_rmse,
-        }
-    }
-}
-
-/// The per-epoch table: learning rate, test RMSE, updates, time and rate.
-fn print_epochs<'a>(metrics: impl IntoIterator<Item = &'a mf::EpochMetrics>) {
-    let mut t = super::table(&["epoch", "lr", "test RMSE", "updates", "ms", "G updates/s"]);
-    for m in metrics {
-        t.add_row(vec![
-            m.epoch.to_string(),
-            format!("{:.4}", m.lr),
-            m.rmse.map_or("-".into(), |r| format!("{r:.4}")),
-            m.updates.to_string(),
-            format!("{:.2}", m.seconds * 1e3),
-            format!("{:.3}", m.updates_per_s / 1e9),
-        ]);
-    }
-    println!("{t}");
 }

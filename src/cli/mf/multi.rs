@@ -5,7 +5,8 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
-use super::{epoch_bar, print_epochs, save_model, tick, Outputs, Totals};
+use super::report::{epoch_bar, print_epochs, tick, Totals};
+use super::{save_model, Outputs};
 use wgsparse::io::{IdMap, Ratings};
 use wgsparse::mf::{self, MultiTrainer, Precision};
 use wgsparse::{Gpu, Result};
