@@ -8,31 +8,16 @@
 //
 // vword_get(w, c): word c of w as vec2<f32>; vword_set(&w, c, v): stores v as word c of w.
 #import mf/storage
-#import shared/half
 
 #ifdef VEC4
 const VEC: u32 = 4u;
 #ifdef F16
 alias VWord = vec4<u32>;
-
-fn vword_get(w: VWord, c: u32) -> vec2<f32> {
-    return half2_load(w[c]);
-}
-
-fn vword_set(w: ptr<function, VWord>, c: u32, v: vec2<f32>) {
-    (*w)[c] = half2_store(round_to_half(v));
-}
+#import mf/vec_half
 #else
 #ifdef PACKED
 alias VWord = vec4<u32>;
-
-fn vword_get(w: VWord, c: u32) -> vec2<f32> {
-    return half2_load(w[c]);
-}
-
-fn vword_set(w: ptr<function, VWord>, c: u32, v: vec2<f32>) {
-    (*w)[c] = half2_store(round_to_half(v));
-}
+#import mf/vec_half
 #else
 alias VWord = array<vec4<f32>, 2>;
 
@@ -55,25 +40,11 @@ fn vword_set(w: ptr<function, VWord>, c: u32, v: vec2<f32>) {
 const VEC: u32 = 2u;
 #ifdef F16
 alias VWord = vec2<u32>;
-
-fn vword_get(w: VWord, c: u32) -> vec2<f32> {
-    return half2_load(w[c]);
-}
-
-fn vword_set(w: ptr<function, VWord>, c: u32, v: vec2<f32>) {
-    (*w)[c] = half2_store(round_to_half(v));
-}
+#import mf/vec_half
 #else
 #ifdef PACKED
 alias VWord = vec2<u32>;
-
-fn vword_get(w: VWord, c: u32) -> vec2<f32> {
-    return half2_load(w[c]);
-}
-
-fn vword_set(w: ptr<function, VWord>, c: u32, v: vec2<f32>) {
-    (*w)[c] = half2_store(round_to_half(v));
-}
+#import mf/vec_half
 #else
 alias VWord = vec4<f32>;
 

@@ -52,6 +52,7 @@ shader_table!(
     "fused/sorted",
     "fused/tron_scalars",
     "mf/storage",
+    "mf/vec_half",
     "mf/vec",
     "mf/sgd",
     "mf/hogwild",
