@@ -233,7 +233,8 @@ const FLOW_SYNC: &[Binding] = &[
     Binding::ReadWrite,
     Binding::ReadWrite,
 ];
-const FLOW_ASYNC: &[Binding] = &[
+const FLOW_ASYNC: &[Binding] = &FLOW_ASYNC_BASE;
+const FLOW_ASYNC_BASE: [Binding; 8] = [
     Binding::Uniform,
     Binding::Read,
     Binding::Read,
@@ -244,29 +245,20 @@ const FLOW_ASYNC: &[Binding] = &[
     Binding::ReadWrite,
 ];
 /// Async with plain parameter reads: the parameters bound a second time, non-atomic, at 8.
-const FLOW_ASYNC_PLAIN: &[Binding] = &[
-    Binding::Uniform,
-    Binding::Read,
-    Binding::Read,
-    Binding::Read,
-    Binding::Read,
-    Binding::ReadWrite,
-    Binding::Read,
-    Binding::ReadWrite,
-    Binding::ReadWrite,
-];
+const FLOW_ASYNC_PLAIN: &[Binding] = &flow_async_reading_at_8(Binding::ReadWrite);
 /// Async with snapshot reads: the snapshot (a separate copy of the parameters) read-only at 8.
-const FLOW_ASYNC_SNAPSHOT: &[Binding] = &[
-    Binding::Uniform,
-    Binding::Read,
-    Binding::Read,
-    Binding::Read,
-    Binding::Read,
-    Binding::ReadWrite,
-    Binding::Read,
-    Binding::ReadWrite,
-    Binding::Read,
-];
+const FLOW_ASYNC_SNAPSHOT: &[Binding] = &flow_async_reading_at_8(Binding::Read);
+
+/// The async flow kernel's bindings with the parameter view it reads from at 8.
+const fn flow_async_reading_at_8(view: Binding) -> [Binding; 9] {
+    let mut b = [view; 9];
+    let mut i = 0;
+    while i < FLOW_ASYNC_BASE.len() {
+        b[i] = FLOW_ASYNC_BASE[i];
+        i += 1;
+    }
+    b
+}
 const APPLY: &[Binding] = &[
     Binding::Uniform,
     Binding::Read,
