@@ -1,0 +1,428 @@
+//! `wide` flow-kernel variant settings through the library and the CLI: bad settings are
+//! refused with clear errors; `wide train` and `wide sweep` take the variants;
+//! `Trainer::restart_with` equals a fresh trainer; coherent reads need the adapter's
+//! decoration. Sized for lavapipe.
+
+mod common;
+
+use common::wide::data;
+use wgsparse::wide::{Diag, FlowVariant, Model, Options, Trainer};
+
+/// Bad settings are refused before anything runs.
+#[test]
+fn bad_variant_settings_are_refused() {
+    let bad = [
+        (
+            true,
+            FlowVariant {
+                plain_reads: true,
+                ..FlowVariant::default()
+            },
+        ),
+        (
+            true,
+            FlowVariant {
+                hot_every: 2,
+                ..FlowVariant::default()
+            },
+        ),
+        (
+            false,
+            FlowVariant {
+                coherent_reads: true,
+                ..FlowVariant::default()
+            },
+        ),
+        (
+            false,
+            FlowVariant {
+                hot_every: 0,
+                ..FlowVariant::default()
+            },
+        ),
+        (
+            false,
+            FlowVariant {
+                hot_every: 2,
+                max_segment: 4,
+                ..FlowVariant::default()
+            },
+        ),
+        (
+            true,
+            FlowVariant {
+                snapshot_reads: true,
+                ..FlowVariant::default()
+            },
+        ),
+        (
+            false,
+            FlowVariant {
+                snapshot_reads: true,
+                plain_reads: true,
+                ..FlowVariant::default()
+            },
+        ),
+        (
+            false,
+            FlowVariant {
+                snapshot_reads: true,
+                snapshot_rounds: 0,
+                ..FlowVariant::default()
+            },
+        ),
+    ];
+    for (sync, variant) in bad {
+        let o = Options {
+            sync,
+            variant,
+            ..Options::default()
+        };
+        assert!(o.check().is_err(), "{variant:?} sync {sync}");
+    }
+    assert!(Diag::parse("skip-apply,bogus").is_err());
+    // An edge tile beyond workgroup memory is refused, naming the tile.
+    let (x, y01) = data(32, 40, 5, 3);
+    let spec = Model::Lr.spec().unwrap();
+    let options = Options {
+        variant: FlowVariant {
+            edge_tile_words: 1 << 20,
+            ..FlowVariant::default()
+        },
+        ..Options::default()
+    };
+    let e = Trainer::new(common::gpu(), &spec, 40, (&x, &y01), None, options)
+        .err()
+        .expect("refused");
+    assert!(e.to_string().contains("edge tile"), "{e}");
+    assert!(!Diag::parse("").unwrap().any());
+    // The messages name the conflict.
+    for (sync, variant, says) in [
+        (
+            true,
+            FlowVariant {
+                snapshot_reads: true,
+                ..FlowVariant::default()
+            },
+            "async",
+        ),
+        (
+            false,
+            FlowVariant {
+                snapshot_reads: true,
+                plain_reads: true,
+                ..FlowVariant::default()
+            },
+            "plain_reads",
+        ),
+    ] {
+        let e = variant.check(sync).unwrap_err().to_string();
+        assert!(e.contains("snapshot_reads") && e.contains(says), "{e}");
+    }
+    // Snapshot reads fix the schedule and step scale at build: restart_with refuses to
+    // switch them, either way.
+    let (x, y01) = data(64, 40, 5, 9);
+    let snap = FlowVariant {
+        snapshot_reads: true,
+        ..FlowVariant::default()
+    };
+    for (built, wanted) in [
+        (FlowVariant::default(), snap),
+        (snap, FlowVariant::default()),
+        (
+            snap,
+            FlowVariant {
+                snapshot_rounds: 2,
+                ..snap
+            },
+        ),
+    ] {
+        let options = Options {
+            batch: 16,
+            max_chunk: 16,
+            sync: false,
+            variant: built,
+            ..Options::default()
+        };
+        let mut t = Trainer::new(common::gpu(), &spec, 40, (&x, &y01), None, options).unwrap();
+        let e = t
+            .restart_with(wanted, Diag::default(), 8, None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("snapshot"), "{e}");
+    }
+}
+
+/// The CLI: `wide train` takes the variant flags and names the variant in its JSON;
+/// `wide sweep` prints one line per (pass, run), the timing-only runs marked not valid;
+/// a bad run or `--diag` name exits with status 2 before training.
+#[test]
+fn cli_takes_variants_and_sweeps_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("ctr");
+    let d = d.to_str().unwrap();
+    let gen = [
+        "gen",
+        "ctr",
+        "--samples",
+        "3000",
+        "--features",
+        "500",
+        "--nnz-per-sample",
+        "12",
+        "--seed",
+        "3",
+        "--raw",
+        "--out",
+        d,
+    ];
+    assert!(common::wgsparse(&gen).0);
+    let train = common::wgsparse_json(&[
+        "wide",
+        "train",
+        "--train",
+        d,
+        "--holdout",
+        "0.1",
+        "--epochs",
+        "2",
+        "--batch",
+        "128",
+        "--async",
+        "--hot-every",
+        "4",
+        "--copy-ilp",
+        "--agg-ilp",
+        "--apply-ilp",
+        "--tail-spread",
+        "--plain-reads",
+        "--check",
+        "--json",
+    ]);
+    assert_eq!(
+        train["variant"],
+        "hot-every=4,copy-ilp,agg-ilp,apply-ilp,tail-spread,plain-reads"
+    );
+    assert_eq!(train["check_ok"], true, "{train}");
+    let snap = common::wgsparse_json(&[
+        "wide",
+        "train",
+        "--train",
+        d,
+        "--holdout",
+        "0.1",
+        "--epochs",
+        "2",
+        "--batch",
+        "128",
+        "--async",
+        "--snapshot-reads",
+        "--snapshot-rounds",
+        "2",
+        "--check",
+        "--json",
+    ]);
+    assert_eq!(snap["variant"], "snapshot-rounds=2");
+    assert_eq!(snap["check_ok"], true, "{snap}");
+    // One persistent workgroup here (43 chunks < 64 windows): a dispatch per 2 chunks.
+    assert_eq!(snap["async_groups"], 1, "{snap}");
+    assert_eq!(snap["dispatches"], 22, "{snap}");
+    // S: a dispatch's 2 chunks of 64 are one mini-batch of 128; --async-in-flight sets it.
+    assert_eq!(snap["in_flight"], 1.0, "{snap}");
+    let set = common::wgsparse_json(&[
+        "wide",
+        "train",
+        "--train",
+        d,
+        "--holdout",
+        "0.1",
+        "--epochs",
+        "1",
+        "--batch",
+        "128",
+        "--async",
+        "--snapshot-reads",
+        "--async-in-flight",
+        "2.5",
+        "--json",
+    ]);
+    assert_eq!(set["in_flight"], 2.5, "{set}");
+    assert_eq!(set["dispatches"], 11, "{set}");
+    let (ok, out, err) = common::wgsparse(&[
+        "wide",
+        "sweep",
+        "--train",
+        d,
+        "--batch",
+        "128",
+        "--epochs",
+        "2",
+        "--passes",
+        "2",
+        "--run",
+        "default",
+        "--run",
+        "max-segment=4,agg-ilp",
+        "--run",
+        "diag=skip-apply",
+        "--run",
+        "lanes=8,cache=0,plain-reads",
+        "--run",
+        "snapshot-rounds=2",
+    ]);
+    assert!(ok, "{err}");
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 10);
+    for l in &lines {
+        assert_eq!(l["epoch_ms"].as_array().unwrap().len(), 2, "{l}");
+        let valid = l["run"] != "diag=skip-apply";
+        assert_eq!(l["valid_result"], valid, "{l}");
+        if valid {
+            let ll = l["logloss"].as_f64().unwrap();
+            assert!(ll < std::f64::consts::LN_2, "{l}");
+        }
+    }
+    // Both passes start over: the same run ends at the same logloss within f32 noise.
+    let (a, b) = (&lines[1]["logloss"], &lines[6]["logloss"]);
+    // The snapshot run has its own trainer (its schedule), a dispatch per 2 chunks.
+    assert_eq!(lines[4]["flags"], "--snapshot-reads --snapshot-rounds 2");
+    assert_eq!(lines[4]["dispatches"], 22, "{}", lines[4]);
+    assert_eq!(lines[0]["dispatches"], 1, "{}", lines[0]);
+    let (c, e) = (&lines[4]["logloss"], &lines[9]["logloss"]);
+    assert!(
+        (c.as_f64().unwrap() - e.as_f64().unwrap()).abs() < 2e-3,
+        "{c} {e}"
+    );
+    assert_eq!(lines[3]["lanes"], 8);
+    assert_eq!(lines[3]["hot_features"], 0);
+    assert_eq!(lines[3]["flags"], "--plain-reads --lanes 8 --cache 0");
+    assert!(lines[0]["hot_features"].as_u64().unwrap() > 0);
+    assert!(
+        (a.as_f64().unwrap() - b.as_f64().unwrap()).abs() < 2e-3,
+        "{a} {b}"
+    );
+    for bad in [
+        vec!["wide", "sweep", "--train", d, "--run", "bogus"],
+        vec!["wide", "train", "--train", d, "--diag", "skip-everything"],
+        vec!["wide", "train", "--train", d, "--sync", "--plain-reads"],
+        vec!["wide", "train", "--train", d, "--sync", "--snapshot-reads"],
+        vec![
+            "wide",
+            "train",
+            "--train",
+            d,
+            "--async",
+            "--plain-reads",
+            "--snapshot-reads",
+        ],
+        vec![
+            "wide",
+            "train",
+            "--train",
+            d,
+            "--async",
+            "--snapshot-rounds",
+            "2",
+        ],
+        vec![
+            "wide",
+            "train",
+            "--train",
+            d,
+            "--async",
+            "--async-in-flight",
+            "0.5",
+        ],
+        vec!["wide", "sweep", "--train", d, "--run", "snapshot-rounds=0"],
+        vec![
+            "wide",
+            "sweep",
+            "--train",
+            d,
+            "--run",
+            "snapshot-reads,plain-reads",
+        ],
+    ] {
+        let out = std::process::Command::new(common::binary())
+            .args(&bad)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+    }
+}
+
+/// `Trainer::restart_with` on built data equals a trainer built with the same variant,
+/// lanes and cache: the same initial parameters, chunk orders and kernels (async, one
+/// persistent workgroup, two epochs); a different segment cut is refused.
+#[test]
+fn restart_with_equals_a_fresh_trainer() {
+    let (x, y01) = data(96, 120, 20, 43);
+    let spec = Model::Fm { k: 2 }.spec().unwrap();
+    let variant = FlowVariant {
+        copy_ilp: true,
+        apply_ilp: true,
+        hot_every: 2,
+        ..FlowVariant::default()
+    };
+    let base = Options {
+        batch: 48,
+        max_chunk: 16,
+        sync: false,
+        async_groups: 1,
+        ..Options::default()
+    };
+    let fresh = Options {
+        variant,
+        lanes: 2,
+        cache: Some(30),
+        ..base.clone()
+    };
+    let mut a = Trainer::new(common::gpu(), &spec, 120, (&x, &y01), None, fresh).unwrap();
+    let mut b = Trainer::new(common::gpu(), &spec, 120, (&x, &y01), None, base).unwrap();
+    b.train_epoch().unwrap();
+    b.restart_with(variant, Diag::default(), 2, Some(30))
+        .unwrap();
+    assert_eq!(b.flow(), (variant, Diag::default(), 2));
+    assert_eq!(b.hot_features(), 30);
+    for _ in 0..2 {
+        a.train_epoch().unwrap();
+        b.train_epoch().unwrap();
+    }
+    let (pa, pb) = (a.params().unwrap(), b.params().unwrap());
+    for (i, (u, v)) in pa.iter().zip(&pb).enumerate() {
+        assert!((u - v).abs() <= 1e-6 * (1.0 + u.abs()), "θ{i}: {u} vs {v}");
+    }
+    let split = FlowVariant {
+        max_segment: 4,
+        ..FlowVariant::default()
+    };
+    assert!(b.restart_with(split, Diag::default(), 2, None).is_err());
+}
+
+/// Coherent reads on an adapter without the `@coherent` decoration: a clear error naming
+/// it, not a shader that fails to build.
+#[test]
+fn coherent_reads_need_the_decoration() {
+    let gpu = common::gpu_plain();
+    if gpu.caps.coherent {
+        return;
+    }
+    let (x, y01) = data(32, 40, 8, 5);
+    let spec = Model::Lr.spec().unwrap();
+    let options = Options {
+        sync: false,
+        variant: FlowVariant {
+            plain_reads: true,
+            coherent_reads: true,
+            ..FlowVariant::default()
+        },
+        ..Options::default()
+    };
+    let err = Trainer::new(gpu, &spec, x.ncols, (&x, &y01), None, options)
+        .err()
+        .expect("refused");
+    assert!(err.to_string().contains("@coherent"), "{err}");
+}
