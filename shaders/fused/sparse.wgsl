@@ -15,8 +15,10 @@
 //   products go straight to w. HOT is never combined with SHARED_W.
 // - TWO_PASS (implies a workgroup copy): the vectors of a workgroup take turns scattering, so
 //   the order of every addition is fixed, and the workgroup writes its partial w to
-//   part[group · n + i]; fused/reduce_parts sums the partials in group order. The result is
-//   bit-identical run to run.
+//   part[(part_base + group) · n + i]; fused/reduce_parts sums the partials in group order.
+//   The result is bit-identical run to run.
+// X beyond one storage binding runs band by band (src/fused/bands.rs): row_ptr is the band's,
+// rebased to the bound window of col_idx / vals, and v (y under XTY) is the band's slice.
 // Rows longer than params.long_len are skipped: fused/long_rows spreads them over workgroups.
 // XTY: Algorithm 1, w += α·Xᵀ(v ⊙ y) with y ∈ ℝᵐ (no dot product).
 // w already holds β·z (fused/axpy pre-pass) unless TWO_PASS, where reduce_parts adds it.
@@ -50,8 +52,9 @@ struct Params {
     alpha: f32,
     // Rows with more entries are skipped (the long-row path, fused/long_rows, takes them).
     long_len: u32,
-    _pad1: u32,
-    _pad2: u32,
+    // TWO_PASS: this dispatch's first workgroup in the partials (band · groups).
+    part_base: u32,
+    _pad: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -193,7 +196,7 @@ fn main(
     }
 #ifdef TWO_PASS
     for (var i = tid; i < params.n; i += WG) {
-        part[group * params.n + i] = params.alpha * wg_w[i];
+        part[(params.part_base + group) * params.n + i] = params.alpha * wg_w[i];
     }
 #else
 #ifdef SHARED_W

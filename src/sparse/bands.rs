@@ -1,27 +1,42 @@
-//! Row bands: S cut into runs of rows whose slice of A and whose nonzeros each fit one
-//! storage binding, so an SDDMM larger than one binding (a 75,000² matrix at 10% density,
-//! A of 2,000,000 × 512) runs as one dispatch per band. B is bound whole and must fit.
+//! Row bands: a CSR matrix cut into runs of rows whose entries, and whose slice of a
+//! row-aligned array (`stride` floats per row: SDDMM's A, the fused pattern's v), each fit one
+//! storage binding, so a kernel over more entries than one binding runs as one dispatch per
+//! band, each binding a window of the entry arrays that starts at an aligned offset
+//! ([`Band::window`]). SDDMM (a 75,000² S at 10% density, A of 2,000,000 × 512) and the
+//! fused pattern on sparse X (the KDD2010 shape) use it.
 
 use std::ops::Range;
 
 use crate::sparse::Csr;
 use crate::{Error, Result};
 
-/// One band: rows of S (and of A) and the CSR positions of their nonzeros.
+/// One band: rows of the matrix (and of the row-aligned array) and the CSR positions of their
+/// nonzeros.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Band {
-    /// Rows of S.
+    /// Rows of the matrix.
     pub rows: Range<usize>,
     /// CSR positions of the band's nonzeros.
     pub nnz: Range<usize>,
+}
+
+impl Band {
+    /// The band's window of an entry array (4 bytes per entry), in entries: it starts at the
+    /// last multiple of `align` bytes at or below the band's first nonzero and ends after its
+    /// last, so it can be bound at an aligned offset. Entry `e` of the band (CSR position
+    /// `nnz.start + e`) is element `nnz.start − window.start + e` of the bound window.
+    pub fn window(&self, align: u64) -> Range<usize> {
+        let per = (align.max(4) / 4) as usize;
+        self.nnz.start / per * per..self.nnz.end
+    }
 }
 
 /// The bands of `s` for dense rows of `stride` floats, storage bindings of at most
 /// `binding` bytes starting at multiples of `align` bytes. One band when everything fits.
 /// Every band starts at a row whose offset in A is a multiple of `align`, holds at most
 /// `binding / 4 − align / 4` nonzeros (room to start the output window at an aligned byte
-/// below the band's first nonzero) and at most `binding` bytes of A. Bands without
-/// nonzeros are left out.
+/// below the band's first nonzero, [`Band::window`]) and at most `binding` bytes of the
+/// row-aligned array. Bands without nonzeros are left out.
 pub fn row_bands(s: &Csr, stride: usize, binding: u64, align: u64) -> Result<Vec<Band>> {
     row_bands_with(s, stride, binding, align, &|_, _| 0)
 }
@@ -68,13 +83,27 @@ pub fn row_bands_with(
         }
         if end == start {
             let rows = start..(start + step).min(s.nrows);
+            // Name the row when one row alone holds more entries than a band may.
+            let heavy = rows.clone().max_by_key(|&r| nnz_of(&(r..r + 1)));
+            if let Some(r) = heavy.filter(|&r| nnz_of(&(r..r + 1)) > max_nnz) {
+                return Err(Error::TooLarge {
+                    what: format!(
+                        "row {r} of the sparse matrix ({} entries)",
+                        nnz_of(&(r..r + 1))
+                    ),
+                    needed: format!(
+                        "its entries in one storage binding (a band holds at most {max_nnz})"
+                    ),
+                    limit: format!("{binding} bytes"),
+                });
+            }
             return Err(Error::TooLarge {
                 what: format!(
-                    "rows {}..{} of S (K padded to {stride})",
+                    "rows {}..{} of the sparse matrix ({stride} floats per row of the dense operand)",
                     rows.start, rows.end
                 ),
                 needed: format!(
-                    "{} nonzeros and {} bytes of A in one storage binding",
+                    "{} nonzeros and {} bytes of the dense rows in one storage binding",
                     nnz_of(&rows),
                     rows.len() as u64 * row_bytes
                 ),
@@ -149,8 +178,36 @@ mod tests {
     }
 
     #[test]
+    fn windows_start_aligned_at_or_below_the_first_nonzero() {
+        let lens: Vec<u32> = (0..300).map(|i| (i * 5 % 11) as u32).collect();
+        let s = csr(&lens, 16);
+        let bands = row_bands(&s, 1, 1024, 64).unwrap();
+        assert!(bands.len() > 2, "{bands:?}");
+        for b in bands {
+            let w = b.window(64);
+            assert_eq!(w.start % 16, 0, "{b:?}");
+            assert!(
+                w.start <= b.nnz.start && b.nnz.start - w.start < 16,
+                "{b:?}"
+            );
+            assert_eq!(w.end, b.nnz.end);
+            assert!(w.len() * 4 <= 1024, "{b:?}");
+        }
+    }
+
+    #[test]
+    fn a_single_row_beyond_one_band_is_named() {
+        let s = csr(&[3, 200, 1], 256);
+        match row_bands(&s, 1, 512, 16) {
+            Err(Error::TooLarge { what, .. }) => assert!(what.contains("row 1 "), "{what}"),
+            other => panic!("expected TooLarge, got {other:?}"),
+        }
+    }
+
+    #[test]
     fn a_row_group_beyond_one_binding_is_a_clear_error() {
-        let s = csr(&[200, 1], 256);
+        // Rows step by 2 (64-byte aligned rows of 32 bytes): 200 entries, 100 per row.
+        let s = csr(&[100, 100], 256);
         match row_bands(&s, 8, 512, 64) {
             Err(Error::TooLarge { what, .. }) => assert!(what.contains("rows 0..2"), "{what}"),
             other => panic!("expected TooLarge, got {other:?}"),
