@@ -216,3 +216,79 @@ fn a_row_beyond_one_binding_is_a_clear_error() {
         "{e:?}"
     );
 }
+
+/// `x` with rows `empty` emptied (a stretch of rows without entries).
+fn with_empty_rows(x: &Csr, empty: std::ops::Range<usize>) -> Csr {
+    let mut row_ptr = vec![0u32];
+    let (mut col_idx, mut values) = (vec![], vec![]);
+    for r in 0..x.nrows {
+        if !empty.contains(&r) {
+            col_idx.extend(x.row_range(r).map(|e| x.col_idx[e]));
+            values.extend(x.row_range(r).map(|e| x.values[e]));
+        }
+        row_ptr.push(col_idx.len() as u32);
+    }
+    Csr::new(x.nrows, x.ncols, row_ptr, col_idx, values).unwrap()
+}
+
+#[test]
+fn solvers_in_bands() {
+    use wgsparse::fused::cpu;
+    use wgsparse::fused::linreg::{self, CgOptions};
+    use wgsparse::fused::logreg::{self, TronOptions};
+    let gpu = capped::<32>();
+    let x = with_empty_rows(&sparse_x(1_500, 300, 30_000, 71), 500..800);
+    // The logistic row terms (NaN-poisoned) for every row, the empty stretch included.
+    let w: Vec<f32> = gen::dense_uniform(1, x.ncols, 72).data;
+    let labels: Vec<f32> = gen::dense_uniform(1, x.nrows, 73)
+        .data
+        .iter()
+        .map(|&v| (v > 0.0) as u8 as f32)
+        .collect();
+    let plan = Plan::new(gpu, Matrix::Sparse(&x), &Options::default()).unwrap();
+    assert!(plan.n_bands() >= 3, "{} bands", plan.n_bands());
+    let got = logreg::row_terms(gpu, &plan, &w, &labels).unwrap();
+    let y: Vec<f64> = logreg::signed_labels(&labels)
+        .iter()
+        .map(|&v| v as f64)
+        .collect();
+    let w64: Vec<f64> = w.iter().map(|&v| v as f64).collect();
+    let want = cpu::logistic(&x, &w64, &y);
+    for k in 0..3 {
+        for r in 0..x.nrows {
+            let mag: f64 = x
+                .row_range(r)
+                .map(|e| (x.values[e] as f64 * w64[x.col_idx[e] as usize]).abs())
+                .sum::<f64>()
+                + 1.0;
+            let err = (got[k][r] as f64 - want[k][r]).abs();
+            assert!(
+                err <= 64.0 * f32::EPSILON as f64 * mag,
+                "term {k} row {r}: {} want {}",
+                got[k][r],
+                want[k][r]
+            );
+        }
+    }
+    // Newton-CG and CG banded follow the one-binding solves.
+    let whole = Plan::new(common::gpu(), Matrix::Sparse(&x), &Options::default()).unwrap();
+    let close = |a: &[f32], b: &[f32]| {
+        let top = b.iter().fold(0f32, |m, v| m.max(v.abs()));
+        a.iter().zip(b).all(|(a, b)| (a - b).abs() <= 1e-3 * top)
+    };
+    let o = TronOptions::default();
+    let t_band = logreg::logreg_tron(gpu, &plan, &labels, &o, |_, _| {}).unwrap();
+    let t_whole = logreg::logreg_tron(common::gpu(), &whole, &labels, &o, |_, _| {}).unwrap();
+    assert_eq!(t_band.iterations, t_whole.iterations);
+    assert!(close(&t_band.w, &t_whole.w));
+    let b = linreg::synthetic_labels(Matrix::Sparse(&x), 74);
+    // λ = 1 keeps the system well conditioned: CG converges within its 100 iterations.
+    let o = CgOptions {
+        lambda: 1.0,
+        ..Default::default()
+    };
+    let c_band = linreg::linreg_cg(gpu, &plan, &b, &o, |_, _| {}).unwrap();
+    let c_whole = linreg::linreg_cg(common::gpu(), &whole, &b, &o, |_, _| {}).unwrap();
+    assert!(c_band.converged && c_whole.converged);
+    assert!(close(&c_band.w, &c_whole.w));
+}
