@@ -393,6 +393,12 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
             };
         }
         println!("{t}");
+        if let Some(b) = walls.iter().filter_map(|w| w.3).max().filter(|&b| b > 1) {
+            println!(
+                "X bound in up to {b} row bands (storage bindings of at most {} bytes)",
+                gpu.caps.max_storage_binding_bytes
+            );
+        }
         for (p, s) in &sweeps {
             println!(
                 "sweep {}: {} points; best {:.4} ms ({}); model {:.4} ms ({}): {:+.1}% from best",
