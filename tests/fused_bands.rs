@@ -123,17 +123,14 @@ fn with_heavy_rows(x: &Csr, heavy: &[(usize, usize)], seed: u64) -> Csr {
 #[test]
 fn heavy_and_long_rows_at_band_edges() {
     // 16 KiB bindings: a band holds at most 4,096 entries less the alignment, so rows of
-    // 2,500–4,000 entries in consecutive row steps (bands start at multiples of
-    // alignment / 4 rows, where the row-indexed vectors' slices start aligned) each start a
-    // band (one ends right before it), and the long-row path's chunks and the hot columns
-    // run in bands.
+    // 2,500–4,000 entries side by side each start a band (one ends right before each), and
+    // the long-row path's chunks and the hot columns run in bands.
     let gpu = capped::<16>();
-    let step = (gpu.caps.storage_offset_alignment.max(4) / 4) as usize;
     let base = sparse_x(2_000, 4_000, 12_000, 32);
     let heavy = [
-        (16 * step, 2_500),
-        (17 * step, 3_000),
-        (18 * step + step - 1, 3_900),
+        (64, 2_500),
+        (65, 3_000),
+        (66, 3_900),
         (700, 4_000),
         (1_999, 2_600),
     ];
@@ -158,6 +155,9 @@ fn heavy_and_long_rows_at_band_edges() {
         for p in [Pattern::Full, Pattern::Xty, Pattern::Xtxy] {
             let plan = banded_equals_whole(gpu, &x, o, p, 51);
             assert!(plan.n_bands() >= 6, "{} bands", plan.n_bands());
+            // Each of the side-by-side heavy rows starts a band.
+            let starts: Vec<usize> = plan.band_rows().iter().map(|r| r.start).collect();
+            assert!([65, 66].iter().all(|r| starts.contains(r)), "{starts:?}");
             if o.variant == Variant::Fused {
                 assert!(plan.long_chunks() >= heavy.len(), "{}", plan.long_chunks());
             }

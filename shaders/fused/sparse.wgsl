@@ -18,7 +18,8 @@
 //   part[(part_base + group) · n + i]; fused/reduce_parts sums the partials in group order.
 //   The result is bit-identical run to run.
 // X beyond one storage binding runs band by band (src/fused/bands.rs): row_ptr is the band's,
-// rebased to the bound window of col_idx / vals, and v (y under XTY) is the band's slice.
+// rebased to the bound window of col_idx / vals; rows are the band's (0 .. params.m), X's row
+// params.row_base + row.
 // Rows longer than params.long_len are skipped: fused/long_rows spreads them over workgroups.
 // XTY: Algorithm 1, w += α·Xᵀ(v ⊙ y) with y ∈ ℝᵐ (no dot product).
 // w already holds β·z (fused/axpy pre-pass) unless TWO_PASS, where reduce_parts adds it.
@@ -54,7 +55,8 @@ struct Params {
     long_len: u32,
     // TWO_PASS: this dispatch's first workgroup in the partials (band · groups).
     part_base: u32,
-    _pad: u32,
+    // X's row of local row 0 (v and y under XTY are indexed by X's rows).
+    row_base: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -146,7 +148,7 @@ fn main(
 #ifdef XTY
         var s = 0.0;
         if ok {
-            s = y[row];
+            s = y[params.row_base + row];
         }
 #else
 #ifdef HOT
@@ -156,7 +158,7 @@ fn main(
 #endif
 #endif
         if ok && (params.flags & 1u) != 0u {
-            s *= v[row];
+            s *= v[params.row_base + row];
         }
 #ifdef TWO_PASS
         // Vectors take turns, so every column's additions come in row order.

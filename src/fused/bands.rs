@@ -4,18 +4,19 @@
 //!
 //! Invariant of a band (rows `r0..r1`, window `w0..w1` of the entry arrays): its row offsets
 //! are uploaded rebased, `row_ptr_b[i] = row_ptr[r0 + i] − w0` for `i ∈ 0..=r1 − r0`, so a
-//! kernel sees the band as a CSR matrix of `r1 − r0` rows over the bound window. Every
-//! row-indexed vector (v, y of `xty`, the unfused p, the logistic terms) is bound as its slice
-//! `r0..r1`; `r0` is a multiple of `align / 4` (the band helper's row step), so the slice starts
-//! at an aligned offset. Column-indexed vectors (y, z, w) and the two-pass partials are bound
-//! whole. The bands cover every row: rows without entries between two bands join the earlier
-//! band (they add no entries, and m ≤ binding / 4 is checked before).
-//! One band (everything fits) is the whole of X with its own row offsets, window `0..nnz`.
+//! kernel sees the band as a CSR matrix of `r1 − r0` rows over the bound window; local row `i`
+//! is X's row `r0 + i` (the kernels' `row_base` parameter), which indexes the row-indexed
+//! vectors (v, y of `xty`, the unfused p, the logistic terms), bound whole like the
+//! column-indexed ones (y, z, w) and the two-pass partials (m ≤ binding / 4 is checked at
+//! upload). Bands start at any row, so only a single row with more entries than one binding
+//! holds is refused. The bands cover every row: rows without entries between two bands join
+//! the earlier band. One band (everything fits) is the whole of X with its own row offsets,
+//! window `0..nnz`.
 
 use std::ops::Range;
 
 use crate::gpu::{Gpu, GpuBuffer};
-use crate::sparse::bands::row_bands;
+use crate::sparse::bands::entry_bands;
 use crate::sparse::Csr;
 use crate::Result;
 
@@ -32,8 +33,7 @@ pub(crate) struct SparseBand {
 /// X's bands for storage bindings of `binding` bytes at offsets aligned to `align` bytes:
 /// (rows, window) each, covering every row in order. One band when X fits.
 pub(crate) fn cut(x: &Csr, binding: u64, align: u64) -> Result<Vec<(Range<usize>, Range<usize>)>> {
-    // One float per row: the row-indexed vectors' slices start aligned.
-    let mut bands = row_bands(x, 1, binding, align)?;
+    let mut bands = entry_bands(x, binding, align)?;
     if bands.is_empty() {
         return Ok(vec![(0..x.nrows, 0..0)]);
     }
@@ -90,11 +90,6 @@ pub(crate) fn window<'a, T: bytemuck::Pod>(
     )
 }
 
-/// The band's slice of a row-indexed vector (m elements).
-pub(crate) fn rows<'a>(buf: &'a GpuBuffer<f32>, band: &SparseBand) -> wgpu::BufferBinding<'a> {
-    slice(buf.raw(), band.rows.clone(), 4)
-}
-
 /// Elements `range` of a buffer of `size`-byte elements; an empty range binds one element (or
 /// the buffer's last bytes), which no kernel reads.
 fn slice(buf: &wgpu::Buffer, range: Range<usize>, size: u64) -> wgpu::BufferBinding<'_> {
@@ -109,16 +104,17 @@ fn slice(buf: &wgpu::Buffer, range: Range<usize>, size: u64) -> wgpu::BufferBind
 }
 
 /// Splits the long-row path's chunks `[row, begin, end, slot]` (in row order) by band,
-/// rebasing rows to the band and entry positions to its window; slots stay global.
+/// rebasing entry positions to the band's window; rows (X's, indexing v and y of `xty`) and
+/// slots stay global.
 pub(crate) fn split_chunks(chunks: &[[u32; 4]], bands: &[SparseBand]) -> Vec<Vec<u32>> {
     bands
         .iter()
         .map(|b| {
-            let (r0, w0) = (b.rows.start as u32, b.window.start as u32);
+            let w0 = b.window.start as u32;
             chunks
                 .iter()
                 .filter(|c| b.rows.contains(&(c[0] as usize)))
-                .flat_map(|c| [c[0] - r0, c[1] - w0, c[2] - w0, c[3]])
+                .flat_map(|c| [c[0], c[1] - w0, c[2] - w0, c[3]])
                 .collect()
         })
         .collect()
@@ -160,7 +156,7 @@ mod tests {
 
     #[test]
     fn cuts_cover_every_row_with_aligned_starts_and_windows() {
-        // Empty stretches between heavy rows: bands without entries are merged away.
+        // Empty stretches between rows with entries.
         let lens: Vec<u32> = (0..400)
             .map(|i| if i % 97 < 40 { 0 } else { (i * 7 % 13) as u32 })
             .collect();
@@ -171,7 +167,6 @@ mod tests {
         let mut next = 0;
         for (rows, window) in &cuts {
             assert_eq!(rows.start, next);
-            assert_eq!(rows.start % 16, 0, "{rows:?}");
             assert_eq!(window.start % 16, 0, "{window:?}");
             assert!(window.start <= x.row_ptr[rows.start] as usize);
             assert_eq!(window.end, x.row_ptr[rows.end] as usize);

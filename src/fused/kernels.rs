@@ -35,7 +35,8 @@ struct SparseParams {
     long_len: u32,
     /// Two-pass: the band's first workgroup in the partials (band · groups).
     part_base: u32,
-    pad: u32,
+    /// The band's first row (the row-indexed vectors' index of local row 0).
+    row_base: u32,
 }
 
 /// Uploads X: CSR entry arrays whole (one buffer each), cut into row bands whose windows fit
@@ -204,18 +205,6 @@ fn band_grid(plan: &Plan, band: &SparseBand) -> (u32, u32) {
     (band.rows.len().div_ceil(vectors).max(1) as u32, cfg.groups)
 }
 
-/// A row-indexed vector's binding for `band`: its slice, or the absent stand-in whole.
-fn row_vec<'a>(
-    v: Option<&'a GpuBuffer<f32>>,
-    dummy: &'a GpuBuffer<f32>,
-    band: &SparseBand,
-) -> wgpu::BufferBinding<'a> {
-    match v {
-        Some(v) => bands::rows(v, band),
-        None => whole(dummy),
-    }
-}
-
 /// Records `fused.sparse` on band `b` (workgroup or global aggregation, or two-pass partials).
 fn sparse(
     plan: &Plan,
@@ -274,22 +263,16 @@ fn sparse(
                 u32::MAX
             },
             part_base: b as u32 * cfg.groups,
-            pad: 0,
+            row_base: band.rows.start as u32,
         },
     );
-    // y ∈ ℝᵐ (xty) is row-indexed; y ∈ ℝⁿ is bound whole.
-    let y = if op.xty {
-        bands::rows(op.y, band)
-    } else {
-        whole(op.y)
-    };
     let mut all = vec![
         params.as_entire_buffer_binding(),
         band.row_ptr.raw().as_entire_buffer_binding(),
         bands::window(col_idx, band),
         bands::window(values, band),
-        y,
-        row_vec(op.v, &plan.dummy, band),
+        whole(op.y),
+        whole(op.v.unwrap_or(&plan.dummy)),
         whole(target),
     ];
     if let Some((hot_idx, cols)) = hot.map(|h| &**h) {
@@ -354,21 +337,20 @@ fn sorted(
             plan.n as u32,
             op.v.is_some() as u32,
             op.alpha.to_bits(),
+            band.rows.start as u32,
+            0,
+            0,
+            0,
         ],
     );
-    let y = if op.xty {
-        bands::rows(op.y, band)
-    } else {
-        whole(op.y)
-    };
     let mut all = vec![
         params.as_entire_buffer_binding(),
         band.row_ptr.raw().as_entire_buffer_binding(),
         whole(tile_rows),
         bands::window(&t.keys, band),
         bands::window(&t.values, band),
-        y,
-        row_vec(op.v, &plan.dummy, band),
+        whole(op.y),
+        whole(op.v.unwrap_or(&plan.dummy)),
         whole(w),
     ];
     if let Some(c) = &t.cols {
@@ -456,31 +438,26 @@ fn long_rows(
         "fused.long_rows.params",
         &[nchunks, op.v.is_some() as u32, op.alpha.to_bits(), 0],
     );
-    // Chunks hold band rows: y ∈ ℝᵐ (xty, the scatter) is bound as the band's slice.
-    let y = if op.xty && w.is_some() {
-        bands::rows(op.y, band)
-    } else {
-        whole(op.y)
-    };
+    // Chunks hold X's rows (for v and y of `xty`) and positions in the band's window.
     let mut all = vec![
         params.as_entire_buffer_binding(),
         whole(chunks),
         bands::window(col_idx, band),
         bands::window(values, band),
-        y,
+        whole(op.y),
     ];
     match w {
         None => all.push(whole(&l.dots)),
-        Some(w) => all.extend([row_vec(op.v, &plan.dummy, band), whole(&l.dots), whole(w)]),
+        Some(w) => all.extend([whole(op.v.unwrap_or(&plan.dummy)), whole(&l.dots), whole(w)]),
     }
     let bg = k.bind_ranges(gpu, &all)?;
     batch.dispatch(&k, bg, [groups, 1, 1])
 }
 
 /// Records a CSR row kernel (`fused.spmv`, `fused.logistic`: VS lanes per row, C rows per
-/// vector, the plan's grid) on one band, binding its parameters (band rows, C), the band's
-/// row offsets and windows of X's entries, y whole, then `rows`, row-indexed vectors bound as
-/// the band's slices.
+/// vector, the plan's grid) on one band, binding its parameters (band rows, C, the band's
+/// first row), the band's row offsets and windows of X's entries, y, then `rows` (row-indexed
+/// vectors, indexed from the band's first row).
 fn record_rows(
     plan: &Plan,
     batch: &mut Batch,
@@ -503,7 +480,10 @@ fn record_rows(
         bindings,
     })?;
     let (c, groups) = band_grid(plan, band);
-    let params = gpu.uniform(name, &[band.rows.len() as u32, c, 0, 0]);
+    let params = gpu.uniform(
+        name,
+        &[band.rows.len() as u32, c, band.rows.start as u32, 0],
+    );
     let mut all = vec![
         params.as_entire_buffer_binding(),
         band.row_ptr.raw().as_entire_buffer_binding(),
@@ -511,7 +491,7 @@ fn record_rows(
         bands::window(values, band),
         whole(y),
     ];
-    all.extend(rows.iter().map(|r| bands::rows(r, band)));
+    all.extend(rows.iter().map(|r| whole(r)));
     let bg = k.bind_ranges(gpu, &all)?;
     batch.dispatch(&k, bg, [groups, 1, 1])
 }

@@ -686,6 +686,14 @@ impl Plan {
         self.x.n_bands()
     }
 
+    /// The rows of each band X is bound as (one range, all of X's rows, when X fits).
+    pub fn band_rows(&self) -> Vec<std::ops::Range<usize>> {
+        match &*self.x {
+            DeviceX::Dense { bands, .. } => bands.clone(),
+            DeviceX::Sparse { bands, .. } => bands.iter().map(|b| b.rows.clone()).collect(),
+        }
+    }
+
     /// Floating-point operations of the pattern: 4 per stored entry (2 when `xty`).
     pub fn flops(&self, xty: bool) -> f64 {
         self.nnz as f64 * if xty { 2.0 } else { 4.0 }

@@ -41,6 +41,14 @@ pub fn row_bands(s: &Csr, stride: usize, binding: u64, align: u64) -> Result<Vec
     row_bands_with(s, stride, binding, align, &|_, _| 0)
 }
 
+/// The bands of `s` when no row-indexed array is bound per band (row-indexed vectors bound
+/// whole, indexed from the band's first row): bands start at any row and hold at most
+/// `binding / 4 − align / 4` nonzeros ([`Band::window`]), so only a single row with more
+/// nonzeros is refused. Bands without nonzeros are left out.
+pub fn entry_bands(s: &Csr, binding: u64, align: u64) -> Result<Vec<Band>> {
+    bands(s, 0, binding, align, &|_, _| 0)
+}
+
 /// [`row_bands`] for a layout with one more per-band array: a band of `rows` rows and `nnz`
 /// nonzeros also needs `array_bytes(rows, nnz)` bytes in one binding (the row-run kernel's
 /// runs, up to one per nonzero).
@@ -51,7 +59,18 @@ pub fn row_bands_with(
     align: u64,
     array_bytes: &dyn Fn(usize, usize) -> u64,
 ) -> Result<Vec<Band>> {
-    let row_bytes = 4 * stride.max(1) as u64;
+    bands(s, 4 * stride.max(1) as u64, binding, align, array_bytes)
+}
+
+/// The bands for a row-aligned array of `row_bytes` per row (0: none, bands start at any row).
+fn bands(
+    s: &Csr,
+    row_bytes: u64,
+    binding: u64,
+    align: u64,
+    array_bytes: &dyn Fn(usize, usize) -> u64,
+) -> Result<Vec<Band>> {
+    let stride = row_bytes / 4;
     let nnz_of = |r: &Range<usize>| (s.row_ptr[r.end] - s.row_ptr[r.start]) as usize;
     let band = |rows: Range<usize>| Band {
         nnz: s.row_ptr[rows.start] as usize..s.row_ptr[rows.end] as usize,
@@ -64,9 +83,14 @@ pub fn row_bands_with(
         return Ok(vec![band(0..s.nrows)]);
     }
     let align = align.max(4);
-    // Rows per step so that every band starts at an aligned byte of A.
-    let step = (align / gcd(align, row_bytes)) as usize;
-    let max_rows = (binding / row_bytes) as usize / step * step;
+    // Rows per step so that every band starts at an aligned byte of the row-aligned array.
+    let (step, max_rows) = match row_bytes {
+        0 => (1, usize::MAX),
+        _ => {
+            let step = (align / gcd(align, row_bytes)) as usize;
+            (step, (binding / row_bytes) as usize / step * step)
+        }
+    };
     let max_nnz = (binding / 4).saturating_sub(align / 4) as usize;
     let mut bands = Vec::new();
     let mut start = 0;
@@ -192,6 +216,22 @@ mod tests {
             );
             assert_eq!(w.end, b.nnz.end);
             assert!(w.len() * 4 <= 1024, "{b:?}");
+        }
+    }
+
+    #[test]
+    fn entry_bands_start_at_any_row() {
+        // Rows of 40 entries, 60 per band at most (64 − 16 / 4): one row per band.
+        let s = csr(&[40, 40, 40, 0, 40], 64);
+        let b = entry_bands(&s, 256, 16).unwrap();
+        let rows: Vec<_> = b.iter().map(|b| b.rows.clone()).collect();
+        assert_eq!(rows, vec![0..1, 1..2, 2..4, 4..5]);
+        for b in &b {
+            assert!(b.window(16).len() <= 64, "{b:?}");
+        }
+        match entry_bands(&csr(&[3, 61, 5], 64), 256, 16) {
+            Err(Error::TooLarge { what, .. }) => assert!(what.contains("row 1 "), "{what}"),
+            other => panic!("expected TooLarge, got {other:?}"),
         }
     }
 
