@@ -5,8 +5,7 @@
 # writes JSON lines, a log and summary.txt into $OUT (default ./bench-out).
 #   1. sparse-4096 (500k × 4096, 20.5M entries, 82 MB per entry array): every sparse variant,
 #      patterns xty and full, checked against the f64 twin, with the adapter's bindings (one
-#      band) and with --max-binding-bytes 16 MiB (6 bands; two-pass partials past 16 MiB are
-#      reported as too large, not failed).
+#      band) and with --max-binding-bytes 16 MiB (6 bands).
 #   2. kdd2010 (15.0M × 29.9M, 424M entries, 1.7 GB per entry array: one band on the H200's
 #      2 GiB bindings): generated and exported once, fused and sorted timed on one band; then
 #      the exported X read back and timed at --max-binding-bytes $KDD_BINDINGS (4 and 7 bands).

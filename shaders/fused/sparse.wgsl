@@ -15,8 +15,9 @@
 //   products go straight to w. HOT is never combined with SHARED_W.
 // - TWO_PASS (implies a workgroup copy): the vectors of a workgroup take turns scattering, so
 //   the order of every addition is fixed, and the workgroup writes its partial w to
-//   part[(part_base + group) · n + i]; fused/reduce_parts sums the partials in group order.
-//   The result is bit-identical run to run.
+//   part[group · n + i] (flags bit 1, a later band of X: adds it to the earlier bands' there,
+//   dispatches in band order); fused/reduce_parts sums the partials in group order. The
+//   result is bit-identical run to run.
 // X beyond one storage binding runs band by band (src/fused/bands.rs): row_ptr is the band's,
 // rebased to the bound window of col_idx / vals; rows are the band's (0 .. params.m), X's row
 // params.row_base + row.
@@ -48,13 +49,12 @@ struct Params {
     n: u32,
     // Rows per vector.
     c: u32,
-    // Bit 0: multiply by v.
+    // Bit 0: multiply by v. Bit 1 (TWO_PASS): add to the partials (a band after the first).
     flags: u32,
     alpha: f32,
     // Rows with more entries are skipped (the long-row path, fused/long_rows, takes them).
     long_len: u32,
-    // TWO_PASS: this dispatch's first workgroup in the partials (band · groups).
-    part_base: u32,
+    _pad: u32,
     // X's row of local row 0 (v and y under XTY are indexed by X's rows).
     row_base: u32,
 }
@@ -198,7 +198,12 @@ fn main(
     }
 #ifdef TWO_PASS
     for (var i = tid; i < params.n; i += WG) {
-        part[(params.part_base + group) * params.n + i] = params.alpha * wg_w[i];
+        let at = group * params.n + i;
+        var t = params.alpha * wg_w[i];
+        if (params.flags & 2u) != 0u {
+            t = part[at] + t;
+        }
+        part[at] = t;
     }
 #else
 #ifdef SHARED_W

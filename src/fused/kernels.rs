@@ -33,8 +33,7 @@ struct SparseParams {
     flags: u32,
     alpha: f32,
     long_len: u32,
-    /// Two-pass: the band's first workgroup in the partials (band · groups).
-    part_base: u32,
+    pad: u32,
     /// The band's first row (the row-indexed vectors' index of local row 0).
     row_base: u32,
 }
@@ -175,11 +174,10 @@ pub(crate) fn record(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
         } => dense(plan, batch, (*stride, data, bands), op, target)?,
     }
     if two_pass {
-        let bands = plan.n_bands();
         reduce_parts(
             batch,
             plan.n,
-            cfg.groups * bands as u32,
+            cfg.groups * plan.x.partial_sets() as u32,
             target,
             op.beta,
             z,
@@ -255,14 +253,15 @@ fn sparse(
             m: band.rows.len() as u32,
             n: plan.n as u32,
             c,
-            flags: op.v.is_some() as u32,
+            // Two-pass: bands after the first add to the partials (groups × n in all).
+            flags: op.v.is_some() as u32 | ((b > 0) as u32) << 1,
             alpha: op.alpha,
             long_len: if plan.long.is_some() {
                 cfg.long_row
             } else {
                 u32::MAX
             },
-            part_base: b as u32 * cfg.groups,
+            pad: 0,
             row_base: band.rows.start as u32,
         },
     );

@@ -343,6 +343,15 @@ enum DeviceX {
 }
 
 impl DeviceX {
+    /// Sets of two-pass partials (groups × n each): one per dense band; one for sparse X,
+    /// whose bands add to the same partials in band order.
+    fn partial_sets(&self) -> usize {
+        match self {
+            DeviceX::Dense { bands, .. } => bands.len(),
+            DeviceX::Sparse { .. } => 1,
+        }
+    }
+
     fn n_bands(&self) -> usize {
         match self {
             DeviceX::Dense { bands, .. } => bands.len(),
@@ -389,7 +398,7 @@ pub struct Plan {
     hot: Option<Arc<(GpuBuffer<u32>, GpuBuffer<u32>)>>,
     /// Columns of sparse X holding entries, when a configuration needed the count.
     used_cols: Option<usize>,
-    /// Two-pass partials (groups × bands × n) or the unfused p (m).
+    /// Two-pass partials (groups × n; dense X: groups × bands × n) or the unfused p (m).
     scratch: Option<GpuBuffer<f32>>,
     /// The long-row path's chunks and per-row dot products (sparse fused kernels with rows
     /// above [`Config::long_row`]).
@@ -478,9 +487,8 @@ impl Plan {
         let (m, n) = x.shape();
         let scratch = match config.variant {
             Variant::TwoPass => {
-                let bands = dx.n_bands();
                 let len = (config.groups as usize)
-                    .checked_mul(bands)
+                    .checked_mul(dx.partial_sets())
                     .and_then(|g| g.checked_mul(n))
                     .unwrap_or(usize::MAX);
                 GpuBuffer::<f32>::check_fits(gpu, "fused two-pass partials", len)?;
