@@ -8,19 +8,23 @@
 #      band) and with --max-binding-bytes 16 MiB (6 bands).
 #   2. kdd2010 (15.0M × 29.9M, 424M entries, 1.7 GB per entry array: one band on the H200's
 #      2 GiB bindings): generated and exported once, fused and sorted timed on one band; then
-#      the exported X read back and timed at --max-binding-bytes $KDD_BINDINGS (4 and 7 bands).
-#   STEP_LIMIT=150   seconds any sparse-4096 step may take;  KDD_LIMIT=300 the kdd2010 export step
-#   KDD=1            run part 2
+#      the exported X read back and timed at --max-binding-bytes $KDD_BINDINGS (512 MiB: 4
+#      bands; add 268435456 for 7).
+#   STEP_LIMIT=90    seconds each sparse-4096 step may take;  KDD_LIMIT=300 the kdd2010 export
+#   step;  KDD_BAND_LIMIT=110 each banded kdd2010 step
+#   SPARSE= (empty) skips part 1;  KDD=0 skips part 2
+# Two jobs of under 8 minutes each (worst case, every step at its limit: 3 and 7 minutes):
+#   KDD=0 bash benches/peers/fused_bands.sh
+#   SPARSE= bash benches/peers/fused_bands.sh
 #   SPARSE=sparse-4096 SPARSE_BINDING=16777216 KDD_GEN=kdd2010: the inputs (a smoke test on a
 #   small device: SPARSE="demo --scale 0.1" SPARSE_BINDING=16384 KDD_GEN="demo --scale 0.2"
 #   KDD_BINDINGS="32768 16384" W=target/release/wgsparse)
-# Under 8 minutes in all (the kdd2010 generation dominates: ~3–4 minutes).
 set -uo pipefail
 OUT=${OUT:-bench-out}
-STEP_LIMIT=${STEP_LIMIT:-150}
+STEP_LIMIT=${STEP_LIMIT:-90}
 KDD=${KDD:-1}
-KDD_BINDINGS=${KDD_BINDINGS:-"536870912 268435456"}
-SPARSE=${SPARSE:-sparse-4096}
+KDD_BINDINGS=${KDD_BINDINGS:-536870912}
+SPARSE=${SPARSE-sparse-4096}
 SPARSE_BINDING=${SPARSE_BINDING:-16777216}
 KDD_GEN=${KDD_GEN:-kdd2010}
 mkdir -p "$OUT"
@@ -41,7 +45,7 @@ step() {
   return 0
 }
 $W info > "$OUT/info.txt" 2>&1
-for B in "" "$SPARSE_BINDING"; do
+for B in ${SPARSE:+"" "$SPARSE_BINDING"}; do
   log "$SPARSE all variants --check ${B:+--max-binding-bytes $B}"
   # $SPARSE may carry --scale: split on purpose.
   # shellcheck disable=SC2086
@@ -56,7 +60,7 @@ if [ "$KDD" = 1 ]; then
     --export /tmp/fused/kdd2010 --json >> "$J" 2>>"$OUT/log.txt"
   for B in $KDD_BINDINGS; do
     log "$KDD_GEN (exported) fused and sorted --max-binding-bytes $B"
-    step 120 $W fused --matrix-raw /tmp/fused/kdd2010 --pattern full --variant fused,sorted --reps 10 \
+    step "${KDD_BAND_LIMIT:-110}" $W fused --matrix-raw /tmp/fused/kdd2010 --pattern full --variant fused,sorted --reps 10 \
       --max-binding-bytes "$B" --json >> "$J" 2>>"$OUT/log.txt"
   done
   rm -rf /tmp/fused/kdd2010
