@@ -184,3 +184,38 @@ fn linreg_uses_the_tuned_configuration() {
     assert_eq!(j["config"]["vs"], 2, "{}", j["config"]);
     assert_eq!(j["config"]["workgroup"], 64, "{}", j["config"]);
 }
+
+#[test]
+fn fused_reports_its_row_bands() {
+    // 16 KiB bindings: demo@0.1's 10,000 entries (40 KB per entry array) in 3 bands.
+    let j = json(&[
+        "fused",
+        "--gen",
+        "demo",
+        "--scale",
+        "0.1",
+        "--variant",
+        "fused,sorted,unfused",
+        "--max-binding-bytes",
+        "16384",
+        "--check",
+        "--reps",
+        "2",
+        "--json",
+    ]);
+    assert_eq!(j["ok"], true);
+    let results = j["results"].as_array().unwrap();
+    assert_eq!(results.len(), 3);
+    for r in results {
+        assert!(r["bands"].as_u64().unwrap() >= 3, "{r}");
+        assert!(
+            r["measurement"]["max_rel_error"].as_f64().unwrap() < 1e-3,
+            "{r}"
+        );
+    }
+    // One binding: one band.
+    let j = json(&[
+        "fused", "--gen", "demo", "--scale", "0.1", "--reps", "2", "--json",
+    ]);
+    assert_eq!(j["results"][0]["bands"], 1);
+}

@@ -11,7 +11,8 @@ override VS: u32 = 8u;
 struct Params {
     m: u32,
     c: u32,
-    _pad0: u32,
+    // X's row of local row 0 (row_ptr is a band's, src/fused/bands.rs).
+    row_base: u32,
     _pad1: u32,
 }
 
@@ -37,16 +38,17 @@ fn main(
     for (var c = 0u; c < params.c; c++) {
         let z = vsg_sum(csr_row_partial(row, lane, row < params.m), VS, tid);
         if row < params.m && lane == 0u {
-            let t = label[row] * z;
+            let g = params.row_base + row;
+            let t = label[g] * z;
             let e = exp(-abs(t));
-            loss[row] = log(1.0 + e) + max(-t, 0.0);
+            loss[g] = log(1.0 + e) + max(-t, 0.0);
             // σ(t) without overflow: e = e^(−|t|).
             var sigma = 1.0 / (1.0 + e);
             if t < 0.0 {
                 sigma = e / (1.0 + e);
             }
-            coef[row] = (sigma - 1.0) * label[row];
-            dd[row] = sigma * (1.0 - sigma);
+            coef[g] = (sigma - 1.0) * label[g];
+            dd[g] = sigma * (1.0 - sigma);
         }
         row += nwg.x * nv;
     }

@@ -43,6 +43,11 @@ struct Params {
     // Bit 0: multiply by v.
     flags: u32,
     alpha: f32,
+    // X's row of the band's local row 0 (tiles and row_ptr are the band's; src/fused/bands.rs).
+    row_base: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -143,7 +148,7 @@ fn main(
 #ifdef XTY
             var s = 0.0;
             if ok {
-                s = y[rows.x + r];
+                s = y[params.row_base + rows.x + r];
             }
 #else
             var part = 0.0;
@@ -153,7 +158,7 @@ fn main(
             var s = vsg_sum(part, VS, tid);
 #endif
             if ok && (params.flags & 1u) != 0u {
-                s *= v[rows.x + r];
+                s *= v[params.row_base + rows.x + r];
             }
             s *= params.alpha;
             // Every lane has read its share (the sum is complete), so the row's range is free.

@@ -15,8 +15,12 @@
 //   products go straight to w. HOT is never combined with SHARED_W.
 // - TWO_PASS (implies a workgroup copy): the vectors of a workgroup take turns scattering, so
 //   the order of every addition is fixed, and the workgroup writes its partial w to
-//   part[group · n + i]; fused/reduce_parts sums the partials in group order. The result is
-//   bit-identical run to run.
+//   part[group · n + i] (flags bit 1, a later band of X: adds it to the earlier bands' there,
+//   dispatches in band order); fused/reduce_parts sums the partials in group order. The
+//   result is bit-identical run to run.
+// X beyond one storage binding runs band by band (src/fused/bands.rs): row_ptr is the band's,
+// rebased to the bound window of col_idx / vals; rows are the band's (0 .. params.m), X's row
+// params.row_base + row.
 // Rows longer than params.long_len are skipped: fused/long_rows spreads them over workgroups.
 // XTY: Algorithm 1, w += α·Xᵀ(v ⊙ y) with y ∈ ℝᵐ (no dot product).
 // w already holds β·z (fused/axpy pre-pass) unless TWO_PASS, where reduce_parts adds it.
@@ -45,13 +49,14 @@ struct Params {
     n: u32,
     // Rows per vector.
     c: u32,
-    // Bit 0: multiply by v.
+    // Bit 0: multiply by v. Bit 1 (TWO_PASS): add to the partials (a band after the first).
     flags: u32,
     alpha: f32,
     // Rows with more entries are skipped (the long-row path, fused/long_rows, takes them).
     long_len: u32,
-    _pad1: u32,
-    _pad2: u32,
+    _pad: u32,
+    // X's row of local row 0 (v and y under XTY are indexed by X's rows).
+    row_base: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -143,7 +148,7 @@ fn main(
 #ifdef XTY
         var s = 0.0;
         if ok {
-            s = y[row];
+            s = y[params.row_base + row];
         }
 #else
 #ifdef HOT
@@ -153,7 +158,7 @@ fn main(
 #endif
 #endif
         if ok && (params.flags & 1u) != 0u {
-            s *= v[row];
+            s *= v[params.row_base + row];
         }
 #ifdef TWO_PASS
         // Vectors take turns, so every column's additions come in row order.
@@ -193,7 +198,12 @@ fn main(
     }
 #ifdef TWO_PASS
     for (var i = tid; i < params.n; i += WG) {
-        part[group * params.n + i] = params.alpha * wg_w[i];
+        let at = group * params.n + i;
+        var t = params.alpha * wg_w[i];
+        if (params.flags & 2u) != 0u {
+            t = part[at] + t;
+        }
+        part[at] = t;
     }
 #else
 #ifdef SHARED_W

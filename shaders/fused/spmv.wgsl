@@ -10,7 +10,8 @@ override VS: u32 = 8u;
 struct Params {
     m: u32,
     c: u32,
-    _pad0: u32,
+    // X's row of local row 0 (row_ptr is a band's, src/fused/bands.rs).
+    row_base: u32,
     _pad1: u32,
 }
 
@@ -33,7 +34,7 @@ fn main(
     for (var c = 0u; c < params.c; c++) {
         let total = vsg_sum(csr_row_partial(row, lane, row < params.m), VS, tid);
         if row < params.m && lane == 0u {
-            p[row] = total;
+            p[params.row_base + row] = total;
         }
         row += nwg.x * nv;
     }

@@ -131,6 +131,10 @@ pub struct FusedArgs {
     /// Print one JSON object instead of tables.
     #[arg(long)]
     json: bool,
+    /// Treat storage bindings as at most this many bytes (below the adapter's limit): X is cut
+    /// into more row bands (`bands` in the JSON), to time the banded path on any input.
+    #[arg(long)]
+    max_binding_bytes: Option<u64>,
 }
 
 fn load(a: &FusedArgs) -> Result<(String, Input)> {
@@ -225,7 +229,10 @@ type Outcome = (Pattern, Variant, std::result::Result<Measurement, String>);
 
 /// Runs `wgsparse fused`.
 pub fn run(a: FusedArgs) -> Result<ExitCode> {
-    let gpu = Gpu::new()?;
+    let gpu = Gpu::new_with(&wgsparse::gpu::GpuOptions {
+        max_binding_bytes: a.max_binding_bytes,
+        ..Default::default()
+    })?;
     // Host wall-clock phases (generation or loading, export, each plan and measurement), so a
     // slow step on a large input shows where its time went.
     let clock = std::time::Instant::now();
@@ -255,7 +262,7 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
     }
     let export_s = a.export.as_ref().map(|_| clock.elapsed().as_secs_f64());
     // Per result: wall seconds of its plan (tuning included) and measurement, long-row chunks,
-    // and the sorted scatter's (entries, adds) and whether its keys are wide.
+    // the sorted scatter's (entries, adds) and whether its keys are wide, and X's row bands.
     let mut walls = vec![];
     let roofline = if a.roofline {
         Some(report::roofline::measure(&gpu, 1 << 30, 10, 10)?.copy_gbps)
@@ -295,6 +302,7 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
                     .as_ref()
                     .ok()
                     .and_then(|(_, plan)| plan.sorted_adds().map(|a| (a, plan.sorted_wide()))),
+                measured.as_ref().ok().map(|(_, plan)| plan.n_bands()),
             ));
             match measured {
                 Ok((meas, plan)) => {
@@ -332,10 +340,10 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
                 "input": { "name": name, "m": m, "n": n, "nnz": x.nnz(),
                            "dense": matches!(input, Input::Dense(_)) },
                 "roofline_gbps": roofline,
-                "results": results.iter().zip(&walls).map(|((p, v, r), (wall, long, adds))| match r {
+                "results": results.iter().zip(&walls).map(|((p, v, r), (wall, long, adds, bands))| match r {
                     Ok(meas) => json!({ "pattern": p.name(), "variant": v.name(),
                         "measurement": meas, "roofline_fraction": fraction(meas.gbps),
-                        "wall_s": wall, "long_chunks": long,
+                        "wall_s": wall, "long_chunks": long, "bands": bands,
                         "sorted_adds": adds.map(|((e, a), wide)|
                             json!({ "entries": e, "adds": a, "wide_keys": wide })) }),
                     Err(e) => json!({ "pattern": p.name(), "variant": v.name(), "error": e,
@@ -385,6 +393,12 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
             };
         }
         println!("{t}");
+        if let Some(b) = walls.iter().filter_map(|w| w.3).max().filter(|&b| b > 1) {
+            println!(
+                "X bound in up to {b} row bands (storage bindings of at most {} bytes)",
+                gpu.caps.max_storage_binding_bytes
+            );
+        }
         for (p, s) in &sweeps {
             println!(
                 "sweep {}: {} points; best {:.4} ms ({}); model {:.4} ms ({}): {:+.1}% from best",

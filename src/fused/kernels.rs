@@ -3,6 +3,7 @@
 
 use bytemuck::{Pod, Zeroable};
 
+use crate::fused::bands::{self, SparseBand};
 use crate::fused::config::dense_band_rows;
 pub(crate) use crate::fused::config::resolve;
 use crate::fused::dense::{dense, dense_unfused};
@@ -32,27 +33,28 @@ struct SparseParams {
     flags: u32,
     alpha: f32,
     long_len: u32,
-    pad: [u32; 2],
+    pad: u32,
+    /// The band's first row (the row-indexed vectors' index of local row 0).
+    row_base: u32,
 }
 
-/// Uploads X: CSR arrays whole (each must fit one binding), dense rows padded to the stride
-/// and cut into bands that each fit one binding.
+/// Uploads X: CSR entry arrays whole (one buffer each), cut into row bands whose windows fit
+/// one binding ([`bands`]); dense rows padded to the stride and cut into bands that each fit
+/// one binding.
 pub(crate) fn upload(gpu: &Gpu, x: Matrix) -> Result<DeviceX> {
     let binding = gpu.caps.max_storage_binding_bytes;
     match x {
         Matrix::Sparse(s) => {
-            let bytes = s.nnz() as u64 * 4;
-            if bytes > binding {
-                return Err(Error::TooLarge {
-                    what: format!("X's {} values and column indices", s.nnz()),
-                    needed: format!("{bytes} bytes in one storage binding each"),
-                    limit: format!("{binding} bytes on {}", gpu.caps.adapter_name),
-                });
-            }
+            // Row-indexed vectors (v, the unfused p) are bound whole by the element-wise
+            // kernels, and a band's row offsets are one binding.
+            GpuBuffer::<u32>::check_binding(gpu, "X's row offsets (and v ∈ ℝᵐ)", s.nrows + 1)?;
+            GpuBuffer::<u32>::check_fits(gpu, "X's column indices", s.nnz())?;
+            let align = gpu.caps.storage_offset_alignment.max(4) as u64;
+            let cuts = bands::cut(s, binding, align)?;
             Ok(DeviceX::Sparse {
-                row_ptr: GpuBuffer::upload(gpu, "fused.row_ptr", &s.row_ptr)?,
                 col_idx: GpuBuffer::upload(gpu, "fused.col_idx", &s.col_idx)?,
                 values: GpuBuffer::upload(gpu, "fused.values", &s.values)?,
+                bands: bands::upload(gpu, s, cuts)?,
             })
         }
         Matrix::Dense(d) => {
@@ -70,7 +72,7 @@ pub(crate) fn upload(gpu: &Gpu, x: Matrix) -> Result<DeviceX> {
     }
 }
 
-pub(crate) fn whole(b: &GpuBuffer<f32>) -> wgpu::BufferBinding<'_> {
+pub(crate) fn whole<T: Pod>(b: &GpuBuffer<T>) -> wgpu::BufferBinding<'_> {
     b.raw().as_entire_buffer_binding()
 }
 
@@ -115,17 +117,19 @@ pub(crate) fn record(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
     }
     match &*plan.x {
         DeviceX::Sparse {
-            row_ptr,
             col_idx,
             values,
+            bands,
         } => {
-            let arrays = [row_ptr.raw(), col_idx.raw(), values.raw()];
+            let arrays = (col_idx, values);
             if cfg.variant == Variant::Unfused {
                 let p = plan.scratch.as_ref().expect("unfused p");
                 if op.xty {
                     batch.copy(op.y.raw(), p.raw(), plan.m as u64 * 4);
                 } else {
-                    spmv(plan, batch, &arrays, op.y, p)?;
+                    for (b, band) in bands.iter().enumerate() {
+                        spmv(plan, batch, (b, band), arrays, op.y, p)?;
+                    }
                 }
                 if let Some(v) = op.v {
                     scale(batch, plan.m, v, p)?;
@@ -136,17 +140,25 @@ pub(crate) fn record(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
                     xty: true,
                     ..*op
                 };
-                return sparse(plan, batch, &arrays, &scatter, false, w);
+                for (b, band) in bands.iter().enumerate() {
+                    sparse(plan, batch, (b, band), arrays, &scatter, false, w)?;
+                }
+                return Ok(());
             }
+            // Every band's long-row dot products before any band's scatter reads them.
             if !op.xty {
-                long_rows(plan, batch, &arrays, op, None)?;
+                for (b, band) in bands.iter().enumerate() {
+                    long_rows(plan, batch, (b, band), arrays, op, None)?;
+                }
             }
-            if cfg.variant == Variant::Sorted {
-                sorted(plan, batch, row_ptr, op, w)?;
-            } else {
-                sparse(plan, batch, &arrays, op, cfg.workgroup_w, target)?;
+            for (b, band) in bands.iter().enumerate() {
+                if cfg.variant == Variant::Sorted {
+                    sorted(plan, batch, (b, band), op, w)?;
+                } else {
+                    sparse(plan, batch, (b, band), arrays, op, cfg.workgroup_w, target)?;
+                }
+                long_rows(plan, batch, (b, band), arrays, op, Some(w))?;
             }
-            long_rows(plan, batch, &arrays, op, Some(w))?;
         }
         DeviceX::Dense {
             stride,
@@ -162,14 +174,10 @@ pub(crate) fn record(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
         } => dense(plan, batch, (*stride, data, bands), op, target)?,
     }
     if two_pass {
-        let bands = match &*plan.x {
-            DeviceX::Dense { bands, .. } => bands.len(),
-            DeviceX::Sparse { .. } => 1,
-        };
         reduce_parts(
             batch,
             plan.n,
-            cfg.groups * bands as u32,
+            cfg.groups * plan.x.partial_sets() as u32,
             target,
             op.beta,
             z,
@@ -180,11 +188,27 @@ pub(crate) fn record(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
     Ok(())
 }
 
-/// Records `fused.sparse` (workgroup or global aggregation, or two-pass partials).
+/// X's entry arrays (column indices, values), bound through each band's window.
+type Entries<'a> = (&'a GpuBuffer<u32>, &'a GpuBuffer<f32>);
+
+/// Rows per vector and workgroups of a band's row kernel: the plan's grid, C cut to the band's
+/// rows when X has several bands (the grid still covers them: groups · nv · C ≥ rows).
+fn band_grid(plan: &Plan, band: &SparseBand) -> (u32, u32) {
+    let cfg = &plan.config;
+    if plan.n_bands() == 1 {
+        return (cfg.rows_per_vector, cfg.groups);
+    }
+    let vectors = cfg.groups as usize * (cfg.workgroup / cfg.vs) as usize;
+    // C ≤ the plan's: groups · nv · C_plan ≥ m ≥ the band's rows.
+    (band.rows.len().div_ceil(vectors).max(1) as u32, cfg.groups)
+}
+
+/// Records `fused.sparse` on band `b` (workgroup or global aggregation, or two-pass partials).
 fn sparse(
     plan: &Plan,
     batch: &mut Batch,
-    arrays: &[&wgpu::Buffer; 3],
+    (b, band): (usize, &SparseBand),
+    (col_idx, values): Entries,
     op: &Op,
     workgroup_w: bool,
     target: &GpuBuffer<f32>,
@@ -222,56 +246,59 @@ fn sparse(
             &SPARSE_BINDINGS
         },
     })?;
+    let (c, groups) = band_grid(plan, band);
     let params = gpu.uniform(
         "fused.sparse.params",
         &SparseParams {
-            m: plan.m as u32,
+            m: band.rows.len() as u32,
             n: plan.n as u32,
-            c: cfg.rows_per_vector,
-            flags: op.v.is_some() as u32,
+            c,
+            // Two-pass: bands after the first add to the partials (groups × n in all).
+            flags: op.v.is_some() as u32 | ((b > 0) as u32) << 1,
             alpha: op.alpha,
             long_len: if plan.long.is_some() {
                 cfg.long_row
             } else {
                 u32::MAX
             },
-            pad: [0; 2],
+            pad: 0,
+            row_base: band.rows.start as u32,
         },
     );
-    let v = op.v.unwrap_or(&plan.dummy);
     let mut all = vec![
-        &params,
-        arrays[0],
-        arrays[1],
-        arrays[2],
-        op.y.raw(),
-        v.raw(),
-        target.raw(),
+        params.as_entire_buffer_binding(),
+        band.row_ptr.raw().as_entire_buffer_binding(),
+        bands::window(col_idx, band),
+        bands::window(values, band),
+        whole(op.y),
+        whole(op.v.unwrap_or(&plan.dummy)),
+        whole(target),
     ];
-    if let Some((col_idx, cols)) = hot.map(|h| &**h) {
-        all[2] = col_idx.raw();
-        all.push(cols.raw());
+    if let Some((hot_idx, cols)) = hot.map(|h| &**h) {
+        all[2] = bands::window(hot_idx, band);
+        all.push(whole(cols));
     }
-    let bg = k.bind(gpu, &all)?;
-    batch.dispatch(&k, bg, [cfg.groups, 1, 1])
+    let bg = k.bind_ranges(gpu, &all)?;
+    batch.dispatch(&k, bg, [groups, 1, 1])
 }
 
 const SORTED_BINDINGS: [Binding; 8] = [Uniform, Read, Read, Read, Read, Read, Read, ReadWrite];
 const SORTED_WIDE_BINDINGS: [Binding; 9] =
     [Uniform, Read, Read, Read, Read, Read, Read, ReadWrite, Read];
 
-/// Records `fused.sorted`: the scatter over the plan's column-sorted tiles.
+/// Records `fused.sorted` on band `b`: the scatter over the band's column-sorted tiles.
 fn sorted(
     plan: &Plan,
     batch: &mut Batch,
-    row_ptr: &GpuBuffer<u32>,
+    (b, band): (usize, &SparseBand),
     op: &Op,
     w: &GpuBuffer<f32>,
 ) -> Result<()> {
     let gpu = batch.gpu();
     let cfg = &plan.config;
     let t = plan.sorted.as_ref().expect("sorted tiles");
-    if t.ntiles == 0 {
+    let (tile_rows, ntiles) = (&t.rows[b].0, t.rows[b].1);
+    if ntiles == 0 {
         return Ok(());
     }
     let mut defs = defines(cfg, op.xty, false, cfg.workgroup_w);
@@ -305,28 +332,31 @@ fn sorted(
     let params = gpu.uniform(
         "fused.sorted.params",
         &[
-            t.ntiles,
+            ntiles,
             plan.n as u32,
             op.v.is_some() as u32,
             op.alpha.to_bits(),
+            band.rows.start as u32,
+            0,
+            0,
+            0,
         ],
     );
-    let v = op.v.unwrap_or(&plan.dummy);
     let mut all = vec![
-        &params,
-        row_ptr.raw(),
-        t.rows.raw(),
-        t.keys.raw(),
-        t.values.raw(),
-        op.y.raw(),
-        v.raw(),
-        w.raw(),
+        params.as_entire_buffer_binding(),
+        band.row_ptr.raw().as_entire_buffer_binding(),
+        whole(tile_rows),
+        bands::window(&t.keys, band),
+        bands::window(&t.values, band),
+        whole(op.y),
+        whole(op.v.unwrap_or(&plan.dummy)),
+        whole(w),
     ];
     if let Some(c) = &t.cols {
-        all.push(c.raw());
+        all.push(bands::window(c, band));
     }
-    let bg = k.bind(gpu, &all)?;
-    batch.dispatch(&k, bg, [cfg.groups.min(t.ntiles), 1, 1])
+    let bg = k.bind_ranges(gpu, &all)?;
+    batch.dispatch(&k, bg, [cfg.groups.min(ntiles), 1, 1])
 }
 
 const LONG_DOT_BINDINGS: [Binding; 6] = [Uniform, Read, Read, Read, Read, ReadWrite];
@@ -335,12 +365,14 @@ const LONG_SCATTER_BINDINGS: [Binding; 8] =
 /// Workgroup size of the long-row kernels.
 const LONG_WG: u32 = 256;
 
-/// Records the long-row path's pre-pass (`w` None: the long rows' dot products, zeroed
-/// first) or its scatter into `w` (`fused.long_rows`); nothing when the plan has no long rows.
+/// Records band `b`'s long-row pre-pass (`w` None: the long rows' dot products, all zeroed
+/// first on band 0) or its scatter into `w` (`fused.long_rows`); nothing when the plan has no
+/// long rows.
 fn long_rows(
     plan: &Plan,
     batch: &mut Batch,
-    arrays: &[&wgpu::Buffer; 3],
+    (b, band): (usize, &SparseBand),
+    (col_idx, values): Entries,
     op: &Op,
     w: Option<&GpuBuffer<f32>>,
 ) -> Result<()> {
@@ -349,7 +381,7 @@ fn long_rows(
     };
     let gpu = batch.gpu();
     let cfg = &plan.config;
-    if w.is_none() {
+    if w.is_none() && b == 0 {
         axpy(
             batch,
             l.dots.len(),
@@ -373,7 +405,11 @@ fn long_rows(
     // the device (the largest size) take every chunk and add to global w once per column
     // each, instead of once per entry.
     let shared = w.is_some() && 4 * plan.n as u64 <= gpu.caps.max_workgroup_storage_bytes as u64;
-    let mut groups = l.nchunks.min(gpu.caps.max_workgroups_per_dimension).max(1);
+    let (chunks, nchunks) = (&l.chunks[b].0, l.chunks[b].1);
+    if nchunks == 0 {
+        return Ok(());
+    }
+    let mut groups = nchunks.min(gpu.caps.max_workgroups_per_dimension).max(1);
     let mut wg = LONG_WG;
     if shared {
         defs.push("SHARED_W");
@@ -399,26 +435,36 @@ fn long_rows(
     })?;
     let params = gpu.uniform(
         "fused.long_rows.params",
-        &[l.nchunks, op.v.is_some() as u32, op.alpha.to_bits(), 0],
+        &[nchunks, op.v.is_some() as u32, op.alpha.to_bits(), 0],
     );
-    let mut all = vec![&params, l.chunks.raw(), arrays[1], arrays[2], op.y.raw()];
+    // Chunks hold X's rows (for v and y of `xty`) and positions in the band's window.
+    let mut all = vec![
+        params.as_entire_buffer_binding(),
+        whole(chunks),
+        bands::window(col_idx, band),
+        bands::window(values, band),
+        whole(op.y),
+    ];
     match w {
-        None => all.push(l.dots.raw()),
-        Some(w) => all.extend([op.v.unwrap_or(&plan.dummy).raw(), l.dots.raw(), w.raw()]),
+        None => all.push(whole(&l.dots)),
+        Some(w) => all.extend([whole(op.v.unwrap_or(&plan.dummy)), whole(&l.dots), whole(w)]),
     }
-    let bg = k.bind(gpu, &all)?;
+    let bg = k.bind_ranges(gpu, &all)?;
     batch.dispatch(&k, bg, [groups, 1, 1])
 }
 
 /// Records a CSR row kernel (`fused.spmv`, `fused.logistic`: VS lanes per row, C rows per
-/// vector, the plan's grid) binding its parameters (m, C), X's arrays, then `rest`.
+/// vector, the plan's grid) on one band, binding its parameters (band rows, C, the band's
+/// first row), the band's row offsets and windows of X's entries, y, then `rows` (row-indexed
+/// vectors, indexed from the band's first row).
 fn record_rows(
     plan: &Plan,
     batch: &mut Batch,
-    name: &str,
-    bindings: &[Binding],
-    arrays: [&wgpu::Buffer; 3],
-    rest: &[&wgpu::Buffer],
+    (name, bindings): (&str, &[Binding]),
+    band: &SparseBand,
+    (col_idx, values): Entries,
+    y: &GpuBuffer<f32>,
+    rows: &[&GpuBuffer<f32>],
 ) -> Result<()> {
     let gpu = batch.gpu();
     let cfg = &plan.config;
@@ -432,34 +478,38 @@ fn record_rows(
         constants: vec![("WG", cfg.workgroup as f64), ("VS", cfg.vs as f64)],
         bindings,
     })?;
-    let params = gpu.uniform(name, &[plan.m as u32, cfg.rows_per_vector, 0, 0]);
-    let mut all = vec![&params];
-    all.extend(arrays);
-    all.extend(rest);
-    let bg = k.bind(gpu, &all)?;
-    batch.dispatch(&k, bg, [cfg.groups, 1, 1])
+    let (c, groups) = band_grid(plan, band);
+    let params = gpu.uniform(
+        name,
+        &[band.rows.len() as u32, c, band.rows.start as u32, 0],
+    );
+    let mut all = vec![
+        params.as_entire_buffer_binding(),
+        band.row_ptr.raw().as_entire_buffer_binding(),
+        bands::window(col_idx, band),
+        bands::window(values, band),
+        whole(y),
+    ];
+    all.extend(rows.iter().map(|r| whole(r)));
+    let bg = k.bind_ranges(gpu, &all)?;
+    batch.dispatch(&k, bg, [groups, 1, 1])
 }
 
-/// Records `fused.spmv`: p = X·y.
+/// Records `fused.spmv` on one band: p = X·y.
 fn spmv(
     plan: &Plan,
     batch: &mut Batch,
-    arrays: &[&wgpu::Buffer; 3],
+    (_, band): (usize, &SparseBand),
+    entries: Entries,
     y: &GpuBuffer<f32>,
     p: &GpuBuffer<f32>,
 ) -> Result<()> {
-    record_rows(
-        plan,
-        batch,
-        "fused/spmv",
-        &SPMV_BINDINGS,
-        *arrays,
-        &[y.raw(), p.raw()],
-    )
+    let spec = ("fused/spmv", &SPMV_BINDINGS[..]);
+    record_rows(plan, batch, spec, band, entries, y, &[p])
 }
 
 /// The per-row logistic terms at `w` (`fused.logistic`): loss, gradient row weights and the
-/// Hessian's diagonal, each m long. Sparse X only.
+/// Hessian's diagonal, each m long. Sparse X only (band by band).
 pub(crate) fn logistic(
     plan: &Plan,
     batch: &mut Batch,
@@ -468,21 +518,19 @@ pub(crate) fn logistic(
     [loss, coef, dd]: [&GpuBuffer<f32>; 3],
 ) -> Result<()> {
     let DeviceX::Sparse {
-        row_ptr,
         col_idx,
         values,
+        bands,
     } = &*plan.x
     else {
         return Err(Error::Unsupported(
             "logistic regression takes sparse X".into(),
         ));
     };
-    record_rows(
-        plan,
-        batch,
-        "fused/logistic",
-        &LOGISTIC_BINDINGS,
-        [row_ptr.raw(), col_idx.raw(), values.raw()],
-        &[w.raw(), labels.raw(), loss.raw(), coef.raw(), dd.raw()],
-    )
+    let spec = ("fused/logistic", &LOGISTIC_BINDINGS[..]);
+    for band in bands {
+        let rows = [labels, loss, coef, dd];
+        record_rows(plan, batch, spec, band, (col_idx, values), w, &rows)?;
+    }
+    Ok(())
 }

@@ -9,6 +9,7 @@
 //! separate dispatches kept as the honest baseline. A [`Plan`] uploads X and resolves the
 //! launch model ([`plan`]) once; `record` / `run` reuse it with new vectors.
 
+mod bands;
 pub mod bench;
 mod config;
 pub mod cpu;
@@ -327,9 +328,11 @@ pub struct Op<'a> {
 /// X on the device.
 enum DeviceX {
     Sparse {
-        row_ptr: GpuBuffer<u32>,
         col_idx: GpuBuffer<u32>,
         values: GpuBuffer<f32>,
+        /// Row bands, each binding a window of `col_idx` / `values` ([`bands`]; one when X
+        /// fits one binding).
+        bands: Vec<bands::SparseBand>,
     },
     Dense {
         stride: usize,
@@ -339,18 +342,37 @@ enum DeviceX {
     },
 }
 
-/// The device side of [`long`]: chunks `[row, begin, end, slot]` and one dot product per
-/// long row.
+impl DeviceX {
+    /// Sets of two-pass partials (groups × n each): one per dense band; one for sparse X,
+    /// whose bands add to the same partials in band order.
+    fn partial_sets(&self) -> usize {
+        match self {
+            DeviceX::Dense { bands, .. } => bands.len(),
+            DeviceX::Sparse { .. } => 1,
+        }
+    }
+
+    fn n_bands(&self) -> usize {
+        match self {
+            DeviceX::Dense { bands, .. } => bands.len(),
+            DeviceX::Sparse { bands, .. } => bands.len(),
+        }
+    }
+}
+
+/// The device side of [`long`]: per band, its chunks `[row, begin, end, slot]` (row and
+/// positions rebased to the band, [`bands::split_chunks`]) and their count; one dot product
+/// per long row (slots numbered over all bands).
 struct LongRows {
-    chunks: GpuBuffer<u32>,
+    chunks: Vec<(GpuBuffer<u32>, u32)>,
     nchunks: u32,
     dots: GpuBuffer<f32>,
 }
 
-/// The device side of [`tiles`]: tile row ranges, packed keys and values (X's length).
+/// The device side of [`tiles`]: per band, its tiles' row ranges (rebased to the band) and
+/// their count; packed keys and values (X's length, bound through each band's window).
 struct SortedX {
-    rows: GpuBuffer<u32>,
-    ntiles: u32,
+    rows: Vec<(GpuBuffer<u32>, u32)>,
     keys: GpuBuffer<u32>,
     values: GpuBuffer<f32>,
     pos_bits: u32,
@@ -376,7 +398,7 @@ pub struct Plan {
     hot: Option<Arc<(GpuBuffer<u32>, GpuBuffer<u32>)>>,
     /// Columns of sparse X holding entries, when a configuration needed the count.
     used_cols: Option<usize>,
-    /// Two-pass partials (groups × bands × n) or the unfused p (m).
+    /// Two-pass partials (groups × n; dense X: groups × bands × n) or the unfused p (m).
     scratch: Option<GpuBuffer<f32>>,
     /// The long-row path's chunks and per-row dot products (sparse fused kernels with rows
     /// above [`Config::long_row`]).
@@ -465,12 +487,8 @@ impl Plan {
         let (m, n) = x.shape();
         let scratch = match config.variant {
             Variant::TwoPass => {
-                let bands = match &*dx {
-                    DeviceX::Dense { bands, .. } => bands.len(),
-                    DeviceX::Sparse { .. } => 1,
-                };
                 let len = (config.groups as usize)
-                    .checked_mul(bands)
+                    .checked_mul(dx.partial_sets())
                     .and_then(|g| g.checked_mul(n))
                     .unwrap_or(usize::MAX);
                 GpuBuffer::<f32>::check_fits(gpu, "fused two-pass partials", len)?;
@@ -498,14 +516,25 @@ impl Plan {
             }
             (Matrix::Dense(_), _) => None,
         };
+        let sparse_bands = match &*dx {
+            DeviceX::Sparse { bands, .. } => &bands[..],
+            DeviceX::Dense { .. } => &[],
+        };
         let long = match x {
             Matrix::Sparse(s) if config.long_row != u32::MAX => {
                 let (chunks, rows) = long::chunks(s, config.long_row)?;
                 if chunks.is_empty() {
                     None
                 } else {
+                    let per_band = bands::split_chunks(&chunks, sparse_bands)
+                        .into_iter()
+                        .map(|c| {
+                            let n = (c.len() / 4) as u32;
+                            Ok((GpuBuffer::upload(gpu, "fused.long_chunks", &c)?, n))
+                        })
+                        .collect::<Result<_>>()?;
                     Some(LongRows {
-                        chunks: GpuBuffer::upload(gpu, "fused.long_chunks", chunks.as_flattened())?,
+                        chunks: per_band,
                         nchunks: chunks.len() as u32,
                         dots: GpuBuffer::zeroed(gpu, "fused.long_dots", rows)?,
                     })
@@ -516,12 +545,27 @@ impl Plan {
         let sorted = match (x, sorted) {
             (Matrix::Sparse(_), Some(shared)) if config.tile > 0 => Some(shared),
             (Matrix::Sparse(s), _) if config.tile > 0 => {
-                let t = tiles::build(s, config.tile, config.long_row.min(config.tile))?;
+                // Tiles never cross a band's first row, so each band takes whole tiles.
+                let starts: Vec<usize> = sparse_bands.iter().map(|b| b.rows.start).collect();
+                let long = config.long_row.min(config.tile);
+                let t = tiles::build_banded(
+                    s,
+                    config.tile,
+                    long,
+                    !tiles::fits(s.ncols, config.tile),
+                    &starts,
+                )?;
                 let sg = gpu.caps.subgroup_min_size.max(1) as usize;
+                let per_band = bands::split_tiles(&t.rows, sparse_bands)
+                    .into_iter()
+                    .map(|r| {
+                        let n = (r.len() / 2) as u32;
+                        Ok((GpuBuffer::upload(gpu, "fused.tile_rows", &r)?, n))
+                    })
+                    .collect::<Result<_>>()?;
                 Some(Arc::new(SortedX {
                     adds: tiles::adds(&t, &s.row_ptr, sg),
-                    rows: GpuBuffer::upload(gpu, "fused.tile_rows", t.rows.as_flattened())?,
-                    ntiles: t.rows.len() as u32,
+                    rows: per_band,
                     keys: GpuBuffer::upload(gpu, "fused.tile_keys", &t.keys)?,
                     values: GpuBuffer::upload(gpu, "fused.tile_values", &t.values)?,
                     pos_bits: t.pos_bits,
@@ -645,11 +689,16 @@ impl Plan {
         x + vecs
     }
 
-    /// Row bands X is bound as (dense X beyond one storage binding; 1 otherwise).
+    /// Row bands X is bound as (X beyond one storage binding, sparse or dense; 1 otherwise).
     pub fn n_bands(&self) -> usize {
+        self.x.n_bands()
+    }
+
+    /// The rows of each band X is bound as (one range, all of X's rows, when X fits).
+    pub fn band_rows(&self) -> Vec<std::ops::Range<usize>> {
         match &*self.x {
-            DeviceX::Dense { bands, .. } => bands.len(),
-            DeviceX::Sparse { .. } => 1,
+            DeviceX::Dense { bands, .. } => bands.clone(),
+            DeviceX::Sparse { bands, .. } => bands.iter().map(|b| b.rows.clone()).collect(),
         }
     }
 

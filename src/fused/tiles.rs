@@ -47,6 +47,12 @@ pub fn build(x: &Csr, cap: u32, long: u32) -> Result<Tiles> {
 
 /// [`build`] with the key layout chosen by the caller (`wide`; packed keys must fit).
 pub fn build_with(x: &Csr, cap: u32, long: u32, wide: bool) -> Result<Tiles> {
+    build_banded(x, cap, long, wide, &[])
+}
+
+/// [`build_with`] where no tile crosses a row of `starts` (ascending: the first rows of X's
+/// bands beyond one storage binding), so every band takes whole tiles.
+pub fn build_banded(x: &Csr, cap: u32, long: u32, wide: bool, starts: &[usize]) -> Result<Tiles> {
     if (!wide && !fits(x.ncols, cap)) || long > cap || cap == 0 || cap > 1 << 16 {
         return Err(Error::Unsupported(format!(
             "column-sorted tiles of {cap} entries (rows above {long} split) on X with {} columns",
@@ -78,8 +84,13 @@ pub fn build_with(x: &Csr, cap: u32, long: u32, wide: bool) -> Result<Tiles> {
             continue;
         }
         let start = r;
+        let stop = starts
+            .iter()
+            .copied()
+            .find(|&b| b > start)
+            .unwrap_or(x.nrows);
         let mut count = 0u32;
-        while r < x.nrows && len(r) <= long && count + len(r) <= cap && r - start < cap as usize {
+        while r < stop && len(r) <= long && count + len(r) <= cap && r - start < cap as usize {
             count += len(r);
             r += 1;
         }
@@ -171,6 +182,23 @@ mod tests {
         assert_eq!(&t.values[3..8], &x.values[3..8]);
         let (entries, heads) = adds(&t, &x.row_ptr, 8);
         assert_eq!((entries, heads), (7, 7));
+    }
+
+    #[test]
+    fn no_tile_crosses_a_band_start() {
+        // Row lengths 1, 1, 1, 1, 1, 1: one tile of 6 rows, or tiles cut at rows 2 and 5.
+        let x = Csr {
+            nrows: 6,
+            ncols: 4,
+            row_ptr: (0..=6).collect(),
+            col_idx: vec![3, 2, 1, 0, 3, 2],
+            values: (0..6).map(|i| i as f32 + 1.0).collect(),
+        };
+        assert_eq!(build(&x, 8, 8).unwrap().rows, vec![[0, 6]]);
+        let t = build_banded(&x, 8, 8, false, &[0, 2, 5]).unwrap();
+        assert_eq!(t.rows, vec![[0, 2], [2, 5], [5, 6]]);
+        // Each tile sorted within its own rows.
+        assert_eq!((2..5).map(|i| t.col(i)).collect::<Vec<_>>(), [0, 1, 3]);
     }
 
     #[test]

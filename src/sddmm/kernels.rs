@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use crate::gpu::{Batch, Binding, Gpu, GpuBuffer, Kernel, KernelSpec};
 use crate::sddmm::arrays::{build_arrays, Arrays, Layout};
-use crate::sddmm::{bands, Config, Plan, Variant};
+use crate::sddmm::{Config, Plan, Variant};
+use crate::sparse::bands;
 use crate::sparse::{Csr, GpuDense};
 use crate::{Error, Result};
 use bytemuck::{Pod, Zeroable};
@@ -164,12 +165,11 @@ pub(crate) fn prepare(
                 }
             };
             let shape = (band.rows.len(), s.ncols, band.nnz.len());
-            let first = band.nnz.start as u64 * 4;
-            let out_start = first / align * align;
-            let out_base = ((first - out_start) / 4) as u32;
+            let window = band.window(align);
+            let out_base = (band.nnz.start - window.start) as u32;
             Ok(PreparedBand {
                 rows: band.rows.clone(),
-                out_window: out_start..band.nnz.end as u64 * 4,
+                out_window: window.start as u64 * 4..window.end as u64 * 4,
                 whole,
                 prepared: prepare_band(gpu, shape, sub, config, out_base, shared(i, &band.rows))?,
             })

@@ -9,7 +9,8 @@
 //! model ([`model`]). A [`Plan`] does the tiling once; `run` reuses it with new A and B.
 
 mod arrays;
-pub mod bands;
+/// Row bands, shared with the other systems ([`crate::sparse::bands`]).
+pub use crate::sparse::bands;
 mod config;
 pub mod cpu;
 mod device_build;

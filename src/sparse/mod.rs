@@ -4,6 +4,7 @@
 //! Indices are `u32` (the GPU's native index width); values are `f32`. Every constructor that
 //! takes raw arrays validates them and names the first offending entry.
 
+pub mod bands;
 pub(crate) mod bucket;
 mod convert;
 mod coo;
