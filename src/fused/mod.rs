@@ -14,6 +14,7 @@ pub mod bench;
 mod config;
 pub mod cpu;
 mod dense;
+mod device;
 pub mod hot;
 mod kernels;
 pub mod linreg;
@@ -31,6 +32,7 @@ use serde::Serialize;
 use crate::gpu::{Batch, Gpu, GpuBuffer, GpuTime};
 use crate::sparse::{Csr, Dense};
 use crate::{Error, Result};
+use device::{DeviceX, LongRows, SortedX};
 
 pub use config::SORTED_EPL_MAX;
 pub use cpu::HostOp;
@@ -325,63 +327,6 @@ pub struct Op<'a> {
     pub xty: bool,
 }
 
-/// X on the device.
-enum DeviceX {
-    Sparse {
-        col_idx: GpuBuffer<u32>,
-        values: GpuBuffer<f32>,
-        /// Row bands, each binding a window of `col_idx` / `values` ([`bands`]; one when X
-        /// fits one binding).
-        bands: Vec<bands::SparseBand>,
-    },
-    Dense {
-        stride: usize,
-        data: GpuBuffer<f32>,
-        /// Row bands, each within one storage binding (rows multiple of 8 but the last).
-        bands: Vec<std::ops::Range<usize>>,
-    },
-}
-
-impl DeviceX {
-    /// Sets of two-pass partials (groups × n each): one per dense band; one for sparse X,
-    /// whose bands add to the same partials in band order.
-    fn partial_sets(&self) -> usize {
-        match self {
-            DeviceX::Dense { bands, .. } => bands.len(),
-            DeviceX::Sparse { .. } => 1,
-        }
-    }
-
-    fn n_bands(&self) -> usize {
-        match self {
-            DeviceX::Dense { bands, .. } => bands.len(),
-            DeviceX::Sparse { bands, .. } => bands.len(),
-        }
-    }
-}
-
-/// The device side of [`long`]: per band, its chunks `[row, begin, end, slot]` (row and
-/// positions rebased to the band, [`bands::split_chunks`]) and their count; one dot product
-/// per long row (slots numbered over all bands).
-struct LongRows {
-    chunks: Vec<(GpuBuffer<u32>, u32)>,
-    nchunks: u32,
-    dots: GpuBuffer<f32>,
-}
-
-/// The device side of [`tiles`]: per band, its tiles' row ranges (rebased to the band) and
-/// their count; packed keys and values (X's length, bound through each band's window).
-struct SortedX {
-    rows: Vec<(GpuBuffer<u32>, u32)>,
-    keys: GpuBuffer<u32>,
-    values: GpuBuffer<f32>,
-    pos_bits: u32,
-    /// Wide keys: each entry's column ([`tiles::Tiles::cols`]).
-    cols: Option<GpuBuffer<u32>>,
-    /// (entries in tiles, adds of the segmented scatter at the adapter's smallest subgroup).
-    adds: (usize, usize),
-}
-
 /// A prepared pattern on one X: X uploaded, configuration resolved, scratch allocated.
 pub struct Plan {
     /// Rows of X.
@@ -474,122 +419,6 @@ impl Plan {
         let mut plan = Self::build(gpu, x, config, like.x.clone(), hot, sorted)?;
         plan.used_cols = used;
         Ok(plan)
-    }
-
-    fn build(
-        gpu: &Gpu,
-        x: Matrix,
-        config: Config,
-        dx: Arc<DeviceX>,
-        hot: Option<Arc<(GpuBuffer<u32>, GpuBuffer<u32>)>>,
-        sorted: Option<Arc<SortedX>>,
-    ) -> Result<Plan> {
-        let (m, n) = x.shape();
-        let scratch = match config.variant {
-            Variant::TwoPass => {
-                let len = (config.groups as usize)
-                    .checked_mul(dx.partial_sets())
-                    .and_then(|g| g.checked_mul(n))
-                    .unwrap_or(usize::MAX);
-                GpuBuffer::<f32>::check_fits(gpu, "fused two-pass partials", len)?;
-                if (len as u64) * 4 > gpu.caps.max_storage_binding_bytes {
-                    return Err(Error::TooLarge {
-                        what: "fused two-pass partials".into(),
-                        needed: format!("{} bytes in one storage binding", len as u64 * 4),
-                        limit: format!("{} bytes", gpu.caps.max_storage_binding_bytes),
-                    });
-                }
-                Some(GpuBuffer::zeroed(gpu, "fused.partials", len)?)
-            }
-            Variant::Unfused => Some(GpuBuffer::zeroed(gpu, "fused.p", m)?),
-            _ => None,
-        };
-        let hot = match (x, hot) {
-            (Matrix::Sparse(_), _) if config.hot_cols == 0 => None,
-            (Matrix::Sparse(_), Some(shared)) => Some(shared),
-            (Matrix::Sparse(s), None) => {
-                let h = hot::build(s, config.hot_cols as usize)?;
-                Some(Arc::new((
-                    GpuBuffer::upload(gpu, "fused.hot_col_idx", &h.col_idx)?,
-                    GpuBuffer::upload(gpu, "fused.hot_cols", &h.cols)?,
-                )))
-            }
-            (Matrix::Dense(_), _) => None,
-        };
-        let sparse_bands = match &*dx {
-            DeviceX::Sparse { bands, .. } => &bands[..],
-            DeviceX::Dense { .. } => &[],
-        };
-        let long = match x {
-            Matrix::Sparse(s) if config.long_row != u32::MAX => {
-                let (chunks, rows) = long::chunks(s, config.long_row)?;
-                if chunks.is_empty() {
-                    None
-                } else {
-                    let per_band = bands::split_chunks(&chunks, sparse_bands)
-                        .into_iter()
-                        .map(|c| {
-                            let n = (c.len() / 4) as u32;
-                            Ok((GpuBuffer::upload(gpu, "fused.long_chunks", &c)?, n))
-                        })
-                        .collect::<Result<_>>()?;
-                    Some(LongRows {
-                        chunks: per_band,
-                        nchunks: chunks.len() as u32,
-                        dots: GpuBuffer::zeroed(gpu, "fused.long_dots", rows)?,
-                    })
-                }
-            }
-            _ => None,
-        };
-        let sorted = match (x, sorted) {
-            (Matrix::Sparse(_), Some(shared)) if config.tile > 0 => Some(shared),
-            (Matrix::Sparse(s), _) if config.tile > 0 => {
-                // Tiles never cross a band's first row, so each band takes whole tiles.
-                let starts: Vec<usize> = sparse_bands.iter().map(|b| b.rows.start).collect();
-                let long = config.long_row.min(config.tile);
-                let t = tiles::build_banded(
-                    s,
-                    config.tile,
-                    long,
-                    !tiles::fits(s.ncols, config.tile),
-                    &starts,
-                )?;
-                let sg = gpu.caps.subgroup_min_size.max(1) as usize;
-                let per_band = bands::split_tiles(&t.rows, sparse_bands)
-                    .into_iter()
-                    .map(|r| {
-                        let n = (r.len() / 2) as u32;
-                        Ok((GpuBuffer::upload(gpu, "fused.tile_rows", &r)?, n))
-                    })
-                    .collect::<Result<_>>()?;
-                Some(Arc::new(SortedX {
-                    adds: tiles::adds(&t, &s.row_ptr, sg),
-                    rows: per_band,
-                    keys: GpuBuffer::upload(gpu, "fused.tile_keys", &t.keys)?,
-                    values: GpuBuffer::upload(gpu, "fused.tile_values", &t.values)?,
-                    pos_bits: t.pos_bits,
-                    cols: match &t.cols {
-                        Some(c) => Some(GpuBuffer::upload(gpu, "fused.tile_cols", c)?),
-                        None => None,
-                    },
-                }))
-            }
-            _ => None,
-        };
-        Ok(Plan {
-            m,
-            n,
-            nnz: x.nnz(),
-            config,
-            x: dx,
-            hot,
-            used_cols: None,
-            scratch,
-            long,
-            sorted,
-            dummy: Arc::new(GpuBuffer::zeroed(gpu, "fused.absent", 4)?),
-        })
     }
 
     fn check(&self, op: &Op, w: &GpuBuffer<f32>) -> Result<()> {

@@ -1,0 +1,184 @@
+//! X and the arrays derived from it on the device: X itself (CSR in row bands, or dense in
+//! row bands), the long-row chunks, the column-sorted tiles, the hot-column rewrite, and the
+//! scratch a variant needs; [`Plan::build`] uploads them once per plan.
+
+use std::sync::Arc;
+
+use super::{bands, hot, long, tiles, Config, Matrix, Plan, Variant};
+use crate::gpu::{Gpu, GpuBuffer};
+use crate::{Error, Result};
+
+/// X on the device.
+pub(super) enum DeviceX {
+    Sparse {
+        col_idx: GpuBuffer<u32>,
+        values: GpuBuffer<f32>,
+        /// Row bands, each binding a window of `col_idx` / `values` ([`bands`]; one when X
+        /// fits one binding).
+        bands: Vec<bands::SparseBand>,
+    },
+    Dense {
+        stride: usize,
+        data: GpuBuffer<f32>,
+        /// Row bands, each within one storage binding (rows multiple of 8 but the last).
+        bands: Vec<std::ops::Range<usize>>,
+    },
+}
+
+impl DeviceX {
+    /// Sets of two-pass partials (groups × n each): one per dense band; one for sparse X,
+    /// whose bands add to the same partials in band order.
+    pub(super) fn partial_sets(&self) -> usize {
+        match self {
+            DeviceX::Dense { bands, .. } => bands.len(),
+            DeviceX::Sparse { .. } => 1,
+        }
+    }
+
+    pub(super) fn n_bands(&self) -> usize {
+        match self {
+            DeviceX::Dense { bands, .. } => bands.len(),
+            DeviceX::Sparse { bands, .. } => bands.len(),
+        }
+    }
+}
+
+/// The device side of [`long`]: per band, its chunks `[row, begin, end, slot]` (row and
+/// positions rebased to the band, [`bands::split_chunks`]) and their count; one dot product
+/// per long row (slots numbered over all bands).
+pub(super) struct LongRows {
+    pub(super) chunks: Vec<(GpuBuffer<u32>, u32)>,
+    pub(super) nchunks: u32,
+    pub(super) dots: GpuBuffer<f32>,
+}
+
+/// The device side of [`tiles`]: per band, its tiles' row ranges (rebased to the band) and
+/// their count; packed keys and values (X's length, bound through each band's window).
+pub(super) struct SortedX {
+    pub(super) rows: Vec<(GpuBuffer<u32>, u32)>,
+    pub(super) keys: GpuBuffer<u32>,
+    pub(super) values: GpuBuffer<f32>,
+    pub(super) pos_bits: u32,
+    /// Wide keys: each entry's column ([`tiles::Tiles::cols`]).
+    pub(super) cols: Option<GpuBuffer<u32>>,
+    /// (entries in tiles, adds of the segmented scatter at the adapter's smallest subgroup).
+    pub(super) adds: (usize, usize),
+}
+
+impl Plan {
+    pub(super) fn build(
+        gpu: &Gpu,
+        x: Matrix,
+        config: Config,
+        dx: Arc<DeviceX>,
+        hot: Option<Arc<(GpuBuffer<u32>, GpuBuffer<u32>)>>,
+        sorted: Option<Arc<SortedX>>,
+    ) -> Result<Plan> {
+        let (m, n) = x.shape();
+        let scratch = match config.variant {
+            Variant::TwoPass => {
+                let len = (config.groups as usize)
+                    .checked_mul(dx.partial_sets())
+                    .and_then(|g| g.checked_mul(n))
+                    .unwrap_or(usize::MAX);
+                GpuBuffer::<f32>::check_fits(gpu, "fused two-pass partials", len)?;
+                if (len as u64) * 4 > gpu.caps.max_storage_binding_bytes {
+                    return Err(Error::TooLarge {
+                        what: "fused two-pass partials".into(),
+                        needed: format!("{} bytes in one storage binding", len as u64 * 4),
+                        limit: format!("{} bytes", gpu.caps.max_storage_binding_bytes),
+                    });
+                }
+                Some(GpuBuffer::zeroed(gpu, "fused.partials", len)?)
+            }
+            Variant::Unfused => Some(GpuBuffer::zeroed(gpu, "fused.p", m)?),
+            _ => None,
+        };
+        let hot = match (x, hot) {
+            (Matrix::Sparse(_), _) if config.hot_cols == 0 => None,
+            (Matrix::Sparse(_), Some(shared)) => Some(shared),
+            (Matrix::Sparse(s), None) => {
+                let h = hot::build(s, config.hot_cols as usize)?;
+                Some(Arc::new((
+                    GpuBuffer::upload(gpu, "fused.hot_col_idx", &h.col_idx)?,
+                    GpuBuffer::upload(gpu, "fused.hot_cols", &h.cols)?,
+                )))
+            }
+            (Matrix::Dense(_), _) => None,
+        };
+        let sparse_bands = match &*dx {
+            DeviceX::Sparse { bands, .. } => &bands[..],
+            DeviceX::Dense { .. } => &[],
+        };
+        let long = match x {
+            Matrix::Sparse(s) if config.long_row != u32::MAX => {
+                let (chunks, rows) = long::chunks(s, config.long_row)?;
+                if chunks.is_empty() {
+                    None
+                } else {
+                    let per_band = bands::split_chunks(&chunks, sparse_bands)
+                        .into_iter()
+                        .map(|c| {
+                            let n = (c.len() / 4) as u32;
+                            Ok((GpuBuffer::upload(gpu, "fused.long_chunks", &c)?, n))
+                        })
+                        .collect::<Result<_>>()?;
+                    Some(LongRows {
+                        chunks: per_band,
+                        nchunks: chunks.len() as u32,
+                        dots: GpuBuffer::zeroed(gpu, "fused.long_dots", rows)?,
+                    })
+                }
+            }
+            _ => None,
+        };
+        let sorted = match (x, sorted) {
+            (Matrix::Sparse(_), Some(shared)) if config.tile > 0 => Some(shared),
+            (Matrix::Sparse(s), _) if config.tile > 0 => {
+                // Tiles never cross a band's first row, so each band takes whole tiles.
+                let starts: Vec<usize> = sparse_bands.iter().map(|b| b.rows.start).collect();
+                let long = config.long_row.min(config.tile);
+                let t = tiles::build_banded(
+                    s,
+                    config.tile,
+                    long,
+                    !tiles::fits(s.ncols, config.tile),
+                    &starts,
+                )?;
+                let sg = gpu.caps.subgroup_min_size.max(1) as usize;
+                let per_band = bands::split_tiles(&t.rows, sparse_bands)
+                    .into_iter()
+                    .map(|r| {
+                        let n = (r.len() / 2) as u32;
+                        Ok((GpuBuffer::upload(gpu, "fused.tile_rows", &r)?, n))
+                    })
+                    .collect::<Result<_>>()?;
+                Some(Arc::new(SortedX {
+                    adds: tiles::adds(&t, &s.row_ptr, sg),
+                    rows: per_band,
+                    keys: GpuBuffer::upload(gpu, "fused.tile_keys", &t.keys)?,
+                    values: GpuBuffer::upload(gpu, "fused.tile_values", &t.values)?,
+                    pos_bits: t.pos_bits,
+                    cols: match &t.cols {
+                        Some(c) => Some(GpuBuffer::upload(gpu, "fused.tile_cols", c)?),
+                        None => None,
+                    },
+                }))
+            }
+            _ => None,
+        };
+        Ok(Plan {
+            m,
+            n,
+            nnz: x.nnz(),
+            config,
+            x: dx,
+            hot,
+            used_cols: None,
+            scratch,
+            long,
+            sorted,
+            dummy: Arc::new(GpuBuffer::zeroed(gpu, "fused.absent", 4)?),
+        })
+    }
+}
