@@ -155,6 +155,8 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
                 "valid_result": !diag.any() || *diag == Diag::parse("no-tile")?,
                 "model": spec.name,
                 "sync": options.sync,
+                "sync_kernel": t.sync_kernel().map(|k| k.name()),
+                "sync_groups": t.sync_groups(),
                 "batch": options.batch,
                 "chunk": t.chunk(),
                 "lanes": lanes,

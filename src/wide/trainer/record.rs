@@ -1,6 +1,7 @@
 //! Recording an epoch: the schedule written in shuffled order, each part's dispatches (sync:
-//! flow or the stage baseline, then apply, per mini-batch; async: persistent workgroups per
-//! span) made once and submitted together, the training loss read back.
+//! flow or the stage baseline, then apply, per mini-batch, or the persistent sync kernel
+//! per span of mini-batches; async: persistent workgroups per span) made once and submitted
+//! together, the training loss read back.
 
 use super::{Part, Step, Trainer};
 use crate::gpu::{Batch, GpuBuffer};
@@ -89,6 +90,27 @@ impl Trainer<'_> {
         let sync = self.options.sync;
         let mut steps = vec![];
         for (b, &count) in part.sched.counts.iter().enumerate() {
+            if let Some(word) = &self.grid_word {
+                // The persistent sync kernel: the entry's mini-batches in one dispatch of G
+                // workgroups, gradient and update alike (no apply dispatch).
+                let bg = k.flow_sync.bind_ranges(
+                    gpu,
+                    &[
+                        part.config.as_entire_buffer_binding(),
+                        part.sched.entry(b),
+                        meta.raw().as_entire_buffer_binding(),
+                        sedge.raw().as_entire_buffer_binding(),
+                        fedge.raw().as_entire_buffer_binding(),
+                        self.params.raw().as_entire_buffer_binding(),
+                        self.grad.raw().as_entire_buffer_binding(),
+                        part.data.out.raw().as_entire_buffer_binding(),
+                        word.raw().as_entire_buffer_binding(),
+                    ],
+                )?;
+                let grid = gpu.grid(self.sync_groups as u32)?;
+                steps.push((k.flow_sync.clone(), bg, grid, false));
+                continue;
+            }
             let groups = if sync { count } else { count.min(self.groups) };
             let grid = gpu.grid(groups as u32)?;
             if let (Some(sk), Some(accs)) = (&self.stage, &part.accs) {
