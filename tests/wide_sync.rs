@@ -257,7 +257,10 @@ fn persistent_g_above_1_equals_twin_or_is_refused() {
                 "{msg}"
             );
         }
-        // The default G is 1 there, and valid.
+        // The default kernel there dispatches per mini-batch.
+        let t = Trainer::new(gpu, &spec, M, (&x, &y), None, Options::default()).unwrap();
+        assert_eq!(t.sync_kernel(), Some(SyncKernel::Dispatch));
+        // The persistent kernel's default G is 1 there, and valid.
         let t = Trainer::new(
             gpu,
             &spec,
@@ -278,7 +281,9 @@ fn persistent_g_above_1_equals_twin_or_is_refused() {
             assert_matches_twin(&got, &want, &format!("{model:?} G = {g} span {span}"));
         }
     }
-    // The default G: a mini-batch's chunks (3).
+    // The default kernel is the persistent one, its default G a mini-batch's chunks (3).
+    let t = Trainer::new(gpu, &spec, M, (&x, &y), None, Options::default()).unwrap();
+    assert_eq!(t.sync_kernel(), Some(SyncKernel::Persistent));
     let t = Trainer::new(
         gpu,
         &spec,
@@ -330,6 +335,7 @@ fn sync_kernel_settings_are_checked() {
         );
     }
     assert_eq!(SyncKernel::parse("dispatch").unwrap(), SyncKernel::Dispatch);
+    assert_eq!(SyncKernel::parse("auto").unwrap(), SyncKernel::Auto);
     assert!(SyncKernel::parse("grid").is_err());
     // The stage baseline dispatches per mini-batch (4 dispatches each).
     let t = Trainer::new(
@@ -395,6 +401,15 @@ fn cli_json_reports_the_sync_kernel() {
     assert_eq!(j["sync_groups"], 0, "{j}");
     assert_eq!(j["dispatches"], 4, "{j}");
     assert_eq!(j["dispatches_all"], 8, "{j}");
+    // The default: persistent on a discrete GPU, dispatch elsewhere.
+    let (ok, out, err) = run(&[]);
+    assert!(ok, "{err}");
+    let want = if grid_barrier_allowed(common::gpu()) {
+        "persistent"
+    } else {
+        "dispatch"
+    };
+    assert_eq!(json(&out)["sync_kernel"], want, "{out}");
     let (ok, out, err) = run(&["--async"]);
     assert!(ok, "{err}");
     assert!(json(&out)["sync_kernel"].is_null(), "{out}");
@@ -403,5 +418,48 @@ fn cli_json_reports_the_sync_kernel() {
         let (ok, _, err) = run(&["--sync-groups", "4"]);
         assert!(!ok);
         assert!(err.contains("sync_groups 4"), "{err}");
+    }
+}
+
+/// A span long enough that llvmpipe (lavapipe) ends the kernel's loops early (it caps a
+/// shader invocation's loop iterations at 65,535 in all): the epoch is an error naming the
+/// completed mini-batches, never a silently short epoch. Where the device runs it whole, the
+/// epoch equals the dispatch path's.
+#[test]
+fn a_persistent_dispatch_cut_short_is_an_error() {
+    use wgsparse::gen::{zipf_ctr, CtrModel};
+    let (n, m) = (36_000, 1_000);
+    let d = zipf_ctr(n, m, 16, CtrModel::Lr, 43).unwrap();
+    let spec = Model::Lr.spec().unwrap();
+    let run = |kernel: SyncKernel| {
+        let o = Options {
+            batch: 64,
+            sync_kernel: kernel,
+            sync_groups: if kernel == SyncKernel::Persistent {
+                1
+            } else {
+                0
+            },
+            ..Options::default()
+        };
+        let mut t =
+            Trainer::new(common::gpu(), &spec, m, (&d.features, &d.labels), None, o).unwrap();
+        t.train_epoch().map(|_| t.params().unwrap())
+    };
+    let reference = run(SyncKernel::Dispatch).unwrap();
+    match run(SyncKernel::Persistent) {
+        Ok(p) => {
+            for (i, (&a, &b)) in p.iter().zip(&reference).enumerate() {
+                assert!((a - b).abs() <= 2e-5 * b.abs() + 2e-6, "θ{i}: {a} vs {b}");
+            }
+        }
+        Err(e) => {
+            eprintln!("cut short on this device: {e}");
+            assert!(matches!(e, Error::Gpu { .. }), "{e}");
+            assert!(
+                e.to_string().contains("of the epoch's 563 mini-batches"),
+                "{e}"
+            );
+        }
     }
 }

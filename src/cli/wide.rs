@@ -77,9 +77,10 @@ enum What {
         #[arg(long = "async")]
         async_: bool,
         /// Sync: `persistent` (many mini-batches per dispatch, grid barriers between each
-        /// one's gradient and update) or `dispatch` (a flow and an apply dispatch per
-        /// mini-batch, the reference).
-        #[arg(long, default_value = "persistent", value_parser = wide::SyncKernel::NAMES)]
+        /// one's gradient and update), `dispatch` (a flow and an apply dispatch per
+        /// mini-batch, the reference) or `auto` (persistent on a discrete GPU or with
+        /// --sync-groups / --sync-span, else dispatch).
+        #[arg(long, default_value = "auto", value_parser = wide::SyncKernel::NAMES)]
         sync_kernel: String,
         /// Sync, persistent kernel: workgroups G (0: a mini-batch's chunks on a discrete
         /// GPU, 1 elsewhere; G > 1 is refused where the grid barrier may hang).

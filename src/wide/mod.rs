@@ -42,7 +42,8 @@
 //!   pass, bind groups made once, schedules written before it); smaller chunks
 //!   ([`Options::max_chunk`]) spread a mini-batch over more workgroups and shorten the
 //!   segments, and `benches/peers/wide_diag.sh` measures both.
-//! - **Persistent sync kernel** ([`SyncKernel::Persistent`], the default): one `wide/flow`
+//! - **Persistent sync kernel** ([`SyncKernel::Persistent`], the default on discrete
+//!   GPUs): one `wide/flow`
 //!   dispatch (PERSISTENT) per part (or per [`Options::sync_span`] mini-batches) of G
 //!   workgroups ([`Options::sync_groups`]) that take the mini-batches in order: they share
 //!   a mini-batch's chunks adding into the gradient, meet at a grid-wide barrier (an atomic
@@ -52,7 +53,10 @@
 //!   barrier. G = 1 needs no barrier and runs on any adapter; G > 1 needs every workgroup
 //!   resident at once, so it is refused beyond the resident workgroups ([`crate::gpu::Residency`])
 //!   and on adapters that are not discrete GPUs (lavapipe runs workgroups on a small
-//!   thread pool, where a spinning workgroup could wait for one never started).
+//!   thread pool, where a spinning workgroup could wait for one never started). The kernel
+//!   counts the mini-batches it completed and the trainer checks the count each epoch:
+//!   llvmpipe (lavapipe) ends a shader invocation's loops after 65,535 iterations in all,
+//!   so a long span there stops early, and is reported as an error instead of trained on.
 //! - **Async mode**: the whole epoch is one dispatch (or one per
 //!   [`Options::async_span`] mini-batches) of P persistent workgroups
 //!   ([`Options::async_groups`]), workgroup w taking chunks w, w + P, …, each adding
@@ -143,8 +147,9 @@ pub struct Options {
     /// Sync (exact mini-batch SGD) or async (updates per chunk).
     pub sync: bool,
     /// Sync: one dispatch per mini-batch's gradient and one per its update, or the
-    /// persistent kernel covering many mini-batches per dispatch (the default; the stage
-    /// baseline always dispatches per mini-batch).
+    /// persistent kernel covering many mini-batches per dispatch; by default
+    /// ([`SyncKernel::Auto`]) the persistent one on a discrete GPU. The stage baseline
+    /// always dispatches per mini-batch.
     pub sync_kernel: SyncKernel,
     /// Sync, persistent kernel: its workgroups G (0, the default: a mini-batch's chunks,
     /// within the resident workgroups, on a discrete GPU; 1 elsewhere). G > 1 needs a
@@ -230,7 +235,7 @@ impl Default for Options {
             batch: 1024,
             lr: 0.5,
             sync: true,
-            sync_kernel: SyncKernel::Persistent,
+            sync_kernel: SyncKernel::Auto,
             sync_groups: 0,
             sync_span: 0,
             async_span: 0,
@@ -257,7 +262,8 @@ impl Default for Options {
 
 impl Options {
     /// Whether training runs the persistent sync kernel (sync mode, flow engine, the
-    /// persistent [`Options::sync_kernel`]).
+    /// persistent [`Options::sync_kernel`]; [`SyncKernel::Auto`] is resolved by the
+    /// trainer, [`sync::resolve`]).
     pub fn persistent_sync(&self) -> bool {
         self.sync && !self.stage && self.sync_kernel == SyncKernel::Persistent
     }
@@ -275,7 +281,8 @@ impl Options {
                 "the stage baseline runs in sync mode only".into(),
             ));
         }
-        if !self.persistent_sync() && (self.sync_groups > 0 || self.sync_span > 0) {
+        let may_persist = self.sync && !self.stage && self.sync_kernel != SyncKernel::Dispatch;
+        if !may_persist && (self.sync_groups > 0 || self.sync_span > 0) {
             return Err(Error::Option(format!(
                 "sync_groups {} and sync_span {} size the persistent sync kernel: not with \
                  async mode, the stage baseline or the dispatch sync kernel",

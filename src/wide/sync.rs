@@ -9,23 +9,29 @@ use crate::{Error, Result};
 /// How sync mode dispatches its mini-batches.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SyncKernel {
+    /// The persistent kernel where the grid barrier is allowed ([`grid_barrier_allowed`])
+    /// or where [`crate::wide::Options::sync_groups`] or `sync_span` ask for it, else
+    /// [`SyncKernel::Dispatch`] (a software device runs the dispatches' workgroups in
+    /// parallel anyway, and may end a persistent kernel's long loops early).
+    #[default]
+    Auto,
     /// Per mini-batch a `wide/flow` dispatch (the gradient) and a `wide/apply` dispatch
     /// (the update): 2 dispatches per mini-batch.
     Dispatch,
     /// `wide/flow` with PERSISTENT: G persistent workgroups take every mini-batch of a
     /// span (a part's, or [`crate::wide::Options::sync_span`] of them) in one dispatch,
     /// gradient and update of each separated by grid barriers.
-    #[default]
     Persistent,
 }
 
 impl SyncKernel {
     /// The names the CLI's `--sync-kernel` takes.
-    pub const NAMES: [&'static str; 2] = ["dispatch", "persistent"];
+    pub const NAMES: [&'static str; 3] = ["auto", "dispatch", "persistent"];
 
     /// The kernel's name (one of [`SyncKernel::NAMES`]).
     pub fn name(&self) -> &'static str {
         match self {
+            SyncKernel::Auto => "auto",
             SyncKernel::Dispatch => "dispatch",
             SyncKernel::Persistent => "persistent",
         }
@@ -34,6 +40,7 @@ impl SyncKernel {
     /// Parses one of [`SyncKernel::NAMES`].
     pub fn parse(name: &str) -> Result<Self> {
         match name {
+            "auto" => Ok(SyncKernel::Auto),
             "dispatch" => Ok(SyncKernel::Dispatch),
             "persistent" => Ok(SyncKernel::Persistent),
             other => Err(Error::Option(format!(
@@ -41,6 +48,20 @@ impl SyncKernel {
                 SyncKernel::NAMES.join(", ")
             ))),
         }
+    }
+}
+
+/// The kernel `options` run on `gpu`: [`SyncKernel::Auto`] resolved (persistent where the
+/// grid barrier is allowed or `sync_groups`/`sync_span` are set, else dispatch).
+pub fn resolve(gpu: &Gpu, options: &crate::wide::Options) -> SyncKernel {
+    match options.sync_kernel {
+        SyncKernel::Auto
+            if grid_barrier_allowed(gpu) || options.sync_groups > 0 || options.sync_span > 0 =>
+        {
+            SyncKernel::Persistent
+        }
+        SyncKernel::Auto => SyncKernel::Dispatch,
+        k => k,
     }
 }
 

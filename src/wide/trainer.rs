@@ -184,6 +184,26 @@ impl<'g> Trainer<'g> {
         self.sync_groups
     }
 
+    /// Runs the next epochs of the persistent sync kernel with `groups` workgroups (G, as
+    /// [`Options::sync_groups`]: 0 the default; checked as at build) on the same schedule,
+    /// so benchmarks compare G on data chunked once. Not a restart: the parameters stay.
+    pub fn set_sync_groups(&mut self, groups: usize) -> Result<()> {
+        let options = Options {
+            sync_groups: groups,
+            ..self.options.clone()
+        };
+        options.check()?;
+        let g = build::sync_groups(self.gpu, &self.spec, &options, self.chunk, self.hot)?;
+        self.options = options;
+        if g != self.sync_groups {
+            self.sync_groups = g;
+            for part in &mut self.parts {
+                part.steps = [vec![], vec![]];
+            }
+        }
+        Ok(())
+    }
+
     /// Async: persistent workgroups per dispatch ([`Options::async_groups`], at most the
     /// epoch's chunks / [`MIN_WINDOWS`]).
     pub fn async_groups(&self) -> usize {

@@ -146,6 +146,10 @@ impl<'g> Trainer<'g> {
     ) -> Result<Self> {
         spec.check()?;
         options.check()?;
+        let options = Options {
+            sync_kernel: crate::wide::sync::resolve(gpu, &options),
+            ..options
+        };
         if spec.accums > crate::wide::model::MAX_ACCUMS {
             return Err(Error::Option(format!(
                 "model {}: too many Accums",

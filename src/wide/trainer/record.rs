@@ -26,6 +26,9 @@ impl Trainer<'_> {
             part.data.out.fill(gpu, f32::NAN)?;
             last.push((p, ids));
         }
+        if let Some(word) = &self.grid_word {
+            word.fill(gpu, 0)?;
+        }
         let time = if self.ring.is_some() {
             self.ring_epoch(&part_order)?
         } else {
@@ -45,6 +48,7 @@ impl Trainer<'_> {
             batch.submit_timed()?
         };
         self.last_order = last;
+        self.check_persistent_completed()?;
         let mut total = 0.0;
         let mut n = 0;
         for part in &self.parts {
@@ -58,6 +62,38 @@ impl Trainer<'_> {
             n += part.data.host.n_samples;
         }
         Ok((total / n.max(1) as f64, time))
+    }
+
+    /// With the persistent sync kernel: fails with [`crate::Error::Gpu`] unless its count
+    /// of completed mini-batches is the epoch's (a device may end long loops early:
+    /// llvmpipe stops a shader invocation's loops after 65,535 iterations in all).
+    fn check_persistent_completed(&self) -> Result<()> {
+        let Some(word) = &self.grid_word else {
+            return Ok(());
+        };
+        let want: usize = self
+            .parts
+            .iter()
+            .flat_map(|p| {
+                p.sched
+                    .counts
+                    .iter()
+                    .map(|c| c.div_ceil(p.sched.batch_chunks))
+            })
+            .sum();
+        let done = word.read(self.gpu)?[1] as usize;
+        if done != want {
+            return Err(crate::Error::Gpu {
+                kernel: "wide.flow (persistent sync)".into(),
+                message: format!(
+                    "completed {done} of the epoch's {want} mini-batches: the device ended the \
+                     kernel's loops early (llvmpipe caps a shader invocation's loop iterations \
+                     at 65,535); use a shorter sync_span (--sync-span) or the dispatch sync \
+                     kernel (--sync-kernel dispatch)"
+                ),
+            });
+        }
+        Ok(())
     }
 
     /// Records `steps` into `batch`, each snapshot-reading dispatch after the copy of the
