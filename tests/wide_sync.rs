@@ -419,6 +419,37 @@ fn cli_json_reports_the_sync_kernel() {
         assert!(!ok);
         assert!(err.contains("sync_groups 4"), "{err}");
     }
+    // `wide sweep` runs both kernels on the same chunk orders: the same validation logloss.
+    let (ok, out, err) = common::wgsparse(&[
+        "wide",
+        "sweep",
+        "--sync",
+        "--train",
+        path,
+        "--batch",
+        "48",
+        "--max-chunk",
+        "16",
+        "--epochs",
+        "2",
+        "--passes",
+        "1",
+        "--run",
+        "sync-kernel=dispatch",
+        "--run",
+        "sync-kernel=persistent,sync-groups=1",
+    ]);
+    assert!(ok, "{err}");
+    let lines: Vec<serde_json::Value> = out.lines().map(json).collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert_eq!(lines[0]["sync_kernel"], "dispatch", "{out}");
+    assert_eq!(lines[1]["sync_kernel"], "persistent", "{out}");
+    assert_eq!(lines[1]["dispatches"], 1, "{out}");
+    let (a, b) = (
+        lines[0]["logloss"].as_f64().unwrap(),
+        lines[1]["logloss"].as_f64().unwrap(),
+    );
+    assert!((a - b).abs() <= 1e-5, "{a} vs {b}");
 }
 
 /// A span long enough that llvmpipe (lavapipe) ends the kernel's loops early (it caps a
