@@ -80,6 +80,10 @@ pub fn resident_groups(gpu: &Gpu, invocations: u32, shared_bytes: u32) -> usize 
     r.units as usize * r.groups_resident(invocations, shared_bytes) as usize
 }
 
+/// Most workgroups the grid barrier counts (its arrivals share a word with the generation:
+/// 16 bits each).
+pub const MAX_GROUPS: usize = 0xffff;
+
 /// The persistent sync kernel's workgroups G: `asked` (0: every chunk of a mini-batch its
 /// own workgroup, `batch_chunks`, within the resident workgroups, where the grid barrier is
 /// allowed, else 1). Fails with [`Error::Option`] when G > 1 is asked of an adapter that
@@ -94,7 +98,7 @@ pub fn persistent_groups(
     let allowed = grid_barrier_allowed(gpu);
     let resident = resident.max(1);
     match asked {
-        0 if allowed => Ok(batch_chunks.clamp(1, resident)),
+        0 if allowed => Ok(batch_chunks.clamp(1, resident.min(MAX_GROUPS))),
         0 | 1 => Ok(1),
         g if !allowed => Err(Error::Option(format!(
             "sync_groups {g}: the persistent sync kernel's grid barrier needs all {g} \
@@ -102,6 +106,9 @@ pub fn persistent_groups(
              {} device: use sync_groups 1 (--sync-groups 1) or the dispatch sync kernel \
              (--sync-kernel dispatch)",
             gpu.caps.adapter_name, gpu.caps.device_type
+        ))),
+        g if g > MAX_GROUPS => Err(Error::Option(format!(
+            "sync_groups {g}: the grid barrier counts at most {MAX_GROUPS} workgroups"
         ))),
         g if g > resident => Err(Error::Option(format!(
             "sync_groups {g}: more than the {resident} workgroups {} keeps resident at once \
