@@ -43,20 +43,20 @@
 //!   ([`Options::max_chunk`]) spread a mini-batch over more workgroups and shorten the
 //!   segments, and `benches/peers/wide_diag.sh` measures both.
 //! - **Persistent sync kernel** ([`SyncKernel::Persistent`], the default on discrete
-//!   GPUs): one `wide/flow`
-//!   dispatch (PERSISTENT) per part (or per [`Options::sync_span`] mini-batches) of G
-//!   workgroups ([`Options::sync_groups`]) that take the mini-batches in order: they share
-//!   a mini-batch's chunks adding into the gradient, meet at a grid-wide barrier (an atomic
-//!   arrival count and generation in one word), take each touched parameter's gradient by
-//!   atomic exchange and move it, meet again, and go on. Parameters are read and written
-//!   by atomics in that kernel, so no per-compute-unit cache serves a read stale after the
-//!   barrier. G = 1 needs no barrier and runs on any adapter; G > 1 needs every workgroup
-//!   resident at once, so it is refused beyond the resident workgroups ([`crate::gpu::Residency`])
-//!   and on adapters that are not discrete GPUs (lavapipe runs workgroups on a small
-//!   thread pool, where a spinning workgroup could wait for one never started). The kernel
-//!   counts the mini-batches it completed and the trainer checks the count each epoch:
-//!   llvmpipe (lavapipe) ends a shader invocation's loops after 65,535 iterations in all,
-//!   so a long span there stops early, and is reported as an error instead of trained on.
+//!   GPUs): one `wide/flow` dispatch (PERSISTENT) per part (or per [`Options::sync_span`]
+//!   mini-batches) of G workgroups ([`Options::sync_groups`]) that take the mini-batches in
+//!   order: they share a mini-batch's chunks adding into the gradient, meet at a grid-wide
+//!   barrier (an atomic arrival count and generation in one word), take each touched
+//!   parameter's gradient by atomic exchange and move it, meet again, and go on. Parameters
+//!   are read and written by atomics in that kernel, so no per-compute-unit cache serves a
+//!   read stale after the barrier. G = 1 needs no barrier and runs on any adapter; G > 1
+//!   needs every workgroup resident at once, so it is refused beyond the resident
+//!   workgroups ([`crate::gpu::Residency`]) and on adapters that are not discrete GPUs
+//!   (lavapipe runs workgroups on a small thread pool, where a spinning workgroup could
+//!   wait for one never started). The kernel counts the mini-batches it completed and the
+//!   trainer checks the count each epoch: llvmpipe (lavapipe) ends a shader invocation's
+//!   loops after 65,535 iterations in all, so a long span there stops early, and is
+//!   reported as an error instead of trained on.
 //! - **Async mode**: the whole epoch is one dispatch (or one per
 //!   [`Options::async_span`] mini-batches) of P persistent workgroups
 //!   ([`Options::async_groups`]), workgroup w taking chunks w, w + P, …, each adding
