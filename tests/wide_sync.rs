@@ -10,7 +10,7 @@ mod common;
 use common::wide::{assert_matches_twin, data, random_params};
 use wgsparse::sparse::Csr;
 use wgsparse::wide::sync::grid_barrier_allowed;
-use wgsparse::wide::{cpu, metrics, Model, Options, SyncKernel, Trainer};
+use wgsparse::wide::{cpu, metrics, FlowVariant, Model, Options, SyncKernel, Trainer};
 use wgsparse::{Error, Gpu};
 
 const M: usize = 120;
@@ -492,5 +492,56 @@ fn a_persistent_dispatch_cut_short_is_an_error() {
                 "{e}"
             );
         }
+    }
+}
+
+/// The persistent kernel's coherent reads (plain `@coherent` loads through a second binding
+/// instead of atomic loads) equal the twin's SGD; the dispatch kernel, whose parameters do
+/// not move during a dispatch, refuses them, and plain reads without the decoration are
+/// refused in sync mode.
+#[test]
+fn coherent_reads_in_the_persistent_kernel_equal_twin() {
+    let gpu = common::gpu();
+    let (x, y) = samples(4 * BATCH + 12, 79);
+    let coherent = FlowVariant {
+        plain_reads: true,
+        coherent_reads: true,
+        ..FlowVariant::default()
+    };
+    for model in [Model::Lr, Model::Fm { k: 3 }] {
+        let o = Options {
+            variant: coherent,
+            ..options(SyncKernel::Persistent, 1, 2)
+        };
+        if !gpu.caps.coherent {
+            let spec = model.spec().unwrap();
+            let e = Trainer::new(gpu, &spec, M, (&x, &y), None, o)
+                .err()
+                .unwrap();
+            assert!(e.to_string().contains("@coherent"), "{e}");
+            continue;
+        }
+        let (got, want, _, _) = epoch_vs_twin(gpu, model, (&x, &y), o, 83);
+        assert_matches_twin(&got, &want, &format!("{model:?} coherent reads"));
+    }
+    for (kernel, variant) in [
+        (SyncKernel::Dispatch, coherent),
+        (
+            SyncKernel::Persistent,
+            FlowVariant {
+                plain_reads: true,
+                ..FlowVariant::default()
+            },
+        ),
+    ] {
+        let o = Options {
+            variant,
+            ..options(kernel, 0, 0)
+        };
+        let e = o.check().unwrap_err().to_string();
+        assert!(
+            e.contains("plain_reads") || e.contains("coherent_reads"),
+            "{e}"
+        );
     }
 }

@@ -18,7 +18,9 @@
 #    the last 10% held out: 4,513 mini-batches of 1024 per epoch), `wide sweep --sync` (data
 #    chunked once per kernel; same seed, so every run trains on the same chunk orders), batch
 #    1024, lr 0.5, 2 epochs, LR and FM k = 10: the dispatch path, then the persistent kernel
-#    at G = 1, 8, 32 (a mini-batch's chunks: the default) and 132 (one per SM); then LR at
+#    at G = 1, 8, 32 (a mini-batch's chunks: the default) and 132 (one per SM), and at
+#    G = 32 with coherent reads (parameters read by `@coherent` plain loads instead of
+#    atomic loads: the lever that halved async's epoch); then LR at
 #    chunks of 8 samples (128 per mini-batch): dispatch, persistent at the default G and 132
 #    (is the chunk's serial path, not the dispatches, what a mini-batch costs?).
 # 3. `wide train --check` (the f64 twin replays every epoch's mini-batches; check_ok: the
@@ -58,7 +60,7 @@ timeout 75 $W gen ctr --samples "${SAMPLES:-5134149}" --features "${FEATURES:-10
   --json >> "$OUT/wide_gen.jsonl" 2>>"$OUT/log.txt" || { log "gen FAILED"; exit 1; }
 P=sync-kernel=persistent
 RUNS=(--run sync-kernel=dispatch --run $P,sync-groups=32 --run $P,sync-groups=132
-  --run $P,sync-groups=8 --run $P,sync-groups=1)
+  --run $P,sync-groups=32,coherent-reads --run $P,sync-groups=8 --run $P,sync-groups=1)
 sweep() {
   local limit=$1; shift
   log "wide sweep --sync $*"
@@ -85,8 +87,8 @@ rm -rf $D
 python3 - "$J" "$OUT/wide_sync_check.jsonl" <<'PY' | tee "$OUT/wide_sync.md" | tee -a "$OUT/log.txt"
 import json, math, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
-print("| model | chunk | kernel | G | dispatches / epoch | epoch ms (median of 2) | µs per mini-batch | logloss | Δ vs dispatch |")
-print("|---|---|---|---|---|---|---|---|---|")
+print("| model | chunk | kernel | G | variant | dispatches / epoch | epoch ms (median of 2) | µs per mini-batch | logloss | Δ vs dispatch |")
+print("|---|---|---|---|---|---|---|---|---|---|")
 # The dispatch run of the same model and chunking trained on the same chunk orders.
 ref = {(r["model"], r["chunk"]): r.get("logloss") for r in rows if r.get("sync_kernel") == "dispatch"}
 for r in rows:
@@ -95,7 +97,8 @@ for r in rows:
     us = f'{1e3 * e / mb:.2f}' if e else "-"
     l, d = r.get("logloss"), ref.get((r["model"], r["chunk"]))
     delta = f"{l - d:+.2e}" if l is not None and d is not None else "-"
-    print(f'| {r["model"]} | {r["chunk"]} | {r.get("sync_kernel")} | {r.get("sync_groups")} | {r["dispatches"]} '
+    print(f'| {r["model"]} | {r["chunk"]} | {r.get("sync_kernel")} | {r.get("sync_groups")} '
+          f'| {r["variant"]} | {r["dispatches"]} '
           f'| {e if e else r.get("error", "-")} | {us} | {l} | {delta} |')
 try:
     for l in open(sys.argv[2]):

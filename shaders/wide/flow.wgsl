@@ -117,9 +117,26 @@ fn step_scale(j: u32) -> f32 {
 // point (L2 on NVIDIA), never from a per-compute-unit cache that another workgroup's
 // update would leave stale: after a grid barrier every read sees the last update.
 @group(0) @binding(5) var<storage, read_write> params_at: array<atomic<u32>>;
-fn param_global(k: u32) -> f32 {
+fn param_live(k: u32) -> f32 {
     return bitcast<f32>(atomicLoad(&params_at[k]));
 }
+#ifdef PLAIN_READS
+// COHERENT_READS: the parameters bound a second time for plain loads decorated `@coherent`,
+// so they too bypass per-compute-unit caches and see the last mini-batch's update after the
+// barrier (without the decoration a plain load could be served stale: the host refuses it).
+#ifdef COHERENT_READS
+@coherent @group(0) @binding(9) var<storage, read_write> params_plain: array<f32>;
+#else
+@group(0) @binding(9) var<storage, read_write> params_plain: array<f32>;
+#endif
+fn param_global(k: u32) -> f32 {
+    return params_plain[k];
+}
+#else
+fn param_global(k: u32) -> f32 {
+    return param_live(k);
+}
+#endif
 // [the grid barrier's word: arrivals in the low 16 bits, the generation above them;
 //  mini-batches completed]
 @group(0) @binding(8) var<storage, read_write> grid_word: array<atomic<u32>>;
@@ -279,7 +296,7 @@ fn take(i: u32) {
     let g = bitcast<f32>(atomicExchange(&accum[i], 0u));
 #endif
     if g != 0.0 {
-        atomicStore(&params_at[i], bitcast<u32>(param_global(i) - cfg.lr * g));
+        atomicStore(&params_at[i], bitcast<u32>(param_live(i) - cfg.lr * g));
     }
 }
 

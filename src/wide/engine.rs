@@ -237,12 +237,15 @@ const FLOW_SYNC: &[Binding] = &[
 ];
 /// The persistent sync kernel: the parameters read-write at 5 (atomic loads and stores),
 /// the grid barrier's word at 8.
-const FLOW_PERSISTENT: &[Binding] = &[
+const FLOW_PERSISTENT: &[Binding] = FLOW_PERSISTENT_COHERENT.split_at(9).0;
+/// … with coherent reads: the parameters bound again at 9 for `@coherent` plain loads.
+const FLOW_PERSISTENT_COHERENT: &[Binding] = &[
     Binding::Uniform,
     Binding::Read,
     Binding::Read,
     Binding::Read,
     Binding::Read,
+    Binding::ReadWrite,
     Binding::ReadWrite,
     Binding::ReadWrite,
     Binding::ReadWrite,
@@ -334,7 +337,10 @@ impl Kernels {
             let mut d = defines.clone();
             d.extend(extra);
             if extra != Some("PREDICT") {
-                d.extend(options.variant.defines(extra != Some("ASYNC")));
+                // The persistent sync kernel takes the parameter-read variants as async does
+                // (the sync-mode checks leave it coherent reads alone).
+                let live = matches!(extra, Some("ASYNC") | Some("PERSISTENT"));
+                d.extend(options.variant.defines(!live));
                 d.extend(options.diag.defines());
             }
             if one_hot {
@@ -353,7 +359,12 @@ impl Kernels {
         let persistent = options.persistent_sync();
         Ok(Kernels {
             flow_sync: if persistent {
-                flow(Some("PERSISTENT"), one_hot.0, FLOW_PERSISTENT)?
+                let bindings = if options.variant.plain_reads {
+                    FLOW_PERSISTENT_COHERENT
+                } else {
+                    FLOW_PERSISTENT
+                };
+                flow(Some("PERSISTENT"), one_hot.0, bindings)?
             } else {
                 flow(None, one_hot.0, FLOW_SYNC)?
             },

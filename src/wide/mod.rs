@@ -289,6 +289,14 @@ impl Options {
                 self.sync_groups, self.sync_span
             )));
         }
+        if self.sync && !may_persist && self.variant.coherent_reads {
+            return Err(Error::Option(
+                "coherent_reads in sync mode is a variant of the persistent sync kernel: not \
+                 with the stage baseline or the dispatch sync kernel (whose parameters do not \
+                 move during a dispatch)"
+                    .into(),
+            ));
+        }
         if self
             .async_in_flight
             .is_some_and(|s| !(s.is_finite() && s >= 1.0))

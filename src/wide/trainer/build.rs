@@ -145,11 +145,12 @@ impl<'g> Trainer<'g> {
         options: Options,
     ) -> Result<Self> {
         spec.check()?;
-        options.check()?;
+        // Checked with the sync kernel resolved (its variants depend on it).
         let options = Options {
             sync_kernel: crate::wide::sync::resolve(gpu, &options),
             ..options
         };
+        options.check()?;
         if spec.accums > crate::wide::model::MAX_ACCUMS {
             return Err(Error::Option(format!(
                 "model {}: too many Accums",

@@ -129,20 +129,22 @@ impl Trainer<'_> {
             if let Some(word) = &self.grid_word {
                 // The persistent sync kernel: the entry's mini-batches in one dispatch of G
                 // workgroups, gradient and update alike (no apply dispatch).
-                let bg = k.flow_sync.bind_ranges(
-                    gpu,
-                    &[
-                        part.config.as_entire_buffer_binding(),
-                        part.sched.entry(b),
-                        meta.raw().as_entire_buffer_binding(),
-                        sedge.raw().as_entire_buffer_binding(),
-                        fedge.raw().as_entire_buffer_binding(),
-                        self.params.raw().as_entire_buffer_binding(),
-                        self.grad.raw().as_entire_buffer_binding(),
-                        part.data.out.raw().as_entire_buffer_binding(),
-                        word.raw().as_entire_buffer_binding(),
-                    ],
-                )?;
+                let mut entries = vec![
+                    part.config.as_entire_buffer_binding(),
+                    part.sched.entry(b),
+                    meta.raw().as_entire_buffer_binding(),
+                    sedge.raw().as_entire_buffer_binding(),
+                    fedge.raw().as_entire_buffer_binding(),
+                    self.params.raw().as_entire_buffer_binding(),
+                    self.grad.raw().as_entire_buffer_binding(),
+                    part.data.out.raw().as_entire_buffer_binding(),
+                    word.raw().as_entire_buffer_binding(),
+                ];
+                if self.options.variant.plain_reads {
+                    // Coherent reads: the parameters again, for `@coherent` plain loads.
+                    entries.push(self.params.raw().as_entire_buffer_binding());
+                }
+                let bg = k.flow_sync.bind_ranges(gpu, &entries)?;
                 let grid = gpu.grid(self.sync_groups as u32)?;
                 steps.push((k.flow_sync.clone(), bg, grid, false));
                 continue;
