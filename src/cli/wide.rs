@@ -82,8 +82,9 @@ enum What {
         /// --sync-groups / --sync-span, else dispatch).
         #[arg(long, default_value = "auto", value_parser = wide::SyncKernel::NAMES)]
         sync_kernel: String,
-        /// Sync, persistent kernel: workgroups G (0: a mini-batch's chunks on a discrete
-        /// GPU, 1 elsewhere; G > 1 is refused where the grid barrier may hang).
+        /// Sync, persistent kernel: workgroups G (0: a mini-batch's chunks, at most one per
+        /// compute unit, on a discrete GPU, 1 elsewhere; G > 1 is refused where the grid
+        /// barrier may hang and beyond the resident workgroups).
         #[arg(long, default_value_t = 0)]
         sync_groups: usize,
         /// Sync, persistent kernel: mini-batches per dispatch (0: all of a part's).

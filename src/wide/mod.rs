@@ -151,8 +151,8 @@ pub struct Options {
     /// ([`SyncKernel::Auto`]) the persistent one on a discrete GPU. The stage baseline
     /// always dispatches per mini-batch.
     pub sync_kernel: SyncKernel,
-    /// Sync, persistent kernel: its workgroups G (0, the default: a mini-batch's chunks,
-    /// within the resident workgroups, on a discrete GPU; 1 elsewhere). G > 1 needs a
+    /// Sync, persistent kernel: its workgroups G (0, the default: a mini-batch's chunks, at
+    /// most one per compute unit, on a discrete GPU; 1 elsewhere). G > 1 needs a
     /// grid-wide barrier, refused on adapters that are not discrete GPUs
     /// ([`sync::grid_barrier_allowed`]) and beyond the resident workgroups.
     pub sync_groups: usize,

@@ -74,10 +74,16 @@ pub fn grid_barrier_allowed(gpu: &Gpu) -> bool {
 }
 
 /// Workgroups of `invocations` invocations and `shared_bytes` of workgroup memory `gpu`
-/// keeps resident at once ([`Residency`]: its compute units times those one unit holds).
-pub fn resident_groups(gpu: &Gpu, invocations: u32, shared_bytes: u32) -> usize {
+/// keeps resident at once, and its compute units ([`Residency`]: the units times the
+/// workgroups one unit holds). The estimate does not count registers, which may hold fewer;
+/// one workgroup per unit is resident whenever any is.
+pub fn resident_groups(gpu: &Gpu, invocations: u32, shared_bytes: u32) -> (usize, usize) {
     let r = Residency::of(&gpu.caps);
-    r.units as usize * r.groups_resident(invocations, shared_bytes) as usize
+    let units = r.units as usize;
+    (
+        units * r.groups_resident(invocations, shared_bytes) as usize,
+        units,
+    )
 }
 
 /// Most workgroups the grid barrier counts (its arrivals share a word with the generation:
@@ -85,20 +91,23 @@ pub fn resident_groups(gpu: &Gpu, invocations: u32, shared_bytes: u32) -> usize 
 pub const MAX_GROUPS: usize = 0xffff;
 
 /// The persistent sync kernel's workgroups G: `asked` (0: every chunk of a mini-batch its
-/// own workgroup, `batch_chunks`, within the resident workgroups, where the grid barrier is
-/// allowed, else 1). Fails with [`Error::Option`] when G > 1 is asked of an adapter that
-/// may not run the grid barrier ([`grid_barrier_allowed`]) or exceeds `resident`
-/// (the barrier would wait for workgroups that cannot start).
+/// own workgroup, `batch_chunks`, at most one per compute unit, where the grid barrier is
+/// allowed, else 1) with `(resident, units)` from [`resident_groups`]. Fails with
+/// [`Error::Option`] when G > 1 is asked of an adapter that may not run the grid barrier
+/// ([`grid_barrier_allowed`]) or exceeds `resident` (the barrier would wait for workgroups
+/// that cannot start). An asked G between the units and `resident` relies on the estimate
+/// (registers uncounted).
 pub fn persistent_groups(
     gpu: &Gpu,
     asked: usize,
     batch_chunks: usize,
-    resident: usize,
+    (resident, units): (usize, usize),
 ) -> Result<usize> {
     let allowed = grid_barrier_allowed(gpu);
     let resident = resident.max(1);
+    let units = units.clamp(1, resident);
     match asked {
-        0 if allowed => Ok(batch_chunks.clamp(1, resident.min(MAX_GROUPS))),
+        0 if allowed => Ok(batch_chunks.clamp(1, units.min(MAX_GROUPS))),
         0 | 1 => Ok(1),
         g if !allowed => Err(Error::Option(format!(
             "sync_groups {g}: the persistent sync kernel's grid barrier needs all {g} \
