@@ -312,8 +312,10 @@ fn take(i: u32) {
 // add (2^16 − G) empties the count and advances the generation at once, and an early
 // arrival at the next barrier (whose add follows in that order) never meets a stale count.
 // The data themselves are only touched by atomics (gradient adds and exchanges, parameter
-// loads and stores), which no per-compute-unit cache serves stale. The generation is 16
-// bits and only compared for change: it moves at most once while a workgroup waits.
+// loads and stores; with COHERENT_READS the parameter reads are `@coherent` plain loads),
+// which no per-compute-unit cache serves stale, so the barrier does not rest on the
+// fences alone. The generation is 16 bits and only compared for change: it moves at most
+// once while a workgroup waits.
 fn grid_sync(lid: u32, groups: u32) {
     storageBarrier();
     workgroupBarrier();
