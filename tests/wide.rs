@@ -8,7 +8,9 @@ mod common;
 use common::wide::{assert_matches_twin, data, random_params, twin, user_model};
 use wgsparse::gen::{zipf_ctr, CtrModel};
 use wgsparse::gpu::preprocess;
-use wgsparse::wide::{cpu, initial_params, metrics, plan, Model, ModelSpec, Options, Trainer};
+use wgsparse::wide::{
+    cpu, initial_params, metrics, plan, Model, ModelSpec, Options, SyncKernel, Trainer,
+};
 use wgsparse::Gpu;
 
 #[test]
@@ -42,6 +44,14 @@ fn every_model_validates_in_every_engine_variant() {
                 vec!["ONE_HOT", "SUBGROUP", "F32_ATOMIC"],
                 vec!["ONE_HOT", "ASYNC"],
                 vec!["ONE_HOT", "PREDICT"],
+                vec!["PERSISTENT"],
+                vec![
+                    "PERSISTENT",
+                    "ONE_HOT",
+                    "SUBGROUP",
+                    "F32_ATOMIC",
+                    "APPLY_ILP",
+                ],
                 // The flow variants, all at once, in either mode.
                 vec![
                     "ASYNC",
@@ -94,8 +104,28 @@ fn sync_vs_twin(gpu: &Gpu, model: Model, user: bool, native_atomics: bool, batch
     vs_twin(gpu, model, user, native_atomics, batches, false)
 }
 
-/// As [`sync_vs_twin`], through the flow kernel or the stage baseline.
+/// As [`sync_vs_twin`], through the flow kernel (both sync kernels: persistent at the
+/// adapter's default G, and a dispatch per mini-batch) or the stage baseline.
 fn vs_twin(gpu: &Gpu, model: Model, user: bool, native_atomics: bool, batches: usize, stage: bool) {
+    let kernels: &[SyncKernel] = if stage {
+        &[SyncKernel::Dispatch]
+    } else {
+        &[SyncKernel::Persistent, SyncKernel::Dispatch]
+    };
+    for &kernel in kernels {
+        vs_twin_with(gpu, model, user, native_atomics, batches, stage, kernel);
+    }
+}
+
+fn vs_twin_with(
+    gpu: &Gpu,
+    model: Model,
+    user: bool,
+    native_atomics: bool,
+    batches: usize,
+    stage: bool,
+    sync_kernel: SyncKernel,
+) {
     let (m, batch) = (120, 48);
     let (x, y01) = data(batch * batches, m, 7, 11);
     let y = metrics::labels_pm1(&y01);
@@ -111,6 +141,7 @@ fn vs_twin(gpu: &Gpu, model: Model, user: bool, native_atomics: bool, batches: u
         shuffle: false,
         native_atomics,
         stage,
+        sync_kernel,
         ..Options::default()
     };
     let mut t = Trainer::new(gpu, &spec, m, (&x, &y01), None, options).unwrap();
@@ -135,8 +166,9 @@ fn vs_twin(gpu: &Gpu, model: Model, user: bool, native_atomics: bool, batches: u
         worst = worst.max(err / tol);
         assert!(
             err <= tol,
-            "{} (native atomics {native_atomics}) θ{i}: GPU {g} twin {w}",
-            spec.name
+            "{} (native atomics {native_atomics}, {}) θ{i}: GPU {g} twin {w}",
+            spec.name,
+            sync_kernel.name()
         );
     }
     assert!(loss.is_finite());

@@ -10,7 +10,7 @@ mod common;
 use common::wide::{assert_matches_twin, data, random_params, twin};
 use wgsparse::gen::{zipf_ctr, CtrModel};
 use wgsparse::sparse::Csr;
-use wgsparse::wide::{cpu, metrics, plan, Diag, FlowVariant, Model, Options, Trainer};
+use wgsparse::wide::{cpu, metrics, plan, Diag, FlowVariant, Model, Options, SyncKernel, Trainer};
 use wgsparse::Gpu;
 
 /// Every variant alone, then combined.
@@ -248,24 +248,34 @@ fn async_variants_equal_twin_one_hot_criteo_chunking() {
 }
 
 /// Sync mode's variants (copies, Aggregate, tail, split segments) equal the twin's
-/// mini-batch steps.
+/// mini-batch steps, through both sync kernels (the persistent one at the adapter's default
+/// G), and the persistent kernel's coherent reads where the adapter has the decoration.
 #[test]
 fn sync_variants_equal_twin() {
     let (m, batch) = (120, 48);
     let (x, y01) = data(batch * 2, m, 20, 17);
     let y = metrics::labels_pm1(&y01);
+    let gpu = common::gpu();
+    let runs = variants()
+        .into_iter()
+        .filter(|v| v.hot_every == 1 && !v.snapshot_reads)
+        .flat_map(|v| [(v, SyncKernel::Persistent), (v, SyncKernel::Dispatch)])
+        .filter(|(v, k)| {
+            !v.plain_reads
+                || (v.coherent_reads && *k == SyncKernel::Persistent && gpu.caps.coherent)
+        })
+        .collect::<Vec<_>>();
+    assert!(runs.iter().any(|(v, _)| v.coherent_reads) || !gpu.caps.coherent);
     for model in [Model::Lr, Model::Fm { k: 3 }] {
         let spec = model.spec().unwrap();
-        for variant in variants()
-            .into_iter()
-            .filter(|v| v.hot_every == 1 && !v.plain_reads && !v.snapshot_reads)
-        {
+        for &(variant, sync_kernel) in &runs {
             let options = Options {
                 batch,
                 max_chunk: 16,
                 lanes: 2,
                 shuffle: false,
                 variant,
+                sync_kernel,
                 ..Options::default()
             };
             let mut t = Trainer::new(common::gpu(), &spec, m, (&x, &y01), None, options).unwrap();
@@ -282,7 +292,12 @@ fn sync_variants_equal_twin() {
             assert_matches_twin(
                 &got,
                 &want,
-                &format!("sync {} {}", spec.name, variant.label()),
+                &format!(
+                    "sync {} {} {}",
+                    sync_kernel.name(),
+                    spec.name,
+                    variant.label()
+                ),
             );
         }
     }

@@ -12,6 +12,13 @@
 // memory once (native f32 atomics or CAS): into the mini-batch gradient (sync) or into the
 // parameters themselves (ASYNC, as the released kernel, times the feature's scale). PREDICT
 // writes (ŷ, ℓ) per sample and applies nothing.
+//
+// PERSISTENT (sync): one dispatch covers many mini-batches (`sched[2]` chunks each, in
+// order) with G persistent workgroups. For each mini-batch they share its chunks (workgroup
+// w takes its chunks w, w + G …) adding into the gradient, meet at a grid-wide barrier,
+// apply the update to the touched features (each parameter's gradient taken and zeroed by
+// one atomic exchange, as `wide/apply`), meet again and go on: exact mini-batch SGD with no
+// dispatch per mini-batch. G = 1 needs no grid barrier.
 #import wide/model
 #import wide/config
 #import shared/reduce
@@ -103,10 +110,42 @@ fn step_scale(j: u32) -> f32 {
     return s;
 }
 #else
+#ifdef PERSISTENT
+// The parameters move during the dispatch (every mini-batch's update), so they are bound
+// read-write and accessed by atomics alone: loads here, stores by the one invocation that
+// takes a parameter's gradient (`take`). Atomics are served at the device's coherence
+// point (L2 on NVIDIA), never from a per-compute-unit cache that another workgroup's
+// update would leave stale: after a grid barrier every read sees the last update.
+@group(0) @binding(5) var<storage, read_write> params_at: array<atomic<u32>>;
+fn param_live(k: u32) -> f32 {
+    return bitcast<f32>(atomicLoad(&params_at[k]));
+}
+#ifdef PLAIN_READS
+// COHERENT_READS: the parameters bound a second time for plain loads decorated `@coherent`,
+// so they too bypass per-compute-unit caches and see the last mini-batch's update after the
+// barrier (without the decoration a plain load could be served stale: the host refuses it).
+#ifdef COHERENT_READS
+@coherent @group(0) @binding(9) var<storage, read_write> params_plain: array<f32>;
+#else
+@group(0) @binding(9) var<storage, read_write> params_plain: array<f32>;
+#endif
+fn param_global(k: u32) -> f32 {
+    return params_plain[k];
+}
+#else
+fn param_global(k: u32) -> f32 {
+    return param_live(k);
+}
+#endif
+// [the grid barrier's word: arrivals in the low 16 bits, the generation above them;
+//  mini-batches completed]
+@group(0) @binding(8) var<storage, read_write> grid_word: array<atomic<u32>>;
+#else
 @group(0) @binding(5) var<storage, read> params: array<f32>;
 fn param_global(k: u32) -> f32 {
     return params[k];
 }
+#endif
 // The mini-batch gradient (zero between mini-batches: `wide/apply` takes it back to zero);
 // PREDICT leaves it alone.
 @group(0) @binding(6) var<storage, read_write> accum: array<AtomicF32>;
@@ -173,9 +212,9 @@ fn main(
     var k = 0u;
     for (var w = wid.y * nwg.x + wid.x; w < sched[0]; w += groups) {
 #ifdef HOT_LOCAL
-        run_chunk(sched[4u + w], lid, k % HOT_EVERY == 0u);
+        run_chunk(sched[4u + w], lid, k % HOT_EVERY == 0u, sched_inv_b());
 #else
-        run_chunk(sched[4u + w], lid, true);
+        run_chunk(sched[4u + w], lid, true, sched_inv_b());
 #endif
         k++;
         // The next chunk overwrites the workgroup arrays and reads this one's updates.
@@ -185,12 +224,121 @@ fn main(
         workgroupBarrier();
     }
 #else
+#ifdef PERSISTENT
+    persistent_sync(lid, wid.y * nwg.x + wid.x, nwg.x * nwg.y);
+#else
     let w = wid.y * nwg.x + wid.x;
     if w < sched[0] {
-        run_chunk(sched[4u + w], lid, true);
+        run_chunk(sched[4u + w], lid, true, sched_inv_b());
     }
 #endif
+#endif
 }
+
+// 1/B of the dispatch's mini-batch (sync: sched[1] = B), or the configured 1/batch (async:
+// sched[1] = 0).
+fn sched_inv_b() -> f32 {
+    return select(cfg.inv_batch, 1.0 / f32(sched[1]), sched[1] > 0u);
+}
+
+#ifdef PERSISTENT
+#ifndef ASYNC
+// The mini-batches of the dispatch, one after another: chunks c0 .. c0 + sched[2] of the
+// schedule (fewer in the last), shared by the G workgroups; gradient, barrier, update,
+// barrier. Every workgroup runs every mini-batch's loop, so all meet at every barrier.
+fn persistent_sync(lid: u32, w: u32, groups: u32) {
+    let count = sched[0];
+    let per = max(sched[2], 1u);
+    for (var c0 = 0u; c0 < count; c0 += per) {
+        let c1 = min(c0 + per, count);
+        // B: the mini-batch's samples (only a part's last chunk may be short).
+        var b = 0u;
+        for (var i = c0; i < c1; i++) {
+            b += min(cfg.chunk, cfg.n_samples - sched[4u + i] * cfg.chunk);
+        }
+        let inv_b = 1.0 / f32(max(b, 1u));
+        for (var i = c0 + w; i < c1; i += groups) {
+            run_chunk(sched[4u + i], lid, true, inv_b);
+            // The next chunk overwrites the workgroup arrays.
+            workgroupBarrier();
+        }
+        grid_sync(lid, groups);
+        for (var i = c0 + w; i < c1; i += groups) {
+            let c = sched[4u + i];
+            let g0 = idx[cfg.seg_ptr_off + c];
+            let work = (idx[cfg.seg_ptr_off + c + 1u] - g0) * NPARAM;
+            for (var t = lid; t < work; t += WG) {
+                let j = idx[cfg.seg_feat_off + g0 + t / NPARAM];
+                take(j * NPARAM + t % NPARAM);
+            }
+        }
+        if w == 0u && lid == 0u {
+            take(cfg.bias_index);
+        }
+        grid_sync(lid, groups);
+        // Mini-batches completed, which the host checks: a device that ends long loops
+        // early (llvmpipe caps a shader invocation's loop iterations) must not pass for one
+        // that trained.
+        if w == 0u && lid == 0u {
+            atomicAdd(&grid_word[1], 1u);
+        }
+    }
+}
+
+// θ_i −= lr · g_i, the gradient taken back to zero. A feature shared by several chunks (or
+// segment pieces) of the mini-batch is listed once per chunk; the exchange hands its whole
+// gradient to the first invocation that reaches it and zero to the others, so it moves
+// once, and nobody reads or adds to it until the next barrier.
+fn take(i: u32) {
+#ifdef F32_ATOMIC
+    let g = atomicExchange(&accum[i], 0.0);
+#else
+    let g = bitcast<f32>(atomicExchange(&accum[i], 0u));
+#endif
+    if g != 0.0 {
+        atomicStore(&params_at[i], bitcast<u32>(param_live(i) - cfg.lr * g));
+    }
+}
+
+// Every workgroup of the grid waits here until all `groups` have arrived; their storage
+// writes before it (gradient adds, parameter stores) are visible to the reads after it.
+// Needs all `groups` workgroups resident at once (the host sizes G so, and refuses G > 1
+// where co-scheduling is not assured); G = 1 is a workgroup barrier alone.
+//
+// Why it is sound: storageBarrier() is a control barrier with device-scope acquire-release
+// semantics over storage memory; the one before the arrival releases the workgroup's
+// writes, the one after the wait acquires the others'. Arrival and generation share one
+// atomic word, so the relaxed atomics on it are totally ordered: the last arrival's single
+// add (2^16 − G) empties the count and advances the generation at once, and an early
+// arrival at the next barrier (whose add follows in that order) never meets a stale count.
+// The data themselves are only touched by atomics (gradient adds and exchanges, parameter
+// loads and stores; with COHERENT_READS the parameter reads are `@coherent` plain loads),
+// which no per-compute-unit cache serves stale, so the barrier does not rest on the
+// fences alone. The generation is 16 bits and only compared for change: it moves at most
+// once while a workgroup waits.
+fn grid_sync(lid: u32, groups: u32) {
+    storageBarrier();
+    workgroupBarrier();
+    if groups > 1u {
+        if lid == 0u {
+            let old = atomicAdd(&grid_word[0], 1u);
+            if (old & 0xffffu) == groups - 1u {
+                atomicAdd(&grid_word[0], 0x10000u - groups);
+            } else {
+                let generation = old >> 16u;
+                loop {
+                    if (atomicLoad(&grid_word[0]) >> 16u) != generation {
+                        break;
+                    }
+                }
+            }
+        }
+        workgroupBarrier();
+        storageBarrier();
+    }
+}
+#endif
+#endif
 
 // The importance cache's copy from global memory.
 fn hot_copy(lid: u32) {
@@ -238,9 +386,10 @@ fn tile_copy(lid: u32, ef0: u32, tile: u32) {
 }
 #endif
 
-// Aggregate, Loss and Apply of chunk `c` by the whole workgroup; `fresh`: load the
-// importance cache (always, but with HOT_LOCAL every HOT_EVERY chunks).
-fn run_chunk(c: u32, lid: u32, fresh: bool) {
+// Aggregate, Loss and Apply of chunk `c` by the whole workgroup, dℓ/dŷ scaled by `inv_b`
+// (1/B of its mini-batch); `fresh`: load the importance cache (always, but with HOT_LOCAL
+// every HOT_EVERY chunks).
+fn run_chunk(c: u32, lid: u32, fresh: bool, inv_b: f32) {
     let s0 = c * cfg.chunk;
     let n = min(cfg.chunk, cfg.n_samples - s0);
     let slot = lid / LANES;
@@ -262,9 +411,6 @@ fn run_chunk(c: u32, lid: u32, fresh: bool) {
     tile_copy(lid, ef0, tile);
 #endif
     workgroupBarrier();
-
-    // 1/B of this mini-batch (sync), or the configured 1/batch (async: sched[1] = 0).
-    let inv_b = select(cfg.inv_batch, 1.0 / f32(sched[1]), sched[1] > 0u);
 
     // Aggregate.
     var a: array<f32, NACC>;

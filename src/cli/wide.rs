@@ -76,6 +76,20 @@ enum What {
         /// Updates per chunk, as cuWide's released kernel.
         #[arg(long = "async")]
         async_: bool,
+        /// Sync: `persistent` (many mini-batches per dispatch, grid barriers between each
+        /// one's gradient and update), `dispatch` (a flow and an apply dispatch per
+        /// mini-batch, the reference) or `auto` (persistent on a discrete GPU or with
+        /// --sync-groups / --sync-span, else dispatch).
+        #[arg(long, default_value = "auto", value_parser = wide::SyncKernel::NAMES)]
+        sync_kernel: String,
+        /// Sync, persistent kernel: workgroups G (0: a mini-batch's chunks, at most one per
+        /// compute unit, on a discrete GPU, 1 elsewhere; G > 1 is refused where the grid
+        /// barrier may hang and beyond the resident workgroups).
+        #[arg(long, default_value_t = 0)]
+        sync_groups: usize,
+        /// Sync, persistent kernel: mini-batches per dispatch (0: all of a part's).
+        #[arg(long, default_value_t = 0)]
+        sync_span: usize,
         /// Async: mini-batches of chunks per dispatch (0: the whole epoch in one dispatch).
         #[arg(long, default_value_t = 0)]
         async_span: usize,
@@ -203,6 +217,9 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
             mode,
             sync: _,
             async_,
+            sync_kernel,
+            sync_groups,
+            sync_span,
             async_span,
             async_groups,
             no_async_scale,
@@ -252,6 +269,9 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
                 l2,
                 ring,
                 sync: !async_,
+                sync_kernel: wide::SyncKernel::parse(&sync_kernel)?,
+                sync_groups,
+                sync_span,
                 async_span,
                 async_groups,
                 async_scale: !no_async_scale,
@@ -484,6 +504,10 @@ fn train_run(
                 "ring": options.ring,
                 "mode": if options.stage { "stage" } else { "flow" },
                 "sync": options.sync,
+                "sync_kernel": trainer.sync_kernel().map(|k| k.name()),
+                "sync_groups": trainer.sync_groups(),
+                "sync_span": options.sync_span,
+                "dispatches_all": trainer.epoch_dispatches_all(),
                 "async_span": options.async_span,
                 "async_groups": trainer.async_groups(),
                 "async_scale": options.async_scale,
@@ -531,7 +555,12 @@ fn train_run(
         options.batch,
         options.lr,
         if options.stage { "stage, " } else { "" },
-        if options.sync { "sync" } else { "async" },
+        match trainer.sync_kernel() {
+            Some(wide::SyncKernel::Persistent) =>
+                format!("sync (persistent, G = {})", trainer.sync_groups()),
+            Some(_) => "sync".into(),
+            None => "async".into(),
+        },
         trainer.chunk(),
         gpu.caps.adapter_name
     );

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
-use wgsparse::wide::{self, Diag, FlowVariant, Model, Trainer};
+use wgsparse::wide::{self, Diag, FlowVariant, Model, SyncKernel, Trainer};
 use wgsparse::{Error, Gpu, Result};
 
 /// Arguments of `wgsparse wide sweep`.
@@ -55,8 +55,10 @@ pub struct SweepArgs {
     /// One run (repeatable): comma-separated `default`, `hot-every=R`, `copy-ilp`,
     /// `agg-ilp`, `apply-ilp`, `tail-spread`, `plain-reads`, `coherent-reads`, `snapshot-reads`,
     /// `snapshot-rounds=K`, `max-segment=N`, `tile-words=N`, `diag=A+B`
-    /// (timing only), `lanes=L` (invocations per sample, same chunks) and `cache=N` (the
-    /// importance cache's features; default the cost rule).
+    /// (timing only), `lanes=L` (invocations per sample, same chunks), `cache=N` (the
+    /// importance cache's features; default the cost rule) and, with --sync,
+    /// `sync-kernel=dispatch|persistent` and `sync-groups=G` (the persistent kernel's
+    /// workgroups, on the same schedule).
     #[arg(long = "run", required = true)]
     runs: Vec<String>,
     #[arg(long, default_value_t = 1)]
@@ -103,6 +105,8 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
         wide::Options {
             variant: r.variant,
             lanes: r.lanes.unwrap_or(options.lanes),
+            sync_kernel: r.sync_kernel.unwrap_or(options.sync_kernel),
+            sync_groups: r.sync_groups.unwrap_or(0),
             ..options.clone()
         }
         .check()
@@ -114,14 +118,25 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
     let n_features = tr.0.ncols.max(va.as_ref().map_or(0, |v| v.0.ncols));
     // One trainer per segment cut and snapshot-read layout (the data chunked once each),
     // built on first use.
-    let mut trainers: Vec<((usize, bool, u32), Trainer, f64)> = vec![];
+    let mut trainers: Vec<(TrainerKey, Trainer, f64)> = vec![];
     let mut failed = false;
     let mut stdout = std::io::stdout().lock();
     for pass in 0..a.passes {
         for run in &runs {
             let (name, variant, diag) = (&run.name, &run.variant, &run.diag);
             let lanes = run.lanes.unwrap_or(options.lanes);
-            let i = match trainers.iter().position(|t| t.0 == variant.build_key()) {
+            // The kernel the run trains with (`auto` resolved as a trainer would, with the
+            // run's G), so runs of one kernel share a trainer.
+            let kernel = wide::sync::resolve(
+                &gpu,
+                &wide::Options {
+                    sync_kernel: run.sync_kernel.unwrap_or(options.sync_kernel),
+                    sync_groups: run.sync_groups.unwrap_or(0),
+                    ..options.clone()
+                },
+            );
+            let key = (variant.build_key(), kernel);
+            let i = match trainers.iter().position(|t| t.0 == key) {
                 Some(i) => i,
                 None => {
                     let setup = std::time::Instant::now();
@@ -133,16 +148,18 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
                         va.as_ref().map(|v| (&v.0, v.1.as_slice())),
                         wide::Options {
                             variant: *variant,
+                            sync_kernel: kernel,
                             ..options.clone()
                         },
                     )?;
-                    trainers.push((variant.build_key(), t, setup.elapsed().as_secs_f64()));
+                    trainers.push((key, t, setup.elapsed().as_secs_f64()));
                     trainers.len() - 1
                 }
             };
             let (_, t, setup_s) = &mut trainers[i];
             let result = t
-                .restart_with(*variant, *diag, lanes, run.cache)
+                .set_sync_groups(run.sync_groups.unwrap_or(0))
+                .and_then(|_| t.restart_with(*variant, *diag, lanes, run.cache))
                 // The kernels were just rebuilt on the host: clocks up before the timed epochs.
                 .and_then(|_| wgsparse::gpu::warm_clocks(&gpu))
                 .and_then(|_| t.fit(a.epochs, |_| {}));
@@ -155,6 +172,8 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
                 "valid_result": !diag.any() || *diag == Diag::parse("no-tile")?,
                 "model": spec.name,
                 "sync": options.sync,
+                "sync_kernel": t.sync_kernel().map(|k| k.name()),
+                "sync_groups": t.sync_groups(),
                 "batch": options.batch,
                 "chunk": t.chunk(),
                 "lanes": lanes,
@@ -197,6 +216,9 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
     })
 }
 
+/// What a sweep's trainer is built for: the variant's build key and the sync kernel.
+type TrainerKey = ((usize, bool, u32), SyncKernel);
+
 /// One run of a sweep: its name as given, the flow variant, the timing-only switches, and
 /// the lanes and cache it asks for.
 struct Run {
@@ -205,6 +227,9 @@ struct Run {
     diag: Diag,
     lanes: Option<u32>,
     cache: Option<usize>,
+    /// Sync mode's kernel and the persistent one's workgroups, when the run names them.
+    sync_kernel: Option<SyncKernel>,
+    sync_groups: Option<usize>,
 }
 
 impl Run {
@@ -217,12 +242,20 @@ impl Run {
         if let Some(c) = self.cache {
             f.extend(["--cache".into(), c.to_string()]);
         }
+        if let Some(k) = self.sync_kernel {
+            f.extend(["--sync-kernel".into(), k.name().into()]);
+        }
+        if let Some(g) = self.sync_groups {
+            f.extend(["--sync-groups".into(), g.to_string()]);
+        }
         f
     }
 
-    /// `lanes=L` and `cache=N` taken out, the rest as [`FlowVariant::parse_run`] reads it.
+    /// `lanes=L`, `cache=N`, `sync-kernel=K` and `sync-groups=G` taken out, the rest as
+    /// [`FlowVariant::parse_run`] reads it.
     fn parse(run: &str) -> Result<Self> {
         let (mut lanes, mut cache) = (None, None);
+        let (mut sync_kernel, mut sync_groups) = (None, None);
         let mut rest = vec![];
         for token in run.split(',').map(str::trim) {
             let count = |v: &str| {
@@ -236,6 +269,8 @@ impl Run {
                     })?)
                 }
                 Some(("cache", v)) => cache = Some(count(v)?),
+                Some(("sync-kernel", v)) => sync_kernel = Some(SyncKernel::parse(v)?),
+                Some(("sync-groups", v)) => sync_groups = Some(count(v)?),
                 _ => rest.push(token),
             }
         }
@@ -246,6 +281,8 @@ impl Run {
             diag,
             lanes,
             cache,
+            sync_kernel,
+            sync_groups,
         })
     }
 }

@@ -9,61 +9,13 @@
 //! defaults for Hopper (132 units of 2,048 invocations and 228 KiB) on discrete GPUs and
 //! one unit per CPU core otherwise.
 
-use serde::Serialize;
-
-use crate::gpu::Caps;
-
 /// Most elements a dense-kernel lane holds in registers (the shader's `TL_MAX`).
 pub const TL_MAX: u32 = 16;
 
 /// Lanes per row of the dense kernel at 8 < n ≤ 32 ([`dense_tl_vs`]).
 pub const DENSE_SMALL_VS: u32 = 8;
 
-/// What one compute unit can keep resident, and how many units there are.
-#[derive(Clone, Copy, Debug, Serialize)]
-pub struct Residency {
-    /// Compute units (SMs).
-    pub units: u32,
-    /// Invocations resident per unit.
-    pub threads_per_unit: u32,
-    /// Workgroup memory per unit, bytes.
-    pub shared_per_unit: u32,
-    /// Workgroups resident per unit at most.
-    pub groups_per_unit: u32,
-}
-
-impl Residency {
-    /// The device's residency: environment overrides, else the defaults described above.
-    pub fn of(caps: &Caps) -> Self {
-        let env = |name: &str| -> Option<u32> {
-            std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
-        };
-        let discrete = caps.device_type == "DiscreteGpu";
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-        Residency {
-            units: env("WGSPARSE_COMPUTE_UNITS")
-                .unwrap_or(if discrete { 132 } else { cores })
-                .max(1),
-            threads_per_unit: env("WGSPARSE_UNIT_THREADS").unwrap_or(2048).max(32),
-            shared_per_unit: env("WGSPARSE_UNIT_SHARED_BYTES")
-                .unwrap_or(if discrete {
-                    228 << 10
-                } else {
-                    caps.max_workgroup_storage_bytes
-                })
-                .max(1),
-            groups_per_unit: 32,
-        }
-    }
-
-    /// Workgroups of `wg` invocations using `shared` bytes of workgroup memory resident on
-    /// one unit (at least 1).
-    pub fn groups_resident(&self, wg: u32, shared: u32) -> u32 {
-        let by_threads = self.threads_per_unit / wg;
-        let by_shared = self.shared_per_unit.checked_div(shared).unwrap_or(u32::MAX);
-        by_threads.min(by_shared).min(self.groups_per_unit).max(1)
-    }
-}
+pub use crate::gpu::Residency;
 
 /// Eq. 4: lanes per row from the mean row length μ = nnz/m.
 pub fn sparse_vs(mu: f64) -> u32 {

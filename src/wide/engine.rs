@@ -151,6 +151,8 @@ impl DeviceChunks {
 
 /// The compiled kernels of one model on one device.
 pub(crate) struct Kernels {
+    /// Sync mode's flow kernel: one mini-batch per dispatch, or with the persistent sync
+    /// kernel ([`crate::wide::SyncKernel::Persistent`]) many (bound as `FLOW_PERSISTENT`).
     pub flow_sync: Arc<Kernel>,
     pub flow_async: Arc<Kernel>,
     pub predict: Arc<Kernel>,
@@ -230,6 +232,22 @@ const FLOW_SYNC: &[Binding] = &[
     Binding::Read,
     Binding::Read,
     Binding::Read,
+    Binding::ReadWrite,
+    Binding::ReadWrite,
+];
+/// The persistent sync kernel: the parameters read-write at 5 (atomic loads and stores),
+/// the grid barrier's word at 8.
+const FLOW_PERSISTENT: &[Binding] = FLOW_PERSISTENT_COHERENT.split_at(9).0;
+/// … with coherent reads: the parameters bound again at 9 for `@coherent` plain loads.
+const FLOW_PERSISTENT_COHERENT: &[Binding] = &[
+    Binding::Uniform,
+    Binding::Read,
+    Binding::Read,
+    Binding::Read,
+    Binding::Read,
+    Binding::ReadWrite,
+    Binding::ReadWrite,
+    Binding::ReadWrite,
     Binding::ReadWrite,
     Binding::ReadWrite,
 ];
@@ -319,7 +337,10 @@ impl Kernels {
             let mut d = defines.clone();
             d.extend(extra);
             if extra != Some("PREDICT") {
-                d.extend(options.variant.defines(extra.is_none()));
+                // The persistent sync kernel takes the parameter-read variants as async does
+                // (the sync-mode checks leave it coherent reads alone).
+                let live = matches!(extra, Some("ASYNC") | Some("PERSISTENT"));
+                d.extend(options.variant.defines(!live));
                 d.extend(options.diag.defines());
             }
             if one_hot {
@@ -335,8 +356,18 @@ impl Kernels {
                 &sources,
             )
         };
+        let persistent = options.persistent_sync();
         Ok(Kernels {
-            flow_sync: flow(None, one_hot.0, FLOW_SYNC)?,
+            flow_sync: if persistent {
+                let bindings = if options.variant.plain_reads {
+                    FLOW_PERSISTENT_COHERENT
+                } else {
+                    FLOW_PERSISTENT
+                };
+                flow(Some("PERSISTENT"), one_hot.0, bindings)?
+            } else {
+                flow(None, one_hot.0, FLOW_SYNC)?
+            },
             flow_async: flow(
                 Some("ASYNC"),
                 one_hot.0,
@@ -363,7 +394,8 @@ impl Kernels {
     }
 }
 
-/// A schedule: dispatch entries of `[chunks, samples, 0, 0, chunk ids …]`, each starting at
+/// A schedule: dispatch entries of `[chunks, samples, chunks per mini-batch, 0, chunk ids …]`
+/// (the third word for the persistent sync kernel, else 0), each starting at
 /// a multiple of `stride` words so it can be bound at its own offset.
 pub(crate) struct Schedule {
     pub buffer: GpuBuffer<u32>,
@@ -371,6 +403,9 @@ pub(crate) struct Schedule {
     pub stride: usize,
     /// Chunk count of each entry.
     pub counts: Vec<usize>,
+    /// Chunks per mini-batch inside an entry, written into its header's third word (the
+    /// persistent sync kernel's entries hold many mini-batches); 0 otherwise.
+    pub batch_chunks: usize,
 }
 
 impl Schedule {
@@ -389,6 +424,28 @@ impl Schedule {
             buffer: GpuBuffer::zeroed(gpu, label, entries * stride)?,
             stride,
             counts,
+            batch_chunks: 0,
+        })
+    }
+
+    /// Entries of `span` mini-batches of `batch_chunks` chunks each (`span` 0: every chunk
+    /// in one entry) for the persistent sync kernel, which takes an entry's mini-batches in
+    /// order (the last one of a part may be short).
+    pub fn of_minibatches(
+        gpu: &Gpu,
+        label: &str,
+        chunks: usize,
+        batch_chunks: usize,
+        span: usize,
+    ) -> Result<Self> {
+        let batch_chunks = batch_chunks.clamp(1, chunks.max(1));
+        let per = match span {
+            0 => chunks,
+            s => s.saturating_mul(batch_chunks),
+        };
+        Ok(Schedule {
+            batch_chunks,
+            ..Schedule::new(gpu, label, chunks, per)?
         })
     }
 
@@ -408,6 +465,7 @@ impl Schedule {
             next += count;
             e[0] = count as u32;
             e[1] = samples_of.map_or(0, |f| ids.iter().map(|&c| f(c)).sum::<usize>() as u32);
+            e[2] = self.batch_chunks as u32;
             e[4..4 + count].copy_from_slice(ids);
         }
         self.buffer.write(gpu, &words)
@@ -438,6 +496,19 @@ pub(crate) fn edge_tile(one_hot: bool, words: usize) -> usize {
 /// Workgroup words of the flow kernel besides the importance cache, with a slack of 64.
 fn fixed_words(model: &ModelSpec, chunk: usize, lanes: u32, tile_words: usize) -> usize {
     chunk * model.accums + 2 * chunk + (chunk * lanes as usize) + tile_words + 64
+}
+
+/// Bytes of the flow kernel's workgroup memory with `hot` features in the importance cache
+/// (the residency estimate's input).
+pub(crate) fn workgroup_bytes(
+    model: &ModelSpec,
+    chunk: usize,
+    lanes: u32,
+    tile_words: usize,
+    hot: usize,
+) -> u32 {
+    let words = fixed_words(model, chunk, lanes, tile_words) + hot * model.params_per_feature;
+    (4 * words).min(u32::MAX as usize) as u32
 }
 
 /// Largest importance cache (parameters) that fits beside the flow kernel's other

@@ -29,7 +29,8 @@
 //!   one invocation walks it, so the chunk's feature-sorted edges (up to 8 KiB) are copied
 //!   into workgroup memory with the importance cache first: the walk reads workgroup memory,
 //!   not a global load per edge (edges past the tile are read globally).
-//! - **Sync mode** (exact mini-batch SGD, the default): per mini-batch one `wide/flow`
+//! - **Sync mode** (exact mini-batch SGD, the default) with the dispatch sync kernel
+//!   ([`SyncKernel::Dispatch`], the stage-like reference): per mini-batch one `wide/flow`
 //!   dispatch accumulates the gradient and one `wide/apply` dispatch moves the parameters
 //!   and zeroes the gradient by atomic exchange: 2 dispatches per mini-batch (≈ 6.4 µs at the
 //!   H200's ≈ 3.2 µs per dispatch, ≈ 29 ms per criteo-s epoch of 4,513 mini-batches of 1024,
@@ -41,6 +42,21 @@
 //!   pass, bind groups made once, schedules written before it); smaller chunks
 //!   ([`Options::max_chunk`]) spread a mini-batch over more workgroups and shorten the
 //!   segments, and `benches/peers/wide_diag.sh` measures both.
+//! - **Persistent sync kernel** ([`SyncKernel::Persistent`], the default on discrete
+//!   GPUs): one `wide/flow` dispatch (PERSISTENT) per part (or per [`Options::sync_span`]
+//!   mini-batches) of G workgroups ([`Options::sync_groups`]) that take the mini-batches in
+//!   order: they share a mini-batch's chunks adding into the gradient, meet at a grid-wide
+//!   barrier (an atomic arrival count and generation in one word), take each touched
+//!   parameter's gradient by atomic exchange and move it, meet again, and go on. Parameters
+//!   are read and written by atomics in that kernel, so no per-compute-unit cache serves a
+//!   read stale after the barrier. G = 1 needs no barrier and runs on any adapter; G > 1
+//!   needs every workgroup resident at once, so it is refused beyond the resident
+//!   workgroups ([`crate::gpu::Residency`]) and on adapters that are not discrete GPUs
+//!   (lavapipe runs workgroups on a small thread pool, where a spinning workgroup could
+//!   wait for one never started). The kernel counts the mini-batches it completed and the
+//!   trainer checks the count each epoch: llvmpipe (lavapipe) ends a shader invocation's
+//!   loops after 65,535 iterations in all, so a long span there stops early, and is
+//!   reported as an error instead of trained on.
 //! - **Async mode**: the whole epoch is one dispatch (or one per
 //!   [`Options::async_span`] mini-batches) of P persistent workgroups
 //!   ([`Options::async_groups`]), workgroup w taking chunks w, w + P, …, each adding
@@ -107,6 +123,7 @@ pub mod metrics;
 mod model;
 pub mod plan;
 mod predict;
+pub mod sync;
 mod trainer;
 pub mod variant;
 
@@ -114,6 +131,7 @@ pub use demo::demo_row;
 pub use io::{read_data, write_labels, WideModel, VERSION as MODEL_FILE_VERSION};
 pub use model::{Loss, Model, ModelSpec, MAX_ACCUMS, MAX_FM_K};
 pub use predict::predict;
+pub use sync::SyncKernel;
 pub use trainer::{initial_params, EpochStats, Eval, Trainer, MIN_WINDOWS};
 pub use variant::{Diag, FlowVariant};
 
@@ -128,6 +146,19 @@ pub struct Options {
     pub lr: f32,
     /// Sync (exact mini-batch SGD) or async (updates per chunk).
     pub sync: bool,
+    /// Sync: one dispatch per mini-batch's gradient and one per its update, or the
+    /// persistent kernel covering many mini-batches per dispatch; by default
+    /// ([`SyncKernel::Auto`]) the persistent one on a discrete GPU. The stage baseline
+    /// always dispatches per mini-batch.
+    pub sync_kernel: SyncKernel,
+    /// Sync, persistent kernel: its workgroups G (0, the default: a mini-batch's chunks, at
+    /// most one per compute unit, on a discrete GPU; 1 elsewhere). G > 1 needs a
+    /// grid-wide barrier, refused on adapters that are not discrete GPUs
+    /// ([`sync::grid_barrier_allowed`]) and beyond the resident workgroups.
+    pub sync_groups: usize,
+    /// Sync, persistent kernel: mini-batches per dispatch (0, the default: all of a part's,
+    /// one dispatch per part and epoch).
+    pub sync_span: usize,
     /// Async: mini-batches of chunks per dispatch (dispatches in one pass run one after
     /// another); 0 (the default) puts the whole epoch in one dispatch, or with snapshot
     /// reads P · [`FlowVariant::snapshot_rounds`] chunks in each (a snapshot read is stale
@@ -204,6 +235,9 @@ impl Default for Options {
             batch: 1024,
             lr: 0.5,
             sync: true,
+            sync_kernel: SyncKernel::Auto,
+            sync_groups: 0,
+            sync_span: 0,
             async_span: 0,
             async_groups: 1024,
             async_scale: true,
@@ -227,6 +261,13 @@ impl Default for Options {
 }
 
 impl Options {
+    /// Whether training runs the persistent sync kernel (sync mode, flow engine, the
+    /// persistent [`Options::sync_kernel`]; [`SyncKernel::Auto`] is resolved by the
+    /// trainer, [`sync::resolve`]).
+    pub fn persistent_sync(&self) -> bool {
+        self.sync && !self.stage && self.sync_kernel == SyncKernel::Persistent
+    }
+
     /// Fails with [`Error::Option`] on an out-of-range option.
     pub fn check(&self) -> Result<()> {
         if self.batch == 0 {
@@ -238,6 +279,22 @@ impl Options {
         if self.stage && !self.sync {
             return Err(Error::Option(
                 "the stage baseline runs in sync mode only".into(),
+            ));
+        }
+        let may_persist = self.sync && !self.stage && self.sync_kernel != SyncKernel::Dispatch;
+        if !may_persist && (self.sync_groups > 0 || self.sync_span > 0) {
+            return Err(Error::Option(format!(
+                "sync_groups {} and sync_span {} size the persistent sync kernel: not with \
+                 async mode, the stage baseline or the dispatch sync kernel",
+                self.sync_groups, self.sync_span
+            )));
+        }
+        if self.sync && !may_persist && self.variant.coherent_reads {
+            return Err(Error::Option(
+                "coherent_reads in sync mode is a variant of the persistent sync kernel: not \
+                 with the stage baseline or the dispatch sync kernel (whose parameters do not \
+                 move during a dispatch)"
+                    .into(),
             ));
         }
         if self

@@ -10,7 +10,7 @@ use crate::wide::engine::{
     cache_budget, check_workgroup_words, DeviceChunks, HostArrays, Kernels, Schedule, StageKernels,
 };
 use crate::wide::plan::FeatureOrder;
-use crate::wide::{Diag, FlowVariant, ModelSpec, Options};
+use crate::wide::{Diag, FlowVariant, ModelSpec, Options, SyncKernel};
 use crate::{Error, Result};
 
 mod build;
@@ -74,6 +74,10 @@ pub struct Trainer<'g> {
     in_flight: f64,
     /// Async: persistent workgroups per dispatch (P).
     groups: usize,
+    /// Sync, persistent kernel: its workgroups (G); 0 with the other kernels.
+    sync_groups: usize,
+    /// Sync, persistent kernel: the grid barrier's word (arrivals and generation).
+    grid_word: Option<GpuBuffer<u32>>,
     /// The staging ring's two slots (each sized for the largest part), when streaming.
     ring: Option<[Slot; 2]>,
     valid: Option<Valid>,
@@ -145,10 +149,59 @@ impl<'g> Trainer<'g> {
         self.in_flight
     }
 
-    /// Flow-kernel dispatches per epoch (sync: one per mini-batch; async: one per span, or
-    /// per P · k chunks with snapshot reads, each after its snapshot copy).
+    /// Flow-kernel dispatches per epoch (sync: one per mini-batch with the dispatch sync
+    /// kernel or the stage baseline's aggregate, one per part or span of mini-batches with
+    /// the persistent one; async: one per span, or per P · k chunks with snapshot reads,
+    /// each after its snapshot copy).
     pub fn epoch_dispatches(&self) -> usize {
         self.parts.iter().map(|p| p.sched.counts.len()).sum()
+    }
+
+    /// Every dispatch of an epoch: [`Trainer::epoch_dispatches`] times 2 with the dispatch
+    /// sync kernel (flow, apply), 4 with the stage baseline (aggregate, loss, gradient,
+    /// apply), 1 otherwise.
+    pub fn epoch_dispatches_all(&self) -> usize {
+        let per = match self.sync_kernel() {
+            Some(_) if self.options.stage => 4,
+            Some(SyncKernel::Dispatch) => 2,
+            _ => 1,
+        };
+        per * self.epoch_dispatches()
+    }
+
+    /// Sync mode's kernel (the stage baseline counts as dispatching per mini-batch);
+    /// `None` in async mode.
+    pub fn sync_kernel(&self) -> Option<SyncKernel> {
+        match self.options.sync {
+            false => None,
+            true if self.options.persistent_sync() => Some(SyncKernel::Persistent),
+            true => Some(SyncKernel::Dispatch),
+        }
+    }
+
+    /// The persistent sync kernel's workgroups (G); 0 with the other kernels.
+    pub fn sync_groups(&self) -> usize {
+        self.sync_groups
+    }
+
+    /// Runs the next epochs of the persistent sync kernel with `groups` workgroups (G, as
+    /// [`Options::sync_groups`]: 0 the default; checked as at build) on the same schedule,
+    /// so benchmarks compare G on data chunked once. Not a restart: the parameters stay.
+    pub fn set_sync_groups(&mut self, groups: usize) -> Result<()> {
+        let options = Options {
+            sync_groups: groups,
+            ..self.options.clone()
+        };
+        options.check()?;
+        let g = build::sync_groups(self.gpu, &self.spec, &options, self.chunk, self.hot)?;
+        self.options = options;
+        if g != self.sync_groups {
+            self.sync_groups = g;
+            for part in &mut self.parts {
+                part.steps = [vec![], vec![]];
+            }
+        }
+        Ok(())
     }
 
     /// Async: persistent workgroups per dispatch ([`Options::async_groups`], at most the
@@ -251,6 +304,9 @@ impl<'g> Trainer<'g> {
             .unwrap_or(self.hot_rule)
             .min(budget)
             .min(self.n_features());
+        // The persistent sync kernel's G is bounded by the resident workgroups, which the
+        // lanes and the cache change.
+        let sync_groups = build::sync_groups(self.gpu, &self.spec, &options, self.chunk, hot)?;
         self.kernels = Kernels::new(
             self.gpu,
             &self.spec,
@@ -260,6 +316,7 @@ impl<'g> Trainer<'g> {
             self.kernels.one_hot,
             &options,
         )?;
+        self.sync_groups = sync_groups;
         self.hot = hot;
         self.options = options;
         for part in &mut self.parts {

@@ -144,7 +144,8 @@ pub struct FlowVariant {
     /// With `plain_reads`: that second binding carries the `@coherent` decoration, so the
     /// plain loads bypass per-compute-unit caches (NVIDIA's L1 would otherwise serve a
     /// parameter as it was when first cached, for the whole epoch's dispatch). Needs the
-    /// adapter's `coherent` capability.
+    /// adapter's `coherent` capability. Also the persistent sync kernel's variant (its
+    /// parameter reads as coherent plain loads instead of atomic loads: exact either way).
     pub coherent_reads: bool,
     /// Async: parameter reads (Aggregate, Loss, the importance cache's copy, Apply's L2 and
     /// FM terms) from a separate **snapshot** buffer bound read-only, into which the live
@@ -223,9 +224,10 @@ impl FlowVariant {
         if self.hot_every == 0 {
             return Err(Error::Option("hot_every must be ≥ 1".into()));
         }
-        if sync && (self.hot_every > 1 || self.plain_reads) {
+        if sync && (self.hot_every > 1 || (self.plain_reads && !self.coherent_reads)) {
             return Err(Error::Option(
-                "hot_every > 1 and plain_reads are async-mode variants".into(),
+                "hot_every > 1 and plain_reads (without coherent_reads) are async-mode variants"
+                    .into(),
             ));
         }
         if self.snapshot_reads && sync {

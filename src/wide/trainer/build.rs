@@ -8,13 +8,14 @@ use super::{Part, Slot, Trainer, Valid};
 use crate::gpu::{Gpu, GpuBuffer};
 use crate::sparse::Csr;
 use crate::wide::engine::{
-    cache_budget, check_workgroup_words, DeviceChunks, HostArrays, Kernels, MetricsConfig,
-    Schedule, StageKernels, AUC_BINS, AUC_RANGE, METRICS_WG,
+    cache_budget, check_workgroup_words, workgroup_bytes, DeviceChunks, HostArrays, Kernels,
+    MetricsConfig, Schedule, StageKernels, AUC_BINS, AUC_RANGE, METRICS_WG,
 };
 use crate::wide::metrics::labels_pm1;
 use crate::wide::plan::{
     async_scale, chunk_for_batch, hot_features, split_rows, Chunks, FeatureOrder,
 };
+use crate::wide::sync::{persistent_groups, resident_groups};
 use crate::wide::{ModelSpec, Options};
 use crate::{Error, Result};
 /// Initial parameters in the original feature order: the first parameter of each feature
@@ -95,6 +96,35 @@ fn in_flight(options: &Options, chunk: usize, total_chunks: usize) -> f64 {
     (chunks as f64 / per_batch as f64).max(1.0)
 }
 
+/// The persistent sync kernel's workgroups G for `options` with `hot` features cached
+/// ([`crate::wide::sync::persistent_groups`], bounded by the flow kernel's resident
+/// workgroups); 0 when training does not run that kernel.
+pub(super) fn sync_groups(
+    gpu: &Gpu,
+    spec: &ModelSpec,
+    options: &Options,
+    chunk: usize,
+    hot: usize,
+) -> Result<usize> {
+    if !options.persistent_sync() {
+        return Ok(0);
+    }
+    let shared = workgroup_bytes(
+        spec,
+        chunk,
+        options.lanes,
+        options.variant.tile_words(),
+        hot,
+    );
+    let resident = resident_groups(gpu, (chunk * options.lanes as usize) as u32, shared);
+    persistent_groups(
+        gpu,
+        options.sync_groups,
+        (options.batch / chunk).max(1),
+        resident,
+    )
+}
+
 /// Fails with [`Error::Invalid`] naming the first label that is not a finite number.
 fn check_labels(what: &str, y: &[f32]) -> Result<()> {
     match y.iter().position(|l| !l.is_finite()) {
@@ -115,6 +145,11 @@ impl<'g> Trainer<'g> {
         options: Options,
     ) -> Result<Self> {
         spec.check()?;
+        // Checked with the sync kernel resolved (its variants depend on it).
+        let options = Options {
+            sync_kernel: crate::wide::sync::resolve(gpu, &options),
+            ..options
+        };
         options.check()?;
         if spec.accums > crate::wide::model::MAX_ACCUMS {
             return Err(Error::Option(format!(
@@ -230,12 +265,18 @@ impl<'g> Trainer<'g> {
                     ..data.config(bias_index, options.lr, options.batch)
                 },
             );
-            let per = if options.sync {
-                options.batch / chunk
+            let n_chunks = data.host.n_chunks;
+            let sched = if options.persistent_sync() {
+                let per_batch = options.batch / chunk;
+                Schedule::of_minibatches(gpu, "wide.sched", n_chunks, per_batch, options.sync_span)?
             } else {
-                async_per_dispatch(&options, chunk, data.host.n_chunks, groups)
+                let per = if options.sync {
+                    options.batch / chunk
+                } else {
+                    async_per_dispatch(&options, chunk, n_chunks, groups)
+                };
+                Schedule::new(gpu, "wide.sched", n_chunks, per)?
             };
-            let sched = Schedule::new(gpu, "wide.sched", data.host.n_chunks, per)?;
             let accs = if options.stage {
                 let len = data
                     .host
@@ -280,6 +321,7 @@ impl<'g> Trainer<'g> {
         }
         .min(n_features);
         drop(counts);
+        let sync_groups = sync_groups(gpu, spec, &options, chunk, hot)?;
         let kernels = Kernels::new(
             gpu,
             spec,
@@ -350,6 +392,12 @@ impl<'g> Trainer<'g> {
             scale,
             in_flight,
             groups,
+            sync_groups,
+            grid_word: if options.persistent_sync() {
+                Some(GpuBuffer::zeroed(gpu, "wide.grid_word", 4)?)
+            } else {
+                None
+            },
             ring,
             rng: rand::rngs::StdRng::seed_from_u64(options.seed),
             options,

@@ -1,6 +1,7 @@
 //! Recording an epoch: the schedule written in shuffled order, each part's dispatches (sync:
-//! flow or the stage baseline, then apply, per mini-batch; async: persistent workgroups per
-//! span) made once and submitted together, the training loss read back.
+//! flow or the stage baseline, then apply, per mini-batch, or the persistent sync kernel
+//! per span of mini-batches; async: persistent workgroups per span) made once and submitted
+//! together, the training loss read back.
 
 use super::{Part, Step, Trainer};
 use crate::gpu::{Batch, GpuBuffer};
@@ -25,6 +26,9 @@ impl Trainer<'_> {
             part.data.out.fill(gpu, f32::NAN)?;
             last.push((p, ids));
         }
+        if let Some(word) = &self.grid_word {
+            word.fill(gpu, 0)?;
+        }
         let time = if self.ring.is_some() {
             self.ring_epoch(&part_order)?
         } else {
@@ -44,6 +48,7 @@ impl Trainer<'_> {
             batch.submit_timed()?
         };
         self.last_order = last;
+        self.check_persistent_completed()?;
         let mut total = 0.0;
         let mut n = 0;
         for part in &self.parts {
@@ -57,6 +62,38 @@ impl Trainer<'_> {
             n += part.data.host.n_samples;
         }
         Ok((total / n.max(1) as f64, time))
+    }
+
+    /// With the persistent sync kernel: fails with [`crate::Error::Gpu`] unless its count
+    /// of completed mini-batches is the epoch's (a device may end long loops early:
+    /// llvmpipe stops a shader invocation's loops after 65,535 iterations in all).
+    fn check_persistent_completed(&self) -> Result<()> {
+        let Some(word) = &self.grid_word else {
+            return Ok(());
+        };
+        let want: usize = self
+            .parts
+            .iter()
+            .flat_map(|p| {
+                p.sched
+                    .counts
+                    .iter()
+                    .map(|c| c.div_ceil(p.sched.batch_chunks))
+            })
+            .sum();
+        let done = word.read(self.gpu)?[1] as usize;
+        if done != want {
+            return Err(crate::Error::Gpu {
+                kernel: "wide.flow (persistent sync)".into(),
+                message: format!(
+                    "completed {done} of the epoch's {want} mini-batches: the device ended the \
+                     kernel's loops early (llvmpipe caps a shader invocation's loop iterations \
+                     at 65,535); use a shorter sync_span (--sync-span) or the dispatch sync \
+                     kernel (--sync-kernel dispatch)"
+                ),
+            });
+        }
+        Ok(())
     }
 
     /// Records `steps` into `batch`, each snapshot-reading dispatch after the copy of the
@@ -89,6 +126,29 @@ impl Trainer<'_> {
         let sync = self.options.sync;
         let mut steps = vec![];
         for (b, &count) in part.sched.counts.iter().enumerate() {
+            if let Some(word) = &self.grid_word {
+                // The persistent sync kernel: the entry's mini-batches in one dispatch of G
+                // workgroups, gradient and update alike (no apply dispatch).
+                let mut entries = vec![
+                    part.config.as_entire_buffer_binding(),
+                    part.sched.entry(b),
+                    meta.raw().as_entire_buffer_binding(),
+                    sedge.raw().as_entire_buffer_binding(),
+                    fedge.raw().as_entire_buffer_binding(),
+                    self.params.raw().as_entire_buffer_binding(),
+                    self.grad.raw().as_entire_buffer_binding(),
+                    part.data.out.raw().as_entire_buffer_binding(),
+                    word.raw().as_entire_buffer_binding(),
+                ];
+                if self.options.variant.plain_reads {
+                    // Coherent reads: the parameters again, for `@coherent` plain loads.
+                    entries.push(self.params.raw().as_entire_buffer_binding());
+                }
+                let bg = k.flow_sync.bind_ranges(gpu, &entries)?;
+                let grid = gpu.grid(self.sync_groups as u32)?;
+                steps.push((k.flow_sync.clone(), bg, grid, false));
+                continue;
+            }
             let groups = if sync { count } else { count.min(self.groups) };
             let grid = gpu.grid(groups as u32)?;
             if let (Some(sk), Some(accs)) = (&self.stage, &part.accs) {
