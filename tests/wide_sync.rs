@@ -401,15 +401,10 @@ fn cli_json_reports_the_sync_kernel() {
     assert_eq!(j["sync_groups"], 0, "{j}");
     assert_eq!(j["dispatches"], 4, "{j}");
     assert_eq!(j["dispatches_all"], 8, "{j}");
-    // The default: persistent on a discrete GPU, dispatch elsewhere.
+    // The default: dispatch until the grid barrier has been checked on a discrete GPU.
     let (ok, out, err) = run(&[]);
     assert!(ok, "{err}");
-    let want = if grid_barrier_allowed(common::gpu()) {
-        "persistent"
-    } else {
-        "dispatch"
-    };
-    assert_eq!(json(&out)["sync_kernel"], want, "{out}");
+    assert_eq!(json(&out)["sync_kernel"], "dispatch", "{out}");
     let (ok, out, err) = run(&["--async"]);
     assert!(ok, "{err}");
     assert!(json(&out)["sync_kernel"].is_null(), "{out}");

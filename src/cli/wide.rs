@@ -78,8 +78,8 @@ enum What {
         async_: bool,
         /// Sync: `persistent` (many mini-batches per dispatch, grid barriers between each
         /// one's gradient and update), `dispatch` (a flow and an apply dispatch per
-        /// mini-batch, the reference) or `auto` (persistent on a discrete GPU or with
-        /// --sync-groups / --sync-span, else dispatch).
+        /// mini-batch, the reference) or `auto` (persistent with --sync-groups /
+        /// --sync-span, else dispatch: the grid barrier is opt-in until checked on a GPU).
         #[arg(long, default_value = "auto", value_parser = wide::SyncKernel::NAMES)]
         sync_kernel: String,
         /// Sync, persistent kernel: workgroups G (0: a mini-batch's chunks, at most one per

@@ -127,14 +127,11 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
             let lanes = run.lanes.unwrap_or(options.lanes);
             // The kernel the run trains with (`auto` resolved as a trainer would, with the
             // run's G), so runs of one kernel share a trainer.
-            let kernel = wide::sync::resolve(
-                &gpu,
-                &wide::Options {
-                    sync_kernel: run.sync_kernel.unwrap_or(options.sync_kernel),
-                    sync_groups: run.sync_groups.unwrap_or(0),
-                    ..options.clone()
-                },
-            );
+            let kernel = wide::sync::resolve(&wide::Options {
+                sync_kernel: run.sync_kernel.unwrap_or(options.sync_kernel),
+                sync_groups: run.sync_groups.unwrap_or(0),
+                ..options.clone()
+            });
             let key = (variant.build_key(), kernel);
             let i = match trainers.iter().position(|t| t.0 == key) {
                 Some(i) => i,

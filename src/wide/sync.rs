@@ -9,10 +9,12 @@ use crate::{Error, Result};
 /// How sync mode dispatches its mini-batches.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SyncKernel {
-    /// The persistent kernel where the grid barrier is allowed ([`grid_barrier_allowed`])
-    /// or where [`crate::wide::Options::sync_groups`] or `sync_span` ask for it, else
-    /// [`SyncKernel::Dispatch`] (a software device runs the dispatches' workgroups in
-    /// parallel anyway, and may end a persistent kernel's long loops early).
+    /// The persistent kernel where [`crate::wide::Options::sync_groups`] or `sync_span` ask
+    /// for it, else [`SyncKernel::Dispatch`]. The persistent kernel's grid barrier (G > 1)
+    /// has not yet run on a discrete GPU, and a barrier that fails hangs the device, so it
+    /// is opt-in until `benches/peers/wide_sync.sh` has checked it there; a software device
+    /// runs the dispatches' workgroups in parallel anyway, and may end a persistent kernel's
+    /// long loops early.
     #[default]
     Auto,
     /// Per mini-batch a `wide/flow` dispatch (the gradient) and a `wide/apply` dispatch
@@ -51,13 +53,11 @@ impl SyncKernel {
     }
 }
 
-/// The kernel `options` run on `gpu`: [`SyncKernel::Auto`] resolved (persistent where the
-/// grid barrier is allowed or `sync_groups`/`sync_span` are set, else dispatch).
-pub fn resolve(gpu: &Gpu, options: &crate::wide::Options) -> SyncKernel {
+/// The kernel `options` run: [`SyncKernel::Auto`] resolved (persistent where
+/// `sync_groups`/`sync_span` are set, else dispatch).
+pub fn resolve(options: &crate::wide::Options) -> SyncKernel {
     match options.sync_kernel {
-        SyncKernel::Auto
-            if grid_barrier_allowed(gpu) || options.sync_groups > 0 || options.sync_span > 0 =>
-        {
+        SyncKernel::Auto if options.sync_groups > 0 || options.sync_span > 0 => {
             SyncKernel::Persistent
         }
         SyncKernel::Auto => SyncKernel::Dispatch,

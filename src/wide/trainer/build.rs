@@ -147,7 +147,7 @@ impl<'g> Trainer<'g> {
         spec.check()?;
         // Checked with the sync kernel resolved (its variants depend on it).
         let options = Options {
-            sync_kernel: crate::wide::sync::resolve(gpu, &options),
+            sync_kernel: crate::wide::sync::resolve(&options),
             ..options
         };
         options.check()?;
