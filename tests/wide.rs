@@ -5,7 +5,9 @@
 
 mod common;
 
-use common::wide::{assert_matches_twin, data, random_params, twin, user_model};
+use common::wide::{
+    assert_matches_twin, data, epoch_from, random_params, random_start, twin, user_model,
+};
 use wgsparse::gen::{zipf_ctr, CtrModel};
 use wgsparse::gpu::preprocess;
 use wgsparse::wide::{
@@ -208,14 +210,8 @@ fn async_single_chunk_equals_twin_step() {
             ..Options::default()
         };
         let mut t = Trainer::new(gpu, &spec, m, (&x, &y01), None, options).unwrap();
-        let start: Vec<f32> = random_params(&spec, m, 5)
-            .iter()
-            .map(|v| (v * 0.3) as f32)
-            .collect();
-        t.set_params(&start).unwrap();
-        t.train_epoch().unwrap();
-        let got = t.params().unwrap();
-        let mut want: Vec<f64> = start.iter().map(|&v| v as f64).collect();
+        let (start, mut want) = random_start(&spec, m, 5, 0.3);
+        let got = epoch_from(&mut t, &start);
         cpu::sgd_step(model, &mut want, &x, &y, &(0..16).collect::<Vec<_>>(), 0.5);
         assert_matches_twin(&got, &want, &spec.name);
     }
@@ -239,14 +235,8 @@ fn sync_equals_twin_with_a_small_cache() {
         };
         let mut t = Trainer::new(common::gpu(), &spec, m, (&x, &y01), None, options).unwrap();
         assert_eq!(t.hot_features(), cache);
-        let start: Vec<f32> = random_params(&spec, m, 3)
-            .iter()
-            .map(|v| (v * 0.3) as f32)
-            .collect();
-        t.set_params(&start).unwrap();
-        t.train_epoch().unwrap();
-        let got = t.params().unwrap();
-        let mut want: Vec<f64> = start.iter().map(|&v| v as f64).collect();
+        let (start, mut want) = random_start(&spec, m, 3, 0.3);
+        let got = epoch_from(&mut t, &start);
         twin(model, false, &mut want, &x, &y, batch, 0.5);
         assert_matches_twin(&got, &want, &format!("cache {cache}"));
     }
@@ -372,14 +362,8 @@ fn one_hot_layout_equals_twin() {
             options,
         )
         .unwrap();
-        let start: Vec<f32> = random_params(&spec, m, 8)
-            .iter()
-            .map(|v| (v * 0.3) as f32)
-            .collect();
-        t.set_params(&start).unwrap();
-        t.train_epoch().unwrap();
-        let got = t.params().unwrap();
-        let mut want: Vec<f64> = start.iter().map(|&v| v as f64).collect();
+        let (start, mut want) = random_start(&spec, m, 8, 0.3);
+        let got = epoch_from(&mut t, &start);
         twin(model, false, &mut want, &x, &y, batch, 0.5);
         assert_matches_twin(
             &got,
@@ -419,14 +403,8 @@ fn async_span_bounds_the_updates_in_flight() {
             ..Options::default()
         };
         let mut t = Trainer::new(common::gpu(), &spec, m, (&x, &y01), None, options).unwrap();
-        let start: Vec<f32> = random_params(&spec, m, 3)
-            .iter()
-            .map(|v| (v * 0.3) as f32)
-            .collect();
-        t.set_params(&start).unwrap();
-        t.train_epoch().unwrap();
-        let got = t.params().unwrap();
-        let mut want: Vec<f64> = start.iter().map(|&v| v as f64).collect();
+        let (start, mut want) = random_start(&spec, m, 3, 0.3);
+        let got = epoch_from(&mut t, &start);
         twin(model, false, &mut want, &x, &y, batch, 0.5);
         assert_matches_twin(&got, &want, &spec.name);
         let whole = Options {
@@ -475,14 +453,8 @@ fn async_scaled_steps_equal_twin() {
         assert_eq!(t.in_flight(), in_flight);
         assert_eq!(t.scaled_features(), fs.iter().filter(|&&v| v < 1.0).count());
         assert!(t.scaled_features() > 1);
-        let start: Vec<f32> = random_params(&spec, m, 9)
-            .iter()
-            .map(|v| (v * 0.3) as f32)
-            .collect();
-        t.set_params(&start).unwrap();
-        t.train_epoch().unwrap();
-        let got = t.params().unwrap();
-        let mut want: Vec<f64> = start.iter().map(|&v| v as f64).collect();
+        let (start, mut want) = random_start(&spec, m, 9, 0.3);
+        let got = epoch_from(&mut t, &start);
         // Each chunk's gradients are scaled by 1/B (not 1/chunk): stale_step's 1/|rows|
         // times chunk/B.
         let base = 0.5 * chunk as f64 / batch as f64;
@@ -527,14 +499,8 @@ fn edges_past_the_tile_equal_twin() {
                 ..Options::default()
             };
             let mut t = Trainer::new(common::gpu(), &spec, m, (&x, &y01), None, options).unwrap();
-            let start: Vec<f32> = random_params(&spec, m, 19)
-                .iter()
-                .map(|v| (v * 0.1) as f32)
-                .collect();
-            t.set_params(&start).unwrap();
-            t.train_epoch().unwrap();
-            let got = t.params().unwrap();
-            let mut want: Vec<f64> = start.iter().map(|&v| v as f64).collect();
+            let (start, mut want) = random_start(&spec, m, 19, 0.1);
+            let got = epoch_from(&mut t, &start);
             twin(model, false, &mut want, &x, &y, batch, 0.5);
             assert_matches_twin(&got, &want, &format!("{what} {}", spec.name));
         }
@@ -567,14 +533,8 @@ fn l2_equals_twin() {
                 ..Options::default()
             };
             let mut t = Trainer::new(common::gpu(), &spec, m, (&x, &y01), None, options).unwrap();
-            let start: Vec<f32> = random_params(&spec, m, 21)
-                .iter()
-                .map(|v| (v * 0.5) as f32)
-                .collect();
-            t.set_params(&start).unwrap();
-            t.train_epoch().unwrap();
-            let got = t.params().unwrap();
-            let mut want: Vec<f64> = start.iter().map(|&v| v as f64).collect();
+            let (start, mut want) = random_start(&spec, m, 21, 0.5);
+            let got = epoch_from(&mut t, &start);
             let mut sgd = cpu::Sgd::new(want.len()).with_l2(l2 as f64);
             if sync {
                 for b in 0..x.nrows / batch {

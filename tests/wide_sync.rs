@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::wide::{assert_matches_twin, data, random_params};
+use common::wide::{assert_matches_twin, data, random_start};
 use wgsparse::sparse::Csr;
 use wgsparse::wide::sync::grid_barrier_allowed;
 use wgsparse::wide::{cpu, metrics, FlowVariant, Model, Options, SyncKernel, Trainer};
@@ -32,13 +32,7 @@ fn options(kernel: SyncKernel, groups: usize, span: usize) -> Options {
 
 /// Random starting parameters (every gradient term exercised) in f32 and f64.
 fn start(model: Model, seed: u64) -> (Vec<f32>, Vec<f64>) {
-    let spec = model.spec().unwrap();
-    let s: Vec<f32> = random_params(&spec, M, seed)
-        .iter()
-        .map(|v| (v * 0.3) as f32)
-        .collect();
-    let d = s.iter().map(|&v| v as f64).collect();
-    (s, d)
+    random_start(&model.spec().unwrap(), M, seed, 0.3)
 }
 
 /// One epoch (shuffled chunk order) from `start` with `options`; returns the trainer's

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::wide::{assert_matches_twin, data, random_params, twin};
+use common::wide::{assert_matches_twin, data, epoch_from, random_params, random_start, twin};
 use wgsparse::gen::{zipf_ctr, CtrModel};
 use wgsparse::sparse::Csr;
 use wgsparse::wide::{cpu, metrics, plan, Diag, FlowVariant, Model, Options, SyncKernel, Trainer};
@@ -280,14 +280,8 @@ fn sync_variants_equal_twin() {
             };
             let mut t = Trainer::new(common::gpu(), &spec, m, (&x, &y01), None, options).unwrap();
             assert!(t.hot_features() > 0);
-            let start: Vec<f32> = random_params(&spec, m, 3)
-                .iter()
-                .map(|v| (v * 0.3) as f32)
-                .collect();
-            t.set_params(&start).unwrap();
-            t.train_epoch().unwrap();
-            let got = t.params().unwrap();
-            let mut want: Vec<f64> = start.iter().map(|&v| v as f64).collect();
+            let (start, mut want) = random_start(&spec, m, 3, 0.3);
+            let got = epoch_from(&mut t, &start);
             twin(model, false, &mut want, &x, &y, batch, 0.5);
             assert_matches_twin(
                 &got,

@@ -4,7 +4,7 @@
 use rand::{Rng, SeedableRng};
 use wgsparse::gen::{zipf_ctr, CtrModel};
 use wgsparse::sparse::Csr;
-use wgsparse::wide::{cpu, Model, ModelSpec};
+use wgsparse::wide::{cpu, Model, ModelSpec, Trainer};
 
 /// Zipf CTR samples with values drawn from [0.5, 1.5) (not one-hot), feature 0 put into
 /// every sample (maximum contention) and every 7th sample emptied; labels 0/1.
@@ -35,6 +35,24 @@ pub fn random_params(spec: &ModelSpec, m: usize, seed: u64) -> Vec<f64> {
     (0..m * spec.params_per_feature + 1)
         .map(|_| rng.random_range(-0.5f64..0.5))
         .collect()
+}
+
+/// Random starting parameters scaled by `scale` (every term of the gradient exercised): f32
+/// for the device and the same values in f64 for the twin.
+pub fn random_start(spec: &ModelSpec, m: usize, seed: u64, scale: f64) -> (Vec<f32>, Vec<f64>) {
+    let start: Vec<f32> = random_params(spec, m, seed)
+        .iter()
+        .map(|v| (v * scale) as f32)
+        .collect();
+    let twin = start.iter().map(|&v| v as f64).collect();
+    (start, twin)
+}
+
+/// One epoch of `t` from the parameters `start`: the trained parameters.
+pub fn epoch_from(t: &mut Trainer, start: &[f32]) -> Vec<f32> {
+    t.set_params(start).unwrap();
+    t.train_epoch().unwrap();
+    t.params().unwrap()
 }
 
 /// A model from outside the crate: linear, squared hinge loss max(0, 1 − yŷ)².
