@@ -610,3 +610,37 @@ fn staging_ring_equals_twin() {
         );
     }
 }
+
+/// A chunk the device never ran is an error, never a short epoch passed off as trained: on
+/// llvmpipe, which ends a shader invocation's loops after 65,535 iterations, one persistent
+/// async workgroup over thousands of chunks stops early; elsewhere the epoch completes.
+#[test]
+fn an_epoch_cut_short_by_the_device_is_an_error() {
+    let (m, batch) = (200, 16);
+    let (x, y01) = data(batch * 4000, m, 7, 41);
+    let spec = Model::Lr.spec().unwrap();
+    let options = Options {
+        batch,
+        max_chunk: batch,
+        sync: false,
+        async_groups: 1,
+        ..Options::default()
+    };
+    let gpu = common::gpu();
+    let mut t = Trainer::new(gpu, &spec, m, (&x, &y01), None, options).unwrap();
+    match t.train_epoch() {
+        Ok((loss, _)) => {
+            assert!(loss.is_finite(), "loss {loss}");
+            assert!(
+                !gpu.caps.adapter_name.contains("llvmpipe"),
+                "llvmpipe ran 4,000 chunks in one invocation's loops"
+            );
+        }
+        Err(e) => {
+            let msg = e.to_string();
+            eprintln!("{msg}");
+            assert!(msg.contains("were not trained"), "{msg}");
+            assert!(gpu.caps.adapter_name.contains("llvmpipe"), "{msg}");
+        }
+    }
+}

@@ -7,6 +7,11 @@ use super::{Part, Step, Trainer};
 use crate::gpu::{Batch, GpuBuffer};
 use crate::Result;
 
+/// The training output's poison: a quiet NaN with a payload no arithmetic produces, so an
+/// entry still holding it after the epoch belongs to a chunk that never ran (a computed NaN
+/// loss carries the canonical payload, and is reported as divergence instead).
+const UNTRAINED: u32 = 0x7fc5_5a5a;
+
 impl Trainer<'_> {
     /// One epoch over the training data in one submission (parts in shuffled order, each
     /// part's chunks in shuffled order); returns (mean training loss, device time).
@@ -23,7 +28,7 @@ impl Trainer<'_> {
             let samples = move |c: u32| chunk.min(n - c as usize * chunk);
             part.sched
                 .write(gpu, &ids, if sync { Some(&samples) } else { None })?;
-            part.data.out.fill(gpu, f32::NAN)?;
+            part.data.out.fill(gpu, f32::from_bits(UNTRAINED))?;
             last.push((p, ids));
         }
         if let Some(word) = &self.grid_word {
@@ -51,14 +56,22 @@ impl Trainer<'_> {
         self.check_persistent_completed()?;
         let mut total = 0.0;
         let mut n = 0;
-        for part in &self.parts {
-            total += part
-                .data
-                .out
-                .read(gpu)?
-                .iter()
-                .map(|&l| l as f64)
-                .sum::<f64>();
+        for (p, part) in self.parts.iter().enumerate() {
+            let losses = part.data.out.read(gpu)?;
+            let missed = losses.iter().filter(|l| l.to_bits() == UNTRAINED).count();
+            if missed > 0 {
+                return Err(crate::Error::Gpu {
+                    kernel: "wide.flow".into(),
+                    message: format!(
+                        "{missed} of part {p}'s {} chunks were not trained this epoch: the \
+                         device ended the dispatch early (llvmpipe caps a shader \
+                         invocation's loop iterations at 65,535; more workgroups, \
+                         --async-groups, give each fewer chunks)",
+                        losses.len()
+                    ),
+                });
+            }
+            total += losses.iter().map(|&l| l as f64).sum::<f64>();
             n += part.data.host.n_samples;
         }
         Ok((total / n.max(1) as f64, time))
