@@ -72,6 +72,12 @@
 #           its input rows, then per configuration and thesis run whether matched pieces
 #           cover all 60,000 rows: "verified" only when every piece of every run matched.
 #           Over several parts: python3 benches/peers/spdnn_verify_table.py OUT*/verify.jsonl
+#   VERIFY=1 VERIFY_PARTS="12 13 14 15"  several parts at once, one process each, sharing the
+#           GPU (each in $OUT/part-k, each under VERIFY_BUDGET; the loader packages and images
+#           set up once before they start), then one table over all of them in
+#           $OUT/verify_table.md. The thesis runs wait on the host between batches, so parts
+#           side by side may take little more than one; compare each part's log times with
+#           the estimates above to see how much the GPU was shared.
 # The N = 1024 runs are checked against the CPU twin (a row within f32 rounding of the
 # threshold may differ and is listed in tie_rows); the others against the auto run's
 # categories, and the peer against them too (its JSON line says categories_match).
@@ -90,7 +96,9 @@ THESIS_BUFFERS=${THESIS_BUFFERS:-0.1}
 THESIS_TIMEOUT=${THESIS_TIMEOUT:-180}
 mkdir -p "$OUT"
 T0=$(date +%s)
-for f in .gl/*.deb; do [ -e "$f" ] && dpkg -x "$f" /; done; ldconfig
+if [ -z "${SPDNN_SETUP_DONE:-}" ]; then
+  for f in .gl/*.deb; do [ -e "$f" ] && dpkg -x "$f" /; done; ldconfig
+fi
 if ! ./.gpu/wgsparse info >/dev/null 2>&1; then
   export VK_DRIVER_FILES=/usr/share/vulkan/icd.d/nvidia_icd.json
 fi
@@ -100,6 +108,17 @@ log() { echo "[$(date +%T)] $*" | tee -a "$OUT/log.txt"; }
 if [[ "$IDX" == *.gz ]]; then
   gunzip -c "$IDX" > /tmp/spdnn-images.idx || { log "cannot decompress $IDX"; exit 2; }
   IDX=/tmp/spdnn-images.idx
+fi
+if [ "${VERIFY:-0}" = 1 ] && [ -n "${VERIFY_PARTS:-}" ]; then
+  for k in $VERIFY_PARTS; do
+    VERIFY_PARTS="" VERIFY_PART=$k OUT="$OUT/part-$k" IDX="$IDX" SPDNN_SETUP_DONE=1 \
+      bash "$0" &
+  done
+  wait
+  python3 benches/peers/spdnn_verify_table.py --total "${VERIFY_ROWS:-60000}" \
+    "$OUT"/part-*/verify.jsonl > "$OUT/verify_table.md" || log "verify table FAILED"
+  log "verify parts $VERIFY_PARTS done"
+  exit 0
 fi
 if [ "${VERIFY:-0}" = 1 ]; then
   BEST="csr-ell:1d+csr-csr:1d+csc-csc:2d"
