@@ -17,6 +17,20 @@
 // the device, so every layer can be recorded ahead; workgroups past it return at once.
 // Any subgroup size (G is only the ELL's grouping: a subgroup's loop runs to its longest lane
 // whatever G is; smaller groups only save padding bytes).
+// Constant rows (CONSTANT_ROWS): every layer also records, per row id, whether the row's
+// output is one value c over all n columns: `konst[4·id + 2·h]` is the min and `+ 1` the
+// max of the f32 bits of the row's per-block values (outputs are ≥ 0, so u32 order is
+// float order), h = params.half = l mod 2. A block whose outputs of a row all equal its
+// reference (the output at column block·B, from invocation 0) gives that value to both;
+// a block with two values gives 0xffffffff to the max. So min == max iff the row is
+// constant. The next layer reads the other half: a tile whose rows are all constant and
+// nonzero (y = c_r·1) computes z_j = c_r·csum[j] (csum = Σ_k W[k, j], or the entry count
+// when PACKED, the weight applied as on the general path) with no staging and no gather,
+// then the same epilogue. Columns with no entry have csum = 0, so z = 0 and no bias, as
+// on the general path. spdnn.select resets the survivors' next half; spdnn.reset resets
+// half 0 for layer 0, which never takes the fast path (params.fast = 0).
+// `stats` counts, per layer, the tiles that took the fast path and the tiles that ran,
+// each spread over STAT_SLOTS slots STAT_STRIDE words apart (one 32-byte sector each).
 override WG: u32 = 256u;
 // Outputs per invocation (1..=MAX_T) and vec4s of rows per workgroup (1..=MAX_RV), with
 // T·RV ≤ MAX_ACC (checked on the host).
@@ -29,11 +43,15 @@ override STAGE_LEN: u32 = 257u;
 override PACKED: bool = false;
 // Lanes per ELL group (divides WG; 8 lanes of 4-byte words read one 32-byte sector per step).
 override G: u32 = 32u;
+// Constancy detection and the constant-row fast path (see above).
+override CONSTANT_ROWS: bool = true;
 const MAX_T: u32 = 8u;
 const MAX_RV: u32 = 4u;
 const MAX_ACC: u32 = 16u;
 const MAX_R: u32 = 16u;
 const YMAX: f32 = 32.0;
+const STAT_SLOTS: u32 = 16u;
+const STAT_STRIDE: u32 = 8u;
 
 struct Params {
     n: u32,
@@ -41,9 +59,11 @@ struct Params {
     blocks: u32,
     bias: f32,
     weight: f32,
-    _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
+    // The layer's index (for `stats`), whether it may take the fast path (its inputs carry
+    // constancy: every layer but the first, with constant rows on), and l mod 2.
+    layer: u32,
+    fast: u32,
+    half: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -56,10 +76,36 @@ struct Params {
 @group(0) @binding(7) var<storage, read_write> y_out: array<f32>;
 @group(0) @binding(8) var<storage, read_write> flags: array<atomic<u32>>;
 @group(0) @binding(9) var<storage, read_write> pos: array<atomic<u32>>;
+@group(0) @binding(10) var<storage, read> csum: array<f32>;
+@group(0) @binding(11) var<storage, read_write> konst: array<atomic<u32>>;
+@group(0) @binding(12) var<storage, read_write> stats: array<atomic<u32>>;
 
 var<workgroup> wg_count: u32;
 var<workgroup> wg_any: atomic<u32>;
 var<workgroup> ys: array<vec4<f32>, STAGE_LEN>;
+var<workgroup> wg_fast: u32;
+// Each row's constant value (fast tiles) and reference output bits (constancy detection).
+var<workgroup> wg_c: array<f32, MAX_R>;
+var<workgroup> wg_ref: array<u32, MAX_R>;
+
+// z ≠ 0 (a structural nonzero of Z) gets the bias, then the clamp to [0, YMAX].
+fn activate(z: f32) -> f32 {
+    var out = 0.0;
+    if (z != 0.0) {
+        out = clamp(z + params.bias, 0.0, YMAX);
+    }
+    return out;
+}
+
+// An output's bits for the constancy comparison (a −0 counts as 0).
+fn out_bits(out: f32) -> u32 {
+    return select(bitcast<u32>(out), 0u, out == 0.0);
+}
+
+// The fast-path counters' word of `kind` (0: fast tiles, 1: tiles run) for workgroup `gid`.
+fn stat_word(kind: u32, gid: u32) -> u32 {
+    return ((params.layer * 2u + kind) * STAT_SLOTS + gid % STAT_SLOTS) * STAT_STRIDE;
+}
 
 @compute @workgroup_size(WG)
 fn main(
@@ -71,13 +117,40 @@ fn main(
     let block = gid % params.blocks;
     let s0 = (gid / params.blocks) * (4u * RV);
     if (lid == 0u) {
-        wg_count = count[0];
+        let live0 = count[0];
+        wg_count = live0;
         atomicStore(&wg_any, 0u);
+        // A tile takes the fast path when every row's input is one nonzero value.
+        var fast = CONSTANT_ROWS && params.fast != 0u && s0 < live0;
+        if (fast) {
+            let rows0 = min(4u * RV, live0 - s0);
+            for (var r = 0u; r < 4u * RV; r++) {
+                var c = 0.0;
+                if (r < rows0) {
+                    let k = ids[s0 + r] * 4u + (1u - params.half) * 2u;
+                    let lo = atomicLoad(&konst[k]);
+                    let hi = atomicLoad(&konst[k + 1u]);
+                    if (lo != hi || hi == 0u) {
+                        fast = false;
+                    }
+                    c = bitcast<f32>(hi);
+                }
+                wg_c[r] = c;
+            }
+        }
+        wg_fast = select(0u, 1u, fast);
+        if (CONSTANT_ROWS && s0 < live0) {
+            atomicAdd(&stats[stat_word(1u, gid)], 1u);
+            if (fast) {
+                atomicAdd(&stats[stat_word(0u, gid)], 1u);
+            }
+        }
     }
     let live = workgroupUniformLoad(&wg_count);
     if (s0 >= live) {
         return;
     }
+    let fast = workgroupUniformLoad(&wg_fast) != 0u;
     let rows = min(4u * RV, live - s0);
     let n = params.n;
     // Each row's offset in y_in / y_out; rows past the active count stage zeros.
@@ -93,7 +166,21 @@ fn main(
     let groups = WG / G;
     let grp = lid / G;
     let lane = lid % G;
-    for (var sl = 0u; sl < params.slices; sl++) {
+    // Fast tiles: z = c_r·csum[j], no staging, no gather (`fast` is workgroup-uniform).
+    if (fast) {
+        for (var t = 0u; t < T; t++) {
+            let j = block * (WG * T) + t * WG + lid;
+            if (j < n) {
+                let cs = csum[j];
+                for (var v = 0u; v < RV; v++) {
+                    let c4 = vec4<f32>(wg_c[4u * v], wg_c[4u * v + 1u], wg_c[4u * v + 2u],
+                        wg_c[4u * v + 3u]);
+                    acc[t * RV + v] = c4 * cs;
+                }
+            }
+        }
+    }
+    for (var sl = 0u; sl < select(params.slices, 0u, fast); sl++) {
         let c0 = sl * S;
         let width = min(S, n - c0);
         for (var c = lid; c < width; c += WG) {
@@ -130,6 +217,23 @@ fn main(
         }
         workgroupBarrier();
     }
+    // Constancy: invocation 0's outputs at column block·B (< n) are the block's references.
+    if (CONSTANT_ROWS) {
+        if (lid == 0u) {
+            for (var v = 0u; v < RV; v++) {
+                var z4 = acc[v];
+                if (PACKED) {
+                    z4 *= params.weight;
+                }
+                for (var k = 0u; k < 4u; k++) {
+                    wg_ref[4u * v + k] = out_bits(activate(z4[k]));
+                }
+            }
+        }
+        workgroupBarrier();
+    }
+    // Bits 0..15: rows with a nonzero output; bits 16..31: rows with an output unlike
+    // their reference.
     var any = 0u;
     for (var t = 0u; t < T; t++) {
         let j = block * (WG * T) + t * WG + lid;
@@ -142,14 +246,13 @@ fn main(
                 for (var k = 0u; k < 4u; k++) {
                     let r = 4u * v + k;
                     if (r < rows) {
-                        let z = z4[k];
-                        var out = 0.0;
-                        if (z != 0.0) {
-                            out = clamp(z + params.bias, 0.0, YMAX);
-                        }
+                        let out = activate(z4[k]);
                         y_out[base[r] + j] = out;
                         if (out != 0.0) {
                             any |= 1u << r;
+                        }
+                        if (CONSTANT_ROWS && out_bits(out) != wg_ref[r]) {
+                            any |= 1u << (16u + r);
                         }
                     }
                 }
@@ -161,8 +264,16 @@ fn main(
     }
     workgroupBarrier();
     let all = atomicLoad(&wg_any);
-    if (lid < rows && (all & (1u << lid)) != 0u) {
-        atomicOr(&flags[s0 + lid], 1u);
-        atomicOr(&pos[s0 + lid], 1u);
+    if (lid < rows) {
+        if ((all & (1u << lid)) != 0u) {
+            atomicOr(&flags[s0 + lid], 1u);
+            atomicOr(&pos[s0 + lid], 1u);
+        }
+        if (CONSTANT_ROWS) {
+            let k = ids[s0 + lid] * 4u + params.half * 2u;
+            let mixed = (all & (1u << (16u + lid))) != 0u;
+            atomicMin(&konst[k], wg_ref[lid]);
+            atomicMax(&konst[k + 1u], select(wg_ref[lid], 0xffffffffu, mixed));
+        }
     }
 }
