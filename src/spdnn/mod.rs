@@ -14,7 +14,9 @@
 //!   slices of S input columns that fit workgroup memory for R = 4·RV rows), each slice of
 //!   the tile's rows staged once and used by all B outputs, T·R sums per invocation in
 //!   registers; rows stay in place and only their ids are compacted (`spdnn.sliced`,
-//!   `spdnn.select`).
+//!   `spdnn.select`). With [`Options::constant_rows`] each layer also records which rows
+//!   came out as one value c over all N columns, and the next layer computes a tile of
+//!   such rows as c·colsum(W) with no staging and no gather.
 //! - [`Approach::DenseRows`]: W_lᵀ in column-major ELL over all N, a workgroup's rows staged
 //!   whole when they fit (small N), the surviving rows copied together after each layer
 //!   (`spdnn.layer`, `spdnn.compact`).
