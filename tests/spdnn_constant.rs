@@ -93,10 +93,12 @@ fn saturating(n: usize, random: bool, seed: u64) -> Network {
     Network::new(n, layers, -0.3).unwrap()
 }
 
-/// What the twin predicts for each layer: `[fast tiles, tiles run]` over every chunk, a
-/// chunk's active rows in id order in tiles of `r` rows, each tile over `blocks` blocks of
-/// outputs; a tile is fast when every row's input is one nonzero value (never at layer 0).
-fn predicted_tiles(net: &Network, y0: &Csr, r: usize, blocks: u64, chunk: usize) -> Vec<[u64; 2]> {
+/// What the twin predicts for each layer: `[fast tiles, tiles run, unwritten tiles]` over
+/// every chunk, a chunk's active rows in id order in tiles of `r` rows, each tile over
+/// `blocks` blocks of outputs; a tile is fast when every row's input is one nonzero value
+/// (never at layer 0), and writes nothing when every row's output is one value too (the
+/// tests' weights are all positive, so every layer allows it).
+fn predicted_tiles(net: &Network, y0: &Csr, r: usize, blocks: u64, chunk: usize) -> Vec<[u64; 3]> {
     let n = net.n;
     let bias = f64::from(net.bias);
     let mut rows: Vec<Vec<f64>> = (0..y0.nrows)
@@ -109,8 +111,19 @@ fn predicted_tiles(net: &Network, y0: &Csr, r: usize, blocks: u64, chunk: usize)
         })
         .collect();
     let mut out = Vec::new();
+    let constant = |y: &[f64]| y.iter().all(|&v| v == y[0]);
     for (l, w) in net.layers.iter().enumerate() {
-        let (mut fast, mut run) = (0u64, 0u64);
+        let next: Vec<Vec<f64>> = rows
+            .iter()
+            .map(|y| {
+                if y.iter().any(|&v| v != 0.0) {
+                    cpu::layer(y, w, bias)
+                } else {
+                    y.clone()
+                }
+            })
+            .collect();
+        let (mut fast, mut run, mut unwritten) = (0u64, 0u64, 0u64);
         for start in (0..y0.nrows).step_by(chunk) {
             let end = (start + chunk).min(y0.nrows);
             // Layer 0 runs every row; later layers the rows still alive.
@@ -119,21 +132,20 @@ fn predicted_tiles(net: &Network, y0: &Csr, r: usize, blocks: u64, chunk: usize)
                 .collect();
             for tile in active.chunks(r) {
                 run += blocks;
-                let constant = |i: &usize| {
-                    let y = &rows[*i];
-                    y[0] != 0.0 && y.iter().all(|&v| v == y[0])
-                };
-                if l > 0 && tile.iter().all(constant) {
+                if l > 0
+                    && tile
+                        .iter()
+                        .all(|&i| rows[i][0] != 0.0 && constant(&rows[i]))
+                {
                     fast += blocks;
+                    if tile.iter().all(|&i| constant(&next[i])) {
+                        unwritten += blocks;
+                    }
                 }
             }
         }
-        out.push([fast, run]);
-        for y in rows.iter_mut() {
-            if y.iter().any(|&v| v != 0.0) {
-                *y = cpu::layer(y, w, bias);
-            }
-        }
+        out.push([fast, run, unwritten]);
+        rows = next;
     }
     out
 }
@@ -141,7 +153,7 @@ fn predicted_tiles(net: &Network, y0: &Csr, r: usize, blocks: u64, chunk: usize)
 /// Runs `net` on `y0` with `options` (activations poisoned first), checks the categories
 /// exactly and the final activations to f32 tolerance against the twin, and the fast tiles
 /// against the twin's prediction; returns the plan's fast tiles per layer.
-fn check(net: &Network, y0: &Csr, options: &Options) -> Vec<[u64; 2]> {
+fn check(net: &Network, y0: &Csr, options: &Options) -> Vec<[u64; 3]> {
     let gpu = common::gpu();
     let plan = Plan::new(gpu, net, y0, options).unwrap();
     plan.poison(gpu).unwrap();
@@ -188,9 +200,11 @@ fn sliced(wg: u32, t: u32, rv: u32) -> Options {
     }
 }
 
-/// Total fast tiles and tiles run.
-fn total(tiles: &[[u64; 2]]) -> [u64; 2] {
-    tiles.iter().fold([0; 2], |a, l| [a[0] + l[0], a[1] + l[1]])
+/// Total fast tiles, tiles run and unwritten tiles.
+fn total(tiles: &[[u64; 3]]) -> [u64; 3] {
+    tiles
+        .iter()
+        .fold([0; 3], |a, l| [a[0] + l[0], a[1] + l[1], a[2] + l[2]])
 }
 
 #[test]
@@ -207,10 +221,15 @@ fn saturating_networks_take_the_fast_path_and_match_the_twin() {
         let plan = Plan::new(gpu, &net, &y0, &options).unwrap();
         assert_eq!(plan.packed(), pack_uniform && !random);
         let tiles = check(&net, &y0, &options);
-        let [fast, run] = total(&tiles);
+        let [fast, run, unwritten] = total(&tiles);
         // The fast path was taken, including at the layers whose column sums vary (8, the
-        // last), and not everywhere (mixed tiles and layer 0 gather).
+        // last), and not everywhere (mixed tiles and layer 0 gather); where the column sums
+        // are all equal (the generated layers, layer 7) fast tiles wrote nothing.
         assert!(fast > 0 && fast < run, "{tiles:?}");
+        assert!(
+            unwritten > 0 && tiles[7][2] > 0 && tiles[8][2] == 0,
+            "{tiles:?}"
+        );
         assert!(tiles[8][0] > 0 && tiles[12][0] > 0, "{tiles:?}");
         // The final activations are not only 0 and 32: a wrong column sum shows.
         plan.run(gpu).unwrap();
@@ -220,6 +239,23 @@ fn saturating_networks_take_the_fast_path_and_match_the_twin() {
         let cats = plan.categories(gpu).unwrap();
         assert!(!cats.is_empty() && cats.len() < y0.nrows);
     }
+}
+
+#[test]
+fn unwritten_rows_of_the_last_layer_are_read_back() {
+    // Generated layers only (every column sum 2): saturated rows stay 32·1 unwritten to the
+    // end, so the final activations of those rows come from their constancy words.
+    let n = 64;
+    let net = data::generated_network(n, 14, -0.3, 3).unwrap();
+    let y0 = power_law_inputs(120, n, 4);
+    let tiles = check(&net, &y0, &sliced(64, 1, 1));
+    assert!(tiles[13][2] > 0, "{tiles:?}");
+    let gpu = common::gpu();
+    let plan = Plan::new(gpu, &net, &y0, &sliced(64, 1, 1)).unwrap();
+    plan.poison(gpu).unwrap();
+    plan.run(gpu).unwrap();
+    let out = plan.output(gpu).unwrap();
+    assert!(out.chunks(n).any(|r| r.iter().all(|&v| v == 32.0)));
 }
 
 #[test]
@@ -235,7 +271,7 @@ fn networks_that_do_not_saturate_match_the_twin() {
     }
     let y0 = data::random_inputs(250, n, 0.2, 4).unwrap();
     let tiles = check(&net, &y0, &sliced(64, 2, 1));
-    let [fast, run] = total(&tiles);
+    let [fast, run, _] = total(&tiles);
     assert!(fast * 10 <= run, "{tiles:?}");
     let want = cpu::categories(&cpu::infer(&net, &y0), n);
     assert!(!want.is_empty() && want.len() < y0.nrows);
@@ -252,7 +288,7 @@ fn tiles_mixing_constant_and_other_rows_gather() {
         let tiles = check(&net, &y0, &options);
         // Some layer has both fast and gathered tiles after layer 0.
         assert!(
-            tiles[1..].iter().any(|&[f, r]| f > 0 && f < r),
+            tiles[1..].iter().any(|&[f, r, _]| f > 0 && f < r),
             "{tiles:?} ({options:?})"
         );
     }

@@ -29,8 +29,16 @@
 // then the same epilogue. Columns with no entry have csum = 0, so z = 0 and no bias, as
 // on the general path. spdnn.select resets the survivors' next half; spdnn.reset resets
 // half 0 for layer 0, which never takes the fast path (params.fast = 0).
-// `stats` counts, per layer, the tiles that took the fast path and the tiles that ran,
-// each spread over STAT_SLOTS slots STAT_STRIDE words apart (one 32-byte sector each).
+// Unwritten constant rows: when the layer's column sums are all ≥ 0 (params.lazy; and its
+// packed weight > 0), a fast row's outputs f(c·csum[j]) are monotone in csum[j], so they are
+// one value iff f(c·cmin) = f(c·cmax) (the layer's extreme column sums). A fast tile whose
+// rows all pass writes no output at all: each row's value goes to its constancy words only.
+// So a constant row's activations may be absent from y_in: every reader of a row that its
+// constancy words call constant takes c from them (the fast path, the staging of gathered
+// tiles, and the host's readback of the final layer), never y_in.
+// `stats` counts, per layer, the tiles that took the fast path, the tiles that ran and the
+// fast tiles that wrote nothing, each spread over STAT_SLOTS slots STAT_STRIDE words apart
+// (one 32-byte sector each).
 override WG: u32 = 256u;
 // Outputs per invocation (1..=MAX_T) and vec4s of rows per workgroup (1..=MAX_RV), with
 // T·RV ≤ MAX_ACC (checked on the host).
@@ -64,6 +72,12 @@ struct Params {
     layer: u32,
     fast: u32,
     half: u32,
+    // The least and greatest column sum, and 1 when every column sum is ≥ 0 (and the packed
+    // weight > 0): unwritten constant rows allowed.
+    cmin: f32,
+    cmax: f32,
+    lazy: u32,
+    _pad0: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -84,7 +98,12 @@ var<workgroup> wg_count: u32;
 var<workgroup> wg_any: atomic<u32>;
 var<workgroup> ys: array<vec4<f32>, STAGE_LEN>;
 var<workgroup> wg_fast: u32;
-// Each row's constant value (fast tiles) and reference output bits (constancy detection).
+// Whether the tile writes nothing (every row fast with a constant output), and the rows
+// whose input is constant (bit r).
+var<workgroup> wg_lazy: u32;
+var<workgroup> wg_cmask: u32;
+// Each row's constant input value, and its reference output bits (constancy detection) or,
+// in a tile that writes nothing, its output.
 var<workgroup> wg_c: array<f32, MAX_R>;
 var<workgroup> wg_ref: array<u32, MAX_R>;
 
@@ -102,9 +121,18 @@ fn out_bits(out: f32) -> u32 {
     return select(bitcast<u32>(out), 0u, out == 0.0);
 }
 
-// The fast-path counters' word of `kind` (0: fast tiles, 1: tiles run) for workgroup `gid`.
+// A product's z as the epilogue sees it (the packed layer's weight applied).
+fn scaled(z: f32) -> f32 {
+    if (PACKED) {
+        return z * params.weight;
+    }
+    return z;
+}
+
+// The fast-path counters' word of `kind` (0: fast tiles, 1: tiles run, 2: fast tiles that
+// wrote nothing) for workgroup `gid`.
 fn stat_word(kind: u32, gid: u32) -> u32 {
-    return ((params.layer * 2u + kind) * STAT_SLOTS + gid % STAT_SLOTS) * STAT_STRIDE;
+    return ((params.layer * 3u + kind) * STAT_SLOTS + gid % STAT_SLOTS) * STAT_STRIDE;
 }
 
 @compute @workgroup_size(WG)
@@ -120,29 +148,44 @@ fn main(
         let live0 = count[0];
         wg_count = live0;
         atomicStore(&wg_any, 0u);
-        // A tile takes the fast path when every row's input is one nonzero value.
-        var fast = CONSTANT_ROWS && params.fast != 0u && s0 < live0;
-        if (fast) {
-            let rows0 = min(4u * RV, live0 - s0);
-            for (var r = 0u; r < 4u * RV; r++) {
-                var c = 0.0;
-                if (r < rows0) {
-                    let k = ids[s0 + r] * 4u + (1u - params.half) * 2u;
-                    let lo = atomicLoad(&konst[k]);
-                    let hi = atomicLoad(&konst[k + 1u]);
-                    if (lo != hi || hi == 0u) {
-                        fast = false;
-                    }
+        // A tile takes the fast path when every row's input is one nonzero value, and
+        // writes nothing when every row's output is one value too.
+        let check = CONSTANT_ROWS && params.fast != 0u && s0 < live0;
+        var fast = check;
+        var lazy = check && params.lazy != 0u;
+        var cmask = 0u;
+        for (var r = 0u; r < 4u * RV; r++) {
+            var c = 0.0;
+            if (check && r < min(4u * RV, live0 - s0)) {
+                let k = ids[s0 + r] * 4u + (1u - params.half) * 2u;
+                let lo = atomicLoad(&konst[k]);
+                let hi = atomicLoad(&konst[k + 1u]);
+                if (lo == hi && hi != 0u) {
+                    cmask |= 1u << r;
                     c = bitcast<f32>(hi);
+                } else {
+                    fast = false;
                 }
-                wg_c[r] = c;
+                let a = out_bits(activate(scaled(c * params.cmin)));
+                let b = out_bits(activate(scaled(c * params.cmax)));
+                if (a != b) {
+                    lazy = false;
+                }
+                wg_ref[r] = a;
             }
+            wg_c[r] = c;
         }
+        lazy = lazy && fast;
         wg_fast = select(0u, 1u, fast);
+        wg_lazy = select(0u, 1u, lazy);
+        wg_cmask = cmask;
         if (CONSTANT_ROWS && s0 < live0) {
             atomicAdd(&stats[stat_word(1u, gid)], 1u);
             if (fast) {
                 atomicAdd(&stats[stat_word(0u, gid)], 1u);
+            }
+            if (lazy) {
+                atomicAdd(&stats[stat_word(2u, gid)], 1u);
             }
         }
     }
@@ -152,6 +195,22 @@ fn main(
     }
     let fast = workgroupUniformLoad(&wg_fast) != 0u;
     let rows = min(4u * RV, live - s0);
+    // A tile that writes nothing: each row's one output value to its flags and constancy
+    // words (every block of the row finds the same value).
+    if (workgroupUniformLoad(&wg_lazy) != 0u) {
+        if (lid < rows) {
+            let out = wg_ref[lid];
+            if (out != 0u) {
+                atomicOr(&flags[s0 + lid], 1u);
+                atomicOr(&pos[s0 + lid], 1u);
+            }
+            let k = ids[s0 + lid] * 4u + params.half * 2u;
+            atomicMin(&konst[k], out);
+            atomicMax(&konst[k + 1u], out);
+        }
+        return;
+    }
+    let cmask = wg_cmask;
     let n = params.n;
     // Each row's offset in y_in / y_out; rows past the active count stage zeros.
     var base: array<u32, MAX_R>;
@@ -189,7 +248,12 @@ fn main(
                 for (var k = 0u; k < 4u; k++) {
                     let r = 4u * v + k;
                     if (r < rows) {
-                        q[k] = y_in[base[r] + c0 + c];
+                        // A constant row's activations may be unwritten: c stands for them.
+                        if ((cmask & (1u << r)) != 0u) {
+                            q[k] = wg_c[r];
+                        } else {
+                            q[k] = y_in[base[r] + c0 + c];
+                        }
                     }
                 }
                 ys[c * RV + v] = q;

@@ -331,11 +331,16 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
         });
         let peak = plan.peak_feature_bytes();
         let dense_double = 2 * (rows * n * 4) as u64;
-        // The last run's fast-path tiles, per layer [fast, run] (one readback).
+        // The last run's fast-path tiles, per layer [fast, run, unwritten] (one readback).
         let fast = plan.fast_tiles(&gpu)?;
-        let fast_total = fast
-            .as_ref()
-            .map(|f| f.iter().fold([0u64; 2], |t, l| [t[0] + l[0], t[1] + l[1]]));
+        let fast_total = fast.as_ref().map(|f| {
+            f.iter()
+                .fold([0u64; 3], |t, l| [t[0] + l[0], t[1] + l[1], t[2] + l[2]])
+        });
+        let per_layer = |k: usize| {
+            fast.as_ref()
+                .map(|f| f.iter().map(|l| l[k]).collect::<Vec<_>>())
+        };
         if a.json {
             println!(
                 "{}",
@@ -352,8 +357,10 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
                     "constant_rows": plan.constant_rows(),
                     "fast_tiles": fast_total.map(|t| t[0]),
                     "tiles": fast_total.map(|t| t[1]),
-                    "fast_tiles_per_layer": fast.as_ref().map(|f| f.iter().map(|l| l[0]).collect::<Vec<_>>()),
-                    "tiles_per_layer": fast.as_ref().map(|f| f.iter().map(|l| l[1]).collect::<Vec<_>>()),
+                    "unwritten_tiles": fast_total.map(|t| t[2]),
+                    "fast_tiles_per_layer": per_layer(0),
+                    "tiles_per_layer": per_layer(1),
+                    "unwritten_tiles_per_layer": per_layer(2),
                 })
             );
         } else {
@@ -395,9 +402,10 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
                 ("active rows at the end", got.len().to_string()),
                 (
                     "constant-row tiles",
-                    fast_total.map_or("off".to_string(), |[f, t]| {
+                    fast_total.map_or("off".to_string(), |[f, t, u]| {
                         format!(
-                            "{f} of {t} tiles took the fast path ({:.1}%)",
+                            "{f} of {t} tiles took the fast path ({:.1}%), {u} of them \
+                             writing no output",
                             100.0 * f as f64 / t.max(1) as f64
                         )
                     }),

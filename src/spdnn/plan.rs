@@ -117,10 +117,11 @@ impl Plan {
         }
     }
 
-    /// Sliced ELL with constant rows on: per layer, `[fast, run]`: the tiles of the last
-    /// run (over every chunk) that took the constant-row fast path and the tiles that ran.
-    /// `None` otherwise. One readback.
-    pub fn fast_tiles(&self, gpu: &Gpu) -> Result<Option<Vec<[u64; 2]>>> {
+    /// Sliced ELL with constant rows on: per layer, `[fast, run, unwritten]`: the tiles of
+    /// the last run (over every chunk) that took the constant-row fast path, the tiles that
+    /// ran, and the fast tiles that wrote no output (each row's output one value, kept in
+    /// its constancy words). `None` otherwise. One readback.
+    pub fn fast_tiles(&self, gpu: &Gpu) -> Result<Option<Vec<[u64; 3]>>> {
         match &self.inner {
             Inner::Rows(_) => Ok(None),
             Inner::Sliced(p) => p.fast_tiles(gpu),

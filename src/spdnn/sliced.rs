@@ -74,6 +74,13 @@ struct SlicedParams {
     fast: u32,
     /// l mod 2: the half of the constancy words the layer writes (it reads the other).
     half: u32,
+    /// The least and greatest column sum.
+    cmin: f32,
+    cmax: f32,
+    /// 1 when every column sum is ≥ 0 (and a packed layer's weight > 0): a fast tile whose
+    /// rows' outputs are each one value may leave them unwritten.
+    lazy: u32,
+    pad: u32,
 }
 
 /// `spdnn.select`'s and `spdnn.reset`'s parameters: the chunk's rows, and the half of the
@@ -86,12 +93,13 @@ struct SmallParams {
     pad: [u32; 2],
 }
 
-/// Fast-path counter words per layer: two counters (fast tiles, tiles run), each spread
-/// over 16 slots 8 words apart (`STAT_SLOTS`, `STAT_STRIDE` in `spdnn.sliced`), so the
-/// workgroups' atomics do not all meet at one address.
+/// Fast-path counter words per layer: three counters (fast tiles, tiles run, fast tiles
+/// that wrote nothing), each spread over 16 slots 8 words apart (`STAT_SLOTS`,
+/// `STAT_STRIDE` in `spdnn.sliced`), so the workgroups' atomics do not all meet at one
+/// address.
 const STAT_SLOTS: usize = 16;
 const STAT_STRIDE: usize = 8;
-const STAT_WORDS: usize = 2 * STAT_SLOTS * STAT_STRIDE;
+const STAT_WORDS: usize = 3 * STAT_SLOTS * STAT_STRIDE;
 
 /// The tiling of `spdnn.sliced`, fixed for a plan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -335,7 +343,7 @@ struct Chunk {
     /// set and clear the flags; the constancy words, 4 per row, see `spdnn.sliced`).
     _input: GpuBuffer<f32>,
     _flags: GpuBuffer<u32>,
-    _konst: GpuBuffer<u32>,
+    konst: GpuBuffer<u32>,
     /// Invocations of the reset dispatch: the rows, or the counter words the first chunk
     /// clears when more.
     reset_items: u32,
@@ -443,6 +451,10 @@ impl SlicedPlan {
                 } else {
                     vec![0.0]
                 };
+                let cmin = csum.iter().copied().fold(f32::INFINITY, f32::min);
+                let cmax = csum.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+                let weight = value.unwrap_or(0.0);
+                let lazy = constant_rows && cmin >= 0.0 && (!packed || weight > 0.0);
                 Ok(LayerWeights {
                     seg: GpuBuffer::upload(gpu, "spdnn.sliced.seg", &ell.seg)?,
                     pos: GpuBuffer::upload(gpu, "spdnn.sliced.pos", &ell.pos)?,
@@ -455,10 +467,14 @@ impl SlicedPlan {
                             slices: n.div_ceil(tiling.slice as usize) as u32,
                             blocks: n.div_ceil(tiling.block()) as u32,
                             bias: net.bias,
-                            weight: value.unwrap_or(0.0),
+                            weight,
                             layer: l as u32,
                             fast: u32::from(constant_rows && l > 0),
                             half: (l % 2) as u32,
+                            cmin,
+                            cmax,
+                            lazy: u32::from(lazy),
+                            pad: 0,
                         },
                     ),
                 })
@@ -515,9 +531,10 @@ impl SlicedPlan {
     }
 
     /// Per layer, the tiles (workgroups of active rows × a block of outputs) of the last
-    /// run that took the constant-row fast path and the tiles that ran, over every chunk;
-    /// `None` when constant rows are off. One readback.
-    pub fn fast_tiles(&self, gpu: &Gpu) -> Result<Option<Vec<[u64; 2]>>> {
+    /// run that took the constant-row fast path, the tiles that ran, and the fast tiles
+    /// that wrote no output (their rows' outputs each one value), over every chunk; `None`
+    /// when constant rows are off. One readback.
+    pub fn fast_tiles(&self, gpu: &Gpu) -> Result<Option<Vec<[u64; 3]>>> {
         if !self.constant_rows {
             return Ok(None);
         }
@@ -530,7 +547,7 @@ impl SlicedPlan {
                         .map(|s| u64::from(layer[(kind * STAT_SLOTS + s) * STAT_STRIDE]))
                         .sum::<u64>()
                 };
-                [count(0), count(1)]
+                [count(0), count(1), count(2)]
             })
             .collect();
         Ok(Some(per_layer))
@@ -611,12 +628,23 @@ impl SlicedPlan {
         let n = self.n;
         let rows: usize = self.chunks.iter().map(|c| c.rows).sum();
         let mut out = vec![0f32; rows * n];
+        let half = (self.layers - 1) % 2;
         for c in &self.chunks {
             let ids = self.finals(gpu, c)?;
-            let y = c.y[(self.layers - 1) % 2].read(gpu)?;
+            let y = c.y[half].read(gpu)?;
+            // A row its constancy words call constant may be unwritten: its value is there.
+            let konst = if self.constant_rows {
+                c.konst.read(gpu)?
+            } else {
+                Vec::new()
+            };
             for &id in &ids {
                 let (r, s) = (c.start + id as usize, id as usize);
-                out[r * n..(r + 1) * n].copy_from_slice(&y[s * n..(s + 1) * n]);
+                let dst = &mut out[r * n..(r + 1) * n];
+                match konst.get(4 * s + 2 * half..4 * s + 2 * half + 2) {
+                    Some(&[lo, hi]) if lo == hi => dst.fill(f32::from_bits(hi)),
+                    _ => dst.copy_from_slice(&y[s * n..(s + 1) * n]),
+                }
             }
         }
         Ok(out)
@@ -721,7 +749,7 @@ impl Chunk {
             pos,
             _input: input,
             _flags: flags,
-            _konst: konst,
+            konst,
             reset_items: rows.max(clear) as u32,
             scan: ExclusiveScan::new(gpu, rows)?,
             y,
