@@ -9,10 +9,10 @@
 # challenge's biases; the images resized to √N × √N and thresholded at > 96; 60,000 rows).
 # Categories: against .gpu/truth/categories-n{N}-l{L}.tsv where present (TRUTH_DIR), else
 # the off run saves its categories and the on run is checked against them exactly.
-# Writes $OUT/constant.jsonl (one line per run: ms, edges_per_second, fast_tiles, tiles and
-# both per layer, check, ok), $OUT/log.txt and $OUT/constant_table.md (TE/s off and on,
-# the speed-up, the share of fast tiles, the first layer where ≥ 90% of the tiles were
-# fast, the checks). Budget: ~1.5 min per N at L = 120 (setup, a progress run, a warm-up
+# Writes $OUT/constant.jsonl (one line per run: ms, edges_per_second, fast_tiles, tiles,
+# unwritten_tiles and each per layer, check, ok), $OUT/log.txt and $OUT/constant_table.md
+# (TE/s off and on, the speed-up, the share of fast tiles and of those that wrote no output,
+# the first layer where ≥ 90% of the tiles were fast, the checks). Budget: ~1.5 min per N at L = 120 (setup, a progress run, a warm-up
 # and REPS timed runs, twice), well under 6 min for the three N.
 set -uo pipefail
 OUT=${OUT:-bench-out}
@@ -60,15 +60,16 @@ for line in open(sys.argv[1]):
         continue
     if "ms" in d:
         runs[(d["neurons"], d["layers"], bool(d.get("constant_rows")))] = d
-print("| N | L | TE/s off | TE/s on | on / off | ms off | ms on | fast tiles | first layer ≥ 90% fast | active rows | check off | check on |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+print("| N | L | TE/s off | TE/s on | on / off | ms off | ms on | fast tiles | unwritten | first layer ≥ 90% fast | active rows | check off | check on |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for (n, l) in sorted({(k[0], k[1]) for k in runs}):
     off, on = runs.get((n, l, False)), runs.get((n, l, True))
     te = lambda d: d["edges_per_second"] / 1e12 if d else float("nan")
     ms = lambda d: d["ms"] if d else float("nan")
-    share, first = "-", "-"
+    share, first, unwritten = "-", "-", "-"
     if on and on.get("tiles"):
         share = f"{on['fast_tiles']} / {on['tiles']} ({100 * on['fast_tiles'] / on['tiles']:.1f}%)"
+        unwritten = str(on.get("unwritten_tiles"))
         for k, (f, t) in enumerate(zip(on["fast_tiles_per_layer"], on["tiles_per_layer"])):
             if t and f >= 0.9 * t:
                 first = str(k + 1)
@@ -77,7 +78,7 @@ for (n, l) in sorted({(k[0], k[1]) for k in runs}):
     ratio = te(on) / te(off) if on and off else float("nan")
     active = on["active_rows"] if on else (off["active_rows"] if off else "-")
     print(f"| {n} | {l} | {te(off):.3f} | {te(on):.3f} | {ratio:.2f} | {ms(off):.1f} | {ms(on):.1f} | "
-          f"{share} | {first} | {active} | {ck(off)} | {ck(on)} |")
+          f"{share} | {unwritten} | {first} | {active} | {ck(off)} | {ck(on)} |")
 PY
 cat "$OUT/constant_table.md"
 log "done"
