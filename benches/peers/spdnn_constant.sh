@@ -12,8 +12,11 @@
 # Writes $OUT/constant.jsonl (one line per run: ms, edges_per_second, fast_tiles, tiles,
 # unwritten_tiles and each per layer, check, ok), $OUT/log.txt and $OUT/constant_table.md
 # (TE/s off and on, the speed-up, the share of fast tiles and of those that wrote no output,
-# the first layer where ≥ 90% of the tiles were fast, the checks). Budget: ~1.5 min per N at L = 120 (setup, a progress run, a warm-up
-# and REPS timed runs, twice), well under 6 min for the three N.
+# the first layer where ≥ 90% of the tiles were fast, the checks). With the test binary at
+# .gpu/spdnn_constant (copied from `cargo test --release --test spdnn_constant --no-run`'s
+# path) it first runs those tests on the device (subgroups of 32, native atomics):
+# $OUT/tests.txt. Budget: ~1.5 min per N at L = 120 (setup, a progress run, a warm-up and
+# REPS timed runs, twice), well under 6 min for the three N.
 set -uo pipefail
 OUT=${OUT:-bench-out}
 NS=${NS:-"1024 4096 16384"}
@@ -32,6 +35,11 @@ log() { echo "[$(date +%T)] $*" | tee -a "$OUT/log.txt"; }
 if [[ "$IDX" == *.gz ]]; then
   gunzip -c "$IDX" > /tmp/spdnn-images.idx || { log "cannot decompress $IDX"; exit 2; }
   IDX=/tmp/spdnn-images.idx
+fi
+if [ -x .gpu/spdnn_constant ]; then
+  log "tests/spdnn_constant on the device"
+  WGSPARSE_BIN=$W timeout 120 ./.gpu/spdnn_constant > "$OUT/tests.txt" 2>&1 \
+    && log "tests passed" || log "tests FAILED (exit $?; see tests.txt)"
 fi
 for N in $NS; do
   base=(spdnn --neurons "$N" --layers "$L" --rows 60000 --input "$IDX" --reps "$REPS" --json
