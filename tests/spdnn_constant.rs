@@ -284,7 +284,13 @@ fn tiles_mixing_constant_and_other_rows_gather() {
     let n = 64;
     let net = saturating(n, true, 5);
     let y0 = power_law_inputs(203, n, 6);
-    for options in [sliced(64, 1, 1), sliced(32, 2, 2), sliced(64, 1, 4)] {
+    // The last: a workgroup of 8 invocations over 16 rows (each checks two rows' inputs).
+    for options in [
+        sliced(64, 1, 1),
+        sliced(32, 2, 2),
+        sliced(64, 1, 4),
+        sliced(8, 2, 4),
+    ] {
         let tiles = check(&net, &y0, &options);
         // Some layer has both fast and gathered tiles after layer 0.
         assert!(

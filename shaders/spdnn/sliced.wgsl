@@ -60,6 +60,8 @@ const MAX_R: u32 = 16u;
 const YMAX: f32 = 32.0;
 const STAT_SLOTS: u32 = 16u;
 const STAT_STRIDE: u32 = 8u;
+const NOT_FAST: u32 = 0x10000u;
+const NOT_LAZY: u32 = 0x20000u;
 
 struct Params {
     n: u32,
@@ -97,11 +99,10 @@ struct Params {
 var<workgroup> wg_count: u32;
 var<workgroup> wg_any: atomic<u32>;
 var<workgroup> ys: array<vec4<f32>, STAGE_LEN>;
-var<workgroup> wg_fast: u32;
-// Whether the tile writes nothing (every row fast with a constant output), and the rows
-// whose input is constant (bit r).
-var<workgroup> wg_lazy: u32;
-var<workgroup> wg_cmask: u32;
+// The tile's constancy bits as its rows' invocations find them, and as the workgroup reads
+// them (uniformly): bit r set when row r's input is constant, NOT_FAST, NOT_LAZY.
+var<workgroup> wg_state: atomic<u32>;
+var<workgroup> wg_mode: u32;
 // Each row's constant input value, and its reference output bits (constancy detection) or,
 // in a tile that writes nothing, its output.
 var<workgroup> wg_c: array<f32, MAX_R>;
@@ -145,72 +146,80 @@ fn main(
     let block = gid % params.blocks;
     let s0 = (gid / params.blocks) * (4u * RV);
     if (lid == 0u) {
-        let live0 = count[0];
-        wg_count = live0;
+        wg_count = count[0];
         atomicStore(&wg_any, 0u);
-        // A tile takes the fast path when every row's input is one nonzero value, and
-        // writes nothing when every row's output is one value too.
-        let check = CONSTANT_ROWS && params.fast != 0u && s0 < live0;
-        var fast = check;
-        var lazy = check && params.lazy != 0u;
-        var cmask = 0u;
-        for (var r = 0u; r < 4u * RV; r++) {
-            var c = 0.0;
-            if (check && r < min(4u * RV, live0 - s0)) {
-                let k = ids[s0 + r] * 4u + (1u - params.half) * 2u;
-                let lo = atomicLoad(&konst[k]);
-                let hi = atomicLoad(&konst[k + 1u]);
-                if (lo == hi && hi != 0u) {
-                    cmask |= 1u << r;
-                    c = bitcast<f32>(hi);
-                } else {
-                    fast = false;
-                }
-                let a = out_bits(activate(scaled(c * params.cmin)));
-                let b = out_bits(activate(scaled(c * params.cmax)));
-                if (a != b) {
-                    lazy = false;
-                }
-                wg_ref[r] = a;
-            }
-            wg_c[r] = c;
-        }
-        lazy = lazy && fast;
-        wg_fast = select(0u, 1u, fast);
-        wg_lazy = select(0u, 1u, lazy);
-        wg_cmask = cmask;
-        if (CONSTANT_ROWS && s0 < live0) {
-            atomicAdd(&stats[stat_word(1u, gid)], 1u);
-            if (fast) {
-                atomicAdd(&stats[stat_word(0u, gid)], 1u);
-            }
-            if (lazy) {
-                atomicAdd(&stats[stat_word(2u, gid)], 1u);
-            }
-        }
+        atomicStore(&wg_state, 0u);
     }
     let live = workgroupUniformLoad(&wg_count);
     if (s0 >= live) {
         return;
     }
-    let fast = workgroupUniformLoad(&wg_fast) != 0u;
     let rows = min(4u * RV, live - s0);
+    // The tile's input rows' constancy, one invocation per row: bit r of wg_state when row r
+    // is constant, NOT_FAST when some row is not, NOT_LAZY when some row's output may vary.
+    let check = CONSTANT_ROWS && params.fast != 0u;
+    if (check) {
+        for (var r = lid; r < 4u * RV; r += WG) {
+            var c = 0.0;
+            var bits = 0u;
+            if (r < rows) {
+                let k = ids[s0 + r] * 4u + (1u - params.half) * 2u;
+                let lo = atomicLoad(&konst[k]);
+                let hi = atomicLoad(&konst[k + 1u]);
+                if (lo == hi && hi != 0u) {
+                    bits = 1u << r;
+                    c = bitcast<f32>(hi);
+                } else {
+                    bits = NOT_FAST;
+                }
+                let a = out_bits(activate(scaled(c * params.cmin)));
+                let b = out_bits(activate(scaled(c * params.cmax)));
+                if (a != b || params.lazy == 0u) {
+                    bits |= NOT_LAZY;
+                }
+                wg_ref[r] = a;
+            }
+            wg_c[r] = c;
+            atomicOr(&wg_state, bits);
+        }
+    }
+    workgroupBarrier();
+    if (lid == 0u) {
+        var st = NOT_FAST | NOT_LAZY;
+        if (check) {
+            st = atomicLoad(&wg_state);
+        }
+        wg_mode = st;
+        if (CONSTANT_ROWS) {
+            atomicAdd(&stats[stat_word(1u, gid)], 1u);
+            if ((st & NOT_FAST) == 0u) {
+                atomicAdd(&stats[stat_word(0u, gid)], 1u);
+                if ((st & NOT_LAZY) == 0u) {
+                    atomicAdd(&stats[stat_word(2u, gid)], 1u);
+                }
+            }
+        }
+    }
+    let mode = workgroupUniformLoad(&wg_mode);
+    // Every row's input is one nonzero value: the fast path.
+    let fast = (mode & NOT_FAST) == 0u;
     // A tile that writes nothing: each row's one output value to its flags and constancy
     // words (every block of the row finds the same value).
-    if (workgroupUniformLoad(&wg_lazy) != 0u) {
-        if (lid < rows) {
-            let out = wg_ref[lid];
+    if (fast && (mode & NOT_LAZY) == 0u) {
+        for (var r = lid; r < rows; r += WG) {
+            let out = wg_ref[r];
             if (out != 0u) {
-                atomicOr(&flags[s0 + lid], 1u);
-                atomicOr(&pos[s0 + lid], 1u);
+                atomicOr(&flags[s0 + r], 1u);
+                atomicOr(&pos[s0 + r], 1u);
             }
-            let k = ids[s0 + lid] * 4u + params.half * 2u;
+            let k = ids[s0 + r] * 4u + params.half * 2u;
             atomicMin(&konst[k], out);
             atomicMax(&konst[k + 1u], out);
         }
         return;
     }
-    let cmask = wg_cmask;
+    // Rows whose input is constant (their activations may be unwritten).
+    let cmask = mode & 0xffffu;
     let n = params.n;
     // Each row's offset in y_in / y_out; rows past the active count stage zeros.
     var base: array<u32, MAX_R>;
@@ -219,8 +228,8 @@ fn main(
     }
     var acc: array<vec4<f32>, MAX_ACC>;
     // The zero column of padding slots (never overwritten: staging writes columns < S).
-    if (lid < RV) {
-        ys[S * RV + lid] = vec4<f32>(0.0);
+    for (var v = lid; v < RV; v += WG) {
+        ys[S * RV + v] = vec4<f32>(0.0);
     }
     let groups = WG / G;
     let grp = lid / G;
@@ -328,16 +337,17 @@ fn main(
     }
     workgroupBarrier();
     let all = atomicLoad(&wg_any);
-    if (lid < rows) {
-        if ((all & (1u << lid)) != 0u) {
-            atomicOr(&flags[s0 + lid], 1u);
-            atomicOr(&pos[s0 + lid], 1u);
+    // One invocation per row (a workgroup smaller than the tile's rows takes several).
+    for (var r = lid; r < rows; r += WG) {
+        if ((all & (1u << r)) != 0u) {
+            atomicOr(&flags[s0 + r], 1u);
+            atomicOr(&pos[s0 + r], 1u);
         }
         if (CONSTANT_ROWS) {
-            let k = ids[s0 + lid] * 4u + params.half * 2u;
-            let mixed = (all & (1u << (16u + lid))) != 0u;
-            atomicMin(&konst[k], wg_ref[lid]);
-            atomicMax(&konst[k + 1u], select(wg_ref[lid], 0xffffffffu, mixed));
+            let k = ids[s0 + r] * 4u + params.half * 2u;
+            let mixed = (all & (1u << (16u + r))) != 0u;
+            atomicMin(&konst[k], wg_ref[r]);
+            atomicMax(&konst[k + 1u], select(wg_ref[r], 0xffffffffu, mixed));
         }
     }
 }
