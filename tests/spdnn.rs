@@ -147,6 +147,8 @@ fn sliced_tilings_match_the_twin() {
         (16, 8, 2, Some(300), None, 4),
         (32, 4, 4, None, None, 1),
         (128, 3, 1, Some(100), Some(60), 64),
+        // A workgroup smaller than its 16 rows: each invocation flags several.
+        (8, 2, 4, Some(37), None, 8),
     ] {
         let options = Options {
             approach: Approach::SlicedEll,

@@ -1,10 +1,13 @@
 // spdnn.reset: starts an inference: every row is active (count = cap) in its own order
-// (ids[i] = i), so the first layer reads the input rows in place.
+// (ids[i] = i), so the first layer reads the input rows in place. With CONSTANT_ROWS (the
+// sliced path) it also resets every row's constancy words of layer 0 (half 0 of `konst`,
+// see spdnn.sliced) and clears the first `clear` words of the fast-path counters (the
+// first chunk of a run clears them, later chunks add to them).
 override WG: u32 = 256u;
 
 struct Params {
     cap: u32,
-    _pad0: u32,
+    clear: u32,
     _pad1: u32,
     _pad2: u32,
 }
@@ -12,6 +15,10 @@ struct Params {
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read_write> ids: array<u32>;
 @group(0) @binding(2) var<storage, read_write> count: array<u32>;
+#ifdef CONSTANT_ROWS
+@group(0) @binding(3) var<storage, read_write> konst: array<u32>;
+@group(0) @binding(4) var<storage, read_write> stats: array<u32>;
+#endif
 
 @compute @workgroup_size(WG)
 fn main(
@@ -25,5 +32,14 @@ fn main(
     }
     if (i < params.cap) {
         ids[i] = i;
+#ifdef CONSTANT_ROWS
+        konst[i * 4u] = 0xffffffffu;
+        konst[i * 4u + 1u] = 0u;
+#endif
     }
+#ifdef CONSTANT_ROWS
+    if (i < params.clear) {
+        stats[i] = 0u;
+    }
+#endif
 }

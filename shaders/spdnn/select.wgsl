@@ -3,11 +3,14 @@
 // invocation of the last slot writes the new active count. Every slot then clears its flag
 // and scan input for the next layer (each slot's pair is read and cleared by one
 // invocation only, so no other invocation races with it). One invocation per slot.
+// A surviving row's constancy words of the next layer (`konst[4·id + 2·half ..]`, see
+// spdnn.sliced) are reset to (min = 0xffffffff, max = 0) for the atomics that layer adds.
 override WG: u32 = 256u;
 
 struct Params {
     cap: u32,
-    _pad0: u32,
+    // The half of `konst` the next layer writes.
+    half: u32,
     _pad1: u32,
     _pad2: u32,
 }
@@ -18,6 +21,7 @@ struct Params {
 @group(0) @binding(3) var<storage, read> ids_in: array<u32>;
 @group(0) @binding(4) var<storage, read_write> ids_out: array<u32>;
 @group(0) @binding(5) var<storage, read_write> count: array<u32>;
+@group(0) @binding(6) var<storage, read_write> konst: array<u32>;
 
 @compute @workgroup_size(WG)
 fn main(
@@ -35,7 +39,11 @@ fn main(
         count[0] = p + f;
     }
     if (f != 0u) {
-        ids_out[p] = ids_in[s];
+        let id = ids_in[s];
+        ids_out[p] = id;
+        let k = id * 4u + params.half * 2u;
+        konst[k] = 0xffffffffu;
+        konst[k + 1u] = 0u;
     }
     flags[s] = 0u;
     pos[s] = 0u;

@@ -17,6 +17,28 @@
 // the device, so every layer can be recorded ahead; workgroups past it return at once.
 // Any subgroup size (G is only the ELL's grouping: a subgroup's loop runs to its longest lane
 // whatever G is; smaller groups only save padding bytes).
+// Constant rows (CONSTANT_ROWS): every layer also records, per row id, whether the row's
+// output is one value c over all n columns: `konst[4·id + 2·h]` is the min and `+ 1` the
+// max of the f32 bits of the row's per-block values (outputs are ≥ 0, so u32 order is
+// float order), h = params.half = l mod 2. A block whose outputs of a row all equal its
+// reference (the output at column block·B, from invocation 0) gives that value to both;
+// a block with two values gives 0xffffffff to the max. So min == max iff the row is
+// constant. The next layer reads the other half: a tile whose rows are all constant and
+// nonzero (y = c_r·1) computes z_j = c_r·csum[j] (csum = Σ_k W[k, j], or the entry count
+// when PACKED, the weight applied as on the general path) with no staging and no gather,
+// then the same epilogue. Columns with no entry have csum = 0, so z = 0 and no bias, as
+// on the general path. spdnn.select resets the survivors' next half; spdnn.reset resets
+// half 0 for layer 0, which never takes the fast path (params.fast = 0).
+// Unwritten constant rows: when the layer's column sums are all ≥ 0 (params.lazy; and its
+// packed weight > 0), a fast row's outputs f(c·csum[j]) are monotone in csum[j], so they are
+// one value iff f(c·cmin) = f(c·cmax) (the layer's extreme column sums). A fast tile whose
+// rows all pass writes no output at all: each row's value goes to its constancy words only.
+// So a constant row's activations may be absent from y_in: every reader of a row that its
+// constancy words call constant takes c from them (the fast path, the staging of gathered
+// tiles, and the host's readback of the final layer), never y_in.
+// `stats` counts, per layer, the tiles that took the fast path, the tiles that ran and the
+// fast tiles that wrote nothing, each spread over STAT_SLOTS slots STAT_STRIDE words apart
+// (one 32-byte sector each).
 override WG: u32 = 256u;
 // Outputs per invocation (1..=MAX_T) and vec4s of rows per workgroup (1..=MAX_RV), with
 // T·RV ≤ MAX_ACC (checked on the host).
@@ -29,11 +51,17 @@ override STAGE_LEN: u32 = 257u;
 override PACKED: bool = false;
 // Lanes per ELL group (divides WG; 8 lanes of 4-byte words read one 32-byte sector per step).
 override G: u32 = 32u;
+// Constancy detection and the constant-row fast path (see above).
+override CONSTANT_ROWS: bool = true;
 const MAX_T: u32 = 8u;
 const MAX_RV: u32 = 4u;
 const MAX_ACC: u32 = 16u;
 const MAX_R: u32 = 16u;
 const YMAX: f32 = 32.0;
+const STAT_SLOTS: u32 = 16u;
+const STAT_STRIDE: u32 = 8u;
+const NOT_FAST: u32 = 0x10000u;
+const NOT_LAZY: u32 = 0x20000u;
 
 struct Params {
     n: u32,
@@ -41,9 +69,17 @@ struct Params {
     blocks: u32,
     bias: f32,
     weight: f32,
+    // The layer's index (for `stats`), whether it may take the fast path (its inputs carry
+    // constancy: every layer but the first, with constant rows on), and l mod 2.
+    layer: u32,
+    fast: u32,
+    half: u32,
+    // The least and greatest column sum, and 1 when every column sum is ≥ 0 (and the packed
+    // weight > 0): unwritten constant rows allowed.
+    cmin: f32,
+    cmax: f32,
+    lazy: u32,
     _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -56,10 +92,49 @@ struct Params {
 @group(0) @binding(7) var<storage, read_write> y_out: array<f32>;
 @group(0) @binding(8) var<storage, read_write> flags: array<atomic<u32>>;
 @group(0) @binding(9) var<storage, read_write> pos: array<atomic<u32>>;
+@group(0) @binding(10) var<storage, read> csum: array<f32>;
+@group(0) @binding(11) var<storage, read_write> konst: array<atomic<u32>>;
+@group(0) @binding(12) var<storage, read_write> stats: array<atomic<u32>>;
 
 var<workgroup> wg_count: u32;
 var<workgroup> wg_any: atomic<u32>;
 var<workgroup> ys: array<vec4<f32>, STAGE_LEN>;
+// The tile's constancy bits as its rows' invocations find them, and as the workgroup reads
+// them (uniformly): bit r set when row r's input is constant, NOT_FAST, NOT_LAZY.
+var<workgroup> wg_state: atomic<u32>;
+var<workgroup> wg_mode: u32;
+// Each row's constant input value, and its reference output bits (constancy detection) or,
+// in a tile that writes nothing, its output.
+var<workgroup> wg_c: array<f32, MAX_R>;
+var<workgroup> wg_ref: array<u32, MAX_R>;
+
+// z ≠ 0 (a structural nonzero of Z) gets the bias, then the clamp to [0, YMAX].
+fn activate(z: f32) -> f32 {
+    var out = 0.0;
+    if (z != 0.0) {
+        out = clamp(z + params.bias, 0.0, YMAX);
+    }
+    return out;
+}
+
+// An output's bits for the constancy comparison (a −0 counts as 0).
+fn out_bits(out: f32) -> u32 {
+    return select(bitcast<u32>(out), 0u, out == 0.0);
+}
+
+// A product's z as the epilogue sees it (the packed layer's weight applied).
+fn scaled(z: f32) -> f32 {
+    if (PACKED) {
+        return z * params.weight;
+    }
+    return z;
+}
+
+// The fast-path counters' word of `kind` (0: fast tiles, 1: tiles run, 2: fast tiles that
+// wrote nothing) for workgroup `gid`.
+fn stat_word(kind: u32, gid: u32) -> u32 {
+    return ((params.layer * 3u + kind) * STAT_SLOTS + gid % STAT_SLOTS) * STAT_STRIDE;
+}
 
 @compute @workgroup_size(WG)
 fn main(
@@ -73,12 +148,78 @@ fn main(
     if (lid == 0u) {
         wg_count = count[0];
         atomicStore(&wg_any, 0u);
+        atomicStore(&wg_state, 0u);
     }
     let live = workgroupUniformLoad(&wg_count);
     if (s0 >= live) {
         return;
     }
     let rows = min(4u * RV, live - s0);
+    // The tile's input rows' constancy, one invocation per row: bit r of wg_state when row r
+    // is constant, NOT_FAST when some row is not, NOT_LAZY when some row's output may vary.
+    let check = CONSTANT_ROWS && params.fast != 0u;
+    if (check) {
+        for (var r = lid; r < 4u * RV; r += WG) {
+            var c = 0.0;
+            var bits = 0u;
+            if (r < rows) {
+                let k = ids[s0 + r] * 4u + (1u - params.half) * 2u;
+                let lo = atomicLoad(&konst[k]);
+                let hi = atomicLoad(&konst[k + 1u]);
+                if (lo == hi && hi != 0u) {
+                    bits = 1u << r;
+                    c = bitcast<f32>(hi);
+                } else {
+                    bits = NOT_FAST;
+                }
+                let a = out_bits(activate(scaled(c * params.cmin)));
+                let b = out_bits(activate(scaled(c * params.cmax)));
+                if (a != b || params.lazy == 0u) {
+                    bits |= NOT_LAZY;
+                }
+                wg_ref[r] = a;
+            }
+            wg_c[r] = c;
+            atomicOr(&wg_state, bits);
+        }
+    }
+    workgroupBarrier();
+    if (lid == 0u) {
+        var st = NOT_FAST | NOT_LAZY;
+        if (check) {
+            st = atomicLoad(&wg_state);
+        }
+        wg_mode = st;
+        if (CONSTANT_ROWS) {
+            atomicAdd(&stats[stat_word(1u, gid)], 1u);
+            if ((st & NOT_FAST) == 0u) {
+                atomicAdd(&stats[stat_word(0u, gid)], 1u);
+                if ((st & NOT_LAZY) == 0u) {
+                    atomicAdd(&stats[stat_word(2u, gid)], 1u);
+                }
+            }
+        }
+    }
+    let mode = workgroupUniformLoad(&wg_mode);
+    // Every row's input is one nonzero value: the fast path.
+    let fast = (mode & NOT_FAST) == 0u;
+    // A tile that writes nothing: each row's one output value to its flags and constancy
+    // words (every block of the row finds the same value).
+    if (fast && (mode & NOT_LAZY) == 0u) {
+        for (var r = lid; r < rows; r += WG) {
+            let out = wg_ref[r];
+            if (out != 0u) {
+                atomicOr(&flags[s0 + r], 1u);
+                atomicOr(&pos[s0 + r], 1u);
+            }
+            let k = ids[s0 + r] * 4u + params.half * 2u;
+            atomicMin(&konst[k], out);
+            atomicMax(&konst[k + 1u], out);
+        }
+        return;
+    }
+    // Rows whose input is constant (their activations may be unwritten).
+    let cmask = mode & 0xffffu;
     let n = params.n;
     // Each row's offset in y_in / y_out; rows past the active count stage zeros.
     var base: array<u32, MAX_R>;
@@ -87,13 +228,27 @@ fn main(
     }
     var acc: array<vec4<f32>, MAX_ACC>;
     // The zero column of padding slots (never overwritten: staging writes columns < S).
-    if (lid < RV) {
-        ys[S * RV + lid] = vec4<f32>(0.0);
+    for (var v = lid; v < RV; v += WG) {
+        ys[S * RV + v] = vec4<f32>(0.0);
     }
     let groups = WG / G;
     let grp = lid / G;
     let lane = lid % G;
-    for (var sl = 0u; sl < params.slices; sl++) {
+    // Fast tiles: z = c_r·csum[j], no staging, no gather (`fast` is workgroup-uniform).
+    if (fast) {
+        for (var t = 0u; t < T; t++) {
+            let j = block * (WG * T) + t * WG + lid;
+            if (j < n) {
+                let cs = csum[j];
+                for (var v = 0u; v < RV; v++) {
+                    let c4 = vec4<f32>(wg_c[4u * v], wg_c[4u * v + 1u], wg_c[4u * v + 2u],
+                        wg_c[4u * v + 3u]);
+                    acc[t * RV + v] = c4 * cs;
+                }
+            }
+        }
+    }
+    for (var sl = 0u; sl < select(params.slices, 0u, fast); sl++) {
         let c0 = sl * S;
         let width = min(S, n - c0);
         for (var c = lid; c < width; c += WG) {
@@ -102,7 +257,12 @@ fn main(
                 for (var k = 0u; k < 4u; k++) {
                     let r = 4u * v + k;
                     if (r < rows) {
-                        q[k] = y_in[base[r] + c0 + c];
+                        // A constant row's activations may be unwritten: c stands for them.
+                        if ((cmask & (1u << r)) != 0u) {
+                            q[k] = wg_c[r];
+                        } else {
+                            q[k] = y_in[base[r] + c0 + c];
+                        }
                     }
                 }
                 ys[c * RV + v] = q;
@@ -130,6 +290,23 @@ fn main(
         }
         workgroupBarrier();
     }
+    // Constancy: invocation 0's outputs at column block·B (< n) are the block's references.
+    if (CONSTANT_ROWS) {
+        if (lid == 0u) {
+            for (var v = 0u; v < RV; v++) {
+                var z4 = acc[v];
+                if (PACKED) {
+                    z4 *= params.weight;
+                }
+                for (var k = 0u; k < 4u; k++) {
+                    wg_ref[4u * v + k] = out_bits(activate(z4[k]));
+                }
+            }
+        }
+        workgroupBarrier();
+    }
+    // Bits 0..15: rows with a nonzero output; bits 16..31: rows with an output unlike
+    // their reference.
     var any = 0u;
     for (var t = 0u; t < T; t++) {
         let j = block * (WG * T) + t * WG + lid;
@@ -142,14 +319,13 @@ fn main(
                 for (var k = 0u; k < 4u; k++) {
                     let r = 4u * v + k;
                     if (r < rows) {
-                        let z = z4[k];
-                        var out = 0.0;
-                        if (z != 0.0) {
-                            out = clamp(z + params.bias, 0.0, YMAX);
-                        }
+                        let out = activate(z4[k]);
                         y_out[base[r] + j] = out;
                         if (out != 0.0) {
                             any |= 1u << r;
+                        }
+                        if (CONSTANT_ROWS && out_bits(out) != wg_ref[r]) {
+                            any |= 1u << (16u + r);
                         }
                     }
                 }
@@ -161,8 +337,17 @@ fn main(
     }
     workgroupBarrier();
     let all = atomicLoad(&wg_any);
-    if (lid < rows && (all & (1u << lid)) != 0u) {
-        atomicOr(&flags[s0 + lid], 1u);
-        atomicOr(&pos[s0 + lid], 1u);
+    // One invocation per row (a workgroup smaller than the tile's rows takes several).
+    for (var r = lid; r < rows; r += WG) {
+        if ((all & (1u << r)) != 0u) {
+            atomicOr(&flags[s0 + r], 1u);
+            atomicOr(&pos[s0 + r], 1u);
+        }
+        if (CONSTANT_ROWS) {
+            let k = ids[s0 + r] * 4u + params.half * 2u;
+            let mixed = (all & (1u << (16u + r))) != 0u;
+            atomicMin(&konst[k], wg_ref[r]);
+            atomicMax(&konst[k + 1u], select(wg_ref[r], 0xffffffffu, mixed));
+        }
     }
 }

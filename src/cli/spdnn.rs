@@ -40,6 +40,12 @@ enum TilingArg {
     Both,
 }
 
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum OnOff {
+    On,
+    Off,
+}
+
 #[derive(Clone, Copy, clap::ValueEnum)]
 enum StageArg {
     Auto,
@@ -162,6 +168,11 @@ pub struct SpdnnArgs {
     /// default such layers drop them and pack two u16 positions per word).
     #[arg(long)]
     no_pack: bool,
+    /// Sliced ELL (auto): a tile whose input rows are each one value c over all N columns
+    /// (saturated rows) computes c·colsum(W) with no gather (on), or gathers as any other
+    /// tile (off). The dense-rows path has no such shortcut.
+    #[arg(long, value_enum, default_value = "on")]
+    constant_rows: OnOff,
     /// Submit the timed runs in groups of this many layers (0: all layers in one
     /// submission). The first run always goes in groups of 10 behind a progress bar.
     #[arg(long, default_value_t = 0)]
@@ -276,6 +287,7 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
             slice: a.slice,
             ell_lanes: a.ell_lanes,
             pack_uniform: !a.no_pack,
+            constant_rows: a.constant_rows == OnOff::On,
             rows_per_workgroup: a.rows_per_wg,
             stage: match a.stage {
                 StageArg::Auto => None,
@@ -319,6 +331,16 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
         });
         let peak = plan.peak_feature_bytes();
         let dense_double = 2 * (rows * n * 4) as u64;
+        // The last run's fast-path tiles, per layer [fast, run, unwritten] (one readback).
+        let fast = plan.fast_tiles(&gpu)?;
+        let fast_total = fast.as_ref().map(|f| {
+            f.iter()
+                .fold([0u64; 3], |t, l| [t[0] + l[0], t[1] + l[1], t[2] + l[2]])
+        });
+        let per_layer = |k: usize| {
+            fast.as_ref()
+                .map(|f| f.iter().map(|l| l[k]).collect::<Vec<_>>())
+        };
         if a.json {
             println!(
                 "{}",
@@ -332,6 +354,13 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
                     "edges_per_second": eps, "active_rows": got.len(),
                     "peak_feature_bytes": peak, "dense_double_buffer_bytes": dense_double,
                     "check": verdict, "ok": ok, "tie_rows": ties,
+                    "constant_rows": plan.constant_rows(),
+                    "fast_tiles": fast_total.map(|t| t[0]),
+                    "tiles": fast_total.map(|t| t[1]),
+                    "unwritten_tiles": fast_total.map(|t| t[2]),
+                    "fast_tiles_per_layer": per_layer(0),
+                    "tiles_per_layer": per_layer(1),
+                    "unwritten_tiles_per_layer": per_layer(2),
                 })
             );
         } else {
@@ -371,6 +400,16 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
                     ),
                 ),
                 ("active rows at the end", got.len().to_string()),
+                (
+                    "constant-row tiles",
+                    fast_total.map_or("off".to_string(), |[f, t, u]| {
+                        format!(
+                            "{f} of {t} tiles took the fast path ({:.1}%), {u} of them \
+                             writing no output",
+                            100.0 * f as f64 / t.max(1) as f64
+                        )
+                    }),
+                ),
                 ("check", verdict.clone()),
             ] {
                 t.add_row(vec![k.to_string(), v]);

@@ -14,7 +14,9 @@
 //!   slices of S input columns that fit workgroup memory for R = 4·RV rows), each slice of
 //!   the tile's rows staged once and used by all B outputs, T·R sums per invocation in
 //!   registers; rows stay in place and only their ids are compacted (`spdnn.sliced`,
-//!   `spdnn.select`).
+//!   `spdnn.select`). With [`Options::constant_rows`] each layer also records which rows
+//!   came out as one value c over all N columns, and the next layer computes a tile of
+//!   such rows as c·colsum(W) with no staging and no gather.
 //! - [`Approach::DenseRows`]: W_lᵀ in column-major ELL over all N, a workgroup's rows staged
 //!   whole when they fit (small N), the surviving rows copied together after each layer
 //!   (`spdnn.layer`, `spdnn.compact`).
@@ -177,6 +179,12 @@ pub struct Options {
     /// value at the end (the same f32 sums up to order; the product is exact when the value
     /// is a power of two).
     pub pack_uniform: bool,
+    /// Sliced ELL: detect rows whose output is one value c over all N columns and, in the
+    /// next layer, compute a tile whose rows are all constant as c·colsum(W) with no
+    /// staging and no gather (exact algebra: y·W = c·1ᵀW; only the order of the f32 sums
+    /// differs). Saturated networks (the challenge's) reach such rows after a few layers.
+    /// The dense-rows path ignores it.
+    pub constant_rows: bool,
     /// Dense rows: active rows per workgroup of `spdnn.layer` (1..=8): each weight slot
     /// loaded serves them all.
     pub rows_per_workgroup: u32,
@@ -200,6 +208,7 @@ impl Default for Options {
             slice: None,
             ell_lanes: 8,
             pack_uniform: true,
+            constant_rows: true,
             rows_per_workgroup: 4,
             stage: None,
             chunk_rows: None,

@@ -109,6 +109,25 @@ impl Plan {
         }
     }
 
+    /// Sliced ELL: whether constant rows take the fast path (`false` on the dense-rows path).
+    pub fn constant_rows(&self) -> bool {
+        match &self.inner {
+            Inner::Rows(_) => false,
+            Inner::Sliced(p) => p.constant_rows(),
+        }
+    }
+
+    /// Sliced ELL with constant rows on: per layer, `[fast, run, unwritten]`: the tiles of
+    /// the last run (over every chunk) that took the constant-row fast path, the tiles that
+    /// ran, and the fast tiles that wrote no output (each row's output one value, kept in
+    /// its constancy words). `None` otherwise. One readback.
+    pub fn fast_tiles(&self, gpu: &Gpu) -> Result<Option<Vec<[u64; 3]>>> {
+        match &self.inner {
+            Inner::Rows(_) => Ok(None),
+            Inner::Sliced(p) => p.fast_tiles(gpu),
+        }
+    }
+
     /// Bytes of device memory holding activations (inputs and both layer buffers).
     pub fn peak_feature_bytes(&self) -> u64 {
         match &self.inner {

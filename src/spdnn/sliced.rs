@@ -16,7 +16,7 @@ use crate::sparse::Csr;
 use crate::spdnn::{Network, Options};
 use crate::{Error, Result};
 
-const SLICED_BINDINGS: [Binding; 10] = [
+const SLICED_BINDINGS: [Binding; 13] = [
     Binding::Uniform,
     Binding::Read,
     Binding::Read,
@@ -27,16 +27,26 @@ const SLICED_BINDINGS: [Binding; 10] = [
     Binding::ReadWrite,
     Binding::ReadWrite,
     Binding::ReadWrite,
+    Binding::Read,
+    Binding::ReadWrite,
+    Binding::ReadWrite,
 ];
-const SELECT_BINDINGS: [Binding; 6] = [
+const SELECT_BINDINGS: [Binding; 7] = [
     Binding::Uniform,
     Binding::ReadWrite,
     Binding::ReadWrite,
     Binding::Read,
     Binding::ReadWrite,
     Binding::ReadWrite,
+    Binding::ReadWrite,
 ];
-const RESET_BINDINGS: [Binding; 3] = [Binding::Uniform, Binding::ReadWrite, Binding::ReadWrite];
+const RESET_BINDINGS: [Binding; 5] = [
+    Binding::Uniform,
+    Binding::ReadWrite,
+    Binding::ReadWrite,
+    Binding::ReadWrite,
+    Binding::ReadWrite,
+];
 /// Invocations per workgroup of `spdnn.select` and `spdnn.reset`.
 const SMALL_WG: u32 = 256;
 /// Most outputs per invocation, vec4s of rows, and accumulators (`MAX_T`, `MAX_RV`,
@@ -46,7 +56,7 @@ pub const MAX_T: u32 = 8;
 pub const MAX_RV: u32 = 4;
 const MAX_ACC: u32 = 16;
 /// Bytes of workgroup memory the kernel uses besides the staged slice.
-const WG_EXTRA: u64 = 64;
+const WG_EXTRA: u64 = 192;
 // The staged slice has one more column (kept zero) for padding slots: see `Tiling::new`.
 
 #[repr(C)]
@@ -58,15 +68,38 @@ struct SlicedParams {
     bias: f32,
     /// The layer's one weight value when packed (unused otherwise).
     weight: f32,
-    pad: [u32; 3],
+    /// The layer's index (its fast-path counters).
+    layer: u32,
+    /// 1 when the layer may take the constant-row fast path (constant rows on, not layer 0).
+    fast: u32,
+    /// l mod 2: the half of the constancy words the layer writes (it reads the other).
+    half: u32,
+    /// The least and greatest column sum.
+    cmin: f32,
+    cmax: f32,
+    /// 1 when every column sum is ≥ 0 (and a packed layer's weight > 0): a fast tile whose
+    /// rows' outputs are each one value may leave them unwritten.
+    lazy: u32,
+    pad: u32,
 }
 
+/// `spdnn.select`'s and `spdnn.reset`'s parameters: the chunk's rows, and the half of the
+/// constancy words the next layer writes (select) or the counter words to clear (reset).
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
-struct CapParams {
+struct SmallParams {
     cap: u32,
-    pad: [u32; 3],
+    x: u32,
+    pad: [u32; 2],
 }
+
+/// Fast-path counter words per layer: three counters (fast tiles, tiles run, fast tiles
+/// that wrote nothing), each spread over 16 slots 8 words apart (`STAT_SLOTS`,
+/// `STAT_STRIDE` in `spdnn.sliced`), so the workgroups' atomics do not all meet at one
+/// address.
+const STAT_SLOTS: usize = 16;
+const STAT_STRIDE: usize = 8;
+const STAT_WORDS: usize = 3 * STAT_SLOTS * STAT_STRIDE;
 
 /// The tiling of `spdnn.sliced`, fixed for a plan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -277,11 +310,24 @@ impl SlicedEll {
     }
 }
 
+/// The column sums of `w` for the constant-row fast path: Σ_k W[k, j] summed in f64, or
+/// the entry count of column j when `packed` (the kernel applies the layer's one weight to
+/// it as to the gathered sums). A column with no entry sums to 0.
+pub(crate) fn column_sums(w: &Csr, packed: bool) -> Vec<f32> {
+    let mut sums = vec![0f64; w.ncols];
+    for (&j, &v) in w.col_idx.iter().zip(&w.values) {
+        sums[j as usize] += if packed { 1.0 } else { f64::from(v) };
+    }
+    sums.into_iter().map(|x| x as f32).collect()
+}
+
 /// One layer's sliced ELL on the device.
 struct LayerWeights {
     seg: GpuBuffer<u32>,
     pos: GpuBuffer<u32>,
     val: GpuBuffer<f32>,
+    /// Column sums ([`column_sums`]); one unused word when constant rows are off.
+    csum: GpuBuffer<f32>,
     params: wgpu::Buffer,
 }
 
@@ -294,9 +340,13 @@ struct Chunk {
     pos: GpuBuffer<u32>,
     scan: ExclusiveScan,
     /// Held for the bind groups (layer 0 reads the inputs; the layers and the selection
-    /// set and clear the flags).
+    /// set and clear the flags; the constancy words, 4 per row, see `spdnn.sliced`).
     _input: GpuBuffer<f32>,
     _flags: GpuBuffer<u32>,
+    konst: GpuBuffer<u32>,
+    /// Invocations of the reset dispatch: the rows, or the counter words the first chunk
+    /// clears when more.
+    reset_items: u32,
     /// The two activation buffers (layer l writes `y[l % 2]`); the inputs are apart so a
     /// plan can run again.
     y: [GpuBuffer<f32>; 2],
@@ -317,6 +367,9 @@ pub(crate) struct SlicedPlan {
     peak_bytes: u64,
     fill: f64,
     packed: bool,
+    constant_rows: bool,
+    /// Fast-path counters ([`STAT_WORDS`] per layer), cleared by the first chunk's reset.
+    stats: GpuBuffer<u32>,
 }
 
 impl SlicedPlan {
@@ -358,6 +411,10 @@ impl SlicedPlan {
                 ("STAGE_LEN", f64::from((tiling.slice + 1) * tiling.rv)),
                 ("PACKED", if packed { 1.0 } else { 0.0 }),
                 ("G", f64::from(tiling.lanes)),
+                (
+                    "CONSTANT_ROWS",
+                    if options.constant_rows { 1.0 } else { 0.0 },
+                ),
             ],
         )?;
         let select = kernel(
@@ -365,11 +422,12 @@ impl SlicedPlan {
             &SELECT_BINDINGS[..],
             vec![("WG", f64::from(SMALL_WG))],
         )?;
-        let reset = kernel(
-            "spdnn/reset",
-            &RESET_BINDINGS[..],
-            vec![("WG", f64::from(SMALL_WG))],
-        )?;
+        let reset = gpu.kernel(&KernelSpec {
+            name: "spdnn/reset",
+            defines: vec!["CONSTANT_ROWS"],
+            constants: vec![("WG", f64::from(SMALL_WG))],
+            bindings: &RESET_BINDINGS[..],
+        })?;
         let (mut slots, mut nnz) = (0usize, 0usize);
         // Laid out on every core a group of layers at a time (bounded host memory).
         let ells = net.layers.chunks(64).flat_map(|group| {
@@ -377,19 +435,31 @@ impl SlicedPlan {
                 SlicedEll::new(&group[i], &tiling, packed)
             })
         });
+        let constant_rows = options.constant_rows;
         let weights = net
             .layers
             .iter()
             .zip(&uniform)
             .zip(ells)
-            .map(|((w, &value), ell)| {
+            .enumerate()
+            .map(|(l, ((w, &value), ell))| {
                 let ell = ell?;
                 slots += ell.slots;
                 nnz += w.nnz();
+                let csum = if constant_rows {
+                    column_sums(w, packed)
+                } else {
+                    vec![0.0]
+                };
+                let cmin = csum.iter().copied().fold(f32::INFINITY, f32::min);
+                let cmax = csum.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+                let weight = value.unwrap_or(0.0);
+                let lazy = constant_rows && cmin >= 0.0 && (!packed || weight > 0.0);
                 Ok(LayerWeights {
                     seg: GpuBuffer::upload(gpu, "spdnn.sliced.seg", &ell.seg)?,
                     pos: GpuBuffer::upload(gpu, "spdnn.sliced.pos", &ell.pos)?,
                     val: GpuBuffer::upload(gpu, "spdnn.sliced.val", &ell.val)?,
+                    csum: GpuBuffer::upload(gpu, "spdnn.sliced.csum", &csum)?,
                     params: gpu.uniform(
                         "spdnn.sliced.params",
                         &SlicedParams {
@@ -397,20 +467,44 @@ impl SlicedPlan {
                             slices: n.div_ceil(tiling.slice as usize) as u32,
                             blocks: n.div_ceil(tiling.block()) as u32,
                             bias: net.bias,
-                            weight: value.unwrap_or(0.0),
-                            pad: [0; 3],
+                            weight,
+                            layer: l as u32,
+                            fast: u32::from(constant_rows && l > 0),
+                            half: (l % 2) as u32,
+                            cmin,
+                            cmax,
+                            lazy: u32::from(lazy),
+                            pad: 0,
                         },
                     ),
                 })
             })
             .collect::<Result<Vec<_>>>()?;
+        let stat_words = if constant_rows {
+            net.layers.len() * STAT_WORDS
+        } else {
+            1
+        };
+        let stats = GpuBuffer::<u32>::zeroed(gpu, "spdnn.sliced.stats", stat_words)?;
         let per = options.chunk_rows.unwrap_or(usize::MAX).min(fit).max(1);
         let mut chunks = Vec::new();
         let mut start = 0;
         while start < y0.nrows {
             let rows = per.min(y0.nrows - start);
+            // The first chunk's reset clears the counters of the run.
+            let clear = if start == 0 && constant_rows {
+                stat_words
+            } else {
+                0
+            };
             chunks.push(Chunk::new(
-                gpu, n, y0, start, rows, &weights, &sliced, &select, &reset,
+                gpu,
+                n,
+                y0,
+                (start, rows, clear),
+                &weights,
+                &stats,
+                [&sliced, &select, &reset],
             )?);
             start += rows;
         }
@@ -426,7 +520,37 @@ impl SlicedPlan {
             peak_bytes,
             fill: slots as f64 / nnz.max(1) as f64,
             packed,
+            constant_rows,
+            stats,
         })
+    }
+
+    /// Whether constant rows are detected and take the fast path.
+    pub fn constant_rows(&self) -> bool {
+        self.constant_rows
+    }
+
+    /// Per layer, the tiles (workgroups of active rows × a block of outputs) of the last
+    /// run that took the constant-row fast path, the tiles that ran, and the fast tiles
+    /// that wrote no output (their rows' outputs each one value), over every chunk; `None`
+    /// when constant rows are off. One readback.
+    pub fn fast_tiles(&self, gpu: &Gpu) -> Result<Option<Vec<[u64; 3]>>> {
+        if !self.constant_rows {
+            return Ok(None);
+        }
+        let words = self.stats.read(gpu)?;
+        let per_layer = words
+            .chunks(STAT_WORDS)
+            .map(|layer| {
+                let count = |kind: usize| {
+                    (0..STAT_SLOTS)
+                        .map(|s| u64::from(layer[(kind * STAT_SLOTS + s) * STAT_STRIDE]))
+                        .sum::<u64>()
+                };
+                [count(0), count(1), count(2)]
+            })
+            .collect();
+        Ok(Some(per_layer))
     }
 
     /// Whether the layers' weights were dropped for their one value (positions packed).
@@ -470,7 +594,8 @@ impl SlicedPlan {
             let small = gpu.grid(cap.div_ceil(SMALL_WG))?;
             for l in layers.clone() {
                 if l == 0 {
-                    batch.dispatch(&self.reset, c.reset.clone(), small)?;
+                    let grid = gpu.grid(c.reset_items.div_ceil(SMALL_WG))?;
+                    batch.dispatch(&self.reset, c.reset.clone(), grid)?;
                 }
                 let groups = groups_per_block(c.rows) * blocks;
                 let groups = u32::try_from(groups).map_err(|_| Error::TooLarge {
@@ -503,12 +628,23 @@ impl SlicedPlan {
         let n = self.n;
         let rows: usize = self.chunks.iter().map(|c| c.rows).sum();
         let mut out = vec![0f32; rows * n];
+        let half = (self.layers - 1) % 2;
         for c in &self.chunks {
             let ids = self.finals(gpu, c)?;
-            let y = c.y[(self.layers - 1) % 2].read(gpu)?;
+            let y = c.y[half].read(gpu)?;
+            // A row its constancy words call constant may be unwritten: its value is there.
+            let konst = if self.constant_rows {
+                c.konst.read(gpu)?
+            } else {
+                Vec::new()
+            };
             for &id in &ids {
                 let (r, s) = (c.start + id as usize, id as usize);
-                out[r * n..(r + 1) * n].copy_from_slice(&y[s * n..(s + 1) * n]);
+                let dst = &mut out[r * n..(r + 1) * n];
+                match konst.get(4 * s + 2 * half..4 * s + 2 * half + 2) {
+                    Some(&[lo, hi]) if lo == hi => dst.fill(f32::from_bits(hi)),
+                    _ => dst.copy_from_slice(&y[s * n..(s + 1) * n]),
+                }
             }
         }
         Ok(out)
@@ -516,17 +652,16 @@ impl SlicedPlan {
 }
 
 impl Chunk {
-    #[allow(clippy::too_many_arguments)]
+    /// Rows `start .. start + rows` of `y0`; the reset clears the first `clear` words of
+    /// `stats`. Kernels: sliced, select, reset.
     fn new(
         gpu: &Gpu,
         n: usize,
         y0: &Csr,
-        start: usize,
-        rows: usize,
+        (start, rows, clear): (usize, usize, usize),
         weights: &[LayerWeights],
-        sliced: &Kernel,
-        select: &Kernel,
-        reset: &Kernel,
+        stats: &GpuBuffer<u32>,
+        [sliced, select, reset]: [&Kernel; 3],
     ) -> Result<Self> {
         let mut dense = vec![0f32; rows * n];
         for r in 0..rows {
@@ -547,14 +682,27 @@ impl Chunk {
             GpuBuffer::<u32>::zeroed(gpu, "spdnn.ids", rows)?,
         ];
         let count = GpuBuffer::<u32>::zeroed(gpu, "spdnn.count", 1)?;
-        let cap = gpu.uniform(
-            "spdnn.cap",
-            &CapParams {
-                cap: rows as u32,
-                pad: [0; 3],
-            },
-        );
-        let reset_bg = reset.bind(gpu, &[&cap, ids[0].raw(), count.raw()])?;
+        let konst = GpuBuffer::<u32>::zeroed(gpu, "spdnn.konst", 4 * rows)?;
+        let small = |x: usize| {
+            gpu.uniform(
+                "spdnn.small",
+                &SmallParams {
+                    cap: rows as u32,
+                    x: x as u32,
+                    pad: [0; 2],
+                },
+            )
+        };
+        let reset_bg = reset.bind(
+            gpu,
+            &[
+                &small(clear),
+                ids[0].raw(),
+                count.raw(),
+                konst.raw(),
+                stats.raw(),
+            ],
+        )?;
         let mut layers = Vec::with_capacity(weights.len());
         for (l, w) in weights.iter().enumerate() {
             let y_in = if l == 0 { &input } else { &y[(l - 1) % 2] };
@@ -571,19 +719,24 @@ impl Chunk {
                     y[l % 2].raw(),
                     flags.raw(),
                     pos.raw(),
+                    w.csum.raw(),
+                    konst.raw(),
+                    stats.raw(),
                 ],
             )?);
         }
+        // After layer l (ids[l % 2] → ids[1 − l % 2]) the next layer writes half 1 − l % 2.
         let select_bg = |from: usize| {
             select.bind(
                 gpu,
                 &[
-                    &cap,
+                    &small(1 - from),
                     flags.raw(),
                     pos.raw(),
                     ids[from].raw(),
                     ids[1 - from].raw(),
                     count.raw(),
+                    konst.raw(),
                 ],
             )
         };
@@ -596,6 +749,8 @@ impl Chunk {
             pos,
             _input: input,
             _flags: flags,
+            konst,
+            reset_items: rows.max(clear) as u32,
             scan: ExclusiveScan::new(gpu, rows)?,
             y,
             reset: reset_bg,

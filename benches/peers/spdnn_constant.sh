@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# The constant-row fast path on the champion's recipe (issue 10): run on the NVIDIA machine
+# from the repository root with the release binary in .gpu/, the Vulkan loader packages in
+# .gl/ (as gpu_suite.sh) and the Fashion-MNIST training images at $IDX (default
+# .gpu/train-images-idx3-ubyte.gz; a .gz is decompressed into /tmp first).
+#   NS="1024 4096 16384" L=120 REPS=3 benches/peers/spdnn_constant.sh
+# Per N: `auto` (sliced ELL) with --constant-rows off, then on, on the network of
+# spdnn_suite.sh (32 per row at (r + o_k) mod N, rows and columns permuted, 1/16, the
+# challenge's biases; the images resized to √N × √N and thresholded at > 96; 60,000 rows).
+# Categories: against .gpu/truth/categories-n{N}-l{L}.tsv where present (TRUTH_DIR), else
+# the off run saves its categories and the on run is checked against them exactly.
+# Writes $OUT/constant.jsonl (one line per run: ms, edges_per_second, fast_tiles, tiles,
+# unwritten_tiles and each per layer, check, ok), $OUT/log.txt and $OUT/constant_table.md
+# (TE/s off and on, the speed-up, the share of fast tiles and of those that wrote no output,
+# the first layer where ≥ 90% of the tiles were fast, the checks). With the test binary at
+# .gpu/spdnn_constant (copied from `cargo test --release --test spdnn_constant --no-run`'s
+# path) it first runs those tests on the device (subgroups of 32, native atomics):
+# $OUT/tests.txt. Budget: ~1.5 min per N at L = 120 (setup, a progress run, a warm-up and
+# REPS timed runs, twice), well under 6 min for the three N.
+set -uo pipefail
+OUT=${OUT:-bench-out}
+NS=${NS:-"1024 4096 16384"}
+L=${L:-120}
+REPS=${REPS:-3}
+IDX=${IDX:-.gpu/train-images-idx3-ubyte.gz}
+TRUTH_DIR=${TRUTH_DIR:-.gpu/truth}
+mkdir -p "$OUT"
+for f in .gl/*.deb; do [ -e "$f" ] && dpkg -x "$f" /; done; ldconfig
+if ! ./.gpu/wgsparse info >/dev/null 2>&1; then
+  export VK_DRIVER_FILES=/usr/share/vulkan/icd.d/nvidia_icd.json
+fi
+W=./.gpu/wgsparse
+log() { echo "[$(date +%T)] $*" | tee -a "$OUT/log.txt"; }
+[ -f "$IDX" ] || { log "no IDX file at $IDX"; exit 2; }
+if [[ "$IDX" == *.gz ]]; then
+  gunzip -c "$IDX" > /tmp/spdnn-images.idx || { log "cannot decompress $IDX"; exit 2; }
+  IDX=/tmp/spdnn-images.idx
+fi
+if [ -x .gpu/spdnn_constant ]; then
+  log "tests/spdnn_constant on the device"
+  WGSPARSE_BIN=$W timeout 120 ./.gpu/spdnn_constant > "$OUT/tests.txt" 2>&1 \
+    && log "tests passed" || log "tests FAILED (exit $?; see tests.txt)"
+fi
+for N in $NS; do
+  base=(spdnn --neurons "$N" --layers "$L" --rows 60000 --input "$IDX" --reps "$REPS" --json
+        --approach auto)
+  truth="$TRUTH_DIR/categories-n$N-l$L.tsv"
+  saved="$OUT/categories-n$N-l$L-off.tsv"
+  if [ -f "$truth" ]; then
+    off_check=(--categories "$truth"); on_check=(--categories "$truth")
+  else
+    off_check=(--save-categories "$saved"); on_check=(--categories "$saved")
+  fi
+  log "N=$N L=$L constant rows off ${off_check[*]}"
+  $W "${base[@]}" --constant-rows off "${off_check[@]}" >> "$OUT/constant.jsonl" \
+    2>>"$OUT/log.txt" || log "N=$N off: FAILED or mismatch (exit $?)"
+  log "N=$N L=$L constant rows on ${on_check[*]}"
+  $W "${base[@]}" --constant-rows on "${on_check[@]}" >> "$OUT/constant.jsonl" \
+    2>>"$OUT/log.txt" || log "N=$N on: FAILED or mismatch (exit $?)"
+done
+python3 - "$OUT/constant.jsonl" > "$OUT/constant_table.md" <<'PY' || log "table FAILED"
+import json, sys
+runs = {}
+for line in open(sys.argv[1]):
+    try:
+        d = json.loads(line)
+    except ValueError:
+        continue
+    if "ms" in d:
+        runs[(d["neurons"], d["layers"], bool(d.get("constant_rows")))] = d
+print("| N | L | TE/s off | TE/s on | on / off | ms off | ms on | fast tiles | unwritten | first layer ≥ 90% fast | active rows | check off | check on |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+for (n, l) in sorted({(k[0], k[1]) for k in runs}):
+    off, on = runs.get((n, l, False)), runs.get((n, l, True))
+    te = lambda d: d["edges_per_second"] / 1e12 if d else float("nan")
+    ms = lambda d: d["ms"] if d else float("nan")
+    share, first, unwritten = "-", "-", "-"
+    if on and on.get("tiles"):
+        share = f"{on['fast_tiles']} / {on['tiles']} ({100 * on['fast_tiles'] / on['tiles']:.1f}%)"
+        unwritten = str(on.get("unwritten_tiles"))
+        for k, (f, t) in enumerate(zip(on["fast_tiles_per_layer"], on["tiles_per_layer"])):
+            if t and f >= 0.9 * t:
+                first = str(k + 1)
+                break
+    ck = lambda d: ("ok" if d["ok"] else "MISMATCH") + f" ({d['check']})" if d else "missing"
+    ratio = te(on) / te(off) if on and off else float("nan")
+    active = on["active_rows"] if on else (off["active_rows"] if off else "-")
+    print(f"| {n} | {l} | {te(off):.3f} | {te(on):.3f} | {ratio:.2f} | {ms(off):.1f} | {ms(on):.1f} | "
+          f"{share} | {unwritten} | {first} | {active} | {ck(off)} | {ck(on)} |")
+PY
+cat "$OUT/constant_table.md"
+log "done"
