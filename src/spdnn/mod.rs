@@ -29,6 +29,7 @@ pub mod data;
 mod kernels;
 mod plan;
 mod sliced;
+mod sliced_ell;
 mod survivors;
 pub mod thesis;
 
