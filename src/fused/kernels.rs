@@ -18,6 +18,10 @@ use Binding::{Read, ReadWrite, Uniform};
 const SPARSE_BINDINGS: [Binding; 7] = [Uniform, Read, Read, Read, Read, Read, ReadWrite];
 /// `fused.sparse` with a hot-column cache: the slot columns come last.
 const SPARSE_HOT_BINDINGS: [Binding; 8] = [Uniform, Read, Read, Read, Read, Read, ReadWrite, Read];
+/// `fused.sparse` with LONG: the hot columns (or a stand-in), the long-row chunks, their partials.
+const SPARSE_LONG_BINDINGS: [Binding; 10] = [
+    Uniform, Read, Read, Read, Read, Read, ReadWrite, Read, Read, Read,
+];
 pub(crate) const DENSE_BINDINGS: [Binding; 5] = [Uniform, Read, Read, Read, ReadWrite];
 const SPMV_BINDINGS: [Binding; 6] = [Uniform, Read, Read, Read, Read, ReadWrite];
 const LOGISTIC_BINDINGS: [Binding; 9] = [
@@ -33,7 +37,8 @@ struct SparseParams {
     flags: u32,
     alpha: f32,
     long_len: u32,
-    pad: u32,
+    /// The band's long-row chunks taken after its rows (the folded sequence).
+    nlong: u32,
     /// The band's first row (the row-indexed vectors' index of local row 0).
     row_base: u32,
 }
@@ -112,7 +117,7 @@ pub(crate) fn record(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
         Variant::TwoPass => plan.scratch.as_ref().expect("two-pass partials"),
         _ => w,
     };
-    if !two_pass {
+    if axpy_first(plan, op.xty) {
         axpy(batch, plan.n, 0.0, dummy, op.beta, z, w)?;
     }
     match &*plan.x {
@@ -148,7 +153,7 @@ pub(crate) fn record(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
             // Every band's long-row dot products before any band's scatter reads them.
             if !op.xty {
                 for (b, band) in bands.iter().enumerate() {
-                    long_rows(plan, batch, (b, band), arrays, op, None)?;
+                    long_rows(plan, batch, (b, band), arrays, op, LongPass::Dot { z, w })?;
                 }
             }
             for (b, band) in bands.iter().enumerate() {
@@ -157,7 +162,9 @@ pub(crate) fn record(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
                 } else {
                     sparse(plan, batch, (b, band), arrays, op, cfg.workgroup_w, target)?;
                 }
-                long_rows(plan, batch, (b, band), arrays, op, Some(w))?;
+                if !plan.long_folded() {
+                    long_rows(plan, batch, (b, band), arrays, op, LongPass::Scatter(w))?;
+                }
             }
         }
         DeviceX::Dense {
@@ -186,6 +193,49 @@ pub(crate) fn record(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
         )?;
     }
     Ok(())
+}
+
+/// Whether `fused.axpy` initialises w = β·z first: not under two-pass (its second pass adds
+/// β·z), nor when the folded long-row dot pre-pass does (it has dot products to form).
+fn axpy_first(plan: &Plan, xty: bool) -> bool {
+    plan.config.variant != Variant::TwoPass && (xty || !plan.long_folded())
+}
+
+/// The dispatches [`record`] issues for `pattern` (the same branches, counted).
+pub(crate) fn dispatches(plan: &Plan, pattern: crate::fused::Pattern) -> usize {
+    let cfg = &plan.config;
+    let (xty, has_v) = (pattern == crate::fused::Pattern::Xty, pattern.has_v());
+    let two_pass = cfg.variant == Variant::TwoPass;
+    let folded = plan.long_folded();
+    let nb = plan.n_bands();
+    let mut count = usize::from(axpy_first(plan, xty));
+    if cfg.variant == Variant::Unfused {
+        // X·y per band (a copy when `xty`), ⊙v, then Xᵀp per band.
+        return count + if xty { 0 } else { nb } + usize::from(has_v) + nb;
+    }
+    if matches!(&*plan.x, DeviceX::Dense { .. }) {
+        return count + nb + usize::from(two_pass);
+    }
+    let chunks = |b: usize| plan.long.as_ref().map_or(0, |l| l.chunks[b].1);
+    let with_chunks = (0..nb).filter(|&b| chunks(b) > 0).count();
+    if plan.long.is_some() && !xty {
+        // Folded: band 0's pass initialises w even without chunks; unfolded: dots zeroed first.
+        count += if folded {
+            (0..nb).filter(|&b| b == 0 || chunks(b) > 0).count()
+        } else {
+            1 + with_chunks
+        };
+    }
+    count += match &plan.sorted {
+        Some(t) => (0..nb)
+            .filter(|&b| t.rows[b].1 > 0 || (folded && chunks(b) > 0))
+            .count(),
+        None => nb,
+    };
+    if plan.long.is_some() && !folded {
+        count += with_chunks;
+    }
+    count + usize::from(two_pass)
 }
 
 /// X's entry arrays (column indices, values), bound through each band's window.
@@ -232,6 +282,14 @@ fn sparse(
     if hot.is_some() {
         defs.push("HOT");
     }
+    // The folded sequence: this band's long-row chunks after its rows.
+    let long = plan
+        .long
+        .as_ref()
+        .filter(|l| l.folded && cfg.variant == Variant::Fused);
+    if long.is_some() {
+        defs.push("LONG");
+    }
     let k = gpu.kernel(&KernelSpec {
         name: "fused/sparse",
         defines: defs,
@@ -240,7 +298,9 @@ fn sparse(
             ("VS", cfg.vs as f64),
             ("NCOLS", ncols as f64),
         ],
-        bindings: if hot.is_some() {
+        bindings: if long.is_some() {
+            &SPARSE_LONG_BINDINGS
+        } else if hot.is_some() {
             &SPARSE_HOT_BINDINGS
         } else {
             &SPARSE_BINDINGS
@@ -261,7 +321,7 @@ fn sparse(
             } else {
                 u32::MAX
             },
-            pad: 0,
+            nlong: long.map_or(0, |l| l.chunks[b].1),
             row_base: band.rows.start as u32,
         },
     );
@@ -278,6 +338,12 @@ fn sparse(
         all[2] = bands::window(hot_idx, band);
         all.push(whole(cols));
     }
+    if let Some(l) = long {
+        if hot.is_none() {
+            all.push(whole(&plan.dummy));
+        }
+        all.extend([whole(&l.chunks[b].0), whole(&l.dots)]);
+    }
     let bg = k.bind_ranges(gpu, &all)?;
     batch.dispatch(&k, bg, [groups, 1, 1])
 }
@@ -285,6 +351,10 @@ fn sparse(
 const SORTED_BINDINGS: [Binding; 8] = [Uniform, Read, Read, Read, Read, Read, Read, ReadWrite];
 const SORTED_WIDE_BINDINGS: [Binding; 9] =
     [Uniform, Read, Read, Read, Read, Read, Read, ReadWrite, Read];
+/// `fused.sorted` with LONG: the columns (or a stand-in), the long-row chunks, their partials.
+const SORTED_LONG_BINDINGS: [Binding; 11] = [
+    Uniform, Read, Read, Read, Read, Read, Read, ReadWrite, Read, Read, Read,
+];
 
 /// Records `fused.sorted` on band `b`: the scatter over the band's column-sorted tiles.
 fn sorted(
@@ -298,7 +368,10 @@ fn sorted(
     let cfg = &plan.config;
     let t = plan.sorted.as_ref().expect("sorted tiles");
     let (tile_rows, ntiles) = (&t.rows[b].0, t.rows[b].1);
-    if ntiles == 0 {
+    // The folded sequence: this band's long-row chunks after its tiles.
+    let long = plan.long.as_ref().filter(|l| l.folded);
+    let nlong = long.map_or(0, |l| l.chunks[b].1);
+    if ntiles == 0 && nlong == 0 {
         return Ok(());
     }
     let mut defs = defines(cfg, op.xty, false, cfg.workgroup_w);
@@ -308,6 +381,9 @@ fn sorted(
     }
     if t.cols.is_some() {
         defs.push("WIDE");
+    }
+    if long.is_some() {
+        defs.push("LONG");
     }
     let k = gpu.kernel(&KernelSpec {
         name: "fused/sorted",
@@ -323,7 +399,9 @@ fn sorted(
                 if cfg.workgroup_w { plan.n.max(1) } else { 1 } as f64,
             ),
         ],
-        bindings: if t.cols.is_some() {
+        bindings: if long.is_some() {
+            &SORTED_LONG_BINDINGS
+        } else if t.cols.is_some() {
             &SORTED_WIDE_BINDINGS
         } else {
             &SORTED_BINDINGS
@@ -337,7 +415,7 @@ fn sorted(
             op.v.is_some() as u32,
             op.alpha.to_bits(),
             band.rows.start as u32,
-            0,
+            nlong,
             0,
             0,
         ],
@@ -355,33 +433,57 @@ fn sorted(
     if let Some(c) = &t.cols {
         all.push(bands::window(c, band));
     }
+    if let Some(l) = long {
+        if t.cols.is_none() {
+            all.push(whole(&plan.dummy));
+        }
+        all.extend([whole(&l.chunks[b].0), whole(&l.dots)]);
+    }
     let bg = k.bind_ranges(gpu, &all)?;
-    batch.dispatch(&k, bg, [cfg.groups.min(ntiles), 1, 1])
+    let groups = cfg.groups.min(ntiles.max(nlong)).max(1);
+    batch.dispatch(&k, bg, [groups, 1, 1])
 }
 
 const LONG_DOT_BINDINGS: [Binding; 6] = [Uniform, Read, Read, Read, Read, ReadWrite];
+/// The folded dot pre-pass: per-chunk partials, then z and w (initialised to β·z).
+const LONG_PARTIAL_BINDINGS: [Binding; 8] =
+    [Uniform, Read, Read, Read, Read, ReadWrite, Read, ReadWrite];
 const LONG_SCATTER_BINDINGS: [Binding; 8] =
     [Uniform, Read, Read, Read, Read, Read, Read, ReadWrite];
 /// Workgroup size of the long-row kernels.
 const LONG_WG: u32 = 256;
 
-/// Records band `b`'s long-row pre-pass (`w` None: the long rows' dot products, all zeroed
-/// first on band 0) or its scatter into `w` (`fused.long_rows`); nothing when the plan has no
-/// long rows.
+/// A pass of `fused.long_rows`.
+#[derive(Clone, Copy)]
+enum LongPass<'a> {
+    /// The dot products: folded, per-chunk partials with w = β·z initialised by band 0's pass
+    /// (z already the stand-in when β = 0); else per-row sums into zeroed slots.
+    Dot {
+        z: &'a GpuBuffer<f32>,
+        w: &'a GpuBuffer<f32>,
+    },
+    /// The unfolded scatter into w.
+    Scatter(&'a GpuBuffer<f32>),
+}
+
+/// Records band `b`'s long-row pass (`fused.long_rows`); nothing when the plan has no long
+/// rows, or the band has no chunks (but the folded dot pass of band 0, which initialises w).
 fn long_rows(
     plan: &Plan,
     batch: &mut Batch,
     (b, band): (usize, &SparseBand),
     (col_idx, values): Entries,
     op: &Op,
-    w: Option<&GpuBuffer<f32>>,
+    pass: LongPass,
 ) -> Result<()> {
     let Some(l) = plan.long.as_ref() else {
         return Ok(());
     };
     let gpu = batch.gpu();
     let cfg = &plan.config;
-    if w.is_none() && b == 0 {
+    let dot = matches!(pass, LongPass::Dot { .. });
+    let init = dot && l.folded && b == 0;
+    if dot && !l.folded && b == 0 {
         axpy(
             batch,
             l.dots.len(),
@@ -396,20 +498,27 @@ fn long_rows(
     if cfg.native_atomics {
         defs.push("F32_ATOMIC");
     }
-    if w.is_none() {
+    if dot {
         defs.push("DOT");
+        if l.folded {
+            defs.push("PARTIAL");
+        }
     } else if op.xty {
         defs.push("XTY");
     }
     // The scatter into a workgroup copy of w when it fits: the fewest workgroups that fill
     // the device (the largest size) take every chunk and add to global w once per column
     // each, instead of once per entry.
-    let shared = w.is_some() && 4 * plan.n as u64 <= gpu.caps.max_workgroup_storage_bytes as u64;
-    let (chunks, nchunks) = (&l.chunks[b].0, l.chunks[b].1);
-    if nchunks == 0 {
+    let shared = !dot && 4 * plan.n as u64 <= gpu.caps.max_workgroup_storage_bytes as u64;
+    let (chunks, nchunks, base) = (&l.chunks[b].0, l.chunks[b].1, l.chunks[b].2);
+    if nchunks == 0 && !init {
         return Ok(());
     }
-    let mut groups = nchunks.min(gpu.caps.max_workgroups_per_dimension).max(1);
+    let max_groups = gpu.caps.max_workgroups_per_dimension;
+    let mut groups = nchunks.min(max_groups).max(1);
+    if init {
+        groups = groups.max(super::vectors::elementwise_groups(plan.n).min(max_groups));
+    }
     let mut wg = LONG_WG;
     if shared {
         defs.push("SHARED_W");
@@ -427,15 +536,24 @@ fn long_rows(
             ("WG", wg as f64),
             ("NCOLS", if shared { plan.n.max(1) } else { 1 } as f64),
         ],
-        bindings: if w.is_none() {
-            &LONG_DOT_BINDINGS
-        } else {
-            &LONG_SCATTER_BINDINGS
+        bindings: match pass {
+            LongPass::Dot { .. } if l.folded => &LONG_PARTIAL_BINDINGS,
+            LongPass::Dot { .. } => &LONG_DOT_BINDINGS,
+            LongPass::Scatter(_) => &LONG_SCATTER_BINDINGS,
         },
     })?;
     let params = gpu.uniform(
         "fused.long_rows.params",
-        &[nchunks, op.v.is_some() as u32, op.alpha.to_bits(), 0],
+        &[
+            nchunks,
+            op.v.is_some() as u32 | (init as u32) << 1,
+            op.alpha.to_bits(),
+            base,
+            plan.n as u32,
+            op.beta.to_bits(),
+            0,
+            0,
+        ],
     );
     // Chunks hold X's rows (for v and y of `xty`) and positions in the band's window.
     let mut all = vec![
@@ -445,9 +563,12 @@ fn long_rows(
         bands::window(values, band),
         whole(op.y),
     ];
-    match w {
-        None => all.push(whole(&l.dots)),
-        Some(w) => all.extend([whole(op.v.unwrap_or(&plan.dummy)), whole(&l.dots), whole(w)]),
+    match pass {
+        LongPass::Dot { z, w } if l.folded => all.extend([whole(&l.dots), whole(z), whole(w)]),
+        LongPass::Dot { .. } => all.push(whole(&l.dots)),
+        LongPass::Scatter(w) => {
+            all.extend([whole(op.v.unwrap_or(&plan.dummy)), whole(&l.dots), whole(w)])
+        }
     }
     let bg = k.bind_ranges(gpu, &all)?;
     batch.dispatch(&k, bg, [groups, 1, 1])

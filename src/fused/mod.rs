@@ -163,6 +163,9 @@ pub struct Options {
     pub rows_per_vector: Option<u32>,
     /// Dense: elements per lane TL (1–16).
     pub tl: Option<u32>,
+    /// Sparse `fused` and `sorted`: the folded sequence ([`Config::fold`]); false keeps the
+    /// separate β·z, long-row dot and long-row scatter passes (to time both).
+    pub fold: bool,
 }
 
 impl Default for Options {
@@ -178,6 +181,7 @@ impl Default for Options {
             workgroup: None,
             rows_per_vector: None,
             tl: None,
+            fold: true,
         }
     }
 }
@@ -264,6 +268,13 @@ pub struct Config {
     /// `Sorted`: the scatter reduced over runs of equal columns by subgroup operations (any
     /// subgroup size); else one add per entry.
     pub segmented: bool,
+    /// Sparse `Fused` / `Sorted` with long rows: fewer dependent dispatches. The long-row dot
+    /// pre-pass stores per-chunk partials (nothing to zero first) and initialises w = β·z
+    /// itself (no `axpy` before it), and the main kernel's workgroups take the long-row
+    /// chunks after their rows or tiles (no scatter post-pass): 2 dispatches instead of 5
+    /// (`xty`: 2 instead of 3). Rows of more than [`long::FOLD_CHUNKS_MAX`] chunks keep the
+    /// unfolded sequence ([`Plan::dispatches`] tells).
+    pub fold: bool,
 }
 
 impl Config {
@@ -294,6 +305,9 @@ impl Config {
         }
         if self.long_row != u32::MAX {
             s += &format!(" long>{}", self.long_row);
+            if !self.fold {
+                s += " unfolded";
+            }
         }
         s += if self.native_atomics {
             " native"
@@ -374,6 +388,19 @@ impl Plan {
     /// Chunks of the long-row path (0: every row goes through the main kernel).
     pub fn long_chunks(&self) -> usize {
         self.long.as_ref().map_or(0, |l| l.nchunks as usize)
+    }
+
+    /// Whether the long rows go through the folded sequence ([`Config::fold`]; false when
+    /// there are none).
+    pub fn long_folded(&self) -> bool {
+        self.long.as_ref().is_some_and(|l| l.folded)
+    }
+
+    /// Compute dispatches [`Plan::record`] issues for `pattern` (operands as the pattern
+    /// takes them: v for `xtvxy` and `full`), the count [`crate::gpu::Batch::dispatches`]
+    /// shows after recording.
+    pub fn dispatches(&self, pattern: Pattern) -> usize {
+        kernels::dispatches(self, pattern)
     }
 
     /// Validates X, resolves the configuration and uploads X.

@@ -1,0 +1,222 @@
+//! The folded sequence of the sparse fused kernels (`Options::fold`): the long-row dot
+//! pre-pass initialising w = β·z and the long-row chunks taken by the main kernel, against
+//! the unfolded passes and the f64 twin (w poisoned with NaN before each run) for every
+//! pattern × sparse variant, with and without long rows, with hot columns, β = 0 with NaN z,
+//! and X in row bands; the dispatches each plan records are counted and pinned.
+
+mod common;
+
+use common::fused::{host_op, sparse_x, vectors, with_hot_columns};
+use wgsparse::fused::{HostOp, Matrix, Options, Pattern, Plan, Variant};
+use wgsparse::gpu::{Batch, GpuBuffer};
+use wgsparse::sddmm::cpu::compare;
+use wgsparse::sparse::Csr;
+use wgsparse::Gpu;
+
+/// Runs `plan` on `op` into a NaN-poisoned w: (w, dispatches recorded).
+fn run_counted(gpu: &Gpu, plan: &Plan, op: &HostOp) -> (Vec<f32>, usize) {
+    let up = |name: &str, v: &[f32]| GpuBuffer::upload(gpu, name, v).unwrap();
+    let y = up("y", op.y);
+    let v = op.v.map(|v| up("v", v));
+    let z = op.z.map(|z| up("z", z));
+    let w = GpuBuffer::filled(gpu, "w", plan.n, f32::NAN).unwrap();
+    let dop = wgsparse::fused::Op {
+        alpha: op.alpha,
+        y: &y,
+        v: v.as_ref(),
+        beta: op.beta,
+        z: z.as_ref(),
+        xty: op.xty,
+    };
+    let mut batch = Batch::new(gpu);
+    plan.record(&mut batch, &dop, &w).unwrap();
+    let count = batch.dispatches();
+    batch.submit().unwrap();
+    (w.read(gpu).unwrap(), count)
+}
+
+/// `got` against the twin's `want` within the twin's bound scaled by `k`.
+fn assert_close(x: &Csr, op: &HostOp, got: &[f32], want: &[f64], k: f64, what: &str) {
+    let (_, mag) = Matrix::Sparse(x).reference(op);
+    let mag: Vec<f64> = mag.iter().map(|m| k * m).collect();
+    let cmp = compare(got, want, &mag, Matrix::Sparse(x).rounding_terms());
+    assert!(
+        cmp.ok(),
+        "{what}: w[{:?}] = {:?} want {:?} (max rel err {:.3e})",
+        cmp.first_bad,
+        cmp.first_bad.map(|e| got[e]),
+        cmp.first_bad.map(|e| want[e]),
+        cmp.max_rel_error
+    );
+}
+
+/// The dispatches a sparse plan must record for `p`: fused / sorted with long rows 2 folded,
+/// else 5 (3 for `xty`: no dot pre-pass); 2 without long rows; two-pass 2; unfused β·z,
+/// X·y (none for `xty`), ⊙v when `p` takes v, Xᵀp.
+fn expected_dispatches(plan: &Plan, p: Pattern) -> usize {
+    let xty = p == Pattern::Xty;
+    match plan.config.variant {
+        Variant::TwoPass => 2,
+        Variant::Unfused => 2 + usize::from(!xty) + usize::from(p.has_v()),
+        _ if plan.long_chunks() == 0 || plan.long_folded() => 2,
+        _ if xty => 3,
+        _ => 5,
+    }
+}
+
+/// Every pattern under `base` with fold on and off: each against the twin, the two against
+/// each other (twice the twin's bound), dispatch counts pinned on one band. Returns whether
+/// the folded plan folded its long rows.
+fn fold_on_off(gpu: &Gpu, x: &Csr, base: &Options, seed: u64) -> bool {
+    let mut folded = false;
+    for p in Pattern::ALL {
+        let vecs = vectors(x.nrows, x.ncols, p == Pattern::Xty, seed);
+        let op = host_op(p, &vecs, -0.75, 1.25);
+        let (want, _) = Matrix::Sparse(x).reference(&op);
+        let mut outs = vec![];
+        for fold in [true, false] {
+            let o = Options {
+                fold,
+                ..base.clone()
+            };
+            let plan = Plan::new(gpu, Matrix::Sparse(x), &o).unwrap_or_else(|e| panic!("{e}"));
+            let what = format!("{} {:?} fold {fold}", plan.config.describe(), p);
+            let (got, count) = run_counted(gpu, &plan, &op);
+            assert_close(x, &op, &got, &want, 1.0, &what);
+            assert_eq!(count, plan.dispatches(p), "{what}: Plan::dispatches");
+            if plan.n_bands() == 1 {
+                assert_eq!(count, expected_dispatches(&plan, p), "{what}");
+            }
+            if !fold {
+                assert!(!plan.long_folded(), "{what}");
+            }
+            folded |= plan.long_folded();
+            outs.push(got);
+        }
+        let on64: Vec<f64> = outs[0].iter().map(|&v| v as f64).collect();
+        assert_close(
+            x,
+            &op,
+            &outs[1],
+            &on64,
+            2.0,
+            &format!("{p:?} fold on vs off"),
+        );
+    }
+    folded
+}
+
+/// The sparse variants: fused with w in workgroup memory, in global memory with and without
+/// hot columns, sorted, two-pass, unfused.
+fn variants(long_row: Option<u32>) -> Vec<Options> {
+    let o = |variant, workgroup_w, hot_cols| Options {
+        variant,
+        workgroup_w,
+        hot_cols,
+        long_row,
+        vs: Some(4),
+        workgroup: Some(64),
+        ..Default::default()
+    };
+    vec![
+        o(Variant::Fused, None, None),
+        o(Variant::Fused, Some(false), Some(4)),
+        o(Variant::Fused, Some(false), Some(0)),
+        o(Variant::Sorted, None, None),
+        o(Variant::Sorted, Some(false), None),
+        o(Variant::TwoPass, None, None),
+        o(Variant::Unfused, None, None),
+    ]
+}
+
+#[test]
+fn every_pattern_and_variant_folded_and_not() {
+    let gpu = common::gpu();
+    // Power-law rows up to a few hundred entries, hot columns: with a threshold of 24 the
+    // heavy rows split into up to ~25 chunks each (folded); without one, none split.
+    let x = with_hot_columns(&sparse_x(1_200, 500, 9_000, 71), &[3, 250], 72);
+    let longest = (0..x.nrows).map(|r| x.row_range(r).len()).max().unwrap();
+    assert!((200..=24 * 64).contains(&longest), "longest row {longest}");
+    for (long_row, any_long) in [(Some(24), true), (None, false)] {
+        for o in variants(long_row) {
+            let folded = fold_on_off(gpu, &x, &o, 81);
+            let splits = any_long && matches!(o.variant, Variant::Fused | Variant::Sorted);
+            assert_eq!(folded, splits, "{o:?}");
+        }
+    }
+}
+
+#[test]
+fn without_subgroups_or_native_atomics() {
+    // The compare-exchange and workgroup-memory paths of the folded kernels.
+    let gpu = common::gpu_plain();
+    let x = sparse_x(800, 300, 6_000, 73);
+    for o in variants(Some(16)).into_iter().take(5) {
+        fold_on_off(gpu, &x, &o, 82);
+    }
+}
+
+#[test]
+fn rows_of_too_many_chunks_keep_the_unfolded_sequence() {
+    // A threshold of 2: rows of more than 128 entries have more chunks than the folded main
+    // kernel sums per chunk, so the plan records the unfolded passes (5 dispatches).
+    let gpu = common::gpu();
+    let x = sparse_x(600, 400, 5_000, 74);
+    assert!((0..x.nrows).any(|r| x.row_range(r).len() > 2 * 64));
+    for v in [Variant::Fused, Variant::Sorted] {
+        let o = Options {
+            variant: v,
+            long_row: Some(2),
+            workgroup: Some(64),
+            ..Default::default()
+        };
+        let plan = Plan::new(gpu, Matrix::Sparse(&x), &o).unwrap();
+        assert!(plan.config.fold && plan.long_chunks() > 0 && !plan.long_folded());
+        assert_eq!(plan.dispatches(Pattern::Full), 5);
+        fold_on_off(gpu, &x, &o, 83);
+    }
+}
+
+#[test]
+fn beta_zero_never_reads_z() {
+    // The folded dot pre-pass initialises w: with β = 0 a NaN z must stay unread.
+    let gpu = common::gpu();
+    let x = sparse_x(900, 300, 7_000, 75);
+    for o in variants(Some(16)).into_iter().take(5) {
+        let plan = Plan::new(gpu, Matrix::Sparse(&x), &o).unwrap();
+        assert!(plan.long_folded(), "{}", plan.config.describe());
+        for p in [Pattern::Full, Pattern::XtxyBz] {
+            let mut vecs = vectors(x.nrows, x.ncols, false, 84);
+            vecs.z.fill(f32::NAN);
+            let op = host_op(p, &vecs, -0.75, 0.0);
+            let (want, _) = Matrix::Sparse(&x).reference(&op);
+            let (got, count) = run_counted(gpu, &plan, &op);
+            assert_eq!(count, 2);
+            assert!(got.iter().all(|v| v.is_finite()), "{p:?}: NaN from z");
+            assert_close(&x, &op, &got, &want, 1.0, &format!("{p:?} β = 0"));
+        }
+    }
+}
+
+#[test]
+fn banded_x_folded_and_not() {
+    // 8 KiB bindings: X in many row bands, long rows in several of them (band 0 without
+    // chunks still initialises w), each band's chunks at its own offset of the partials.
+    let gpu = common::gpu_small_bindings();
+    let x = sparse_x(1_000, 300, 8_000, 76);
+    for o in variants(Some(20)) {
+        // Two workgroups: two-pass partials (groups × n) within one binding.
+        let o = Options {
+            rows_per_vector: Some(32),
+            ..o
+        };
+        let folded = fold_on_off(gpu, &x, &o, 85);
+        assert_eq!(
+            folded,
+            matches!(o.variant, Variant::Fused | Variant::Sorted),
+            "{o:?}"
+        );
+        let plan = Plan::new(gpu, Matrix::Sparse(&x), &o).unwrap();
+        assert!(plan.n_bands() >= 4, "{} bands", plan.n_bands());
+    }
+}
