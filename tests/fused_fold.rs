@@ -1,8 +1,9 @@
 //! The folded sequence of the sparse fused kernels (`Options::fold`): the long-row dot
-//! pre-pass initialising w = β·z and the long-row chunks taken by the main kernel, against
-//! the unfolded passes and the f64 twin (w poisoned with NaN before each run) for every
-//! pattern × sparse variant, with and without long rows, with hot columns, β = 0 with NaN z,
-//! and X in row bands; the dispatches each plan records are counted and pinned.
+//! pre-pass initialising w = β·z and the long-row chunks taken by the main kernel, or without
+//! long rows one dispatch whose last workgroup writes w, against the unfolded passes and the
+//! f64 twin (w poisoned with NaN before each run) for every pattern × sparse variant, with and
+//! without long rows, with hot columns, β = 0 with NaN z, X in row bands, and runs repeated
+//! on one plan; the dispatches each plan records are counted and pinned.
 
 mod common;
 
@@ -51,13 +52,14 @@ fn assert_close(x: &Csr, op: &HostOp, got: &[f32], want: &[f64], k: f64, what: &
 }
 
 /// The dispatches a sparse plan must record for `p`: fused / sorted with long rows 2 folded,
-/// else 5 (3 for `xty`: no dot pre-pass); 2 without long rows; two-pass 2; unfused β·z,
-/// X·y (none for `xty`), ⊙v when `p` takes v, Xᵀp.
+/// else 5 (3 for `xty`: no dot pre-pass); without long rows 1 when the main kernel finishes
+/// w, else 2; two-pass 2; unfused β·z, X·y (none for `xty`), ⊙v when `p` takes v, Xᵀp.
 fn expected_dispatches(plan: &Plan, p: Pattern) -> usize {
     let xty = p == Pattern::Xty;
     match plan.config.variant {
         Variant::TwoPass => 2,
         Variant::Unfused => 2 + usize::from(!xty) + usize::from(p.has_v()),
+        _ if plan.finishes() => 1,
         _ if plan.long_chunks() == 0 || plan.long_folded() => 2,
         _ if xty => 3,
         _ => 5,
@@ -66,9 +68,9 @@ fn expected_dispatches(plan: &Plan, p: Pattern) -> usize {
 
 /// Every pattern under `base` with fold on and off: each against the twin, the two against
 /// each other (twice the twin's bound), dispatch counts pinned on one band. Returns whether
-/// the folded plan folded its long rows.
-fn fold_on_off(gpu: &Gpu, x: &Csr, base: &Options, seed: u64) -> bool {
-    let mut folded = false;
+/// the folded plan folded its long rows, and whether it finished w in its main kernel.
+fn fold_on_off(gpu: &Gpu, x: &Csr, base: &Options, seed: u64) -> (bool, bool) {
+    let (mut folded, mut finishes) = (false, false);
     for p in Pattern::ALL {
         let vecs = vectors(x.nrows, x.ncols, p == Pattern::Xty, seed);
         let op = host_op(p, &vecs, -0.75, 1.25);
@@ -88,9 +90,16 @@ fn fold_on_off(gpu: &Gpu, x: &Csr, base: &Options, seed: u64) -> bool {
                 assert_eq!(count, expected_dispatches(&plan, p), "{what}");
             }
             if !fold {
-                assert!(!plan.long_folded(), "{what}");
+                assert!(!plan.long_folded() && !plan.finishes(), "{what}");
+            }
+            // The finishing plan leaves its accumulator and count zero: a second run (new
+            // operands drawn from the same seed, w poisoned again) is as exact.
+            if plan.finishes() {
+                let (again, _) = run_counted(gpu, &plan, &op);
+                assert_close(x, &op, &again, &want, 1.0, &format!("{what}, run 2"));
             }
             folded |= plan.long_folded();
+            finishes |= plan.finishes();
             outs.push(got);
         }
         let on64: Vec<f64> = outs[0].iter().map(|&v| v as f64).collect();
@@ -103,7 +112,7 @@ fn fold_on_off(gpu: &Gpu, x: &Csr, base: &Options, seed: u64) -> bool {
             &format!("{p:?} fold on vs off"),
         );
     }
-    folded
+    (folded, finishes)
 }
 
 /// The sparse variants: fused with w in workgroup memory, in global memory with and without
@@ -115,7 +124,8 @@ fn variants(long_row: Option<u32>) -> Vec<Options> {
         hot_cols,
         long_row,
         vs: Some(4),
-        workgroup: Some(64),
+        // n ≤ 4·128 columns: the one-dispatch ending where w is in workgroup memory.
+        workgroup: Some(128),
         ..Default::default()
     };
     vec![
@@ -139,19 +149,23 @@ fn every_pattern_and_variant_folded_and_not() {
     assert!((200..=24 * 64).contains(&longest), "longest row {longest}");
     for (long_row, any_long) in [(Some(24), true), (None, false)] {
         for o in variants(long_row) {
-            let folded = fold_on_off(gpu, &x, &o, 81);
-            let splits = any_long && matches!(o.variant, Variant::Fused | Variant::Sorted);
-            assert_eq!(folded, splits, "{o:?}");
+            let (folded, finishes) = fold_on_off(gpu, &x, &o, 81);
+            let ours = matches!(o.variant, Variant::Fused | Variant::Sorted);
+            assert_eq!(folded, any_long && ours, "{o:?}");
+            let shared = o.workgroup_w != Some(false);
+            assert_eq!(finishes, !any_long && ours && shared, "{o:?}");
         }
     }
 }
 
 #[test]
 fn without_subgroups_or_native_atomics() {
-    // The compare-exchange and workgroup-memory paths of the folded kernels.
+    // The compare-exchange and workgroup-memory paths of the folded kernels and of the
+    // one-dispatch ending (its exchange on the accumulator's bits).
     let gpu = common::gpu_plain();
     let x = sparse_x(800, 300, 6_000, 73);
-    for o in variants(Some(16)).into_iter().take(5) {
+    let five = |l| variants(l).into_iter().take(5);
+    for o in five(Some(16)).chain(five(None)) {
         fold_on_off(gpu, &x, &o, 82);
     }
 }
@@ -182,16 +196,24 @@ fn beta_zero_never_reads_z() {
     // The folded dot pre-pass initialises w: with β = 0 a NaN z must stay unread.
     let gpu = common::gpu();
     let x = sparse_x(900, 300, 7_000, 75);
-    for o in variants(Some(16)).into_iter().take(5) {
+    let folded = variants(Some(16)).into_iter().take(5);
+    // Without long rows and w in workgroup memory: the main kernel's last workgroup.
+    let finishing = [0, 3].map(|i| variants(None)[i].clone());
+    for o in folded.chain(finishing) {
         let plan = Plan::new(gpu, Matrix::Sparse(&x), &o).unwrap();
-        assert!(plan.long_folded(), "{}", plan.config.describe());
+        let count = if plan.finishes() { 1 } else { 2 };
+        assert!(
+            plan.long_folded() || plan.finishes(),
+            "{}",
+            plan.config.describe()
+        );
         for p in [Pattern::Full, Pattern::XtxyBz] {
             let mut vecs = vectors(x.nrows, x.ncols, false, 84);
             vecs.z.fill(f32::NAN);
             let op = host_op(p, &vecs, -0.75, 0.0);
             let (want, _) = Matrix::Sparse(&x).reference(&op);
-            let (got, count) = run_counted(gpu, &plan, &op);
-            assert_eq!(count, 2);
+            let (got, recorded) = run_counted(gpu, &plan, &op);
+            assert_eq!(recorded, count);
             assert!(got.iter().all(|v| v.is_finite()), "{p:?}: NaN from z");
             assert_close(&x, &op, &got, &want, 1.0, &format!("{p:?} β = 0"));
         }
@@ -204,18 +226,17 @@ fn banded_x_folded_and_not() {
     // chunks still initialises w), each band's chunks at its own offset of the partials.
     let gpu = common::gpu_small_bindings();
     let x = sparse_x(1_000, 300, 8_000, 76);
-    for o in variants(Some(20)) {
+    for o in variants(Some(20)).into_iter().chain(variants(None)) {
         // Two workgroups: two-pass partials (groups × n) within one binding.
         let o = Options {
             rows_per_vector: Some(32),
             ..o
         };
-        let folded = fold_on_off(gpu, &x, &o, 85);
-        assert_eq!(
-            folded,
-            matches!(o.variant, Variant::Fused | Variant::Sorted),
-            "{o:?}"
-        );
+        let (folded, finishes) = fold_on_off(gpu, &x, &o, 85);
+        let ours = matches!(o.variant, Variant::Fused | Variant::Sorted);
+        assert_eq!(folded, ours && o.long_row.is_some(), "{o:?}");
+        let shared = o.workgroup_w != Some(false);
+        assert_eq!(finishes, ours && shared && o.long_row.is_none(), "{o:?}");
         let plan = Plan::new(gpu, Matrix::Sparse(&x), &o).unwrap();
         assert!(plan.n_bands() >= 4, "{} bands", plan.n_bands());
     }

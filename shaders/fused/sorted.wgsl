@@ -24,7 +24,11 @@
 // place: column = key >> POS_BITS, or cols under WIDE), each scaled by α·v[row]·dot with the
 // dot the sum of the row's chunk partials in chunk order (the same bits in every chunk of a
 // row; XTY: y[row]), and added one by one.
-// w already holds β·z (fused/axpy or fused/long_rows pre-pass).
+// FINISH (with SHARED_W, not with LONG; one dispatch in all): `accum` is the plan's
+// accumulator, all zero before the dispatch; the workgroups flush into it, and the last to
+// finish (a counter, after a device-scope storage barrier) writes w = β·z + accum, taking
+// accum back to zero by exchange, and zeroes the counter. No pre-pass initialises w.
+// Otherwise w already holds β·z (fused/axpy or fused/long_rows pre-pass).
 #import shared/reduce
 #import shared/atomic_f32
 #ifdef SHARED_W
@@ -53,7 +57,8 @@ struct Params {
     row_base: u32,
     // LONG: this band's long-row chunks.
     nlong: u32,
-    _pad1: u32,
+    // FINISH: β.
+    beta: f32,
     _pad2: u32,
 }
 
@@ -68,6 +73,15 @@ struct Params {
 @group(0) @binding(7) var<storage, read_write> accum: array<AtomicF32>;
 #ifdef WIDE
 @group(0) @binding(8) var<storage, read> cols: array<u32>;
+#endif
+#ifdef FINISH
+#ifndef LONG
+// Binding 8 is the columns (WIDE) or an unread stand-in.
+@group(0) @binding(9) var<storage, read_write> counter: array<atomic<u32>>;
+@group(0) @binding(10) var<storage, read> z: array<f32>;
+@group(0) @binding(11) var<storage, read_write> w: array<f32>;
+var<workgroup> finish_last: u32;
+#endif
 #endif
 #ifdef LONG
 // Binding 8 is the columns (WIDE) or an unread stand-in.
@@ -262,5 +276,18 @@ fn main(
             accum_add(i, t);
         }
     }
+#ifdef FINISH
+#ifndef LONG
+    finish(tid, nwg.x);
+#endif
+#endif
 #endif
 }
+
+#ifdef SHARED_W
+#ifdef FINISH
+#ifndef LONG
+#import fused/finish
+#endif
+#endif
+#endif

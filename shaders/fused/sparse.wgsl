@@ -28,8 +28,11 @@
 // range, and the row's first chunk | (chunks − 1) << 26) and scatters them like a row, its
 // row's dot product the sum of the row's chunk partials (fused/long_rows with PARTIAL), summed
 // in chunk order by every invocation: the same bits in every chunk of a row. XTY: y[row].
-// w already holds β·z (fused/axpy or fused/long_rows pre-pass) unless TWO_PASS, where
-// reduce_parts adds it.
+// FINISH (with SHARED_W, not with LONG or TWO_PASS; one dispatch in all): `accum` is the
+// plan's accumulator, all zero before the dispatch; the last workgroup to flush writes
+// w = β·z + accum and leaves accum and the counter zero (fused/finish).
+// Otherwise w already holds β·z (fused/axpy or fused/long_rows pre-pass) unless TWO_PASS,
+// where reduce_parts adds it.
 #import shared/reduce
 #import fused/csr_row
 #ifndef TWO_PASS
@@ -64,6 +67,11 @@ struct Params {
     nlong: u32,
     // X's row of local row 0 (v and y under XTY are indexed by X's rows).
     row_base: u32,
+    // FINISH: β.
+    beta: f32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -86,6 +94,18 @@ var<workgroup> wg_accum: array<atomic<u32>, NCOLS>;
 #endif
 #endif
 #ifndef TWO_PASS
+#ifdef SHARED_W
+#ifdef FINISH
+#ifndef LONG
+// Binding 7 is an unread stand-in.
+@group(0) @binding(8) var<storage, read_write> counter: array<atomic<u32>>;
+@group(0) @binding(9) var<storage, read> z: array<f32>;
+@group(0) @binding(10) var<storage, read_write> w: array<f32>;
+var<workgroup> finish_last: u32;
+#import fused/finish
+#endif
+#endif
+#endif
 #ifdef LONG
 // Binding 7 is the hot columns (HOT) or an unread stand-in.
 @group(0) @binding(8) var<storage, read> lchunks: array<vec4<u32>>;
@@ -272,6 +292,11 @@ fn main(
             accum_add(i, params.alpha * t);
         }
     }
+#ifdef FINISH
+#ifndef LONG
+    finish(tid, nwg.x);
+#endif
+#endif
 #else
 #ifdef HOT
     workgroupBarrier();

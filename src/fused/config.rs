@@ -357,9 +357,9 @@ fn sorted(
     ))
 }
 
-/// Storage bindings of the folded main kernels at most (`fused.sorted` with wide keys and
-/// the long-row chunks and partials).
-const FOLD_STORAGE_BINDINGS: u32 = 10;
+/// Storage bindings of the folded main kernels at most (`fused.sorted` with FINISH: its
+/// column stand-in, the counter, z and w).
+const FOLD_STORAGE_BINDINGS: u32 = 11;
 
 /// The folded sequence when asked for and the adapter binds its main kernels' buffers.
 fn fold_fits(gpu: &Gpu, options: &Options) -> bool {

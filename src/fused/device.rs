@@ -68,6 +68,17 @@ pub(super) struct SortedX {
     pub(super) adds: (usize, usize),
 }
 
+/// Columns per invocation of the main kernel's workgroup at most for the one-dispatch
+/// ending ([`Config::fold`]): its last workgroup writes all of w alone, so n stays within a
+/// few rounds of it.
+pub const FINISH_COLUMNS: usize = 4;
+
+/// The one-dispatch ending's accumulator (n, zero between runs) and finished-workgroup count.
+pub(super) struct Finish {
+    pub(super) acc: GpuBuffer<f32>,
+    pub(super) counter: GpuBuffer<u32>,
+}
+
 impl Plan {
     pub(super) fn build(
         gpu: &Gpu,
@@ -183,6 +194,20 @@ impl Plan {
             }
             _ => None,
         };
+        let finish = if config.fold
+            && config.workgroup_w
+            && matches!(config.variant, Variant::Fused | Variant::Sorted)
+            && matches!(x, Matrix::Sparse(_))
+            && long.is_none()
+            && n <= FINISH_COLUMNS * config.workgroup as usize
+        {
+            Some(Finish {
+                acc: GpuBuffer::zeroed(gpu, "fused.finish_acc", n.max(1))?,
+                counter: GpuBuffer::zeroed(gpu, "fused.finish_count", 4)?,
+            })
+        } else {
+            None
+        };
         Ok(Plan {
             m,
             n,
@@ -194,6 +219,7 @@ impl Plan {
             scratch,
             long,
             sorted,
+            finish,
             dummy: Arc::new(GpuBuffer::zeroed(gpu, "fused.absent", 4)?),
         })
     }

@@ -22,6 +22,10 @@ const SPARSE_HOT_BINDINGS: [Binding; 8] = [Uniform, Read, Read, Read, Read, Read
 const SPARSE_LONG_BINDINGS: [Binding; 10] = [
     Uniform, Read, Read, Read, Read, Read, ReadWrite, Read, Read, Read,
 ];
+/// `fused.sparse` with FINISH: a stand-in, the counter, z and w.
+const SPARSE_FINISH_BINDINGS: [Binding; 11] = [
+    Uniform, Read, Read, Read, Read, Read, ReadWrite, Read, ReadWrite, Read, ReadWrite,
+];
 pub(crate) const DENSE_BINDINGS: [Binding; 5] = [Uniform, Read, Read, Read, ReadWrite];
 const SPMV_BINDINGS: [Binding; 6] = [Uniform, Read, Read, Read, Read, ReadWrite];
 const LOGISTIC_BINDINGS: [Binding; 9] = [
@@ -41,6 +45,9 @@ struct SparseParams {
     nlong: u32,
     /// The band's first row (the row-indexed vectors' index of local row 0).
     row_base: u32,
+    /// FINISH: β.
+    beta: f32,
+    pad: [u32; 3],
 }
 
 /// Uploads X: CSR entry arrays whole (one buffer each), cut into row bands whose windows fit
@@ -113,8 +120,9 @@ pub(crate) fn record(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
     let dummy = &*plan.dummy;
     let z = op.z.filter(|_| op.beta != 0.0).unwrap_or(dummy);
     let two_pass = cfg.variant == Variant::TwoPass;
-    let target = match cfg.variant {
-        Variant::TwoPass => plan.scratch.as_ref().expect("two-pass partials"),
+    let target = match (cfg.variant, &plan.finish) {
+        (Variant::TwoPass, _) => plan.scratch.as_ref().expect("two-pass partials"),
+        (_, Some(f)) => &f.acc,
         _ => w,
     };
     if axpy_first(plan, op.xty) {
@@ -146,7 +154,7 @@ pub(crate) fn record(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
                     ..*op
                 };
                 for (b, band) in bands.iter().enumerate() {
-                    sparse(plan, batch, (b, band), arrays, &scatter, false, w)?;
+                    sparse(plan, batch, (b, band), arrays, &scatter, false, (w, None))?;
                 }
                 return Ok(());
             }
@@ -160,7 +168,9 @@ pub(crate) fn record(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
                 if cfg.variant == Variant::Sorted {
                     sorted(plan, batch, (b, band), op, w)?;
                 } else {
-                    sparse(plan, batch, (b, band), arrays, op, cfg.workgroup_w, target)?;
+                    let finish = finishing(plan, b, w);
+                    let out = (target, finish);
+                    sparse(plan, batch, (b, band), arrays, op, cfg.workgroup_w, out)?;
                 }
                 if !plan.long_folded() {
                     long_rows(plan, batch, (b, band), arrays, op, LongPass::Scatter(w))?;
@@ -196,9 +206,10 @@ pub(crate) fn record(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
 }
 
 /// Whether `fused.axpy` initialises w = β·z first: not under two-pass (its second pass adds
-/// β·z), nor when the folded long-row dot pre-pass does (it has dot products to form).
+/// β·z), nor when the main kernel finishes w itself (FINISH), nor when the folded long-row
+/// dot pre-pass does (it has dot products to form).
 fn axpy_first(plan: &Plan, xty: bool) -> bool {
-    plan.config.variant != Variant::TwoPass && (xty || !plan.long_folded())
+    plan.config.variant != Variant::TwoPass && plan.finish.is_none() && (xty || !plan.long_folded())
 }
 
 /// The dispatches [`record`] issues for `pattern` (the same branches, counted).
@@ -226,9 +237,10 @@ pub(crate) fn dispatches(plan: &Plan, pattern: crate::fused::Pattern) -> usize {
             1 + with_chunks
         };
     }
+    let last = |b: usize| plan.finish.is_some() && b + 1 == nb;
     count += match &plan.sorted {
         Some(t) => (0..nb)
-            .filter(|&b| t.rows[b].1 > 0 || (folded && chunks(b) > 0))
+            .filter(|&b| t.rows[b].1 > 0 || (folded && chunks(b) > 0) || last(b))
             .count(),
         None => nb,
     };
@@ -236,6 +248,28 @@ pub(crate) fn dispatches(plan: &Plan, pattern: crate::fused::Pattern) -> usize {
         count += with_chunks;
     }
     count + usize::from(two_pass)
+}
+
+/// The FINISH operands of a main-kernel dispatch: the finished-workgroup count and w.
+type Finishing<'a> = (&'a GpuBuffer<u32>, &'a GpuBuffer<f32>);
+
+/// FINISH on band `b` (the last band's dispatch, after every band added to the plan's
+/// accumulator): the counter and w; `None` elsewhere.
+fn finishing<'a>(plan: &'a Plan, b: usize, w: &'a GpuBuffer<f32>) -> Option<Finishing<'a>> {
+    plan.finish
+        .as_ref()
+        .filter(|_| b + 1 == plan.n_bands())
+        .map(|f| (&f.counter, w))
+}
+
+/// The FINISH bindings after the stand-in: the counter, z (the stand-in when β = 0) and w.
+fn finish_bindings<'a>(
+    plan: &'a Plan,
+    op: &Op<'a>,
+    (counter, w): Finishing<'a>,
+) -> [wgpu::BufferBinding<'a>; 4] {
+    let z = op.z.filter(|_| op.beta != 0.0).unwrap_or(&plan.dummy);
+    [whole(&plan.dummy), whole(counter), whole(z), whole(w)]
 }
 
 /// X's entry arrays (column indices, values), bound through each band's window.
@@ -261,7 +295,7 @@ fn sparse(
     (col_idx, values): Entries,
     op: &Op,
     workgroup_w: bool,
-    target: &GpuBuffer<f32>,
+    (target, finish): (&GpuBuffer<f32>, Option<Finishing>),
 ) -> Result<()> {
     let gpu = batch.gpu();
     let cfg = &plan.config;
@@ -290,6 +324,9 @@ fn sparse(
     if long.is_some() {
         defs.push("LONG");
     }
+    if finish.is_some() {
+        defs.push("FINISH");
+    }
     let k = gpu.kernel(&KernelSpec {
         name: "fused/sparse",
         defines: defs,
@@ -300,6 +337,8 @@ fn sparse(
         ],
         bindings: if long.is_some() {
             &SPARSE_LONG_BINDINGS
+        } else if finish.is_some() {
+            &SPARSE_FINISH_BINDINGS
         } else if hot.is_some() {
             &SPARSE_HOT_BINDINGS
         } else {
@@ -323,6 +362,8 @@ fn sparse(
             },
             nlong: long.map_or(0, |l| l.chunks[b].1),
             row_base: band.rows.start as u32,
+            beta: op.beta,
+            pad: [0; 3],
         },
     );
     let mut all = vec![
@@ -344,6 +385,9 @@ fn sparse(
         }
         all.extend([whole(&l.chunks[b].0), whole(&l.dots)]);
     }
+    if let Some(f) = finish {
+        all.extend(finish_bindings(plan, op, f));
+    }
     let bg = k.bind_ranges(gpu, &all)?;
     batch.dispatch(&k, bg, [groups, 1, 1])
 }
@@ -354,6 +398,10 @@ const SORTED_WIDE_BINDINGS: [Binding; 9] =
 /// `fused.sorted` with LONG: the columns (or a stand-in), the long-row chunks, their partials.
 const SORTED_LONG_BINDINGS: [Binding; 11] = [
     Uniform, Read, Read, Read, Read, Read, Read, ReadWrite, Read, Read, Read,
+];
+/// `fused.sorted` with FINISH: the columns (or a stand-in), the counter, z and w.
+const SORTED_FINISH_BINDINGS: [Binding; 12] = [
+    Uniform, Read, Read, Read, Read, Read, Read, ReadWrite, Read, ReadWrite, Read, ReadWrite,
 ];
 
 /// Records `fused.sorted` on band `b`: the scatter over the band's column-sorted tiles.
@@ -371,7 +419,10 @@ fn sorted(
     // The folded sequence: this band's long-row chunks after its tiles.
     let long = plan.long.as_ref().filter(|l| l.folded);
     let nlong = long.map_or(0, |l| l.chunks[b].1);
-    if ntiles == 0 && nlong == 0 {
+    // FINISH: every band adds to the accumulator, the last one (always dispatched) ends w.
+    let finish = finishing(plan, b, w);
+    let accum = plan.finish.as_ref().map_or(w, |f| &f.acc);
+    if ntiles == 0 && nlong == 0 && finish.is_none() {
         return Ok(());
     }
     let mut defs = defines(cfg, op.xty, false, cfg.workgroup_w);
@@ -384,6 +435,9 @@ fn sorted(
     }
     if long.is_some() {
         defs.push("LONG");
+    }
+    if finish.is_some() {
+        defs.push("FINISH");
     }
     let k = gpu.kernel(&KernelSpec {
         name: "fused/sorted",
@@ -401,6 +455,8 @@ fn sorted(
         ],
         bindings: if long.is_some() {
             &SORTED_LONG_BINDINGS
+        } else if finish.is_some() {
+            &SORTED_FINISH_BINDINGS
         } else if t.cols.is_some() {
             &SORTED_WIDE_BINDINGS
         } else {
@@ -416,7 +472,7 @@ fn sorted(
             op.alpha.to_bits(),
             band.rows.start as u32,
             nlong,
-            0,
+            op.beta.to_bits(),
             0,
         ],
     );
@@ -428,7 +484,7 @@ fn sorted(
         bands::window(&t.values, band),
         whole(op.y),
         whole(op.v.unwrap_or(&plan.dummy)),
-        whole(w),
+        whole(accum),
     ];
     if let Some(c) = &t.cols {
         all.push(bands::window(c, band));
@@ -438,6 +494,13 @@ fn sorted(
             all.push(whole(&plan.dummy));
         }
         all.extend([whole(&l.chunks[b].0), whole(&l.dots)]);
+    }
+    if let Some(f) = finish {
+        let [dummy, rest @ ..] = finish_bindings(plan, op, f);
+        if t.cols.is_none() {
+            all.push(dummy);
+        }
+        all.extend(rest);
     }
     let bg = k.bind_ranges(gpu, &all)?;
     let groups = cfg.groups.min(ntiles.max(nlong)).max(1);
