@@ -4,7 +4,9 @@
 //! Rows longer than [`Config::long_row`](crate::fused::Config::long_row) are cut into chunks
 //! of consecutive entries, each taken by a whole workgroup: a pre-pass adds the chunks'
 //! partial dot products per row (`fused.long_rows` with DOT), the main kernel skips these
-//! rows, and a post-pass scatters each chunk with its row's finished product.
+//! rows, and a post-pass scatters each chunk with its row's finished product. Folded
+//! ([`Config::fold`](crate::fused::Config::fold)), the pre-pass stores one partial per chunk
+//! and initialises w, and the main kernel scatters the chunks itself ([`fold_codes`]).
 
 use crate::sparse::Csr;
 use crate::{limits, Result};
