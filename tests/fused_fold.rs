@@ -241,3 +241,56 @@ fn banded_x_folded_and_not() {
         assert!(plan.n_bands() >= 4, "{} bands", plan.n_bands());
     }
 }
+
+#[test]
+fn dense_plans_count_their_dispatches() {
+    // Dense X: no fold; Plan::dispatches still equals what each variant records.
+    let gpu = common::gpu();
+    let x = wgsparse::gen::dense_uniform(300, 40, 77);
+    for v in [Variant::Fused, Variant::TwoPass, Variant::Unfused] {
+        let plan = Plan::new(gpu, Matrix::Dense(&x), &common::fused::opts(v)).unwrap();
+        for p in Pattern::ALL {
+            let vecs = vectors(x.nrows, x.ncols, p == Pattern::Xty, 86);
+            let op = host_op(p, &vecs, -0.75, 1.25);
+            let (_, count) = run_counted(gpu, &plan, &op);
+            assert_eq!(
+                count,
+                plan.dispatches(p),
+                "{} {p:?}",
+                plan.config.describe()
+            );
+        }
+    }
+}
+
+#[test]
+fn the_cli_reports_dispatches_and_times_both_sequences() {
+    // `--fold on|off` on the CLI: the one-dispatch ending against β·z + the main kernel, both
+    // checked, `dispatches` and `fold` in the JSON.
+    let run = |fold: &str| {
+        common::wgsparse_json(&[
+            "fused",
+            "--gen",
+            "demo",
+            "--scale",
+            "0.1",
+            "--variant",
+            "sorted",
+            "--pattern",
+            "full",
+            "--fold",
+            fold,
+            "--check",
+            "--reps",
+            "2",
+            "--json",
+        ])
+    };
+    for (fold, dispatches) in [("on", 1), ("off", 2)] {
+        let j = run(fold);
+        assert_eq!(j["ok"], true, "{j}");
+        let r = &j["results"][0];
+        assert_eq!(r["dispatches"], dispatches, "{r}");
+        assert_eq!(r["measurement"]["config"]["fold"], fold == "on", "{r}");
+    }
+}
