@@ -13,8 +13,12 @@
 #                                  (fused_peer.py; about a minute more per input)
 #   STEP_LIMIT=150                 seconds any one step may take
 #   SCALE=1                        rows (and entries) of the generated inputs scaled by this
-# Every run is checked against the f64 twin (--check); `dispatches` is the count each plan
-# records, so the table shows which inputs the fold changed.
+# Every run is checked against the f64 twin (--check: the first run and the last timed one);
+# `dispatches` is the count each plan records, so the table shows which inputs the fold
+# changed. With the test binary at .gpu/fused_fold (copied from `cargo test --release --test
+# fused_fold --no-run`'s path) it first runs those tests on the device (subgroups of 32,
+# native atomics, the one-dispatch ending's last-workgroup count on a real GPU):
+# $OUT/fold_tests.txt.
 set -uo pipefail
 OUT=${OUT:-bench-out}
 INPUTS=${INPUTS-"sparse-200 sparse-1024 sparse-4096"}
@@ -39,6 +43,11 @@ step() {
   [ $rc -ne 0 ] && [ $rc -ne 124 ] && log "step exit $rc: $*"
   return 0
 }
+if [ -x .gpu/fused_fold ]; then
+  log "tests/fused_fold on the device"
+  WGSPARSE_BIN=$W timeout 120 ./.gpu/fused_fold > "$OUT/fold_tests.txt" 2>&1 \
+    && log "tests passed" || log "tests FAILED (exit $?; see fold_tests.txt)"
+fi
 for g in $INPUTS; do
   if [ "$PEER" = 1 ]; then
     log "peer $g"
