@@ -18,7 +18,17 @@
 // Tiles never hold rows longer than the long-row threshold (fused/long_rows takes those).
 // XTY: Algorithm 1, the scale is α·v[row]·y[row] (no dot product, step 1 skipped).
 // WIDE (X's columns beyond a packed key): keys hold positions alone, cols each entry's column.
-// w already holds β·z (fused/axpy pre-pass).
+// LONG (the folded sequence): after its tiles, each workgroup takes the long-row chunks
+// k = wid, wid + G, … (fused/long_rows's records: X's row, the band-window range, the row's
+// first chunk | (chunks − 1) << 26), their entries read in X's order (long rows keep their
+// place: column = key >> POS_BITS, or cols under WIDE), each scaled by α·v[row]·dot with the
+// dot the sum of the row's chunk partials in chunk order (the same bits in every chunk of a
+// row; XTY: y[row]), and added one by one.
+// FINISH (with SHARED_W, not with LONG; one dispatch in all): `accum` is the plan's
+// accumulator, all zero before the dispatch; the workgroups flush into it, and the last to
+// finish (a counter, after a device-scope storage barrier) writes w = β·z + accum, taking
+// accum back to zero by exchange, and zeroes the counter. No pre-pass initialises w.
+// Otherwise w already holds β·z (fused/axpy or fused/long_rows pre-pass).
 #import shared/reduce
 #import shared/atomic_f32
 #ifdef SHARED_W
@@ -45,8 +55,10 @@ struct Params {
     alpha: f32,
     // X's row of the band's local row 0 (tiles and row_ptr are the band's; src/fused/bands.rs).
     row_base: u32,
-    _pad0: u32,
-    _pad1: u32,
+    // LONG: this band's long-row chunks.
+    nlong: u32,
+    // FINISH: β.
+    beta: f32,
     _pad2: u32,
 }
 
@@ -61,6 +73,31 @@ struct Params {
 @group(0) @binding(7) var<storage, read_write> accum: array<AtomicF32>;
 #ifdef WIDE
 @group(0) @binding(8) var<storage, read> cols: array<u32>;
+#endif
+#ifdef FINISH
+#ifndef LONG
+// Binding 8 is the columns (WIDE) or an unread stand-in.
+@group(0) @binding(9) var<storage, read_write> counter: array<atomic<u32>>;
+@group(0) @binding(10) var<storage, read> z: array<f32>;
+@group(0) @binding(11) var<storage, read_write> w: array<f32>;
+var<workgroup> finish_last: u32;
+#endif
+#endif
+#ifdef LONG
+// Binding 8 is the columns (WIDE) or an unread stand-in.
+@group(0) @binding(9) var<storage, read> lchunks: array<vec4<u32>>;
+@group(0) @binding(10) var<storage, read> ldots: array<f32>;
+
+// A long row's dot product: its chunk partials summed in chunk order.
+fn long_dot(code: u32) -> f32 {
+    let first = code & 0x3ffffffu;
+    let count = (code >> 26u) + 1u;
+    var s = 0.0;
+    for (var j = 0u; j < count; j++) {
+        s += ldots[first + j];
+    }
+    return s;
+}
 #endif
 
 var<workgroup> prod: array<f32, TILE>;
@@ -209,6 +246,28 @@ fn main(
         // prod is rewritten by the next tile.
         workgroupBarrier();
     }
+#ifdef LONG
+    for (var k = wid.x; k < params.nlong; k += nwg.x) {
+        let ch = lchunks[k];
+#ifdef XTY
+        var s = y[ch.x];
+#else
+        var s = long_dot(ch.w);
+#endif
+        if (params.flags & 1u) != 0u {
+            s *= v[ch.x];
+        }
+        s *= params.alpha;
+        for (var i = ch.y + tid; i < ch.z; i += WG) {
+#ifdef WIDE
+            let col = cols[i];
+#else
+            let col = keys[i] >> POS_BITS;
+#endif
+            add_w(col, vals[i] * s);
+        }
+    }
+#endif
 #ifdef SHARED_W
     workgroupBarrier();
     for (var i = tid; i < params.n; i += WG) {
@@ -217,5 +276,18 @@ fn main(
             accum_add(i, t);
         }
     }
+#ifdef FINISH
+#ifndef LONG
+    finish(tid, nwg.x);
+#endif
+#endif
 #endif
 }
+
+#ifdef SHARED_W
+#ifdef FINISH
+#ifndef LONG
+#import fused/finish
+#endif
+#endif
+#endif

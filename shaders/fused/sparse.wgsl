@@ -23,7 +23,16 @@
 // params.row_base + row.
 // Rows longer than params.long_len are skipped: fused/long_rows spreads them over workgroups.
 // XTY: Algorithm 1, w += α·Xᵀ(v ⊙ y) with y ∈ ℝᵐ (no dot product).
-// w already holds β·z (fused/axpy pre-pass) unless TWO_PASS, where reduce_parts adds it.
+// LONG (not with TWO_PASS; the folded sequence): after its rows, each workgroup takes the
+// long-row chunks k = group, group + G, … (records of fused/long_rows: X's row, the band-window
+// range, and the row's first chunk | (chunks − 1) << 26) and scatters them like a row, its
+// row's dot product the sum of the row's chunk partials (fused/long_rows with PARTIAL), summed
+// in chunk order by every invocation: the same bits in every chunk of a row. XTY: y[row].
+// FINISH (with SHARED_W, not with LONG or TWO_PASS; one dispatch in all): `accum` is the
+// plan's accumulator, all zero before the dispatch; the last workgroup to flush writes
+// w = β·z + accum and leaves accum and the counter zero (fused/finish).
+// Otherwise w already holds β·z (fused/axpy or fused/long_rows pre-pass) unless TWO_PASS,
+// where reduce_parts adds it.
 #import shared/reduce
 #import fused/csr_row
 #ifndef TWO_PASS
@@ -54,9 +63,15 @@ struct Params {
     alpha: f32,
     // Rows with more entries are skipped (the long-row path, fused/long_rows, takes them).
     long_len: u32,
-    _pad: u32,
+    // LONG: this band's long-row chunks.
+    nlong: u32,
     // X's row of local row 0 (v and y under XTY are indexed by X's rows).
     row_base: u32,
+    // FINISH: β.
+    beta: f32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -76,6 +91,36 @@ var<workgroup> wg_accum: array<atomic<u32>, NCOLS>;
 #ifdef HOT
 var<workgroup> wg_accum: array<atomic<u32>, NCOLS>;
 #endif
+#endif
+#endif
+#ifndef TWO_PASS
+#ifdef SHARED_W
+#ifdef FINISH
+#ifndef LONG
+// Binding 7 is an unread stand-in.
+@group(0) @binding(8) var<storage, read_write> counter: array<atomic<u32>>;
+@group(0) @binding(9) var<storage, read> z: array<f32>;
+@group(0) @binding(10) var<storage, read_write> w: array<f32>;
+var<workgroup> finish_last: u32;
+#import fused/finish
+#endif
+#endif
+#endif
+#ifdef LONG
+// Binding 7 is the hot columns (HOT) or an unread stand-in.
+@group(0) @binding(8) var<storage, read> lchunks: array<vec4<u32>>;
+@group(0) @binding(9) var<storage, read> ldots: array<f32>;
+
+// A long row's dot product: its chunk partials summed in chunk order.
+fn long_dot(code: u32) -> f32 {
+    let first = code & 0x3ffffffu;
+    let count = (code >> 26u) + 1u;
+    var s = 0.0;
+    for (var j = 0u; j < count; j++) {
+        s += ldots[first + j];
+    }
+    return s;
+}
 #endif
 #endif
 #ifdef HOT
@@ -196,6 +241,39 @@ fn main(
 #endif
         row += stride;
     }
+#ifndef TWO_PASS
+#ifdef LONG
+    // Long-row chunks, a whole workgroup each (k is uniform across the workgroup).
+    for (var k = group; k < params.nlong; k += nwg.x) {
+        let ch = lchunks[k];
+#ifdef XTY
+        var s = y[ch.x];
+#else
+        var s = long_dot(ch.w);
+#endif
+        if (params.flags & 1u) != 0u {
+            s *= v[ch.x];
+        }
+        let a = params.alpha * s;
+        for (var i = ch.y + tid; i < ch.z; i += WG) {
+#ifdef SHARED_W
+            wg_accum_add(col_idx[i], vals[i] * s);
+#else
+#ifdef HOT
+            let c = col_idx[i];
+            if c >= HOT_BIT {
+                wg_accum_add(c & ~HOT_BIT, vals[i] * s);
+            } else {
+                accum_add(c, vals[i] * a);
+            }
+#else
+            accum_add(col_idx[i], vals[i] * a);
+#endif
+#endif
+        }
+    }
+#endif
+#endif
 #ifdef TWO_PASS
     for (var i = tid; i < params.n; i += WG) {
         let at = group * params.n + i;
@@ -214,6 +292,11 @@ fn main(
             accum_add(i, params.alpha * t);
         }
     }
+#ifdef FINISH
+#ifndef LONG
+    finish(tid, nwg.x);
+#endif
+#endif
 #else
 #ifdef HOT
     workgroupBarrier();

@@ -41,6 +41,12 @@ enum VariantArg {
     TwoPass,
 }
 
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
+enum FoldArg {
+    On,
+    Off,
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum AtomicsArg {
     Auto,
@@ -107,6 +113,10 @@ pub struct FusedArgs {
     /// Reduce row dot products through workgroup memory, not subgroup shuffles.
     #[arg(long)]
     no_subgroups: bool,
+    /// Sparse fused and sorted: the folded sequence (long-row dot pre-pass initialising w,
+    /// long-row chunks in the main kernel: fewer dispatches); `off` keeps the separate passes.
+    #[arg(long, value_enum, default_value = "on")]
+    fold: FoldArg,
     /// Search (VS, workgroup size, C) around the model; report the model's distance to the best.
     #[arg(long)]
     sweep: bool,
@@ -254,6 +264,7 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
         workgroup: a.wg,
         rows_per_vector: a.c,
         tl: a.tl,
+        fold: a.fold == FoldArg::On,
         ..Default::default()
     };
     let clock = std::time::Instant::now();
@@ -303,6 +314,7 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
                     .ok()
                     .and_then(|(_, plan)| plan.sorted_adds().map(|a| (a, plan.sorted_wide()))),
                 measured.as_ref().ok().map(|(_, plan)| plan.n_bands()),
+                measured.as_ref().ok().map(|(_, plan)| plan.dispatches(p)),
             ));
             match measured {
                 Ok((meas, plan)) => {
@@ -340,10 +352,11 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
                 "input": { "name": name, "m": m, "n": n, "nnz": x.nnz(),
                            "dense": matches!(input, Input::Dense(_)) },
                 "roofline_gbps": roofline,
-                "results": results.iter().zip(&walls).map(|((p, v, r), (wall, long, adds, bands))| match r {
+                "results": results.iter().zip(&walls).map(|((p, v, r), (wall, long, adds, bands, dispatches))| match r {
                     Ok(meas) => json!({ "pattern": p.name(), "variant": v.name(),
                         "measurement": meas, "roofline_fraction": fraction(meas.gbps),
                         "wall_s": wall, "long_chunks": long, "bands": bands,
+                        "dispatches": dispatches,
                         "sorted_adds": adds.map(|((e, a), wide)|
                             json!({ "entries": e, "adds": a, "wide_keys": wide })) }),
                     Err(e) => json!({ "pattern": p.name(), "variant": v.name(), "error": e,

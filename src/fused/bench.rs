@@ -198,7 +198,9 @@ pub fn kernel_name(c: &Config) -> String {
 }
 
 /// Runs `plan` once into a poisoned w and checks it (with `reference`), then times `reps`
-/// runs after warm-up. A check failure is [`Error::Check`].
+/// runs after warm-up and checks the last one's w too (state a plan keeps between runs, such
+/// as the one-dispatch ending's accumulator, must leave every run exact). A check failure is
+/// [`Error::Check`].
 pub fn measure(
     gpu: &Gpu,
     plan: &Plan,
@@ -208,28 +210,37 @@ pub fn measure(
 ) -> Result<Measurement> {
     let op = ops.op();
     let kernel = kernel_name(&plan.config);
-    let mut max_rel_error = None;
-    if let Some(r) = reference {
-        ops.w.fill(gpu, f32::NAN)?;
-        plan.run(gpu, &op, &ops.w)?;
+    let check = |when: &str| -> Result<f64> {
+        let Some(r) = reference else { return Ok(0.0) };
         let got = ops.w.read(gpu)?;
         let cmp = crate::sddmm::cpu::compare(&got, &r.want, &r.magnitude, r.terms);
-        if let Some(e) = cmp.first_bad {
-            return Err(Error::Check {
-                kernel,
+        match cmp.first_bad {
+            Some(e) => Err(Error::Check {
+                kernel: kernel.clone(),
                 message: format!(
-                    "{}: w[{e}] = {} but the f64 twin gives {} (bound {:.1e} relative to {:.3e})",
+                    "{} ({when}): w[{e}] = {} but the f64 twin gives {} (bound {:.1e} relative \
+                     to {:.3e})",
                     plan.config.describe(),
                     got[e],
                     r.want[e],
                     cmp.tolerance,
                     r.magnitude[e]
                 ),
-            });
+            }),
+            None => Ok(cmp.max_rel_error),
         }
-        max_rel_error = Some(cmp.max_rel_error);
+    };
+    let mut max_rel_error = None;
+    if reference.is_some() {
+        ops.w.fill(gpu, f32::NAN)?;
+        plan.run(gpu, &op, &ops.w)?;
+        max_rel_error = Some(check("first run")?);
     }
     let t = plan.time(gpu, &op, &ops.w, reps.max(1))?;
+    if reference.is_some() {
+        let last = check("last timed run")?;
+        max_rel_error = max_rel_error.map(|e| e.max(last));
+    }
     let xty = ops.pattern == Pattern::Xty;
     Ok(Measurement {
         kernel,

@@ -134,6 +134,7 @@ pub(crate) fn resolve(
                 subgroup_reduce: shuffle || wide,
                 subgroup_wide: wide,
                 segmented: false,
+                fold: false,
             },
             None,
         ));
@@ -240,6 +241,7 @@ pub(crate) fn resolve(
         subgroup_reduce: options.subgroups && caps.shuffle_fits(vs),
         subgroup_wide: false,
         segmented: false,
+        fold: variant == Variant::Fused && fold_fits(gpu, options),
     };
     Ok((config, used_cols))
 }
@@ -349,9 +351,19 @@ fn sorted(
             subgroup_reduce: shuffle,
             subgroup_wide: false,
             segmented: options.subgroups && caps.subgroups,
+            fold: fold_fits(gpu, options),
         },
         used_hint,
     ))
+}
+
+/// Storage bindings of the folded main kernels at most (`fused.sorted` with FINISH: its
+/// column stand-in, the counter, z and w).
+const FOLD_STORAGE_BINDINGS: u32 = 11;
+
+/// The folded sequence when asked for and the adapter binds its main kernels' buffers.
+fn fold_fits(gpu: &Gpu, options: &Options) -> bool {
+    options.fold && gpu.caps.max_storage_buffers_per_stage >= FOLD_STORAGE_BINDINGS
 }
 
 /// Eq. 5 (or the caller's C) and the number of workgroups.

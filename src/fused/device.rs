@@ -43,13 +43,16 @@ impl DeviceX {
     }
 }
 
-/// The device side of [`long`]: per band, its chunks `[row, begin, end, slot]` (row and
-/// positions rebased to the band, [`bands::split_chunks`]) and their count; one dot product
-/// per long row (slots numbered over all bands).
+/// The device side of [`long`]: per band, its chunks `[row, begin, end, slot]` (positions
+/// rebased to the band's window, [`bands::split_chunks`]), their count and the global index
+/// of its first chunk; one dot product per long row (slots numbered over all bands). Folded
+/// ([`Config::fold`]): the slot is the row's first chunk and count ([`long::fold_codes`]) and
+/// `dots` holds one partial per chunk.
 pub(super) struct LongRows {
-    pub(super) chunks: Vec<(GpuBuffer<u32>, u32)>,
+    pub(super) chunks: Vec<(GpuBuffer<u32>, u32, u32)>,
     pub(super) nchunks: u32,
     pub(super) dots: GpuBuffer<f32>,
+    pub(super) folded: bool,
 }
 
 /// The device side of [`tiles`]: per band, its tiles' row ranges (rebased to the band) and
@@ -63,6 +66,17 @@ pub(super) struct SortedX {
     pub(super) cols: Option<GpuBuffer<u32>>,
     /// (entries in tiles, adds of the segmented scatter at the adapter's smallest subgroup).
     pub(super) adds: (usize, usize),
+}
+
+/// Columns per invocation of the main kernel's workgroup at most for the one-dispatch
+/// ending ([`Config::fold`]): its last workgroup writes all of w alone, so n stays within a
+/// few rounds of it.
+pub const FINISH_COLUMNS: usize = 4;
+
+/// The one-dispatch ending's accumulator (n, zero between runs) and finished-workgroup count.
+pub(super) struct Finish {
+    pub(super) acc: GpuBuffer<f32>,
+    pub(super) counter: GpuBuffer<u32>,
 }
 
 impl Plan {
@@ -113,20 +127,33 @@ impl Plan {
         let long = match x {
             Matrix::Sparse(s) if config.long_row != u32::MAX => {
                 let (chunks, rows) = long::chunks(s, config.long_row)?;
+                let folded = config.fold.then(|| long::fold_codes(&chunks)).flatten();
+                let (records, dots) = match &folded {
+                    Some(f) => (f, chunks.len()),
+                    None => (&chunks, rows),
+                };
                 if chunks.is_empty() {
                     None
                 } else {
-                    let per_band = bands::split_chunks(&chunks, sparse_bands)
+                    // Bands hold consecutive rows, so each band's chunks are consecutive.
+                    let mut base = 0;
+                    let per_band = bands::split_chunks(records, sparse_bands)
                         .into_iter()
                         .map(|c| {
                             let n = (c.len() / 4) as u32;
-                            Ok((GpuBuffer::upload(gpu, "fused.long_chunks", &c)?, n))
+                            base += n;
+                            Ok((
+                                GpuBuffer::upload(gpu, "fused.long_chunks", &c)?,
+                                n,
+                                base - n,
+                            ))
                         })
                         .collect::<Result<_>>()?;
                     Some(LongRows {
                         chunks: per_band,
                         nchunks: chunks.len() as u32,
-                        dots: GpuBuffer::zeroed(gpu, "fused.long_dots", rows)?,
+                        dots: GpuBuffer::zeroed(gpu, "fused.long_dots", dots)?,
+                        folded: folded.is_some(),
                     })
                 }
             }
@@ -167,6 +194,20 @@ impl Plan {
             }
             _ => None,
         };
+        let finish = if config.fold
+            && config.workgroup_w
+            && matches!(config.variant, Variant::Fused | Variant::Sorted)
+            && matches!(x, Matrix::Sparse(_))
+            && long.is_none()
+            && n <= FINISH_COLUMNS * config.workgroup as usize
+        {
+            Some(Finish {
+                acc: GpuBuffer::zeroed(gpu, "fused.finish_acc", n.max(1))?,
+                counter: GpuBuffer::zeroed(gpu, "fused.finish_count", 4)?,
+            })
+        } else {
+            None
+        };
         Ok(Plan {
             m,
             n,
@@ -178,6 +219,7 @@ impl Plan {
             scratch,
             long,
             sorted,
+            finish,
             dummy: Arc::new(GpuBuffer::zeroed(gpu, "fused.absent", 4)?),
         })
     }

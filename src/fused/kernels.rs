@@ -18,6 +18,14 @@ use Binding::{Read, ReadWrite, Uniform};
 const SPARSE_BINDINGS: [Binding; 7] = [Uniform, Read, Read, Read, Read, Read, ReadWrite];
 /// `fused.sparse` with a hot-column cache: the slot columns come last.
 const SPARSE_HOT_BINDINGS: [Binding; 8] = [Uniform, Read, Read, Read, Read, Read, ReadWrite, Read];
+/// `fused.sparse` with LONG: the hot columns (or a stand-in), the long-row chunks, their partials.
+const SPARSE_LONG_BINDINGS: [Binding; 10] = [
+    Uniform, Read, Read, Read, Read, Read, ReadWrite, Read, Read, Read,
+];
+/// `fused.sparse` with FINISH: a stand-in, the counter, z and w.
+const SPARSE_FINISH_BINDINGS: [Binding; 11] = [
+    Uniform, Read, Read, Read, Read, Read, ReadWrite, Read, ReadWrite, Read, ReadWrite,
+];
 pub(crate) const DENSE_BINDINGS: [Binding; 5] = [Uniform, Read, Read, Read, ReadWrite];
 const SPMV_BINDINGS: [Binding; 6] = [Uniform, Read, Read, Read, Read, ReadWrite];
 const LOGISTIC_BINDINGS: [Binding; 9] = [
@@ -33,9 +41,13 @@ struct SparseParams {
     flags: u32,
     alpha: f32,
     long_len: u32,
-    pad: u32,
+    /// The band's long-row chunks taken after its rows (the folded sequence).
+    nlong: u32,
     /// The band's first row (the row-indexed vectors' index of local row 0).
     row_base: u32,
+    /// FINISH: β.
+    beta: f32,
+    pad: [u32; 3],
 }
 
 /// Uploads X: CSR entry arrays whole (one buffer each), cut into row bands whose windows fit
@@ -108,11 +120,12 @@ pub(crate) fn record(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
     let dummy = &*plan.dummy;
     let z = op.z.filter(|_| op.beta != 0.0).unwrap_or(dummy);
     let two_pass = cfg.variant == Variant::TwoPass;
-    let target = match cfg.variant {
-        Variant::TwoPass => plan.scratch.as_ref().expect("two-pass partials"),
+    let target = match (cfg.variant, &plan.finish) {
+        (Variant::TwoPass, _) => plan.scratch.as_ref().expect("two-pass partials"),
+        (_, Some(f)) => &f.acc,
         _ => w,
     };
-    if !two_pass {
+    if axpy_first(plan, op.xty) {
         axpy(batch, plan.n, 0.0, dummy, op.beta, z, w)?;
     }
     match &*plan.x {
@@ -141,23 +154,27 @@ pub(crate) fn record(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
                     ..*op
                 };
                 for (b, band) in bands.iter().enumerate() {
-                    sparse(plan, batch, (b, band), arrays, &scatter, false, w)?;
+                    sparse(plan, batch, (b, band), arrays, &scatter, false, (w, None))?;
                 }
                 return Ok(());
             }
             // Every band's long-row dot products before any band's scatter reads them.
             if !op.xty {
                 for (b, band) in bands.iter().enumerate() {
-                    long_rows(plan, batch, (b, band), arrays, op, None)?;
+                    long_rows(plan, batch, (b, band), arrays, op, LongPass::Dot { z, w })?;
                 }
             }
             for (b, band) in bands.iter().enumerate() {
                 if cfg.variant == Variant::Sorted {
                     sorted(plan, batch, (b, band), op, w)?;
                 } else {
-                    sparse(plan, batch, (b, band), arrays, op, cfg.workgroup_w, target)?;
+                    let finish = finishing(plan, b, w);
+                    let out = (target, finish);
+                    sparse(plan, batch, (b, band), arrays, op, cfg.workgroup_w, out)?;
                 }
-                long_rows(plan, batch, (b, band), arrays, op, Some(w))?;
+                if !plan.long_folded() {
+                    long_rows(plan, batch, (b, band), arrays, op, LongPass::Scatter(w))?;
+                }
             }
         }
         DeviceX::Dense {
@@ -188,6 +205,73 @@ pub(crate) fn record(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
     Ok(())
 }
 
+/// Whether `fused.axpy` initialises w = β·z first: not under two-pass (its second pass adds
+/// β·z), nor when the main kernel finishes w itself (FINISH), nor when the folded long-row
+/// dot pre-pass does (it has dot products to form).
+fn axpy_first(plan: &Plan, xty: bool) -> bool {
+    plan.config.variant != Variant::TwoPass && plan.finish.is_none() && (xty || !plan.long_folded())
+}
+
+/// The dispatches [`record`] issues for `pattern` (the same branches, counted).
+pub(crate) fn dispatches(plan: &Plan, pattern: crate::fused::Pattern) -> usize {
+    let cfg = &plan.config;
+    let (xty, has_v) = (pattern == crate::fused::Pattern::Xty, pattern.has_v());
+    let two_pass = cfg.variant == Variant::TwoPass;
+    let folded = plan.long_folded();
+    let nb = plan.n_bands();
+    let mut count = usize::from(axpy_first(plan, xty));
+    if cfg.variant == Variant::Unfused {
+        // X·y per band (a copy when `xty`), ⊙v, then Xᵀp per band.
+        return count + if xty { 0 } else { nb } + usize::from(has_v) + nb;
+    }
+    if matches!(&*plan.x, DeviceX::Dense { .. }) {
+        return count + nb + usize::from(two_pass);
+    }
+    let chunks = |b: usize| plan.long.as_ref().map_or(0, |l| l.chunks[b].1);
+    let with_chunks = (0..nb).filter(|&b| chunks(b) > 0).count();
+    if plan.long.is_some() && !xty {
+        // Folded: band 0's pass initialises w even without chunks; unfolded: dots zeroed first.
+        count += if folded {
+            (0..nb).filter(|&b| b == 0 || chunks(b) > 0).count()
+        } else {
+            1 + with_chunks
+        };
+    }
+    let last = |b: usize| plan.finish.is_some() && b + 1 == nb;
+    count += match &plan.sorted {
+        Some(t) => (0..nb)
+            .filter(|&b| t.rows[b].1 > 0 || (folded && chunks(b) > 0) || last(b))
+            .count(),
+        None => nb,
+    };
+    if plan.long.is_some() && !folded {
+        count += with_chunks;
+    }
+    count + usize::from(two_pass)
+}
+
+/// The FINISH operands of a main-kernel dispatch: the finished-workgroup count and w.
+type Finishing<'a> = (&'a GpuBuffer<u32>, &'a GpuBuffer<f32>);
+
+/// FINISH on band `b` (the last band's dispatch, after every band added to the plan's
+/// accumulator): the counter and w; `None` elsewhere.
+fn finishing<'a>(plan: &'a Plan, b: usize, w: &'a GpuBuffer<f32>) -> Option<Finishing<'a>> {
+    plan.finish
+        .as_ref()
+        .filter(|_| b + 1 == plan.n_bands())
+        .map(|f| (&f.counter, w))
+}
+
+/// The FINISH bindings after the stand-in: the counter, z (the stand-in when β = 0) and w.
+fn finish_bindings<'a>(
+    plan: &'a Plan,
+    op: &Op<'a>,
+    (counter, w): Finishing<'a>,
+) -> [wgpu::BufferBinding<'a>; 4] {
+    let z = op.z.filter(|_| op.beta != 0.0).unwrap_or(&plan.dummy);
+    [whole(&plan.dummy), whole(counter), whole(z), whole(w)]
+}
+
 /// X's entry arrays (column indices, values), bound through each band's window.
 type Entries<'a> = (&'a GpuBuffer<u32>, &'a GpuBuffer<f32>);
 
@@ -211,7 +295,7 @@ fn sparse(
     (col_idx, values): Entries,
     op: &Op,
     workgroup_w: bool,
-    target: &GpuBuffer<f32>,
+    (target, finish): (&GpuBuffer<f32>, Option<Finishing>),
 ) -> Result<()> {
     let gpu = batch.gpu();
     let cfg = &plan.config;
@@ -232,6 +316,17 @@ fn sparse(
     if hot.is_some() {
         defs.push("HOT");
     }
+    // The folded sequence: this band's long-row chunks after its rows.
+    let long = plan
+        .long
+        .as_ref()
+        .filter(|l| l.folded && cfg.variant == Variant::Fused);
+    if long.is_some() {
+        defs.push("LONG");
+    }
+    if finish.is_some() {
+        defs.push("FINISH");
+    }
     let k = gpu.kernel(&KernelSpec {
         name: "fused/sparse",
         defines: defs,
@@ -240,7 +335,11 @@ fn sparse(
             ("VS", cfg.vs as f64),
             ("NCOLS", ncols as f64),
         ],
-        bindings: if hot.is_some() {
+        bindings: if long.is_some() {
+            &SPARSE_LONG_BINDINGS
+        } else if finish.is_some() {
+            &SPARSE_FINISH_BINDINGS
+        } else if hot.is_some() {
             &SPARSE_HOT_BINDINGS
         } else {
             &SPARSE_BINDINGS
@@ -261,8 +360,10 @@ fn sparse(
             } else {
                 u32::MAX
             },
-            pad: 0,
+            nlong: long.map_or(0, |l| l.chunks[b].1),
             row_base: band.rows.start as u32,
+            beta: op.beta,
+            pad: [0; 3],
         },
     );
     let mut all = vec![
@@ -278,6 +379,15 @@ fn sparse(
         all[2] = bands::window(hot_idx, band);
         all.push(whole(cols));
     }
+    if let Some(l) = long {
+        if hot.is_none() {
+            all.push(whole(&plan.dummy));
+        }
+        all.extend([whole(&l.chunks[b].0), whole(&l.dots)]);
+    }
+    if let Some(f) = finish {
+        all.extend(finish_bindings(plan, op, f));
+    }
     let bg = k.bind_ranges(gpu, &all)?;
     batch.dispatch(&k, bg, [groups, 1, 1])
 }
@@ -285,6 +395,14 @@ fn sparse(
 const SORTED_BINDINGS: [Binding; 8] = [Uniform, Read, Read, Read, Read, Read, Read, ReadWrite];
 const SORTED_WIDE_BINDINGS: [Binding; 9] =
     [Uniform, Read, Read, Read, Read, Read, Read, ReadWrite, Read];
+/// `fused.sorted` with LONG: the columns (or a stand-in), the long-row chunks, their partials.
+const SORTED_LONG_BINDINGS: [Binding; 11] = [
+    Uniform, Read, Read, Read, Read, Read, Read, ReadWrite, Read, Read, Read,
+];
+/// `fused.sorted` with FINISH: the columns (or a stand-in), the counter, z and w.
+const SORTED_FINISH_BINDINGS: [Binding; 12] = [
+    Uniform, Read, Read, Read, Read, Read, Read, ReadWrite, Read, ReadWrite, Read, ReadWrite,
+];
 
 /// Records `fused.sorted` on band `b`: the scatter over the band's column-sorted tiles.
 fn sorted(
@@ -298,7 +416,13 @@ fn sorted(
     let cfg = &plan.config;
     let t = plan.sorted.as_ref().expect("sorted tiles");
     let (tile_rows, ntiles) = (&t.rows[b].0, t.rows[b].1);
-    if ntiles == 0 {
+    // The folded sequence: this band's long-row chunks after its tiles.
+    let long = plan.long.as_ref().filter(|l| l.folded);
+    let nlong = long.map_or(0, |l| l.chunks[b].1);
+    // FINISH: every band adds to the accumulator, the last one (always dispatched) ends w.
+    let finish = finishing(plan, b, w);
+    let accum = plan.finish.as_ref().map_or(w, |f| &f.acc);
+    if ntiles == 0 && nlong == 0 && finish.is_none() {
         return Ok(());
     }
     let mut defs = defines(cfg, op.xty, false, cfg.workgroup_w);
@@ -308,6 +432,12 @@ fn sorted(
     }
     if t.cols.is_some() {
         defs.push("WIDE");
+    }
+    if long.is_some() {
+        defs.push("LONG");
+    }
+    if finish.is_some() {
+        defs.push("FINISH");
     }
     let k = gpu.kernel(&KernelSpec {
         name: "fused/sorted",
@@ -323,7 +453,11 @@ fn sorted(
                 if cfg.workgroup_w { plan.n.max(1) } else { 1 } as f64,
             ),
         ],
-        bindings: if t.cols.is_some() {
+        bindings: if long.is_some() {
+            &SORTED_LONG_BINDINGS
+        } else if finish.is_some() {
+            &SORTED_FINISH_BINDINGS
+        } else if t.cols.is_some() {
             &SORTED_WIDE_BINDINGS
         } else {
             &SORTED_BINDINGS
@@ -337,8 +471,8 @@ fn sorted(
             op.v.is_some() as u32,
             op.alpha.to_bits(),
             band.rows.start as u32,
-            0,
-            0,
+            nlong,
+            op.beta.to_bits(),
             0,
         ],
     );
@@ -350,38 +484,69 @@ fn sorted(
         bands::window(&t.values, band),
         whole(op.y),
         whole(op.v.unwrap_or(&plan.dummy)),
-        whole(w),
+        whole(accum),
     ];
     if let Some(c) = &t.cols {
         all.push(bands::window(c, band));
     }
+    if let Some(l) = long {
+        if t.cols.is_none() {
+            all.push(whole(&plan.dummy));
+        }
+        all.extend([whole(&l.chunks[b].0), whole(&l.dots)]);
+    }
+    if let Some(f) = finish {
+        let [dummy, rest @ ..] = finish_bindings(plan, op, f);
+        if t.cols.is_none() {
+            all.push(dummy);
+        }
+        all.extend(rest);
+    }
     let bg = k.bind_ranges(gpu, &all)?;
-    batch.dispatch(&k, bg, [cfg.groups.min(ntiles), 1, 1])
+    let groups = cfg.groups.min(ntiles.max(nlong)).max(1);
+    batch.dispatch(&k, bg, [groups, 1, 1])
 }
 
 const LONG_DOT_BINDINGS: [Binding; 6] = [Uniform, Read, Read, Read, Read, ReadWrite];
+/// The folded dot pre-pass: per-chunk partials, then z and w (initialised to β·z).
+const LONG_PARTIAL_BINDINGS: [Binding; 8] =
+    [Uniform, Read, Read, Read, Read, ReadWrite, Read, ReadWrite];
 const LONG_SCATTER_BINDINGS: [Binding; 8] =
     [Uniform, Read, Read, Read, Read, Read, Read, ReadWrite];
 /// Workgroup size of the long-row kernels.
 const LONG_WG: u32 = 256;
 
-/// Records band `b`'s long-row pre-pass (`w` None: the long rows' dot products, all zeroed
-/// first on band 0) or its scatter into `w` (`fused.long_rows`); nothing when the plan has no
-/// long rows.
+/// A pass of `fused.long_rows`.
+#[derive(Clone, Copy)]
+enum LongPass<'a> {
+    /// The dot products: folded, per-chunk partials with w = β·z initialised by band 0's pass
+    /// (z already the stand-in when β = 0); else per-row sums into zeroed slots.
+    Dot {
+        z: &'a GpuBuffer<f32>,
+        w: &'a GpuBuffer<f32>,
+    },
+    /// The unfolded scatter into w.
+    Scatter(&'a GpuBuffer<f32>),
+}
+
+/// Records band `b`'s long-row pass (`fused.long_rows`); nothing when the plan has no long
+/// rows, or the band has no chunks (but the folded dot pass of band 0, which initialises w).
 fn long_rows(
     plan: &Plan,
     batch: &mut Batch,
     (b, band): (usize, &SparseBand),
     (col_idx, values): Entries,
     op: &Op,
-    w: Option<&GpuBuffer<f32>>,
+    pass: LongPass,
 ) -> Result<()> {
     let Some(l) = plan.long.as_ref() else {
         return Ok(());
     };
     let gpu = batch.gpu();
     let cfg = &plan.config;
-    if w.is_none() && b == 0 {
+    let dot = matches!(pass, LongPass::Dot { .. });
+    let init = dot && l.folded && b == 0;
+    if dot && !l.folded && b == 0 {
         axpy(
             batch,
             l.dots.len(),
@@ -396,20 +561,27 @@ fn long_rows(
     if cfg.native_atomics {
         defs.push("F32_ATOMIC");
     }
-    if w.is_none() {
+    if dot {
         defs.push("DOT");
+        if l.folded {
+            defs.push("PARTIAL");
+        }
     } else if op.xty {
         defs.push("XTY");
     }
     // The scatter into a workgroup copy of w when it fits: the fewest workgroups that fill
     // the device (the largest size) take every chunk and add to global w once per column
     // each, instead of once per entry.
-    let shared = w.is_some() && 4 * plan.n as u64 <= gpu.caps.max_workgroup_storage_bytes as u64;
-    let (chunks, nchunks) = (&l.chunks[b].0, l.chunks[b].1);
-    if nchunks == 0 {
+    let shared = !dot && 4 * plan.n as u64 <= gpu.caps.max_workgroup_storage_bytes as u64;
+    let (chunks, nchunks, base) = (&l.chunks[b].0, l.chunks[b].1, l.chunks[b].2);
+    if nchunks == 0 && !init {
         return Ok(());
     }
-    let mut groups = nchunks.min(gpu.caps.max_workgroups_per_dimension).max(1);
+    let max_groups = gpu.caps.max_workgroups_per_dimension;
+    let mut groups = nchunks.min(max_groups).max(1);
+    if init {
+        groups = groups.max(super::vectors::elementwise_groups(plan.n).min(max_groups));
+    }
     let mut wg = LONG_WG;
     if shared {
         defs.push("SHARED_W");
@@ -427,15 +599,24 @@ fn long_rows(
             ("WG", wg as f64),
             ("NCOLS", if shared { plan.n.max(1) } else { 1 } as f64),
         ],
-        bindings: if w.is_none() {
-            &LONG_DOT_BINDINGS
-        } else {
-            &LONG_SCATTER_BINDINGS
+        bindings: match pass {
+            LongPass::Dot { .. } if l.folded => &LONG_PARTIAL_BINDINGS,
+            LongPass::Dot { .. } => &LONG_DOT_BINDINGS,
+            LongPass::Scatter(_) => &LONG_SCATTER_BINDINGS,
         },
     })?;
     let params = gpu.uniform(
         "fused.long_rows.params",
-        &[nchunks, op.v.is_some() as u32, op.alpha.to_bits(), 0],
+        &[
+            nchunks,
+            op.v.is_some() as u32 | (init as u32) << 1,
+            op.alpha.to_bits(),
+            base,
+            plan.n as u32,
+            op.beta.to_bits(),
+            0,
+            0,
+        ],
     );
     // Chunks hold X's rows (for v and y of `xty`) and positions in the band's window.
     let mut all = vec![
@@ -445,9 +626,12 @@ fn long_rows(
         bands::window(values, band),
         whole(op.y),
     ];
-    match w {
-        None => all.push(whole(&l.dots)),
-        Some(w) => all.extend([whole(op.v.unwrap_or(&plan.dummy)), whole(&l.dots), whole(w)]),
+    match pass {
+        LongPass::Dot { z, w } if l.folded => all.extend([whole(&l.dots), whole(z), whole(w)]),
+        LongPass::Dot { .. } => all.push(whole(&l.dots)),
+        LongPass::Scatter(w) => {
+            all.extend([whole(op.v.unwrap_or(&plan.dummy)), whole(&l.dots), whole(w)])
+        }
     }
     let bg = k.bind_ranges(gpu, &all)?;
     batch.dispatch(&k, bg, [groups, 1, 1])

@@ -4,7 +4,9 @@
 //! Rows longer than [`Config::long_row`](crate::fused::Config::long_row) are cut into chunks
 //! of consecutive entries, each taken by a whole workgroup: a pre-pass adds the chunks'
 //! partial dot products per row (`fused.long_rows` with DOT), the main kernel skips these
-//! rows, and a post-pass scatters each chunk with its row's finished product.
+//! rows, and a post-pass scatters each chunk with its row's finished product. Folded
+//! ([`Config::fold`](crate::fused::Config::fold)), the pre-pass stores one partial per chunk
+//! and initialises w, and the main kernel scatters the chunks itself ([`fold_codes`]).
 
 use crate::sparse::Csr;
 use crate::{limits, Result};
@@ -37,6 +39,35 @@ pub fn chunks(x: &Csr, threshold: u32) -> Result<(Vec<[u32; 4]>, usize)> {
     Ok((out, rows as usize))
 }
 
+/// Most chunks of one row the folded sequence takes: the main kernel sums a long row's chunk
+/// partials in every chunk of it, so a row of c chunks costs c² loads; past this (KDD2010's
+/// heaviest rows, thousands of chunks) the plan keeps the unfolded sequence.
+pub const FOLD_CHUNKS_MAX: usize = 64;
+
+/// The records of the folded sequence: `chunks` with each slot replaced by the index of its
+/// row's first chunk | (the row's chunks − 1) << 26; `None` when a row has more than
+/// [`FOLD_CHUNKS_MAX`] chunks or there are 2^26 chunks or more.
+pub fn fold_codes(chunks: &[[u32; 4]]) -> Option<Vec<[u32; 4]>> {
+    if chunks.len() >= 1 << 26 {
+        return None;
+    }
+    let mut out = chunks.to_vec();
+    let mut first = 0;
+    while first < chunks.len() {
+        let slot = chunks[first][3];
+        let count = chunks[first..].iter().take_while(|c| c[3] == slot).count();
+        if count > FOLD_CHUNKS_MAX {
+            return None;
+        }
+        let code = first as u32 | ((count as u32 - 1) << 26);
+        for c in &mut out[first..first + count] {
+            c[3] = code;
+        }
+        first += count;
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -66,5 +97,15 @@ mod tests {
             ]
         );
         assert_eq!(chunks(&x, 7).unwrap().1, 0);
+        let f = fold_codes(&c).unwrap();
+        let codes: Vec<u32> = f.iter().map(|c| c[3]).collect();
+        let (a, b) = (2 << 26, 3 | (3 << 26));
+        assert_eq!(codes, vec![a, a, a, b, b, b, b]);
+        assert!(f.iter().zip(&c).all(|(f, c)| f[..3] == c[..3]));
+        let many: Vec<[u32; 4]> = (0..=FOLD_CHUNKS_MAX as u32)
+            .map(|i| [0, i, i + 1, 0])
+            .collect();
+        assert!(fold_codes(&many).is_none());
+        assert!(fold_codes(&many[1..]).is_some());
     }
 }

@@ -32,10 +32,11 @@ use serde::Serialize;
 use crate::gpu::{Batch, Gpu, GpuBuffer, GpuTime};
 use crate::sparse::{Csr, Dense};
 use crate::{Error, Result};
-use device::{DeviceX, LongRows, SortedX};
+use device::{DeviceX, Finish, LongRows, SortedX};
 
 pub use config::SORTED_EPL_MAX;
 pub use cpu::HostOp;
+pub use device::FINISH_COLUMNS;
 
 /// The instantiations of Table 1.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -163,6 +164,9 @@ pub struct Options {
     pub rows_per_vector: Option<u32>,
     /// Dense: elements per lane TL (1–16).
     pub tl: Option<u32>,
+    /// Sparse `fused` and `sorted`: the folded sequence ([`Config::fold`]); false keeps the
+    /// separate β·z, long-row dot and long-row scatter passes (to time both).
+    pub fold: bool,
 }
 
 impl Default for Options {
@@ -178,6 +182,7 @@ impl Default for Options {
             workgroup: None,
             rows_per_vector: None,
             tl: None,
+            fold: true,
         }
     }
 }
@@ -264,6 +269,15 @@ pub struct Config {
     /// `Sorted`: the scatter reduced over runs of equal columns by subgroup operations (any
     /// subgroup size); else one add per entry.
     pub segmented: bool,
+    /// Sparse `Fused` / `Sorted`: fewer dependent dispatches. With long rows, the long-row
+    /// dot pre-pass stores per-chunk partials (nothing to zero first) and initialises
+    /// w = β·z itself (no `axpy` before it), and the main kernel's workgroups take the
+    /// long-row chunks after their rows or tiles (no scatter post-pass): 2 dispatches
+    /// instead of 5 (`xty`: 2 instead of 3). Rows of more than [`long::FOLD_CHUNKS_MAX`]
+    /// chunks keep the unfolded sequence. Without long rows, w in workgroup memory and n at
+    /// most [`FINISH_COLUMNS`] per invocation: one dispatch, whose last workgroup writes
+    /// w = β·z + the sum (no `axpy` before it). [`Plan::dispatches`] tells the count.
+    pub fold: bool,
 }
 
 impl Config {
@@ -294,6 +308,9 @@ impl Config {
         }
         if self.long_row != u32::MAX {
             s += &format!(" long>{}", self.long_row);
+            if !self.fold {
+                s += " unfolded";
+            }
         }
         s += if self.native_atomics {
             " native"
@@ -351,6 +368,9 @@ pub struct Plan {
     /// The `Sorted` variant's column-sorted tiles, shared with plans of the same X, tile size
     /// and long-row threshold.
     sorted: Option<Arc<SortedX>>,
+    /// The one-dispatch ending ([`Config::fold`] without long rows): the accumulator the
+    /// workgroups flush into and the count of finished workgroups, both zero between runs.
+    finish: Option<Finish>,
     /// A 16-byte stand-in bound where an optional vector is absent (never read).
     dummy: Arc<GpuBuffer<f32>>,
 }
@@ -374,6 +394,24 @@ impl Plan {
     /// Chunks of the long-row path (0: every row goes through the main kernel).
     pub fn long_chunks(&self) -> usize {
         self.long.as_ref().map_or(0, |l| l.nchunks as usize)
+    }
+
+    /// Whether the main kernel's last workgroup writes w (one dispatch, [`Config::fold`]).
+    pub fn finishes(&self) -> bool {
+        self.finish.is_some()
+    }
+
+    /// Whether the long rows go through the folded sequence ([`Config::fold`]; false when
+    /// there are none).
+    pub fn long_folded(&self) -> bool {
+        self.long.as_ref().is_some_and(|l| l.folded)
+    }
+
+    /// Compute dispatches [`Plan::record`] issues for `pattern` (operands as the pattern
+    /// takes them: v for `xtvxy` and `full`), the count [`crate::gpu::Batch::dispatches`]
+    /// shows after recording.
+    pub fn dispatches(&self, pattern: Pattern) -> usize {
+        kernels::dispatches(self, pattern)
     }
 
     /// Validates X, resolves the configuration and uploads X.

@@ -37,6 +37,7 @@ shader_table!(
     "sddmm/tile_count",
     "sddmm/tile_place",
     "fused/csr_row",
+    "fused/finish",
     "fused/sparse",
     "fused/dense",
     "fused/spmv",
