@@ -180,3 +180,53 @@ fn cli_train_predict_and_malformed_libsvm() {
     assert!(!ok);
     assert!(err.contains("bad.svm:2"), "{err}");
 }
+
+/// An empty training or validation set is refused (train and sweep alike), not trained into
+/// a loss of 0 with a twin check that cannot fail.
+#[test]
+fn empty_training_or_validation_sets_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let gen = |name: &str, samples: &str| {
+        let path = dir.path().join(name);
+        let (ok, _, err) = common::wgsparse(&[
+            "gen",
+            "ctr",
+            "--samples",
+            samples,
+            "--features",
+            "50",
+            "--nnz-per-sample",
+            "4",
+            "--out",
+            path.to_str().unwrap(),
+        ]);
+        assert!(ok, "{err}");
+        path.to_str().unwrap().to_string()
+    };
+    let empty = gen("empty.svm", "0");
+    let five = gen("five.svm", "5");
+    let cases: [(&[&str], &str); 4] = [
+        (&["--train", &empty, "--holdout", "0.1"], "no samples"),
+        (&["--train", &five, "--valid", &empty], "no samples"),
+        // round(5 · 0.05) = 0 samples held out.
+        (
+            &["--train", &five, "--holdout", "0.05"],
+            "leaves 0 for validation",
+        ),
+        (
+            &["--train", &five, "--holdout", "0.95"],
+            "and 0 for training",
+        ),
+    ];
+    for (args, want) in cases {
+        for cmd in [
+            &["wide", "train", "--check"][..],
+            &["wide", "sweep", "--run", "default"],
+        ] {
+            let all: Vec<&str> = cmd.iter().chain(args).copied().collect();
+            let (ok, _, err) = common::wgsparse(&all);
+            assert!(!ok, "{all:?} succeeded");
+            assert!(err.contains(want), "{all:?}: {err}");
+        }
+    }
+}

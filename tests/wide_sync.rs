@@ -439,6 +439,44 @@ fn cli_json_reports_the_sync_kernel() {
         lines[1]["logloss"].as_f64().unwrap(),
     );
     assert!((a - b).abs() <= 1e-5, "{a} vs {b}");
+    // A run after a G = 1 run reports its own G: where G = 4 is refused, its line names the
+    // error, G = 4 and no dispatch count (not the G = 1 run's).
+    let (ok, out, err) = common::wgsparse(&[
+        "wide",
+        "sweep",
+        "--sync",
+        "--train",
+        path,
+        "--batch",
+        "48",
+        "--max-chunk",
+        "16",
+        "--epochs",
+        "1",
+        "--passes",
+        "1",
+        "--run",
+        "sync-kernel=persistent,sync-groups=1",
+        "--run",
+        "sync-kernel=persistent,sync-groups=4",
+    ]);
+    let lines: Vec<serde_json::Value> = out.lines().map(json).collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert_eq!(lines[1]["sync_groups"], 4, "{out}");
+    if grid_barrier_allowed(common::gpu()) {
+        assert!(ok, "{err}");
+        assert_eq!(lines[1]["dispatches"], 1, "{out}");
+    } else {
+        assert!(!ok);
+        assert!(
+            lines[1]["error"]
+                .as_str()
+                .unwrap()
+                .contains("sync_groups 4"),
+            "{out}"
+        );
+        assert!(lines[1]["dispatches"].is_null(), "{out}");
+    }
 }
 
 /// A span long enough that llvmpipe (lavapipe) ends the kernel's loops early (it caps a

@@ -19,6 +19,8 @@
 #   SPARSE=sparse-4096 SPARSE_BINDING=16777216 KDD_GEN=kdd2010: the inputs (a smoke test on a
 #   small device: SPARSE="demo --scale 0.1" SPARSE_BINDING=16384 KDD_GEN="demo --scale 0.2"
 #   KDD_BINDINGS="32768 16384" W=target/release/wgsparse)
+# DRY_RUN=1 skips installing .gl/ into / (a dry run elsewhere). The summary is written even
+# when steps fail (a step that wrote nothing is named there).
 set -uo pipefail
 OUT=${OUT:-bench-out}
 STEP_LIMIT=${STEP_LIMIT:-90}
@@ -28,14 +30,17 @@ SPARSE=${SPARSE-sparse-4096}
 SPARSE_BINDING=${SPARSE_BINDING:-16777216}
 KDD_GEN=${KDD_GEN:-kdd2010}
 mkdir -p "$OUT"
-if [ -d .gl ]; then for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig; fi
+if [ "${DRY_RUN:-0}" != 1 ] && [ -d .gl ]; then for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig; fi
 W=${W:-./.gpu/wgsparse}
 if ! $W info >/dev/null 2>&1; then
   export VK_DRIVER_FILES=/usr/share/vulkan/icd.d/nvidia_icd.json
 fi
 export WGSPARSE_CACHE_DIR="$OUT/cache"
 J="$OUT/fused_bands.jsonl"
-log() { echo "[$(date +%T)] $*" | tee -a "$OUT/log.txt"; }
+# fd 3: the script's stdout, so step()'s messages reach the console and log.txt, not the
+# JSON lines its command's stdout is appended to.
+exec 3>&1
+log() { echo "[$(date +%T)] $*" | tee -a "$OUT/log.txt" >&3; }
 step() {
   local limit=$1; shift
   timeout "$limit" "$@"
@@ -65,8 +70,11 @@ if [ "$KDD" = 1 ]; then
   done
   rm -rf /tmp/fused/kdd2010
 fi
-python3 - "$J" > "$OUT/summary.txt" <<'EOF'
+touch "$J"
+python3 - "$J" > "$OUT/summary.txt" <<'EOF' || log "summary FAILED"
 import json, sys
+if not any(l.startswith("{") for l in open(sys.argv[1])):
+    print(f"no result lines in {sys.argv[1]}: every step failed or was skipped (see log.txt)")
 print(f"{'input':<22}{'pattern':<8}{'variant':<10}{'bands':>6}{'ms':>10}{'GB/s':>8}{'max rel err':>13}  config / error")
 for line in open(sys.argv[1]):
     line = line.strip()

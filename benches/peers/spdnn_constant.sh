@@ -17,32 +17,45 @@
 # path) it first runs those tests on the device (subgroups of 32, native atomics):
 # $OUT/tests.txt. Budget: ~1.5 min per N at L = 120 (setup, a progress run, a warm-up and
 # REPS timed runs, twice), well under 6 min for the three N.
+# Dry run elsewhere (no system setup, small sizes): DRY_RUN=1 skips installing .gl/ into /;
+# ROWS (default 60000) input rows, TEST_LIMIT (default 120) seconds for the tests, e.g.
+#   DRY_RUN=1 NS="256 1024" L=8 ROWS=2000 REPS=1 OUT=/tmp/c bash benches/peers/spdnn_constant.sh
+# The table is written even when runs fail (a missing run reads "missing").
 set -uo pipefail
 OUT=${OUT:-bench-out}
 NS=${NS:-"1024 4096 16384"}
 L=${L:-120}
 REPS=${REPS:-3}
+ROWS=${ROWS:-60000}
 IDX=${IDX:-.gpu/train-images-idx3-ubyte.gz}
 TRUTH_DIR=${TRUTH_DIR:-.gpu/truth}
 mkdir -p "$OUT"
-for f in .gl/*.deb; do [ -e "$f" ] && dpkg -x "$f" /; done; ldconfig
+if [ "${DRY_RUN:-0}" != 1 ]; then
+  for f in .gl/*.deb; do [ -e "$f" ] && dpkg -x "$f" /; done; ldconfig
+fi
 if ! ./.gpu/wgsparse info >/dev/null 2>&1; then
   export VK_DRIVER_FILES=/usr/share/vulkan/icd.d/nvidia_icd.json
 fi
 W=./.gpu/wgsparse
 log() { echo "[$(date +%T)] $*" | tee -a "$OUT/log.txt"; }
-[ -f "$IDX" ] || { log "no IDX file at $IDX"; exit 2; }
-if [[ "$IDX" == *.gz ]]; then
-  gunzip -c "$IDX" > /tmp/spdnn-images.idx || { log "cannot decompress $IDX"; exit 2; }
-  IDX=/tmp/spdnn-images.idx
+status=0
+RUN_NS=$NS
+if [ ! -f "$IDX" ]; then
+  log "no IDX file at $IDX: no runs"; RUN_NS=""; status=2
+elif [[ "$IDX" == *.gz ]]; then
+  if gunzip -c "$IDX" > /tmp/spdnn-images.idx; then
+    IDX=/tmp/spdnn-images.idx
+  else
+    log "cannot decompress $IDX: no runs"; RUN_NS=""; status=2
+  fi
 fi
 if [ -x .gpu/spdnn_constant ]; then
   log "tests/spdnn_constant on the device"
-  WGSPARSE_BIN=$W timeout 120 ./.gpu/spdnn_constant > "$OUT/tests.txt" 2>&1 \
+  WGSPARSE_BIN=$W timeout "${TEST_LIMIT:-120}" ./.gpu/spdnn_constant > "$OUT/tests.txt" 2>&1 \
     && log "tests passed" || log "tests FAILED (exit $?; see tests.txt)"
 fi
-for N in $NS; do
-  base=(spdnn --neurons "$N" --layers "$L" --rows 60000 --input "$IDX" --reps "$REPS" --json
+for N in $RUN_NS; do
+  base=(spdnn --neurons "$N" --layers "$L" --rows "$ROWS" --input "$IDX" --reps "$REPS" --json
         --approach auto)
   truth="$TRUTH_DIR/categories-n$N-l$L.tsv"
   saved="$OUT/categories-n$N-l$L-off.tsv"
@@ -58,7 +71,8 @@ for N in $NS; do
   $W "${base[@]}" --constant-rows on "${on_check[@]}" >> "$OUT/constant.jsonl" \
     2>>"$OUT/log.txt" || log "N=$N on: FAILED or mismatch (exit $?)"
 done
-python3 - "$OUT/constant.jsonl" > "$OUT/constant_table.md" <<'PY' || log "table FAILED"
+touch "$OUT/constant.jsonl"
+python3 - "$OUT/constant.jsonl" "$NS" "$L" > "$OUT/constant_table.md" <<'PY' || log "table FAILED"
 import json, sys
 runs = {}
 for line in open(sys.argv[1]):
@@ -68,9 +82,11 @@ for line in open(sys.argv[1]):
         continue
     if "ms" in d:
         runs[(d["neurons"], d["layers"], bool(d.get("constant_rows")))] = d
+# Every (N, L) asked for gets a row, so a run that failed or never started shows as missing.
+want = {(int(n), int(sys.argv[3])) for n in sys.argv[2].split()}
 print("| N | L | TE/s off | TE/s on | on / off | ms off | ms on | fast tiles | unwritten | first layer ≥ 90% fast | active rows | check off | check on |")
 print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-for (n, l) in sorted({(k[0], k[1]) for k in runs}):
+for (n, l) in sorted(want | {(k[0], k[1]) for k in runs}):
     off, on = runs.get((n, l, False)), runs.get((n, l, True))
     te = lambda d: d["edges_per_second"] / 1e12 if d else float("nan")
     ms = lambda d: d["ms"] if d else float("nan")
@@ -78,7 +94,7 @@ for (n, l) in sorted({(k[0], k[1]) for k in runs}):
     if on and on.get("tiles"):
         share = f"{on['fast_tiles']} / {on['tiles']} ({100 * on['fast_tiles'] / on['tiles']:.1f}%)"
         unwritten = str(on.get("unwritten_tiles"))
-        for k, (f, t) in enumerate(zip(on["fast_tiles_per_layer"], on["tiles_per_layer"])):
+        for k, (f, t) in enumerate(zip(on.get("fast_tiles_per_layer") or [], on.get("tiles_per_layer") or [])):
             if t and f >= 0.9 * t:
                 first = str(k + 1)
                 break
@@ -90,3 +106,4 @@ for (n, l) in sorted({(k[0], k[1]) for k in runs}):
 PY
 cat "$OUT/constant_table.md"
 log "done"
+exit "$status"

@@ -81,6 +81,11 @@
 # The N = 1024 runs are checked against the CPU twin (a row within f32 rounding of the
 # threshold may differ and is listed in tie_rows); the others against the auto run's
 # categories, and the peer against them too (its JSON line says categories_match).
+# Dry run elsewhere: DRY_RUN=1 (or SPDNN_SETUP_DONE=1) skips installing .gl/ into /; the
+# parts' large configuration shrinks with VERIFY_N (default 16384), VERIFY_L (1920) and
+# VERIFY_HALF (30000, a half's rows), e.g. (the truth of an earlier small run in VERIFY_TRUTH_DIR):
+#   DRY_RUN=1 VERIFY=1 VERIFY_PARTS="12 13" VERIFY_N=4096 VERIFY_L=4 VERIFY_HALF=1000 \
+#     VERIFY_ROWS=2000 OUT=/tmp/v bash benches/peers/spdnn_suite.sh
 set -uo pipefail
 OUT=${OUT:-bench-out}
 NS=${NS:-"1024 4096 16384"}
@@ -95,8 +100,9 @@ THESIS_BUFFERS_SMALL=${THESIS_BUFFERS_SMALL:-0.1,0.25,0.5}
 THESIS_BUFFERS=${THESIS_BUFFERS:-0.1}
 THESIS_TIMEOUT=${THESIS_TIMEOUT:-180}
 mkdir -p "$OUT"
-T0=$(date +%s)
-if [ -z "${SPDNN_SETUP_DONE:-}" ]; then
+# Parts started side by side count from the parent's start (SPDNN_T0).
+T0=${SPDNN_T0:-$(date +%s)}
+if [ -z "${SPDNN_SETUP_DONE:-}" ] && [ "${DRY_RUN:-0}" != 1 ]; then
   for f in .gl/*.deb; do [ -e "$f" ] && dpkg -x "$f" /; done; ldconfig
 fi
 if ! ./.gpu/wgsparse info >/dev/null 2>&1; then
@@ -104,15 +110,25 @@ if ! ./.gpu/wgsparse info >/dev/null 2>&1; then
 fi
 W=./.gpu/wgsparse
 log() { echo "[$(date +%T)] $*" | tee -a "$OUT/log.txt"; }
-[ -f "$IDX" ] || { log "no IDX file at $IDX"; exit 2; }
+# Without images nothing runs; the summary names why.
+no_images() {
+  log "$1"
+  if [ "${VERIFY:-0}" = 1 ]; then
+    echo "no runs: $1" > "$OUT/verify_table.md"
+  else
+    echo "no runs: $1" > "$OUT/thesis_table.md"
+  fi
+  exit 2
+}
+[ -f "$IDX" ] || no_images "no IDX file at $IDX"
 if [[ "$IDX" == *.gz ]]; then
-  gunzip -c "$IDX" > /tmp/spdnn-images.idx || { log "cannot decompress $IDX"; exit 2; }
+  gunzip -c "$IDX" > /tmp/spdnn-images.idx || no_images "cannot decompress $IDX"
   IDX=/tmp/spdnn-images.idx
 fi
 if [ "${VERIFY:-0}" = 1 ] && [ -n "${VERIFY_PARTS:-}" ]; then
   for k in $VERIFY_PARTS; do
     VERIFY_PARTS="" VERIFY_PART=$k OUT="$OUT/part-$k" IDX="$IDX" SPDNN_SETUP_DONE=1 \
-      bash "$0" &
+      SPDNN_T0=$T0 bash "$0" &
   done
   wait
   python3 benches/peers/spdnn_verify_table.py --total "${VERIFY_ROWS:-60000}" \
@@ -123,28 +139,30 @@ fi
 if [ "${VERIFY:-0}" = 1 ]; then
   BEST="csr-ell:1d+csr-csr:1d+csc-csc:2d"
   REST="csr-ell:2d+csr-csr:2d+csc-csc:1d"
+  # The large configuration of parts 4–6 and 9–21 and its halves (smaller in a dry run).
+  BN=${VERIFY_N:-16384}; BL=${VERIFY_L:-1920}; H=${VERIFY_HALF:-30000}
   case "${VERIFY_PART:-1}" in
     1) parts="1024:120:all 1024:480:all 1024:1920:all 4096:120:all 16384:120:all" ;;
     2) parts="4096:480:all 16384:480:$BEST" ;;
     3) parts="4096:1920:$BEST" ;;
-    4) parts="16384:1920:csr-csr:1d" ;;
-    5) parts="16384:1920:csc-csc:2d" ;;
-    6) parts="16384:1920:csr-ell:1d" ;;
+    4) parts="$BN:$BL:csr-csr:1d" ;;
+    5) parts="$BN:$BL:csc-csc:2d" ;;
+    6) parts="$BN:$BL:csr-ell:1d" ;;
     7) parts="4096:1920:$REST" ;;
     8) parts="16384:480:$REST" ;;
-    9) parts="16384:1920:csc-csc:1d" ;;
-    10) parts="16384:1920:csr-csr:2d" ;;
-    11) parts="16384:1920:csr-ell:2d" ;;
-    12) parts="16384:1920:csr-ell:1d@0:30000" ;;
-    13) parts="16384:1920:csr-ell:1d@30000:30000" ;;
-    14) parts="16384:1920:csr-csr:1d@0:30000" ;;
-    15) parts="16384:1920:csr-csr:1d@30000:30000" ;;
-    16) parts="16384:1920:csr-csr:2d@0:30000" ;;
-    17) parts="16384:1920:csr-csr:2d@30000:30000" ;;
-    18) parts="16384:1920:csr-ell:2d@0:30000" ;;
-    19) parts="16384:1920:csr-ell:2d@30000:30000" ;;
-    20) parts="16384:1920:csc-csc:1d" ;;
-    21) parts="16384:1920:csc-csc:2d" ;;
+    9) parts="$BN:$BL:csc-csc:1d" ;;
+    10) parts="$BN:$BL:csr-csr:2d" ;;
+    11) parts="$BN:$BL:csr-ell:2d" ;;
+    12) parts="$BN:$BL:csr-ell:1d@0:$H" ;;
+    13) parts="$BN:$BL:csr-ell:1d@$H:$H" ;;
+    14) parts="$BN:$BL:csr-csr:1d@0:$H" ;;
+    15) parts="$BN:$BL:csr-csr:1d@$H:$H" ;;
+    16) parts="$BN:$BL:csr-csr:2d@0:$H" ;;
+    17) parts="$BN:$BL:csr-csr:2d@$H:$H" ;;
+    18) parts="$BN:$BL:csr-ell:2d@0:$H" ;;
+    19) parts="$BN:$BL:csr-ell:2d@$H:$H" ;;
+    20) parts="$BN:$BL:csc-csc:1d" ;;
+    21) parts="$BN:$BL:csc-csc:2d" ;;
     *) log "VERIFY_PART is 1..21"; exit 2 ;;
   esac
   parts=${VERIFY_CONFIGS:-$parts}

@@ -12,6 +12,7 @@ verified when all six thesis runs are.
 """
 import argparse
 import json
+import os
 from collections import defaultdict
 
 SIX = [(f, t) for f in ("csr-ell", "csr-csr", "csc-csc") for t in ("1d", "2d")]
@@ -39,7 +40,10 @@ def main():
     configs = set()
     print("| N | L | input rows | approach | tiling | bands | total ms | TE/s | active rows | verdict |")
     print("|---|---|---|---|---|---|---|---|---|---|")
+    missing = [p for p in a.files if not os.path.exists(p)]
     for path in a.files:
+        if path in missing:
+            continue
         for line in open(path):
             try:
                 d = json.loads(line)
@@ -103,6 +107,10 @@ def main():
             print(f"| {n} | {l} | {f} | {t} | 0..{covered} | {verdict} |")
         state = "VERIFIED (all six thesis runs, every piece matched)" if whole else "not verified"
         print(f"| {n} | {l} | all | | | **{state}** |")
+    for p in missing:
+        print(f"\nmissing: {p} (its part wrote no lines; see its log.txt)")
+    if not configs:
+        print("\nno configuration ran")
 
 
 if __name__ == "__main__":

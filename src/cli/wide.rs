@@ -328,17 +328,38 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
 pub(crate) type Data = (wgsparse::sparse::Csr, Vec<f32>);
 
 /// Training data from `train` and validation data from `valid`, or without it the last
-/// `holdout` fraction of the training samples.
+/// `holdout` fraction of the training samples. Neither may be empty: an empty set would
+/// train nothing and report a loss of 0 (and a twin check that cannot fail).
 pub(crate) fn load_split(
     train: &Path,
     valid: Option<&Path>,
     holdout: f64,
 ) -> Result<(Data, Option<Data>)> {
     let (x, y) = wide::read_data(train)?;
+    let empty = |p: &Path| Error::invalid(p.display().to_string(), "no samples");
+    if x.nrows == 0 {
+        return Err(empty(train));
+    }
     Ok(match valid {
-        Some(v) => ((x, y), Some(wide::read_data(v)?)),
+        Some(v) => {
+            let va = wide::read_data(v)?;
+            if va.0.nrows == 0 {
+                return Err(empty(v));
+            }
+            ((x, y), Some(va))
+        }
         None if holdout > 0.0 => {
             let n_valid = ((x.nrows as f64) * holdout).round() as usize;
+            if n_valid == 0 || n_valid == x.nrows {
+                return Err(Error::Option(format!(
+                    "--holdout {holdout} of {}'s {} samples leaves {} for validation and {} \
+                     for training: each needs at least one",
+                    train.display(),
+                    x.nrows,
+                    n_valid,
+                    x.nrows - n_valid
+                )));
+            }
             let split = x.nrows - n_valid;
             let t = (x.row_band(0..split), y[..split].to_vec());
             let v = (x.row_band(split..x.nrows), y[split..].to_vec());

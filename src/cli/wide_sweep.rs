@@ -200,6 +200,12 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
                 Err(e) => {
                     eprintln!("error: run {name:?} (pass {pass}): {e}");
                     line["error"] = json!(e.to_string());
+                    // The trainer kept the previous run's G and dispatch count when this
+                    // run's settings were refused: report what was asked, not those.
+                    if let Some(g) = run.sync_groups {
+                        line["sync_groups"] = json!(g);
+                    }
+                    line["dispatches"] = serde_json::Value::Null;
                     failed |= !diag.any();
                 }
             }
