@@ -87,17 +87,7 @@ var<workgroup> finish_last: u32;
 // Binding 8 is the columns (WIDE) or an unread stand-in.
 @group(0) @binding(9) var<storage, read> lchunks: array<vec4<u32>>;
 @group(0) @binding(10) var<storage, read> ldots: array<f32>;
-
-// A long row's dot product: its chunk partials summed in chunk order.
-fn long_dot(code: u32) -> f32 {
-    let first = code & 0x3ffffffu;
-    let count = (code >> 26u) + 1u;
-    var s = 0.0;
-    for (var j = 0u; j < count; j++) {
-        s += ldots[first + j];
-    }
-    return s;
-}
+#import fused/long_dot
 #endif
 
 var<workgroup> prod: array<f32, TILE>;

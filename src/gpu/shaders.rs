@@ -38,6 +38,7 @@ shader_table!(
     "sddmm/tile_place",
     "fused/csr_row",
     "fused/finish",
+    "fused/long_dot",
     "fused/sparse",
     "fused/dense",
     "fused/spmv",
