@@ -29,7 +29,8 @@ PEER=${PEER:-0}
 STEP_LIMIT=${STEP_LIMIT:-150}
 SCALE=${SCALE:-1}
 mkdir -p "$OUT"
-if [ -d .gl ]; then for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig; fi
+# DRY_RUN=1 skips installing .gl/ into / (a dry run elsewhere).
+if [ "${DRY_RUN:-0}" != 1 ] && [ -d .gl ]; then for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig; fi
 W=${W:-./.gpu/wgsparse}
 if ! $W info >/dev/null 2>&1; then
   export VK_DRIVER_FILES=/usr/share/vulkan/icd.d/nvidia_icd.json
