@@ -345,7 +345,8 @@ fn sorted(
         x.nnz() as f64 / m as f64
     };
     let per_tile = loops::sorted_tile(epl, wg, vs, mu);
-    let fixed = loops::workgroup_w(n, wg);
+    // Loops over n only with a workgroup copy of w.
+    let fixed = if on { loops::workgroup_w(n, wg) } else { 1 };
     match loops::max_per_invocation(loop_cap::budget(caps.loop_cap), per_tile, fixed) {
         None => {}
         Some(0) => {
