@@ -176,6 +176,12 @@ fn info(as_json: bool) -> Result<ExitCode> {
             "L1 (per compute unit)",
             format!("{} B (WGSPARSE_L1_BYTES)", c.l1_bytes),
         ),
+        (
+            "loop cap (per invocation)",
+            c.loop_cap.map_or("none".into(), |k| {
+                format!("{k} iterations (probed; loops end silently beyond)")
+            }),
+        ),
     ];
     for (k, v) in rows {
         t.add_row(vec![k.to_string(), v]);

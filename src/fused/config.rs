@@ -1,10 +1,10 @@
 //! Options → configuration: the launch model ([`super::plan`]) fills what the options leave
 //! open, checked against the device's limits.
 
-use crate::fused::hot;
 use crate::fused::plan::{self, Residency, TL_MAX};
+use crate::fused::{hot, loops};
 use crate::fused::{Atomics, Config, Matrix, Options, Variant};
-use crate::gpu::{Gpu, GpuBuffer};
+use crate::gpu::{loop_cap, Gpu, GpuBuffer};
 use crate::sparse::GpuDense;
 use crate::{Error, Result};
 
@@ -116,7 +116,12 @@ pub(crate) fn resolve(
             });
         }
         let rows = dense_band_rows(gpu, n).min(m);
-        let (c, groups) = grid(options, rows, wg / vs, &r, wg, shared as u32, caps)?;
+        let nv = wg / vs;
+        let iters = (
+            loops::dense_row(tl, vs),
+            loops::workgroup_w(n, wg) + nv as u64 * tl as u64,
+        );
+        let (c, groups) = grid(options, rows, nv, (&r, wg, shared as u32), caps, iters)?;
         return Ok((
             Config {
                 variant,
@@ -208,7 +213,25 @@ pub(crate) fn resolve(
         hot_cols
     };
     let shared = shared_of(wants_w, wg) + if wants_w { 0 } else { 4 * hot_cols };
-    let (c, groups) = grid(options, m, wg / vs, &r, wg, shared, caps)?;
+    let nv = wg / vs;
+    let fixed = match (wants_w, hot_cols) {
+        (true, _) => loops::workgroup_w(n, wg),
+        (false, 0) => 1,
+        (false, h) => loops::workgroup_w(h as usize, wg),
+    };
+    let two_pass = variant == Variant::TwoPass;
+    let iters = (loops::sparse_row(mu, vs, nv, two_pass), fixed);
+    let (c, groups) = grid(options, m, nv, (&r, wg, shared), caps, iters)?;
+    // fused/reduce_parts sums the G workgroups' partials of a column in one invocation.
+    if let (true, Some(b)) = (two_pass, loop_cap::budget(caps.loop_cap)) {
+        if groups as u64 > b {
+            return Err(loop_err(
+                caps,
+                format!("two-pass over {groups} workgroups"),
+                groups as u64,
+            ));
+        }
+    }
     // A vector takes about C·μ entries; a row much longer than that would hold its vector (and
     // the whole dispatch) long after the others finish, so it is split over workgroups.
     let long_row = match variant {
@@ -311,10 +334,42 @@ fn sorted(
         .units
         .saturating_mul(r.groups_resident(wg, need(epl, on) as u32));
     let tiles_about = x.nnz().div_ceil(tile as usize).max(1);
-    let groups = (resident as usize)
-        .min(tiles_about)
-        .min(caps.max_workgroups_per_dimension as usize)
-        .max(1) as u32;
+    let max_groups = caps.max_workgroups_per_dimension as usize;
+    let mut groups = (resident as usize).min(tiles_about).min(max_groups).max(1);
+    // Tiles end at row boundaries, so there are fewer than twice the full tiles: enough
+    // workgroups that each takes few enough tiles for the device's loop budget.
+    let m = x.shape().0;
+    let mu = if m == 0 {
+        0.0
+    } else {
+        x.nnz() as f64 / m as f64
+    };
+    let per_tile = loops::sorted_tile(epl, wg, vs, mu);
+    // Loops over n only with a workgroup copy of w.
+    let fixed = if on { loops::workgroup_w(n, wg) } else { 1 };
+    match loops::max_per_invocation(loop_cap::budget(caps.loop_cap), per_tile, fixed) {
+        None => {}
+        Some(0) => {
+            return Err(loop_err(
+                caps,
+                format!("a tile of {tile} entries"),
+                per_tile + fixed,
+            ))
+        }
+        Some(k) => {
+            let tiles_max = 2 * tiles_about;
+            let need = tiles_max.div_ceil(k as usize);
+            if need > max_groups {
+                return Err(loop_err(
+                    caps,
+                    format!("{tiles_max} tiles over at most {max_groups} workgroups"),
+                    tiles_max.div_ceil(max_groups) as u64 * per_tile + fixed,
+                ));
+            }
+            groups = groups.max(need.min(tiles_max));
+        }
+    }
+    let groups = groups as u32;
     // The sorted kernel walks tiles, not vectors of rows (C is 1), but a C of 0 is refused
     // here as by every other variant rather than run as something else.
     if options.rows_per_vector == Some(0) {
@@ -366,24 +421,69 @@ fn fold_fits(gpu: &Gpu, options: &Options) -> bool {
     options.fold && gpu.caps.max_storage_buffers_per_stage >= FOLD_STORAGE_BINDINGS
 }
 
-/// Eq. 5 (or the caller's C) and the number of workgroups.
+/// A kernel whose invocations would loop past the device's loop budget (half its cap).
+fn loop_err(caps: &crate::Caps, what: String, iterations: u64) -> Error {
+    Error::TooLarge {
+        what,
+        needed: format!("about {iterations} loop iterations per invocation"),
+        limit: format!(
+            "{}, half the loop cap of {} ({} iterations, after which it silently ends loops)",
+            loop_cap::budget(caps.loop_cap).unwrap_or(u64::MAX),
+            caps.adapter_name,
+            caps.loop_cap.unwrap_or(u32::MAX)
+        ),
+    }
+}
+
+/// Eq. 5 (or the caller's C) and the number of workgroups. `(per_row, fixed)`: the loop
+/// iterations one invocation runs per row of its vector and besides ([`loops`]); on a device
+/// with a loop cap C stays within its budget (more workgroups instead), and a caller's C
+/// beyond it is refused.
 fn grid(
     options: &Options,
     m: usize,
     nv: u32,
-    r: &Residency,
-    wg: u32,
-    shared: u32,
+    (r, wg, shared): (&Residency, u32, u32),
     caps: &crate::Caps,
+    (per_row, fixed): (u64, u64),
 ) -> Result<(u32, u32)> {
     let max_groups = caps.max_workgroups_per_dimension;
+    let c_max = loops::max_per_invocation(loop_cap::budget(caps.loop_cap), per_row, fixed);
+    if c_max == Some(0) {
+        return Err(loop_err(caps, "one row per vector".into(), per_row + fixed));
+    }
     match options.rows_per_vector {
         None => {
             let resident = r.units.saturating_mul(r.groups_resident(wg, shared));
-            Ok(plan::rows_per_vector(m, nv, resident, max_groups))
+            let (c, groups) = plan::rows_per_vector(m, nv, resident, max_groups);
+            match c_max {
+                Some(cm) if c as u64 > cm => {
+                    let groups = m.div_ceil(cm as usize * nv as usize).max(1);
+                    if groups > max_groups as usize {
+                        return Err(loop_err(
+                            caps,
+                            format!("{m} rows over at most {max_groups} workgroups"),
+                            c as u64 * per_row + fixed,
+                        ));
+                    }
+                    Ok((cm as u32, groups as u32))
+                }
+                _ => Ok((c, groups)),
+            }
         }
         Some(0) => Err(option_err("rows per vector must be at least 1".into())),
         Some(c) => {
+            if let Some(cm) = c_max.filter(|&cm| c as u64 > cm) {
+                return Err(option_err(format!(
+                    "rows per vector (--c) = {c}: about {} loop iterations per invocation, over \
+                     {}, half the loop cap of {} ({} iterations, after which it silently \
+                     ends loops); at most {cm} rows per vector here",
+                    c as u64 * per_row + fixed,
+                    loop_cap::budget(caps.loop_cap).unwrap_or(u64::MAX),
+                    caps.adapter_name,
+                    caps.loop_cap.unwrap_or(u32::MAX),
+                )));
+            }
             let groups = m.div_ceil(c as usize * nv as usize).max(1);
             if groups > max_groups as usize {
                 return Err(option_err(format!(

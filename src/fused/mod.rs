@@ -20,6 +20,7 @@ mod kernels;
 pub mod linreg;
 pub mod logreg;
 pub mod long;
+pub mod loops;
 pub mod plan;
 pub mod tiles;
 pub mod tune;

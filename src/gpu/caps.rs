@@ -54,6 +54,10 @@ pub struct Caps {
     /// overrides the default (256 KiB for discrete GPUs, Hopper's combined L1 and shared
     /// memory per SM; 32 KiB otherwise).
     pub l1_bytes: u64,
+    /// Loop iterations one invocation may run before the device silently ends its loops
+    /// (llvmpipe: 65,535 in all), measured when the device opens ([`crate::gpu::loop_cap`]);
+    /// `None` on GPUs and on devices that ran the probe's loop whole.
+    pub loop_cap: Option<u32>,
 }
 
 impl Caps {
@@ -98,6 +102,7 @@ impl Caps {
             max_storage_buffers_per_stage: limits.max_storage_buffers_per_shader_stage,
             l2_bytes,
             l1_bytes,
+            loop_cap: None,
         }
     }
 

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use crate::gpu::kernels::{Kernel, KernelKey};
-use crate::gpu::Caps;
+use crate::gpu::{loop_cap, Caps};
 use crate::{Error, Result};
 
 /// How [`Gpu::new_with`] picks and configures a device.
@@ -232,13 +232,25 @@ impl Gpu {
             let caps = &mut gpu.caps;
             caps.max_storage_binding_bytes = caps.max_storage_binding_bytes.min(limit.max(256));
         }
+        if loop_cap::probed(&gpu.caps.device_type) {
+            gpu.caps.loop_cap = loop_cap::probe(&gpu)?;
+        }
         Ok(gpu)
     }
 
     /// Adopts a device the application already created on `adapter`. The kernels use
     /// whichever optional features that device has.
+    /// A software device's loop cap is probed as in [`Gpu::new`]; should the probe fail there,
+    /// the cap is unknown (`None`) and the failure reported on stderr.
     pub fn from_device(adapter: &wgpu::Adapter, device: wgpu::Device, queue: wgpu::Queue) -> Self {
-        Self::assemble(&adapter.get_info(), device, queue, false)
+        let mut gpu = Self::assemble(&adapter.get_info(), device, queue, false);
+        if loop_cap::probed(&gpu.caps.device_type) {
+            gpu.caps.loop_cap = loop_cap::probe(&gpu).unwrap_or_else(|e| {
+                eprintln!("wgsparse: the loop-cap probe failed, cap unknown: {e}");
+                None
+            });
+        }
+        gpu
     }
 
     fn assemble(

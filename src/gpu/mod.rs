@@ -9,6 +9,7 @@ mod buffer;
 mod caps;
 mod context;
 mod kernels;
+pub mod loop_cap;
 pub mod preprocess;
 mod residency;
 mod scan;

@@ -23,6 +23,7 @@ shader_table!(
     "runtime/scan_blocks",
     "runtime/scan_add",
     "runtime/spin",
+    "runtime/loop_cap",
     "selftest/reduce",
     "selftest/atomic",
     "selftest/half_rng",

@@ -94,6 +94,19 @@ pub(super) fn long_rows(
                 .saturating_mul(r.groups_resident(wg, 4 * plan.n as u32)),
         );
     }
+    // Under a device's loop cap, enough workgroups that each takes few enough chunks (a chunk:
+    // its entries over the workgroup, a compare-exchange loop each).
+    if let Some(budget) = crate::gpu::loop_cap::budget(gpu.caps.loop_cap) {
+        let per_chunk = 2 * (crate::fused::long::CHUNK_MAX as u64).div_ceil(wg as u64) + 1;
+        let fixed = if shared {
+            crate::fused::loops::workgroup_w(plan.n, wg)
+        } else {
+            1
+        };
+        let each = (budget.saturating_sub(fixed) / per_chunk).max(1);
+        let need = (nchunks as u64).div_ceil(each).min(max_groups as u64) as u32;
+        groups = groups.max(need);
+    }
     let k = gpu.kernel(&KernelSpec {
         name: "fused/long_rows",
         defines: defs,
