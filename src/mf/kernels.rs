@@ -139,10 +139,14 @@ impl Layout {
             .dispatch_updates
             .filter(|_| hogwild)
             .unwrap_or(UPDATES_PER_DISPATCH);
-        if dispatch_updates > UPDATES_PER_DISPATCH && caps.device_type == "Cpu" {
+        if let Some(cap) = caps
+            .loop_cap
+            .filter(|_| dispatch_updates > UPDATES_PER_DISPATCH)
+        {
             return Err(Error::Option(format!(
-                "dispatch_updates = {dispatch_updates}: at most {UPDATES_PER_DISPATCH} on a CPU \
-                 device ({}), whose loop limiter would cut longer dispatches short",
+                "dispatch_updates = {dispatch_updates}: at most {UPDATES_PER_DISPATCH} on {}, \
+                 whose loop cap ({cap} iterations per invocation) would cut longer dispatches \
+                 short",
                 caps.adapter_name
             )));
         }
