@@ -232,6 +232,10 @@ fn persistent_g_above_1_equals_twin_or_is_refused() {
     let gpu = common::gpu();
     let (x, y) = samples(5 * BATCH + 9, 61);
     let spec = Model::Fm { k: 3 }.spec().unwrap();
+    // The default kernel dispatches per mini-batch everywhere until the grid barrier has
+    // been checked on a GPU (`sync::resolve`).
+    let t = Trainer::new(gpu, &spec, M, (&x, &y), None, Options::default()).unwrap();
+    assert_eq!(t.sync_kernel(), Some(SyncKernel::Dispatch));
     if !grid_barrier_allowed(gpu) {
         for g in [2, 8] {
             let e = Trainer::new(
@@ -251,9 +255,6 @@ fn persistent_g_above_1_equals_twin_or_is_refused() {
                 "{msg}"
             );
         }
-        // The default kernel there dispatches per mini-batch.
-        let t = Trainer::new(gpu, &spec, M, (&x, &y), None, Options::default()).unwrap();
-        assert_eq!(t.sync_kernel(), Some(SyncKernel::Dispatch));
         // The persistent kernel's default G is 1 there, and valid.
         let t = Trainer::new(
             gpu,
@@ -275,9 +276,7 @@ fn persistent_g_above_1_equals_twin_or_is_refused() {
             assert_matches_twin(&got, &want, &format!("{model:?} G = {g} span {span}"));
         }
     }
-    // The default kernel is the persistent one, its default G a mini-batch's chunks (3).
-    let t = Trainer::new(gpu, &spec, M, (&x, &y), None, Options::default()).unwrap();
-    assert_eq!(t.sync_kernel(), Some(SyncKernel::Persistent));
+    // The persistent kernel's default G: a mini-batch's chunks (3).
     let t = Trainer::new(
         gpu,
         &spec,

@@ -8,7 +8,7 @@
 #   wide_sync-tests   cargo test --release --test wide_sync --no-run (the path it prints,
 #                     target/release/deps/wide_sync-HASH, copied as .gpu/wide_sync-tests)
 #   wide-tests        optional, likewise from tests/wide.rs (every model at the default
-#                     sync kernel, persistent there, and the dispatch path, against the twin)
+#                     sync kernel and the persistent one, against the twin)
 #   OUT=$OUT bash benches/peers/wide_sync.sh
 # About 4 minutes (the per-step time limits bound it at 8.75: tests 2 × 60 s, gen 75, sweeps
 # 75 + 100 + 60, checks 45 + 50; TEST_LIMIT=30 brings that to 7.75). Steps:
