@@ -374,15 +374,10 @@ fn graphchallenge_files_round_trip_and_malformed_are_rejected() {
     assert_eq!(data::read_categories(&p, 10).unwrap(), vec![0, 2]);
 }
 
+/// (exit code, stdout followed by stderr).
 fn cli(args: &[&str]) -> (i32, String) {
-    let out = std::process::Command::new(common::binary())
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
-    )
+    let (code, stdout, stderr) = common::wgsparse_exit(args);
+    (code, stdout + &stderr)
 }
 
 #[test]

@@ -412,15 +412,10 @@ fn a_second_run_counts_afresh() {
     assert_eq!(first, predicted_tiles(&net, &y0, 4, 1, 40));
 }
 
+/// (exit code, stdout followed by stderr).
 fn cli(args: &[&str]) -> (i32, String) {
-    let out = std::process::Command::new(common::binary())
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
-    )
+    let (code, stdout, stderr) = common::wgsparse_exit(args);
+    (code, stdout + &stderr)
 }
 
 #[test]

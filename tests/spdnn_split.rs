@@ -11,15 +11,7 @@ use std::path::{Path, PathBuf};
 use wgsparse::spdnn::data;
 
 fn cli(args: &[&str]) -> (i32, String, String) {
-    let out = std::process::Command::new(common::binary())
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    common::wgsparse_exit(args)
 }
 
 fn json_lines(out: &str) -> Vec<serde_json::Value> {

@@ -295,15 +295,7 @@ fn bad_options_are_errors() {
 }
 
 fn cli(args: &[&str]) -> (i32, String, String) {
-    let out = std::process::Command::new(common::binary())
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    common::wgsparse_exit(args)
 }
 
 #[test]

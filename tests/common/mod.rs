@@ -63,8 +63,9 @@ pub fn binary() -> std::path::PathBuf {
         })
 }
 
-/// Runs the `wgsparse` binary with `args` (a private autotune cache): (success, stdout, stderr).
-pub fn wgsparse(args: &[&str]) -> (bool, String, String) {
+/// Runs the `wgsparse` binary with `args` (a private autotune cache): (exit code, −1 when
+/// a signal ended it; stdout; stderr).
+pub fn wgsparse_exit(args: &[&str]) -> (i32, String, String) {
     let out = std::process::Command::new(binary())
         .args(args)
         .env(
@@ -74,10 +75,16 @@ pub fn wgsparse(args: &[&str]) -> (bool, String, String) {
         .output()
         .expect("the binary runs");
     (
-        out.status.success(),
+        out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
+}
+
+/// [`wgsparse_exit`] with the exit code as success: (success, stdout, stderr).
+pub fn wgsparse(args: &[&str]) -> (bool, String, String) {
+    let (code, stdout, stderr) = wgsparse_exit(args);
+    (code == 0, stdout, stderr)
 }
 
 /// Runs the binary, asserts it succeeded and parses its stdout as one JSON object.
