@@ -52,6 +52,26 @@ pub fn budget(cap: Option<u32>) -> Option<u64> {
     cap.map(|c| (c / 2).max(1) as u64)
 }
 
+/// Whether `iterations` loop iterations per invocation fit the budget of a device with cap
+/// `cap` (always without one).
+pub fn fits(cap: Option<u32>, iterations: u64) -> bool {
+    budget(cap).is_none_or(|b| iterations <= b)
+}
+
+/// The refusal of `what` (a kernel, with whatever sizes matter), whose invocations would run
+/// about `iterations` loop iterations on `caps`' device, over its budget: an option error
+/// (tuners skip the candidate), naming the count, the budget and the cap.
+pub fn over_budget(caps: &crate::Caps, what: &str, iterations: u64) -> crate::Error {
+    crate::Error::Option(format!(
+        "{what}: about {iterations} loop iterations per invocation, over {}, half the loop cap \
+         of {} ({} iterations per invocation, after which it silently ends loops and computes \
+         a short result)",
+        budget(caps.loop_cap).unwrap_or(u64::MAX),
+        caps.adapter_name,
+        caps.loop_cap.unwrap_or(u32::MAX),
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -70,5 +90,8 @@ mod tests {
         assert_eq!(budget(None), None);
         assert_eq!(budget(Some(65_535)), Some(32_767));
         assert_eq!(budget(Some(1)), Some(1));
+        assert!(fits(None, u64::MAX));
+        assert!(fits(Some(65_535), 32_767));
+        assert!(!fits(Some(65_535), 32_768));
     }
 }

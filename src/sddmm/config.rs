@@ -4,8 +4,8 @@
 
 use serde::Serialize;
 
-use crate::gpu::Gpu;
-use crate::sddmm::{model, Options, Transpose, Variant};
+use crate::gpu::{loop_cap, Gpu};
+use crate::sddmm::{model, trips, Options, Transpose, Variant};
 use crate::sparse::{Csr, GpuDense};
 use crate::{Error, Result};
 
@@ -60,8 +60,126 @@ fn opt_err(msg: String) -> Error {
     Error::Option(msg)
 }
 
-/// Resolves `options` for S and K on this device, filling unset sizes from the model.
+/// Resolves `options` for S and K on this device, filling unset sizes from the model, and
+/// keeps every invocation within a software device's loop budget ([`fit_loop_budget`]).
 pub(crate) fn resolve(gpu: &Gpu, s: &Csr, k: usize, options: &Options) -> Result<Config> {
+    let config = resolve_sizes(gpu, s, k, options)?;
+    fit_loop_budget(gpu, s, k, options, config)
+}
+
+/// Under a loop cap ([`crate::gpu::loop_cap`]), sizes the model chose are made smaller where
+/// an invocation would loop past the budget ([`trips`]): SM-L2 and row-run blocks take fewer
+/// nonzeros (more workgroups), SM-SM tiles get shorter sides, and the tiled kernels' slice
+/// width grows (fewer slices) when even that is not enough. Sizes the caller set are kept; a
+/// configuration still over the budget is refused, naming the kernel, its iterations and
+/// the cap. Without a cap `config` is returned unchanged.
+fn fit_loop_budget(
+    gpu: &Gpu,
+    s: &Csr,
+    k: usize,
+    options: &Options,
+    config: Config,
+) -> Result<Config> {
+    let Some(budget) = loop_cap::budget(gpu.caps.loop_cap) else {
+        return Ok(config);
+    };
+    let over = |c: &Config| trips::per_invocation(c) > budget;
+    if !over(&config) {
+        return Ok(config);
+    }
+    let refuse = |c: &Config| {
+        let sizes = match c.variant {
+            Variant::Naive | Variant::Warp => format!("K = {k}"),
+            Variant::RowRun => format!("K = {k}, runs of {} nonzeros", c.block_nnz),
+            Variant::SmL2 => format!(
+                "K = {k}, Tk = {}, Ti = {}, blocks of {} nonzeros",
+                c.tk, c.ti, c.block_nnz
+            ),
+            Variant::SmSm => format!("K = {k}, Tk = {}, {}×{} tiles", c.tk, c.ti, c.tj),
+            Variant::Auto => String::new(),
+        };
+        loop_cap::over_budget(
+            &gpu.caps,
+            &format!("{} ({sizes})", c.variant.name()),
+            trips::per_invocation(c),
+        )
+    };
+    // Slice widths to try: the resolved one, then (when the model chose it) wider ones.
+    let widths = |c: &Config| -> Vec<usize> {
+        let mut w = vec![c.tk];
+        if options.tk.is_none() {
+            let mut t = c.tk;
+            while t < c.stride {
+                t = (2 * t).min(c.stride);
+                w.push(t);
+            }
+        }
+        w
+    };
+    match config.variant {
+        Variant::RowRun if options.block_nnz.is_none() => {
+            let len = trips::row_run_max_len(config.stride, config.vws, budget);
+            if len == 0 {
+                return Err(refuse(&config));
+            }
+            Ok(Config {
+                block_nnz: len.min(config.block_nnz),
+                ..config
+            })
+        }
+        Variant::SmL2 => {
+            for tk in widths(&config) {
+                let o = Options {
+                    tk: Some(tk),
+                    ..options.clone()
+                };
+                let Ok(mut c) = resolve_sizes(gpu, s, k, &o) else {
+                    break;
+                };
+                if options.block_nnz.is_none() {
+                    c.block_nnz = c.block_nnz.min(trips::sm_l2_max_block(&c, budget));
+                }
+                if c.block_nnz > 0 && !over(&c) {
+                    return Ok(c);
+                }
+            }
+            Err(refuse(&config))
+        }
+        Variant::SmSm => {
+            for tk in widths(&config) {
+                let o = Options {
+                    tk: Some(tk),
+                    ..options.clone()
+                };
+                let Ok(c) = resolve_sizes(gpu, s, k, &o) else {
+                    break;
+                };
+                // Shorter sides for the tile dimensions the model chose.
+                let mut side = c.ti.max(c.tj);
+                loop {
+                    let fit = Config {
+                        ti: options.ti.unwrap_or(side.min(c.ti)),
+                        tj: options.tj.unwrap_or(side.min(c.tj)),
+                        ..c.clone()
+                    };
+                    if !over(&fit) {
+                        return Ok(fit);
+                    }
+                    if side == 1 || (options.ti.is_some() && options.tj.is_some()) {
+                        break;
+                    }
+                    side = (side * 3 / 4).max(1);
+                }
+            }
+            Err(refuse(&config))
+        }
+        _ => Err(refuse(&config)),
+    }
+}
+
+/// [`resolve`] without the loop budget: the model's sizes and the caller's, checked against
+/// the adapter's limits.
+fn resolve_sizes(gpu: &Gpu, s: &Csr, k: usize, options: &Options) -> Result<Config> {
     let caps = &gpu.caps;
     let stride = GpuDense::stride_for(k);
     let density = s.density();

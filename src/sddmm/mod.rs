@@ -24,6 +24,7 @@ pub mod runs;
 pub mod suite;
 pub mod sweep;
 pub mod tiles;
+pub mod trips;
 pub mod tune;
 
 use std::sync::{Arc, OnceLock};

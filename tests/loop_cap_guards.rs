@@ -1,0 +1,151 @@
+//! Kernels whose invocations loop longer as the input grows, under a software device's loop
+//! cap (`gpu::loop_cap`; llvmpipe silently ends an invocation's loops after 65,535 iterations
+//! in all): on inputs whose unbounded plans loop past the cap, a plan is either sized under
+//! the budget and equals the f64 twin, or refused with an error naming the kernel and the
+//! cap. On a device without a cap every case runs and equals the twin.
+//!
+//! Sizes are such that the loops llvmpipe cannot unroll (those whose trip count is a runtime
+//! value) already pass the cap unguarded; the guards' estimates also count constant-trip
+//! loops, so they are conservative.
+//!
+//! A, B and the other operands are positive here: a result cut short then misses a share of
+//! positive terms and lands outside the twin's tolerance, which a signed sum of many terms
+//! (whose tolerance grows with K) could hide.
+
+mod common;
+
+use wgsparse::gen;
+use wgsparse::gpu::loop_cap;
+use wgsparse::sddmm::{self, cpu, trips};
+use wgsparse::sparse::{Csr, Dense};
+use wgsparse::{Error, Gpu};
+
+/// Random values in [0.05, 1.05): positive, never uniform.
+fn positive(nrows: usize, ncols: usize, seed: u64) -> Dense {
+    let mut d = gen::dense_uniform(nrows, ncols, seed);
+    for x in &mut d.data {
+        *x = x.abs() + 0.05;
+    }
+    d
+}
+
+/// Asserts that `e` refuses `kernel` for the loop cap, naming both.
+fn assert_refused_for_the_cap(gpu: &Gpu, e: &Error, kernel: &str) {
+    let msg = e.to_string();
+    let cap = gpu.caps.loop_cap.expect("refused on a device with a cap");
+    assert!(
+        matches!(e, Error::Option(_)) && msg.contains(kernel) && msg.contains("loop cap"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains(&cap.to_string()),
+        "the cap {cap} unnamed: {msg}"
+    );
+}
+
+/// Runs the SDDMM of `s` with `options` and compares it with the twin; a refusal must come
+/// from the loop cap. Returns the plan's configuration, or `None` when refused.
+fn sddmm_or_refused(
+    gpu: &Gpu,
+    s: &Csr,
+    ops: (&Dense, &Dense),
+    options: sddmm::Options,
+) -> Option<sddmm::Config> {
+    let k = ops.0.ncols;
+    let name = match options.variant {
+        sddmm::Variant::Auto => "sddmm.",
+        v => v.name(),
+    };
+    let plan = match sddmm::Plan::new(gpu, s, k, options) {
+        Ok(p) => p,
+        Err(e) => {
+            assert_refused_for_the_cap(gpu, &e, name);
+            return None;
+        }
+    };
+    if let Some(b) = loop_cap::budget(gpu.caps.loop_cap) {
+        let iterations = trips::per_invocation(&plan.config);
+        assert!(iterations <= b, "{:?}: {iterations} > {b}", plan.config);
+    }
+    let got = plan.run_host(gpu, ops.0, ops.1).unwrap();
+    let (want, mag) = cpu::sddmm(s, ops.0, ops.1);
+    let cmp = cpu::compare(&got, &want, &mag, k);
+    assert!(
+        cmp.ok(),
+        "{:?}: entry {:?} = {} want {} (max rel err {:.3e})",
+        plan.config,
+        cmp.first_bad,
+        cmp.first_bad.map_or(0.0, |e| got[e]),
+        cmp.first_bad.map_or(0.0, |e| want[e]),
+        cmp.max_rel_error
+    );
+    Some(plan.config)
+}
+
+/// K = 600,000: naive loops over 150,000 vec4s per nonzero; SM-L2 with the model's 32-float
+/// slices over 18,750 slices (at least 5 runtime-bounded loop turns each), with a caller's
+/// 8-float slices over 75,000.
+#[test]
+fn sddmm_at_a_k_past_the_cap() {
+    let gpu = common::gpu();
+    let k = 600_000;
+    let s = gen::power_law(8, 8, 30, 1.1, 11).unwrap();
+    let (a, b) = (positive(8, k, 12), positive(8, k, 13));
+    let capped = gpu.caps.loop_cap.is_some();
+    // SM-L2 with the model's sizes: wider slices under the budget.
+    let o = |variant, tk| sddmm::Options {
+        variant,
+        tk,
+        ..Default::default()
+    };
+    let c = sddmm_or_refused(gpu, &s, (&a, &b), o(sddmm::Variant::SmL2, None))
+        .expect("SM-L2 with the model's sizes fits the budget");
+    if capped {
+        assert!(c.tk > 32, "slices of {} over K = {k}", c.tk);
+    }
+    // A caller's narrow slice stays, and is refused.
+    let narrow = sddmm_or_refused(gpu, &s, (&a, &b), o(sddmm::Variant::SmL2, Some(8)));
+    assert_eq!(narrow.is_none(), capped);
+    // Naive cannot be sized: refused.
+    let naive = sddmm_or_refused(gpu, &s, (&a, &b), o(sddmm::Variant::Naive, None));
+    assert_eq!(naive.is_none(), capped);
+}
+
+/// A dense S (auto takes SM-SM) at K = 65,536: the model's tile covers all of S, 16 trips
+/// of its 128 virtual subgroups over 2,048 slices (over 100,000 iterations); under the
+/// budget the tiles shrink.
+#[test]
+fn sddmm_sm_sm_tiles_shrink_under_the_budget() {
+    let gpu = common::gpu();
+    let k = 65_536;
+    let s = gen::power_law(64, 64, 2000, 1.0, 21).unwrap();
+    let (a, b) = (positive(64, k, 22), positive(64, k, 23));
+    let c = sddmm_or_refused(gpu, &s, (&a, &b), sddmm::Options::default())
+        .expect("auto fits the budget");
+    assert_eq!(c.variant, sddmm::Variant::SmSm);
+    if gpu.caps.loop_cap.is_some() {
+        assert!(c.ti < 64 && c.tj < 64, "{c:?}");
+    }
+}
+
+/// One row of over 100,000 nonzeros in one column panel, one lane per run: a caller's run
+/// length beyond the budget is refused (unguarded, a step per nonzero), the model's runs fit.
+#[test]
+fn sddmm_row_run_lengths_past_the_budget_are_refused() {
+    let gpu = common::gpu();
+    let k = 8;
+    let s = gen::power_law(2, 200_000, 170_000, 1.5, 31).unwrap();
+    let longest = (0..s.nrows).map(|r| s.row_range(r).len()).max().unwrap();
+    assert!(longest > 100_000, "longest row {longest}");
+    let (a, b) = (positive(s.nrows, k, 32), positive(s.ncols, k, 33));
+    let o = |block_nnz| sddmm::Options {
+        variant: sddmm::Variant::RowRun,
+        block_nnz,
+        vws: Some(1),
+        tj: Some(s.ncols),
+        ..Default::default()
+    };
+    let long = sddmm_or_refused(gpu, &s, (&a, &b), o(Some(1 << 20)));
+    assert_eq!(long.is_none(), gpu.caps.loop_cap.is_some());
+    sddmm_or_refused(gpu, &s, (&a, &b), o(None)).expect("the model's runs fit");
+}
