@@ -17,7 +17,8 @@ mod common;
 use wgsparse::gen;
 use wgsparse::gpu::loop_cap;
 use wgsparse::sddmm::{self, cpu, trips};
-use wgsparse::sparse::{Csr, Dense};
+use wgsparse::sparse::{Coo, Csr, Dense};
+use wgsparse::spdnn;
 use wgsparse::{Error, Gpu};
 
 /// Random values in [0.05, 1.05): positive, never uniform.
@@ -148,4 +149,93 @@ fn sddmm_row_run_lengths_past_the_budget_are_refused() {
     let long = sddmm_or_refused(gpu, &s, (&a, &b), o(Some(1 << 20)));
     assert_eq!(long.is_none(), gpu.caps.loop_cap.is_some());
     sddmm_or_refused(gpu, &s, (&a, &b), o(None)).expect("the model's runs fit");
+}
+
+/// A one-layer network of `n` neurons whose neuron 0 takes every neuron as a source (weights
+/// about 1/n, so its output stays below the clamp), the others a power-law pattern of
+/// positive weights, bias 0.
+fn heavy_column_network(n: usize, seed: u64) -> spdnn::Network {
+    let light = gen::power_law(n, n, 4 * n, 1.1, seed).unwrap();
+    let (mut rows, mut cols, mut vals) = (vec![], vec![], vec![]);
+    let heavy = positive(1, n, seed + 1);
+    for i in 0..n {
+        rows.push(i as u32);
+        cols.push(0);
+        vals.push(heavy.data[i] / n as f32);
+        for e in light.row_range(i) {
+            if light.col_idx[e] != 0 {
+                rows.push(i as u32);
+                cols.push(light.col_idx[e]);
+                vals.push(0.01 + light.values[e].abs() * 0.1);
+            }
+        }
+    }
+    let w = Coo::new(n, n, rows, cols, vals).unwrap().to_csr();
+    assert_eq!(spdnn::loops::max_in_degree(&w), n);
+    spdnn::Network::new(n, vec![w], 0.0).unwrap()
+}
+
+/// Runs `net` with `approach` and compares with the twin; a refusal must come from the loop
+/// cap. Returns whether it ran.
+fn spdnn_or_refused(
+    gpu: &Gpu,
+    net: &spdnn::Network,
+    y0: &Csr,
+    approach: spdnn::Approach,
+    workgroup: u32,
+) -> bool {
+    let options = spdnn::Options {
+        approach,
+        workgroup,
+        ..Default::default()
+    };
+    let plan = match spdnn::Plan::new(gpu, net, y0, &options) {
+        Ok(p) => p,
+        Err(e) => {
+            assert_refused_for_the_cap(gpu, &e, "spdnn.");
+            return false;
+        }
+    };
+    plan.poison(gpu).unwrap();
+    plan.run(gpu).unwrap();
+    let got = plan.output(gpu).unwrap();
+    let want = spdnn::cpu::infer(net, y0);
+    assert!(want[0] > 0.1, "neuron 0 of row 0 is {}", want[0]);
+    for (e, (&g, &w)) in got.iter().zip(&want).enumerate() {
+        assert!(
+            (f64::from(g) - w).abs() <= 1e-4 * (1.0 + w.abs()),
+            "{approach:?}: row {} neuron {}: GPU {g} twin {w}",
+            e / net.n,
+            e % net.n
+        );
+    }
+    true
+}
+
+/// N = 4,096 with one neuron fed by all, workgroups of 64: dense rows loop over the ELL width
+/// (4,096 slots) for each of an invocation's 64 outputs (262,144 iterations) and are refused;
+/// sliced ELL walks the heavy column once (4,096 words) and runs.
+#[test]
+fn spdnn_dense_rows_of_a_wide_ell_are_refused_sliced_runs() {
+    let gpu = common::gpu();
+    let n = 4096;
+    let net = heavy_column_network(n, 41);
+    let y0 = spdnn::data::random_inputs(4, n, 0.5, 42).unwrap();
+    assert!(spdnn_or_refused(gpu, &net, &y0, spdnn::Approach::Auto, 64));
+    let dense = spdnn_or_refused(gpu, &net, &y0, spdnn::Approach::DenseRows, 64);
+    assert_eq!(dense, gpu.caps.loop_cap.is_none());
+}
+
+/// N = 70,000 with one neuron fed by all: the sliced ELL invocation of that neuron walks
+/// 70,000 words; refused on both paths under the cap.
+#[test]
+fn spdnn_a_column_past_the_cap_is_refused() {
+    let gpu = common::gpu();
+    let n = 70_000;
+    let net = heavy_column_network(n, 51);
+    let y0 = spdnn::data::random_inputs(2, n, 0.3, 52).unwrap();
+    for approach in [spdnn::Approach::Auto, spdnn::Approach::DenseRows] {
+        let ran = spdnn_or_refused(gpu, &net, &y0, approach, 256);
+        assert_eq!(ran, gpu.caps.loop_cap.is_none(), "{approach:?}");
+    }
 }

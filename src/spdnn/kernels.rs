@@ -10,7 +10,7 @@ use bytemuck::{Pod, Zeroable};
 
 use crate::gpu::{Batch, Binding, ExclusiveScan, Gpu, GpuBuffer, Kernel, KernelSpec};
 use crate::sparse::Csr;
-use crate::spdnn::{Network, Options};
+use crate::spdnn::{loops, Network, Options};
 use crate::{Error, Result};
 
 const LAYER_BINDINGS: [Binding; 8] = [
@@ -113,6 +113,60 @@ pub(crate) struct RowsPlan {
     reset: Arc<Kernel>,
 }
 
+/// The rows per workgroup of `spdnn.layer` under a software device's loop budget: the
+/// options' when every layer's invocations fit it (or the device has no cap), else the most
+/// below them that fit (fewer rows share each weight loaded; the results are the same).
+/// Refused, naming N, the ELL width and the cap, when not even one row fits, or when one
+/// row of `spdnn.compact` alone would not.
+fn rows_under_loop_budget(
+    gpu: &Gpu,
+    net: &Network,
+    options: &Options,
+    stage_fits: impl Fn(u32) -> bool,
+) -> Result<u32> {
+    let want = options.rows_per_workgroup;
+    let Some(budget) = crate::gpu::loop_cap::budget(gpu.caps.loop_cap) else {
+        return Ok(want);
+    };
+    let (n, wg) = (net.n, options.workgroup);
+    let width = net
+        .layers
+        .iter()
+        .map(loops::max_in_degree)
+        .max()
+        .unwrap_or(0);
+    let iterations = |rows: u32| {
+        loops::layer(
+            n,
+            wg,
+            rows,
+            options.stage.unwrap_or(stage_fits(rows)),
+            width,
+        )
+    };
+    let compact = loops::compact(n, wg);
+    if compact > budget {
+        return Err(loops::refuse(
+            &gpu.caps,
+            &format!("spdnn.compact (N = {n}, workgroup {wg})"),
+            compact,
+        ));
+    }
+    (1..=want)
+        .rev()
+        .find(|&rows| iterations(rows) <= budget)
+        .ok_or_else(|| {
+            loops::refuse(
+                &gpu.caps,
+                &format!(
+                    "spdnn.layer (dense rows; N = {n}, workgroup {wg}, ELL width {width}: the \
+                     largest in-degree of a neuron, one row per workgroup)"
+                ),
+                iterations(1),
+            )
+        })
+}
+
 impl RowsPlan {
     /// Uploads the network and the inputs `y0` (`rows × n`) and prepares every dispatch.
     /// Fails on a network with no layer, inputs of another width, non-finite inputs, or
@@ -136,14 +190,18 @@ impl RowsPlan {
                 gpu.caps.max_invocations_per_workgroup
             )));
         }
-        let rows_wg = options.rows_per_workgroup;
-        if !(1..=MAX_ROWS).contains(&rows_wg) {
+        if !(1..=MAX_ROWS).contains(&options.rows_per_workgroup) {
             return Err(Error::Option(format!(
-                "{rows_wg} rows per workgroup (1..={MAX_ROWS})"
+                "{} rows per workgroup (1..={MAX_ROWS})",
+                options.rows_per_workgroup
             )));
         }
+        let stage_fits = |rows: u32| {
+            u64::from(rows) * n as u64 * 4 + 64 <= u64::from(gpu.caps.max_workgroup_storage_bytes)
+        };
+        let rows_wg = rows_under_loop_budget(gpu, net, options, stage_fits)?;
         let stage_bytes = u64::from(rows_wg) * n as u64 * 4;
-        let fits = stage_bytes + 64 <= u64::from(gpu.caps.max_workgroup_storage_bytes);
+        let fits = stage_fits(rows_wg);
         let staged = match options.stage {
             Some(true) if !fits => {
                 return Err(Error::TooLarge {

@@ -27,6 +27,7 @@
 pub mod cpu;
 pub mod data;
 mod kernels;
+pub mod loops;
 mod plan;
 mod sliced;
 mod sliced_ell;

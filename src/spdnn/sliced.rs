@@ -13,7 +13,7 @@ use bytemuck::{Pod, Zeroable};
 
 use crate::gpu::{Batch, Binding, ExclusiveScan, Gpu, GpuBuffer, Kernel, KernelSpec};
 use crate::sparse::Csr;
-use crate::spdnn::{Network, Options};
+use crate::spdnn::{loops, Network, Options};
 
 use super::sliced_ell::{column_sums, uniform_value, SlicedEll};
 use crate::{Error, Result};
@@ -238,6 +238,32 @@ pub(crate) struct SlicedPlan {
     stats: GpuBuffer<u32>,
 }
 
+/// Refuses layer `l` (0-based) when an invocation of `spdnn.sliced` over its sliced ELL
+/// `seg` would loop past a software device's budget (a column of W with tens of thousands
+/// of sources, walked by one invocation), naming the tiling, the iterations and the cap.
+fn check_loop_budget(gpu: &Gpu, seg: &[u32], tiling: &Tiling, n: usize, l: usize) -> Result<()> {
+    let Some(budget) = crate::gpu::loop_cap::budget(gpu.caps.loop_cap) else {
+        return Ok(());
+    };
+    let words = loops::sliced_words(seg, tiling, n);
+    let iterations = loops::sliced(tiling, n, words);
+    if iterations <= budget {
+        return Ok(());
+    }
+    Err(loops::refuse(
+        &gpu.caps,
+        &format!(
+            "spdnn.sliced on layer {} (N = {n}, T = {}, RV = {}, slices of {}: {words} ELL \
+             words per lane in one invocation, from the layer's heaviest columns)",
+            l + 1,
+            tiling.t,
+            tiling.rv,
+            tiling.slice
+        ),
+        iterations,
+    ))
+}
+
 impl SlicedPlan {
     /// Uploads the network in sliced ELL and the inputs, and prepares every dispatch.
     pub fn new(gpu: &Gpu, net: &Network, y0: &Csr, options: &Options) -> Result<Self> {
@@ -310,6 +336,7 @@ impl SlicedPlan {
             .enumerate()
             .map(|(l, ((w, &value), ell))| {
                 let ell = ell?;
+                check_loop_budget(gpu, &ell.seg, &tiling, n, l)?;
                 slots += ell.slots;
                 nnz += w.nnz();
                 let csum = if constant_rows {

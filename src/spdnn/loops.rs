@@ -1,0 +1,129 @@
+//! Loop iterations one invocation of the SpDNN kernels runs at worst, for the loop budget of
+//! a software device ([`crate::gpu::loop_cap`]: llvmpipe silently ends an invocation's loops
+//! after 65,535 iterations in all). Constant-trip loops (ROWS, RV, T, the four rows of a
+//! vec4) count too: nothing guarantees they are unrolled.
+//!
+//! What grows with the input: N (`spdnn.layer` walks N / WG outputs, `spdnn.compact` copies
+//! N / WG floats of a row, `spdnn.sliced` stages N / S slices) and the in-degree of W's
+//! columns (`spdnn.layer` loops over the ELL width, the largest in-degree of the layer;
+//! `spdnn.sliced` over the words of its outputs' segments, which one heavy column fills).
+//! The scan and `spdnn.select` / `spdnn.reset` loops are constant per invocation.
+
+use crate::gpu::loop_cap;
+use crate::sparse::Csr;
+use crate::spdnn::Tiling;
+use crate::Caps;
+
+/// The largest in-degree of `w`'s columns (the dense-rows ELL width).
+pub fn max_in_degree(w: &Csr) -> usize {
+    let mut count = vec![0u32; w.ncols];
+    for &c in &w.col_idx {
+        count[c as usize] += 1;
+    }
+    count.into_iter().max().unwrap_or(0) as usize
+}
+
+/// `spdnn.layer`: staging `rows` rows of `n` floats (when `staged`), then ⌈n / wg⌉ outputs,
+/// each `width` slots of `rows` products and `rows` stores, then `rows` flags.
+pub fn layer(n: usize, wg: u32, rows: u32, staged: bool, width: usize) -> u64 {
+    let (n, wg, rows) = (n as u64, wg.max(1) as u64, rows as u64);
+    let stage = if staged { (rows * n).div_ceil(wg) } else { 0 };
+    stage + n.div_ceil(wg) * (1 + width as u64 * (1 + rows) + rows) + rows
+}
+
+/// `spdnn.compact`: one row of `n` floats copied over `wg` invocations.
+pub fn compact(n: usize, wg: u32) -> u64 {
+    (n as u64).div_ceil(wg.max(1) as u64)
+}
+
+/// The largest words per lane one invocation of `spdnn.sliced` walks, over the slices and
+/// its T outputs: the segments of `seg` (a layer's sliced ELL for `tiling` over `n`
+/// neurons) are laid out (block, slice, t, group), each `lanes` words wide a step.
+pub fn sliced_words(seg: &[u32], tiling: &Tiling, n: usize) -> u64 {
+    let slices = n.div_ceil(tiling.slice.max(1) as usize);
+    let blocks = n.div_ceil(tiling.block().max(1));
+    let groups = (tiling.wg / tiling.lanes.max(1)).max(1) as usize;
+    let per_block = slices * tiling.t as usize * groups;
+    let lanes = tiling.lanes.max(1) as u64;
+    (0..blocks)
+        .flat_map(|b| (0..groups).map(move |g| (b, g)))
+        .map(|(b, g)| {
+            (0..slices * tiling.t as usize)
+                .map(|st| {
+                    let q = b * per_block + st * groups + g;
+                    match (seg.get(q), seg.get(q + 1)) {
+                        (Some(&lo), Some(&hi)) => u64::from(hi - lo).div_ceil(lanes),
+                        _ => 0,
+                    }
+                })
+                .sum::<u64>()
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// `spdnn.sliced`: the tile's rows and constancy (4·RV, T·RV vec4s of four rows), per slice
+/// the staging of S columns of RV vec4s, and `words` (from [`sliced_words`]) of RV sums each.
+pub fn sliced(tiling: &Tiling, n: usize, words: u64) -> u64 {
+    let (t, rv) = (tiling.t as u64, tiling.rv as u64);
+    let slices = n.div_ceil(tiling.slice.max(1) as usize) as u64;
+    let stage = (tiling.slice as u64).div_ceil(tiling.wg.max(1) as u64) * (1 + rv * 5);
+    let fixed = 8 + 4 * 4 * rv + 3 * t * rv * 5 + rv * 5;
+    fixed + slices * (1 + stage + t) + words * (1 + rv)
+}
+
+/// The refusal of `kernel` under `caps`' loop cap, naming what made it loop.
+pub fn refuse(caps: &Caps, kernel: &str, iterations: u64) -> crate::Error {
+    loop_cap::over_budget(caps, kernel, iterations)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layer_counts_grow_with_n_rows_and_width() {
+        // N = 1,024 over 256 invocations, 32 slots of 4 rows: 4 outputs of 1 + 32·5 + 4.
+        assert_eq!(layer(1024, 256, 4, false, 32), 4 * 165 + 4);
+        assert_eq!(layer(1024, 256, 4, true, 32), 16 + 4 * 165 + 4);
+        // The challenge's largest layer (N = 65,536, width 32) at 8 rows: past llvmpipe's
+        // budget; at 2 rows within it.
+        let b = loop_cap::budget(Some(65_535)).unwrap();
+        assert!(layer(65_536, 256, 8, false, 32) > b);
+        assert!(layer(65_536, 256, 2, false, 32) <= b);
+        assert_eq!(compact(65_536, 256), 256);
+    }
+
+    #[test]
+    fn in_degree_is_the_heaviest_column() {
+        let w = Csr {
+            nrows: 3,
+            ncols: 3,
+            row_ptr: vec![0, 2, 3, 5],
+            col_idx: vec![0, 2, 2, 1, 2],
+            values: vec![1.0; 5],
+        };
+        assert_eq!(max_in_degree(&w), 3);
+    }
+
+    #[test]
+    fn sliced_words_sum_an_invocations_segments() {
+        // 2 blocks × 2 slices × T = 1 × 2 groups of 4 lanes (wg 8).
+        let tiling = Tiling {
+            wg: 8,
+            t: 1,
+            rv: 1,
+            slice: 8,
+            lanes: 4,
+        };
+        // Segment words: block 0 (slice 0: 8, 4; slice 1: 12, 0), block 1 (4, 4; 4, 40).
+        let widths = [8u32, 4, 12, 0, 4, 4, 4, 40];
+        let mut seg = vec![0u32];
+        for w in widths {
+            seg.push(seg.last().unwrap() + w);
+        }
+        // (block 0, group 0): (8 + 12) / 4 = 5; (block 1, group 1): (4 + 40) / 4 = 11.
+        assert_eq!(sliced_words(&seg, &tiling, 16), 11);
+        assert!(sliced(&tiling, 16, 11) > sliced(&tiling, 16, 5));
+    }
+}
