@@ -18,7 +18,7 @@ use wgsparse::gen;
 use wgsparse::gpu::loop_cap;
 use wgsparse::sddmm::{self, cpu, trips};
 use wgsparse::sparse::{Coo, Csr, Dense};
-use wgsparse::spdnn;
+use wgsparse::{spdnn, wide};
 use wgsparse::{Error, Gpu};
 
 /// Random values in [0.05, 1.05): positive, never uniform.
@@ -237,5 +237,100 @@ fn spdnn_a_column_past_the_cap_is_refused() {
     for approach in [spdnn::Approach::Auto, spdnn::Approach::DenseRows] {
         let ran = spdnn_or_refused(gpu, &net, &y0, approach, 256);
         assert_eq!(ran, gpu.caps.loop_cap.is_none(), "{approach:?}");
+    }
+}
+
+/// A linear model scoring a sample of 600,000 features: 8 lanes would loop 75,000 times
+/// each; under a cap the sample takes more lanes and the scores equal the twin's.
+#[test]
+fn wide_predict_of_a_long_sample_is_sized_under_the_budget() {
+    let gpu = common::gpu();
+    let n_features = 600_000;
+    let model = wide::Model::Lr;
+    let spec = model.spec().unwrap();
+    let params = positive(1, n_features + 1, 61).data;
+    let file = wide::WideModel {
+        name: spec.name.clone(),
+        accums: spec.accums,
+        params_per_feature: spec.params_per_feature,
+        n_features,
+        params: params.iter().map(|&p| p * 1e-3).collect(),
+    };
+    // Sample 0 has every feature; the others a power-law handful.
+    let short = gen::power_law(5, n_features, 200, 1.1, 62).unwrap();
+    let long_vals = positive(1, n_features, 63).data;
+    let mut row_ptr = vec![0u32, n_features as u32];
+    let mut col_idx: Vec<u32> = (0..n_features as u32).collect();
+    let mut values = long_vals;
+    for i in 0..short.nrows {
+        for e in short.row_range(i) {
+            col_idx.push(short.col_idx[e]);
+            values.push(short.values[e].abs() + 0.05);
+        }
+        row_ptr.push(col_idx.len() as u32);
+    }
+    let x = Csr {
+        nrows: 1 + short.nrows,
+        ncols: n_features,
+        row_ptr,
+        col_idx,
+        values,
+    };
+    x.validate().unwrap();
+    wide_validation_of_the_long_sample(gpu, &x, &spec, &file.params);
+    let (_, lanes) = wide::predict::shape(gpu.caps.loop_cap, n_features, &spec).unwrap();
+    if gpu.caps.loop_cap.is_some() {
+        assert!(lanes > wide::predict::PREDICT_LANES, "{lanes} lanes");
+    }
+    let scores = wide::predict(gpu, &spec, &file, &x).unwrap();
+    let p: Vec<f64> = file.params.iter().map(|&v| v as f64).collect();
+    for (i, &s) in scores.iter().enumerate() {
+        let w = wide::cpu::predict(model, &p, &x, i);
+        assert!(
+            (s as f64 - w).abs() <= 1e-4 * (1.0 + w.abs()),
+            "ŷ{i}: {s} vs {w}"
+        );
+    }
+    // Past one whole workgroup of lanes: refused, not scored short.
+    let sizes = wide::predict::iterations(100_000_000, wide::predict::PREDICT_WG, &spec);
+    if let Some(b) = loop_cap::budget(gpu.caps.loop_cap) {
+        assert!(sizes > b);
+        assert!(wide::predict::shape(gpu.caps.loop_cap, 100_000_000, &spec).is_none());
+    }
+}
+
+/// The trainer's validation prediction of `x` (its first sample long) under `params`: refused
+/// under a cap, else ŷ equal to the twin's.
+fn wide_validation_of_the_long_sample(gpu: &Gpu, x: &Csr, spec: &wide::ModelSpec, params: &[f32]) {
+    let train = x.row_band(1..x.nrows);
+    let y = [1.0f32, 0.0, 1.0, 0.0, 1.0];
+    let yv: Vec<f32> = (0..x.nrows).map(|i| (i % 2) as f32).collect();
+    let mut t = match wide::Trainer::new(
+        gpu,
+        spec,
+        x.ncols,
+        (&train, &y[..train.nrows]),
+        Some((x, &yv)),
+        wide::Options::default(),
+    ) {
+        Ok(t) => t,
+        Err(e) => {
+            assert_refused_for_the_cap(gpu, &e, "wide validation data");
+            return;
+        }
+    };
+    t.set_params(params).unwrap();
+    let got = t.predict_valid().unwrap().unwrap();
+    let p: Vec<f64> = t.params().unwrap().iter().map(|&v| v as f64).collect();
+    let magnitude: Vec<f64> = p.iter().map(|v| v.abs()).collect();
+    for i in 0..x.nrows {
+        let w = wide::cpu::predict(wide::Model::Lr, &p, x, i);
+        // The parameters are signed: the tolerance follows Σ|θ_j x_j|.
+        let mag = wide::cpu::predict(wide::Model::Lr, &magnitude, x, i);
+        let s = got[2 * i];
+        assert!(
+            (s as f64 - w).abs() <= 1e-5 * (1.0 + mag),
+            "validation ŷ{i}: {s} vs {w} (Σ|θx| {mag})"
+        );
     }
 }

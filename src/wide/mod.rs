@@ -122,7 +122,7 @@ mod io;
 pub mod metrics;
 mod model;
 pub mod plan;
-mod predict;
+pub mod predict;
 pub mod sync;
 mod trainer;
 pub mod variant;

@@ -1,16 +1,53 @@
 //! Scoring data with a saved model on the GPU (no trainer needed).
 
-use crate::gpu::{Batch, Gpu, GpuBuffer};
+use crate::gpu::{loop_cap, Batch, Gpu, GpuBuffer};
 use crate::sparse::Csr;
 use crate::wide::engine::{DeviceChunks, Kernels, Schedule};
 use crate::wide::plan::{split_rows, Chunks, FeatureOrder};
 use crate::wide::ModelSpec;
 use crate::{Error, Result};
 
+/// Invocations per workgroup of the prediction kernel: `chunk` samples × `lanes` each.
+pub const PREDICT_WG: u32 = 256;
+
+/// Lanes per sample of the prediction kernel by default (32 samples per workgroup).
+pub const PREDICT_LANES: u32 = 8;
+
+/// Loop iterations one invocation of the prediction kernel runs at worst, its sample of
+/// `longest` features walked by `lanes` lanes: each edge's turn and its Aggregate (LR none,
+/// FM a loop over its k factors: `params_per_feature − 1`; a model's own WGSL is assumed
+/// alike), the Accum loops, their reduction and the Loss.
+pub fn iterations(longest: usize, lanes: u32, spec: &ModelSpec) -> u64 {
+    let per_edge = spec.params_per_feature.max(1) as u64;
+    let accums = spec.accums as u64;
+    let reduce = u64::from(lanes.max(1).trailing_zeros());
+    (longest as u64).div_ceil(u64::from(lanes.max(1))) * per_edge
+        + accums * (3 + reduce)
+        + spec.params_per_feature as u64
+        + 8
+}
+
+/// (samples per workgroup, lanes per sample) for data whose longest sample has `longest`
+/// features, on a device with loop cap `cap`: 32 × [`PREDICT_LANES`], or under a cap more
+/// lanes per sample (fewer samples per workgroup) until an invocation's loops fit its
+/// budget; `None` when not even one sample per workgroup over [`PREDICT_WG`] lanes fits.
+pub fn shape(cap: Option<u32>, longest: usize, spec: &ModelSpec) -> Option<(usize, u32)> {
+    let mut lanes = PREDICT_LANES;
+    while lanes <= PREDICT_WG {
+        if loop_cap::fits(cap, iterations(longest, lanes, spec)) {
+            return Some(((PREDICT_WG / lanes) as usize, lanes));
+        }
+        lanes *= 2;
+    }
+    None
+}
+
 /// ŷ of every row of `x` under `model` (whose ALA functions `spec` gives), on the GPU; data
 /// beyond one storage binding goes in parts.
 /// Fails with [`Error::Shape`] when `x` has more columns than the model has features or the
-/// spec's sizes differ from the model's.
+/// spec's sizes differ from the model's. On a device with a loop cap a long sample takes
+/// more lanes ([`shape`]); one too long for a whole workgroup is refused ([`Error::Option`],
+/// naming the cap) rather than scored short.
 pub fn predict(
     gpu: &Gpu,
     spec: &ModelSpec,
@@ -34,7 +71,21 @@ pub fn predict(
             x.ncols, model.n_features
         )));
     }
-    let chunk = 32;
+    let longest = (0..x.nrows)
+        .map(|r| (x.row_ptr[r + 1] - x.row_ptr[r]) as usize)
+        .max()
+        .unwrap_or(0);
+    let (chunk, lanes) = shape(gpu.caps.loop_cap, longest, spec).ok_or_else(|| {
+        loop_cap::over_budget(
+            &gpu.caps,
+            &format!(
+                "wide predict (a sample of {longest} features, {} parameters each, over at \
+                 most {PREDICT_WG} lanes)",
+                spec.params_per_feature
+            ),
+            iterations(longest, PREDICT_WG, spec),
+        )
+    })?;
     let order = FeatureOrder::identity(model.n_features);
     let one_hot = x.values.iter().all(|&v| v == 1.0);
     // Identity order: no frequency ranking to cache by.
@@ -42,7 +93,7 @@ pub fn predict(
         gpu,
         spec,
         chunk,
-        8,
+        lanes,
         0,
         (one_hot, one_hot),
         &crate::wide::Options::default(),
@@ -86,4 +137,28 @@ pub fn predict(
         scores.extend(data.out.read(gpu)?.into_iter().step_by(2));
     }
     Ok(scores)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wide::Model;
+
+    #[test]
+    fn long_samples_take_more_lanes_under_a_cap() {
+        let lr = Model::parse("lr", 0).unwrap().spec().unwrap();
+        let fm = Model::parse("fm", 8).unwrap().spec().unwrap();
+        // No cap: always 32 samples of 8 lanes.
+        assert_eq!(shape(None, 10_000_000, &fm), Some((32, 8)));
+        let cap = Some(65_535);
+        assert_eq!(shape(cap, 1_000, &lr), Some((32, 8)));
+        // 600,000 features of one parameter: 8 lanes loop 75,000 times each; 32 lanes fit.
+        let (chunk, lanes) = shape(cap, 600_000, &lr).unwrap();
+        assert!(lanes > 8 && chunk as u32 * lanes == PREDICT_WG);
+        assert!(iterations(600_000, lanes, &lr) <= 32_767);
+        assert!(iterations(600_000, lanes / 2, &lr) > 32_767);
+        // FM's parameters per edge count too; too long for one workgroup: refused.
+        assert!(shape(cap, 600_000, &fm).unwrap().1 > lanes);
+        assert_eq!(shape(cap, 100_000_000, &lr), None);
+    }
 }

@@ -176,6 +176,30 @@ impl<'g> Trainer<'g> {
             check_labels("validation labels", y)?;
         }
         let lanes = options.lanes;
+        // A sample's Aggregate is one loop over its features by `lanes` invocations, in the
+        // training kernel and in the validation's prediction kernel alike: under a loop cap a
+        // sample that would loop past the budget is refused rather than summed short.
+        for (what, x) in [
+            ("training", Some(train.0)),
+            ("validation", valid.map(|v| v.0)),
+        ] {
+            let Some(x) = x else { continue };
+            let longest = (0..x.nrows)
+                .map(|r| (x.row_ptr[r + 1] - x.row_ptr[r]) as usize)
+                .max()
+                .unwrap_or(0);
+            let iterations = crate::wide::predict::iterations(longest, lanes, spec);
+            if !crate::gpu::loop_cap::fits(gpu.caps.loop_cap, iterations) {
+                return Err(crate::gpu::loop_cap::over_budget(
+                    &gpu.caps,
+                    &format!(
+                        "wide {what} data (a sample of {longest} features over {lanes} lanes; \
+                         more lanes per sample shorten it)"
+                    ),
+                    iterations,
+                ));
+            }
+        }
         let chunk = chunk_for_batch(options.batch, options.max_chunk);
         if train.0.ncols > n_features {
             return Err(Error::Shape(format!(
