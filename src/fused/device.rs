@@ -127,7 +127,11 @@ impl Plan {
         let long = match x {
             Matrix::Sparse(s) if config.long_row != u32::MAX => {
                 let (chunks, rows) = long::chunks(s, config.long_row)?;
-                let folded = config.fold.then(|| long::fold_codes(&chunks)).flatten();
+                let folded = config
+                    .fold
+                    .then(|| long::fold_codes(&chunks))
+                    .flatten()
+                    .filter(|_| folded_fits_loop_budget(gpu, &config, s, n, chunks.len()));
                 let (records, dots) = match &folded {
                     Some(f) => (f, chunks.len()),
                     None => (&chunks, rows),
@@ -223,4 +227,41 @@ impl Plan {
             dummy: Arc::new(GpuBuffer::zeroed(gpu, "fused.absent", 4)?),
         })
     }
+}
+
+/// Whether the folded sequence keeps every invocation of the main kernel within a software
+/// device's loop budget ([`crate::gpu::loop_cap`]): its rows (sparse) or tiles (sorted), as
+/// the launch model sized them, then its share of the `nchunks` long-row chunks, each
+/// summing its row's chunk partials. Past the budget the plan keeps the unfolded sequence,
+/// whose long-row grid is sized under it. Always true without a cap.
+fn folded_fits_loop_budget(
+    gpu: &Gpu,
+    config: &Config,
+    x: &crate::sparse::Csr,
+    n: usize,
+    nchunks: usize,
+) -> bool {
+    use crate::fused::loops;
+    let Some(budget) = crate::gpu::loop_cap::budget(gpu.caps.loop_cap) else {
+        return true;
+    };
+    let (wg, vs) = (config.workgroup, config.vs);
+    let groups = config.groups.max(1) as u64;
+    let mu = x.nnz() as f64 / x.nrows.max(1) as f64;
+    let fixed = match (config.workgroup_w, config.hot_cols) {
+        (true, _) => loops::workgroup_w(n, wg),
+        (false, 0) => 1,
+        (false, h) => loops::workgroup_w(h as usize, wg),
+    };
+    let rows = if config.tile > 0 {
+        let tiles = 2 * x.nnz().div_ceil(config.tile as usize) as u64;
+        let per_tile = loops::sorted_tile(config.tile / wg.max(1), wg, vs, mu);
+        tiles.div_ceil(groups) * per_tile
+    } else {
+        let nv = (wg / vs.max(1)).max(1);
+        config.rows_per_vector as u64 * loops::sparse_row(mu, vs, nv, false)
+    };
+    let chunk = config.long_row.min(long::CHUNK_MAX);
+    let tail = (nchunks as u64).div_ceil(groups) * loops::folded_chunk(chunk, wg);
+    rows + fixed + tail <= budget
 }

@@ -42,6 +42,14 @@ pub fn sorted_tile(epl: u32, wg: u32, vs: u32, mu: f64) -> u64 {
     10 * epl as u64 + trips * (3 + vs as u64)
 }
 
+/// One long-row chunk of the folded sequence, taken by a whole workgroup after its rows or
+/// tiles: the row's dot product from its chunk partials (at most
+/// [`crate::fused::long::FOLD_CHUNKS_MAX`]) and the chunk's `len` entries over `wg`
+/// invocations, a compare-exchange loop each.
+pub fn folded_chunk(len: u32, wg: u32) -> u64 {
+    1 + crate::fused::long::FOLD_CHUNKS_MAX as u64 + 2 * len.div_ceil(wg.max(1)) as u64
+}
+
 /// The most rows per vector (or tiles per workgroup) that keep `per_row` iterations each
 /// plus `fixed` within `budget`; `None` without a budget. `Some(0)`: not even one fits.
 pub fn max_per_invocation(budget: Option<u64>, per_row: u64, fixed: u64) -> Option<u64> {
@@ -79,5 +87,8 @@ mod tests {
         assert!(dense_row(16, 32) > dense_row(1, 32));
         assert!(sorted_tile(8, 256, 8, 2.0) > sorted_tile(8, 256, 8, 40.0));
         assert!(workgroup_w(8192, 256) > workgroup_w(256, 256));
+        assert!(folded_chunk(8192, 256) > folded_chunk(16, 256));
+        // A chunk of 16 entries: the turn, 64 partials, one entry and its add per invocation.
+        assert_eq!(folded_chunk(16, 256), 1 + 64 + 2);
     }
 }
