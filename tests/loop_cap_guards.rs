@@ -362,3 +362,78 @@ fn fused_folded_long_rows_stay_under_the_budget() {
         );
     }
 }
+
+/// The thesis's CSR·CSR 1D at N = 40,000: a row of W with 300 targets takes all 256 lanes per
+/// left entry, so one workgroup walks Y's full first row (40,000 entries) one entry a turn:
+/// refused under the cap (any later layer could fill a row of Y to N), else equal to the twin.
+#[test]
+fn spdnn_thesis_rows_past_the_cap_are_refused() {
+    use wgsparse::spdnn::thesis::{Format, ThesisOptions, ThesisPlan, Tiling};
+    let gpu = common::gpu();
+    let n = 40_000;
+    let light = gen::power_law(n, n, 4 * n, 1.1, 81).unwrap();
+    let (mut rows, mut cols, mut vals) = (vec![], vec![], vec![]);
+    for i in 0..n {
+        let targets: Vec<u32> = if i == 0 {
+            (0..300).map(|t| t * 97 % n as u32).collect()
+        } else {
+            light.row_range(i).map(|e| light.col_idx[e]).collect()
+        };
+        for (k, c) in targets.into_iter().enumerate() {
+            rows.push(i as u32);
+            cols.push(c);
+            vals.push(0.01 + 0.001 * (k % 7) as f32);
+        }
+    }
+    let w = Coo::new(n, n, rows, cols, vals).unwrap().to_csr();
+    let net = spdnn::Network::new(n, vec![w], 0.0).unwrap();
+    // Row 0 of Y0 full, row 1 sparse.
+    let dense = positive(1, n, 82).data;
+    let sparse = gen::power_law(1, n, 300, 1.0, 83).unwrap();
+    let mut y0 = Csr {
+        nrows: 2,
+        ncols: n,
+        row_ptr: vec![0, n as u32],
+        col_idx: (0..n as u32).collect(),
+        values: dense,
+    };
+    y0.col_idx.extend_from_slice(&sparse.col_idx);
+    y0.values
+        .extend(sparse.values.iter().map(|v| v.abs() + 0.05));
+    y0.row_ptr.push(y0.col_idx.len() as u32);
+    let opts = ThesisOptions {
+        format: Format::CsrCsr,
+        tiling: Tiling::OneD,
+        ..Default::default()
+    };
+    let mut plan = match ThesisPlan::new(gpu, &net, &y0, &opts) {
+        Ok(p) => p,
+        Err(e) => {
+            assert_refused_for_the_cap(gpu, &e, "spdnn.thesis_multiply");
+            return;
+        }
+    };
+    assert!(gpu.caps.loop_cap.is_none(), "not refused under the cap");
+    plan.set_poison(true);
+    plan.start(gpu).unwrap();
+    plan.layer(gpu, 0).unwrap();
+    let got = plan.output(gpu).unwrap();
+    let mut y = vec![0f64; 2 * n];
+    for r in 0..2 {
+        for e in y0.row_range(r) {
+            y[r * n + y0.col_idx[e] as usize] = f64::from(y0.values[e]);
+        }
+    }
+    let want: Vec<f64> = y
+        .chunks(n)
+        .flat_map(|r| spdnn::cpu::layer(r, &net.layers[0], 0.0))
+        .collect();
+    for (e, (&g, &w)) in got.iter().zip(&want).enumerate() {
+        assert!(
+            (f64::from(g) - w).abs() <= 1e-4 * (1.0 + w.abs()),
+            "row {} neuron {}: GPU {g} twin {w}",
+            e / n,
+            e % n
+        );
+    }
+}

@@ -72,6 +72,40 @@ pub fn sliced(tiling: &Tiling, n: usize, words: u64) -> u64 {
     fixed + slices * (1 + stage + t) + words * (1 + rv)
 }
 
+/// `spdnn.thesis_multiply`, 1D: a buffer row of `width` cleared and activated over `wg`
+/// invocations, and a left row of up to `left` entries taken `wg / lanes` at a time, each
+/// entry a right row of up to `right` entries over `lanes` lanes (an add each: a
+/// compare-exchange loop at least one turn long).
+pub fn thesis_1d(width: usize, wg: u32, lanes: u32, left: usize, right: usize) -> u64 {
+    let (wg, lanes) = (wg.max(1) as u64, lanes.max(1) as u64);
+    let groups = (wg / lanes).max(1);
+    2 * (width as u64).div_ceil(wg)
+        + (left as u64).div_ceil(groups) * (1 + 2 * (right as u64).div_ceil(lanes))
+}
+
+/// `spdnn.thesis_multiply`, 2D: a TR × TC tile's sums cleared and written over `wg`
+/// invocations, and its TR rows' left entries (up to TR · `left`) staged `wg` at a time,
+/// each staging locating the entries' rows (TR) and taking them `wg / lanes` at a time: a
+/// binary search into a right row of up to `right` entries, then its entries within the
+/// tile's TC columns (sorted and distinct, so at most TC) over `lanes` lanes, an add each.
+pub fn thesis_2d(wg: u32, lanes: u32, (tr, tc): (u32, u32), left: usize, right: usize) -> u64 {
+    let (wg, lanes) = (wg.max(1) as u64, lanes.max(1) as u64);
+    let (tr, tc, right) = (tr as u64, tc as u64, right as u64);
+    let groups = (wg / lanes).max(1);
+    let search = 64 - right.leading_zeros() as u64;
+    let walk = 1 + right.min(tc).div_ceil(lanes);
+    let per_entry = 1 + search + 2 * walk;
+    let stages = (tr * left as u64).div_ceil(wg);
+    2 * (tr * tc).div_ceil(wg) + stages * (1 + tr + wg.div_ceil(groups) * per_entry)
+}
+
+/// `spdnn.thesis_flush` (and the smaller `spdnn.thesis_count`): a buffer row of `width`
+/// over `wg` invocations, each turn a scan of log2(wg) steps.
+pub fn thesis_flush(width: usize, wg: u32) -> u64 {
+    let turns = (width as u64).div_ceil(wg.max(1) as u64);
+    turns * (1 + u64::from(wg.max(1).trailing_zeros()))
+}
+
 /// The refusal of `kernel` under `caps`' loop cap, naming what made it loop.
 pub fn refuse(caps: &Caps, kernel: &str, iterations: u64) -> crate::Error {
     loop_cap::over_budget(caps, kernel, iterations)
@@ -104,6 +138,26 @@ mod tests {
             values: vec![1.0; 5],
         };
         assert_eq!(max_in_degree(&w), 3);
+    }
+
+    #[test]
+    fn thesis_counts_grow_with_the_rows_they_walk() {
+        // The challenge's N = 65,536, 32 per row of W: 1D over 32 lanes fits llvmpipe's
+        // budget even with Y's rows full; 2D (1 lane, 4 × 512 tiles) does not.
+        let b = loop_cap::budget(Some(65_535)).unwrap();
+        assert_eq!(
+            thesis_1d(65_536, 256, 32, 65_536, 32),
+            2 * 256 + 8192 * (1 + 2)
+        );
+        assert!(thesis_1d(65_536, 256, 32, 65_536, 32) <= b);
+        assert!(thesis_2d(256, 1, (4, 512), 65_536, 32) > b);
+        assert!(thesis_2d(256, 1, (4, 512), 1024, 32) <= b);
+        // A right row longer than a tile is walked only within the tile.
+        assert_eq!(
+            thesis_2d(256, 32, (4, 512), 100, 1 << 20),
+            thesis_2d(256, 32, (4, 512), 100, (1 << 20) + 7)
+        );
+        assert_eq!(thesis_flush(1024, 256), 4 * 9);
     }
 
     #[test]

@@ -13,7 +13,7 @@ use crate::sparse::Csr;
 use crate::spdnn::thesis::operands::{Right, Sparse};
 use crate::spdnn::thesis::stage::{RightRef, Stage};
 use crate::spdnn::thesis::{BufferSize, Format, ThesisOptions, Tiling};
-use crate::spdnn::Network;
+use crate::spdnn::{loops, Network};
 use crate::{Error, Result};
 
 /// What one run of a thesis approach produced.
@@ -82,6 +82,57 @@ pub struct ThesisPlan {
     time_multiply: bool,
 }
 
+/// Refuses a plan whose kernels could loop past a software device's budget
+/// ([`crate::gpu::loop_cap`]), before anything is uploaded: the multiply's invocations walk a
+/// left row (a row of Y, up to N entries once the layers fill it; CSC·CSC: a column of W, its
+/// in-degree) and for each entry a right row (a row of W, its longest `wmax`; CSC·CSC: a
+/// column of Y, up to the band's rows), and the count and flush walk a buffer row of
+/// `width`. Y's rows are bounded by N, not by Y0's, since any later layer may fill them.
+fn check_loop_budget(
+    gpu: &Gpu,
+    net: &Network,
+    opts: &ThesisOptions,
+    (rows, width): (usize, usize),
+    lanes: u32,
+    wmax: usize,
+) -> Result<()> {
+    let Some(budget) = crate::gpu::loop_cap::budget(gpu.caps.loop_cap) else {
+        return Ok(());
+    };
+    let n = net.n;
+    let (left, right) = match opts.format {
+        Format::CscCsc => {
+            let in_degree = net.layers.iter().map(loops::max_in_degree).max();
+            (in_degree.unwrap_or(0), rows)
+        }
+        _ => (n, wmax),
+    };
+    let wg = opts.workgroup;
+    let multiply = match opts.tiling {
+        Tiling::OneD => loops::thesis_1d(width, wg, lanes, left, right),
+        Tiling::TwoD => {
+            let tile = (opts.tile_rows.max(1), opts.tile_cols.max(1));
+            loops::thesis_2d(wg, lanes, tile, left, right)
+        }
+    };
+    let flush = loops::thesis_flush(width, wg);
+    for (kernel, iterations) in [("thesis_multiply", multiply), ("thesis_flush", flush)] {
+        if iterations > budget {
+            return Err(loops::refuse(
+                &gpu.caps,
+                &format!(
+                    "spdnn.{kernel} ({} {}, N = {n}, rows of up to {left} entries times \
+                     rows of up to {right}, {lanes} lanes per entry, buffer rows of {width})",
+                    opts.format.name(),
+                    opts.tiling.name()
+                ),
+                iterations,
+            ));
+        }
+    }
+    Ok(())
+}
+
 impl ThesisPlan {
     /// Uploads W (in the format's storage) and Y0, and prepares the kernels and the batch
     /// buffer. Fails on bad options or sizes beyond the device (named in the error).
@@ -148,26 +199,22 @@ impl ThesisPlan {
                 Some(on) => on,
                 None => row_fits,
             };
-        let (rights, lefts, wmax) = if csc {
-            let lefts = net
-                .layers
-                .iter()
-                .map(|w| Sparse::upload(gpu, &w.transpose(), n, false))
-                .collect::<Result<Vec<_>>>()?;
-            (Vec::new(), lefts, 0)
+        // W's longest row (the right operand's, CSR and CSR·ELL), counted before anything
+        // is uploaded: it sets the lanes per left entry and, with the lanes, the loops.
+        let wmax = if csc {
+            0
         } else {
-            let ell = opts.format == Format::CsrEll;
-            // Laid out on every core a group of layers at a time (bounded host memory),
-            // uploaded in order.
-            let mut rights = Vec::with_capacity(net.layers.len());
-            for group in net.layers.chunks(64) {
-                let layouts = par_map(group.len(), |i| Right::layout(&group[i], ell));
-                for (w, layout) in group.iter().zip(layouts) {
-                    rights.push(Right::upload(gpu, layout, w.nrows)?);
-                }
-            }
-            let wmax = rights.iter().map(|r| r.width).max().unwrap_or(1);
-            (rights, Vec::new(), wmax)
+            net.layers
+                .iter()
+                .map(|w| {
+                    (0..w.nrows)
+                        .map(|r| w.row_range(r).len())
+                        .max()
+                        .unwrap_or(0)
+                })
+                .max()
+                .unwrap_or(0)
+                .max(1)
         };
         let wg = opts.workgroup;
         let pow2 = |x: usize| (x.max(1).next_power_of_two() as u32).min(wg);
@@ -179,6 +226,29 @@ impl ThesisPlan {
             (false, Tiling::TwoD) => {
                 pow2((wmax * (opts.tile_cols as usize).min(n)).div_ceil(n.max(1)))
             }
+        };
+        check_loop_budget(gpu, net, opts, (rows, width), lanes, wmax)?;
+        let (rights, lefts) = if csc {
+            let lefts = net
+                .layers
+                .iter()
+                .map(|w| Sparse::upload(gpu, &w.transpose(), n, false))
+                .collect::<Result<Vec<_>>>()?;
+            (Vec::new(), lefts)
+        } else {
+            let ell = opts.format == Format::CsrEll;
+            // Laid out on every core a group of layers at a time (bounded host memory),
+            // uploaded in order.
+            let mut rights = Vec::with_capacity(net.layers.len());
+            for group in net.layers.chunks(64) {
+                let layouts = par_map(group.len(), |i| Right::layout(&group[i], ell));
+                for (w, layout) in group.iter().zip(layouts) {
+                    rights.push(Right::upload(gpu, layout, w.nrows)?);
+                }
+            }
+            // The lanes and the loop check took W's longest row from the host.
+            debug_assert!(rights.iter().all(|r| r.width <= wmax));
+            (rights, Vec::new())
         };
         // Each band's Y0 with band-local row ids (the categories add the band's first row).
         let mut inputs = Vec::new();
