@@ -336,24 +336,31 @@ fn wide_validation_of_the_long_sample(gpu: &Gpu, x: &Csr, spec: &wide::ModelSpec
 }
 
 /// Folded long-row chunks (`--fold on`): 64 rows of about 1,560 entries cut into chunks of
-/// 32, over 3,000 chunks, all taken by the one workgroup that C = 64 rows per vector leaves
-/// (each chunk summing up to 64 partials): unbounded, tens of thousands of iterations past
-/// the cap. Under a cap the plan keeps the unfolded sequence, and w equals the twin.
+/// 32, over 3,000 chunks, taken by the one workgroup that C = 64 rows per vector leaves
+/// (fused) or by the sorted grid's two (each chunk summing up to 64 partials): unbounded,
+/// tens of thousands of iterations past the cap. Under a cap the plan keeps the unfolded
+/// sequence, and w equals the twin.
 #[test]
 fn fused_folded_long_rows_stay_under_the_budget() {
     use wgsparse::fused::{Matrix, Options, Pattern, Variant};
     let gpu = common::gpu();
     let x = gen::power_law(64, 2048, 100_000, 0.3, 71).unwrap();
-    let o = Options {
-        variant: Variant::Fused,
-        long_row: Some(32),
-        rows_per_vector: Some(64),
-        fold: true,
-        ..Default::default()
-    };
-    for p in [Pattern::Full, Pattern::Xty] {
+    for (variant, p) in [
+        (Variant::Fused, Pattern::Full),
+        (Variant::Fused, Pattern::Xty),
+        (Variant::Sorted, Pattern::Full),
+    ] {
+        let o = Options {
+            variant,
+            long_row: Some(32),
+            rows_per_vector: (variant == Variant::Fused).then_some(64),
+            fold: true,
+            ..Default::default()
+        };
         let (_, plan) = common::fused::check(gpu, Matrix::Sparse(&x), &o, p, 72);
-        assert_eq!(plan.config.groups, 1, "{}", plan.config.describe());
+        if variant == Variant::Fused {
+            assert_eq!(plan.config.groups, 1, "{}", plan.config.describe());
+        }
         assert_eq!(
             plan.long_folded(),
             gpu.caps.loop_cap.is_none(),
