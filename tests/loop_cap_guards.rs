@@ -240,22 +240,12 @@ fn spdnn_a_column_past_the_cap_is_refused() {
     }
 }
 
-/// A linear model scoring a sample of 600,000 features: 8 lanes would loop 75,000 times
-/// each; under a cap the sample takes more lanes and the scores equal the twin's.
+/// LR and FM scoring a sample of 600,000 features: 8 lanes would loop 75,000 times each;
+/// under a cap the sample takes more lanes and the scores equal the twin's.
 #[test]
 fn wide_predict_of_a_long_sample_is_sized_under_the_budget() {
     let gpu = common::gpu();
     let n_features = 600_000;
-    let model = wide::Model::Lr;
-    let spec = model.spec().unwrap();
-    let params = positive(1, n_features + 1, 61).data;
-    let file = wide::WideModel {
-        name: spec.name.clone(),
-        accums: spec.accums,
-        params_per_feature: spec.params_per_feature,
-        n_features,
-        params: params.iter().map(|&p| p * 1e-3).collect(),
-    };
     // Sample 0 has every feature; the others a power-law handful.
     let short = gen::power_law(5, n_features, 200, 1.1, 62).unwrap();
     let long_vals = positive(1, n_features, 63).data;
@@ -277,25 +267,44 @@ fn wide_predict_of_a_long_sample_is_sized_under_the_budget() {
         values,
     };
     x.validate().unwrap();
-    wide_validation_of_the_long_sample(gpu, &x, &spec, &file.params);
-    let (_, lanes) = wide::predict::shape(gpu.caps.loop_cap, n_features, &spec).unwrap();
-    if gpu.caps.loop_cap.is_some() {
-        assert!(lanes > wide::predict::PREDICT_LANES, "{lanes} lanes");
-    }
-    let scores = wide::predict(gpu, &spec, &file, &x).unwrap();
-    let p: Vec<f64> = file.params.iter().map(|&v| v as f64).collect();
-    for (i, &s) in scores.iter().enumerate() {
-        let w = wide::cpu::predict(model, &p, &x, i);
-        assert!(
-            (s as f64 - w).abs() <= 1e-4 * (1.0 + w.abs()),
-            "ŷ{i}: {s} vs {w}"
-        );
-    }
-    // Past one whole workgroup of lanes: refused, not scored short.
-    let sizes = wide::predict::iterations(100_000_000, wide::predict::PREDICT_WG, &spec);
-    if let Some(b) = loop_cap::budget(gpu.caps.loop_cap) {
-        assert!(sizes > b);
-        assert!(wide::predict::shape(gpu.caps.loop_cap, 100_000_000, &spec).is_none());
+    // LR: 32 lanes per sample under llvmpipe's cap; FM (k = 4, 5 parameters an edge): 128.
+    for (model, seed) in [(wide::Model::Lr, 61), (wide::Model::Fm { k: 4 }, 64)] {
+        let spec = model.spec().unwrap();
+        let len = n_features * spec.params_per_feature + 1;
+        let file = wide::WideModel {
+            name: spec.name.clone(),
+            accums: spec.accums,
+            params_per_feature: spec.params_per_feature,
+            n_features,
+            params: positive(1, len, seed)
+                .data
+                .iter()
+                .map(|&p| p * 1e-3)
+                .collect(),
+        };
+        if model == wide::Model::Lr {
+            wide_validation_of_the_long_sample(gpu, &x, &spec, &file.params);
+        }
+        let (_, lanes) = wide::predict::shape(gpu.caps.loop_cap, n_features, &spec).unwrap();
+        if gpu.caps.loop_cap.is_some() {
+            assert!(lanes > wide::predict::PREDICT_LANES, "{lanes} lanes");
+        }
+        let scores = wide::predict(gpu, &spec, &file, &x).unwrap();
+        let p: Vec<f64> = file.params.iter().map(|&v| v as f64).collect();
+        for (i, &s) in scores.iter().enumerate() {
+            let w = wide::cpu::predict(model, &p, &x, i);
+            assert!(
+                (s as f64 - w).abs() <= 1e-4 * (1.0 + w.abs()),
+                "{}: ŷ{i}: {s} vs {w} ({lanes} lanes)",
+                spec.name
+            );
+        }
+        // Past one whole workgroup of lanes: refused, not scored short.
+        if let Some(b) = loop_cap::budget(gpu.caps.loop_cap) {
+            let sizes = wide::predict::iterations(100_000_000, wide::predict::PREDICT_WG, &spec);
+            assert!(sizes > b);
+            assert!(wide::predict::shape(gpu.caps.loop_cap, 100_000_000, &spec).is_none());
+        }
     }
 }
 
