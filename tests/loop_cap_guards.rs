@@ -227,17 +227,50 @@ fn spdnn_dense_rows_of_a_wide_ell_are_refused_sliced_runs() {
 }
 
 /// N = 70,000 with one neuron fed by all: the sliced ELL invocation of that neuron walks
-/// 70,000 words; refused on both paths under the cap.
+/// 70,000 words; refused under the cap. Dense rows are refused there too, by the loop check
+/// before their ELL (70,000 slots of each of 70,000 neurons) is laid out; without a cap that
+/// ELL exceeds any storage binding, which `dense_rows_beyond_a_binding_are_refused_first`
+/// covers.
 #[test]
 fn spdnn_a_column_past_the_cap_is_refused() {
     let gpu = common::gpu();
     let n = 70_000;
     let net = heavy_column_network(n, 51);
     let y0 = spdnn::data::random_inputs(2, n, 0.3, 52).unwrap();
-    for approach in [spdnn::Approach::Auto, spdnn::Approach::DenseRows] {
-        let ran = spdnn_or_refused(gpu, &net, &y0, approach, 256);
-        assert_eq!(ran, gpu.caps.loop_cap.is_none(), "{approach:?}");
+    let ran = spdnn_or_refused(gpu, &net, &y0, spdnn::Approach::Auto, 256);
+    assert_eq!(ran, gpu.caps.loop_cap.is_none());
+    if gpu.caps.loop_cap.is_some() {
+        assert!(!spdnn_or_refused(
+            gpu,
+            &net,
+            &y0,
+            spdnn::Approach::DenseRows,
+            256
+        ));
     }
+}
+
+/// A dense-rows ELL beyond one storage binding is refused, naming it (the plan checks it
+/// before the host lays the ELL out: at N = 70,000 with one neuron fed by all, without a
+/// cap, that took two arrays of 19.6 GB): here 256 slots of 256 neurons over 8 KiB bindings.
+#[test]
+fn dense_rows_beyond_a_binding_are_refused_first() {
+    let gpu = common::gpu_small_bindings();
+    let n = 256;
+    let net = heavy_column_network(n, 53);
+    let y0 = spdnn::data::random_inputs(2, n, 0.3, 54).unwrap();
+    let options = spdnn::Options {
+        approach: spdnn::Approach::DenseRows,
+        ..Default::default()
+    };
+    let e = spdnn::Plan::new(gpu, &net, &y0, &options)
+        .err()
+        .expect("refused");
+    let msg = e.to_string();
+    assert!(
+        matches!(e, Error::TooLarge { .. }) && msg.contains("spdnn.w_idx"),
+        "{msg}"
+    );
 }
 
 /// LR and FM scoring a sample of 600,000 features: 8 lanes would loop 75,000 times each;

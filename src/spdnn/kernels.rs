@@ -68,8 +68,12 @@ struct LayerWeights {
 impl LayerWeights {
     fn new(gpu: &Gpu, w: &Csr) -> Result<Self> {
         let n = w.ncols;
+        let width = loops::max_in_degree(w);
+        // Both arrays are bound whole: refused before the host builds them.
+        let slots = width.saturating_mul(n).max(1);
+        GpuBuffer::<u32>::check_binding(gpu, "spdnn.w_idx", slots)?;
+        GpuBuffer::<f32>::check_binding(gpu, "spdnn.w_val", slots)?;
         let wt = w.transpose();
-        let width = (0..n).map(|j| wt.row_range(j).len()).max().unwrap_or(0);
         let mut idx = vec![0u32; (width * n).max(1)];
         let mut val = vec![0f32; (width * n).max(1)];
         for j in 0..n {
