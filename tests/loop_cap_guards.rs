@@ -2,7 +2,8 @@
 //! cap (`gpu::loop_cap`; llvmpipe silently ends an invocation's loops after 65,535 iterations
 //! in all): on inputs whose unbounded plans loop past the cap, a plan is either sized under
 //! the budget and equals the f64 twin, or refused with an error naming the kernel and the
-//! cap. On a device without a cap every case runs and equals the twin.
+//! cap. On a device without a cap every case runs and equals the twin (but dense rows at
+//! N = 70,000, whose ELL no storage binding holds).
 //!
 //! Sizes are such that the loops llvmpipe cannot unroll (those whose trip count is a runtime
 //! value) already pass the cap unguarded; the guards' estimates also count constant-trip
