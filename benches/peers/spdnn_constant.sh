@@ -17,6 +17,10 @@
 # path) it first runs those tests on the device (subgroups of 32, native atomics):
 # $OUT/tests.txt. Budget: ~1.5 min per N at L = 120 (setup, a progress run, a warm-up and
 # REPS timed runs, twice), well under 6 min for the three N.
+# PEER=1: the on run also exports the network and inputs (`--export`) and
+# benches/peers/spdnn_torch.py times the torch peer on those files in the same job
+# ($OUT/peer.jsonl; PEER_REPS timed runs, default REPS; PEER_LIMIT seconds each, default 150);
+# the table then gains the peer's TE/s and the ratio of the on run to it.
 # Dry run elsewhere (no system setup, small sizes): DRY_RUN=1 skips installing .gl/ into /;
 # ROWS (default 60000) input rows, TEST_LIMIT (default 120) seconds for the tests, e.g.
 #   DRY_RUN=1 NS="256 1024" L=8 ROWS=2000 REPS=1 OUT=/tmp/c bash benches/peers/spdnn_constant.sh
@@ -68,11 +72,20 @@ for N in $RUN_NS; do
   $W "${base[@]}" --constant-rows off "${off_check[@]}" >> "$OUT/constant.jsonl" \
     2>>"$OUT/log.txt" || log "N=$N off: FAILED or mismatch (exit $?)"
   log "N=$N L=$L constant rows on ${on_check[*]}"
-  $W "${base[@]}" --constant-rows on "${on_check[@]}" >> "$OUT/constant.jsonl" \
-    2>>"$OUT/log.txt" || log "N=$N on: FAILED or mismatch (exit $?)"
+  export_dir=()
+  [ "${PEER:-0}" = 1 ] && export_dir=(--export "/tmp/spdnn-net-$N")
+  $W "${base[@]}" --constant-rows on "${on_check[@]}" "${export_dir[@]}" \
+    >> "$OUT/constant.jsonl" 2>>"$OUT/log.txt" || log "N=$N on: FAILED or mismatch (exit $?)"
+  if [ "${PEER:-0}" = 1 ]; then
+    log "N=$N L=$L torch peer"
+    timeout "${PEER_LIMIT:-150}" python3 benches/peers/spdnn_torch.py "/tmp/spdnn-net-$N" \
+      --reps "${PEER_REPS:-$REPS}" >> "$OUT/peer.jsonl" 2>>"$OUT/log.txt" \
+      || log "N=$N peer FAILED (exit $?)"
+    rm -rf "/tmp/spdnn-net-$N"
+  fi
 done
-touch "$OUT/constant.jsonl"
-python3 - "$OUT/constant.jsonl" "$NS" "$L" > "$OUT/constant_table.md" <<'PY' || log "table FAILED"
+touch "$OUT/constant.jsonl" "$OUT/peer.jsonl"
+python3 - "$OUT/constant.jsonl" "$NS" "$L" "$OUT/peer.jsonl" > "$OUT/constant_table.md" <<'PY' || log "table FAILED"
 import json, sys
 runs = {}
 for line in open(sys.argv[1]):
@@ -82,10 +95,18 @@ for line in open(sys.argv[1]):
         continue
     if "ms" in d:
         runs[(d["neurons"], d["layers"], bool(d.get("constant_rows")))] = d
+peers = {}
+for line in open(sys.argv[4]):
+    try:
+        d = json.loads(line)
+    except ValueError:
+        continue
+    if d.get("fastest") and "ms" in d:
+        peers[(d["neurons"], d["layers"])] = d
 # Every (N, L) asked for gets a row, so a run that failed or never started shows as missing.
 want = {(int(n), int(sys.argv[3])) for n in sys.argv[2].split()}
-print("| N | L | TE/s off | TE/s on | on / off | ms off | ms on | fast tiles | unwritten | first layer ≥ 90% fast | active rows | check off | check on |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+print("| N | L | TE/s off | TE/s on | on / off | ms off | ms on | fast tiles | unwritten | first layer ≥ 90% fast | active rows | check off | check on | torch TE/s | on / torch |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for (n, l) in sorted(want | {(k[0], k[1]) for k in runs}):
     off, on = runs.get((n, l, False)), runs.get((n, l, True))
     te = lambda d: d["edges_per_second"] / 1e12 if d else float("nan")
@@ -100,9 +121,12 @@ for (n, l) in sorted(want | {(k[0], k[1]) for k in runs}):
                 break
     ck = lambda d: ("ok" if d["ok"] else "MISMATCH") + f" ({d['check']})" if d else "missing"
     ratio = te(on) / te(off) if on and off else float("nan")
+    peer = peers.get((n, l))
+    peer_te = peer["edges_per_second"] / 1e12 if peer else float("nan")
     active = on["active_rows"] if on else (off["active_rows"] if off else "-")
     print(f"| {n} | {l} | {te(off):.3f} | {te(on):.3f} | {ratio:.2f} | {ms(off):.1f} | {ms(on):.1f} | "
-          f"{share} | {unwritten} | {first} | {active} | {ck(off)} | {ck(on)} |")
+          f"{share} | {unwritten} | {first} | {active} | {ck(off)} | {ck(on)} | "
+          f"{peer_te:.3f} | {te(on) / peer_te:.2f} |")
 PY
 cat "$OUT/constant_table.md"
 log "done"
