@@ -151,7 +151,8 @@ fn every_pattern_and_variant_folded_and_not() {
         for o in variants(long_row) {
             let (folded, finishes) = fold_on_off(gpu, &x, &o, 81);
             let ours = matches!(o.variant, Variant::Fused | Variant::Sorted);
-            assert_eq!(folded, any_long && ours, "{o:?}");
+            // Sorted keeps its long rows unfolded (see fused::device).
+            assert_eq!(folded, any_long && o.variant == Variant::Fused, "{o:?}");
             let shared = o.workgroup_w != Some(false);
             assert_eq!(finishes, !any_long && ours && shared, "{o:?}");
         }
@@ -201,9 +202,10 @@ fn beta_zero_never_reads_z() {
     let finishing = [0, 3].map(|i| variants(None)[i].clone());
     for o in folded.chain(finishing) {
         let plan = Plan::new(gpu, Matrix::Sparse(&x), &o).unwrap();
-        let count = if plan.finishes() { 1 } else { 2 };
+        let count = plan.dispatches(Pattern::Full);
+        // Sorted keeps its long rows unfolded: its w is initialised by the β·z pre-pass.
         assert!(
-            plan.long_folded() || plan.finishes(),
+            plan.long_folded() || plan.finishes() || plan.config.variant == Variant::Sorted,
             "{}",
             plan.config.describe()
         );
@@ -234,7 +236,8 @@ fn banded_x_folded_and_not() {
         };
         let (folded, finishes) = fold_on_off(gpu, &x, &o, 85);
         let ours = matches!(o.variant, Variant::Fused | Variant::Sorted);
-        assert_eq!(folded, ours && o.long_row.is_some(), "{o:?}");
+        let folds_long = o.variant == Variant::Fused;
+        assert_eq!(folded, folds_long && o.long_row.is_some(), "{o:?}");
         let shared = o.workgroup_w != Some(false);
         assert_eq!(finishes, ours && shared && o.long_row.is_none(), "{o:?}");
         let plan = Plan::new(gpu, Matrix::Sparse(&x), &o).unwrap();

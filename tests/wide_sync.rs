@@ -287,14 +287,14 @@ fn persistent_g_above_1_equals_twin_or_is_refused() {
     )
     .unwrap();
     assert_eq!(t.sync_groups(), 3);
-    // Beyond the resident workgroups: refused.
+    // Beyond the resident workgroups (yet within the barrier's 65,535): refused.
     let e = Trainer::new(
         gpu,
         &spec,
         M,
         (&x, &y),
         None,
-        options(SyncKernel::Persistent, 1 << 20, 0),
+        options(SyncKernel::Persistent, 60_000, 0),
     )
     .err()
     .expect("G beyond the resident workgroups refused");
