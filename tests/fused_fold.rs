@@ -150,9 +150,8 @@ fn every_pattern_and_variant_folded_and_not() {
     for (long_row, any_long) in [(Some(24), true), (None, false)] {
         for o in variants(long_row) {
             let (folded, finishes) = fold_on_off(gpu, &x, &o, 81);
-            let ours = matches!(o.variant, Variant::Fused | Variant::Sorted);
-            // Sorted keeps its long rows unfolded (see fused::device).
-            assert_eq!(folded, any_long && o.variant == Variant::Fused, "{o:?}");
+            let ours = o.variant == Variant::Fused; // sorted keeps the separate passes
+            assert_eq!(folded, any_long && ours, "{o:?}");
             let shared = o.workgroup_w != Some(false);
             assert_eq!(finishes, !any_long && ours && shared, "{o:?}");
         }
@@ -178,7 +177,7 @@ fn rows_of_too_many_chunks_keep_the_unfolded_sequence() {
     let gpu = common::gpu();
     let x = sparse_x(600, 400, 5_000, 74);
     assert!((0..x.nrows).any(|r| x.row_range(r).len() > 2 * 64));
-    for v in [Variant::Fused, Variant::Sorted] {
+    for v in [Variant::Fused] {
         let o = Options {
             variant: v,
             long_row: Some(2),
@@ -203,7 +202,7 @@ fn beta_zero_never_reads_z() {
     for o in folded.chain(finishing) {
         let plan = Plan::new(gpu, Matrix::Sparse(&x), &o).unwrap();
         let count = plan.dispatches(Pattern::Full);
-        // Sorted keeps its long rows unfolded: its w is initialised by the β·z pre-pass.
+        // Sorted keeps the separate passes (its w from the β·z pre-pass).
         assert!(
             plan.long_folded() || plan.finishes() || plan.config.variant == Variant::Sorted,
             "{}",
@@ -235,9 +234,8 @@ fn banded_x_folded_and_not() {
             ..o
         };
         let (folded, finishes) = fold_on_off(gpu, &x, &o, 85);
-        let ours = matches!(o.variant, Variant::Fused | Variant::Sorted);
-        let folds_long = o.variant == Variant::Fused;
-        assert_eq!(folded, folds_long && o.long_row.is_some(), "{o:?}");
+        let ours = o.variant == Variant::Fused; // sorted keeps the separate passes
+        assert_eq!(folded, ours && o.long_row.is_some(), "{o:?}");
         let shared = o.workgroup_w != Some(false);
         assert_eq!(finishes, ours && shared && o.long_row.is_none(), "{o:?}");
         let plan = Plan::new(gpu, Matrix::Sparse(&x), &o).unwrap();
@@ -278,7 +276,7 @@ fn the_cli_reports_dispatches_and_times_both_sequences() {
             "--scale",
             "0.1",
             "--variant",
-            "sorted",
+            "fused",
             "--pattern",
             "full",
             "--fold",

@@ -127,10 +127,8 @@ impl Plan {
         let long = match x {
             Matrix::Sparse(s) if config.long_row != u32::MAX => {
                 let (chunks, rows) = long::chunks(s, config.long_row)?;
-                // Sorted keeps the unfolded long-row passes: on an H200 its folded sequence
-                // (chunks after the tiles, 1,024 invocations, 3,308 chunks of 500k × 4,096)
-                // never finished, while the same plan unfolded and every folded `fused` did.
-                let folded = (config.fold && config.tile == 0)
+                let folded = config
+                    .fold
                     .then(|| long::fold_codes(&chunks))
                     .flatten()
                     .filter(|_| folded_fits_loop_budget(gpu, &config, s, n, chunks.len()));
