@@ -407,26 +407,36 @@ fn cli_json_reports_the_sync_kernel() {
         assert!(!ok);
         assert!(err.contains("sync_groups 4"), "{err}");
     }
+    // `wide sweep --sync` of two runs on the same chunk orders (batch 48, chunks of 16).
+    let sweep = |epochs: &str, runs: [&str; 2]| {
+        common::wgsparse(&[
+            "wide",
+            "sweep",
+            "--sync",
+            "--train",
+            path,
+            "--batch",
+            "48",
+            "--max-chunk",
+            "16",
+            "--epochs",
+            epochs,
+            "--passes",
+            "1",
+            "--run",
+            runs[0],
+            "--run",
+            runs[1],
+        ])
+    };
     // `wide sweep` runs both kernels on the same chunk orders: the same validation logloss.
-    let (ok, out, err) = common::wgsparse(&[
-        "wide",
-        "sweep",
-        "--sync",
-        "--train",
-        path,
-        "--batch",
-        "48",
-        "--max-chunk",
-        "16",
-        "--epochs",
+    let (ok, out, err) = sweep(
         "2",
-        "--passes",
-        "1",
-        "--run",
-        "sync-kernel=dispatch",
-        "--run",
-        "sync-kernel=persistent,sync-groups=1",
-    ]);
+        [
+            "sync-kernel=dispatch",
+            "sync-kernel=persistent,sync-groups=1",
+        ],
+    );
     assert!(ok, "{err}");
     let lines: Vec<serde_json::Value> = out.lines().map(json).collect();
     assert_eq!(lines.len(), 2, "{out}");
@@ -440,25 +450,13 @@ fn cli_json_reports_the_sync_kernel() {
     assert!((a - b).abs() <= 1e-5, "{a} vs {b}");
     // A run after a G = 1 run reports its own G: where G = 4 is refused, its line names the
     // error, G = 4 and no dispatch count (not the G = 1 run's).
-    let (ok, out, err) = common::wgsparse(&[
-        "wide",
-        "sweep",
-        "--sync",
-        "--train",
-        path,
-        "--batch",
-        "48",
-        "--max-chunk",
-        "16",
-        "--epochs",
+    let (ok, out, err) = sweep(
         "1",
-        "--passes",
-        "1",
-        "--run",
-        "sync-kernel=persistent,sync-groups=1",
-        "--run",
-        "sync-kernel=persistent,sync-groups=4",
-    ]);
+        [
+            "sync-kernel=persistent,sync-groups=1",
+            "sync-kernel=persistent,sync-groups=4",
+        ],
+    );
     let lines: Vec<serde_json::Value> = out.lines().map(json).collect();
     assert_eq!(lines.len(), 2, "{out}");
     assert_eq!(lines[1]["sync_groups"], 4, "{out}");
