@@ -87,22 +87,21 @@ done
 touch "$OUT/constant.jsonl" "$OUT/peer.jsonl"
 python3 - "$OUT/constant.jsonl" "$NS" "$L" "$OUT/peer.jsonl" > "$OUT/constant_table.md" <<'PY' || log "table FAILED"
 import json, sys
-runs = {}
-for line in open(sys.argv[1]):
-    try:
-        d = json.loads(line)
-    except ValueError:
-        continue
-    if "ms" in d:
-        runs[(d["neurons"], d["layers"], bool(d.get("constant_rows")))] = d
-peers = {}
-for line in open(sys.argv[4]):
-    try:
-        d = json.loads(line)
-    except ValueError:
-        continue
-    if d.get("fastest") and "ms" in d:
-        peers[(d["neurons"], d["layers"])] = d
+
+
+def timed(path):
+    """The JSON lines of `path` that carry a time (others, and stray log text, skipped)."""
+    for line in open(path):
+        try:
+            d = json.loads(line)
+        except ValueError:
+            continue
+        if "ms" in d:
+            yield d
+
+
+runs = {(d["neurons"], d["layers"], bool(d.get("constant_rows"))): d for d in timed(sys.argv[1])}
+peers = {(d["neurons"], d["layers"]): d for d in timed(sys.argv[4]) if d.get("fastest")}
 # Every (N, L) asked for gets a row, so a run that failed or never started shows as missing.
 want = {(int(n), int(sys.argv[3])) for n in sys.argv[2].split()}
 print("| N | L | TE/s off | TE/s on | on / off | ms off | ms on | fast tiles | unwritten | first layer ≥ 90% fast | active rows | check off | check on | torch TE/s | on / torch |")
