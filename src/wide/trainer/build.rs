@@ -146,10 +146,16 @@ impl<'g> Trainer<'g> {
     ) -> Result<Self> {
         spec.check()?;
         // Checked with the sync kernel resolved (its variants depend on it).
-        let options = Options {
+        let mut options = Options {
             sync_kernel: crate::wide::sync::resolve(&options),
             ..options
         };
+        // Plain reads bind the parameters twice, both writable: atomic reads where the
+        // backend is not known to accept that alias.
+        if !options.sync && !super::guard::aliasing_allowed(&gpu.caps.backend) {
+            options.variant.plain_reads = false;
+            options.variant.coherent_reads = false;
+        }
         options.check()?;
         if spec.accums > crate::wide::model::MAX_ACCUMS {
             return Err(Error::Option(format!(
@@ -436,6 +442,8 @@ impl<'g> Trainer<'g> {
             epoch: 0,
             history: vec![],
             last_order: vec![],
+            backup: None,
+            guard_ref: None,
         };
         t.grad.fill(gpu, 0.0)?;
         let init = initial_params(spec, n_features, t.options.seed)?;
