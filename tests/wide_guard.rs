@@ -190,3 +190,87 @@ fn guard_reports_a_step_far_too_large() {
         }
     }
 }
+
+/// The CLI: `wide train --async` reads plainly by default and passes `--check` (LR and FM,
+/// FM with its own defaults: 4 lanes, the cache off, every per-chunk variant);
+/// `--atomic-reads` gives the atomic kernel; a step far too large is redone and counted in
+/// the JSON (or, if atomic reads diverge too, exits non-zero naming the retry).
+#[test]
+fn cli_async_default_and_guard() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("ctr");
+    let d = d.to_str().unwrap();
+    assert!(
+        common::wgsparse(&[
+            "gen",
+            "ctr",
+            "--samples",
+            "4000",
+            "--features",
+            "400",
+            "--nnz-per-sample",
+            "12",
+            "--seed",
+            "5",
+            "--raw",
+            "--out",
+            d,
+        ])
+        .0
+    );
+    let train = |extra: &[&str]| {
+        let mut args = vec![
+            "wide",
+            "train",
+            "--train",
+            d,
+            "--holdout",
+            "0.1",
+            "--batch",
+            "128",
+            "--async",
+            "--no-early-stop",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        common::wgsparse_exit(&args)
+    };
+    let json = |out: &str| -> serde_json::Value { serde_json::from_str(out.trim()).unwrap() };
+    let (code, out, err) = train(&["--epochs", "2", "--check"]);
+    assert_eq!(code, 0, "{err}");
+    let lr = json(&out);
+    assert_eq!(lr["reads"], "plain", "{lr}");
+    assert_eq!(lr["variant"], "plain-reads", "{lr}");
+    assert_eq!(lr["lanes"], 8, "{lr}");
+    assert_eq!(lr["check_ok"], true, "{lr}");
+    assert_eq!(lr["redone_epochs"], 0, "{lr}");
+    let (code, out, err) = train(&["--epochs", "2", "--check", "--model", "fm", "--k", "4"]);
+    assert_eq!(code, 0, "{err}");
+    let fm = json(&out);
+    assert_eq!(fm["reads"], "plain", "{fm}");
+    assert_eq!(
+        fm["variant"], "copy-ilp,agg-ilp,apply-ilp,tail-spread,plain-reads",
+        "{fm}"
+    );
+    assert_eq!(
+        (fm["lanes"].as_u64(), fm["hot_features"].as_u64()),
+        (Some(4), Some(0))
+    );
+    assert_eq!(fm["check_ok"], true, "{fm}");
+    let (code, out, err) = train(&["--epochs", "1", "--atomic-reads"]);
+    assert_eq!(code, 0, "{err}");
+    let atomic = json(&out);
+    assert_eq!(
+        (atomic["reads"].as_str(), atomic["variant"].as_str()),
+        (Some("atomic"), Some("default"))
+    );
+    let (code, out, err) = train(&["--epochs", "1", "--lr", "10000"]);
+    if code == 0 {
+        let big = json(&out);
+        assert_eq!(big["redone_epochs"], 1, "{big}");
+        assert_eq!(big["epochs"][0]["redone"], true, "{big}");
+        assert_eq!(big["reads"], "atomic", "{big}");
+    } else {
+        assert!(err.contains("atomic reads"), "{err}");
+    }
+}
