@@ -299,6 +299,7 @@ impl<'g> Trainer<'g> {
             cache,
             ..self.options.clone()
         };
+        let options = guard::reads_for_backend(&self.gpu.caps.backend, options);
         options.check()?;
         if self.chunk * lanes as usize > 1024 {
             return Err(Error::Option(format!(

@@ -146,16 +146,13 @@ impl<'g> Trainer<'g> {
     ) -> Result<Self> {
         spec.check()?;
         // Checked with the sync kernel resolved (its variants depend on it).
-        let mut options = Options {
+        let options = Options {
             sync_kernel: crate::wide::sync::resolve(&options),
             ..options
         };
         // Plain reads bind the parameters twice, both writable: atomic reads where the
         // backend is not known to accept that alias.
-        if !options.sync && !super::guard::aliasing_allowed(&gpu.caps.backend) {
-            options.variant.plain_reads = false;
-            options.variant.coherent_reads = false;
-        }
+        let options = super::guard::reads_for_backend(&gpu.caps.backend, options);
         options.check()?;
         if spec.accums > crate::wide::model::MAX_ACCUMS {
             return Err(Error::Option(format!(

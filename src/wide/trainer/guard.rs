@@ -16,6 +16,16 @@ pub fn aliasing_allowed(backend: &str) -> bool {
     matches!(backend, "Vulkan" | "Metal" | "Dx12")
 }
 
+/// `options` with plain reads off (atomic reads) unless async on a backend that accepts
+/// their alias ([`aliasing_allowed`]; sync mode keeps its coherent-reads variant).
+pub(super) fn reads_for_backend(backend: &str, mut options: Options) -> Options {
+    if !options.sync && !aliasing_allowed(backend) {
+        options.variant.plain_reads = false;
+        options.variant.coherent_reads = false;
+    }
+    options
+}
+
 /// Whether an epoch diverged: a loss not finite, or the epoch's validation loss (its
 /// training loss without validation data) above `reference` by more than the fraction
 /// `rise` (no reference: only finiteness counts).
