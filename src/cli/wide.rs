@@ -103,7 +103,7 @@ enum What {
         /// chunk / batch, or a whole dispatch's with --snapshot-reads).
         #[arg(long)]
         async_in_flight: Option<f64>,
-        /// Invocations per sample in Aggregate [default: 8, 4 with --async].
+        /// Invocations per sample in Aggregate [default: 8, 4 with --async --model fm].
         #[arg(long)]
         lanes: Option<u32>,
         /// Largest chunk (samples per workgroup) [default: 32, 64 with --async].
