@@ -327,6 +327,17 @@ fn parts_beyond_one_binding_equal_twin() {
                 "ŷ{i}: {s} vs {w}"
             );
         }
+        // An FM file from before the squares' Accums were merged (2k + 1 of them) predicts
+        // the same; any other count is refused.
+        if model.k() > 0 {
+            assert_eq!(spec.accums, model.k() + 2);
+            let mut old = model_file.clone();
+            old.accums = 2 * model.k() + 1;
+            let again = wgsparse::wide::predict(gpu, &spec, &old, &x).unwrap();
+            assert_eq!(again, scores);
+            old.accums = 2 * model.k();
+            assert!(wgsparse::wide::predict(gpu, &spec, &old, &x).is_err());
+        }
     }
 }
 

@@ -7,10 +7,12 @@
 
 mod common;
 
-use common::wide::{assert_matches_twin, data, epoch_from, random_params, random_start, twin};
+use common::wide::{
+    assert_matches_twin, async_chunk_twin, data, epoch_from, random_params, random_start, twin,
+};
 use wgsparse::gen::{zipf_ctr, CtrModel};
 use wgsparse::sparse::Csr;
-use wgsparse::wide::{cpu, metrics, plan, Diag, FlowVariant, Model, Options, SyncKernel, Trainer};
+use wgsparse::wide::{metrics, plan, Diag, FlowVariant, Model, Options, SyncKernel, Trainer};
 use wgsparse::Gpu;
 
 /// Every variant alone, then combined.
@@ -132,13 +134,7 @@ fn async_one_group_vs_twin(
     variant: FlowVariant,
 ) {
     let m = x.ncols;
-    let y = metrics::labels_pm1(y01);
     let in_flight = 6.0;
-    let mut counts = vec![0u32; m];
-    for &j in &x.col_idx {
-        counts[j as usize] += 1;
-    }
-    let (fs, bias) = plan::async_scale(&counts, x.nrows, in_flight);
     let spec = model.spec().unwrap();
     let np = spec.params_per_feature;
     // Split segments: FM's Apply reads v_jf, which a global feature's earlier piece may just
@@ -173,20 +169,14 @@ fn async_one_group_vs_twin(
     let (loss, _) = t.train_epoch().unwrap();
     assert!(loss.is_finite());
     let got = t.params().unwrap();
-    let mut want: Vec<f64> = start.iter().map(|&v| v as f64).collect();
-    let base = 0.5 * chunk as f64 / batch as f64;
-    let mut step = vec![base; want.len()];
-    for (j, &v) in fs.iter().enumerate() {
-        step[j * np..(j + 1) * np].fill(base * v as f64);
-    }
-    step[m * np] = base * bias as f64;
-    let mut sgd = cpu::Sgd::new(want.len());
-    let chunks: Vec<Vec<usize>> = (0..x.nrows.div_ceil(chunk))
-        .map(|c| (c * chunk..((c + 1) * chunk).min(x.nrows)).collect())
-        .collect();
-    for window in chunks.chunks(twin_window(&variant)) {
-        sgd.stale_step(model, &mut want, x, &y, window, &step);
-    }
+    let want = async_chunk_twin(
+        model,
+        (x, y01),
+        (batch, chunk),
+        in_flight,
+        twin_window(&variant),
+        &start,
+    );
     assert_matches_twin(&got, &want, &format!("{} {}", spec.name, variant.label()));
 }
 

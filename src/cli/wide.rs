@@ -103,7 +103,7 @@ enum What {
         /// chunk / batch, or a whole dispatch's with --snapshot-reads).
         #[arg(long)]
         async_in_flight: Option<f64>,
-        /// Invocations per sample in Aggregate [default: 8, 4 with --async].
+        /// Invocations per sample in Aggregate [default: 8, 4 with --async --model fm].
         #[arg(long)]
         lanes: Option<u32>,
         /// Largest chunk (samples per workgroup) [default: 32, 64 with --async].
@@ -128,15 +128,24 @@ enum What {
         /// A chunk's bias and loss sums by two invocations other than the first.
         #[arg(long)]
         tail_spread: bool,
-        /// Async: read the parameters with plain loads (updates stay atomic).
-        #[arg(long)]
+        /// Async: read the parameters with plain loads (updates stay atomic; the default
+        /// with --async).
+        #[arg(long, conflicts_with = "atomic_reads")]
         plain_reads: bool,
+        /// Async: read the parameters with atomic loads (the default before plain reads;
+        /// slower, never stale).
+        #[arg(long)]
+        atomic_reads: bool,
+        /// Async, plain reads: no divergence guard (no epoch-start copy of the parameters,
+        /// no epoch trained again with atomic reads when its loss rises).
+        #[arg(long)]
+        no_read_guard: bool,
         /// Async, with --plain-reads: bind those reads `@coherent` (past per-SM caches).
         #[arg(long, requires = "plain_reads")]
         coherent_reads: bool,
         /// Async: read the parameters from a read-only snapshot copied from them before each
         /// dispatch (reads stale by at most one dispatch's chunks; updates stay atomic).
-        #[arg(long, conflicts_with = "plain_reads")]
+        #[arg(long, conflicts_with_all = ["plain_reads", "atomic_reads"])]
         snapshot_reads: bool,
         /// Async, with --snapshot-reads and no --async-span: chunks per persistent workgroup
         /// in one dispatch (a dispatch holds async-groups × this many chunks).
@@ -233,6 +242,8 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
             apply_ilp,
             tail_spread,
             plain_reads,
+            atomic_reads,
+            no_read_guard,
             coherent_reads,
             snapshot_reads,
             snapshot_rounds,
@@ -259,10 +270,13 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
                 )));
             }
             let base = if async_ {
-                wide::Options::asynchronous()
+                wide::Options::asynchronous_for(&model.spec()?)
             } else {
                 wide::Options::default()
             };
+            // Async reads plain by default; snapshot reads replace them.
+            let plain_reads =
+                plain_reads || (base.variant.plain_reads && !atomic_reads && !snapshot_reads);
             let options = wide::Options {
                 batch,
                 lr,
@@ -279,15 +293,16 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
                 stage: mode == ModeArg::Stage,
                 lanes: lanes.unwrap_or(base.lanes),
                 max_chunk: max_chunk.unwrap_or(base.max_chunk),
-                cache,
+                cache: cache.or(base.cache),
                 early_stop: !no_early_stop,
                 seed,
+                read_guard: if no_read_guard { None } else { base.read_guard },
                 variant: wide::FlowVariant {
                     hot_every,
-                    copy_ilp,
-                    agg_ilp,
-                    apply_ilp,
-                    tail_spread,
+                    copy_ilp: copy_ilp || base.variant.copy_ilp,
+                    agg_ilp: agg_ilp || base.variant.agg_ilp,
+                    apply_ilp: apply_ilp || base.variant.apply_ilp,
+                    tail_spread: tail_spread || base.variant.tail_spread,
                     plain_reads,
                     coherent_reads,
                     snapshot_reads,
@@ -446,10 +461,15 @@ fn train_run(
         if let Some(b) = &bar {
             b.inc(1);
             b.set_message(format!(
-                "loss {:.4} · logloss {} · {:.2} ms",
+                "loss {:.4} · logloss {} · {:.2} ms{}",
                 s.train_loss,
                 s.logloss.map_or("-".into(), |l| format!("{l:.4}")),
-                s.seconds * 1e3
+                s.seconds * 1e3,
+                if s.redone {
+                    " · diverged with plain reads: redone with atomic reads"
+                } else {
+                    ""
+                }
             ));
         }
         let stop = trainer.stop_after(&s);
@@ -507,6 +527,7 @@ fn train_run(
                     "auc_bound": s.auc_bound,
                     "epoch_ms": s.seconds * 1e3,
                     "timestamps": s.from_timestamps,
+                    "redone": s.redone,
                 })
             })
             .collect();
@@ -539,6 +560,17 @@ fn train_run(
                 "lanes": options.lanes,
                 "hot_features": trainer.hot_features(),
                 "variant": options.variant.label(),
+                "read_guard": options.read_guard,
+                "redone_epochs": stats.iter().filter(|s| s.redone).count(),
+                "reads": if options.sync {
+                    "sync"
+                } else if trainer.flow().0.plain_reads {
+                    "plain"
+                } else if options.variant.snapshot_reads {
+                    "snapshot"
+                } else {
+                    "atomic"
+                },
                 "diag": options.diag.names(),
                 "parts": trainer.parts(),
                 "device": gpu.caps.adapter_name,
@@ -587,6 +619,17 @@ fn train_run(
     );
     println!("{t}");
     println!("median epoch {median_ms:.3} ms (setup {setup_s:.2} s)");
+    let redone: Vec<String> = stats
+        .iter()
+        .filter(|s| s.redone)
+        .map(|s| s.epoch.to_string())
+        .collect();
+    if !redone.is_empty() {
+        println!(
+            "plain parameter reads diverged: epoch {} trained again with atomic reads (kept after)",
+            redone.join(", ")
+        );
+    }
     if let Some((c, diff, ok)) = check {
         println!(
             "f64 CPU reference logloss {c:.5}: |Δ| = {diff:.5} ({})",

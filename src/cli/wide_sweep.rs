@@ -196,6 +196,8 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
                     line["logloss"] = json!(last.and_then(|s| s.logloss));
                     line["auc"] = json!(last.and_then(|s| s.auc));
                     line["train_loss"] = json!(last.map(|s| s.train_loss));
+                    // Epochs the divergence guard trained again with atomic reads.
+                    line["redone_epochs"] = json!(stats.iter().filter(|s| s.redone).count());
                 }
                 Err(e) => {
                     eprintln!("error: run {name:?} (pass {pass}): {e}");

@@ -6,7 +6,7 @@ use crate::sparse::Csr;
 use crate::wide::Model;
 
 /// The Accums of one sample: `[w·x]` for the linear models; `[w·x, v_f·x (f < k),
-/// Σ_j v_jf² x_j² (f < k)]` for FM.
+/// Σ_f Σ_j v_jf² x_j²]` for FM.
 pub fn accums(model: Model, params: &[f64], feats: &[u32], vals: &[f32]) -> Vec<f64> {
     let k = model.k();
     let np = model.params_per_feature();
@@ -18,7 +18,7 @@ pub fn accums(model: Model, params: &[f64], feats: &[u32], vals: &[f32]) -> Vec<
         for f in 0..k {
             let v = p[1 + f];
             a[1 + f] += v * x;
-            a[1 + k + f] += v * v * x * x;
+            a[1 + k] += v * v * x * x;
         }
     }
     a
@@ -27,7 +27,8 @@ pub fn accums(model: Model, params: &[f64], feats: &[u32], vals: &[f32]) -> Vec<
 /// ŷ from the Accums and the bias `b`.
 pub fn score(model: Model, a: &[f64], b: f64) -> f64 {
     let k = model.k();
-    let pair: f64 = (0..k).map(|f| a[1 + f] * a[1 + f] - a[1 + k + f]).sum();
+    let squares = if k > 0 { a[1 + k] } else { 0.0 };
+    let pair: f64 = (0..k).map(|f| a[1 + f] * a[1 + f]).sum::<f64>() - squares;
     b + a[0] + 0.5 * pair
 }
 

@@ -263,6 +263,12 @@ const FLOW_ASYNC_BASE: [Binding; 8] = [
     Binding::ReadWrite,
 ];
 /// Async with plain parameter reads: the parameters bound a second time, non-atomic, at 8.
+/// Bindings 5 and 8 then alias one buffer, both writable (a read-only view would conflict
+/// with 5's storage-write usage): Vulkan allows aliased descriptors and wgpu's native
+/// backends accept them, the WebGPU specification (and Dawn) reject writable aliases, so the
+/// trainer binds this only where [`crate::wide::aliasing_allowed`] says so. Reads through 8
+/// may be served from a per-compute-unit cache, stale for the rest of the dispatch; the
+/// trainer's divergence guard ([`crate::wide::Options::read_guard`]) answers for that.
 const FLOW_ASYNC_PLAIN: &[Binding] = &flow_async_reading_at_8(Binding::ReadWrite);
 /// Async with snapshot reads: the snapshot (a separate copy of the parameters) read-only at 8.
 const FLOW_ASYNC_SNAPSHOT: &[Binding] = &flow_async_reading_at_8(Binding::Read);

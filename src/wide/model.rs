@@ -125,9 +125,13 @@ impl Model {
         1 + self.k()
     }
 
-    /// Accums per sample: 1 (w·x), plus 2k for FM (v_f·x and Σ_j v_jf² x_j²).
+    /// Accums per sample: 1 (w·x), plus k + 1 for FM (v_f·x, and Σ_f Σ_j v_jf² x_j²: ŷ
+    /// needs the squares' sum over f alone).
     pub fn accums(self) -> usize {
-        1 + 2 * self.k()
+        match self.k() {
+            0 => 1,
+            k => 2 + k,
+        }
     }
 
     /// The descriptor the engine compiles.

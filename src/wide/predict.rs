@@ -55,7 +55,16 @@ pub fn predict(
     x: &Csr,
 ) -> Result<Vec<f32>> {
     spec.check()?;
-    if spec.params_per_feature != model.params_per_feature || spec.accums != model.accums {
+    // FM files written before the squares' Accums were merged into one record 2k + 1 of
+    // them; the parameters are laid out the same.
+    let fm_before_merge = spec.name == model.name
+        && spec.name.starts_with("fm")
+        && spec.params_per_feature > 1
+        && spec.accums == spec.params_per_feature + 1
+        && model.accums == 2 * spec.params_per_feature - 1;
+    if spec.params_per_feature != model.params_per_feature
+        || (spec.accums != model.accums && !fm_before_merge)
+    {
         return Err(Error::Shape(format!(
             "model {} has {} parameters per feature and {} Accums, the spec {} and {}",
             model.name,

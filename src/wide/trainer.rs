@@ -15,12 +15,14 @@ use crate::{Error, Result};
 
 mod build;
 mod eval;
+mod guard;
 mod record;
 mod ring;
 
 pub use build::{initial_params, MIN_WINDOWS};
 pub use eval::Eval;
 use eval::Valid;
+pub use guard::aliasing_allowed;
 
 /// What one epoch measured.
 #[derive(Clone, Debug, Serialize)]
@@ -44,6 +46,10 @@ pub struct EpochStats {
     pub seconds: f64,
     /// Whether `seconds` came from timestamp queries.
     pub from_timestamps: bool,
+    /// Whether the divergence guard ([`Options::read_guard`]) found the epoch's plain-read
+    /// training diverging and trained it again from its start with atomic reads (kept for
+    /// the epochs after); `seconds` then covers both.
+    pub redone: bool,
 }
 
 /// Trains one wide model on the GPU (see the module docs for the engine).
@@ -86,6 +92,10 @@ pub struct Trainer<'g> {
     history: Vec<f64>,
     /// The order of the last epoch: (part, its chunk order), parts in the order they ran.
     last_order: Vec<(usize, Vec<u32>)>,
+    /// The divergence guard's copy of the parameters at the epoch's start (made on first use).
+    backup: Option<GpuBuffer<f32>>,
+    /// The divergence guard's reference loss (the last accepted epoch's).
+    guard_ref: Option<f64>,
 }
 
 /// Training samples that fit one storage binding, with their dispatches.
@@ -289,6 +299,7 @@ impl<'g> Trainer<'g> {
             cache,
             ..self.options.clone()
         };
+        let options = guard::reads_for_backend(&self.gpu.caps.backend, options);
         options.check()?;
         if self.chunk * lanes as usize > 1024 {
             return Err(Error::Option(format!(
@@ -326,6 +337,7 @@ impl<'g> Trainer<'g> {
         self.epoch = 0;
         self.history.clear();
         self.last_order.clear();
+        self.guard_ref = None;
         self.grad.fill(self.gpu, 0.0)?;
         let init = initial_params(&self.spec, self.n_features(), self.options.seed)?;
         self.set_params(&init)
@@ -345,17 +357,46 @@ impl<'g> Trainer<'g> {
         ids
     }
 
-    /// One epoch and its validation.
+    /// One epoch and its validation. With async plain reads and [`Options::read_guard`],
+    /// an epoch whose losses diverge is trained again from its start with atomic reads.
     pub fn epoch(&mut self) -> Result<EpochStats> {
-        let (train_loss, time) = self.train_epoch()?;
+        let guard = self.guard_on();
+        let reference = if guard { self.guard_reference()? } else { None };
+        let (mut train_loss, mut time) = self.train_epoch()?;
+        let mut eval = if train_loss.is_finite() {
+            self.evaluate()?
+        } else {
+            None
+        };
+        let rise = self.options.read_guard.unwrap_or(0.0);
+        let redone = guard && guard::diverged(train_loss, eval.map(|e| e.loss), reference, rise);
+        if redone {
+            self.restore_atomic()?;
+            let (loss, again) = self.train_epoch()?;
+            train_loss = loss;
+            time.seconds += again.seconds;
+            time.from_timestamps &= again.from_timestamps;
+            eval = if loss.is_finite() {
+                self.evaluate()?
+            } else {
+                None
+            };
+        }
         self.epoch += 1;
         if !train_loss.is_finite() {
             return Err(Error::Diverged {
                 epoch: self.epoch,
-                message: format!("training loss {train_loss}"),
+                message: format!(
+                    "training loss {train_loss}{}",
+                    if redone {
+                        " (trained again with atomic reads after plain reads diverged)"
+                    } else {
+                        ""
+                    }
+                ),
             });
         }
-        let eval = self.evaluate()?;
+        self.guard_accept(train_loss, eval.as_ref());
         Ok(EpochStats {
             epoch: self.epoch,
             train_loss,
@@ -365,6 +406,7 @@ impl<'g> Trainer<'g> {
             auc_bound: eval.map(|e| e.auc_bound),
             seconds: time.seconds,
             from_timestamps: time.from_timestamps,
+            redone,
         })
     }
 

@@ -4,7 +4,7 @@
 use rand::{Rng, SeedableRng};
 use wgsparse::gen::{zipf_ctr, CtrModel};
 use wgsparse::sparse::Csr;
-use wgsparse::wide::{cpu, Model, ModelSpec, Trainer};
+use wgsparse::wide::{cpu, metrics, plan, Model, ModelSpec, Trainer};
 
 /// Zipf CTR samples with values drawn from [0.5, 1.5) (not one-hot), feature 0 put into
 /// every sample (maximum contention) and every 7th sample emptied; labels 0/1.
@@ -109,4 +109,40 @@ pub fn assert_matches_twin(got: &[f32], want: &[f64], what: &str) {
             "{what} θ{i}: GPU {g} twin {w}"
         );
     }
+}
+
+/// The f64 twin of an async epoch with one persistent workgroup (chunks in data order, no
+/// re-indexing, lr 0.5, the step scale for `in_flight` mini-batches): from `start`, each
+/// `window` of chunks steps together from one point with the scaled step.
+pub fn async_chunk_twin(
+    model: Model,
+    (x, y01): (&Csr, &[f32]),
+    (batch, chunk): (usize, usize),
+    in_flight: f64,
+    window: usize,
+    start: &[f32],
+) -> Vec<f64> {
+    let m = x.ncols;
+    let np = model.params_per_feature();
+    let y = metrics::labels_pm1(y01);
+    let mut counts = vec![0u32; m];
+    for &j in &x.col_idx {
+        counts[j as usize] += 1;
+    }
+    let (fs, bias) = plan::async_scale(&counts, x.nrows, in_flight);
+    let mut want: Vec<f64> = start.iter().map(|&v| v as f64).collect();
+    let base = 0.5 * chunk as f64 / batch as f64;
+    let mut step = vec![base; want.len()];
+    for (j, &v) in fs.iter().enumerate() {
+        step[j * np..(j + 1) * np].fill(base * v as f64);
+    }
+    step[m * np] = base * bias as f64;
+    let mut sgd = cpu::Sgd::new(want.len());
+    let chunks: Vec<Vec<usize>> = (0..x.nrows.div_ceil(chunk))
+        .map(|c| (c * chunk..((c + 1) * chunk).min(x.nrows)).collect())
+        .collect();
+    for w in chunks.chunks(window) {
+        sgd.stale_step(model, &mut want, x, &y, w, &step);
+    }
+    want
 }

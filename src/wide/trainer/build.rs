@@ -150,6 +150,9 @@ impl<'g> Trainer<'g> {
             sync_kernel: crate::wide::sync::resolve(&options),
             ..options
         };
+        // Plain reads bind the parameters twice, both writable: atomic reads where the
+        // backend is not known to accept that alias.
+        let options = super::guard::reads_for_backend(&gpu.caps.backend, options);
         options.check()?;
         if spec.accums > crate::wide::model::MAX_ACCUMS {
             return Err(Error::Option(format!(
@@ -436,6 +439,8 @@ impl<'g> Trainer<'g> {
             epoch: 0,
             history: vec![],
             last_order: vec![],
+            backup: None,
+            guard_ref: None,
         };
         t.grad.fill(gpu, 0.0)?;
         let init = initial_params(spec, n_features, t.options.seed)?;

@@ -34,7 +34,13 @@ impl Trainer<'_> {
         if let Some(word) = &self.grid_word {
             word.fill(gpu, 0)?;
         }
+        let guard = self.guard_on();
         let time = if self.ring.is_some() {
+            if guard {
+                let mut batch = Batch::new(gpu);
+                self.record_backup(&mut batch)?;
+                batch.submit()?;
+            }
             self.ring_epoch(&part_order)?
         } else {
             for p in 0..self.parts.len() {
@@ -45,8 +51,11 @@ impl Trainer<'_> {
                 }
             }
             let mut batch = Batch::new(gpu);
-            // Snapshot reads' copies are part of the epoch's device time.
+            // Snapshot reads' copies and the guard's are part of the epoch's device time.
             batch.time_copies();
+            if guard {
+                self.record_backup(&mut batch)?;
+            }
             for &p in &part_order {
                 self.record(&mut batch, &self.parts[p as usize].steps[0])?;
             }

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Async wide training's default (issue 12's bars: LR ≤ 2 ms per epoch, FM k = 10 ≤ 10 ms,
+# validation logloss within 0.003 of the f64 twin) against the old default, with the
+# PyTorch peer in the same job. Run on the NVIDIA machine from the repository root with the
+# release binary in .gpu/ and the Vulkan loader packages in .gl/ (as wide_suite.sh):
+#   OUT=$OUT bash benches/peers/wide_default.sh
+# Data: the criteo-s shape (`gen ctr --samples 5134149 --features 1000000 --nnz-per-sample
+# 40 --seed 1`, the last 10% held out), batch 1024, lr 0.5, async, 1,024 persistent
+# workgroups.
+# 1. LR `wide sweep` (3 epochs per run, 2 interleaved passes; the sweep's base is the new
+#    default's, so its divergence guard is on for plain-read runs and its epoch-start copy
+#    is timed): `lanes=4` (the old default: atomic reads, 4 lanes), `plain-reads` (the new
+#    default: plain reads, 8 lanes), `lanes=4,plain-reads` (plain reads as first measured),
+#    `lanes=16,plain-reads` (chunks of 64 × 16 = 1,024 invocations).
+# 2. `wide train --async --check` (2 epochs, the new default as users get it): check_ok,
+#    redone epochs, reads.
+# 3. FM k = 10 `wide sweep` (2 epochs, 1 pass): `lanes=4` (old default: atomic reads, the
+#    cost rule's cache), `lanes=4,cache=0,ALL` (the new FM default: plain reads, cache off,
+#    every per-chunk variant), `lanes=8,cache=0,ALL`, `lanes=4,cache=0,plain-reads`,
+#    `lanes=2,cache=0,ALL`. FM now keeps k + 2 Accums per sample (12 at k = 10, 21 in the
+#    sixth measurements' 26.4 / 14.2 ms), so `lanes=4` here is the old default's settings,
+#    not its kernel.
+# 4. `wide train --model fm --k 10 --async --check` (2 epochs, the new default).
+# 5. The PyTorch peer (`wide_torch.py`, EmbeddingBag + sparse SGD, the fastest idiom in
+#    the sixth measurements), LR and FM k = 10, 2 epochs; PEER=0 skips it.
+# Time limits: gen 75 s, LR sweep 60 s, LR check 70 s, FM sweep 80 s, FM check 120 s, peer
+# 75 s: 480 s (8 min) if every step ran to its limit.
+# Summary: $OUT/wide_default.md; raw lines in $OUT/wide_default_sweep.jsonl,
+# $OUT/wide_default_check.jsonl and $OUT/wide_default_peer.jsonl.
+# Dry run elsewhere (lavapipe): DRY_RUN=1 skips installing .gl/; SAMPLES / FEATURES shrink
+# the data; BIN names the binary, e.g.
+#   DRY_RUN=1 SAMPLES=20000 FEATURES=5000 PEER=0 BIN=target/release/wgsparse OUT=/tmp/a \
+#     bash benches/peers/wide_default.sh
+set -uo pipefail
+OUT=${OUT:-bench-out}
+D=/tmp/wide/criteo_s
+mkdir -p "$OUT" /tmp/wide
+if [ "${DRY_RUN:-0}" != 1 ]; then
+  for f in .gl/*.deb; do [ -e "$f" ] && dpkg -x "$f" /; done; ldconfig
+fi
+W=${BIN:-./.gpu/wgsparse}
+if ! $W info >/dev/null 2>&1; then
+  export VK_DRIVER_FILES=/usr/share/vulkan/icd.d/nvidia_icd.json
+fi
+J="$OUT/wide_default_sweep.jsonl"
+C="$OUT/wide_default_check.jsonl"
+log() { echo "[$(date +%T)] $*" | tee -a "$OUT/log.txt"; }
+$W info --json > "$OUT/wide_info.json" 2>>"$OUT/log.txt"
+ALL=copy-ilp,agg-ilp,apply-ilp,tail-spread,plain-reads
+COMMON=(--train $D --holdout 0.1 --batch 1024 --lr 0.5)
+log "gen criteo-s"
+if timeout 75 $W gen ctr --samples "${SAMPLES:-5134149}" --features "${FEATURES:-1000000}" \
+  --nnz-per-sample 40 --seed 1 --raw --out $D --json >> "$OUT/wide_gen.jsonl" \
+  2>>"$OUT/log.txt"; then
+  log "sweep lr"
+  timeout 60 $W wide sweep --model lr "${COMMON[@]}" --epochs 3 --passes 2 \
+    --run lanes=4 --run plain-reads --run lanes=4,plain-reads --run lanes=16,plain-reads \
+    >> "$J" 2>>"$OUT/log.txt" || log "sweep lr FAILED (exit $?)"
+  log "check lr (new default)"
+  timeout 70 $W wide train --model lr "${COMMON[@]}" --async --no-early-stop --epochs 2 \
+    --check --json >> "$C" 2>>"$OUT/log.txt" || log "check lr FAILED (exit $?)"
+  log "sweep fm k=10"
+  timeout 80 $W wide sweep --model fm --k 10 "${COMMON[@]}" --epochs 2 --passes 1 \
+    --run lanes=4 --run "lanes=4,cache=0,$ALL" --run "lanes=8,cache=0,$ALL" \
+    --run lanes=4,cache=0,plain-reads --run "lanes=2,cache=0,$ALL" >> "$J" 2>>"$OUT/log.txt" || log "sweep fm FAILED (exit $?)"
+  log "check fm k=10 (new default)"
+  timeout 120 $W wide train --model fm --k 10 "${COMMON[@]}" --async --no-early-stop \
+    --epochs 2 --check --json >> "$C" 2>>"$OUT/log.txt" || log "check fm FAILED (exit $?)"
+  if [ "${PEER:-1}" = 1 ]; then
+    log "peer torch lr, fm10"
+    timeout 75 python3 benches/peers/wide_torch.py $D --holdout 0.1 --batch 1024 --lr 0.5 \
+      --epochs 2 --models lr,fm10 --idioms embbag >> "$OUT/wide_default_peer.jsonl" \
+      2>>"$OUT/log.txt" || log "peer FAILED (exit $?)"
+  fi
+else
+  log "gen FAILED: no runs"
+fi
+rm -rf $D
+python3 - "$J" "$C" "$OUT/wide_default_peer.jsonl" <<'PY' | tee "$OUT/wide_default.md" | tee -a "$OUT/log.txt"
+import json, os, statistics, sys
+
+def lines(path):
+    if not os.path.exists(path):
+        print(f"(no {path}: see log.txt)")
+        return []
+    return [json.loads(l) for l in open(path) if l.startswith("{")]
+
+rows, order = {}, []
+for r in lines(sys.argv[1]):
+    key = (r["model"], r["run"])
+    if key not in rows:
+        rows[key] = []
+        order.append(key)
+    rows[key].append(r)
+print("| model | run | lanes | hot | ms/epoch per pass | median | logloss | redone |")
+print("|---|---|---|---|---|---|---|---|")
+for key in order:
+    ok = [r for r in rows[key] if "error" not in r]
+    if not ok:
+        print(f"| {key[0]} | {key[1]} | | | error: {rows[key][0].get('error')} | | | |")
+        continue
+    meds = [r["epoch_ms_median"] for r in ok]
+    r0 = ok[-1]
+    print(f"| {key[0]} | {key[1]} | {r0['lanes']} | {r0['hot_features']} | "
+          + " / ".join(f"{m:.2f}" for m in meds)
+          + f" | {statistics.median(meds):.2f} | {r0['logloss']:.5f} | "
+          + f"{sum(r.get('redone_epochs', 0) for r in ok)} |")
+print()
+for c in lines(sys.argv[2]):
+    print(f"check {c['model']} (reads {c.get('reads')}, variant {c.get('variant')}, lanes "
+          f"{c.get('lanes')}, hot {c.get('hot_features')}): epochs "
+          + " / ".join(f"{e['epoch_ms']:.2f}" for e in c["epochs"])
+          + f" ms, logloss {c['logloss']:.5f}, f64 twin {c.get('cpu_logloss')}, "
+          f"check_ok {c.get('check_ok')}, redone epochs {c.get('redone_epochs')}")
+for p in lines(sys.argv[3]) if os.path.exists(sys.argv[3]) else []:
+    if "epoch_ms_median" in p:
+        print(f"peer torch: {json.dumps({k: v for k, v in p.items() if k != 'epochs'})}")
+PY
+log "done"
