@@ -406,10 +406,7 @@ fn sorted(
             subgroup_reduce: shuffle,
             subgroup_wide: false,
             segmented: options.subgroups && caps.subgroups,
-            // Sorted keeps the separate passes: on an H200 its folded plans at 1,024
-            // invocations (500k × 4,096) never finished, with or without folded long rows,
-            // while every folded `fused` plan did (and at 500k × 200 folding gained nothing).
-            fold: false,
+            fold: fold_fits(gpu, options),
         },
         used_hint,
     ))
