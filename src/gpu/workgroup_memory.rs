@@ -8,7 +8,9 @@
 //! never finished. [`Gpu::kernel`](crate::Gpu::kernel) refuses such a kernel with an error
 //! naming it instead.
 
-use naga::{AddressSpace, ArraySize, Expression, Literal, Module, TypeInner};
+use naga::{
+    AddressSpace, ArraySize, BinaryOperator, Expression, Handle, Literal, Module, TypeInner,
+};
 
 use crate::{Error, Result};
 
@@ -34,22 +36,7 @@ pub fn workgroup_bytes(kernel: &str, module: &Module, constants: &[(&str, f64)])
     layouter
         .update(module.to_ctx())
         .map_err(|e| err(format!("type layout: {e:?}")))?;
-    let override_value = |h: naga::Handle<naga::Override>| -> Result<u64> {
-        let o = &module.overrides[h];
-        let name = o.name.as_deref().unwrap_or("");
-        if let Some(&(_, v)) = constants.iter().find(|(k, _)| *k == name) {
-            return Ok(v as u64);
-        }
-        let lit = o.init.map(|e| &module.global_expressions[e]);
-        match lit {
-            Some(Expression::Literal(Literal::U32(v))) => Ok(*v as u64),
-            Some(Expression::Literal(Literal::I32(v))) => Ok((*v).max(0) as u64),
-            Some(Expression::Literal(Literal::AbstractInt(v))) => Ok((*v).max(0) as u64),
-            _ => Err(err(format!(
-                "override {name} sizes a workgroup array: give it a value or a literal default"
-            ))),
-        }
-    };
+    let eval = |h: Handle<naga::Override>| override_value(module, constants, h, 0);
     let mut total = 0u64;
     for (h, var) in module.global_variables.iter() {
         if var.space != AddressSpace::WorkGroup || uses[h].is_empty() {
@@ -61,12 +48,67 @@ pub fn workgroup_bytes(kernel: &str, module: &Module, constants: &[(&str, f64)])
                 stride,
                 size: ArraySize::Pending(o),
                 ..
-            } => stride as u64 * override_value(o)?,
+            } => stride as u64 * eval(o).map_err(err)?,
             _ => layout.size as u64,
         };
         total = layout.alignment.round_up(total as u32) as u64 + size;
     }
     Ok(total)
+}
+
+/// An override's value: the caller's constant, else its default expression (literals, other
+/// overrides and constants under + − × ÷ %), as the pipeline would take it.
+fn override_value(
+    module: &Module,
+    constants: &[(&str, f64)],
+    h: Handle<naga::Override>,
+    depth: u32,
+) -> std::result::Result<u64, String> {
+    let o = &module.overrides[h];
+    let name = o.name.as_deref();
+    if let Some(&(_, v)) = name.and_then(|n| constants.iter().find(|(k, _)| *k == n)) {
+        return Ok(v as u64);
+    }
+    match o.init {
+        Some(e) => expr_value(module, constants, e, depth + 1),
+        None => Err(format!(
+            "override {} sizes a workgroup array without a value",
+            name.unwrap_or("(unnamed)")
+        )),
+    }
+}
+
+fn expr_value(
+    module: &Module,
+    constants: &[(&str, f64)],
+    e: Handle<Expression>,
+    depth: u32,
+) -> std::result::Result<u64, String> {
+    if depth > 64 {
+        return Err("an override expression nested too deep".into());
+    }
+    let val = |e| expr_value(module, constants, e, depth + 1);
+    match module.global_expressions[e] {
+        Expression::Literal(Literal::U32(v)) => Ok(v as u64),
+        Expression::Literal(Literal::I32(v)) => Ok(v.max(0) as u64),
+        Expression::Literal(Literal::AbstractInt(v)) => Ok(v.max(0) as u64),
+        Expression::Override(o) => override_value(module, constants, o, depth + 1),
+        Expression::Constant(c) => val(module.constants[c].init),
+        Expression::Binary { op, left, right } => {
+            let (a, b) = (val(left)?, val(right)?);
+            match op {
+                BinaryOperator::Add => Ok(a + b),
+                BinaryOperator::Subtract => Ok(a.saturating_sub(b)),
+                BinaryOperator::Multiply => Ok(a * b),
+                BinaryOperator::Divide if b > 0 => Ok(a / b),
+                BinaryOperator::Modulo if b > 0 => Ok(a % b),
+                _ => Err(format!("override expression with {op:?}")),
+            }
+        }
+        ref other => Err(format!(
+            "override expression {other:?} sizing a workgroup array"
+        )),
+    }
 }
 
 #[cfg(test)]
@@ -79,7 +121,8 @@ mod tests {
     }
 
     const SRC: &str = "
-        override N: u32 = 16u;
+        override M: u32 = 4u;
+        override N: u32 = M * 4u;
         var<workgroup> a: array<f32, N>;
         var<workgroup> flag: u32;
         var<workgroup> unused: array<f32, 1024>;
@@ -98,5 +141,7 @@ mod tests {
         assert_eq!(bytes(SRC, &[]), 96);
         // a: 4·1,000 = 4,000, flag at 4,000, v at 4,016.
         assert_eq!(bytes(SRC, &[("N", 1000.0)]), 4032);
+        // N from M: 4·(3·4) = 48, flag at 48, v at 64.
+        assert_eq!(bytes(SRC, &[("M", 3.0)]), 80);
     }
 }
