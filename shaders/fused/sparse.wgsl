@@ -12,7 +12,12 @@
 // - HOT (large n): a hot-column cache (src/fused/hot.rs). col_idx is the plan's rewritten copy:
 //   an entry of hot slot s holds HOT_BIT | s, and hot_cols[s] is its column. Hot products go
 //   to a workgroup array of NCOLS slots, then one global add per (workgroup, slot); cold
-//   products go straight to w. HOT is never combined with SHARED_W.
+//   products go straight to w.
+// - SHARED_W with HOT (hot copies): the same rewritten col_idx, and every vector of the
+//   workgroup its own copy of the HOT_N hot columns at wg_accum[n + vid·HOT_N + slot] (NCOLS =
+//   n + nv·HOT_N), so the vectors no longer compare-exchange the same few words of the w copy
+//   (on power-law X the hot columns are in nearly every row); the copies are summed at the
+//   flush, one global add per (workgroup, hot column).
 // - TWO_PASS (implies a workgroup copy): the vectors of a workgroup take turns scattering, so
 //   the order of every addition is fixed, and the workgroup writes its partial w to
 //   part[group · n + i] (flags bit 1, a later band of X: adds it to the earlier bands' there,
@@ -52,6 +57,8 @@ const HOT_BIT: u32 = 0x80000000u;
 override WG: u32 = 256u;
 override VS: u32 = 8u;
 override NCOLS: u32 = 1u;
+// SHARED_W with HOT: hot columns (slots) per vector's copy.
+override HOT_N: u32 = 0u;
 
 struct Params {
     m: u32,
@@ -124,6 +131,17 @@ fn column(c: u32) -> u32 {
     return c;
 }
 
+#ifdef SHARED_W
+// Where vector `vid` adds an entry of (rewritten) column index c in wg_accum: its own copy's
+// slot for a hot column, else the column's word of the w copy.
+fn shared_slot(c: u32, vid: u32) -> u32 {
+    if c >= HOT_BIT {
+        return params.n + vid * HOT_N + (c & ~HOT_BIT);
+    }
+    return c;
+}
+#endif
+
 // csr_row_partial through the rewritten indices.
 fn hot_row_partial(row: u32, lane: u32, ok: bool) -> f32 {
     var s = 0.0;
@@ -153,7 +171,12 @@ fn main(
     workgroupBarrier();
 #else
 #ifdef SHARED_W
-    for (var i = tid; i < params.n; i += WG) {
+#ifdef HOT
+    let wlen = NCOLS;
+#else
+    let wlen = params.n;
+#endif
+    for (var i = tid; i < wlen; i += WG) {
         atomicStore(&wg_accum[i], 0u);
     }
     workgroupBarrier();
@@ -208,7 +231,11 @@ fn main(
 #else
 #ifdef SHARED_W
         for (var i = b + lane; i < e; i += VS) {
+#ifdef HOT
+            wg_accum_add(shared_slot(col_idx[i], vid), vals[i] * s);
+#else
             wg_accum_add(col_idx[i], vals[i] * s);
+#endif
         }
 #else
 #ifdef HOT
@@ -247,7 +274,11 @@ fn main(
         let a = params.alpha * s;
         for (var i = ch.y + tid; i < ch.z; i += WG) {
 #ifdef SHARED_W
+#ifdef HOT
+            wg_accum_add(shared_slot(col_idx[i], vid), vals[i] * s);
+#else
             wg_accum_add(col_idx[i], vals[i] * s);
+#endif
 #else
 #ifdef HOT
             let c = col_idx[i];
@@ -276,12 +307,24 @@ fn main(
 #else
 #ifdef SHARED_W
     workgroupBarrier();
+    // Hot columns' words here stay zero (their entries went to the copies).
     for (var i = tid; i < params.n; i += WG) {
         let t = wg_accum_load(i);
         if t != 0.0 {
             accum_add(i, params.alpha * t);
         }
     }
+#ifdef HOT
+    for (var h = tid; h < HOT_N; h += WG) {
+        var t = 0.0;
+        for (var k = 0u; k < nv; k++) {
+            t += wg_accum_load(params.n + k * HOT_N + h);
+        }
+        if t != 0.0 {
+            accum_add(hot_cols[h], params.alpha * t);
+        }
+    }
+#endif
 #ifdef FINISH
 #ifndef LONG
     finish(tid, nwg.x);

@@ -101,7 +101,8 @@ pub struct FusedArgs {
     #[arg(long)]
     global_w: bool,
     /// Sparse, w in global memory: columns with the most entries aggregated in workgroup
-    /// memory (default: as many as fit; 0: none).
+    /// memory (default: as many as fit; 0: none). With w in workgroup memory: that many of
+    /// them copied per vector (hot copies; default none).
     #[arg(long)]
     hot_cols: Option<u32>,
     /// Sparse fused kernels: rows with more entries than this are split over workgroups

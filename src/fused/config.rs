@@ -204,6 +204,26 @@ pub(crate) fn resolve(
                 None => cap.min(used),
             }
         }
+        // Hot copies: a copy of the hot slots per vector beside the copy of w, only when asked
+        // for (`auto` tunes it).
+        (Variant::Fused, true) => match options.hot_cols {
+            None | Some(0) => 0,
+            Some(h) => {
+                let nv = (wg / vs) as u64;
+                let room = (wg_mem as u64).saturating_sub(shared_of(true, wg) as u64);
+                if h as u64 * nv * 4 > room {
+                    return Err(Error::TooLarge {
+                        what: format!("{h} hot columns copied for each of {nv} vectors"),
+                        needed: format!(
+                            "{} bytes of workgroup memory beside the copy of w",
+                            4 * h as u64 * nv
+                        ),
+                        limit: format!("{room} bytes left on {}", caps.adapter_name),
+                    });
+                }
+                (h as usize).min(*used_cols.get_or_insert_with(used))
+            }
+        },
         _ => 0,
     } as u32;
     // Slots are marked by the top bit of a column index.
@@ -212,10 +232,14 @@ pub(crate) fn resolve(
     } else {
         hot_cols
     };
-    let shared = shared_of(wants_w, wg) + if wants_w { 0 } else { 4 * hot_cols };
     let nv = wg / vs;
+    let shared = shared_of(wants_w, wg) + 4 * hot_cols * if wants_w { nv } else { 1 };
     let fixed = match (wants_w, hot_cols) {
-        (true, _) => loops::workgroup_w(n, wg),
+        // Hot copies: zeroed with w, each summed over the vectors at the flush.
+        (true, h) => {
+            loops::workgroup_w(n + (h * nv) as usize, wg)
+                + (h as u64).div_ceil(wg as u64) * nv as u64
+        }
         (false, 0) => 1,
         (false, h) => loops::workgroup_w(h as usize, wg),
     };

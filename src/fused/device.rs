@@ -78,8 +78,8 @@ const FINISH_FLAG_BYTES: u64 = 4;
 
 /// Whether the main kernel (`fused.sparse` or `fused.sorted` with w in workgroup memory) still
 /// fits the device's workgroup memory with the FINISH flag beside its own arrays: the
-/// reduction scratch without subgroup shuffles, the sorted tile's products and the copy of
-/// w. The launch model may fill workgroup memory exactly (sorted at 1,024 invocations and
+/// reduction scratch without subgroup shuffles, the sorted tile's products, the copy of w
+/// and the hot copies. The launch model may fill workgroup memory exactly (sorted at 1,024 invocations and
 /// n = 4,096 on an H200: 32 KiB of products and 16 KiB of w, all of 48 KiB); one flag more
 /// was past the limit, which wgpu does not check, and that dispatch never finished.
 fn finish_fits(gpu: &Gpu, config: &Config, n: usize) -> bool {
@@ -88,7 +88,12 @@ fn finish_fits(gpu: &Gpu, config: &Config, n: usize) -> bool {
     } else {
         4 * config.workgroup as u64
     };
-    let shared = scratch + 4 * config.tile as u64 + 4 * n.max(1) as u64;
+    let copies = if config.workgroup_w {
+        config.hot_cols as u64 * (config.workgroup / config.vs) as u64
+    } else {
+        0
+    };
+    let shared = scratch + 4 * config.tile as u64 + 4 * (n.max(1) as u64 + copies);
     shared + FINISH_FLAG_BYTES <= gpu.caps.max_workgroup_storage_bytes as u64
 }
 

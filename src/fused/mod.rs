@@ -151,7 +151,10 @@ pub struct Options {
     pub workgroup_w: Option<bool>,
     /// Sparse fused kernel with w in global memory: how many of the columns with the most
     /// entries are aggregated in workgroup memory ([`hot`]; `None`: as many as fit, `Some(0)`:
-    /// none, every product added straight to global memory). Ignored by the other variants.
+    /// none, every product added straight to global memory). With w in workgroup memory:
+    /// how many of them each vector adds to its own copy (hot copies: the vectors stop
+    /// contending for the hot columns' words; `None` or `Some(0)`: none). Ignored by the
+    /// other variants.
     pub hot_cols: Option<u32>,
     /// Sparse rows with more stored entries than this are split into chunks spread over many
     /// workgroups (their dot products by a pre-pass, [`Config::long_row`]); `None`: the
@@ -250,7 +253,8 @@ pub struct Config {
     pub tl: u32,
     /// Sparse: w aggregated in workgroup memory.
     pub workgroup_w: bool,
-    /// Sparse, w in global memory: hot columns aggregated in workgroup memory (0: none).
+    /// Sparse, w in global memory: hot columns aggregated in workgroup memory; with w in
+    /// workgroup memory: hot columns copied per vector (0: none).
     pub hot_cols: u32,
     /// Sparse fused kernels: rows with more entries than this (a power-law X's heaviest rows,
     /// which one vector would take alone) go through the long-row path (chunks of X's entries
@@ -294,6 +298,8 @@ impl Config {
         );
         if self.dense {
             s += &format!(" tl={}", self.tl);
+        } else if self.workgroup_w && self.hot_cols > 0 {
+            s += &format!(" wg-w hot-copies={}", self.hot_cols);
         } else if self.workgroup_w {
             s += " wg-w";
         } else if self.hot_cols > 0 {
