@@ -66,6 +66,23 @@ fn hot_copies_equal_the_twin_finishing_folded_and_not() {
 }
 
 #[test]
+fn vectors_share_copies_when_there_are_many() {
+    // One lane per row at 1,024 invocations: 1,024 vectors share at most 32 copies (fewer
+    // where the copies would not fit), vector v adding to copy v mod R.
+    let gpu = common::gpu();
+    let x = hot_x(103);
+    for h in [8, 200] {
+        let o = Options {
+            vs: Some(1),
+            workgroup: Some(1024),
+            ..copies(h, true, None)
+        };
+        every_pattern(gpu, &x, &o, 104);
+        every_pattern(gpu, &x, &Options { fold: false, ..o }, 105);
+    }
+}
+
+#[test]
 fn hot_copies_without_subgroups_or_native_atomics() {
     // The workgroup-memory reduction and compare-exchange into the accumulator and w.
     let gpu = common::gpu_plain();
@@ -95,9 +112,9 @@ fn hot_copies_over_row_bands() {
 fn copies_past_workgroup_memory_are_refused_and_the_default_has_none() {
     let gpu = common::gpu();
     let x = hot_x(100);
-    // 32 vectors of 128 invocations: h copies take 128·h bytes beside 4·n of w.
-    let room = gpu.caps.max_workgroup_storage_bytes as usize - 4 * x.ncols;
-    let too_many = (room / 128 + 1) as u32;
+    // One copy of h columns takes 4·h bytes beside 4·n of w and the ending's 4-byte flag.
+    let room = gpu.caps.max_workgroup_storage_bytes as usize - 4 * x.ncols - 4;
+    let too_many = (room / 4 + 1) as u32;
     match Plan::new(gpu, Matrix::Sparse(&x), &copies(too_many, true, None)) {
         Err(Error::TooLarge { what, .. }) => assert!(what.contains("hot columns"), "{what}"),
         other => panic!(

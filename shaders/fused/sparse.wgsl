@@ -13,11 +13,11 @@
 //   an entry of hot slot s holds HOT_BIT | s, and hot_cols[s] is its column. Hot products go
 //   to a workgroup array of NCOLS slots, then one global add per (workgroup, slot); cold
 //   products go straight to w.
-// - SHARED_W with HOT (hot copies): the same rewritten col_idx, and every vector of the
-//   workgroup its own copy of the HOT_N hot columns at wg_accum[n + vid·HOT_N + slot] (NCOLS =
-//   n + nv·HOT_N), so the vectors no longer compare-exchange the same few words of the w copy
-//   (on power-law X the hot columns are in nearly every row); the copies are summed at the
-//   flush, one global add per (workgroup, hot column).
+// - SHARED_W with HOT (hot copies): the same rewritten col_idx, and HOT_R copies of the HOT_N
+//   hot columns, vector vid adding to copy vid % HOT_R at wg_accum[n + copy·HOT_N + slot]
+//   (NCOLS = n + HOT_R·HOT_N), so the vectors no longer all compare-exchange the same few
+//   words of the w copy (on power-law X the hot columns are in nearly every row); the copies
+//   are summed at the flush, one global add per (workgroup, hot column).
 // - TWO_PASS (implies a workgroup copy): the vectors of a workgroup take turns scattering, so
 //   the order of every addition is fixed, and the workgroup writes its partial w to
 //   part[group · n + i] (flags bit 1, a later band of X: adds it to the earlier bands' there,
@@ -57,8 +57,9 @@ const HOT_BIT: u32 = 0x80000000u;
 override WG: u32 = 256u;
 override VS: u32 = 8u;
 override NCOLS: u32 = 1u;
-// SHARED_W with HOT: hot columns (slots) per vector's copy.
+// SHARED_W with HOT: hot columns (slots) per copy, and copies.
 override HOT_N: u32 = 0u;
+override HOT_R: u32 = 1u;
 
 struct Params {
     m: u32,
@@ -132,11 +133,11 @@ fn column(c: u32) -> u32 {
 }
 
 #ifdef SHARED_W
-// Where vector `vid` adds an entry of (rewritten) column index c in wg_accum: its own copy's
-// slot for a hot column, else the column's word of the w copy.
+// Where vector `vid` adds an entry of (rewritten) column index c in wg_accum: the slot in its
+// copy for a hot column, else the column's word of the w copy.
 fn shared_slot(c: u32, vid: u32) -> u32 {
     if c >= HOT_BIT {
-        return params.n + vid * HOT_N + (c & ~HOT_BIT);
+        return params.n + (vid % HOT_R) * HOT_N + (c & ~HOT_BIT);
     }
     return c;
 }
@@ -317,7 +318,7 @@ fn main(
 #ifdef HOT
     for (var h = tid; h < HOT_N; h += WG) {
         var t = 0.0;
-        for (var k = 0u; k < nv; k++) {
+        for (var k = 0u; k < HOT_R; k++) {
             t += wg_accum_load(params.n + k * HOT_N + h);
         }
         if t != 0.0 {

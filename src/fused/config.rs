@@ -204,20 +204,16 @@ pub(crate) fn resolve(
                 None => cap.min(used),
             }
         }
-        // Hot copies: a copy of the hot slots per vector beside the copy of w, only when asked
-        // for (`auto` tunes it).
+        // Hot copies: copies of the hot slots beside the copy of w, only when asked for
+        // (`auto` tunes it).
         (Variant::Fused, true) => match options.hot_cols {
             None | Some(0) => 0,
             Some(h) => {
-                let nv = (wg / vs) as u64;
-                let room = (wg_mem as u64).saturating_sub(shared_of(true, wg) as u64);
-                if h as u64 * nv * 4 > room {
+                let room = hot_room(wg_mem, n, scratch(vs, wg));
+                if h as u64 * 4 > room {
                     return Err(Error::TooLarge {
-                        what: format!("{h} hot columns copied for each of {nv} vectors"),
-                        needed: format!(
-                            "{} bytes of workgroup memory beside the copy of w",
-                            4 * h as u64 * nv
-                        ),
+                        what: format!("a copy of {h} hot columns"),
+                        needed: format!("{} bytes of workgroup memory beside the copy of w", 4 * h),
                         limit: format!("{room} bytes left on {}", caps.adapter_name),
                     });
                 }
@@ -233,12 +229,17 @@ pub(crate) fn resolve(
         hot_cols
     };
     let nv = wg / vs;
-    let shared = shared_of(wants_w, wg) + 4 * hot_cols * if wants_w { nv } else { 1 };
+    let copies = if wants_w {
+        hot_copies(hot_cols, nv, hot_room(wg_mem, n, scratch(vs, wg)))
+    } else {
+        1
+    };
+    let shared = shared_of(wants_w, wg) + 4 * hot_cols * copies;
     let fixed = match (wants_w, hot_cols) {
-        // Hot copies: zeroed with w, each summed over the vectors at the flush.
+        // Hot copies: zeroed with w, each slot summed over the copies at the flush.
         (true, h) => {
-            loops::workgroup_w(n + (h * nv) as usize, wg)
-                + (h as u64).div_ceil(wg as u64) * nv as u64
+            loops::workgroup_w(n + (h * copies) as usize, wg)
+                + (h as u64).div_ceil(wg as u64) * copies as u64
         }
         (false, 0) => 1,
         (false, h) => loops::workgroup_w(h as usize, wg),
@@ -291,6 +292,41 @@ pub(crate) fn resolve(
         fold: variant == Variant::Fused && fold_fits(gpu, options),
     };
     Ok((config, used_cols))
+}
+
+/// Copies of the hot columns at most (sparse fused, w in workgroup memory): enough that few
+/// vectors share one.
+const HOT_COPIES_MAX: u32 = 32;
+
+/// Workgroup memory left for the hot copies beside the copy of w (n columns), the reduction
+/// scratch and the one-dispatch ending's flag.
+fn hot_room(wg_mem: u32, n: usize, scratch: u32) -> u64 {
+    (wg_mem as u64).saturating_sub(4 * n.max(1) as u64 + scratch as u64 + 4)
+}
+
+/// Copies of `h` hot columns for `nv` vectors within `room` bytes: one per vector up to
+/// [`HOT_COPIES_MAX`] and what fits (at least one; the caller checked one fits).
+fn hot_copies(h: u32, nv: u32, room: u64) -> u32 {
+    let fit = (room / (4 * h.max(1) as u64)).max(1);
+    nv.min(HOT_COPIES_MAX).min(fit as u32).max(1)
+}
+
+/// The hot copies of a resolved sparse configuration with w in workgroup memory (1 without
+/// hot columns): what `fused.sparse` declares (HOT_R) and the plan's memory checks count.
+pub(crate) fn hot_copies_of(config: &Config, n: usize, wg_mem: u32) -> u32 {
+    if !config.workgroup_w || config.hot_cols == 0 {
+        return 1;
+    }
+    let scratch = if config.subgroup_reduce {
+        0
+    } else {
+        4 * config.workgroup
+    };
+    hot_copies(
+        config.hot_cols,
+        config.workgroup / config.vs,
+        hot_room(wg_mem, n, scratch),
+    )
 }
 
 /// Entries per invocation of the sorted kernel at most (its register arrays).

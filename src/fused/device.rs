@@ -89,7 +89,8 @@ fn finish_fits(gpu: &Gpu, config: &Config, n: usize) -> bool {
         4 * config.workgroup as u64
     };
     let copies = if config.workgroup_w {
-        config.hot_cols as u64 * (config.workgroup / config.vs) as u64
+        let wg_mem = gpu.caps.max_workgroup_storage_bytes;
+        config.hot_cols as u64 * super::config::hot_copies_of(config, n, wg_mem) as u64
     } else {
         0
     };

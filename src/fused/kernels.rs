@@ -316,10 +316,11 @@ fn sparse(
         Some(_) if workgroup_w && !two_pass => cfg.hot_cols as usize,
         _ => 0,
     };
+    let hot_r = super::config::hot_copies_of(cfg, plan.n, gpu.caps.max_workgroup_storage_bytes);
     let ncols = if two_pass {
         plan.n.max(1)
     } else if workgroup_w {
-        plan.n.max(1) + hot_n * (cfg.workgroup / cfg.vs) as usize
+        plan.n.max(1) + hot_n * hot_r as usize
     } else if hot.is_some() {
         cfg.hot_cols as usize
     } else {
@@ -348,6 +349,7 @@ fn sparse(
             ("VS", cfg.vs as f64),
             ("NCOLS", ncols as f64),
             ("HOT_N", hot_n as f64),
+            ("HOT_R", hot_r as f64),
         ],
         bindings: if long.is_some() {
             &SPARSE_LONG_BINDINGS
