@@ -36,6 +36,9 @@
 // FINISH (with SHARED_W, not with LONG or TWO_PASS; one dispatch in all): `accum` is the
 // plan's accumulator, all zero before the dispatch; the last workgroup to flush writes
 // w = β·z + accum and leaves accum and the counter zero (fused/finish).
+// REGS: each lane holds its first RK (≤ 4) entries of the row in registers from the dot
+// product to the scatter (their loads issued together, not re-read for the scatter; TWO_PASS
+// re-reads them in its turns); entries beyond RK·VS are read twice as without it.
 // Otherwise w already holds β·z (fused/axpy or fused/long_rows pre-pass) unless TWO_PASS,
 // where reduce_parts adds it.
 #import shared/reduce
@@ -60,6 +63,8 @@ override NCOLS: u32 = 1u;
 // SHARED_W with HOT: hot columns (slots) per copy, and copies.
 override HOT_N: u32 = 0u;
 override HOT_R: u32 = 1u;
+// REGS: entries per lane held in registers (1 to 4).
+override RK: u32 = 4u;
 
 struct Params {
     m: u32,
@@ -155,6 +160,41 @@ fn hot_row_partial(row: u32, lane: u32, ok: bool) -> f32 {
 }
 #endif
 
+#ifdef REGS
+// The column y is read at for a (possibly rewritten) column index.
+fn ycol(c: u32) -> u32 {
+#ifdef HOT
+    return column(c);
+#else
+    return c;
+#endif
+}
+
+#ifndef TWO_PASS
+// Adds entry (c, x) of a row whose dot product (times v) is s, from vector vid: as the row
+// loop below does without REGS.
+fn add_entry(c: u32, x: f32, s: f32, vid: u32) {
+#ifdef SHARED_W
+#ifdef HOT
+    wg_accum_add(shared_slot(c, vid), x * s);
+#else
+    wg_accum_add(c, x * s);
+#endif
+#else
+#ifdef HOT
+    if c >= HOT_BIT {
+        wg_accum_add(c & ~HOT_BIT, x * s);
+    } else {
+        accum_add(c, x * (params.alpha * s));
+    }
+#else
+    accum_add(c, x * (params.alpha * s));
+#endif
+#endif
+}
+#endif
+#endif
+
 @compute @workgroup_size(WG)
 fn main(
     @builtin(workgroup_id) wid: vec3<u32>,
@@ -204,16 +244,43 @@ fn main(
                 e = b;
             }
         }
+#ifdef REGS
+        // The lane's first RK entries: loaded together, kept for the scatter.
+        var rc: array<u32, 4>;
+        var rv: array<f32, 4>;
+        for (var j = 0u; j < RK; j++) {
+            let i = b + lane + j * VS;
+            rc[j] = 0u;
+            rv[j] = 0.0;
+            if i < e {
+                rc[j] = col_idx[i];
+                rv[j] = vals[i];
+            }
+        }
+#endif
 #ifdef XTY
         var s = 0.0;
         if ok {
             s = y[params.row_base + row];
         }
 #else
+#ifdef REGS
+        var part = 0.0;
+        for (var j = 0u; j < RK; j++) {
+            if b + lane + j * VS < e {
+                part += rv[j] * y[ycol(rc[j])];
+            }
+        }
+        for (var i = b + lane + RK * VS; i < e; i += VS) {
+            part += vals[i] * y[ycol(col_idx[i])];
+        }
+        var s = vsg_sum(part, VS, tid);
+#else
 #ifdef HOT
         var s = vsg_sum(hot_row_partial(row, lane, ok), VS, tid);
 #else
         var s = vsg_sum(csr_row_partial(row, lane, ok), VS, tid);
+#endif
 #endif
 #endif
         if ok && (params.flags & 1u) != 0u {
@@ -228,6 +295,16 @@ fn main(
                 }
             }
             workgroupBarrier();
+        }
+#else
+#ifdef REGS
+        for (var j = 0u; j < RK; j++) {
+            if b + lane + j * VS < e {
+                add_entry(rc[j], rv[j], s, vid);
+            }
+        }
+        for (var i = b + lane + RK * VS; i < e; i += VS) {
+            add_entry(col_idx[i], vals[i], s, vid);
         }
 #else
 #ifdef SHARED_W
@@ -254,6 +331,7 @@ fn main(
         for (var i = b + lane; i < e; i += VS) {
             accum_add(col_idx[i], vals[i] * a);
         }
+#endif
 #endif
 #endif
 #endif

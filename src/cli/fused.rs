@@ -111,6 +111,10 @@ pub struct FusedArgs {
     /// 4294967295: never).
     #[arg(long)]
     long_row: Option<u32>,
+    /// Sparse `fused`: entries per lane (1–4) kept in registers from a row's dot product to
+    /// its scatter (default none; `auto` tunes it).
+    #[arg(long)]
+    regs: Option<u32>,
     /// Reduce row dot products through workgroup memory, not subgroup shuffles.
     #[arg(long)]
     no_subgroups: bool,
@@ -266,6 +270,7 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
         rows_per_vector: a.c,
         tl: a.tl,
         fold: a.fold == FoldArg::On,
+        regs: a.regs,
         ..Default::default()
     };
     let clock = std::time::Instant::now();

@@ -140,6 +140,7 @@ pub(crate) fn resolve(
                 subgroup_wide: wide,
                 segmented: false,
                 fold: false,
+                regs: 0,
             },
             None,
         ));
@@ -244,8 +245,23 @@ pub(crate) fn resolve(
         (false, 0) => 1,
         (false, h) => loops::workgroup_w(h as usize, wg),
     };
+    let regs = match (variant, options.regs) {
+        (_, None | Some(0)) => 0,
+        (Variant::Fused, Some(k)) if k <= REGS_MAX => k,
+        (Variant::Fused, Some(k)) => {
+            return Err(option_err(format!(
+                "regs = {k}: entries per lane in registers are 1 to {REGS_MAX}"
+            )))
+        }
+        // The other variants read their entries as they go.
+        _ => 0,
+    };
     let two_pass = variant == Variant::TwoPass;
-    let iters = (loops::sparse_row(mu, vs, nv, two_pass), fixed);
+    // REGS: two loops of `regs` trips per row more.
+    let iters = (
+        loops::sparse_row(mu, vs, nv, two_pass) + 2 * regs as u64,
+        fixed,
+    );
     let (c, groups) = grid(options, m, nv, (&r, wg, shared), caps, iters)?;
     // fused/reduce_parts sums the G workgroups' partials of a column in one invocation.
     if let (true, Some(b)) = (two_pass, loop_cap::budget(caps.loop_cap)) {
@@ -290,9 +306,13 @@ pub(crate) fn resolve(
         subgroup_wide: false,
         segmented: false,
         fold: variant == Variant::Fused && fold_fits(gpu, options),
+        regs,
     };
     Ok((config, used_cols))
 }
+
+/// Entries per lane held in registers at most (`fused.sparse` with REGS: its arrays).
+pub const REGS_MAX: u32 = 4;
 
 /// Copies of the hot columns at most (sparse fused, w in workgroup memory): enough that few
 /// vectors share one.
@@ -467,6 +487,7 @@ fn sorted(
             subgroup_wide: false,
             segmented: options.subgroups && caps.subgroups,
             fold: fold_fits(gpu, options),
+            regs: 0,
         },
         used_hint,
     ))

@@ -341,6 +341,10 @@ fn sparse(
     if finish.is_some() {
         defs.push("FINISH");
     }
+    // Only `fused` plans hold entries in registers (config: 0 elsewhere).
+    if cfg.regs > 0 {
+        defs.push("REGS");
+    }
     let k = gpu.kernel(&KernelSpec {
         name: "fused/sparse",
         defines: defs,
@@ -350,6 +354,7 @@ fn sparse(
             ("NCOLS", ncols as f64),
             ("HOT_N", hot_n as f64),
             ("HOT_R", hot_r as f64),
+            ("RK", cfg.regs.max(1) as f64),
         ],
         bindings: if long.is_some() {
             &SPARSE_LONG_BINDINGS

@@ -171,6 +171,9 @@ pub struct Options {
     /// Sparse `fused` and `sorted`: the folded sequence ([`Config::fold`]); false keeps the
     /// separate β·z, long-row dot and long-row scatter passes (to time both).
     pub fold: bool,
+    /// Sparse `fused`: entries per lane (1–4) held in registers from a row's dot product to
+    /// its scatter ([`Config::regs`]; `None`: none, every entry read twice).
+    pub regs: Option<u32>,
 }
 
 impl Default for Options {
@@ -187,6 +190,7 @@ impl Default for Options {
             rows_per_vector: None,
             tl: None,
             fold: true,
+            regs: None,
         }
     }
 }
@@ -283,6 +287,9 @@ pub struct Config {
     /// most [`FINISH_COLUMNS`] per invocation: one dispatch, whose last workgroup writes
     /// w = β·z + the sum (no `axpy` before it). [`Plan::dispatches`] tells the count.
     pub fold: bool,
+    /// Sparse `fused`: each lane's first `regs` entries of a row stay in registers from the
+    /// dot product to the scatter (loaded together, not re-read); 0: none.
+    pub regs: u32,
 }
 
 impl Config {
@@ -312,6 +319,9 @@ impl Config {
             if self.segmented {
                 s += " seg";
             }
+        }
+        if self.regs > 0 {
+            s += &format!(" regs={}", self.regs);
         }
         if self.long_row != u32::MAX {
             s += &format!(" long>{}", self.long_row);

@@ -37,6 +37,10 @@ struct Tuned {
     /// older caches).
     #[serde(default)]
     hot_copies: Option<u32>,
+    /// Sparse `fused`: entries per lane held in registers (`None`: none; absent in older
+    /// caches).
+    #[serde(default)]
+    regs: Option<u32>,
 }
 
 /// The cache key: adapter, kind and a shape bucket (log₂ of m, n and the stored entries).
@@ -81,6 +85,7 @@ fn tuned_options(x: Matrix, options: &Options, t: &Tuned) -> Options {
         tl: matches!(x, Matrix::Dense(_)).then_some(t.tl),
         long_row: t.long_row.or(options.long_row),
         hot_cols: t.hot_copies.or(options.hot_cols),
+        regs: t.regs.or(options.regs),
         ..options.clone()
     }
 }
@@ -141,6 +146,7 @@ fn tune_with(
         sorted: c.variant == Variant::Sorted,
         long_row,
         hot_copies: None,
+        regs: None,
     };
     let mut timed = vec![options.clone()];
     // On a large X (the KDD2010 shape: 424M entries) every timed run costs real time and a
@@ -205,6 +211,7 @@ fn tune_with(
             sorted,
             long_row: None,
             hot_copies: None,
+            regs: None,
         };
         let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), like) else {
             continue;
@@ -251,19 +258,34 @@ fn tune_with(
         }
         ((plan, t), seconds) = pick(finalists)?;
     }
-    // Last the hot copies, where w is in workgroup memory: on power-law X every vector adds
+    // Then the hot copies, where w is in workgroup memory: on power-law X every vector adds
     // to the same few hot columns' words.
     let hot_free = options.hot_cols.is_none() && options.workgroup_w != Some(false);
-    if !(plan.config.variant == Variant::Fused && plan.config.workgroup_w && hot_free) {
+    if plan.config.variant == Variant::Fused && plan.config.workgroup_w && hot_free {
+        let mut finalists = Finalists::default();
+        finalists.offer(seconds * 1e3, (plan, t));
+        for h in HOT_COPIES {
+            let cand = Tuned {
+                hot_copies: Some(h),
+                ..t
+            };
+            let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), model) else {
+                continue;
+            };
+            let ms = measure(gpu, &plan, &ops, reps, None)?.ms;
+            timed.push(with(&cand));
+            finalists.offer(ms, (plan, cand));
+        }
+        ((plan, t), seconds) = pick(finalists)?;
+    }
+    // Last the entries held in registers from the dot product to the scatter.
+    if !(plan.config.variant == Variant::Fused && options.regs.is_none() && !big) {
         return Ok((t, timed));
     }
     let mut finalists = Finalists::default();
     finalists.offer(seconds * 1e3, (plan, t));
-    for h in HOT_COPIES {
-        let cand = Tuned {
-            hot_copies: Some(h),
-            ..t
-        };
+    for k in TUNE_REGS {
+        let cand = Tuned { regs: Some(k), ..t };
         let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), model) else {
             continue;
         };
@@ -273,6 +295,9 @@ fn tune_with(
     }
     Ok((pick(finalists)?.0 .1, timed))
 }
+
+/// Entries per lane in registers the tuner tries (sparse `fused`).
+const TUNE_REGS: [u32; 2] = [2, 4];
 
 /// Hot columns per vector's copy the tuner tries (sparse, w in workgroup memory).
 const HOT_COPIES: [u32; 2] = [16, 64];
