@@ -318,10 +318,14 @@ pub const REGS_MAX: u32 = 4;
 /// vectors share one.
 const HOT_COPIES_MAX: u32 = 32;
 
+/// Workgroup memory the one-dispatch ending (FINISH) adds to a main kernel: its
+/// `finish_last` flag.
+pub(crate) const FINISH_FLAG_BYTES: u64 = 4;
+
 /// Workgroup memory left for the hot copies beside the copy of w (n columns), the reduction
 /// scratch and the one-dispatch ending's flag.
 fn hot_room(wg_mem: u32, n: usize, scratch: u32) -> u64 {
-    (wg_mem as u64).saturating_sub(4 * n.max(1) as u64 + scratch as u64 + 4)
+    (wg_mem as u64).saturating_sub(4 * n.max(1) as u64 + scratch as u64 + FINISH_FLAG_BYTES)
 }
 
 /// Copies of `h` hot columns for `nv` vectors within `room` bytes: one per vector up to

@@ -73,9 +73,6 @@ pub(super) struct SortedX {
 /// few rounds of it.
 pub const FINISH_COLUMNS: usize = 4;
 
-/// Workgroup memory the FINISH ending adds to a main kernel: its `finish_last` flag.
-const FINISH_FLAG_BYTES: u64 = 4;
-
 /// Whether the main kernel (`fused.sparse` or `fused.sorted` with w in workgroup memory) still
 /// fits the device's workgroup memory with the FINISH flag beside its own arrays: the
 /// reduction scratch without subgroup shuffles, the sorted tile's products, the copy of w
@@ -95,7 +92,7 @@ fn finish_fits(gpu: &Gpu, config: &Config, n: usize) -> bool {
         0
     };
     let shared = scratch + 4 * config.tile as u64 + 4 * (n.max(1) as u64 + copies);
-    shared + FINISH_FLAG_BYTES <= gpu.caps.max_workgroup_storage_bytes as u64
+    shared + super::config::FINISH_FLAG_BYTES <= gpu.caps.max_workgroup_storage_bytes as u64
 }
 
 /// The one-dispatch ending's accumulator (n, zero between runs) and finished-workgroup count.
