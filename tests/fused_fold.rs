@@ -150,7 +150,7 @@ fn every_pattern_and_variant_folded_and_not() {
     for (long_row, any_long) in [(Some(24), true), (None, false)] {
         for o in variants(long_row) {
             let (folded, finishes) = fold_on_off(gpu, &x, &o, 81);
-            let ours = o.variant == Variant::Fused; // sorted keeps the separate passes
+            let ours = matches!(o.variant, Variant::Fused | Variant::Sorted);
             assert_eq!(folded, any_long && ours, "{o:?}");
             let shared = o.workgroup_w != Some(false);
             assert_eq!(finishes, !any_long && ours && shared, "{o:?}");
@@ -177,16 +177,18 @@ fn rows_of_too_many_chunks_keep_the_unfolded_sequence() {
     let gpu = common::gpu();
     let x = sparse_x(600, 400, 5_000, 74);
     assert!((0..x.nrows).any(|r| x.row_range(r).len() > 2 * 64));
-    let o = Options {
-        variant: Variant::Fused,
-        long_row: Some(2),
-        workgroup: Some(64),
-        ..Default::default()
-    };
-    let plan = Plan::new(gpu, Matrix::Sparse(&x), &o).unwrap();
-    assert!(plan.config.fold && plan.long_chunks() > 0 && !plan.long_folded());
-    assert_eq!(plan.dispatches(Pattern::Full), 5);
-    fold_on_off(gpu, &x, &o, 83);
+    for variant in [Variant::Fused, Variant::Sorted] {
+        let o = Options {
+            variant,
+            long_row: Some(2),
+            workgroup: Some(64),
+            ..Default::default()
+        };
+        let plan = Plan::new(gpu, Matrix::Sparse(&x), &o).unwrap();
+        assert!(plan.config.fold && plan.long_chunks() > 0 && !plan.long_folded());
+        assert_eq!(plan.dispatches(Pattern::Full), 5);
+        fold_on_off(gpu, &x, &o, 83);
+    }
 }
 
 #[test]
@@ -200,9 +202,8 @@ fn beta_zero_never_reads_z() {
     for o in folded.chain(finishing) {
         let plan = Plan::new(gpu, Matrix::Sparse(&x), &o).unwrap();
         let count = plan.dispatches(Pattern::Full);
-        // Sorted keeps the separate passes (its w from the β·z pre-pass).
         assert!(
-            plan.long_folded() || plan.finishes() || plan.config.variant == Variant::Sorted,
+            plan.long_folded() || plan.finishes(),
             "{}",
             plan.config.describe()
         );
@@ -232,7 +233,7 @@ fn banded_x_folded_and_not() {
             ..o
         };
         let (folded, finishes) = fold_on_off(gpu, &x, &o, 85);
-        let ours = o.variant == Variant::Fused; // sorted keeps the separate passes
+        let ours = matches!(o.variant, Variant::Fused | Variant::Sorted);
         assert_eq!(folded, ours && o.long_row.is_some(), "{o:?}");
         let shared = o.workgroup_w != Some(false);
         assert_eq!(finishes, ours && shared && o.long_row.is_none(), "{o:?}");
@@ -291,5 +292,37 @@ fn the_cli_reports_dispatches_and_times_both_sequences() {
         let r = &j["results"][0];
         assert_eq!(r["dispatches"], dispatches, "{r}");
         assert_eq!(r["measurement"]["config"]["fold"], fold == "on", "{r}");
+    }
+}
+
+#[test]
+fn sorted_at_1024_invocations_with_workgroup_memory_full() {
+    // Sorted at 1,024 invocations fills workgroup memory exactly when 4·EPL·WG + 4·n is the
+    // limit (lavapipe: 32 KiB at n = 4,096 and EPL = 4; an H200: 48 KiB at n = 4,096 and
+    // EPL = 8). The one-dispatch ending's flag is 4 bytes more: that plan must keep the
+    // β·z pre-pass (on an H200 the overfull kernel never finished; here the kernel registry
+    // refuses it), and folds where the flag fits (n = 2,048). Short rows: no long-row chunks.
+    let gpu = common::gpu();
+    let limit = gpu.caps.max_workgroup_storage_bytes as usize;
+    for (n, fits) in [(limit / 8, false), (limit / 16, true)] {
+        let x = sparse_x(3_000, n, 24_000, 87);
+        let o = Options {
+            variant: Variant::Sorted,
+            workgroup: Some(1024),
+            ..Default::default()
+        };
+        let plan = Plan::new(gpu, Matrix::Sparse(&x), &o).unwrap();
+        let c = plan.config;
+        let full = 4 * (c.tile as usize + n) == limit;
+        assert!(
+            c.workgroup_w && c.fold && c.subgroup_reduce,
+            "{}",
+            c.describe()
+        );
+        assert_eq!((full, plan.long_chunks()), (!fits, 0), "{}", c.describe());
+        // Run first: an overfull kernel is refused when it is created.
+        let (folded, finishes) = fold_on_off(gpu, &x, &o, 88);
+        assert_eq!(plan.finishes(), fits, "{}", c.describe());
+        assert_eq!((folded, finishes), (false, fits), "n = {n}");
     }
 }

@@ -406,8 +406,7 @@ fn fused_folded_long_rows_stay_under_the_budget() {
         }
         assert_eq!(
             plan.long_folded(),
-            // Sorted keeps the separate passes (fused::config).
-            gpu.caps.loop_cap.is_none() && variant == Variant::Fused,
+            gpu.caps.loop_cap.is_none(),
             "{}",
             plan.config.describe()
         );

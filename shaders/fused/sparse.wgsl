@@ -12,7 +12,12 @@
 // - HOT (large n): a hot-column cache (src/fused/hot.rs). col_idx is the plan's rewritten copy:
 //   an entry of hot slot s holds HOT_BIT | s, and hot_cols[s] is its column. Hot products go
 //   to a workgroup array of NCOLS slots, then one global add per (workgroup, slot); cold
-//   products go straight to w. HOT is never combined with SHARED_W.
+//   products go straight to w.
+// - SHARED_W with HOT (hot copies): the same rewritten col_idx, and HOT_R copies of the HOT_N
+//   hot columns, vector vid adding to copy vid % HOT_R at wg_accum[n + copy·HOT_N + slot]
+//   (NCOLS = n + HOT_R·HOT_N), so the vectors no longer all compare-exchange the same few
+//   words of the w copy (on power-law X the hot columns are in nearly every row); the copies
+//   are summed at the flush, one global add per (workgroup, hot column).
 // - TWO_PASS (implies a workgroup copy): the vectors of a workgroup take turns scattering, so
 //   the order of every addition is fixed, and the workgroup writes its partial w to
 //   part[group · n + i] (flags bit 1, a later band of X: adds it to the earlier bands' there,
@@ -31,6 +36,9 @@
 // FINISH (with SHARED_W, not with LONG or TWO_PASS; one dispatch in all): `accum` is the
 // plan's accumulator, all zero before the dispatch; the last workgroup to flush writes
 // w = β·z + accum and leaves accum and the counter zero (fused/finish).
+// REGS: each lane holds its first RK (≤ 4) entries of the row in registers from the dot
+// product to the scatter (their loads issued together, not re-read for the scatter; TWO_PASS
+// re-reads them in its turns); entries beyond RK·VS are read twice as without it.
 // Otherwise w already holds β·z (fused/axpy or fused/long_rows pre-pass) unless TWO_PASS,
 // where reduce_parts adds it.
 #import shared/reduce
@@ -52,6 +60,11 @@ const HOT_BIT: u32 = 0x80000000u;
 override WG: u32 = 256u;
 override VS: u32 = 8u;
 override NCOLS: u32 = 1u;
+// SHARED_W with HOT: hot columns (slots) per copy, and copies.
+override HOT_N: u32 = 0u;
+override HOT_R: u32 = 1u;
+// REGS: entries per lane held in registers (1 to 4).
+override RK: u32 = 4u;
 
 struct Params {
     m: u32,
@@ -124,6 +137,17 @@ fn column(c: u32) -> u32 {
     return c;
 }
 
+#ifdef SHARED_W
+// Where vector `vid` adds an entry of (rewritten) column index c in wg_accum: the slot in its
+// copy for a hot column, else the column's word of the w copy.
+fn shared_slot(c: u32, vid: u32) -> u32 {
+    if c >= HOT_BIT {
+        return params.n + (vid % HOT_R) * HOT_N + (c & ~HOT_BIT);
+    }
+    return c;
+}
+#endif
+
 // csr_row_partial through the rewritten indices.
 fn hot_row_partial(row: u32, lane: u32, ok: bool) -> f32 {
     var s = 0.0;
@@ -134,6 +158,41 @@ fn hot_row_partial(row: u32, lane: u32, ok: bool) -> f32 {
     }
     return s;
 }
+#endif
+
+#ifdef REGS
+// The column y is read at for a (possibly rewritten) column index.
+fn ycol(c: u32) -> u32 {
+#ifdef HOT
+    return column(c);
+#else
+    return c;
+#endif
+}
+
+#ifndef TWO_PASS
+// Adds entry (c, x) of a row whose dot product (times v) is s, from vector vid: as the row
+// loop below does without REGS.
+fn add_entry(c: u32, x: f32, s: f32, vid: u32) {
+#ifdef SHARED_W
+#ifdef HOT
+    wg_accum_add(shared_slot(c, vid), x * s);
+#else
+    wg_accum_add(c, x * s);
+#endif
+#else
+#ifdef HOT
+    if c >= HOT_BIT {
+        wg_accum_add(c & ~HOT_BIT, x * s);
+    } else {
+        accum_add(c, x * (params.alpha * s));
+    }
+#else
+    accum_add(c, x * (params.alpha * s));
+#endif
+#endif
+}
+#endif
 #endif
 
 @compute @workgroup_size(WG)
@@ -153,7 +212,12 @@ fn main(
     workgroupBarrier();
 #else
 #ifdef SHARED_W
-    for (var i = tid; i < params.n; i += WG) {
+#ifdef HOT
+    let wlen = NCOLS;
+#else
+    let wlen = params.n;
+#endif
+    for (var i = tid; i < wlen; i += WG) {
         atomicStore(&wg_accum[i], 0u);
     }
     workgroupBarrier();
@@ -180,16 +244,43 @@ fn main(
                 e = b;
             }
         }
+#ifdef REGS
+        // The lane's first RK entries: loaded together, kept for the scatter.
+        var rc: array<u32, 4>;
+        var rv: array<f32, 4>;
+        for (var j = 0u; j < RK; j++) {
+            let i = b + lane + j * VS;
+            rc[j] = 0u;
+            rv[j] = 0.0;
+            if i < e {
+                rc[j] = col_idx[i];
+                rv[j] = vals[i];
+            }
+        }
+#endif
 #ifdef XTY
         var s = 0.0;
         if ok {
             s = y[params.row_base + row];
         }
 #else
+#ifdef REGS
+        var part = 0.0;
+        for (var j = 0u; j < RK; j++) {
+            if b + lane + j * VS < e {
+                part += rv[j] * y[ycol(rc[j])];
+            }
+        }
+        for (var i = b + lane + RK * VS; i < e; i += VS) {
+            part += vals[i] * y[ycol(col_idx[i])];
+        }
+        var s = vsg_sum(part, VS, tid);
+#else
 #ifdef HOT
         var s = vsg_sum(hot_row_partial(row, lane, ok), VS, tid);
 #else
         var s = vsg_sum(csr_row_partial(row, lane, ok), VS, tid);
+#endif
 #endif
 #endif
         if ok && (params.flags & 1u) != 0u {
@@ -206,9 +297,23 @@ fn main(
             workgroupBarrier();
         }
 #else
+#ifdef REGS
+        for (var j = 0u; j < RK; j++) {
+            if b + lane + j * VS < e {
+                add_entry(rc[j], rv[j], s, vid);
+            }
+        }
+        for (var i = b + lane + RK * VS; i < e; i += VS) {
+            add_entry(col_idx[i], vals[i], s, vid);
+        }
+#else
 #ifdef SHARED_W
         for (var i = b + lane; i < e; i += VS) {
+#ifdef HOT
+            wg_accum_add(shared_slot(col_idx[i], vid), vals[i] * s);
+#else
             wg_accum_add(col_idx[i], vals[i] * s);
+#endif
         }
 #else
 #ifdef HOT
@@ -226,6 +331,7 @@ fn main(
         for (var i = b + lane; i < e; i += VS) {
             accum_add(col_idx[i], vals[i] * a);
         }
+#endif
 #endif
 #endif
 #endif
@@ -247,7 +353,11 @@ fn main(
         let a = params.alpha * s;
         for (var i = ch.y + tid; i < ch.z; i += WG) {
 #ifdef SHARED_W
+#ifdef HOT
+            wg_accum_add(shared_slot(col_idx[i], vid), vals[i] * s);
+#else
             wg_accum_add(col_idx[i], vals[i] * s);
+#endif
 #else
 #ifdef HOT
             let c = col_idx[i];
@@ -276,12 +386,24 @@ fn main(
 #else
 #ifdef SHARED_W
     workgroupBarrier();
+    // Hot columns' words here stay zero (their entries went to the copies).
     for (var i = tid; i < params.n; i += WG) {
         let t = wg_accum_load(i);
         if t != 0.0 {
             accum_add(i, params.alpha * t);
         }
     }
+#ifdef HOT
+    for (var h = tid; h < HOT_N; h += WG) {
+        var t = 0.0;
+        for (var k = 0u; k < HOT_R; k++) {
+            t += wg_accum_load(params.n + k * HOT_N + h);
+        }
+        if t != 0.0 {
+            accum_add(hot_cols[h], params.alpha * t);
+        }
+    }
+#endif
 #ifdef FINISH
 #ifndef LONG
     finish(tid, nwg.x);

@@ -101,7 +101,8 @@ pub struct FusedArgs {
     #[arg(long)]
     global_w: bool,
     /// Sparse, w in global memory: columns with the most entries aggregated in workgroup
-    /// memory (default: as many as fit; 0: none).
+    /// memory (default: as many as fit; 0: none). With w in workgroup memory: that many of
+    /// them copied per vector (hot copies; default none).
     #[arg(long)]
     hot_cols: Option<u32>,
     /// Sparse fused kernels: rows with more entries than this are split over workgroups
@@ -110,6 +111,10 @@ pub struct FusedArgs {
     /// 4294967295: never).
     #[arg(long)]
     long_row: Option<u32>,
+    /// Sparse `fused`: entries per lane (1–4) kept in registers from a row's dot product to
+    /// its scatter (default none; `auto` tunes it).
+    #[arg(long)]
+    regs: Option<u32>,
     /// Reduce row dot products through workgroup memory, not subgroup shuffles.
     #[arg(long)]
     no_subgroups: bool,
@@ -265,6 +270,7 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
         rows_per_vector: a.c,
         tl: a.tl,
         fold: a.fold == FoldArg::On,
+        regs: a.regs,
         ..Default::default()
     };
     let clock = std::time::Instant::now();

@@ -140,6 +140,7 @@ pub(crate) fn resolve(
                 subgroup_wide: wide,
                 segmented: false,
                 fold: false,
+                regs: 0,
             },
             None,
         ));
@@ -204,6 +205,22 @@ pub(crate) fn resolve(
                 None => cap.min(used),
             }
         }
+        // Hot copies: copies of the hot slots beside the copy of w, only when asked for
+        // (`auto` tunes it).
+        (Variant::Fused, true) => match options.hot_cols {
+            None | Some(0) => 0,
+            Some(h) => {
+                let room = hot_room(wg_mem, n, scratch(vs, wg));
+                if h as u64 * 4 > room {
+                    return Err(Error::TooLarge {
+                        what: format!("a copy of {h} hot columns"),
+                        needed: format!("{} bytes of workgroup memory beside the copy of w", 4 * h),
+                        limit: format!("{room} bytes left on {}", caps.adapter_name),
+                    });
+                }
+                (h as usize).min(*used_cols.get_or_insert_with(used))
+            }
+        },
         _ => 0,
     } as u32;
     // Slots are marked by the top bit of a column index.
@@ -212,15 +229,39 @@ pub(crate) fn resolve(
     } else {
         hot_cols
     };
-    let shared = shared_of(wants_w, wg) + if wants_w { 0 } else { 4 * hot_cols };
     let nv = wg / vs;
+    let copies = if wants_w {
+        hot_copies(hot_cols, nv, hot_room(wg_mem, n, scratch(vs, wg)))
+    } else {
+        1
+    };
+    let shared = shared_of(wants_w, wg) + 4 * hot_cols * copies;
     let fixed = match (wants_w, hot_cols) {
-        (true, _) => loops::workgroup_w(n, wg),
+        // Hot copies: zeroed with w, each slot summed over the copies at the flush.
+        (true, h) => {
+            loops::workgroup_w(n + (h * copies) as usize, wg)
+                + (h as u64).div_ceil(wg as u64) * copies as u64
+        }
         (false, 0) => 1,
         (false, h) => loops::workgroup_w(h as usize, wg),
     };
+    let regs = match (variant, options.regs) {
+        (_, None | Some(0)) => 0,
+        (Variant::Fused, Some(k)) if k <= REGS_MAX => k,
+        (Variant::Fused, Some(k)) => {
+            return Err(option_err(format!(
+                "regs = {k}: entries per lane in registers are 1 to {REGS_MAX}"
+            )))
+        }
+        // The other variants read their entries as they go.
+        _ => 0,
+    };
     let two_pass = variant == Variant::TwoPass;
-    let iters = (loops::sparse_row(mu, vs, nv, two_pass), fixed);
+    // REGS: two loops of `regs` trips per row more.
+    let iters = (
+        loops::sparse_row(mu, vs, nv, two_pass) + 2 * regs as u64,
+        fixed,
+    );
     let (c, groups) = grid(options, m, nv, (&r, wg, shared), caps, iters)?;
     // fused/reduce_parts sums the G workgroups' partials of a column in one invocation.
     if let (true, Some(b)) = (two_pass, loop_cap::budget(caps.loop_cap)) {
@@ -265,8 +306,51 @@ pub(crate) fn resolve(
         subgroup_wide: false,
         segmented: false,
         fold: variant == Variant::Fused && fold_fits(gpu, options),
+        regs,
     };
     Ok((config, used_cols))
+}
+
+/// Entries per lane held in registers at most (`fused.sparse` with REGS: its arrays).
+pub const REGS_MAX: u32 = 4;
+
+/// Copies of the hot columns at most (sparse fused, w in workgroup memory): enough that few
+/// vectors share one.
+const HOT_COPIES_MAX: u32 = 32;
+
+/// Workgroup memory the one-dispatch ending (FINISH) adds to a main kernel: its
+/// `finish_last` flag.
+pub(crate) const FINISH_FLAG_BYTES: u64 = 4;
+
+/// Workgroup memory left for the hot copies beside the copy of w (n columns), the reduction
+/// scratch and the one-dispatch ending's flag.
+fn hot_room(wg_mem: u32, n: usize, scratch: u32) -> u64 {
+    (wg_mem as u64).saturating_sub(4 * n.max(1) as u64 + scratch as u64 + FINISH_FLAG_BYTES)
+}
+
+/// Copies of `h` hot columns for `nv` vectors within `room` bytes: one per vector up to
+/// [`HOT_COPIES_MAX`] and what fits (at least one; the caller checked one fits).
+fn hot_copies(h: u32, nv: u32, room: u64) -> u32 {
+    let fit = (room / (4 * h.max(1) as u64)).max(1);
+    nv.min(HOT_COPIES_MAX).min(fit as u32).max(1)
+}
+
+/// The hot copies of a resolved sparse configuration with w in workgroup memory (1 without
+/// hot columns): what `fused.sparse` declares (HOT_R) and the plan's memory checks count.
+pub(crate) fn hot_copies_of(config: &Config, n: usize, wg_mem: u32) -> u32 {
+    if !config.workgroup_w || config.hot_cols == 0 {
+        return 1;
+    }
+    let scratch = if config.subgroup_reduce {
+        0
+    } else {
+        4 * config.workgroup
+    };
+    hot_copies(
+        config.hot_cols,
+        config.workgroup / config.vs,
+        hot_room(wg_mem, n, scratch),
+    )
 }
 
 /// Entries per invocation of the sorted kernel at most (its register arrays).
@@ -406,10 +490,8 @@ fn sorted(
             subgroup_reduce: shuffle,
             subgroup_wide: false,
             segmented: options.subgroups && caps.subgroups,
-            // Sorted keeps the separate passes: on an H200 its folded plans at 1,024
-            // invocations (500k × 4,096) never finished, with or without folded long rows,
-            // while every folded `fused` plan did (and at 500k × 200 folding gained nothing).
-            fold: false,
+            fold: fold_fits(gpu, options),
+            regs: 0,
         },
         used_hint,
     ))

@@ -73,6 +73,28 @@ pub(super) struct SortedX {
 /// few rounds of it.
 pub const FINISH_COLUMNS: usize = 4;
 
+/// Whether the main kernel (`fused.sparse` or `fused.sorted` with w in workgroup memory) still
+/// fits the device's workgroup memory with the FINISH flag beside its own arrays: the
+/// reduction scratch without subgroup shuffles, the sorted tile's products, the copy of w
+/// and the hot copies. The launch model may fill workgroup memory exactly (sorted at 1,024 invocations and
+/// n = 4,096 on an H200: 32 KiB of products and 16 KiB of w, all of 48 KiB); one flag more
+/// was past the limit, which wgpu does not check, and that dispatch never finished.
+fn finish_fits(gpu: &Gpu, config: &Config, n: usize) -> bool {
+    let scratch = if config.subgroup_reduce {
+        0
+    } else {
+        4 * config.workgroup as u64
+    };
+    let copies = if config.workgroup_w {
+        let wg_mem = gpu.caps.max_workgroup_storage_bytes;
+        config.hot_cols as u64 * super::config::hot_copies_of(config, n, wg_mem) as u64
+    } else {
+        0
+    };
+    let shared = scratch + 4 * config.tile as u64 + 4 * (n.max(1) as u64 + copies);
+    shared + super::config::FINISH_FLAG_BYTES <= gpu.caps.max_workgroup_storage_bytes as u64
+}
+
 /// The one-dispatch ending's accumulator (n, zero between runs) and finished-workgroup count.
 pub(super) struct Finish {
     pub(super) acc: GpuBuffer<f32>,
@@ -204,6 +226,7 @@ impl Plan {
             && matches!(x, Matrix::Sparse(_))
             && long.is_none()
             && n <= FINISH_COLUMNS * config.workgroup as usize
+            && finish_fits(gpu, &config, n)
         {
             Some(Finish {
                 acc: GpuBuffer::zeroed(gpu, "fused.finish_acc", n.max(1))?,

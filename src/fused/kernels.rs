@@ -311,8 +311,16 @@ fn sparse(
         .hot
         .as_ref()
         .filter(|_| cfg.variant != Variant::Unfused);
-    let ncols = if workgroup_w || two_pass {
+    // Hot copies (w in workgroup memory and hot columns): one copy of the hot slots per vector.
+    let hot_n = match hot {
+        Some(_) if workgroup_w && !two_pass => cfg.hot_cols as usize,
+        _ => 0,
+    };
+    let hot_r = super::config::hot_copies_of(cfg, plan.n, gpu.caps.max_workgroup_storage_bytes);
+    let ncols = if two_pass {
         plan.n.max(1)
+    } else if workgroup_w {
+        plan.n.max(1) + hot_n * hot_r as usize
     } else if hot.is_some() {
         cfg.hot_cols as usize
     } else {
@@ -333,6 +341,10 @@ fn sparse(
     if finish.is_some() {
         defs.push("FINISH");
     }
+    // Only `fused` plans hold entries in registers (config: 0 elsewhere).
+    if cfg.regs > 0 {
+        defs.push("REGS");
+    }
     let k = gpu.kernel(&KernelSpec {
         name: "fused/sparse",
         defines: defs,
@@ -340,6 +352,9 @@ fn sparse(
             ("WG", cfg.workgroup as f64),
             ("VS", cfg.vs as f64),
             ("NCOLS", ncols as f64),
+            ("HOT_N", hot_n as f64),
+            ("HOT_R", hot_r as f64),
+            ("RK", cfg.regs.max(1) as f64),
         ],
         bindings: if long.is_some() {
             &SPARSE_LONG_BINDINGS
@@ -392,7 +407,11 @@ fn sparse(
         all.extend([whole(&l.chunks[b].0), whole(&l.dots)]);
     }
     if let Some(f) = finish {
-        all.extend(finish_bindings(plan, op, f));
+        let [dummy, rest @ ..] = finish_bindings(plan, op, f);
+        if hot.is_none() {
+            all.push(dummy);
+        }
+        all.extend(rest);
     }
     let bg = k.bind_ranges(gpu, &all)?;
     batch.dispatch(&k, bg, [groups, 1, 1])

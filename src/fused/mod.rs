@@ -151,7 +151,10 @@ pub struct Options {
     pub workgroup_w: Option<bool>,
     /// Sparse fused kernel with w in global memory: how many of the columns with the most
     /// entries are aggregated in workgroup memory ([`hot`]; `None`: as many as fit, `Some(0)`:
-    /// none, every product added straight to global memory). Ignored by the other variants.
+    /// none, every product added straight to global memory). With w in workgroup memory:
+    /// how many of them each vector adds to its own copy (hot copies: the vectors stop
+    /// contending for the hot columns' words; `None` or `Some(0)`: none). Ignored by the
+    /// other variants.
     pub hot_cols: Option<u32>,
     /// Sparse rows with more stored entries than this are split into chunks spread over many
     /// workgroups (their dot products by a pre-pass, [`Config::long_row`]); `None`: the
@@ -168,6 +171,9 @@ pub struct Options {
     /// Sparse `fused` and `sorted`: the folded sequence ([`Config::fold`]); false keeps the
     /// separate β·z, long-row dot and long-row scatter passes (to time both).
     pub fold: bool,
+    /// Sparse `fused`: entries per lane (1–4) held in registers from a row's dot product to
+    /// its scatter ([`Config::regs`]; `None`: none, every entry read twice).
+    pub regs: Option<u32>,
 }
 
 impl Default for Options {
@@ -184,6 +190,7 @@ impl Default for Options {
             rows_per_vector: None,
             tl: None,
             fold: true,
+            regs: None,
         }
     }
 }
@@ -250,7 +257,8 @@ pub struct Config {
     pub tl: u32,
     /// Sparse: w aggregated in workgroup memory.
     pub workgroup_w: bool,
-    /// Sparse, w in global memory: hot columns aggregated in workgroup memory (0: none).
+    /// Sparse, w in global memory: hot columns aggregated in workgroup memory; with w in
+    /// workgroup memory: hot columns copied per vector (0: none).
     pub hot_cols: u32,
     /// Sparse fused kernels: rows with more entries than this (a power-law X's heaviest rows,
     /// which one vector would take alone) go through the long-row path (chunks of X's entries
@@ -279,6 +287,9 @@ pub struct Config {
     /// most [`FINISH_COLUMNS`] per invocation: one dispatch, whose last workgroup writes
     /// w = β·z + the sum (no `axpy` before it). [`Plan::dispatches`] tells the count.
     pub fold: bool,
+    /// Sparse `fused`: each lane's first `regs` entries of a row stay in registers from the
+    /// dot product to the scatter (loaded together, not re-read); 0: none.
+    pub regs: u32,
 }
 
 impl Config {
@@ -294,6 +305,8 @@ impl Config {
         );
         if self.dense {
             s += &format!(" tl={}", self.tl);
+        } else if self.workgroup_w && self.hot_cols > 0 {
+            s += &format!(" wg-w hot-copies={}", self.hot_cols);
         } else if self.workgroup_w {
             s += " wg-w";
         } else if self.hot_cols > 0 {
@@ -306,6 +319,9 @@ impl Config {
             if self.segmented {
                 s += " seg";
             }
+        }
+        if self.regs > 0 {
+            s += &format!(" regs={}", self.regs);
         }
         if self.long_row != u32::MAX {
             s += &format!(" long>{}", self.long_row);

@@ -33,6 +33,14 @@ struct Tuned {
     /// Sparse: the long-row threshold (`None`: the launch model's; absent in older caches).
     #[serde(default)]
     long_row: Option<u32>,
+    /// Sparse, w in workgroup memory: hot columns copied per vector (`None`: none; absent in
+    /// older caches).
+    #[serde(default)]
+    hot_copies: Option<u32>,
+    /// Sparse `fused`: entries per lane held in registers (`None`: none; absent in older
+    /// caches).
+    #[serde(default)]
+    regs: Option<u32>,
 }
 
 /// The cache key: adapter, kind and a shape bucket (log₂ of m, n and the stored entries).
@@ -76,6 +84,8 @@ fn tuned_options(x: Matrix, options: &Options, t: &Tuned) -> Options {
         workgroup: Some(t.workgroup),
         tl: matches!(x, Matrix::Dense(_)).then_some(t.tl),
         long_row: t.long_row.or(options.long_row),
+        hot_cols: t.hot_copies.or(options.hot_cols),
+        regs: t.regs.or(options.regs),
         ..options.clone()
     }
 }
@@ -135,6 +145,8 @@ fn tune_with(
         tl: c.tl,
         sorted: c.variant == Variant::Sorted,
         long_row,
+        hot_copies: None,
+        regs: None,
     };
     let mut timed = vec![options.clone()];
     // On a large X (the KDD2010 shape: 424M entries) every timed run costs real time and a
@@ -198,6 +210,8 @@ fn tune_with(
             tl: n.div_ceil(vs as usize).max(1) as u32,
             sorted,
             long_row: None,
+            hot_copies: None,
+            regs: None,
         };
         let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), like) else {
             continue;
@@ -219,30 +233,71 @@ fn tune_with(
         f.decide(gpu, |(p, _)| once(p))?
             .ok_or_else(|| crate::Error::Option("no configuration fits this adapter".into()))
     };
-    let ((plan, t), seconds) = pick(finalists)?;
+    let ((mut plan, mut t), mut seconds) = pick(finalists)?;
     // Then the long-row threshold at the best (VS, workgroup size): a power-law X's heavy
     // rows cost more in one vector or in the chunked path depending on the device.
-    if !(matches!(x, Matrix::Sparse(_)) && options.long_row.is_none()) {
+    if matches!(x, Matrix::Sparse(_)) && options.long_row.is_none() {
+        let c = plan.config;
+        let mut finalists = Finalists::default();
+        finalists.offer(seconds * 1e3, (plan, t));
+        let candidates: &[u32] = if big { &[1024] } else { &[256, 1024, u32::MAX] };
+        for &l in candidates {
+            let cand = Tuned {
+                long_row: Some(l),
+                ..t
+            };
+            let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), model) else {
+                continue;
+            };
+            if plan.config == c {
+                continue;
+            }
+            let ms = measure(gpu, &plan, &ops, reps, None)?.ms;
+            timed.push(with(&cand));
+            finalists.offer(ms, (plan, cand));
+        }
+        ((plan, t), seconds) = pick(finalists)?;
+    }
+    // Then the hot copies, where w is in workgroup memory: on power-law X every vector adds
+    // to the same few hot columns' words.
+    let hot_free = options.hot_cols.is_none() && options.workgroup_w != Some(false);
+    if plan.config.variant == Variant::Fused && plan.config.workgroup_w && hot_free {
+        let mut finalists = Finalists::default();
+        finalists.offer(seconds * 1e3, (plan, t));
+        for h in HOT_COPIES {
+            let cand = Tuned {
+                hot_copies: Some(h),
+                ..t
+            };
+            let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), model) else {
+                continue;
+            };
+            let ms = measure(gpu, &plan, &ops, reps, None)?.ms;
+            timed.push(with(&cand));
+            finalists.offer(ms, (plan, cand));
+        }
+        ((plan, t), seconds) = pick(finalists)?;
+    }
+    // Last the entries held in registers from the dot product to the scatter.
+    if !(plan.config.variant == Variant::Fused && options.regs.is_none() && !big) {
         return Ok((t, timed));
     }
-    let c = plan.config;
     let mut finalists = Finalists::default();
     finalists.offer(seconds * 1e3, (plan, t));
-    let candidates: &[u32] = if big { &[1024] } else { &[256, 1024, u32::MAX] };
-    for &l in candidates {
-        let cand = Tuned {
-            long_row: Some(l),
-            ..t
-        };
+    for k in TUNE_REGS {
+        let cand = Tuned { regs: Some(k), ..t };
         let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), model) else {
             continue;
         };
-        if plan.config == c {
-            continue;
-        }
         let ms = measure(gpu, &plan, &ops, reps, None)?.ms;
         timed.push(with(&cand));
         finalists.offer(ms, (plan, cand));
     }
     Ok((pick(finalists)?.0 .1, timed))
 }
+
+/// Entries per lane in registers the tuner tries (sparse `fused`).
+const TUNE_REGS: [u32; 2] = [2, 4];
+
+/// Hot columns per vector's copy the tuner tries (sparse, w in workgroup memory).
+const HOT_COPIES: [u32; 2] = [16, 64];

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use crate::gpu::{preprocess, Gpu};
+use crate::gpu::{preprocess, workgroup_memory, Gpu};
 use crate::{Error, Result};
 
 /// How a kernel binds each buffer; binding `i` of group 0 is entry `i` of the list.
@@ -163,7 +163,17 @@ impl Gpu {
     fn compile(&self, spec: &KernelSpec, sources: &[(&str, &str)]) -> Result<Kernel> {
         let label = spec.name.replace('/', ".");
         let wgsl = preprocess::preprocess_with(spec.name, &spec.defines, sources)?;
-        preprocess::validate(&label, &wgsl)?;
+        let naga_module = preprocess::validate(&label, &wgsl)?;
+        // Checked before the driver sees it: wgpu does not, and a driver may hang on it.
+        let wg_bytes = workgroup_memory::workgroup_bytes(&label, &naga_module, &spec.constants)?;
+        let wg_limit = self.caps.max_workgroup_storage_bytes as u64;
+        if wg_bytes > wg_limit {
+            return Err(Error::TooLarge {
+                what: format!("kernel {label}'s workgroup memory"),
+                needed: format!("{wg_bytes} bytes"),
+                limit: format!("{wg_limit} bytes on {}", self.caps.adapter_name),
+            });
+        }
         let entries: Vec<wgpu::BindGroupLayoutEntry> = spec
             .bindings
             .iter()

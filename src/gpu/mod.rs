@@ -18,6 +18,7 @@ mod staging;
 mod timer;
 mod upload;
 mod warm;
+pub mod workgroup_memory;
 
 pub use batch::{Batch, Mark};
 pub use buffer::GpuBuffer;
