@@ -14,6 +14,11 @@
 // too) unless c' = 0 (the row died); one atomic per workgroup. Invocation 0 clears the
 // count after l + 1 (last read before layer l; cleared after every layer, advancing or
 // not) and adds the rows carried to `stats`.
+// The last slot's invocation also sizes the next layer's spdnn.sliced dispatch (indirect
+// arguments `args`): ⌈rows / tile rows⌉ · blocks workgroups for the new active count, plus
+// the rows spdnn.rejoin may append (at most the scalar rows carried into this layer) when
+// it follows (params.rejoin); x capped at params.max_x, y what covers the rest (the kernel
+// skips workgroups past the active rows).
 override WG: u32 = 256u;
 override SCALAR_ROWS: bool = false;
 const YMAX: f32 = 32.0;
@@ -31,6 +36,12 @@ struct Params {
     bias: f32,
     // The `stats` word counting the rows carried through this layer.
     carried: u32,
+    // Rows per tile and blocks of outputs of spdnn.sliced, the most workgroups per grid
+    // dimension, and 1 when spdnn.rejoin follows.
+    tile_rows: u32,
+    blocks: u32,
+    max_x: u32,
+    rejoin: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -44,6 +55,7 @@ struct Params {
 @group(0) @binding(8) var<storage, read_write> scal_out: array<u32>;
 @group(0) @binding(9) var<storage, read_write> scount: array<atomic<u32>>;
 @group(0) @binding(10) var<storage, read_write> stats: array<atomic<u32>>;
+@group(0) @binding(11) var<storage, read_write> args: array<u32>;
 
 var<workgroup> wg_n: atomic<u32>;
 var<workgroup> wg_at: u32;
@@ -69,6 +81,15 @@ fn main(
         let p = pos[s];
         if (s == params.cap - 1u) {
             count[0] = p + f;
+            var rows = p + f;
+            if (SCALAR_ROWS && params.rejoin != 0u) {
+                rows += atomicLoad(&scount[(params.layer + 2u) % 3u]);
+            }
+            let groups = (rows + params.tile_rows - 1u) / params.tile_rows * params.blocks;
+            let x = min(groups, params.max_x);
+            args[0] = x;
+            args[1] = select(0u, (groups + x - 1u) / max(x, 1u), x > 0u);
+            args[2] = 1u;
         }
         if (f != 0u) {
             let id = ids_in[s];

@@ -42,7 +42,7 @@ const SLICED_BINDINGS: [Binding; 15] = [
     Binding::ReadWrite,
     Binding::ReadWrite,
 ];
-const SELECT_BINDINGS: [Binding; 11] = [
+const SELECT_BINDINGS: [Binding; 12] = [
     Binding::Uniform,
     Binding::ReadWrite,
     Binding::ReadWrite,
@@ -51,6 +51,7 @@ const SELECT_BINDINGS: [Binding; 11] = [
     Binding::ReadWrite,
     Binding::ReadWrite,
     Binding::Read,
+    Binding::ReadWrite,
     Binding::ReadWrite,
     Binding::ReadWrite,
     Binding::ReadWrite,
@@ -125,6 +126,12 @@ struct SelectParams {
     bias: f32,
     /// The `stats` word counting the rows carried through the layer.
     carried: u32,
+    /// The next `spdnn.sliced` grid: rows per tile, blocks of outputs, the most workgroups
+    /// per dimension, and 1 when `spdnn.rejoin` follows (its rows counted too).
+    tile_rows: u32,
+    blocks: u32,
+    max_x: u32,
+    rejoin: u32,
 }
 
 /// `spdnn.reset`'s and `spdnn.rejoin`'s parameters: the chunk's rows, and the counter words
@@ -287,6 +294,8 @@ struct Chunk {
     /// rotating counts (see `spdnn.select`); held for the bind groups.
     _scal: [GpuBuffer<u32>; 2],
     _scount: GpuBuffer<u32>,
+    /// The grid of the next layer's `spdnn.sliced` (x, y, z), written by `spdnn.select`.
+    args: GpuBuffer<u32>,
     /// The two activation buffers (layer l writes `y[l % 2]`); the inputs are apart so a
     /// plan can run again.
     y: [GpuBuffer<f32>; 2],
@@ -503,7 +512,7 @@ impl SlicedPlan {
                 n,
                 y0,
                 (start, rows, clear),
-                (&weights, &scalar_layers),
+                (&weights, &scalar_layers, &tiling),
                 &stats,
                 [&sliced, &select, &reset, &rejoin],
             )?);
@@ -632,7 +641,13 @@ impl SlicedPlan {
                     needed: format!("{groups} workgroups"),
                     limit: "2³² workgroups".into(),
                 })?;
-                batch.dispatch(&self.sliced, c.layers[l].clone(), gpu.grid(groups)?)?;
+                // Layer 0 runs every row; later layers the grid the last selection sized
+                // for the active rows (the rows carried as scalars and the dead launch none).
+                if l == 0 {
+                    batch.dispatch(&self.sliced, c.layers[l].clone(), gpu.grid(groups)?)?;
+                } else {
+                    batch.dispatch_indirect(&self.sliced, c.layers[l].clone(), &c.args, 0)?;
+                }
                 c.scan.record(batch, &c.pos)?;
                 batch.dispatch(&self.select, c.selects[l].clone(), small)?;
                 if let Some(bg) = &c.rejoins[l] {
@@ -691,7 +706,7 @@ impl Chunk {
         n: usize,
         y0: &Csr,
         (start, rows, clear): (usize, usize, usize),
-        (weights, scalar_layers): (&[LayerWeights], &[bool]),
+        (weights, scalar_layers, tiling): (&[LayerWeights], &[bool], &Tiling),
         stats: &GpuBuffer<u32>,
         [sliced, select, reset, rejoin]: [&Kernel; 4],
     ) -> Result<Self> {
@@ -726,6 +741,7 @@ impl Chunk {
             GpuBuffer::<u32>::zeroed(gpu, "spdnn.scal", scal_len)?,
         ];
         let scount = GpuBuffer::<u32>::zeroed(gpu, "spdnn.scount", 4)?;
+        let args = GpuBuffer::<u32>::zeroed_indirect(gpu, "spdnn.sliced.args", 3)?;
         let small = |x: usize| {
             gpu.uniform(
                 "spdnn.small",
@@ -790,6 +806,10 @@ impl Chunk {
                     weight: w.scale,
                     bias: w.bias,
                     carried: (layer_count * STAT_WORDS + l) as u32,
+                    tile_rows: tiling.rows() as u32,
+                    blocks: n.div_ceil(tiling.block()) as u32,
+                    max_x: gpu.caps.max_workgroups_per_dimension.max(1),
+                    rejoin: u32::from(step.rejoin),
                 },
             );
             selects.push(select.bind(
@@ -806,6 +826,7 @@ impl Chunk {
                     scal[from].raw(),
                     scount.raw(),
                     stats.raw(),
+                    args.raw(),
                 ],
             )?);
             rejoins.push(if step.rejoin {
@@ -842,6 +863,7 @@ impl Chunk {
             rejoins,
             _scal: scal,
             _scount: scount,
+            args,
         })
     }
 }
