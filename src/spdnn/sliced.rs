@@ -359,7 +359,10 @@ impl SlicedPlan {
         let n = net.n;
         let tiling = Tiling::new(gpu, n, options)?;
         let row_bytes = (n * 4) as u64;
-        let fit = (gpu.caps.max_storage_binding_bytes / row_bytes) as usize;
+        // A chunk's dense rows, and its per-row constancy words (16 bytes) and scalar-row
+        // list (8 bytes), each within one binding (the latter two matter for N < 4).
+        let per_row = row_bytes.max(if options.constant_rows { 16 } else { 4 });
+        let fit = (gpu.caps.max_storage_binding_bytes / per_row) as usize;
         if fit == 0 {
             return Err(Error::TooLarge {
                 what: "one dense row of activations".into(),
