@@ -91,12 +91,17 @@ fn check(net: &Network, y0: &Csr, options: &Options) -> Vec<u64> {
             );
         }
         carried = plan.carried_rows(gpu).unwrap().expect("constant rows on");
+        // Scalar rows off: none carried, no layer crossed as scalars.
+        let on = options.scalar_rows;
+        let want = predicted_carried(&cut, y0);
         assert_eq!(
             carried,
-            predicted_carried(&cut, y0),
+            want.iter()
+                .map(|&c| if on { c } else { 0 })
+                .collect::<Vec<_>>(),
             "rows carried per layer, {k} layers ({options:?})"
         );
-        let flat: Vec<bool> = cut.layers.iter().map(uniform).collect();
+        let flat: Vec<bool> = cut.layers.iter().map(|w| on && uniform(w)).collect();
         assert_eq!(plan.scalar_layers(), flat, "uniform layers");
     }
     carried
@@ -321,4 +326,22 @@ fn cli_reports_scalar_rows_on_and_off() {
     assert_eq!(cats[0], cats[1]);
     let (code, _, _) = common::wgsparse_exit(&[&base[..], &["--scalar-rows", "maybe"]].concat());
     assert_eq!(code, 2);
+}
+
+#[test]
+fn chunks_of_more_than_one_scan_block_select_with_the_deferred_offsets() {
+    // 1,500 rows in chunks of 1,200 (two scan blocks: spdnn.select adds the block offsets
+    // itself) and 300 (one block), scalar rows on and off.
+    let n = 64;
+    let net = data::generated_network(n, 6, -0.3, 41).unwrap();
+    let y0 = power_law_inputs(1500, n, 42);
+    for scalar_rows in [true, false] {
+        let options = Options {
+            chunk_rows: Some(1200),
+            scalar_rows,
+            ..sliced(64, 1, 1)
+        };
+        let carried = check(&net, &y0, &options);
+        assert_eq!(carried.iter().sum::<u64>() > 0, scalar_rows, "{carried:?}");
+    }
 }

@@ -1,5 +1,7 @@
 // spdnn.select: after a layer of spdnn.sliced, builds the next active list: slot s with
 // flags[s] ≠ 0 puts its row id at pos[s] (the exclusive scan of the flags) of ids_out; the
+// scan's last pass is left to this kernel (params.deferred: pos[s] + offsets[s / SCAN_BLOCK]
+// is the scan, see ExclusiveScan::record_deferred), one dispatch fewer per layer; the
 // invocation of the last slot writes the new active count. Every slot then clears its flag
 // and scan input for the next layer (each slot's pair is read and cleared by one
 // invocation only, so no other invocation races with it). One invocation per slot.
@@ -21,6 +23,8 @@
 // skips workgroups past the active rows).
 override WG: u32 = 256u;
 override SCALAR_ROWS: bool = false;
+// Elements per block of the scan (its offsets' granularity).
+override SCAN_BLOCK: u32 = 1024u;
 const YMAX: f32 = 32.0;
 
 struct Params {
@@ -42,6 +46,11 @@ struct Params {
     blocks: u32,
     max_x: u32,
     rejoin: u32,
+    // 1 when the scan's block offsets are still to be added (`offsets`).
+    deferred: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -56,6 +65,7 @@ struct Params {
 @group(0) @binding(9) var<storage, read_write> scount: array<atomic<u32>>;
 @group(0) @binding(10) var<storage, read_write> stats: array<atomic<u32>>;
 @group(0) @binding(11) var<storage, read_write> args: array<u32>;
+@group(0) @binding(12) var<storage, read> offsets: array<u32>;
 
 var<workgroup> wg_n: atomic<u32>;
 var<workgroup> wg_at: u32;
@@ -78,7 +88,10 @@ fn main(
     let s = (wid.y * nwg.x + wid.x) * WG + lid;
     if (s < params.cap) {
         let f = flags[s];
-        let p = pos[s];
+        var p = pos[s];
+        if (params.deferred != 0u) {
+            p += offsets[s / SCAN_BLOCK];
+        }
         if (s == params.cap - 1u) {
             count[0] = p + f;
             var rows = p + f;

@@ -42,7 +42,7 @@ const SLICED_BINDINGS: [Binding; 15] = [
     Binding::ReadWrite,
     Binding::ReadWrite,
 ];
-const SELECT_BINDINGS: [Binding; 12] = [
+const SELECT_BINDINGS: [Binding; 13] = [
     Binding::Uniform,
     Binding::ReadWrite,
     Binding::ReadWrite,
@@ -55,6 +55,7 @@ const SELECT_BINDINGS: [Binding; 12] = [
     Binding::ReadWrite,
     Binding::ReadWrite,
     Binding::ReadWrite,
+    Binding::Read,
 ];
 const RESET_BINDINGS: [Binding; 6] = [
     Binding::Uniform,
@@ -132,6 +133,9 @@ struct SelectParams {
     blocks: u32,
     max_x: u32,
     rejoin: u32,
+    /// 1 when the scan's last pass (its block offsets) is added by `spdnn.select`.
+    deferred: u32,
+    pad: [u32; 3],
 }
 
 /// `spdnn.reset`'s and `spdnn.rejoin`'s parameters: the chunk's rows, and the counter words
@@ -410,6 +414,7 @@ impl SlicedPlan {
             vec![
                 ("WG", f64::from(SMALL_WG)),
                 ("SCALAR_ROWS", if scalar_rows { 1.0 } else { 0.0 }),
+                ("SCAN_BLOCK", ExclusiveScan::BLOCK as f64),
             ],
         )?;
         let rejoin = kernel(
@@ -651,7 +656,7 @@ impl SlicedPlan {
                 } else {
                     batch.dispatch_indirect(&self.sliced, c.layers[l].clone(), &c.args, 0)?;
                 }
-                c.scan.record(batch, &c.pos)?;
+                c.scan.record_deferred(batch, &c.pos)?;
                 batch.dispatch(&self.select, c.selects[l].clone(), small)?;
                 if let Some(bg) = &c.rejoins[l] {
                     batch.dispatch(&self.rejoin, bg.clone(), small)?;
@@ -745,6 +750,10 @@ impl Chunk {
         ];
         let scount = GpuBuffer::<u32>::zeroed(gpu, "spdnn.scount", 4)?;
         let args = GpuBuffer::<u32>::zeroed_indirect(gpu, "spdnn.sliced.args", 3)?;
+        // The scan's last pass is spdnn.select's (its block offsets, when several blocks).
+        let scan = ExclusiveScan::new(gpu, rows)?;
+        let dummy = GpuBuffer::<u32>::zeroed(gpu, "spdnn.offsets", 1)?;
+        let deferred = scan.offsets();
         let small = |x: usize| {
             gpu.uniform(
                 "spdnn.small",
@@ -813,6 +822,8 @@ impl Chunk {
                     blocks: n.div_ceil(tiling.block()) as u32,
                     max_x: gpu.caps.max_workgroups_per_dimension.max(1),
                     rejoin: u32::from(step.rejoin),
+                    deferred: u32::from(deferred.is_some()),
+                    pad: [0; 3],
                 },
             );
             selects.push(select.bind(
@@ -830,6 +841,7 @@ impl Chunk {
                     scount.raw(),
                     stats.raw(),
                     args.raw(),
+                    deferred.unwrap_or(&dummy).raw(),
                 ],
             )?);
             rejoins.push(if step.rejoin {
@@ -858,7 +870,7 @@ impl Chunk {
             _flags: flags,
             konst,
             reset_items: rows.max(clear) as u32,
-            scan: ExclusiveScan::new(gpu, rows)?,
+            scan,
             y,
             reset: reset_bg,
             layers,
