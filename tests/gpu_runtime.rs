@@ -486,19 +486,28 @@ fn exclusive_scan_matches_the_cpu_at_every_level_count() {
             if let Some(i) = (0..n).find(|&i| got[i] != want[i]) {
                 panic!("n = {n}: element {i} is {} want {}", got[i], want[i]);
             }
-            // Deferred: the last add left to the reader (offsets of BLOCK-element blocks).
+            // First pass only: the blocks' totals left to the reader.
             data.write(gpu, &values).unwrap();
             let mut batch = Batch::new(gpu);
-            let offsets = scan.record_deferred(&mut batch, &data).unwrap();
-            assert_eq!(offsets.is_some(), n > ExclusiveScan::BLOCK, "n = {n}");
+            scan.record_blocks(&mut batch, &data).unwrap();
             batch.submit().unwrap();
-            let offsets = offsets.map(|o| o.read(gpu).unwrap());
+            let totals = scan.totals().map(|o| o.read(gpu).unwrap());
+            assert_eq!(totals.is_some(), n > ExclusiveScan::BLOCK, "n = {n}");
             let got = data.read(gpu).unwrap();
-            let at =
-                |i: usize| got[i] + offsets.as_ref().map_or(0, |o| o[i / ExclusiveScan::BLOCK]);
+            // Offsets of every block: the exclusive sums of the totals.
+            let offsets: Vec<u32> = totals.as_ref().map_or(vec![0], |t| {
+                t.iter()
+                    .scan(0u32, |run, &x| {
+                        let o = *run;
+                        *run += x;
+                        Some(o)
+                    })
+                    .collect()
+            });
+            let at = |i: usize| got[i] + offsets[i / ExclusiveScan::BLOCK];
             if let Some(i) = (0..n).find(|&i| at(i) != want[i]) {
                 panic!(
-                    "deferred, n = {n}: element {i} is {} want {}",
+                    "first pass, n = {n}: element {i} is {} want {}",
                     at(i),
                     want[i]
                 );

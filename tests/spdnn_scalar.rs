@@ -329,15 +329,15 @@ fn cli_reports_scalar_rows_on_and_off() {
 }
 
 #[test]
-fn chunks_of_more_than_one_scan_block_select_with_the_deferred_offsets() {
-    // 1,500 rows in chunks of 1,200 (two scan blocks: spdnn.select adds the block offsets
-    // itself) and 300 (one block), scalar rows on and off.
+fn chunks_of_several_scan_blocks_select_with_the_blocks_totals() {
+    // 2,700 rows in chunks of 2,200 (three scan blocks: spdnn.select adds the totals of the
+    // blocks before each slot itself) and 500 (one block), scalar rows on and off.
     let n = 64;
     let net = data::generated_network(n, 6, -0.3, 41).unwrap();
-    let y0 = power_law_inputs(1500, n, 42);
+    let y0 = power_law_inputs(2700, n, 42);
     for scalar_rows in [true, false] {
         let options = Options {
-            chunk_rows: Some(1200),
+            chunk_rows: Some(2200),
             scalar_rows,
             ..sliced(64, 1, 1)
         };

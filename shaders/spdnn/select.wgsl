@@ -1,7 +1,9 @@
 // spdnn.select: after a layer of spdnn.sliced, builds the next active list: slot s with
 // flags[s] ≠ 0 puts its row id at pos[s] (the exclusive scan of the flags) of ids_out; the
-// scan's last pass is left to this kernel (params.deferred: pos[s] + offsets[s / SCAN_BLOCK]
-// is the scan, see ExclusiveScan::record_deferred), one dispatch fewer per layer; the
+// scan's passes after the first are left to this kernel (params.deferred: pos[s] plus the
+// totals of the blocks before s / SCAN_BLOCK is the scan, see ExclusiveScan::record_blocks;
+// a workgroup's slots lie in one block, WG dividing SCAN_BLOCK, and it sums those totals
+// itself), two dispatches fewer per layer with more than one block; the
 // invocation of the last slot writes the new active count. Every slot then clears its flag
 // and scan input for the next layer (each slot's pair is read and cleared by one
 // invocation only, so no other invocation races with it). One invocation per slot.
@@ -46,7 +48,7 @@ struct Params {
     blocks: u32,
     max_x: u32,
     rejoin: u32,
-    // 1 when the scan's block offsets are still to be added (`offsets`).
+    // 1 when the totals of the scan's earlier blocks are still to be added (`totals`).
     deferred: u32,
     _pad0: u32,
     _pad1: u32,
@@ -65,10 +67,12 @@ struct Params {
 @group(0) @binding(9) var<storage, read_write> scount: array<atomic<u32>>;
 @group(0) @binding(10) var<storage, read_write> stats: array<atomic<u32>>;
 @group(0) @binding(11) var<storage, read_write> args: array<u32>;
-@group(0) @binding(12) var<storage, read> offsets: array<u32>;
+@group(0) @binding(12) var<storage, read> totals: array<u32>;
 
 var<workgroup> wg_n: atomic<u32>;
 var<workgroup> wg_at: u32;
+var<workgroup> wg_off: atomic<u32>;
+var<workgroup> wg_offset: u32;
 
 // spdnn.sliced's epilogue on a constant row's z.
 fn activate(z: f32) -> f32 {
@@ -86,12 +90,28 @@ fn main(
     @builtin(local_invocation_index) lid: u32,
 ) {
     let s = (wid.y * nwg.x + wid.x) * WG + lid;
+    // The offset of this workgroup's scan block: the totals of the blocks before it.
+    var offset = 0u;
+    if (params.deferred != 0u) {
+        if (lid == 0u) {
+            atomicStore(&wg_off, 0u);
+        }
+        workgroupBarrier();
+        let block = (wid.y * nwg.x + wid.x) * WG / SCAN_BLOCK;
+        var part = 0u;
+        for (var k = lid; k < block; k += WG) {
+            part += totals[k];
+        }
+        atomicAdd(&wg_off, part);
+        workgroupBarrier();
+        if (lid == 0u) {
+            wg_offset = atomicLoad(&wg_off);
+        }
+        offset = workgroupUniformLoad(&wg_offset);
+    }
     if (s < params.cap) {
         let f = flags[s];
-        var p = pos[s];
-        if (params.deferred != 0u) {
-            p += offsets[s / SCAN_BLOCK];
-        }
+        let p = pos[s] + offset;
         if (s == params.cap - 1u) {
             count[0] = p + f;
             var rows = p + f;

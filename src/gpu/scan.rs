@@ -78,33 +78,28 @@ impl ExclusiveScan {
         })
     }
 
-    /// Elements one workgroup scans: the blocks whose offsets [`ExclusiveScan::record_deferred`]
+    /// Elements one workgroup scans: the blocks whose totals [`ExclusiveScan::record_blocks`]
     /// leaves to its caller.
     pub const BLOCK: usize = BLOCK;
 
     /// Records the in-place exclusive scan of the first `len` elements of `data`:
     /// `data[i] ← data[0] + … + data[i − 1]`.
     pub fn record(&self, batch: &mut Batch, data: &GpuBuffer<u32>) -> Result<()> {
-        self.record_levels(batch, data, false)?;
-        Ok(())
+        self.record_levels(batch, data, false)
     }
 
-    /// As [`ExclusiveScan::record`] but without the last dispatch (the block offsets added
-    /// back to `data`), for a caller that reads the scan in its own next dispatch and adds
-    /// the offset itself (one dispatch fewer): element i of the scan is then
-    /// `data[i] + offsets[i / BLOCK]` with the returned `offsets`, or `data[i]` when `None`
-    /// (one block: nothing to add).
-    pub fn record_deferred(
-        &self,
-        batch: &mut Batch,
-        data: &GpuBuffer<u32>,
-    ) -> Result<Option<&GpuBuffer<u32>>> {
+    /// The first pass of [`ExclusiveScan::record`] alone (one dispatch): each block of
+    /// [`ExclusiveScan::BLOCK`] elements of `data` scanned in place and its total written
+    /// to [`ExclusiveScan::totals`], for a caller that reads the scan in its own next
+    /// dispatch: element i of the scan is `data[i]` plus the totals of the blocks before
+    /// `i / BLOCK` (none with one block). The other passes' dispatches are saved.
+    pub fn record_blocks(&self, batch: &mut Batch, data: &GpuBuffer<u32>) -> Result<()> {
         self.record_levels(batch, data, true)
     }
 
-    /// The block offsets [`ExclusiveScan::record_deferred`] leaves to its caller (`None`
-    /// for one block), to bind before recording.
-    pub fn offsets(&self) -> Option<&GpuBuffer<u32>> {
+    /// The block totals [`ExclusiveScan::record_blocks`] writes (`None` for one block or
+    /// none), to bind before recording.
+    pub fn totals(&self) -> Option<&GpuBuffer<u32>> {
         (self.levels.len() > 1).then(|| &self.levels[0].sums)
     }
 
@@ -112,8 +107,8 @@ impl ExclusiveScan {
         &self,
         batch: &mut Batch,
         data: &GpuBuffer<u32>,
-        defer: bool,
-    ) -> Result<Option<&GpuBuffer<u32>>> {
+        first_only: bool,
+    ) -> Result<()> {
         let gpu = batch.gpu();
         assert!(
             data.len() >= self.len,
@@ -134,18 +129,17 @@ impl ExclusiveScan {
                 .scan
                 .bind(gpu, &[&level.params, input(i), level.sums.raw()])?;
             batch.dispatch(&self.scan, bg, gpu.grid(level.n.div_ceil(BLOCK) as u32)?)?;
-        }
-        // The top level is one block (its offset is 0); add the others' offsets back down
-        // (level 0's left to the caller when deferred).
-        for (i, level) in self.levels.iter().enumerate().rev().skip(1) {
-            if defer && i == 0 {
-                return Ok(Some(&level.sums));
+            if first_only {
+                return Ok(());
             }
+        }
+        // The top level is one block (its offset is 0); add the others' offsets back down.
+        for (i, level) in self.levels.iter().enumerate().rev().skip(1) {
             let bg = self
                 .add
                 .bind(gpu, &[&level.params, input(i), level.sums.raw()])?;
             batch.dispatch(&self.add, bg, gpu.grid(level.n.div_ceil(BLOCK) as u32)?)?;
         }
-        Ok(None)
+        Ok(())
     }
 }

@@ -75,6 +75,8 @@ const REJOIN_BINDINGS: [Binding; 6] = [
 ];
 /// Invocations per workgroup of `spdnn.select` and `spdnn.reset`.
 const SMALL_WG: u32 = 256;
+// A workgroup of spdnn.select covers slots of one scan block (it adds that block's offset).
+const _: () = assert!(ExclusiveScan::BLOCK.is_multiple_of(SMALL_WG as usize));
 /// Most outputs per invocation, vec4s of rows, and accumulators (`MAX_T`, `MAX_RV`,
 /// `MAX_ACC` in the shader).
 pub const MAX_T: u32 = 8;
@@ -133,7 +135,8 @@ struct SelectParams {
     blocks: u32,
     max_x: u32,
     rejoin: u32,
-    /// 1 when the scan's last pass (its block offsets) is added by `spdnn.select`.
+    /// 1 when the scan's passes after the first are `spdnn.select`'s (the totals of the
+    /// blocks before each slot's added there).
     deferred: u32,
     pad: [u32; 3],
 }
@@ -656,7 +659,7 @@ impl SlicedPlan {
                 } else {
                     batch.dispatch_indirect(&self.sliced, c.layers[l].clone(), &c.args, 0)?;
                 }
-                c.scan.record_deferred(batch, &c.pos)?;
+                c.scan.record_blocks(batch, &c.pos)?;
                 batch.dispatch(&self.select, c.selects[l].clone(), small)?;
                 if let Some(bg) = &c.rejoins[l] {
                     batch.dispatch(&self.rejoin, bg.clone(), small)?;
@@ -750,10 +753,10 @@ impl Chunk {
         ];
         let scount = GpuBuffer::<u32>::zeroed(gpu, "spdnn.scount", 4)?;
         let args = GpuBuffer::<u32>::zeroed_indirect(gpu, "spdnn.sliced.args", 3)?;
-        // The scan's last pass is spdnn.select's (its block offsets, when several blocks).
+        // The scan's first pass only: spdnn.select adds the earlier blocks' totals.
         let scan = ExclusiveScan::new(gpu, rows)?;
-        let dummy = GpuBuffer::<u32>::zeroed(gpu, "spdnn.offsets", 1)?;
-        let deferred = scan.offsets();
+        let dummy = GpuBuffer::<u32>::zeroed(gpu, "spdnn.totals", 1)?;
+        let deferred = scan.totals();
         let small = |x: usize| {
             gpu.uniform(
                 "spdnn.small",
