@@ -5,6 +5,10 @@
 //! and the gathers hit workgroup memory whatever N is. Rows are never moved: the active list
 //! holds row ids, each layer writes its rows in place of the other activation buffer, and
 //! the selection after each layer moves ids only (4 bytes per row, not 4·N).
+//! Three dispatches per layer: `spdnn.sliced`, the scan's first pass over the flags (blocks
+//! of 1,024), and `spdnn.select`, which adds the earlier blocks' totals itself and sizes the
+//! next layer's grid on the device (indirect dispatch); `spdnn.rejoin` after the layers
+//! where scalar rows rejoin.
 //!
 //! Scalar rows ([`Options::scalar_rows`]): a layer whose column sums are all one value s
 //! maps a constant row c·1 to the constant row f(c·s)·1 (y·W = c·colsum(W), exact algebra).
