@@ -657,9 +657,11 @@ impl SlicedPlan {
                     limit: "2³² workgroups".into(),
                 })?;
                 // Layer 0 runs every row; later layers the grid the last selection sized
-                // for the active rows (the rows carried as scalars and the dead launch none).
+                // for the active rows (the rows carried as scalars and the dead launch none;
+                // never more than every row's, whose grid is checked here).
+                let grid = gpu.grid(groups)?;
                 if l == 0 {
-                    batch.dispatch(&self.sliced, c.layers[l].clone(), gpu.grid(groups)?)?;
+                    batch.dispatch(&self.sliced, c.layers[l].clone(), grid)?;
                 } else {
                     batch.dispatch_indirect(&self.sliced, c.layers[l].clone(), &c.args, 0)?;
                 }
