@@ -4,8 +4,9 @@
 //! Against the f64 CPU twin with the activations poisoned, after every layer (networks cut
 //! after each): categories exactly, activations to f32 tolerance, and the rows carried
 //! through each layer exactly as the twin predicts. Networks whose rows saturate, with a
-//! non-uniform layer in the middle, rows killed by the bias while scalar, several chunks,
-//! scalar rows on and off.
+//! non-uniform layer in the middle, rows killed by the bias while scalar, several chunks and
+//! blocks, chunks of several scan blocks, a long run of uniform layers, scalar rows on and
+//! off.
 
 mod common;
 
@@ -67,9 +68,19 @@ fn predicted_carried(net: &Network, y0: &Csr) -> Vec<u64> {
 /// tolerance; on the whole network, the rows carried per layer against the prediction.
 /// Returns the rows carried per layer of the whole network.
 fn check(net: &Network, y0: &Csr, options: &Options) -> Vec<u64> {
+    check_cuts(net, y0, options, 1..=net.layers.len())
+}
+
+/// [`check`] on the cuts after the layer counts `cuts` only.
+fn check_cuts(
+    net: &Network,
+    y0: &Csr,
+    options: &Options,
+    cuts: impl IntoIterator<Item = usize>,
+) -> Vec<u64> {
     let gpu = common::gpu();
     let mut carried = Vec::new();
-    for k in 1..=net.layers.len() {
+    for k in cuts {
         let cut = Network::new(net.n, net.layers[..k].to_vec(), net.bias).unwrap();
         let plan = Plan::new(gpu, &cut, y0, options).unwrap();
         plan.poison(gpu).unwrap();
@@ -344,4 +355,20 @@ fn chunks_of_several_scan_blocks_select_with_the_blocks_totals() {
         let carried = check(&net, &y0, &options);
         assert_eq!(carried.iter().sum::<u64>() > 0, scalar_rows, "{carried:?}");
     }
+}
+
+#[test]
+fn a_long_run_of_uniform_layers_carries_rows_to_the_end() {
+    // 150 generated layers: rows are carried through ~140 layers, one spdnn.select each (no
+    // kernel loops over layers, so no loop grows with the run; the totals loop of
+    // spdnn.select is bounded by the scan blocks / 256). Checked after 20, 75 and 150.
+    let n = 32;
+    let net = data::generated_network(n, 150, -0.3, 51).unwrap();
+    let y0 = power_law_inputs(90, n, 52);
+    let carried = check_cuts(&net, &y0, &sliced(32, 1, 1), [20, 75, 150]);
+    let alive = cpu::categories(&cpu::infer(&net, &y0), n).len() as u64;
+    assert!(
+        alive > 0 && carried[149] == alive,
+        "{carried:?} ({alive} alive)"
+    );
 }
