@@ -164,6 +164,48 @@ fn binding_beyond_one_storage_binding_is_a_clear_error() {
     assert!(kernel.bind_ranges(gpu, &ranges).is_ok());
 }
 
+#[test]
+fn indirect_dispatches_take_their_grid_from_the_buffer() {
+    // runtime/copy with no grid stride: each invocation copies one vec4, so the copied
+    // prefix shows the grid the arguments held (3 workgroups of 64), and a rewrite of the
+    // arguments between submissions changes it (5).
+    let gpu = common::gpu();
+    let src = GpuBuffer::upload(gpu, "src", &random_values(4 * 1024, 5)).unwrap();
+    let kernel = gpu
+        .kernel(&KernelSpec {
+            name: "runtime/copy",
+            defines: vec![],
+            constants: vec![("WG", 64.0)],
+            bindings: &[Binding::Uniform, Binding::Read, Binding::ReadWrite],
+        })
+        .unwrap();
+    let params = gpu.uniform("params", &[1024u32, 1 << 20, 0, 0]);
+    let args = GpuBuffer::<u32>::zeroed_indirect(gpu, "args", 6).unwrap();
+    let want = src.read(gpu).unwrap();
+    for (slot, groups) in [(0usize, 3u32), (1, 5)] {
+        let dst = GpuBuffer::<f32>::filled(gpu, "dst", 4 * 1024, f32::NAN).unwrap();
+        let bg = kernel.bind(gpu, &[&params, src.raw(), dst.raw()]).unwrap();
+        let mut words = vec![0u32; 6];
+        words[3 * slot..3 * slot + 3].copy_from_slice(&[groups, 1, 1]);
+        args.write(gpu, &words).unwrap();
+        let mut batch = Batch::new(gpu);
+        batch.dispatch_indirect(&kernel, bg, &args, slot).unwrap();
+        assert_eq!(batch.dispatches(), 1);
+        batch.submit().unwrap();
+        let got = dst.read(gpu).unwrap();
+        let copied = (groups * 64 * 4) as usize;
+        assert_eq!(&got[..copied], &want[..copied], "{groups} workgroups");
+        assert!(
+            got[copied..].iter().all(|v| v.is_nan()),
+            "{groups} workgroups"
+        );
+    }
+    let mut batch = Batch::new(gpu);
+    let dst = GpuBuffer::<f32>::zeroed(gpu, "dst", 4 * 1024).unwrap();
+    let bg = kernel.bind(gpu, &[&params, src.raw(), dst.raw()]).unwrap();
+    assert!(batch.dispatch_indirect(&kernel, bg, &args, 2).is_err());
+}
+
 fn run_reduce(gpu: &Gpu, lanes: u32, subgroup: bool) {
     let wg = 64u32;
     let n = wg as usize * 8;
@@ -443,6 +485,32 @@ fn exclusive_scan_matches_the_cpu_at_every_level_count() {
             let got = data.read(gpu).unwrap();
             if let Some(i) = (0..n).find(|&i| got[i] != want[i]) {
                 panic!("n = {n}: element {i} is {} want {}", got[i], want[i]);
+            }
+            // First pass only: the blocks' totals left to the reader.
+            data.write(gpu, &values).unwrap();
+            let mut batch = Batch::new(gpu);
+            scan.record_blocks(&mut batch, &data).unwrap();
+            batch.submit().unwrap();
+            let totals = scan.totals().map(|o| o.read(gpu).unwrap());
+            assert_eq!(totals.is_some(), n > ExclusiveScan::BLOCK, "n = {n}");
+            let got = data.read(gpu).unwrap();
+            // Offsets of every block: the exclusive sums of the totals.
+            let offsets: Vec<u32> = totals.as_ref().map_or(vec![0], |t| {
+                t.iter()
+                    .scan(0u32, |run, &x| {
+                        let o = *run;
+                        *run += x;
+                        Some(o)
+                    })
+                    .collect()
+            });
+            let at = |i: usize| got[i] + offsets[i / ExclusiveScan::BLOCK];
+            if let Some(i) = (0..n).find(|&i| at(i) != want[i]) {
+                panic!(
+                    "first pass, n = {n}: element {i} is {} want {}",
+                    at(i),
+                    want[i]
+                );
             }
         }
     }

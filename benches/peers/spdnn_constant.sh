@@ -1,26 +1,33 @@
 #!/usr/bin/env bash
-# The constant-row fast path on the champion's recipe (issue 10): run on the NVIDIA machine
+# The constant-row fast path and scalar rows on the champion's recipe (issue 10): run on the
+# NVIDIA machine
 # from the repository root with the release binary in .gpu/, the Vulkan loader packages in
 # .gl/ (as gpu_suite.sh) and the Fashion-MNIST training images at $IDX (default
 # .gpu/train-images-idx3-ubyte.gz; a .gz is decompressed into /tmp first).
 #   NS="1024 4096 16384" L=120 REPS=3 benches/peers/spdnn_constant.sh
-# Per N: `auto` (sliced ELL) with --constant-rows off, then on, on the network of
+# Per N: `auto` (sliced ELL) in each mode of MODES (default "constant scalar"): `off`
+# (--constant-rows off), `constant` (--constant-rows on --scalar-rows off), `scalar`
+# (--constant-rows on --scalar-rows on, the default), on the network of
 # spdnn_suite.sh (32 per row at (r + o_k) mod N, rows and columns permuted, 1/16, the
 # challenge's biases; the images resized to √N × √N and thresholded at > 96; 60,000 rows).
 # Categories: against .gpu/truth/categories-n{N}-l{L}.tsv where present (TRUTH_DIR), else
-# the off run saves its categories and the on run is checked against them exactly.
+# the first mode's run saves its categories and the others are checked against them exactly.
 # Writes $OUT/constant.jsonl (one line per run: ms, edges_per_second, fast_tiles, tiles,
-# unwritten_tiles and each per layer, check, ok), $OUT/log.txt and $OUT/constant_table.md
-# (TE/s off and on, the speed-up, the share of fast tiles and of those that wrote no output,
-# the first layer where ≥ 90% of the tiles were fast, the checks). With the test binary at
-# .gpu/spdnn_constant (copied from `cargo test --release --test spdnn_constant --no-run`'s
-# path) it first runs those tests on the device (subgroups of 32, native atomics):
-# $OUT/tests.txt. Budget: ~1.5 min per N at L = 120 (setup, a progress run, a warm-up and
-# REPS timed runs, twice), well under 6 min for the three N.
-# PEER=1: the on run also exports the network and inputs (`--export`) and
+# unwritten_tiles and each per layer, carried_rows_per_layer (rows carried as scalars
+# through each layer), dispatches and dispatches_per_layer, check, ok), $OUT/log.txt and
+# $OUT/constant_table.md (per mode TE/s and ms, the speed-ups, the share of fast tiles and
+# of those that wrote no output and the first layer where ≥ 90% of the tiles were fast (the
+# constant run), the share of row-layers carried as scalars, the first layer where ≥ 90% of
+# the surviving rows were carried and the dispatches per layer (the scalar run), the checks).
+# With the test binaries at .gpu/spdnn_constant and .gpu/spdnn_scalar (copied from
+# `cargo test --release --test spdnn_constant --test spdnn_scalar --no-run`'s paths) it first
+# runs those tests on the device (subgroups of 32, native atomics): $OUT/tests.txt. Budget:
+# ~45 s per N and mode at L = 120 (setup, a progress run, a warm-up and REPS timed runs), about
+# 4.5 min for the three N and two modes, plus the peer.
+# PEER=1: the last mode's run also exports the network and inputs (`--export`) and
 # benches/peers/spdnn_torch.py times the torch peer on those files in the same job
 # ($OUT/peer.jsonl; PEER_REPS timed runs, default REPS; PEER_LIMIT seconds each, default 150);
-# the table then gains the peer's TE/s and the ratio of the on run to it.
+# the table then gains the peer's TE/s and the ratio of the last mode's run to it.
 # Dry run elsewhere (no system setup, small sizes): DRY_RUN=1 skips installing .gl/ into /;
 # ROWS (default 60000) input rows, TEST_LIMIT (default 120) seconds for the tests, e.g.
 #   DRY_RUN=1 NS="256 1024" L=8 ROWS=2000 REPS=1 OUT=/tmp/c bash benches/peers/spdnn_constant.sh
@@ -30,6 +37,7 @@ OUT=${OUT:-bench-out}
 NS=${NS:-"1024 4096 16384"}
 L=${L:-120}
 REPS=${REPS:-3}
+MODES=${MODES:-"constant scalar"}
 ROWS=${ROWS:-60000}
 IDX=${IDX:-.gpu/train-images-idx3-ubyte.gz}
 TRUTH_DIR=${TRUTH_DIR:-.gpu/truth}
@@ -53,29 +61,41 @@ elif [[ "$IDX" == *.gz ]]; then
     log "cannot decompress $IDX: no runs"; RUN_NS=""; status=2
   fi
 fi
-if [ -x .gpu/spdnn_constant ]; then
-  log "tests/spdnn_constant on the device"
-  WGSPARSE_BIN=$W timeout "${TEST_LIMIT:-120}" ./.gpu/spdnn_constant > "$OUT/tests.txt" 2>&1 \
-    && log "tests passed" || log "tests FAILED (exit $?; see tests.txt)"
-fi
+for t in spdnn_constant spdnn_scalar; do
+  if [ -x ".gpu/$t" ]; then
+    log "tests/$t on the device"
+    WGSPARSE_BIN=$W timeout "${TEST_LIMIT:-120}" "./.gpu/$t" >> "$OUT/tests.txt" 2>&1 \
+      && log "$t passed" || log "$t FAILED (exit $?; see tests.txt)"
+  fi
+done
+last_mode=${MODES##* }
 for N in $RUN_NS; do
   base=(spdnn --neurons "$N" --layers "$L" --rows "$ROWS" --input "$IDX" --reps "$REPS" --json
         --approach auto)
   truth="$TRUTH_DIR/categories-n$N-l$L.tsv"
-  saved="$OUT/categories-n$N-l$L-off.tsv"
-  if [ -f "$truth" ]; then
-    off_check=(--categories "$truth"); on_check=(--categories "$truth")
-  else
-    off_check=(--save-categories "$saved"); on_check=(--categories "$saved")
-  fi
-  log "N=$N L=$L constant rows off ${off_check[*]}"
-  $W "${base[@]}" --constant-rows off "${off_check[@]}" >> "$OUT/constant.jsonl" \
-    2>>"$OUT/log.txt" || log "N=$N off: FAILED or mismatch (exit $?)"
-  log "N=$N L=$L constant rows on ${on_check[*]}"
-  export_dir=()
-  [ "${PEER:-0}" = 1 ] && export_dir=(--export "/tmp/spdnn-net-$N")
-  $W "${base[@]}" --constant-rows on "${on_check[@]}" "${export_dir[@]}" \
-    >> "$OUT/constant.jsonl" 2>>"$OUT/log.txt" || log "N=$N on: FAILED or mismatch (exit $?)"
+  saved="$OUT/categories-n$N-l$L.tsv"
+  first=1
+  for mode in $MODES; do
+    case $mode in
+      off) flags=(--constant-rows off) ;;
+      constant) flags=(--constant-rows on --scalar-rows off) ;;
+      scalar) flags=(--constant-rows on --scalar-rows on) ;;
+      *) log "unknown mode $mode"; status=2; continue ;;
+    esac
+    if [ -f "$truth" ]; then
+      check=(--categories "$truth")
+    elif [ "$first" = 1 ]; then
+      check=(--save-categories "$saved")
+    else
+      check=(--categories "$saved")
+    fi
+    first=0
+    export_dir=()
+    [ "${PEER:-0}" = 1 ] && [ "$mode" = "$last_mode" ] && export_dir=(--export "/tmp/spdnn-net-$N")
+    log "N=$N L=$L $mode ${check[*]}"
+    $W "${base[@]}" "${flags[@]}" "${check[@]}" "${export_dir[@]}" >> "$OUT/constant.jsonl" \
+      2>>"$OUT/log.txt" || log "N=$N $mode: FAILED or mismatch (exit $?)"
+  done
   if [ "${PEER:-0}" = 1 ]; then
     log "N=$N L=$L torch peer"
     timeout "${PEER_LIMIT:-150}" python3 benches/peers/spdnn_torch.py "/tmp/spdnn-net-$N" \
@@ -85,7 +105,7 @@ for N in $RUN_NS; do
   fi
 done
 touch "$OUT/constant.jsonl" "$OUT/peer.jsonl"
-python3 - "$OUT/constant.jsonl" "$NS" "$L" "$OUT/peer.jsonl" > "$OUT/constant_table.md" <<'PY' || log "table FAILED"
+python3 - "$OUT/constant.jsonl" "$NS" "$L" "$OUT/peer.jsonl" "$MODES" > "$OUT/constant_table.md" <<'PY' || log "table FAILED"
 import json, sys
 
 
@@ -100,32 +120,67 @@ def timed(path):
             yield d
 
 
-runs = {(d["neurons"], d["layers"], bool(d.get("constant_rows"))): d for d in timed(sys.argv[1])}
+def mode(d):
+    """The run's mode: off, constant (constant rows, no scalar rows) or scalar."""
+    if not d.get("constant_rows"):
+        return "off"
+    return "scalar" if d.get("scalar_rows") else "constant"
+
+
+runs = {(d["neurons"], d["layers"], mode(d)): d for d in timed(sys.argv[1])}
 peers = {(d["neurons"], d["layers"]): d for d in timed(sys.argv[4]) if d.get("fastest")}
+modes = sys.argv[5].split()
+last = modes[-1]
 # Every (N, L) asked for gets a row, so a run that failed or never started shows as missing.
 want = {(int(n), int(sys.argv[3])) for n in sys.argv[2].split()}
-print("| N | L | TE/s off | TE/s on | on / off | ms off | ms on | fast tiles | unwritten | first layer ≥ 90% fast | active rows | check off | check on | torch TE/s | on / torch |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+te = lambda d: d["edges_per_second"] / 1e12 if d else float("nan")
+ms = lambda d: d["ms"] if d else float("nan")
+ck = lambda d: ("ok" if d["ok"] else "MISMATCH") + f" ({d['check']})" if d else "missing"
+head = ["N", "L"] + [f"TE/s {m}" for m in modes] + [f"ms {m}" for m in modes]
+if "constant" in modes and "scalar" in modes:
+    head.append("scalar / constant")
+if "off" in modes and last != "off":
+    head.append(f"{last} / off")
+head += ["fast tiles (constant)", "first layer ≥ 90% fast", "row-layers carried (scalar)",
+         "first layer ≥ 90% carried", "dispatches / layer", "active rows"]
+head += [f"check {m}" for m in modes] + ["torch TE/s", f"{last} / torch"]
+print("| " + " | ".join(head) + " |")
+print("|" + "---|" * len(head))
 for (n, l) in sorted(want | {(k[0], k[1]) for k in runs}):
-    off, on = runs.get((n, l, False)), runs.get((n, l, True))
-    te = lambda d: d["edges_per_second"] / 1e12 if d else float("nan")
-    ms = lambda d: d["ms"] if d else float("nan")
-    share, first, unwritten = "-", "-", "-"
-    if on and on.get("tiles"):
-        share = f"{on['fast_tiles']} / {on['tiles']} ({100 * on['fast_tiles'] / on['tiles']:.1f}%)"
-        unwritten = str(on.get("unwritten_tiles"))
-        for k, (f, t) in enumerate(zip(on.get("fast_tiles_per_layer") or [], on.get("tiles_per_layer") or [])):
+    got = {m: runs.get((n, l, m)) for m in modes}
+    row = [str(n), str(l)] + [f"{te(got[m]):.3f}" for m in modes] + [f"{ms(got[m]):.1f}" for m in modes]
+    ratio = lambda a, b: f"{te(a) / te(b):.2f}" if a and b else "-"
+    if "constant" in modes and "scalar" in modes:
+        row.append(ratio(got["scalar"], got["constant"]))
+    if "off" in modes and last != "off":
+        row.append(ratio(got[last], got["off"]))
+    share, first = "-", "-"
+    c = got.get("constant") or runs.get((n, l, "constant"))
+    if c and c.get("tiles"):
+        share = f"{c['fast_tiles']} / {c['tiles']} ({100 * c['fast_tiles'] / c['tiles']:.1f}%)"
+        for k, (f, t) in enumerate(zip(c.get("fast_tiles_per_layer") or [], c.get("tiles_per_layer") or [])):
             if t and f >= 0.9 * t:
                 first = str(k + 1)
                 break
-    ck = lambda d: ("ok" if d["ok"] else "MISMATCH") + f" ({d['check']})" if d else "missing"
-    ratio = te(on) / te(off) if on and off else float("nan")
+    carried, cfirst, disp = "-", "-", "-"
+    sc = got.get("scalar") or runs.get((n, l, "scalar"))
+    if sc and sc.get("carried_rows_per_layer"):
+        per = sc["carried_rows_per_layer"]
+        carried = f"{100 * sum(per) / (sc['rows'] * l):.1f}%"
+        # Rows alive at the end stand for the rows a layer can carry (dead rows are neither).
+        alive = max(sc["active_rows"], 1)
+        cfirst = next((str(k + 1) for k, c_ in enumerate(per) if c_ >= 0.9 * alive), "-")
+    for m in modes:
+        d = got[m]
+        if d and d.get("dispatches_per_layer") is not None:
+            disp = (disp + " / " if disp != "-" else "") + f"{m} {d['dispatches_per_layer']:.2f}"
+    anyrun = next((d for d in got.values() if d), None)
+    active = anyrun["active_rows"] if anyrun else "-"
     peer = peers.get((n, l))
     peer_te = peer["edges_per_second"] / 1e12 if peer else float("nan")
-    active = on["active_rows"] if on else (off["active_rows"] if off else "-")
-    print(f"| {n} | {l} | {te(off):.3f} | {te(on):.3f} | {ratio:.2f} | {ms(off):.1f} | {ms(on):.1f} | "
-          f"{share} | {unwritten} | {first} | {active} | {ck(off)} | {ck(on)} | "
-          f"{peer_te:.3f} | {te(on) / peer_te:.2f} |")
+    row += [share, first, carried, cfirst, disp, str(active)] + [ck(got[m]) for m in modes]
+    row += [f"{peer_te:.3f}", f"{te(got[last]) / peer_te:.2f}"]
+    print("| " + " | ".join(row) + " |")
 PY
 cat "$OUT/constant_table.md"
 log "done"

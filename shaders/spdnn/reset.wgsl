@@ -2,7 +2,8 @@
 // (ids[i] = i), so the first layer reads the input rows in place. With CONSTANT_ROWS (the
 // sliced path) it also resets every row's constancy words of layer 0 (half 0 of `konst`,
 // see spdnn.sliced) and clears the first `clear` words of the fast-path counters (the
-// first chunk of a run clears them, later chunks add to them).
+// first chunk of a run clears them, later chunks add to them), and the chunk's three
+// scalar-row counts (see spdnn.select).
 override WG: u32 = 256u;
 
 struct Params {
@@ -18,6 +19,7 @@ struct Params {
 #ifdef CONSTANT_ROWS
 @group(0) @binding(3) var<storage, read_write> konst: array<u32>;
 @group(0) @binding(4) var<storage, read_write> stats: array<u32>;
+@group(0) @binding(5) var<storage, read_write> scount: array<u32>;
 #endif
 
 @compute @workgroup_size(WG)
@@ -40,6 +42,9 @@ fn main(
 #ifdef CONSTANT_ROWS
     if (i < params.clear) {
         stats[i] = 0u;
+    }
+    if (i < 3u) {
+        scount[i] = 0u;
     }
 #endif
 }

@@ -36,6 +36,14 @@
 // So a constant row's activations may be absent from y_in: every reader of a row that its
 // constancy words call constant takes c from them (the fast path, the staging of gathered
 // tiles, and the host's readback of the final layer), never y_in.
+// Scalar rows (SCALAR_ROWS, params.to_scalar when the next layer's column sums are all one
+// value s): a row whose input is constant, nonzero, and whose output is one value c' over
+// every column (the same test as an unwritten row) leaves the active list: the tile of
+// block 0 appends (row id, c' bits) to the chunk's scalar list (`scal_out`, count
+// `scount[layer mod 3]`, see spdnn.select), and no block sets its flag (c' = 0: the row
+// died). spdnn.select then advances it as c ← f(c·s) with no gather while the layers stay
+// uniform, and spdnn.rejoin puts it back in the active list (its constancy words = c) before
+// the first layer that is not.
 // `stats` counts, per layer, the tiles that took the fast path, the tiles that ran and the
 // fast tiles that wrote nothing, each spread over STAT_SLOTS slots STAT_STRIDE words apart
 // (one 32-byte sector each).
@@ -53,6 +61,8 @@ override PACKED: bool = false;
 override G: u32 = 32u;
 // Constancy detection and the constant-row fast path (see above).
 override CONSTANT_ROWS: bool = true;
+// Constant rows carried as scalars through uniform layers (see above).
+override SCALAR_ROWS: bool = false;
 const MAX_T: u32 = 8u;
 const MAX_RV: u32 = 4u;
 const MAX_ACC: u32 = 16u;
@@ -79,7 +89,8 @@ struct Params {
     cmin: f32,
     cmax: f32,
     lazy: u32,
-    _pad0: u32,
+    // 1 when the next layer's column sums are one value: rows may leave for the scalar list.
+    to_scalar: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -95,6 +106,8 @@ struct Params {
 @group(0) @binding(10) var<storage, read> csum: array<f32>;
 @group(0) @binding(11) var<storage, read_write> konst: array<atomic<u32>>;
 @group(0) @binding(12) var<storage, read_write> stats: array<atomic<u32>>;
+@group(0) @binding(13) var<storage, read_write> scal_out: array<u32>;
+@group(0) @binding(14) var<storage, read_write> scount: array<atomic<u32>>;
 
 var<workgroup> wg_count: u32;
 var<workgroup> wg_any: atomic<u32>;
@@ -107,6 +120,9 @@ var<workgroup> wg_mode: u32;
 // in a tile that writes nothing, its output.
 var<workgroup> wg_c: array<f32, MAX_R>;
 var<workgroup> wg_ref: array<u32, MAX_R>;
+// Bit r: row r leaves for the scalar list (its output one value, the next layer uniform).
+var<workgroup> wg_scal: atomic<u32>;
+var<workgroup> wg_smask: u32;
 
 // z ≠ 0 (a structural nonzero of Z) gets the bias, then the clamp to [0, YMAX].
 fn activate(z: f32) -> f32 {
@@ -149,6 +165,7 @@ fn main(
         wg_count = count[0];
         atomicStore(&wg_any, 0u);
         atomicStore(&wg_state, 0u);
+        atomicStore(&wg_scal, 0u);
     }
     let live = workgroupUniformLoad(&wg_count);
     if (s0 >= live) {
@@ -176,6 +193,8 @@ fn main(
                 let b = out_bits(activate(scaled(c * params.cmax)));
                 if (a != b || params.lazy == 0u) {
                     bits |= NOT_LAZY;
+                } else if (SCALAR_ROWS && params.to_scalar != 0u && (bits & NOT_FAST) == 0u) {
+                    atomicOr(&wg_scal, 1u << r);
                 }
                 wg_ref[r] = a;
             }
@@ -190,6 +209,29 @@ fn main(
             st = atomicLoad(&wg_state);
         }
         wg_mode = st;
+        var smask = 0u;
+        if (SCALAR_ROWS && check) {
+            smask = atomicLoad(&wg_scal);
+            // Block 0's tile appends its leaving rows that live (every block has the same
+            // rows and the same mask).
+            if (block == 0u && smask != 0u) {
+                var m = 0u;
+                for (var r = 0u; r < rows; r++) {
+                    if ((smask & (1u << r)) != 0u && wg_ref[r] != 0u) {
+                        m++;
+                    }
+                }
+                var at = atomicAdd(&scount[params.layer % 3u], m);
+                for (var r = 0u; r < rows; r++) {
+                    if ((smask & (1u << r)) != 0u && wg_ref[r] != 0u) {
+                        scal_out[2u * at] = ids[s0 + r];
+                        scal_out[2u * at + 1u] = wg_ref[r];
+                        at++;
+                    }
+                }
+            }
+        }
+        wg_smask = smask;
         if (CONSTANT_ROWS) {
             atomicAdd(&stats[stat_word(1u, gid)], 1u);
             if ((st & NOT_FAST) == 0u) {
@@ -201,6 +243,11 @@ fn main(
         }
     }
     let mode = workgroupUniformLoad(&wg_mode);
+    // Rows leaving for the scalar list: no flag, no output; a tile of such rows only is done.
+    let smask = workgroupUniformLoad(&wg_smask);
+    if (SCALAR_ROWS && smask == (1u << rows) - 1u) {
+        return;
+    }
     // Every row's input is one nonzero value: the fast path.
     let fast = (mode & NOT_FAST) == 0u;
     // A tile that writes nothing: each row's one output value to its flags and constancy
@@ -208,7 +255,7 @@ fn main(
     if (fast && (mode & NOT_LAZY) == 0u) {
         for (var r = lid; r < rows; r += WG) {
             let out = wg_ref[r];
-            if (out != 0u) {
+            if (out != 0u && (smask & (1u << r)) == 0u) {
                 atomicOr(&flags[s0 + r], 1u);
                 atomicOr(&pos[s0 + r], 1u);
             }
@@ -339,7 +386,7 @@ fn main(
     let all = atomicLoad(&wg_any);
     // One invocation per row (a workgroup smaller than the tile's rows takes several).
     for (var r = lid; r < rows; r += WG) {
-        if ((all & (1u << r)) != 0u) {
+        if ((all & (1u << r)) != 0u && (smask & (1u << r)) == 0u) {
             atomicOr(&flags[s0 + r], 1u);
             atomicOr(&pos[s0 + r], 1u);
         }

@@ -173,6 +173,10 @@ pub struct SpdnnArgs {
     /// tile (off). The dense-rows path has no such shortcut.
     #[arg(long, value_enum, default_value = "on")]
     constant_rows: OnOff,
+    /// Sliced ELL with constant rows: carry a constant row as one scalar per layer while
+    /// the layers' column sums are each one value (on), or keep it in the tiles (off).
+    #[arg(long, value_enum, default_value = "on")]
+    scalar_rows: OnOff,
     /// Submit the timed runs in groups of this many layers (0: all layers in one
     /// submission). The first run always goes in groups of 10 behind a progress bar.
     #[arg(long, default_value_t = 0)]
@@ -288,6 +292,7 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
             ell_lanes: a.ell_lanes,
             pack_uniform: !a.no_pack,
             constant_rows: a.constant_rows == OnOff::On,
+            scalar_rows: a.scalar_rows == OnOff::On,
             rows_per_workgroup: a.rows_per_wg,
             stage: match a.stage {
                 StageArg::Auto => None,
@@ -337,6 +342,9 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
             f.iter()
                 .fold([0u64; 3], |t, l| [t[0] + l[0], t[1] + l[1], t[2] + l[2]])
         });
+        // Rows carried as scalars through each layer, and the dispatches of one run.
+        let carried = plan.carried_rows(&gpu)?;
+        let dispatches = plan.dispatches(&gpu)?;
         let per_layer = |k: usize| {
             fast.as_ref()
                 .map(|f| f.iter().map(|l| l[k]).collect::<Vec<_>>())
@@ -355,6 +363,11 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
                     "peak_feature_bytes": peak, "dense_double_buffer_bytes": dense_double,
                     "check": verdict, "ok": ok, "tie_rows": ties,
                     "constant_rows": plan.constant_rows(),
+                    "scalar_rows": plan.scalar_rows(),
+                    "scalar_layers": plan.scalar_layers().iter().filter(|&&u| u).count(),
+                    "carried_rows_per_layer": carried,
+                    "dispatches": dispatches,
+                    "dispatches_per_layer": dispatches as f64 / (a.layers * plan.chunks()).max(1) as f64,
                     "fast_tiles": fast_total.map(|t| t[0]),
                     "tiles": fast_total.map(|t| t[1]),
                     "unwritten_tiles": fast_total.map(|t| t[2]),
@@ -409,6 +422,27 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
                             100.0 * f as f64 / t.max(1) as f64
                         )
                     }),
+                ),
+                (
+                    "scalar rows",
+                    carried.as_ref().filter(|_| plan.scalar_rows()).map_or(
+                        "off".to_string(),
+                        |c| {
+                            let total: u64 = c.iter().sum();
+                            format!(
+                                "{:.1}% of row-layers carried as scalars (last layer: {})",
+                                100.0 * total as f64 / (rows * a.layers).max(1) as f64,
+                                c.last().copied().unwrap_or(0)
+                            )
+                        },
+                    ),
+                ),
+                (
+                    "dispatches",
+                    format!(
+                        "{dispatches} ({:.2} per layer and chunk)",
+                        dispatches as f64 / (a.layers * plan.chunks()).max(1) as f64
+                    ),
                 ),
                 ("check", verdict.clone()),
             ] {

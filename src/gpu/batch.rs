@@ -209,6 +209,40 @@ impl<'g> Batch<'g> {
         Ok(())
     }
 
+    /// Records one dispatch of `kernel` whose grid is read on the device from words
+    /// `3·slot .. 3·slot + 3` of `args` (x, y, z workgroups; a buffer made by
+    /// [`GpuBuffer::zeroed_indirect`]), as an earlier dispatch of the batch wrote them: work
+    /// sized on the GPU with no readback. The kernel must accept any grid the writer may
+    /// produce (each extent within the device's per-dimension limit). Not inside a gated
+    /// region (its grids are the gate's).
+    pub fn dispatch_indirect(
+        &mut self,
+        kernel: &Arc<Kernel>,
+        bind_group: wgpu::BindGroup,
+        args: &GpuBuffer<u32>,
+        slot: usize,
+    ) -> Result<()> {
+        if self.gate.is_some() {
+            return Err(Error::Option(format!(
+                "indirect dispatch of {} inside a gated region",
+                kernel.label
+            )));
+        }
+        if 3 * slot + 3 > args.len() {
+            return Err(Error::Shape(format!(
+                "indirect arguments slot {slot} past a buffer of {} words",
+                args.len()
+            )));
+        }
+        self.steps.push(Step::Dispatch {
+            kernel: kernel.clone(),
+            bind_group,
+            grid: [0, 0, 0],
+            indirect: Some((args.raw().clone(), 12 * slot as u64)),
+        });
+        Ok(())
+    }
+
     /// Records a buffer-to-buffer copy of `bytes` bytes.
     pub fn copy(&mut self, src: &wgpu::Buffer, dst: &wgpu::Buffer, bytes: u64) {
         self.steps.push(Step::Copy {

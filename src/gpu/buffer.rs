@@ -112,6 +112,26 @@ impl<T: Pod> GpuBuffer<T> {
         })
     }
 
+    /// A new buffer of `len` zero elements that can also hold indirect dispatch arguments
+    /// (three u32 per dispatch, see [`crate::gpu::Batch::dispatch_indirect`]), written by a
+    /// kernel that sizes the next dispatch on the device.
+    pub fn zeroed_indirect(gpu: &Gpu, label: &str, len: usize) -> Result<Self> {
+        Self::check_fits(gpu, label, len)?;
+        let buffer = gpu.scoped(label, || {
+            gpu.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: Self::padded_bytes(len),
+                usage: USAGE | wgpu::BufferUsages::INDIRECT,
+                mapped_at_creation: false,
+            })
+        })?;
+        Ok(GpuBuffer {
+            buffer,
+            len,
+            _t: PhantomData,
+        })
+    }
+
     /// A new buffer with every element equal to `value` (e.g. NaN to poison an output).
     pub fn filled(gpu: &Gpu, label: &str, len: usize, value: T) -> Result<Self> {
         Self::check_fits(gpu, label, len)?;

@@ -78,9 +78,37 @@ impl ExclusiveScan {
         })
     }
 
+    /// Elements one workgroup scans: the blocks whose totals [`ExclusiveScan::record_blocks`]
+    /// leaves to its caller.
+    pub const BLOCK: usize = BLOCK;
+
     /// Records the in-place exclusive scan of the first `len` elements of `data`:
     /// `data[i] ← data[0] + … + data[i − 1]`.
     pub fn record(&self, batch: &mut Batch, data: &GpuBuffer<u32>) -> Result<()> {
+        self.record_levels(batch, data, false)
+    }
+
+    /// The first pass of [`ExclusiveScan::record`] alone (one dispatch): each block of
+    /// [`ExclusiveScan::BLOCK`] elements of `data` scanned in place and its total written
+    /// to [`ExclusiveScan::totals`], for a caller that reads the scan in its own next
+    /// dispatch: element i of the scan is `data[i]` plus the totals of the blocks before
+    /// `i / BLOCK` (none with one block). The other passes' dispatches are saved.
+    pub fn record_blocks(&self, batch: &mut Batch, data: &GpuBuffer<u32>) -> Result<()> {
+        self.record_levels(batch, data, true)
+    }
+
+    /// The block totals [`ExclusiveScan::record_blocks`] writes (`None` for one block or
+    /// none), to bind before recording.
+    pub fn totals(&self) -> Option<&GpuBuffer<u32>> {
+        (self.levels.len() > 1).then(|| &self.levels[0].sums)
+    }
+
+    fn record_levels(
+        &self,
+        batch: &mut Batch,
+        data: &GpuBuffer<u32>,
+        first_only: bool,
+    ) -> Result<()> {
         let gpu = batch.gpu();
         assert!(
             data.len() >= self.len,
@@ -101,6 +129,9 @@ impl ExclusiveScan {
                 .scan
                 .bind(gpu, &[&level.params, input(i), level.sums.raw()])?;
             batch.dispatch(&self.scan, bg, gpu.grid(level.n.div_ceil(BLOCK) as u32)?)?;
+            if first_only {
+                return Ok(());
+            }
         }
         // The top level is one block (its offset is 0); add the others' offsets back down.
         for (i, level) in self.levels.iter().enumerate().rev().skip(1) {

@@ -67,6 +67,7 @@ shader_table!(
     "spdnn/reset",
     "spdnn/sliced",
     "spdnn/select",
+    "spdnn/rejoin",
     "spdnn/thesis_multiply",
     "spdnn/thesis_count",
     "spdnn/thesis_total",

@@ -16,7 +16,9 @@
 //!   registers; rows stay in place and only their ids are compacted (`spdnn.sliced`,
 //!   `spdnn.select`). With [`Options::constant_rows`] each layer also records which rows
 //!   came out as one value c over all N columns, and the next layer computes a tile of
-//!   such rows as c·colsum(W) with no staging and no gather.
+//!   such rows as c·colsum(W) with no staging and no gather. With [`Options::scalar_rows`]
+//!   a constant row whose next layers' column sums are each one value leaves the active
+//!   list and is carried as one scalar per layer (`spdnn.select`, `spdnn.rejoin`).
 //! - [`Approach::DenseRows`]: W_lᵀ in column-major ELL over all N, a workgroup's rows staged
 //!   whole when they fit (small N), the surviving rows copied together after each layer
 //!   (`spdnn.layer`, `spdnn.compact`).
@@ -187,6 +189,12 @@ pub struct Options {
     /// differs). Saturated networks (the challenge's) reach such rows after a few layers.
     /// The dense-rows path ignores it.
     pub constant_rows: bool,
+    /// Sliced ELL with constant rows: a layer whose column sums are all one value s maps a
+    /// constant row c·1 to f(c·s)·1, so a constant row whose next layer is such leaves the
+    /// active list and is carried as one scalar per layer (no tile, no gather) until the
+    /// first layer that is not, where it rejoins. Exact algebra (the same f32 as the
+    /// constant-row fast path). Ignored without `constant_rows`.
+    pub scalar_rows: bool,
     /// Dense rows: active rows per workgroup of `spdnn.layer` (1..=8): each weight slot
     /// loaded serves them all.
     pub rows_per_workgroup: u32,
@@ -211,6 +219,7 @@ impl Default for Options {
             ell_lanes: 8,
             pack_uniform: true,
             constant_rows: true,
+            scalar_rows: true,
             rows_per_workgroup: 4,
             stage: None,
             chunk_rows: None,

@@ -117,6 +117,40 @@ impl Plan {
         }
     }
 
+    /// Sliced ELL: whether constant rows are carried as scalars through some layer (scalar
+    /// rows on and some layer's column sums all one value; `false` on the dense-rows path).
+    pub fn scalar_rows(&self) -> bool {
+        match &self.inner {
+            Inner::Rows(_) => false,
+            Inner::Sliced(p) => p.scalar_rows(),
+        }
+    }
+
+    /// Sliced ELL: per layer, whether scalar rows cross it (its column sums all one value,
+    /// scalar rows on); empty on the dense-rows path.
+    pub fn scalar_layers(&self) -> Vec<bool> {
+        match &self.inner {
+            Inner::Rows(_) => Vec::new(),
+            Inner::Sliced(p) => p.scalar_layers().to_vec(),
+        }
+    }
+
+    /// Sliced ELL with constant rows on: per layer, the rows of the last run (over every
+    /// chunk) carried through it as scalars. `None` otherwise. One readback.
+    pub fn carried_rows(&self, gpu: &Gpu) -> Result<Option<Vec<u64>>> {
+        match &self.inner {
+            Inner::Rows(_) => Ok(None),
+            Inner::Sliced(p) => p.carried_rows(gpu),
+        }
+    }
+
+    /// Dispatches one run records (every chunk through every layer; nothing submitted).
+    pub fn dispatches(&self, gpu: &Gpu) -> Result<usize> {
+        let mut batch = Batch::new(gpu);
+        self.record(&mut batch)?;
+        Ok(batch.dispatches())
+    }
+
     /// Sliced ELL with constant rows on: per layer, `[fast, run, unwritten]`: the tiles of
     /// the last run (over every chunk) that took the constant-row fast path, the tiles that
     /// ran, and the fast tiles that wrote no output (each row's output one value, kept in

@@ -5,6 +5,17 @@
 //! and the gathers hit workgroup memory whatever N is. Rows are never moved: the active list
 //! holds row ids, each layer writes its rows in place of the other activation buffer, and
 //! the selection after each layer moves ids only (4 bytes per row, not 4·N).
+//! Three dispatches per layer: `spdnn.sliced`, the scan's first pass over the flags (blocks
+//! of 1,024), and `spdnn.select`, which adds the earlier blocks' totals itself and sizes the
+//! next layer's grid on the device (indirect dispatch); `spdnn.rejoin` after the layers
+//! where scalar rows rejoin.
+//!
+//! Scalar rows ([`Options::scalar_rows`]): a layer whose column sums are all one value s
+//! maps a constant row c·1 to the constant row f(c·s)·1 (y·W = c·colsum(W), exact algebra).
+//! A constant row whose next layer is such leaves the active list for a per-chunk list of
+//! (row id, c), which `spdnn.select` advances by one scalar per row and layer; before the
+//! first layer that is not uniform (and after the last) `spdnn.rejoin` puts the rows back,
+//! their value in the constancy words (see `spdnn.sliced`).
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -18,7 +29,7 @@ use crate::spdnn::{loops, Network, Options};
 use super::sliced_ell::{column_sums, uniform_value, SlicedEll};
 use crate::{Error, Result};
 
-const SLICED_BINDINGS: [Binding; 13] = [
+const SLICED_BINDINGS: [Binding; 15] = [
     Binding::Uniform,
     Binding::Read,
     Binding::Read,
@@ -31,26 +42,45 @@ const SLICED_BINDINGS: [Binding; 13] = [
     Binding::ReadWrite,
     Binding::Read,
     Binding::ReadWrite,
-    Binding::ReadWrite,
-];
-const SELECT_BINDINGS: [Binding; 7] = [
-    Binding::Uniform,
-    Binding::ReadWrite,
-    Binding::ReadWrite,
-    Binding::Read,
     Binding::ReadWrite,
     Binding::ReadWrite,
     Binding::ReadWrite,
 ];
-const RESET_BINDINGS: [Binding; 5] = [
+const SELECT_BINDINGS: [Binding; 13] = [
     Binding::Uniform,
     Binding::ReadWrite,
+    Binding::ReadWrite,
+    Binding::Read,
+    Binding::ReadWrite,
+    Binding::ReadWrite,
+    Binding::ReadWrite,
+    Binding::Read,
+    Binding::ReadWrite,
+    Binding::ReadWrite,
+    Binding::ReadWrite,
+    Binding::ReadWrite,
+    Binding::Read,
+];
+const RESET_BINDINGS: [Binding; 6] = [
+    Binding::Uniform,
+    Binding::ReadWrite,
+    Binding::ReadWrite,
+    Binding::ReadWrite,
+    Binding::ReadWrite,
+    Binding::ReadWrite,
+];
+const REJOIN_BINDINGS: [Binding; 6] = [
+    Binding::Uniform,
+    Binding::Read,
+    Binding::Read,
     Binding::ReadWrite,
     Binding::ReadWrite,
     Binding::ReadWrite,
 ];
 /// Invocations per workgroup of `spdnn.select` and `spdnn.reset`.
 const SMALL_WG: u32 = 256;
+// A workgroup of spdnn.select covers slots of one scan block (it adds that block's offset).
+const _: () = assert!(ExclusiveScan::BLOCK.is_multiple_of(SMALL_WG as usize));
 /// Most outputs per invocation, vec4s of rows, and accumulators (`MAX_T`, `MAX_RV`,
 /// `MAX_ACC` in the shader).
 pub const MAX_T: u32 = 8;
@@ -82,11 +112,41 @@ struct SlicedParams {
     /// 1 when every column sum is ≥ 0 (and a packed layer's weight > 0): a fast tile whose
     /// rows' outputs are each one value may leave them unwritten.
     lazy: u32,
-    pad: u32,
+    /// 1 when the next layer is uniform (`SlicedPlan::scalar_layers`): constant rows may leave
+    /// for the scalar list.
+    to_scalar: u32,
 }
 
-/// `spdnn.select`'s and `spdnn.reset`'s parameters: the chunk's rows, and the half of the
-/// constancy words the next layer writes (select) or the counter words to clear (reset).
+/// `spdnn.select`'s parameters: the chunk's rows, the half of the constancy words the next
+/// layer writes, and the scalar rows' advance through layer `layer`.
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct SelectParams {
+    cap: u32,
+    half: u32,
+    layer: u32,
+    /// 1 when the layer is uniform and follows another (scalar rows advance).
+    advance: u32,
+    /// The layer's one column sum, its packed weight (else 1), the bias.
+    s: f32,
+    weight: f32,
+    bias: f32,
+    /// The `stats` word counting the rows carried through the layer.
+    carried: u32,
+    /// The next `spdnn.sliced` grid: rows per tile, blocks of outputs, the most workgroups
+    /// per dimension, and 1 when `spdnn.rejoin` follows (its rows counted too).
+    tile_rows: u32,
+    blocks: u32,
+    max_x: u32,
+    rejoin: u32,
+    /// 1 when the scan's passes after the first are `spdnn.select`'s (the totals of the
+    /// blocks before each slot's added there).
+    deferred: u32,
+    pad: [u32; 3],
+}
+
+/// `spdnn.reset`'s and `spdnn.rejoin`'s parameters: the chunk's rows, and the counter words
+/// to clear (reset) or the layer (rejoin).
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
 struct SmallParams {
@@ -195,6 +255,34 @@ struct LayerWeights {
     /// Column sums ([`column_sums`]); one unused word when constant rows are off.
     csum: GpuBuffer<f32>,
     params: wgpu::Buffer,
+    /// The one column sum of a uniform layer with scalar rows on (`SlicedPlan::scalar_layers`).
+    sum: Option<f32>,
+    /// What multiplies c·s: the packed layer's weight, else 1 (as `spdnn.sliced`'s epilogue).
+    scale: f32,
+    /// The network's bias (for `spdnn.select`'s advance).
+    bias: f32,
+}
+
+/// Where a layer stands for scalar rows: whether the rows carried advance through it,
+/// whether rows may leave for the list after it, whether they all rejoin after it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct ScalarStep {
+    advance: bool,
+    to_scalar: bool,
+    rejoin: bool,
+}
+
+/// Layer `l`'s [`ScalarStep`] from the layers' uniformity: rows leave after `l ≥ 1` when
+/// layer `l + 1` exists and is uniform; rows carried after `l − 1` (whose layer `l` is then
+/// uniform) advance through it, and rejoin unless layer `l + 1` is uniform too.
+fn scalar_step(uniform: &[bool], l: usize) -> ScalarStep {
+    let to_scalar = l >= 1 && uniform.get(l + 1).copied().unwrap_or(false);
+    let advance = l >= 2 && uniform[l];
+    ScalarStep {
+        advance,
+        to_scalar,
+        rejoin: advance && !to_scalar,
+    }
 }
 
 /// The device state of one chunk of input rows.
@@ -213,12 +301,20 @@ struct Chunk {
     /// Invocations of the reset dispatch: the rows, or the counter words the first chunk
     /// clears when more.
     reset_items: u32,
+    /// Scalar rows: the lists after even and odd layers ((id, c bits) pairs) and the three
+    /// rotating counts (see `spdnn.select`); held for the bind groups.
+    _scal: [GpuBuffer<u32>; 2],
+    _scount: GpuBuffer<u32>,
+    /// The grid of the next layer's `spdnn.sliced` (x, y, z), written by `spdnn.select`.
+    args: GpuBuffer<u32>,
     /// The two activation buffers (layer l writes `y[l % 2]`); the inputs are apart so a
     /// plan can run again.
     y: [GpuBuffer<f32>; 2],
     reset: wgpu::BindGroup,
     layers: Vec<wgpu::BindGroup>,
-    selects: [wgpu::BindGroup; 2],
+    selects: Vec<wgpu::BindGroup>,
+    /// `spdnn.rejoin` after the layers whose [`ScalarStep::rejoin`].
+    rejoins: Vec<Option<wgpu::BindGroup>>,
 }
 
 /// A prepared sliced-ELL inference of fixed inputs through a fixed network.
@@ -230,11 +326,15 @@ pub(crate) struct SlicedPlan {
     sliced: Arc<Kernel>,
     select: Arc<Kernel>,
     reset: Arc<Kernel>,
+    rejoin: Arc<Kernel>,
     peak_bytes: u64,
     fill: f64,
     packed: bool,
     constant_rows: bool,
-    /// Fast-path counters ([`STAT_WORDS`] per layer), cleared by the first chunk's reset.
+    /// Per layer: its column sums are all one value and scalar rows are on.
+    scalar_layers: Vec<bool>,
+    /// Fast-path counters ([`STAT_WORDS`] per layer), then one word per layer counting the
+    /// scalar rows carried through it; cleared by the first chunk's reset.
     stats: GpuBuffer<u32>,
 }
 
@@ -270,7 +370,10 @@ impl SlicedPlan {
         let n = net.n;
         let tiling = Tiling::new(gpu, n, options)?;
         let row_bytes = (n * 4) as u64;
-        let fit = (gpu.caps.max_storage_binding_bytes / row_bytes) as usize;
+        // A chunk's dense rows, and its per-row constancy words (16 bytes) and scalar-row
+        // list (8 bytes), each within one binding (the latter two matter for N < 4).
+        let per_row = row_bytes.max(if options.constant_rows { 16 } else { 4 });
+        let fit = (gpu.caps.max_storage_binding_bytes / per_row) as usize;
         if fit == 0 {
             return Err(Error::TooLarge {
                 what: "one dense row of activations".into(),
@@ -284,6 +387,8 @@ impl SlicedPlan {
         let packed = options.pack_uniform
             && tiling.slice < u32::from(u16::MAX)
             && uniform.iter().all(Option::is_some);
+        // Scalar rows ride on the constancy words.
+        let scalar_rows = options.constant_rows && options.scalar_rows;
         let kernel = |name, bindings, constants| {
             gpu.kernel(&KernelSpec {
                 name,
@@ -307,11 +412,21 @@ impl SlicedPlan {
                     "CONSTANT_ROWS",
                     if options.constant_rows { 1.0 } else { 0.0 },
                 ),
+                ("SCALAR_ROWS", if scalar_rows { 1.0 } else { 0.0 }),
             ],
         )?;
         let select = kernel(
             "spdnn/select",
             &SELECT_BINDINGS[..],
+            vec![
+                ("WG", f64::from(SMALL_WG)),
+                ("SCALAR_ROWS", if scalar_rows { 1.0 } else { 0.0 }),
+                ("SCAN_BLOCK", ExclusiveScan::BLOCK as f64),
+            ],
+        )?;
+        let rejoin = kernel(
+            "spdnn/rejoin",
+            &REJOIN_BINDINGS[..],
             vec![("WG", f64::from(SMALL_WG))],
         )?;
         let reset = gpu.kernel(&KernelSpec {
@@ -328,6 +443,20 @@ impl SlicedPlan {
             })
         });
         let constant_rows = options.constant_rows;
+        // Scalar rows: the layers whose column sums are all one (finite) value.
+        let sums: Vec<Option<f32>> = net
+            .layers
+            .iter()
+            .map(|w| {
+                if !scalar_rows {
+                    return None;
+                }
+                let csum = column_sums(w, packed);
+                let first = *csum.first()?;
+                (first.is_finite() && csum.iter().all(|&c| c == first)).then_some(first)
+            })
+            .collect();
+        let scalar_layers: Vec<bool> = sums.iter().map(Option::is_some).collect();
         let weights = net
             .layers
             .iter()
@@ -367,14 +496,17 @@ impl SlicedPlan {
                             cmin,
                             cmax,
                             lazy: u32::from(lazy),
-                            pad: 0,
+                            to_scalar: u32::from(scalar_step(&scalar_layers, l).to_scalar),
                         },
                     ),
+                    sum: sums[l],
+                    scale: if packed { weight } else { 1.0 },
+                    bias: net.bias,
                 })
             })
             .collect::<Result<Vec<_>>>()?;
         let stat_words = if constant_rows {
-            net.layers.len() * STAT_WORDS
+            net.layers.len() * (STAT_WORDS + 1)
         } else {
             1
         };
@@ -395,9 +527,9 @@ impl SlicedPlan {
                 n,
                 y0,
                 (start, rows, clear),
-                &weights,
+                (&weights, &scalar_layers, &tiling),
                 &stats,
-                [&sliced, &select, &reset],
+                [&sliced, &select, &reset, &rejoin],
             )?);
             start += rows;
         }
@@ -410,10 +542,12 @@ impl SlicedPlan {
             sliced,
             select,
             reset,
+            rejoin,
             peak_bytes,
             fill: slots as f64 / nnz.max(1) as f64,
             packed,
             constant_rows,
+            scalar_layers,
             stats,
         })
     }
@@ -432,7 +566,7 @@ impl SlicedPlan {
             return Ok(None);
         }
         let words = self.stats.read(gpu)?;
-        let per_layer = words
+        let per_layer = words[..self.layers * STAT_WORDS]
             .chunks(STAT_WORDS)
             .map(|layer| {
                 let count = |kind: usize| {
@@ -444,6 +578,32 @@ impl SlicedPlan {
             })
             .collect();
         Ok(Some(per_layer))
+    }
+
+    /// Whether constant rows are carried as scalars through uniform layers.
+    pub fn scalar_rows(&self) -> bool {
+        self.scalar_layers.iter().any(|&u| u)
+    }
+
+    /// Per layer, whether its column sums are all one value (scalar rows on): the layers
+    /// that scalar rows cross without a gather.
+    pub fn scalar_layers(&self) -> &[bool] {
+        &self.scalar_layers
+    }
+
+    /// Per layer, the rows of the last run (over every chunk) carried through it as
+    /// scalars; `None` when constant rows are off. One readback.
+    pub fn carried_rows(&self, gpu: &Gpu) -> Result<Option<Vec<u64>>> {
+        if !self.constant_rows {
+            return Ok(None);
+        }
+        let words = self.stats.read(gpu)?;
+        Ok(Some(
+            words[self.layers * STAT_WORDS..]
+                .iter()
+                .map(|&w| u64::from(w))
+                .collect(),
+        ))
     }
 
     /// Whether the layers' weights were dropped for their one value (positions packed).
@@ -496,9 +656,20 @@ impl SlicedPlan {
                     needed: format!("{groups} workgroups"),
                     limit: "2³² workgroups".into(),
                 })?;
-                batch.dispatch(&self.sliced, c.layers[l].clone(), gpu.grid(groups)?)?;
-                c.scan.record(batch, &c.pos)?;
-                batch.dispatch(&self.select, c.selects[l % 2].clone(), small)?;
+                // Layer 0 runs every row; later layers the grid the last selection sized
+                // for the active rows (the rows carried as scalars and the dead launch none;
+                // never more than every row's, whose grid is checked here).
+                let grid = gpu.grid(groups)?;
+                if l == 0 {
+                    batch.dispatch(&self.sliced, c.layers[l].clone(), grid)?;
+                } else {
+                    batch.dispatch_indirect(&self.sliced, c.layers[l].clone(), &c.args, 0)?;
+                }
+                c.scan.record_blocks(batch, &c.pos)?;
+                batch.dispatch(&self.select, c.selects[l].clone(), small)?;
+                if let Some(bg) = &c.rejoins[l] {
+                    batch.dispatch(&self.rejoin, bg.clone(), small)?;
+                }
             }
         }
         Ok(())
@@ -546,15 +717,15 @@ impl SlicedPlan {
 
 impl Chunk {
     /// Rows `start .. start + rows` of `y0`; the reset clears the first `clear` words of
-    /// `stats`. Kernels: sliced, select, reset.
+    /// `stats`. Kernels: sliced, select, reset, rejoin.
     fn new(
         gpu: &Gpu,
         n: usize,
         y0: &Csr,
         (start, rows, clear): (usize, usize, usize),
-        weights: &[LayerWeights],
+        (weights, scalar_layers, tiling): (&[LayerWeights], &[bool], &Tiling),
         stats: &GpuBuffer<u32>,
-        [sliced, select, reset]: [&Kernel; 3],
+        [sliced, select, reset, rejoin]: [&Kernel; 4],
     ) -> Result<Self> {
         let mut dense = vec![0f32; rows * n];
         for r in 0..rows {
@@ -576,6 +747,22 @@ impl Chunk {
         ];
         let count = GpuBuffer::<u32>::zeroed(gpu, "spdnn.count", 1)?;
         let konst = GpuBuffer::<u32>::zeroed(gpu, "spdnn.konst", 4 * rows)?;
+        // One word each when no layer is uniform (the bindings only).
+        let scal_len = if scalar_layers.iter().any(|&u| u) {
+            2 * rows
+        } else {
+            1
+        };
+        let scal = [
+            GpuBuffer::<u32>::zeroed(gpu, "spdnn.scal", scal_len)?,
+            GpuBuffer::<u32>::zeroed(gpu, "spdnn.scal", scal_len)?,
+        ];
+        let scount = GpuBuffer::<u32>::zeroed(gpu, "spdnn.scount", 4)?;
+        let args = GpuBuffer::<u32>::zeroed_indirect(gpu, "spdnn.sliced.args", 3)?;
+        // The scan's first pass only: spdnn.select adds the earlier blocks' totals.
+        let scan = ExclusiveScan::new(gpu, rows)?;
+        let dummy = GpuBuffer::<u32>::zeroed(gpu, "spdnn.totals", 1)?;
+        let deferred = scan.totals();
         let small = |x: usize| {
             gpu.uniform(
                 "spdnn.small",
@@ -594,6 +781,7 @@ impl Chunk {
                 count.raw(),
                 konst.raw(),
                 stats.raw(),
+                scount.raw(),
             ],
         )?;
         let mut layers = Vec::with_capacity(weights.len());
@@ -615,25 +803,72 @@ impl Chunk {
                     w.csum.raw(),
                     konst.raw(),
                     stats.raw(),
+                    scal[l % 2].raw(),
+                    scount.raw(),
                 ],
             )?);
         }
-        // After layer l (ids[l % 2] → ids[1 − l % 2]) the next layer writes half 1 − l % 2.
-        let select_bg = |from: usize| {
-            select.bind(
+        // After layer l (ids[l % 2] → ids[1 − l % 2]) the next layer writes half 1 − l % 2;
+        // scalar rows go from the list after l − 1 to the list after l (`spdnn.select`).
+        let layer_count = weights.len();
+        let mut selects = Vec::with_capacity(layer_count);
+        let mut rejoins = Vec::with_capacity(layer_count);
+        for (l, w) in weights.iter().enumerate() {
+            let from = l % 2;
+            let step = scalar_step(scalar_layers, l);
+            let params = gpu.uniform(
+                "spdnn.select",
+                &SelectParams {
+                    cap: rows as u32,
+                    half: (1 - from) as u32,
+                    layer: l as u32,
+                    advance: u32::from(step.advance),
+                    s: w.sum.unwrap_or(0.0),
+                    weight: w.scale,
+                    bias: w.bias,
+                    carried: (layer_count * STAT_WORDS + l) as u32,
+                    tile_rows: tiling.rows() as u32,
+                    blocks: n.div_ceil(tiling.block()) as u32,
+                    max_x: gpu.caps.max_workgroups_per_dimension.max(1),
+                    rejoin: u32::from(step.rejoin),
+                    deferred: u32::from(deferred.is_some()),
+                    pad: [0; 3],
+                },
+            );
+            selects.push(select.bind(
                 gpu,
                 &[
-                    &small(1 - from),
+                    &params,
                     flags.raw(),
                     pos.raw(),
                     ids[from].raw(),
                     ids[1 - from].raw(),
                     count.raw(),
                     konst.raw(),
+                    scal[1 - from].raw(),
+                    scal[from].raw(),
+                    scount.raw(),
+                    stats.raw(),
+                    args.raw(),
+                    deferred.unwrap_or(&dummy).raw(),
                 ],
-            )
-        };
-        let selects = [select_bg(0)?, select_bg(1)?];
+            )?);
+            rejoins.push(if step.rejoin {
+                Some(rejoin.bind(
+                    gpu,
+                    &[
+                        &small(l),
+                        scal[from].raw(),
+                        scount.raw(),
+                        ids[1 - from].raw(),
+                        count.raw(),
+                        konst.raw(),
+                    ],
+                )?)
+            } else {
+                None
+            });
+        }
         Ok(Chunk {
             start,
             rows,
@@ -644,11 +879,15 @@ impl Chunk {
             _flags: flags,
             konst,
             reset_items: rows.max(clear) as u32,
-            scan: ExclusiveScan::new(gpu, rows)?,
+            scan,
             y,
             reset: reset_bg,
             layers,
             selects,
+            rejoins,
+            _scal: scal,
+            _scount: scount,
+            args,
         })
     }
 }

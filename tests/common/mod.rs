@@ -102,3 +102,6 @@ pub mod fused;
 
 /// Helpers of the `mf` tests.
 pub mod mf;
+
+/// Helpers of the `spdnn` tests.
+pub mod spdnn;
