@@ -298,13 +298,14 @@ fn the_cli_reports_dispatches_and_times_both_sequences() {
 #[test]
 fn sorted_at_1024_invocations_with_workgroup_memory_full() {
     // Sorted at 1,024 invocations fills workgroup memory exactly when 4·EPL·WG + 4·n is the
-    // limit (lavapipe: 32 KiB at n = 4,096 and EPL = 4; an H200: 48 KiB at n = 4,096 and
-    // EPL = 8). The one-dispatch ending's flag is 4 bytes more: that plan must keep the
-    // β·z pre-pass (on an H200 the overfull kernel never finished; here the kernel registry
-    // refuses it), and folds where the flag fits (n = 2,048). Short rows: no long-row chunks.
+    // limit: with EPL = 4 at n = limit/4 − 4,096 (lavapipe: 32 KiB at n = 4,096; an H200:
+    // 48 KiB at n = 8,192; EPL = 8 would need 16 KiB more there). The one-dispatch ending's
+    // flag is 4 bytes more: that plan must keep the β·z pre-pass (on an H200 the overfull
+    // kernel never finished; the kernel registry now refuses it), and folds where the flag
+    // fits (n = limit/16). Short rows: no long-row chunks.
     let gpu = common::gpu();
     let limit = gpu.caps.max_workgroup_storage_bytes as usize;
-    for (n, fits) in [(limit / 8, false), (limit / 16, true)] {
+    for (n, fits) in [(limit / 4 - 4 * 1024, false), (limit / 16, true)] {
         let x = sparse_x(3_000, n, 24_000, 87);
         let o = Options {
             variant: Variant::Sorted,
