@@ -374,6 +374,24 @@ fn a_long_run_of_uniform_layers_carries_rows_to_the_end() {
 }
 
 #[test]
+fn slice_sums_carry_the_same_rows() {
+    // Each slice's gathers summed in registers (`slice_sums`): the same twin, the same rows
+    // carried, after every layer, at 1 and 4 row vectors.
+    let n = 64;
+    let net = killing(n, 51);
+    let y0 = mixed_inputs(&net, 90, 52);
+    for (t, rv) in [(1, 1), (2, 4)] {
+        let options = Options {
+            slice_sums: true,
+            chunk_rows: Some(50),
+            ..sliced(32, t, rv)
+        };
+        let carried = check(&net, &y0, &options);
+        assert!(carried.iter().sum::<u64>() > 0, "{carried:?}");
+    }
+}
+
+#[test]
 fn layer_by_layer_runs_time_each_layer_and_match_the_twin() {
     // One submission per layer (the per-layer timing): every layer timed, and the run's
     // results those of a whole run (the twin's, rows carried as predicted), poisoned first.

@@ -177,6 +177,10 @@ pub struct SpdnnArgs {
     /// the layers' column sums are each one value (on), or keep it in the tiles (off).
     #[arg(long, value_enum, default_value = "on")]
     scalar_rows: OnOff,
+    /// Sliced ELL: sum each output's gathers of a slice in registers of their own, added to
+    /// its accumulator once per slice (on), or add each gather to the accumulator (off).
+    #[arg(long, value_enum, default_value = "off")]
+    slice_sums: OnOff,
     /// Submit the timed runs in groups of this many layers (0: all layers in one
     /// submission). The first run always goes in groups of 10 behind a progress bar.
     #[arg(long, default_value_t = 0)]
@@ -297,6 +301,7 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
             pack_uniform: !a.no_pack,
             constant_rows: a.constant_rows == OnOff::On,
             scalar_rows: a.scalar_rows == OnOff::On,
+            slice_sums: a.slice_sums == OnOff::On,
             rows_per_workgroup: a.rows_per_wg,
             stage: match a.stage {
                 StageArg::Auto => None,
@@ -373,6 +378,7 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
                     "check": verdict, "ok": ok, "tie_rows": ties,
                     "constant_rows": plan.constant_rows(),
                     "scalar_rows": plan.scalar_rows(),
+                    "slice_sums": a.slice_sums == OnOff::On,
                     "scalar_layers": plan.scalar_layers().iter().filter(|&&u| u).count(),
                     "carried_rows_per_layer": carried,
                     "dispatches": dispatches,
