@@ -32,14 +32,15 @@
 # ROWS (default 60000) input rows, TEST_LIMIT (default 120) seconds for the tests, e.g.
 #   DRY_RUN=1 NS="256 1024" L=8 ROWS=2000 REPS=1 OUT=/tmp/c bash benches/peers/spdnn_constant.sh
 # The table is written even when runs fail (a missing run reads "missing").
-# A mode may name a tiling too, MODE:T:RV[:LANES] (--outputs-per-thread, --row-vecs,
-# --ell-lanes; the default 8:1:8), e.g. MODES="scalar scalar:8:2 scalar:4:4"; `sums` is
+# A mode may name a tiling too, MODE:T:RV[:LANES[:SLICE]] (--outputs-per-thread,
+# --row-vecs, --ell-lanes, --slice; the default 8:1:8 and the widest slice that fits
+# workgroup memory), e.g. MODES="scalar scalar:8:2 scalar:8:1:8:1536"; `sums` is
 # `scalar` with --slice-sums on (each slice's gathers summed in registers, then added).
 # LAYER_TIMES=1 (default) also times each layer on its own (--layer-times: layer_ms per run)
 # and writes $OUT/layer_table.md: per N, the ms and tiles of layers 1–24 per mode, the rest
 # summed, and the sum against the whole run's ms (one submission per layer costs a little).
 # A tiling sweep at 16,384 in about 4 minutes (setup and the tests apart):
-#   NS=16384 MODES="scalar sums scalar:8:2 scalar:4:4 scalar:8:1:4" PEER=0 REPS=2 \
+#   NS=16384 MODES="scalar sums scalar:8:1:8:1536 sums:8:1:8:1536 sums:8:2" PEER=0 REPS=2 \
 #     benches/peers/spdnn_constant.sh
 set -uo pipefail
 OUT=${OUT:-bench-out}
@@ -85,7 +86,7 @@ for N in $RUN_NS; do
   saved="$OUT/categories-n$N-l$L.tsv"
   first=1
   for mode in $MODES; do
-    IFS=: read -r kind t rv lanes <<< "$mode"
+    IFS=: read -r kind t rv lanes slice <<< "$mode"
     case $kind in
       off) flags=(--constant-rows off) ;;
       constant) flags=(--constant-rows on --scalar-rows off) ;;
@@ -96,6 +97,7 @@ for N in $RUN_NS; do
     [ -n "$t" ] && flags+=(--outputs-per-thread "$t")
     [ -n "$rv" ] && flags+=(--row-vecs "$rv")
     [ -n "$lanes" ] && flags+=(--ell-lanes "$lanes")
+    [ -n "$slice" ] && flags+=(--slice "$slice")
     [ "${LAYER_TIMES:-1}" = 1 ] && flags+=(--layer-times)
     if [ -f "$truth" ]; then
       check=(--categories "$truth")
