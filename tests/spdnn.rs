@@ -229,6 +229,49 @@ fn sliced_tilings_match_the_twin() {
 }
 
 #[test]
+fn slice_sums_match_the_twin_after_every_layer() {
+    // Each slice's gathers summed in registers (`slice_sums`) at 1..4 row vectors, random
+    // weights and layers of one value (packed, 1/16 and 0.07), short slices and a partial
+    // last block; the network cut after every layer.
+    let n = 200;
+    let mut random = data::generated_network(n, 4, -0.3, 41).unwrap();
+    for (l, w) in random.layers.iter_mut().enumerate() {
+        for (e, v) in w.values.iter_mut().enumerate() {
+            *v = 0.03 + ((e * 11 + l * 5) % 19) as f32 / 250.0;
+        }
+    }
+    let mut uniform = data::generated_network(n, 4, -0.3, 42).unwrap();
+    uniform.layers[1].values.iter_mut().for_each(|v| *v = 0.07);
+    let y0 = data::random_inputs(130, n, 0.3, 43).unwrap();
+    let gpu = common::gpu();
+    for (net, packed) in [(&random, false), (&uniform, true)] {
+        for (wg, t, rv, slice) in [
+            (64u32, 1u32, 1u32, Some(37u32)),
+            (32, 4, 2, Some(64)),
+            (16, 2, 3, None),
+            (32, 3, 4, Some(90)),
+        ] {
+            let options = Options {
+                approach: Approach::SlicedEll,
+                workgroup: wg,
+                outputs_per_invocation: t,
+                row_vecs: rv,
+                slice,
+                slice_sums: true,
+                ..Options::default()
+            };
+            for k in 1..=net.layers.len() {
+                let cut = Network::new(n, net.layers[..k].to_vec(), net.bias).unwrap();
+                let plan = Plan::new(gpu, &cut, &y0, &options).unwrap();
+                assert_eq!(plan.packed(), packed, "{options:?}");
+                let cats = check(&cut, &y0, &options);
+                assert!(!cats.is_empty(), "{k} layers, {options:?}");
+            }
+        }
+    }
+}
+
+#[test]
 fn layers_recorded_in_groups_match_one_batch() {
     let n = 96;
     let net = data::generated_network(n, 7, -0.3, 41).unwrap();

@@ -372,3 +372,91 @@ fn a_long_run_of_uniform_layers_carries_rows_to_the_end() {
         "{carried:?} ({alive} alive)"
     );
 }
+
+#[test]
+fn slice_sums_carry_the_same_rows() {
+    // Each slice's gathers summed in registers (`slice_sums`): the same twin, the same rows
+    // carried, after every layer, at 1 and 4 row vectors.
+    let n = 64;
+    let net = killing(n, 51);
+    let y0 = mixed_inputs(&net, 90, 52);
+    for (t, rv) in [(1, 1), (2, 4)] {
+        let options = Options {
+            slice_sums: true,
+            chunk_rows: Some(50),
+            ..sliced(32, t, rv)
+        };
+        let carried = check(&net, &y0, &options);
+        assert!(carried.iter().sum::<u64>() > 0, "{carried:?}");
+    }
+}
+
+#[test]
+fn layer_by_layer_runs_time_each_layer_and_match_the_twin() {
+    // One submission per layer (the per-layer timing): every layer timed, and the run's
+    // results those of a whole run (the twin's, rows carried as predicted), poisoned first.
+    let n = 64;
+    let net = killing(n, 31);
+    let y0 = mixed_inputs(&net, 90, 32);
+    let gpu = common::gpu();
+    let options = Options {
+        chunk_rows: Some(50),
+        ..sliced(64, 1, 2)
+    };
+    let plan = Plan::new(gpu, &net, &y0, &options).unwrap();
+    plan.poison(gpu).unwrap();
+    let times = plan.run_per_layer(gpu).unwrap();
+    assert_eq!(times.len(), net.layers.len());
+    assert!(
+        times
+            .iter()
+            .all(|t| t.seconds.is_finite() && t.seconds > 0.0),
+        "{times:?}"
+    );
+    let want = cpu::infer(&net, &y0);
+    assert_eq!(plan.categories(gpu).unwrap(), cpu::categories(&want, n));
+    let got = plan.output(gpu).unwrap();
+    for (e, (&g, &w)) in got.iter().zip(&want).enumerate() {
+        let tol = 1e-5 * net.layers.len() as f64 * (1.0 + w.abs());
+        assert!(
+            (f64::from(g) - w).abs() <= tol,
+            "element {e}: GPU {g} twin {w}"
+        );
+    }
+    assert_eq!(
+        plan.carried_rows(gpu).unwrap().unwrap(),
+        predicted_carried(&net, &y0)
+    );
+}
+
+#[test]
+fn cli_reports_layer_times_when_asked() {
+    let base = [
+        "spdnn",
+        "--neurons",
+        "64",
+        "--layers",
+        "7",
+        "--rows",
+        "80",
+        "--density",
+        "0.6",
+        "--reps",
+        "2",
+        "--check",
+        "--json",
+    ];
+    let (code, out, err) = common::wgsparse_exit(&[&base[..], &["--layer-times"]].concat());
+    assert_eq!(code, 0, "{out}{err}");
+    let v: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    assert_eq!(v["ok"], true, "{out}");
+    let ms: Vec<f64> = serde_json::from_value(v["layer_ms"].clone()).unwrap();
+    assert_eq!(ms.len(), 7, "{out}");
+    assert!(ms.iter().all(|&m| m.is_finite() && m > 0.0), "{out}");
+    assert!(v["layer_timing"].is_string(), "{out}");
+    // Off by default.
+    let (code, out, err) = common::wgsparse_exit(&base);
+    assert_eq!(code, 0, "{out}{err}");
+    let v: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    assert!(v["layer_ms"].is_null(), "{out}");
+}

@@ -32,6 +32,16 @@
 # ROWS (default 60000) input rows, TEST_LIMIT (default 120) seconds for the tests, e.g.
 #   DRY_RUN=1 NS="256 1024" L=8 ROWS=2000 REPS=1 OUT=/tmp/c bash benches/peers/spdnn_constant.sh
 # The table is written even when runs fail (a missing run reads "missing").
+# A mode may name a tiling too, MODE:T:RV[:LANES[:SLICE]] (--outputs-per-thread,
+# --row-vecs, --ell-lanes, --slice; the default 8:1:8 and the widest slice that fits
+# workgroup memory), e.g. MODES="scalar scalar:8:2 scalar:8:1:8:1536"; `sums` is
+# `scalar` with --slice-sums on (each slice's gathers summed in registers, then added).
+# LAYER_TIMES=1 (default) also times each layer on its own (--layer-times: layer_ms per run)
+# and writes $OUT/layer_table.md: per N, the ms and tiles of layers 1–24 per mode, the rest
+# summed, and the sum against the whole run's ms (one submission per layer costs a little).
+# A tiling sweep at 16,384 in about 4 minutes (setup and the tests apart):
+#   NS=16384 MODES="scalar sums scalar:8:1:8:1536 sums:8:1:8:1536 sums:8:2" PEER=0 REPS=2 \
+#     benches/peers/spdnn_constant.sh
 set -uo pipefail
 OUT=${OUT:-bench-out}
 NS=${NS:-"1024 4096 16384"}
@@ -76,12 +86,19 @@ for N in $RUN_NS; do
   saved="$OUT/categories-n$N-l$L.tsv"
   first=1
   for mode in $MODES; do
-    case $mode in
+    IFS=: read -r kind t rv lanes slice <<< "$mode"
+    case $kind in
       off) flags=(--constant-rows off) ;;
       constant) flags=(--constant-rows on --scalar-rows off) ;;
       scalar) flags=(--constant-rows on --scalar-rows on) ;;
+      sums) flags=(--constant-rows on --scalar-rows on --slice-sums on) ;;
       *) log "unknown mode $mode"; status=2; continue ;;
     esac
+    [ -n "$t" ] && flags+=(--outputs-per-thread "$t")
+    [ -n "$rv" ] && flags+=(--row-vecs "$rv")
+    [ -n "$lanes" ] && flags+=(--ell-lanes "$lanes")
+    [ -n "$slice" ] && flags+=(--slice "$slice")
+    [ "${LAYER_TIMES:-1}" = 1 ] && flags+=(--layer-times)
     if [ -f "$truth" ]; then
       check=(--categories "$truth")
     elif [ "$first" = 1 ]; then
@@ -93,8 +110,10 @@ for N in $RUN_NS; do
     export_dir=()
     [ "${PEER:-0}" = 1 ] && [ "$mode" = "$last_mode" ] && export_dir=(--export "/tmp/spdnn-net-$N")
     log "N=$N L=$L $mode ${check[*]}"
-    $W "${base[@]}" "${flags[@]}" "${check[@]}" "${export_dir[@]}" >> "$OUT/constant.jsonl" \
-      2>>"$OUT/log.txt" || log "N=$N $mode: FAILED or mismatch (exit $?)"
+    # Each JSON line tagged with its mode (the table's key).
+    $W "${base[@]}" "${flags[@]}" "${check[@]}" "${export_dir[@]}" 2>>"$OUT/log.txt" \
+      > /tmp/spdnn-run.json || log "N=$N $mode: FAILED or mismatch (exit $?)"
+    sed "s/^{/{\"mode\":\"$mode\",/" /tmp/spdnn-run.json >> "$OUT/constant.jsonl"
   done
   if [ "${PEER:-0}" = 1 ]; then
     log "N=$N L=$L torch peer"
@@ -121,7 +140,10 @@ def timed(path):
 
 
 def mode(d):
-    """The run's mode: off, constant (constant rows, no scalar rows) or scalar."""
+    """The run's mode as tagged, else off, constant (constant rows, no scalar rows) or
+    scalar."""
+    if d.get("mode"):
+        return d["mode"]
     if not d.get("constant_rows"):
         return "off"
     return "scalar" if d.get("scalar_rows") else "constant"
@@ -182,6 +204,38 @@ for (n, l) in sorted(want | {(k[0], k[1]) for k in runs}):
     row += [f"{peer_te:.3f}", f"{te(got[last]) / peer_te:.2f}"]
     print("| " + " | ".join(row) + " |")
 PY
-cat "$OUT/constant_table.md"
+python3 - "$OUT/constant.jsonl" "$MODES" > "$OUT/layer_table.md" <<'PY' || log "layer table FAILED"
+import json, sys
+
+runs = {}
+for line in open(sys.argv[1]):
+    try:
+        d = json.loads(line)
+    except ValueError:
+        continue
+    if d.get("layer_ms"):
+        runs[(d["neurons"], d["mode"])] = d
+modes = sys.argv[2].split()
+SHOWN = 24
+for n in sorted({k[0] for k in runs}):
+    got = [(m, runs.get((n, m))) for m in modes]
+    got = [(m, d) for m, d in got if d]
+    print(f"\nN = {n}: ms per layer (one submission each; tiles run in brackets)\n")
+    print("| layer | " + " | ".join(m for m, _ in got) + " |")
+    print("|" + "---|" * (len(got) + 1))
+    L = max(len(d["layer_ms"]) for _, d in got)
+    def cell(d, k):
+        ms, tiles = d["layer_ms"], d.get("tiles_per_layer") or []
+        t = f" ({tiles[k]})" if k < len(tiles) else ""
+        return f"{ms[k]:.2f}{t}" if k < len(ms) else "-"
+    for k in range(min(L, SHOWN)):
+        print(f"| {k + 1} | " + " | ".join(cell(d, k) for _, d in got) + " |")
+    if L > SHOWN:
+        print(f"| {SHOWN + 1}–{L} | " + " | ".join(f"{sum(d['layer_ms'][SHOWN:]):.2f}" for _, d in got) + " |")
+    print("| sum | " + " | ".join(f"{sum(d['layer_ms']):.1f}" for _, d in got) + " |")
+    print("| whole run | " + " | ".join(f"{d['ms']:.1f}" for _, d in got) + " |")
+    print("| tiling | " + " | ".join(d.get("tiling", "-") for _, d in got) + " |")
+PY
+cat "$OUT/constant_table.md" "$OUT/layer_table.md"
 log "done"
 exit "$status"

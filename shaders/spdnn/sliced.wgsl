@@ -36,6 +36,10 @@
 // So a constant row's activations may be absent from y_in: every reader of a row that its
 // constancy words call constant takes c from them (the fast path, the staging of gathered
 // tiles, and the host's readback of the final layer), never y_in.
+// Slice sums (SLICE_SUMS): each (t, slice)'s gathers go to registers of their own (one vec4
+// per row vector, named, so no dynamic index), added to acc once per slice; otherwise each
+// gather is added to acc[t·RV + v] (an index a compiler may not resolve, leaving acc in
+// memory). The same sums up to the order of the f32 additions.
 // Scalar rows (SCALAR_ROWS, params.to_scalar when the next layer's column sums are all one
 // value s): a row whose input is constant, nonzero, and whose output is one value c' over
 // every column (the same test as an unwritten row) leaves the active list: the tile of
@@ -63,6 +67,8 @@ override G: u32 = 32u;
 override CONSTANT_ROWS: bool = true;
 // Constant rows carried as scalars through uniform layers (see above).
 override SCALAR_ROWS: bool = false;
+// Each slice's gathers summed in registers (see above).
+override SLICE_SUMS: bool = false;
 const MAX_T: u32 = 8u;
 const MAX_RV: u32 = 4u;
 const MAX_ACC: u32 = 16u;
@@ -319,6 +325,53 @@ fn main(
         for (var t = 0u; t < T; t++) {
             let q = ((block * params.slices + sl) * T + t) * groups + grp;
             let hi = seg[q + 1u];
+            if (SLICE_SUMS) {
+                var p0 = vec4<f32>(0.0);
+                var p1 = vec4<f32>(0.0);
+                var p2 = vec4<f32>(0.0);
+                var p3 = vec4<f32>(0.0);
+                for (var e = seg[q] + lane; e < hi; e += G) {
+                    let p = w_pos[e];
+                    if (PACKED) {
+                        let a = (p & 0xffffu) * RV;
+                        let b = (p >> 16u) * RV;
+                        p0 += ys[a] + ys[b];
+                        if (RV > 1u) {
+                            p1 += ys[a + 1u] + ys[b + 1u];
+                        }
+                        if (RV > 2u) {
+                            p2 += ys[a + 2u] + ys[b + 2u];
+                        }
+                        if (RV > 3u) {
+                            p3 += ys[a + 3u] + ys[b + 3u];
+                        }
+                    } else {
+                        let w = w_val[e];
+                        let a = p * RV;
+                        p0 += ys[a] * w;
+                        if (RV > 1u) {
+                            p1 += ys[a + 1u] * w;
+                        }
+                        if (RV > 2u) {
+                            p2 += ys[a + 2u] * w;
+                        }
+                        if (RV > 3u) {
+                            p3 += ys[a + 3u] * w;
+                        }
+                    }
+                }
+                acc[t * RV] += p0;
+                if (RV > 1u) {
+                    acc[t * RV + 1u] += p1;
+                }
+                if (RV > 2u) {
+                    acc[t * RV + 2u] += p2;
+                }
+                if (RV > 3u) {
+                    acc[t * RV + 3u] += p3;
+                }
+                continue;
+            }
             for (var e = seg[q] + lane; e < hi; e += G) {
                 let p = w_pos[e];
                 if (PACKED) {

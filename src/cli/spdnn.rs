@@ -177,6 +177,10 @@ pub struct SpdnnArgs {
     /// the layers' column sums are each one value (on), or keep it in the tiles (off).
     #[arg(long, value_enum, default_value = "on")]
     scalar_rows: OnOff,
+    /// Sliced ELL: sum each output's gathers of a slice in registers of their own, added to
+    /// its accumulator once per slice (on), or add each gather to the accumulator (off).
+    #[arg(long, value_enum, default_value = "off")]
+    slice_sums: OnOff,
     /// Submit the timed runs in groups of this many layers (0: all layers in one
     /// submission). The first run always goes in groups of 10 behind a progress bar.
     #[arg(long, default_value_t = 0)]
@@ -202,6 +206,10 @@ pub struct SpdnnArgs {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
+    /// After the timed runs, time each layer on its own (one submission per layer, the
+    /// median of --reps such runs): `layer_ms` in --json, the first layers in the table.
+    #[arg(long)]
+    layer_times: bool,
 }
 
 /// Runs `wgsparse spdnn`; exits 1 when the categories do not match.
@@ -293,6 +301,7 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
             pack_uniform: !a.no_pack,
             constant_rows: a.constant_rows == OnOff::On,
             scalar_rows: a.scalar_rows == OnOff::On,
+            slice_sums: a.slice_sums == OnOff::On,
             rows_per_workgroup: a.rows_per_wg,
             stage: match a.stage {
                 StageArg::Auto => None,
@@ -303,6 +312,11 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
         };
         let plan = Plan::new(&gpu, &net, &y0, &options)?;
         let time = timed(&gpu, &plan, &a)?;
+        let layer_ms = if a.layer_times {
+            Some(layer_times(&gpu, &plan, a.reps)?)
+        } else {
+            None
+        };
         let got = plan.categories(&gpu)?;
         if let (Some(dir), 0) = (&a.export, i) {
             data::write_categories(&dir.join("categories.tsv"), &got)?;
@@ -364,6 +378,7 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
                     "check": verdict, "ok": ok, "tie_rows": ties,
                     "constant_rows": plan.constant_rows(),
                     "scalar_rows": plan.scalar_rows(),
+                    "slice_sums": a.slice_sums == OnOff::On,
                     "scalar_layers": plan.scalar_layers().iter().filter(|&&u| u).count(),
                     "carried_rows_per_layer": carried,
                     "dispatches": dispatches,
@@ -374,6 +389,8 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
                     "fast_tiles_per_layer": per_layer(0),
                     "tiles_per_layer": per_layer(1),
                     "unwritten_tiles_per_layer": per_layer(2),
+                    "layer_ms": layer_ms.as_ref().map(|(ms, _)| ms),
+                    "layer_timing": layer_ms.as_ref().map(|(_, src)| src),
                 })
             );
         } else {
@@ -445,6 +462,21 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
                     ),
                 ),
                 ("check", verdict.clone()),
+                (
+                    "layer times",
+                    layer_ms.as_ref().map_or("-".to_string(), |(ms, src)| {
+                        let first: Vec<String> =
+                            ms.iter().take(12).map(|m| format!("{m:.2}")).collect();
+                        format!(
+                            "{} ms ({}; first {} of {} layers, sum {:.2} ms)",
+                            first.join(" "),
+                            src,
+                            first.len(),
+                            ms.len(),
+                            ms.iter().sum::<f64>()
+                        )
+                    }),
+                ),
             ] {
                 t.add_row(vec![k.to_string(), v]);
             }
@@ -546,6 +578,27 @@ fn timed(gpu: &Gpu, plan: &Plan, a: &SpdnnArgs) -> Result<GpuTime> {
             plan.run_grouped(gpu, a.group_layers, |_| {})
         }
     })
+}
+
+/// Each layer's time in ms, the median over `reps` (at least 1) runs of one submission per
+/// layer, and where the times came from ("timestamps" or "wall clock").
+fn layer_times(gpu: &Gpu, plan: &Plan, reps: usize) -> Result<(Vec<f64>, &'static str)> {
+    let runs = (0..reps.max(1))
+        .map(|_| plan.run_per_layer(gpu))
+        .collect::<Result<Vec<_>>>()?;
+    let source = if runs.iter().flatten().all(|t| t.from_timestamps) {
+        "timestamps"
+    } else {
+        "wall clock"
+    };
+    let ms = (0..plan.layers())
+        .map(|l| {
+            let mut at: Vec<f64> = runs.iter().map(|r| r[l].ms()).collect();
+            at.sort_by(f64::total_cmp);
+            at[at.len() / 2]
+        })
+        .collect();
+    Ok((ms, source))
 }
 
 /// The verdict on `got` against the truth, both numbered from the run's first input row:

@@ -195,6 +195,11 @@ pub struct Options {
     /// first layer that is not, where it rejoins. Exact algebra (the same f32 as the
     /// constant-row fast path). Ignored without `constant_rows`.
     pub scalar_rows: bool,
+    /// Sliced ELL: sum each (output, slice)'s gathers in registers of their own and add the
+    /// sum to the output's accumulator once per slice, instead of adding each gather to the
+    /// accumulator (indexed by output and row vector, which a compiler may keep in memory).
+    /// The same sums up to the order of the f32 additions.
+    pub slice_sums: bool,
     /// Dense rows: active rows per workgroup of `spdnn.layer` (1..=8): each weight slot
     /// loaded serves them all.
     pub rows_per_workgroup: u32,
@@ -220,6 +225,7 @@ impl Default for Options {
             pack_uniform: true,
             constant_rows: true,
             scalar_rows: true,
+            slice_sums: false,
             rows_per_workgroup: 4,
             stage: None,
             chunk_rows: None,

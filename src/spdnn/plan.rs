@@ -213,22 +213,44 @@ impl Plan {
         per: usize,
         mut progress: impl FnMut(usize),
     ) -> Result<GpuTime> {
-        let per = per.max(1);
         let mut total = GpuTime::wall(0.0);
         let mut stamps = true;
+        self.run_groups(gpu, per, |end, t| {
+            total.seconds += t.seconds;
+            stamps &= t.from_timestamps;
+            progress(end);
+        })?;
+        total.from_timestamps = stamps;
+        Ok(total)
+    }
+
+    /// Runs the inference one layer per submission and returns each layer's time (every
+    /// chunk's dispatches of that layer, between timestamps where the device has them).
+    /// The state after it is that of any other run.
+    pub fn run_per_layer(&self, gpu: &Gpu) -> Result<Vec<GpuTime>> {
+        let mut times = Vec::with_capacity(self.layers);
+        self.run_groups(gpu, 1, |_, t| times.push(t))?;
+        Ok(times)
+    }
+
+    /// Submits the layers in groups of `per` (at least 1), in order, calling
+    /// `done(layers done, the group's time)` after each.
+    fn run_groups(
+        &self,
+        gpu: &Gpu,
+        per: usize,
+        mut done: impl FnMut(usize, GpuTime),
+    ) -> Result<()> {
+        let per = per.max(1);
         let mut start = 0;
         while start < self.layers {
             let end = (start + per).min(self.layers);
             let mut batch = Batch::new(gpu);
             self.record_layers(&mut batch, start..end)?;
-            let t = batch.submit_timed()?;
-            total.seconds += t.seconds;
-            stamps &= t.from_timestamps;
-            progress(end);
+            done(end, batch.submit_timed()?);
             start = end;
         }
-        total.from_timestamps = stamps;
-        Ok(total)
+        Ok(())
     }
 
     /// The categories of the last run: rows with a nonzero sum after the last layer, 0-based,

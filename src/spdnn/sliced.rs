@@ -413,6 +413,7 @@ impl SlicedPlan {
                     if options.constant_rows { 1.0 } else { 0.0 },
                 ),
                 ("SCALAR_ROWS", if scalar_rows { 1.0 } else { 0.0 }),
+                ("SLICE_SUMS", if options.slice_sums { 1.0 } else { 0.0 }),
             ],
         )?;
         let select = kernel(
