@@ -154,7 +154,8 @@ fn bad_variant_settings_are_refused() {
 }
 
 /// The CLI: `wide train` takes the variant flags and names the variant in its JSON;
-/// `wide sweep` prints one line per (pass, run), the timing-only runs marked not valid;
+/// `wide sweep` prints one line per (pass, run), the timing-only runs marked not valid,
+/// `no-read-guard` switching the divergence guard off for its run alone;
 /// a bad run or `--diag` name exits with status 2 before training.
 #[test]
 fn cli_takes_variants_and_sweeps_them() {
@@ -266,7 +267,7 @@ fn cli_takes_variants_and_sweeps_them() {
         "--run",
         "diag=skip-apply",
         "--run",
-        "lanes=8,cache=0,plain-reads",
+        "lanes=8,cache=0,plain-reads,no-read-guard",
         "--run",
         "snapshot-rounds=2",
     ]);
@@ -298,7 +299,15 @@ fn cli_takes_variants_and_sweeps_them() {
     );
     assert_eq!(lines[3]["lanes"], 8);
     assert_eq!(lines[3]["hot_features"], 0);
-    assert_eq!(lines[3]["flags"], "--plain-reads --lanes 8 --cache 0");
+    assert_eq!(
+        lines[3]["flags"],
+        "--plain-reads --lanes 8 --cache 0 --no-read-guard"
+    );
+    // `no-read-guard` turns the guard off for its run alone (the base reads plainly).
+    assert!(lines[3]["read_guard"].is_null(), "{}", lines[3]);
+    assert!(lines[8]["read_guard"].is_null(), "{}", lines[8]);
+    assert!(lines[0]["read_guard"].as_f64().is_some(), "{}", lines[0]);
+    assert!(lines[4]["read_guard"].as_f64().is_some(), "{}", lines[4]);
     assert!(lines[0]["hot_features"].as_u64().unwrap() > 0);
     assert!(
         (a.as_f64().unwrap() - b.as_f64().unwrap()).abs() < 2e-3,

@@ -260,10 +260,10 @@ impl Options {
     }
 
     /// [`Options::asynchronous`] with the fastest settings measured for `spec`'s shape of
-    /// model. Models with several parameters per feature (FM): 4 invocations per sample,
-    /// the importance cache off and every per-chunk variant on (on the H200, FM k = 10
-    /// criteo-s: 14.2 ms per epoch, against 23.4 with plain reads alone and 26.4 with
-    /// atomic reads and the cache).
+    /// model. Models with several parameters per feature (FM): 4 invocations per sample and
+    /// the importance cache off, plain reads alone (on the H200, FM k = 10 criteo-s with
+    /// k + 2 Accums: 11.32 ms per epoch, against 11.85 with the four per-chunk ILP variants
+    /// on as well, 13.44 at 8 lanes and 26.6 with atomic reads and the cache).
     pub fn asynchronous_for(spec: &ModelSpec) -> Self {
         let base = Options::asynchronous();
         if spec.params_per_feature == 1 {
@@ -272,13 +272,6 @@ impl Options {
         Options {
             lanes: 4,
             cache: Some(0),
-            variant: FlowVariant {
-                copy_ilp: true,
-                agg_ilp: true,
-                apply_ilp: true,
-                tail_spread: true,
-                ..base.variant
-            },
             ..base
         }
     }
