@@ -22,6 +22,13 @@ fn bad_variant_settings_are_refused() {
         (
             true,
             FlowVariant {
+                slot16: true,
+                ..FlowVariant::default()
+            },
+        ),
+        (
+            true,
+            FlowVariant {
                 hot_every: 2,
                 ..FlowVariant::default()
             },
@@ -269,7 +276,7 @@ fn cli_takes_variants_and_sweeps_them() {
         "--run",
         "lanes=8,cache=0,plain-reads,no-read-guard",
         "--run",
-        "snapshot-rounds=2",
+        "snapshot-rounds=2,slot16",
     ]);
     assert!(ok, "{err}");
     let lines: Vec<serde_json::Value> = out
@@ -289,7 +296,11 @@ fn cli_takes_variants_and_sweeps_them() {
     // Both passes start over: the same run ends at the same logloss within f32 noise.
     let (a, b) = (&lines[1]["logloss"], &lines[6]["logloss"]);
     // The snapshot run has its own trainer (its schedule), a dispatch per 2 chunks.
-    assert_eq!(lines[4]["flags"], "--snapshot-reads --snapshot-rounds 2");
+    assert_eq!(
+        lines[4]["flags"],
+        "--snapshot-reads --snapshot-rounds 2 --slot16"
+    );
+    assert_eq!(lines[4]["variant"], "snapshot-rounds=2,slot16");
     assert_eq!(lines[4]["dispatches"], 22, "{}", lines[4]);
     assert_eq!(lines[0]["dispatches"], 1, "{}", lines[0]);
     let (c, e) = (&lines[4]["logloss"], &lines[9]["logloss"]);
@@ -346,6 +357,7 @@ fn cli_takes_variants_and_sweeps_them() {
             "0.5",
         ],
         vec!["wide", "sweep", "--train", d, "--run", "snapshot-rounds=0"],
+        vec!["wide", "train", "--train", d, "--sync", "--slot16"],
         vec![
             "wide",
             "sweep",

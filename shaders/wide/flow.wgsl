@@ -55,9 +55,20 @@ const ILP: u32 = 8u;
 fn s_edge(e: u32) -> vec2<u32> {
     return vec2<u32>(sedge[e], 0x3f800000u);
 }
+#ifdef SLOT16
+// The feature-sorted slots two per word: edge e in half e & 1 of word e >> 1 (a slot is
+// below CHUNK_WG ≤ 1,024).
+fn half16(w: u32, e: u32) -> u32 {
+    return (w >> ((e & 1u) * 16u)) & 0xffffu;
+}
+fn f_edge(e: u32) -> vec2<u32> {
+    return vec2<u32>(half16(fedge[e >> 1u], e), 0x3f800000u);
+}
+#else
 fn f_edge(e: u32) -> vec2<u32> {
     return vec2<u32>(fedge[e], 0x3f800000u);
 }
+#endif
 #else
 // Sample-sorted edges: (feature, value bits).
 @group(0) @binding(3) var<storage, read> sedge: array<vec2<u32>>;
@@ -173,9 +184,21 @@ override EDGE_WG: u32 = 1024u;
 #ifndef PREDICT
 #ifdef ONE_HOT
 var<workgroup> fedge_wg: array<u32, EDGE_WG>;
+#ifdef SLOT16
+// The tile holds the packed words from the one of the chunk's first edge on: tile edge t is
+// edge ef0 + t, in half (ef0 + t) & 1 of tile word ((ef0 & 1) + t) >> 1. Set per chunk.
+var<private> tile_parity: u32;
+fn f_edge_tile(t: u32) -> vec2<u32> {
+    let h = tile_parity + t;
+    return vec2<u32>(half16(fedge_wg[h >> 1u], h), 0x3f800000u);
+}
+#else
 fn f_edge_tile(t: u32) -> vec2<u32> {
     return vec2<u32>(fedge_wg[t], 0x3f800000u);
 }
+#endif
+// One slot word per edge (SLOT16's tile copy moves the packed words itself and never
+// calls these).
 fn f_edge_fill(t: u32, e: u32) {
     fedge_wg[t] = fedge[e];
 }
@@ -368,6 +391,19 @@ fn hot_copy(lid: u32) {
 #ifndef PREDICT
 // The edge tile's copy of feature-sorted edges ef0 .. ef0 + tile.
 fn tile_copy(lid: u32, ef0: u32, tile: u32) {
+#ifdef ONE_HOT
+#ifdef SLOT16
+    // The packed words holding those edges (at most EDGE_WG: tile ≤ 2 · EDGE_WG − 1),
+    // copied as they are.
+    tile_parity = ef0 & 1u;
+    let w0 = ef0 >> 1u;
+    let words = (tile_parity + tile + 1u) >> 1u;
+    for (var t = lid; t < words; t += WG) {
+        fedge_wg[t] = fedge[w0 + t];
+    }
+    return;
+#endif
+#endif
 #ifdef COPY_ILP
     for (var t = lid; t < tile; t += ILP * WG) {
         var v: array<vec2<u32>, ILP>;
@@ -408,7 +444,15 @@ fn run_chunk(c: u32, lid: u32, fresh: bool, inv_b: f32) {
 #ifdef DIAG_NO_TILE
     let tile = 0u;
 #else
-    let tile = min(idx[cfg.seg_edge_off + g1] - ef0, EDGE_WG);
+    // Edges the tile holds: EDGE_WG words of one edge each, or two with SLOT16 (less one
+    // for a chunk that starts in a word's high half).
+    var tile_cap = EDGE_WG;
+#ifdef ONE_HOT
+#ifdef SLOT16
+    tile_cap = 2u * EDGE_WG - 1u;
+#endif
+#endif
+    let tile = min(idx[cfg.seg_edge_off + g1] - ef0, tile_cap);
 #endif
     tile_copy(lid, ef0, tile);
 #endif
