@@ -100,7 +100,8 @@
 //! - **Variants and attribution** ([`variant`]): candidate changes to the flow kernel's
 //!   per-chunk work ([`FlowVariant`]: loads in flight in the copies, Aggregate and Apply,
 //!   the chunk's tail off invocation 0, plain async reads, the cache reloaded every R
-//!   chunks, split segments, the edge tile's size), each equal to the f64 twin's steps, and
+//!   chunks, split segments, the edge tile's size, 16-bit feature-sorted slots), each equal to
+//!   the f64 twin's steps, and
 //!   timing-only switches that drop a stage ([`Diag`], results not valid);
 //!   `wgsparse wide sweep` times them on data chunked once ([`Trainer::restart_with`]).
 //!   On the criteo-s shape (chunks of 64 samples) the cost rule caches 232 features (48% of
