@@ -31,8 +31,10 @@
 # LR sweep (3 epochs, 2 passes): `plain-reads` (the default), `plain-reads,no-read-guard`
 # (the guard's epoch-start copy of 4 MB left out: its cost), `plain-reads,slot16` (the
 # feature-sorted slots 16 bits each: 2 bytes per nonzero fewer), `plain-reads,slot16,
-# no-read-guard`; FM k = 10 sweep (2 epochs, 1 pass): `lanes=4,cache=0,plain-reads` (the
-# default), the same with `no-read-guard` (a 44 MB copy) and with `slot16`; then one
+# no-read-guard`, `plain-reads,tile-words=4096` (a chunk's 2,560 edges all in the tile, as
+# slot16 has them at 2,048 words: the tile's share of slot16's effect); FM k = 10 sweep (2
+# epochs, 1 pass): `lanes=4,cache=0,plain-reads` (the default), the same with
+# `no-read-guard` (a 44 MB copy), with `slot16` and with `tile-words=4096`; then one
 # `--check` each of LR and FM k = 10 with `--slot16` (1 epoch). Limits: gen 60 s, LR sweep
 # 45 s, LR check 40 s, FM sweep 45 s, FM check 50 s: 240 s.
 # Dry run elsewhere (lavapipe): DRY_RUN=1 skips installing .gl/; SAMPLES / FEATURES shrink
@@ -65,14 +67,15 @@ if timeout $GEN_LIMIT $W gen ctr --samples "${SAMPLES:-5134149}" --features "${F
   log "quick: sweep lr"
   timeout 45 $W wide sweep --model lr "${COMMON[@]}" --epochs 3 --passes 2 \
     --run plain-reads --run plain-reads,no-read-guard --run plain-reads,slot16 \
-    --run plain-reads,slot16,no-read-guard >> "$J" 2>>"$OUT/log.txt" || log "sweep lr FAILED (exit $?)"
+    --run plain-reads,slot16,no-read-guard --run plain-reads,tile-words=4096 >> "$J" 2>>"$OUT/log.txt" || log "sweep lr FAILED (exit $?)"
   log "quick: check lr --slot16"
   timeout 40 $W wide train --model lr "${COMMON[@]}" --async --no-early-stop --epochs 1 \
     --slot16 --check --json >> "$C" 2>>"$OUT/log.txt" || log "check lr FAILED (exit $?)"
   log "quick: sweep fm k=10"
   timeout 45 $W wide sweep --model fm --k 10 "${COMMON[@]}" --epochs 2 --passes 1 \
     --run lanes=4,cache=0,plain-reads --run lanes=4,cache=0,plain-reads,no-read-guard \
-    --run lanes=4,cache=0,plain-reads,slot16 >> "$J" 2>>"$OUT/log.txt" || log "sweep fm FAILED (exit $?)"
+    --run lanes=4,cache=0,plain-reads,slot16 --run lanes=4,cache=0,plain-reads,tile-words=4096 \
+    >> "$J" 2>>"$OUT/log.txt" || log "sweep fm FAILED (exit $?)"
   log "quick: check fm k=10 --slot16"
   timeout 50 $W wide train --model fm --k 10 "${COMMON[@]}" --async --no-early-stop \
     --epochs 1 --slot16 --check --json >> "$C" 2>>"$OUT/log.txt" || log "check fm FAILED (exit $?)"
