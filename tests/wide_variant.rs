@@ -92,6 +92,31 @@ fn variants() -> Vec<FlowVariant> {
             edge_tile_words: 256,
             ..d
         },
+        // Apply by whole segments: alone, with split segments and a small tile, with the
+        // cache reloaded every 3 chunks, with 16-bit slots.
+        FlowVariant {
+            apply_whole: true,
+            ..d
+        },
+        FlowVariant {
+            apply_whole: true,
+            max_segment: 3,
+            edge_tile_words: 256,
+            copy_ilp: true,
+            ..d
+        },
+        FlowVariant {
+            apply_whole: true,
+            hot_every: 3,
+            plain_reads: true,
+            ..d
+        },
+        FlowVariant {
+            apply_whole: true,
+            slot16: true,
+            plain_reads: true,
+            ..d
+        },
         // Snapshot reads, one chunk per dispatch (one workgroup, one round): the snapshot
         // equals the live parameters at every chunk.
         FlowVariant {

@@ -27,6 +27,14 @@ fn bad_variant_settings_are_refused() {
             },
         ),
         (
+            false,
+            FlowVariant {
+                apply_whole: true,
+                apply_ilp: true,
+                ..FlowVariant::default()
+            },
+        ),
+        (
             true,
             FlowVariant {
                 hot_every: 2,

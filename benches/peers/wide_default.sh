@@ -34,9 +34,11 @@
 # no-read-guard`, `plain-reads,tile-words=4096` (a chunk's 2,560 edges all in the tile, as
 # slot16 has them at 2,048 words: the tile's share of slot16's effect); FM k = 10 sweep (2
 # epochs, 1 pass): `lanes=4,cache=0,plain-reads` (the default), the same with
-# `no-read-guard` (a 44 MB copy), with `slot16` and with `tile-words=4096`; then one
-# `--check` each of LR and FM k = 10 with `--slot16` (1 epoch). Limits: gen 60 s, LR sweep
-# 45 s, LR check 40 s, FM sweep 45 s, FM check 50 s: 240 s.
+# `no-read-guard` (a 44 MB copy), with `slot16`, with `tile-words=4096`, with `apply-whole`
+# (Apply by one invocation per segment for all 11 parameters) and with `slot16,apply-whole`;
+# then one `--check` each: LR with `--slot16`, FM k = 10 with `--slot16 --apply-whole` (1
+# epoch). Limits: gen 50 s, LR sweep 45 s, LR check 30 s, FM sweep 60 s, FM check 55 s:
+# 240 s.
 # Dry run elsewhere (lavapipe): DRY_RUN=1 skips installing .gl/; SAMPLES / FEATURES shrink
 # the data; BIN names the binary, e.g.
 #   DRY_RUN=1 SAMPLES=20000 FEATURES=5000 PEER=0 BIN=target/release/wgsparse OUT=/tmp/a \
@@ -59,7 +61,7 @@ $W info --json > "$OUT/wide_info.json" 2>>"$OUT/log.txt"
 ALL=copy-ilp,agg-ilp,apply-ilp,tail-spread,plain-reads
 COMMON=(--train $D --holdout 0.1 --batch 1024 --lr 0.5)
 log "gen criteo-s"
-if [ "${QUICK:-0}" = 1 ]; then GEN_LIMIT=60; PEER=0; else GEN_LIMIT=75; fi
+if [ "${QUICK:-0}" = 1 ]; then GEN_LIMIT=50; PEER=0; else GEN_LIMIT=75; fi
 if timeout $GEN_LIMIT $W gen ctr --samples "${SAMPLES:-5134149}" --features "${FEATURES:-1000000}" \
   --nnz-per-sample 40 --seed 1 --raw --out $D --json >> "$OUT/wide_gen.jsonl" \
   2>>"$OUT/log.txt"; then
@@ -69,16 +71,17 @@ if timeout $GEN_LIMIT $W gen ctr --samples "${SAMPLES:-5134149}" --features "${F
     --run plain-reads --run plain-reads,no-read-guard --run plain-reads,slot16 \
     --run plain-reads,slot16,no-read-guard --run plain-reads,tile-words=4096 >> "$J" 2>>"$OUT/log.txt" || log "sweep lr FAILED (exit $?)"
   log "quick: check lr --slot16"
-  timeout 40 $W wide train --model lr "${COMMON[@]}" --async --no-early-stop --epochs 1 \
+  timeout 30 $W wide train --model lr "${COMMON[@]}" --async --no-early-stop --epochs 1 \
     --slot16 --check --json >> "$C" 2>>"$OUT/log.txt" || log "check lr FAILED (exit $?)"
   log "quick: sweep fm k=10"
-  timeout 45 $W wide sweep --model fm --k 10 "${COMMON[@]}" --epochs 2 --passes 1 \
+  timeout 60 $W wide sweep --model fm --k 10 "${COMMON[@]}" --epochs 2 --passes 1 \
     --run lanes=4,cache=0,plain-reads --run lanes=4,cache=0,plain-reads,no-read-guard \
     --run lanes=4,cache=0,plain-reads,slot16 --run lanes=4,cache=0,plain-reads,tile-words=4096 \
-    >> "$J" 2>>"$OUT/log.txt" || log "sweep fm FAILED (exit $?)"
-  log "quick: check fm k=10 --slot16"
-  timeout 50 $W wide train --model fm --k 10 "${COMMON[@]}" --async --no-early-stop \
-    --epochs 1 --slot16 --check --json >> "$C" 2>>"$OUT/log.txt" || log "check fm FAILED (exit $?)"
+    --run lanes=4,cache=0,plain-reads,apply-whole \
+    --run lanes=4,cache=0,plain-reads,slot16,apply-whole >> "$J" 2>>"$OUT/log.txt" || log "sweep fm FAILED (exit $?)"
+  log "quick: check fm k=10 --slot16 --apply-whole"
+  timeout 55 $W wide train --model fm --k 10 "${COMMON[@]}" --async --no-early-stop \
+    --epochs 1 --slot16 --apply-whole --check --json >> "$C" 2>>"$OUT/log.txt" || log "check fm FAILED (exit $?)"
  else
   log "sweep lr"
   timeout 60 $W wide sweep --model lr "${COMMON[@]}" --epochs 3 --passes 2 \

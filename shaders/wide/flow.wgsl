@@ -526,6 +526,16 @@ fn run_chunk(c: u32, lid: u32, fresh: bool, inv_b: f32) {
 #else
     let work = (g1 - g0) * NPARAM;
 #endif
+#ifdef APPLY_WHOLE
+    // One invocation per segment, all its parameters (the segment's edges walked once).
+    let segs = select(0u, g1 - g0, work > 0u);
+    for (var t = lid; t < segs; t += WG) {
+        let g = g0 + t;
+        let j = idx[cfg.seg_feat_off + g];
+        let e = vec2<u32>(idx[cfg.seg_edge_off + g], idx[cfg.seg_edge_off + g + 1u]);
+        apply_segment(j, e, vec2<u32>(ef0, tile), inv_b, item_step(step, j));
+    }
+#else
 #ifdef APPLY_ILP
     // APPLY_ILP work items per invocation at once: their segments' bounds, features and
     // step scales loaded together (indices clamped into range), then their sums.
@@ -557,6 +567,7 @@ fn run_chunk(c: u32, lid: u32, fresh: bool, inv_b: f32) {
         let e = vec2<u32>(idx[cfg.seg_edge_off + g], idx[cfg.seg_edge_off + g + 1u]);
         apply_item(j, t % NPARAM, e, vec2<u32>(ef0, tile), inv_b, item_step(step, j));
     }
+#endif
 #endif
 #ifdef DIAG_SKIP_TAIL
     if lid == 0u {
@@ -631,6 +642,43 @@ fn apply_item(j: u32, i: u32, e: vec2<u32>, tile: vec2<u32>, inv_b: f32, f: f32)
     }
 #endif
 }
+
+#ifdef APPLY_WHOLE
+// Every parameter of feature j from its segment (edges e.x .. e.y, the tile as in
+// `apply_item`), each summed in `apply_item`'s order and added once: the same adds, the
+// segment's edges and step scale read once instead of once per parameter.
+fn apply_segment(j: u32, e: vec2<u32>, tile: vec2<u32>, inv_b: f32, f: f32) {
+    var sum: array<f32, NPARAM>;
+    for (var i = 0u; i < NPARAM; i++) {
+        sum[i] = 0.0;
+        if cfg.l2 > 0.0 {
+            sum[i] = cfg.l2 * param(j, i) * f32(e.y - e.x) * inv_b;
+        }
+    }
+    for (var k = e.x; k < e.y; k++) {
+        var edge: vec2<u32>;
+        if k - tile.x < tile.y {
+            edge = f_edge_tile(k - tile.x);
+        } else {
+            edge = f_edge(k);
+        }
+        let dl = dl_wg[edge.x];
+        let x = bitcast<f32>(edge.y);
+        for (var i = 0u; i < NPARAM; i++) {
+            sum[i] += dl * ala_apply(edge.x, j, x, i);
+        }
+    }
+    for (var i = 0u; i < NPARAM; i++) {
+        let d = f * sum[i];
+        accum_add(j * NPARAM + i, d);
+#ifdef HOT_LOCAL
+        if j < HOT {
+            hot_wg[j * NPARAM + i] += d;
+        }
+#endif
+    }
+}
+#endif
 
 // The bias's step scale (async), 1 in sync mode.
 fn bias_scale() -> f32 {

@@ -54,7 +54,7 @@ pub struct SweepArgs {
     passes: usize,
     /// One run (repeatable): comma-separated `default`, `hot-every=R`, `copy-ilp`,
     /// `agg-ilp`, `apply-ilp`, `tail-spread`, `plain-reads`, `coherent-reads`, `snapshot-reads`,
-    /// `snapshot-rounds=K`, `max-segment=N`, `tile-words=N`, `slot16`, `diag=A+B`
+    /// `snapshot-rounds=K`, `max-segment=N`, `tile-words=N`, `slot16`, `apply-whole`, `diag=A+B`
     /// (timing only), `lanes=L` (invocations per sample, same chunks), `cache=N` (the
     /// importance cache's features; default the cost rule), `no-read-guard` (async plain
     /// reads without the divergence guard and its epoch-start copy) and, with --sync,
