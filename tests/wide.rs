@@ -574,7 +574,8 @@ fn l2_equals_twin() {
 /// The staging ring: parts streamed through two device slots each epoch (parts in shuffled
 /// order, so a part meets either slot) train as the resident parts do: two epochs equal the
 /// twin's mini-batch SGD over the mini-batches in the order they ran, sync and async (one
-/// persistent workgroup, so nothing races; also with snapshot reads, a copy per chunk).
+/// persistent workgroup, so nothing races; also with snapshot reads, a copy per chunk, and
+/// on one-hot data with 16-bit slots and Apply by whole segments).
 #[test]
 fn staging_ring_equals_twin() {
     let gpu = common::gpu_small_bindings();
@@ -587,11 +588,19 @@ fn staging_ring_equals_twin() {
         snapshot_rounds: 1,
         ..Default::default()
     };
-    for (model, sync, variant) in [
-        (Model::Lr, true, Default::default()),
-        (Model::Fm { k: 3 }, true, Default::default()),
-        (Model::Lr, false, Default::default()),
-        (Model::Fm { k: 3 }, false, snapshot),
+    let packed = wgsparse::wide::FlowVariant {
+        slot16: true,
+        apply_whole: true,
+        ..Default::default()
+    };
+    let mut ones = x.clone();
+    ones.values.iter_mut().for_each(|v| *v = 1.0);
+    for (model, sync, variant, x) in [
+        (Model::Lr, true, Default::default(), &x),
+        (Model::Fm { k: 3 }, true, Default::default(), &x),
+        (Model::Lr, false, Default::default(), &x),
+        (Model::Fm { k: 3 }, false, snapshot, &x),
+        (Model::Fm { k: 3 }, false, packed, &ones),
     ] {
         let spec = model.spec().unwrap();
         let options = Options {
@@ -603,7 +612,7 @@ fn staging_ring_equals_twin() {
             variant,
             ..Options::default()
         };
-        let mut t = Trainer::new(gpu, &spec, m, (&x, &y01), None, options).unwrap();
+        let mut t = Trainer::new(gpu, &spec, m, (x, &y01), None, options).unwrap();
         assert!(t.parts() >= 3, "{} parts", t.parts());
         let mut want: Vec<f64> = t.params().unwrap().iter().map(|&v| v as f64).collect();
         let mut sgd = cpu::Sgd::new(want.len());
@@ -611,7 +620,7 @@ fn staging_ring_equals_twin() {
             let (loss, time) = t.train_epoch().unwrap();
             assert!(loss.is_finite() && !time.from_timestamps);
             for rows in t.last_minibatches() {
-                sgd.step(model, &mut want, &x, &y, &rows, 0.5);
+                sgd.step(model, &mut want, x, &y, &rows, 0.5);
             }
         }
         assert_matches_twin(

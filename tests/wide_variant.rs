@@ -75,6 +75,48 @@ fn variants() -> Vec<FlowVariant> {
             max_segment: 3,
             ..d
         },
+        // 16-bit slots (packed on one-hot data; valued data keep their edges): alone, with a
+        // small tile that the chunks overflow, and with split segments.
+        FlowVariant { slot16: true, ..d },
+        FlowVariant {
+            slot16: true,
+            plain_reads: true,
+            copy_ilp: true,
+            edge_tile_words: 256,
+            ..d
+        },
+        FlowVariant {
+            slot16: true,
+            apply_ilp: true,
+            max_segment: 3,
+            edge_tile_words: 256,
+            ..d
+        },
+        // Apply by whole segments: alone, with split segments and a small tile, with the
+        // cache reloaded every 3 chunks, with 16-bit slots.
+        FlowVariant {
+            apply_whole: true,
+            ..d
+        },
+        FlowVariant {
+            apply_whole: true,
+            max_segment: 3,
+            edge_tile_words: 256,
+            copy_ilp: true,
+            ..d
+        },
+        FlowVariant {
+            apply_whole: true,
+            hot_every: 3,
+            plain_reads: true,
+            ..d
+        },
+        FlowVariant {
+            apply_whole: true,
+            slot16: true,
+            plain_reads: true,
+            ..d
+        },
         // Snapshot reads, one chunk per dispatch (one workgroup, one round): the snapshot
         // equals the live parameters at every chunk.
         FlowVariant {
@@ -237,6 +279,30 @@ fn async_variants_equal_twin_one_hot_criteo_chunking() {
     }
 }
 
+/// One-hot data whose samples hold any number of features (empty ones too), so chunks
+/// start in either half of a packed word of 16-bit slots: the 16-bit-slot variants and the
+/// default, LR and FM, chunks of 16 × 2 with a tile of 16 words (31 edges at most), then of
+/// 16 × 4 with the variant's tile.
+#[test]
+fn async_variants_equal_twin_one_hot_odd_chunks() {
+    let (mut x, y01) = data(96, 120, 30, 29);
+    x.values.iter_mut().for_each(|v| *v = 1.0);
+    assert!((1..6).any(|c| x.row_ptr[16 * c] % 2 == 1));
+    for variant in variants()
+        .into_iter()
+        .filter(|v| v.slot16 || *v == FlowVariant::default())
+    {
+        let small = FlowVariant {
+            edge_tile_words: 16,
+            ..variant
+        };
+        for model in [Model::Lr, Model::Fm { k: 3 }] {
+            async_one_group_vs_twin(common::gpu(), model, (&x, &y01), (48, 16, 2), 30, small);
+            async_one_group_vs_twin(common::gpu(), model, (&x, &y01), (96, 16, 4), 100, variant);
+        }
+    }
+}
+
 /// Sync mode's variants (copies, Aggregate, tail, split segments) equal the twin's
 /// mini-batch steps, through both sync kernels (the persistent one at the adapter's default
 /// G), and the persistent kernel's coherent reads where the adapter has the decoration.
@@ -248,7 +314,7 @@ fn sync_variants_equal_twin() {
     let gpu = common::gpu();
     let runs = variants()
         .into_iter()
-        .filter(|v| v.hot_every == 1 && !v.snapshot_reads)
+        .filter(|v| v.hot_every == 1 && !v.snapshot_reads && !v.slot16)
         .flat_map(|v| [(v, SyncKernel::Persistent), (v, SyncKernel::Dispatch)])
         .filter(|(v, k)| {
             !v.plain_reads

@@ -22,6 +22,21 @@ fn bad_variant_settings_are_refused() {
         (
             true,
             FlowVariant {
+                slot16: true,
+                ..FlowVariant::default()
+            },
+        ),
+        (
+            false,
+            FlowVariant {
+                apply_whole: true,
+                apply_ilp: true,
+                ..FlowVariant::default()
+            },
+        ),
+        (
+            true,
+            FlowVariant {
                 hot_every: 2,
                 ..FlowVariant::default()
             },
@@ -154,7 +169,8 @@ fn bad_variant_settings_are_refused() {
 }
 
 /// The CLI: `wide train` takes the variant flags and names the variant in its JSON;
-/// `wide sweep` prints one line per (pass, run), the timing-only runs marked not valid;
+/// `wide sweep` prints one line per (pass, run), the timing-only runs marked not valid,
+/// `no-read-guard` switching the divergence guard off for its run alone;
 /// a bad run or `--diag` name exits with status 2 before training.
 #[test]
 fn cli_takes_variants_and_sweeps_them() {
@@ -266,9 +282,9 @@ fn cli_takes_variants_and_sweeps_them() {
         "--run",
         "diag=skip-apply",
         "--run",
-        "lanes=8,cache=0,plain-reads",
+        "lanes=8,cache=0,plain-reads,no-read-guard",
         "--run",
-        "snapshot-rounds=2",
+        "snapshot-rounds=2,slot16",
     ]);
     assert!(ok, "{err}");
     let lines: Vec<serde_json::Value> = out
@@ -288,7 +304,11 @@ fn cli_takes_variants_and_sweeps_them() {
     // Both passes start over: the same run ends at the same logloss within f32 noise.
     let (a, b) = (&lines[1]["logloss"], &lines[6]["logloss"]);
     // The snapshot run has its own trainer (its schedule), a dispatch per 2 chunks.
-    assert_eq!(lines[4]["flags"], "--snapshot-reads --snapshot-rounds 2");
+    assert_eq!(
+        lines[4]["flags"],
+        "--snapshot-reads --snapshot-rounds 2 --slot16"
+    );
+    assert_eq!(lines[4]["variant"], "snapshot-rounds=2,slot16");
     assert_eq!(lines[4]["dispatches"], 22, "{}", lines[4]);
     assert_eq!(lines[0]["dispatches"], 1, "{}", lines[0]);
     let (c, e) = (&lines[4]["logloss"], &lines[9]["logloss"]);
@@ -298,7 +318,15 @@ fn cli_takes_variants_and_sweeps_them() {
     );
     assert_eq!(lines[3]["lanes"], 8);
     assert_eq!(lines[3]["hot_features"], 0);
-    assert_eq!(lines[3]["flags"], "--plain-reads --lanes 8 --cache 0");
+    assert_eq!(
+        lines[3]["flags"],
+        "--plain-reads --lanes 8 --cache 0 --no-read-guard"
+    );
+    // `no-read-guard` turns the guard off for its run alone (the base reads plainly).
+    assert!(lines[3]["read_guard"].is_null(), "{}", lines[3]);
+    assert!(lines[8]["read_guard"].is_null(), "{}", lines[8]);
+    assert!(lines[0]["read_guard"].as_f64().is_some(), "{}", lines[0]);
+    assert!(lines[4]["read_guard"].as_f64().is_some(), "{}", lines[4]);
     assert!(lines[0]["hot_features"].as_u64().unwrap() > 0);
     assert!(
         (a.as_f64().unwrap() - b.as_f64().unwrap()).abs() < 2e-3,
@@ -337,6 +365,7 @@ fn cli_takes_variants_and_sweeps_them() {
             "0.5",
         ],
         vec!["wide", "sweep", "--train", d, "--run", "snapshot-rounds=0"],
+        vec!["wide", "train", "--train", d, "--sync", "--slot16"],
         vec![
             "wide",
             "sweep",

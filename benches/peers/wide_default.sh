@@ -27,6 +27,18 @@
 # 75 s: 480 s (8 min) if every step ran to its limit.
 # Summary: $OUT/wide_default.md; raw lines in $OUT/wide_default_sweep.jsonl,
 # $OUT/wide_default_check.jsonl and $OUT/wide_default_peer.jsonl.
+# QUICK=1 (≤ 4 min of limits, no peer): the candidates against the current default instead.
+# LR sweep (3 epochs, 2 passes): `plain-reads` (the default), `plain-reads,no-read-guard`
+# (the guard's epoch-start copy of 4 MB left out: its cost), `plain-reads,slot16` (the
+# feature-sorted slots 16 bits each: 2 bytes per nonzero fewer), `plain-reads,slot16,
+# no-read-guard`, `plain-reads,tile-words=4096` (a chunk's 2,560 edges all in the tile, as
+# slot16 has them at 2,048 words: the tile's share of slot16's effect); FM k = 10 sweep (2
+# epochs, 1 pass): `lanes=4,cache=0,plain-reads` (the default), the same with
+# `no-read-guard` (a 44 MB copy), with `slot16`, with `tile-words=4096`, with `apply-whole`
+# (Apply by one invocation per segment for all 11 parameters) and with `slot16,apply-whole`;
+# then one `--check` each: LR with `--slot16`, FM k = 10 with `--slot16 --apply-whole` (1
+# epoch). Limits: gen 50 s, LR sweep 45 s, LR check 30 s, FM sweep 60 s, FM check 55 s:
+# 240 s.
 # Dry run elsewhere (lavapipe): DRY_RUN=1 skips installing .gl/; SAMPLES / FEATURES shrink
 # the data; BIN names the binary, e.g.
 #   DRY_RUN=1 SAMPLES=20000 FEATURES=5000 PEER=0 BIN=target/release/wgsparse OUT=/tmp/a \
@@ -49,9 +61,28 @@ $W info --json > "$OUT/wide_info.json" 2>>"$OUT/log.txt"
 ALL=copy-ilp,agg-ilp,apply-ilp,tail-spread,plain-reads
 COMMON=(--train $D --holdout 0.1 --batch 1024 --lr 0.5)
 log "gen criteo-s"
-if timeout 75 $W gen ctr --samples "${SAMPLES:-5134149}" --features "${FEATURES:-1000000}" \
+if [ "${QUICK:-0}" = 1 ]; then GEN_LIMIT=50; PEER=0; else GEN_LIMIT=75; fi
+if timeout $GEN_LIMIT $W gen ctr --samples "${SAMPLES:-5134149}" --features "${FEATURES:-1000000}" \
   --nnz-per-sample 40 --seed 1 --raw --out $D --json >> "$OUT/wide_gen.jsonl" \
   2>>"$OUT/log.txt"; then
+ if [ "${QUICK:-0}" = 1 ]; then
+  log "quick: sweep lr"
+  timeout 45 $W wide sweep --model lr "${COMMON[@]}" --epochs 3 --passes 2 \
+    --run plain-reads --run plain-reads,no-read-guard --run plain-reads,slot16 \
+    --run plain-reads,slot16,no-read-guard --run plain-reads,tile-words=4096 >> "$J" 2>>"$OUT/log.txt" || log "sweep lr FAILED (exit $?)"
+  log "quick: check lr --slot16"
+  timeout 30 $W wide train --model lr "${COMMON[@]}" --async --no-early-stop --epochs 1 \
+    --slot16 --check --json >> "$C" 2>>"$OUT/log.txt" || log "check lr FAILED (exit $?)"
+  log "quick: sweep fm k=10"
+  timeout 60 $W wide sweep --model fm --k 10 "${COMMON[@]}" --epochs 2 --passes 1 \
+    --run lanes=4,cache=0,plain-reads --run lanes=4,cache=0,plain-reads,no-read-guard \
+    --run lanes=4,cache=0,plain-reads,slot16 --run lanes=4,cache=0,plain-reads,tile-words=4096 \
+    --run lanes=4,cache=0,plain-reads,apply-whole \
+    --run lanes=4,cache=0,plain-reads,slot16,apply-whole >> "$J" 2>>"$OUT/log.txt" || log "sweep fm FAILED (exit $?)"
+  log "quick: check fm k=10 --slot16 --apply-whole"
+  timeout 55 $W wide train --model fm --k 10 "${COMMON[@]}" --async --no-early-stop \
+    --epochs 1 --slot16 --apply-whole --check --json >> "$C" 2>>"$OUT/log.txt" || log "check fm FAILED (exit $?)"
+ else
   log "sweep lr"
   timeout 60 $W wide sweep --model lr "${COMMON[@]}" --epochs 3 --passes 2 \
     --run lanes=4 --run plain-reads --run lanes=4,plain-reads --run lanes=16,plain-reads \
@@ -72,6 +103,7 @@ if timeout 75 $W gen ctr --samples "${SAMPLES:-5134149}" --features "${FEATURES:
       --epochs 2 --models lr,fm10 --idioms embbag >> "$OUT/wide_default_peer.jsonl" \
       2>>"$OUT/log.txt" || log "peer FAILED (exit $?)"
   fi
+ fi
 else
   log "gen FAILED: no runs"
 fi
@@ -92,19 +124,19 @@ for r in lines(sys.argv[1]):
         rows[key] = []
         order.append(key)
     rows[key].append(r)
-print("| model | run | lanes | hot | ms/epoch per pass | median | logloss | redone |")
-print("|---|---|---|---|---|---|---|---|")
+print("| model | run | lanes | hot | ms/epoch per pass | median | logloss | redone | setup s |")
+print("|---|---|---|---|---|---|---|---|---|")
 for key in order:
     ok = [r for r in rows[key] if "error" not in r]
     if not ok:
-        print(f"| {key[0]} | {key[1]} | | | error: {rows[key][0].get('error')} | | | |")
+        print(f"| {key[0]} | {key[1]} | | | error: {rows[key][0].get('error')} | | | | |")
         continue
     meds = [r["epoch_ms_median"] for r in ok]
     r0 = ok[-1]
     print(f"| {key[0]} | {key[1]} | {r0['lanes']} | {r0['hot_features']} | "
           + " / ".join(f"{m:.2f}" for m in meds)
           + f" | {statistics.median(meds):.2f} | {r0['logloss']:.5f} | "
-          + f"{sum(r.get('redone_epochs', 0) for r in ok)} |")
+          + f"{sum(r.get('redone_epochs', 0) for r in ok)} | {r0.get('setup_s', 0):.1f} |")
 print()
 for c in lines(sys.argv[2]):
     print(f"check {c['model']} (reads {c.get('reads')}, variant {c.get('variant')}, lanes "

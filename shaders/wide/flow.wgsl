@@ -55,9 +55,20 @@ const ILP: u32 = 8u;
 fn s_edge(e: u32) -> vec2<u32> {
     return vec2<u32>(sedge[e], 0x3f800000u);
 }
+#ifdef SLOT16
+// The feature-sorted slots two per word: edge e in half e & 1 of word e >> 1 (a slot is
+// below CHUNK_WG ≤ 1,024).
+fn half16(w: u32, e: u32) -> u32 {
+    return (w >> ((e & 1u) * 16u)) & 0xffffu;
+}
+fn f_edge(e: u32) -> vec2<u32> {
+    return vec2<u32>(half16(fedge[e >> 1u], e), 0x3f800000u);
+}
+#else
 fn f_edge(e: u32) -> vec2<u32> {
     return vec2<u32>(fedge[e], 0x3f800000u);
 }
+#endif
 #else
 // Sample-sorted edges: (feature, value bits).
 @group(0) @binding(3) var<storage, read> sedge: array<vec2<u32>>;
@@ -173,9 +184,21 @@ override EDGE_WG: u32 = 1024u;
 #ifndef PREDICT
 #ifdef ONE_HOT
 var<workgroup> fedge_wg: array<u32, EDGE_WG>;
+#ifdef SLOT16
+// The tile holds the packed words from the one of the chunk's first edge on: tile edge t is
+// edge ef0 + t, in half (ef0 + t) & 1 of tile word ((ef0 & 1) + t) >> 1. Set per chunk.
+var<private> tile_parity: u32;
+fn f_edge_tile(t: u32) -> vec2<u32> {
+    let h = tile_parity + t;
+    return vec2<u32>(half16(fedge_wg[h >> 1u], h), 0x3f800000u);
+}
+#else
 fn f_edge_tile(t: u32) -> vec2<u32> {
     return vec2<u32>(fedge_wg[t], 0x3f800000u);
 }
+#endif
+// One slot word per edge (SLOT16's tile copy moves the packed words itself and never
+// calls these).
 fn f_edge_fill(t: u32, e: u32) {
     fedge_wg[t] = fedge[e];
 }
@@ -368,6 +391,19 @@ fn hot_copy(lid: u32) {
 #ifndef PREDICT
 // The edge tile's copy of feature-sorted edges ef0 .. ef0 + tile.
 fn tile_copy(lid: u32, ef0: u32, tile: u32) {
+#ifdef ONE_HOT
+#ifdef SLOT16
+    // The packed words holding those edges (at most EDGE_WG: tile ≤ 2 · EDGE_WG − 1),
+    // copied as they are.
+    tile_parity = ef0 & 1u;
+    let w0 = ef0 >> 1u;
+    let words = (tile_parity + tile + 1u) >> 1u;
+    for (var t = lid; t < words; t += WG) {
+        fedge_wg[t] = fedge[w0 + t];
+    }
+    return;
+#endif
+#endif
 #ifdef COPY_ILP
     for (var t = lid; t < tile; t += ILP * WG) {
         var v: array<vec2<u32>, ILP>;
@@ -408,7 +444,15 @@ fn run_chunk(c: u32, lid: u32, fresh: bool, inv_b: f32) {
 #ifdef DIAG_NO_TILE
     let tile = 0u;
 #else
-    let tile = min(idx[cfg.seg_edge_off + g1] - ef0, EDGE_WG);
+    // Edges the tile holds: EDGE_WG words of one edge each, or two with SLOT16 (less one
+    // for a chunk that starts in a word's high half).
+    var tile_cap = EDGE_WG;
+#ifdef ONE_HOT
+#ifdef SLOT16
+    tile_cap = 2u * EDGE_WG - 1u;
+#endif
+#endif
+    let tile = min(idx[cfg.seg_edge_off + g1] - ef0, tile_cap);
 #endif
     tile_copy(lid, ef0, tile);
 #endif
@@ -482,6 +526,16 @@ fn run_chunk(c: u32, lid: u32, fresh: bool, inv_b: f32) {
 #else
     let work = (g1 - g0) * NPARAM;
 #endif
+#ifdef APPLY_WHOLE
+    // One invocation per segment, all its parameters (the segment's edges walked once).
+    let segs = select(0u, g1 - g0, work > 0u);
+    for (var t = lid; t < segs; t += WG) {
+        let g = g0 + t;
+        let j = idx[cfg.seg_feat_off + g];
+        let e = vec2<u32>(idx[cfg.seg_edge_off + g], idx[cfg.seg_edge_off + g + 1u]);
+        apply_segment(j, e, vec2<u32>(ef0, tile), inv_b, item_step(step, j));
+    }
+#else
 #ifdef APPLY_ILP
     // APPLY_ILP work items per invocation at once: their segments' bounds, features and
     // step scales loaded together (indices clamped into range), then their sums.
@@ -513,6 +567,7 @@ fn run_chunk(c: u32, lid: u32, fresh: bool, inv_b: f32) {
         let e = vec2<u32>(idx[cfg.seg_edge_off + g], idx[cfg.seg_edge_off + g + 1u]);
         apply_item(j, t % NPARAM, e, vec2<u32>(ef0, tile), inv_b, item_step(step, j));
     }
+#endif
 #endif
 #ifdef DIAG_SKIP_TAIL
     if lid == 0u {
@@ -587,6 +642,43 @@ fn apply_item(j: u32, i: u32, e: vec2<u32>, tile: vec2<u32>, inv_b: f32, f: f32)
     }
 #endif
 }
+
+#ifdef APPLY_WHOLE
+// Every parameter of feature j from its segment (edges e.x .. e.y, the tile as in
+// `apply_item`), each summed in `apply_item`'s order and added once: the same adds, the
+// segment's edges and step scale read once instead of once per parameter.
+fn apply_segment(j: u32, e: vec2<u32>, tile: vec2<u32>, inv_b: f32, f: f32) {
+    var sum: array<f32, NPARAM>;
+    for (var i = 0u; i < NPARAM; i++) {
+        sum[i] = 0.0;
+        if cfg.l2 > 0.0 {
+            sum[i] = cfg.l2 * param(j, i) * f32(e.y - e.x) * inv_b;
+        }
+    }
+    for (var k = e.x; k < e.y; k++) {
+        var edge: vec2<u32>;
+        if k - tile.x < tile.y {
+            edge = f_edge_tile(k - tile.x);
+        } else {
+            edge = f_edge(k);
+        }
+        let dl = dl_wg[edge.x];
+        let x = bitcast<f32>(edge.y);
+        for (var i = 0u; i < NPARAM; i++) {
+            sum[i] += dl * ala_apply(edge.x, j, x, i);
+        }
+    }
+    for (var i = 0u; i < NPARAM; i++) {
+        let d = f * sum[i];
+        accum_add(j * NPARAM + i, d);
+#ifdef HOT_LOCAL
+        if j < HOT {
+            hot_wg[j * NPARAM + i] += d;
+        }
+#endif
+    }
+}
+#endif
 
 // The bias's step scale (async), 1 in sync mode.
 fn bias_scale() -> f32 {

@@ -157,6 +157,12 @@ enum What {
         /// Words of the flow kernel's feature-sorted edge tile (0: 2048).
         #[arg(long, default_value_t = 0)]
         tile_words: usize,
+        /// Async, one-hot data: the feature-sorted edges' slots 16 bits each, two per word.
+        #[arg(long)]
+        slot16: bool,
+        /// Apply by one invocation per segment for all of its feature's parameters.
+        #[arg(long, conflicts_with = "apply_ilp")]
+        apply_whole: bool,
         /// Timing only, results NOT valid: drop parts of the flow kernel (comma-separated:
         /// skip-apply, skip-aggregate, no-hot-copy, no-tile, skip-tail, no-storage-barrier;
         /// fixed: the first five).
@@ -249,6 +255,8 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
             snapshot_rounds,
             max_segment,
             tile_words,
+            slot16,
+            apply_whole,
             diag,
             no_early_stop,
             check,
@@ -309,6 +317,8 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
                     snapshot_rounds,
                     max_segment,
                     edge_tile_words: tile_words,
+                    slot16: slot16 || base.variant.slot16,
+                    apply_whole: apply_whole || base.variant.apply_whole,
                 },
                 diag: match diag {
                     Some(d) => wide::Diag::parse(&d)?,

@@ -54,9 +54,10 @@ pub struct SweepArgs {
     passes: usize,
     /// One run (repeatable): comma-separated `default`, `hot-every=R`, `copy-ilp`,
     /// `agg-ilp`, `apply-ilp`, `tail-spread`, `plain-reads`, `coherent-reads`, `snapshot-reads`,
-    /// `snapshot-rounds=K`, `max-segment=N`, `tile-words=N`, `diag=A+B`
+    /// `snapshot-rounds=K`, `max-segment=N`, `tile-words=N`, `slot16`, `apply-whole`, `diag=A+B`
     /// (timing only), `lanes=L` (invocations per sample, same chunks), `cache=N` (the
-    /// importance cache's features; default the cost rule) and, with --sync,
+    /// importance cache's features; default the cost rule), `no-read-guard` (async plain
+    /// reads without the divergence guard and its epoch-start copy) and, with --sync,
     /// `sync-kernel=dispatch|persistent` and `sync-groups=G` (the persistent kernel's
     /// workgroups, on the same schedule).
     #[arg(long = "run", required = true)]
@@ -154,8 +155,14 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
                 }
             };
             let (_, t, setup_s) = &mut trainers[i];
+            let guard = if run.no_read_guard {
+                None
+            } else {
+                options.read_guard
+            };
             let result = t
-                .set_sync_groups(run.sync_groups.unwrap_or(0))
+                .set_read_guard(guard)
+                .and_then(|_| t.set_sync_groups(run.sync_groups.unwrap_or(0)))
                 .and_then(|_| t.restart_with(*variant, *diag, lanes, run.cache))
                 // The kernels were just rebuilt on the host: clocks up before the timed epochs.
                 .and_then(|_| wgsparse::gpu::warm_clocks(&gpu))
@@ -175,6 +182,7 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
                 "chunk": t.chunk(),
                 "lanes": lanes,
                 "hot_features": t.hot_features(),
+                "read_guard": t.read_guard(),
                 "async_groups": t.async_groups(),
                 "in_flight": t.in_flight(),
                 "dispatches": t.epoch_dispatches(),
@@ -222,7 +230,7 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
 }
 
 /// What a sweep's trainer is built for: the variant's build key and the sync kernel.
-type TrainerKey = ((usize, bool, u32), SyncKernel);
+type TrainerKey = (wide::variant::BuildKey, SyncKernel);
 
 /// One run of a sweep: its name as given, the flow variant, the timing-only switches, and
 /// the lanes and cache it asks for.
@@ -232,6 +240,8 @@ struct Run {
     diag: Diag,
     lanes: Option<u32>,
     cache: Option<usize>,
+    /// The divergence guard off (`no-read-guard`).
+    no_read_guard: bool,
     /// Sync mode's kernel and the persistent one's workgroups, when the run names them.
     sync_kernel: Option<SyncKernel>,
     sync_groups: Option<usize>,
@@ -247,6 +257,9 @@ impl Run {
         if let Some(c) = self.cache {
             f.extend(["--cache".into(), c.to_string()]);
         }
+        if self.no_read_guard {
+            f.push("--no-read-guard".into());
+        }
         if let Some(k) = self.sync_kernel {
             f.extend(["--sync-kernel".into(), k.name().into()]);
         }
@@ -256,11 +269,13 @@ impl Run {
         f
     }
 
-    /// `lanes=L`, `cache=N`, `sync-kernel=K` and `sync-groups=G` taken out, the rest as
+    /// `lanes=L`, `cache=N`, `no-read-guard`, `sync-kernel=K` and `sync-groups=G` taken
+    /// out, the rest as
     /// [`FlowVariant::parse_run`] reads it.
     fn parse(run: &str) -> Result<Self> {
         let (mut lanes, mut cache) = (None, None);
         let (mut sync_kernel, mut sync_groups) = (None, None);
+        let mut no_read_guard = false;
         let mut rest = vec![];
         for token in run.split(',').map(str::trim) {
             let count = |v: &str| {
@@ -276,6 +291,7 @@ impl Run {
                 Some(("cache", v)) => cache = Some(count(v)?),
                 Some(("sync-kernel", v)) => sync_kernel = Some(SyncKernel::parse(v)?),
                 Some(("sync-groups", v)) => sync_groups = Some(count(v)?),
+                None if token == "no-read-guard" => no_read_guard = true,
                 _ => rest.push(token),
             }
         }
@@ -286,6 +302,7 @@ impl Run {
             diag,
             lanes,
             cache,
+            no_read_guard,
             sync_kernel,
             sync_groups,
         })

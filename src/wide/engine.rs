@@ -61,9 +61,22 @@ pub(crate) struct HostArrays {
     pub fedge: Vec<u32>,
 }
 
+/// The feature-sorted edges' slots (each < 2^16: a chunk holds at most 1,024 samples), two
+/// per word: edge e in the low half of word e / 2 when e is even, else the high half (the
+/// kernels' SLOT16).
+pub(crate) fn pack_slots(what: &str, e: &[[u32; 2]]) -> Result<Vec<u32>> {
+    let mut v = crate::limits::try_with_capacity(what, e.len().div_ceil(2))?;
+    v.extend(e.chunks(2).map(|p| {
+        debug_assert!(p.iter().all(|q| q[0] <= 0xffff));
+        p[0][0] | p.get(1).map_or(0, |q| q[0] << 16)
+    }));
+    Ok(v)
+}
+
 impl HostArrays {
-    /// `c`'s arrays; `one_hot` drops the values.
-    pub fn of(c: &Chunks, one_hot: bool) -> Result<Self> {
+    /// `c`'s arrays; `one_hot` drops the values, `slot16` (with `one_hot`) packs the
+    /// feature-sorted slots two per word ([`pack_slots`]).
+    pub fn of(c: &Chunks, one_hot: bool, slot16: bool) -> Result<Self> {
         let edges = |what: &str, e: &[[u32; 2]]| -> Result<Vec<u32>> {
             let per = if one_hot { 1 } else { 2 };
             let mut v = crate::limits::try_with_capacity(what, per * e.len())?;
@@ -77,7 +90,11 @@ impl HostArrays {
         Ok(HostArrays {
             meta: c.meta.clone(),
             sedge: edges("wide sample-sorted edges", &c.sedge)?,
-            fedge: edges("wide feature-sorted edges", &c.fedge)?,
+            fedge: if one_hot && slot16 {
+                pack_slots("wide feature-sorted slots", &c.fedge)?
+            } else {
+                edges("wide feature-sorted edges", &c.fedge)?
+            },
         })
     }
 }
@@ -96,8 +113,15 @@ impl ChunksInfo {
 
 impl DeviceChunks {
     /// Uploads `c`; `predict` sizes the output per sample instead of per chunk; `one_hot`
-    /// (every value of the data set is 1, for the kernels' ONE_HOT) drops the values.
-    pub fn upload(gpu: &Gpu, c: &Chunks, predict: bool, one_hot: bool) -> Result<Self> {
+    /// (every value of the data set is 1, for the kernels' ONE_HOT) drops the values;
+    /// `slot16` (with `one_hot`) packs the feature-sorted slots ([`pack_slots`]).
+    pub fn upload(
+        gpu: &Gpu,
+        c: &Chunks,
+        predict: bool,
+        one_hot: bool,
+        slot16: bool,
+    ) -> Result<Self> {
         let edges = |label: &str, e: &[[u32; 2]]| -> Result<GpuBuffer<u32>> {
             if one_hot {
                 let first: Vec<u32> = e.iter().map(|p| p[0]).collect();
@@ -111,7 +135,11 @@ impl DeviceChunks {
             host: ChunksInfo::of(c),
             meta: GpuBuffer::upload(gpu, "wide.meta", &c.meta)?,
             sedge: edges("wide.sedge", &c.sedge)?,
-            fedge: edges("wide.fedge", &c.fedge)?,
+            fedge: if one_hot && slot16 {
+                GpuBuffer::upload(gpu, "wide.fedge", &pack_slots("wide.fedge", &c.fedge)?)?
+            } else {
+                edges("wide.fedge", &c.fedge)?
+            },
             out: GpuBuffer::filled(gpu, "wide.out", out_len, f32::NAN)?,
         })
     }
@@ -351,6 +379,11 @@ impl Kernels {
             }
             if one_hot {
                 d.push("ONE_HOT");
+                // The training data's slots packed (FlowVariant::slot16; prediction reads
+                // no feature-sorted edges).
+                if options.variant.slot16 && extra != Some("PREDICT") {
+                    d.push("SLOT16");
+                }
             }
             gpu.kernel_with(
                 &KernelSpec {
@@ -583,4 +616,19 @@ pub(crate) fn metrics_kernel(gpu: &Gpu) -> Result<Arc<Kernel>> {
             Binding::ReadWrite,
         ],
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_pack_two_per_word_low_half_first() {
+        let e = [[5u32, 9], [1023, 0], [0, 1], [65535, 7], [17, 3]];
+        let w = pack_slots("test", &e).unwrap();
+        assert_eq!(w, vec![5 | 1023 << 16, 65535 << 16, 17]);
+        for (i, p) in e.iter().enumerate() {
+            assert_eq!((w[i / 2] >> ((i % 2) * 16)) & 0xffff, p[0]);
+        }
+    }
 }

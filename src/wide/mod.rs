@@ -100,7 +100,8 @@
 //! - **Variants and attribution** ([`variant`]): candidate changes to the flow kernel's
 //!   per-chunk work ([`FlowVariant`]: loads in flight in the copies, Aggregate and Apply,
 //!   the chunk's tail off invocation 0, plain async reads, the cache reloaded every R
-//!   chunks, split segments, the edge tile's size), each equal to the f64 twin's steps, and
+//!   chunks, split segments, the edge tile's size, 16-bit feature-sorted slots, Apply by whole segments), each equal to
+//!   the f64 twin's steps, and
 //!   timing-only switches that drop a stage ([`Diag`], results not valid);
 //!   `wgsparse wide sweep` times them on data chunked once ([`Trainer::restart_with`]).
 //!   On the criteo-s shape (chunks of 64 samples) the cost rule caches 232 features (48% of
@@ -260,10 +261,10 @@ impl Options {
     }
 
     /// [`Options::asynchronous`] with the fastest settings measured for `spec`'s shape of
-    /// model. Models with several parameters per feature (FM): 4 invocations per sample,
-    /// the importance cache off and every per-chunk variant on (on the H200, FM k = 10
-    /// criteo-s: 14.2 ms per epoch, against 23.4 with plain reads alone and 26.4 with
-    /// atomic reads and the cache).
+    /// model. Models with several parameters per feature (FM): 4 invocations per sample and
+    /// the importance cache off, plain reads alone (on the H200, FM k = 10 criteo-s with
+    /// k + 2 Accums: 11.32 ms per epoch, against 11.85 with the four per-chunk ILP variants
+    /// on as well, 13.44 at 8 lanes and 26.6 with atomic reads and the cache).
     pub fn asynchronous_for(spec: &ModelSpec) -> Self {
         let base = Options::asynchronous();
         if spec.params_per_feature == 1 {
@@ -272,13 +273,6 @@ impl Options {
         Options {
             lanes: 4,
             cache: Some(0),
-            variant: FlowVariant {
-                copy_ilp: true,
-                agg_ilp: true,
-                apply_ilp: true,
-                tail_spread: true,
-                ..base.variant
-            },
             ..base
         }
     }

@@ -343,6 +343,24 @@ impl<'g> Trainer<'g> {
         self.set_params(&init)
     }
 
+    /// Sets the async divergence guard's tolerance ([`Options::read_guard`]; `None`: no
+    /// guard and no epoch-start copy), from the next epoch on. For benchmarks that time
+    /// the guard's copy.
+    pub fn set_read_guard(&mut self, read_guard: Option<f64>) -> Result<()> {
+        Options {
+            read_guard,
+            ..self.options.clone()
+        }
+        .check()?;
+        self.options.read_guard = read_guard;
+        Ok(())
+    }
+
+    /// The async divergence guard's tolerance ([`Options::read_guard`]).
+    pub fn read_guard(&self) -> Option<f64> {
+        self.options.read_guard
+    }
+
     /// The flow kernel's variant, timing-only switches and invocations per sample.
     pub fn flow(&self) -> (FlowVariant, Diag, u32) {
         (self.options.variant, self.options.diag, self.options.lanes)

@@ -173,7 +173,21 @@ pub struct FlowVariant {
     /// per valued edge; edges past it are read globally); 0: 2,048 (8 KiB). A larger tile
     /// leaves less workgroup memory to the importance cache.
     pub edge_tile_words: usize,
+    /// Async, one-hot training data: the feature-sorted edges' sample slots stored as 16
+    /// bits, two per word (a chunk holds at most 1,024 samples), half the bytes of that
+    /// array and twice the edges in the edge tile. Fixed when the data are chunked; data
+    /// with other values than 1 keep their 32-bit (slot, value) edges.
+    pub slot16: bool,
+    /// Apply by one invocation per segment for all of its feature's parameters (else one
+    /// per (segment, parameter)): the same sums and adds, the segment's bounds, edges and
+    /// step scale read once instead of once per parameter (FM k = 10: 11 times), fewer
+    /// invocations busy. Not with `apply_ilp`.
+    pub apply_whole: bool,
 }
+
+/// What [`FlowVariant::build_key`] returns: (max_segment, snapshot_reads, snapshot rounds or
+/// 0, slot16).
+pub type BuildKey = (usize, bool, u32, bool);
 
 /// [`FlowVariant::snapshot_rounds`] by default: a dispatch holds 4 chunks per persistent
 /// workgroup (criteo-s on the H200, P = 1,024: 18 dispatches and 18 copies of 4 MB per
@@ -194,6 +208,8 @@ impl Default for FlowVariant {
             snapshot_rounds: SNAPSHOT_ROUNDS,
             max_segment: 0,
             edge_tile_words: 0,
+            slot16: false,
+            apply_whole: false,
         }
     }
 }
@@ -208,15 +224,16 @@ impl FlowVariant {
     }
 
     /// The settings fixed when a trainer is built, which [`crate::wide::Trainer::restart_with`]
-    /// cannot change: the segment cut (the chunked data), and with snapshot reads the
-    /// rounds per dispatch (the schedule, the step scale and the snapshot buffer).
-    pub fn build_key(&self) -> (usize, bool, u32) {
+    /// cannot change: the segment cut and the slots' width (the chunked data), and with
+    /// snapshot reads the rounds per dispatch (the schedule, the step scale and the
+    /// snapshot buffer).
+    pub fn build_key(&self) -> BuildKey {
         let rounds = if self.snapshot_reads {
             self.snapshot_rounds
         } else {
             0
         };
-        (self.max_segment, self.snapshot_reads, rounds)
+        (self.max_segment, self.snapshot_reads, rounds, self.slot16)
     }
 
     /// Fails with [`Error::Option`] on an out-of-range or conflicting setting.
@@ -235,6 +252,16 @@ impl FlowVariant {
                 "snapshot_reads is an async-mode variant (sync mode reads parameters that do \
                  not move during a dispatch)"
                     .into(),
+            ));
+        }
+        if self.apply_whole && self.apply_ilp {
+            return Err(Error::Option(
+                "apply_whole and apply_ilp are two ways of cutting Apply's work: choose one".into(),
+            ));
+        }
+        if self.slot16 && sync {
+            return Err(Error::Option(
+                "slot16 is an async-mode layout of the feature-sorted edges".into(),
             ));
         }
         if self.snapshot_reads && self.plain_reads {
@@ -267,6 +294,7 @@ impl FlowVariant {
             (self.copy_ilp, "COPY_ILP"),
             (self.agg_ilp, "AGG_ILP"),
             (self.apply_ilp, "APPLY_ILP"),
+            (self.apply_whole, "APPLY_WHOLE"),
             (self.tail_spread, "TAIL_SPREAD"),
             (!sync && self.plain_reads, "PLAIN_READS"),
             (
@@ -285,7 +313,7 @@ impl FlowVariant {
 
     /// Parses a run of a variant sweep: comma-separated `default`, `hot-every=R`,
     /// `copy-ilp`, `agg-ilp`, `apply-ilp`, `tail-spread`, `plain-reads`, `coherent-reads`, `snapshot-reads`,
-    /// `snapshot-rounds=K` (with snapshot reads), `max-segment=N`, `tile-words=N` and `diag=A+B`
+    /// `snapshot-rounds=K` (with snapshot reads), `max-segment=N`, `tile-words=N`, `slot16`, `apply-whole` and `diag=A+B`
     /// (A, B … from [`Diag::NAMES`]); unnamed settings keep their defaults.
     pub fn parse_run(run: &str) -> Result<(Self, Diag)> {
         let mut v = FlowVariant::default();
@@ -312,6 +340,8 @@ impl FlowVariant {
                         .map_err(|_| Error::Option(format!("run {run:?}: hot-every={r}")))?
                 }
                 None if token == "snapshot-reads" => v.snapshot_reads = true,
+                None if token == "slot16" => v.slot16 = true,
+                None if token == "apply-whole" => v.apply_whole = true,
                 Some(("snapshot-rounds", k)) => {
                     v.snapshot_reads = true;
                     v.snapshot_rounds = u32::try_from(number("snapshot-rounds", k)?)
@@ -324,7 +354,7 @@ impl FlowVariant {
                     return Err(Error::Option(format!(
                         "run {run:?}: unknown setting {token:?} (default, hot-every=R, \
                          copy-ilp, agg-ilp, apply-ilp, tail-spread, plain-reads, coherent-reads, snapshot-reads, snapshot-rounds=K, max-segment=N, \
-                         tile-words=N, \
+                         tile-words=N, slot16, apply-whole, \
                          diag=A+B)"
                     )))
                 }
@@ -361,6 +391,12 @@ impl FlowVariant {
         if self.edge_tile_words > 0 {
             f.extend(["--tile-words".into(), self.edge_tile_words.to_string()]);
         }
+        if self.slot16 {
+            f.push("--slot16".into());
+        }
+        if self.apply_whole {
+            f.push("--apply-whole".into());
+        }
         f
     }
 
@@ -394,6 +430,12 @@ impl FlowVariant {
         }
         if self.edge_tile_words > 0 {
             parts.push(format!("tile-words={}", self.edge_tile_words));
+        }
+        if self.slot16 {
+            parts.push("slot16".into());
+        }
+        if self.apply_whole {
+            parts.push("apply-whole".into());
         }
         if parts.is_empty() {
             "default".into()

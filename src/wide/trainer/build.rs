@@ -271,7 +271,7 @@ impl<'g> Trainer<'g> {
                 options.variant.max_segment,
             )?;
             let (data, host) = if options.ring {
-                let h = HostArrays::of(&chunks, one_hot)?;
+                let h = HostArrays::of(&chunks, one_hot, options.variant.slot16)?;
                 for (m, len) in
                     ring_lens
                         .iter_mut()
@@ -281,7 +281,10 @@ impl<'g> Trainer<'g> {
                 }
                 (DeviceChunks::ring_part(gpu, &chunks)?, Some(h))
             } else {
-                (DeviceChunks::upload(gpu, &chunks, false, one_hot)?, None)
+                (
+                    DeviceChunks::upload(gpu, &chunks, false, one_hot, options.variant.slot16)?,
+                    None,
+                )
             };
             drop(chunks);
             let config = gpu.uniform(
@@ -380,7 +383,7 @@ impl<'g> Trainer<'g> {
                 }
                 let labels = labels_pm1(y);
                 let c = Chunks::build(x, &labels, &order, chunk)?;
-                let d = DeviceChunks::upload(gpu, &c, true, valid_one_hot)?;
+                let d = DeviceChunks::upload(gpu, &c, true, valid_one_hot, false)?;
                 let config = gpu.uniform("wide.valid.config", &d.config(bias_index, 0.0, 1));
                 let sched = Schedule::new(gpu, "wide.valid.sched", c.n_chunks, c.n_chunks)?;
                 let ids: Vec<u32> = (0..c.n_chunks as u32).collect();
