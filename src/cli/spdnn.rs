@@ -1,9 +1,10 @@
 //! `wgsparse spdnn`: sparse DNN inference (GraphChallenge) on the GPU fast path: time,
 //! edges/s, surviving rows, and the categories checked against a truth file or the CPU twin.
 //! The verdict lives in [`check`], the thesis runs asked for in [`thesis_runs`], the timing
-//! in [`timing`].
+//! in [`timing`], --export in [`mod@export`].
 
 mod check;
+mod export;
 mod thesis_runs;
 mod timing;
 
@@ -16,6 +17,7 @@ use wgsparse::spdnn::{self, cpu, data, Approach, Options, Plan};
 use wgsparse::{io, Error, Gpu, Result};
 
 use check::{judge, TIE_PER_LAYER};
+use export::export;
 use thesis_runs::thesis_runs;
 use timing::{layer_times, timed};
 
@@ -536,30 +538,5 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
-    })
-}
-
-/// Writes `net` and `y0` (input rows `first ..`) as raw CSR folders with a `meta.json` for
-/// the peer scripts.
-fn export(
-    dir: &std::path::Path,
-    net: &spdnn::Network,
-    y0: &wgsparse::sparse::Csr,
-    first: usize,
-) -> Result<()> {
-    io::write_csr_binary(dir.join("inputs"), y0)?;
-    for (k, w) in net.layers.iter().enumerate() {
-        io::write_csr_binary(dir.join(format!("l{}", k + 1)), w)?;
-    }
-    let meta = json!({
-        "format": "wgsparse-spdnn",
-        "neurons": net.n, "layers": net.layers.len(), "rows": y0.nrows, "first_row": first,
-        "bias": net.bias, "edges": net.edges(),
-    });
-    let path = dir.join("meta.json");
-    io::write_atomically(&path, |w| {
-        use std::io::Write;
-        w.write_all(meta.to_string().as_bytes())
-            .map_err(|e| wgsparse::Error::io(&path, e))
     })
 }

@@ -17,9 +17,11 @@
 //! first layer that is not uniform (and after the last) `spdnn.rejoin` puts the rows back,
 //! their value in the constancy words (see `spdnn.sliced`).
 //!
-//! The tiling lives in [`tiling`], the device state of one chunk of rows in [`chunk`].
+//! The tiling lives in [`tiling`], the kernels and their bindings in [`kernels`], the device
+//! state of one chunk of rows in [`chunk`].
 
 mod chunk;
+mod kernels;
 mod tiling;
 
 use std::ops::Range;
@@ -27,7 +29,7 @@ use std::sync::Arc;
 
 use bytemuck::{Pod, Zeroable};
 
-use crate::gpu::{Batch, Binding, ExclusiveScan, Gpu, GpuBuffer, Kernel, KernelSpec};
+use crate::gpu::{Batch, ExclusiveScan, Gpu, GpuBuffer, Kernel};
 use crate::sparse::Csr;
 use crate::spdnn::{loops, Network, Options};
 
@@ -36,54 +38,6 @@ use crate::{Error, Result};
 use chunk::Chunk;
 pub use tiling::{Tiling, MAX_RV, MAX_T};
 
-const SLICED_BINDINGS: [Binding; 15] = [
-    Binding::Uniform,
-    Binding::Read,
-    Binding::Read,
-    Binding::Read,
-    Binding::Read,
-    Binding::Read,
-    Binding::Read,
-    Binding::ReadWrite,
-    Binding::ReadWrite,
-    Binding::ReadWrite,
-    Binding::Read,
-    Binding::ReadWrite,
-    Binding::ReadWrite,
-    Binding::ReadWrite,
-    Binding::ReadWrite,
-];
-const SELECT_BINDINGS: [Binding; 13] = [
-    Binding::Uniform,
-    Binding::ReadWrite,
-    Binding::ReadWrite,
-    Binding::Read,
-    Binding::ReadWrite,
-    Binding::ReadWrite,
-    Binding::ReadWrite,
-    Binding::Read,
-    Binding::ReadWrite,
-    Binding::ReadWrite,
-    Binding::ReadWrite,
-    Binding::ReadWrite,
-    Binding::Read,
-];
-const RESET_BINDINGS: [Binding; 6] = [
-    Binding::Uniform,
-    Binding::ReadWrite,
-    Binding::ReadWrite,
-    Binding::ReadWrite,
-    Binding::ReadWrite,
-    Binding::ReadWrite,
-];
-const REJOIN_BINDINGS: [Binding; 6] = [
-    Binding::Uniform,
-    Binding::Read,
-    Binding::Read,
-    Binding::ReadWrite,
-    Binding::ReadWrite,
-    Binding::ReadWrite,
-];
 /// Invocations per workgroup of `spdnn.select` and `spdnn.reset`.
 const SMALL_WG: u32 = 256;
 // A workgroup of spdnn.select covers slots of one scan block (it adds that block's offset).
@@ -233,53 +187,8 @@ impl SlicedPlan {
             && uniform.iter().all(Option::is_some);
         // Scalar rows ride on the constancy words.
         let scalar_rows = options.constant_rows && options.scalar_rows;
-        let kernel = |name, bindings, constants| {
-            gpu.kernel(&KernelSpec {
-                name,
-                defines: vec![],
-                constants,
-                bindings,
-            })
-        };
-        let sliced = kernel(
-            "spdnn/sliced",
-            &SLICED_BINDINGS[..],
-            vec![
-                ("WG", f64::from(tiling.wg)),
-                ("T", f64::from(tiling.t)),
-                ("RV", f64::from(tiling.rv)),
-                ("S", f64::from(tiling.slice)),
-                ("STAGE_LEN", f64::from((tiling.slice + 1) * tiling.rv)),
-                ("PACKED", if packed { 1.0 } else { 0.0 }),
-                ("G", f64::from(tiling.lanes)),
-                (
-                    "CONSTANT_ROWS",
-                    if options.constant_rows { 1.0 } else { 0.0 },
-                ),
-                ("SCALAR_ROWS", if scalar_rows { 1.0 } else { 0.0 }),
-                ("SLICE_SUMS", if options.slice_sums { 1.0 } else { 0.0 }),
-            ],
-        )?;
-        let select = kernel(
-            "spdnn/select",
-            &SELECT_BINDINGS[..],
-            vec![
-                ("WG", f64::from(SMALL_WG)),
-                ("SCALAR_ROWS", if scalar_rows { 1.0 } else { 0.0 }),
-                ("SCAN_BLOCK", ExclusiveScan::BLOCK as f64),
-            ],
-        )?;
-        let rejoin = kernel(
-            "spdnn/rejoin",
-            &REJOIN_BINDINGS[..],
-            vec![("WG", f64::from(SMALL_WG))],
-        )?;
-        let reset = gpu.kernel(&KernelSpec {
-            name: "spdnn/reset",
-            defines: vec!["CONSTANT_ROWS"],
-            constants: vec![("WG", f64::from(SMALL_WG))],
-            bindings: &RESET_BINDINGS[..],
-        })?;
+        let [sliced, select, rejoin, reset] =
+            kernels::build(gpu, &tiling, options, (packed, scalar_rows))?;
         let (mut slots, mut nnz) = (0usize, 0usize);
         // Laid out on every core a group of layers at a time (bounded host memory).
         let ells = net.layers.chunks(64).flat_map(|group| {
