@@ -1,15 +1,25 @@
 //! `wgsparse spdnn`: sparse DNN inference (GraphChallenge) on the GPU fast path: time,
 //! edges/s, surviving rows, and the categories checked against a truth file or the CPU twin.
+//! The verdict lives in [`check`], the thesis runs asked for in [`thesis_runs`], the timing
+//! in [`timing`], --export in [`mod@export`].
+
+mod check;
+mod export;
+mod thesis_runs;
+mod timing;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use serde_json::json;
 
-use wgsparse::gpu::{median_warm, GpuTime};
-use wgsparse::spdnn::thesis::{BufferSize, Format, ThesisOptions, Tiling};
 use wgsparse::spdnn::{self, cpu, data, Approach, Options, Plan};
 use wgsparse::{io, Error, Gpu, Result};
+
+use check::{judge, TIE_PER_LAYER};
+use export::export;
+use thesis_runs::thesis_runs;
+use timing::{layer_times, timed};
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum ApproachArg {
@@ -529,213 +539,4 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
-}
-
-/// Writes `net` and `y0` (input rows `first ..`) as raw CSR folders with a `meta.json` for
-/// the peer scripts.
-fn export(
-    dir: &std::path::Path,
-    net: &spdnn::Network,
-    y0: &wgsparse::sparse::Csr,
-    first: usize,
-) -> Result<()> {
-    io::write_csr_binary(dir.join("inputs"), y0)?;
-    for (k, w) in net.layers.iter().enumerate() {
-        io::write_csr_binary(dir.join(format!("l{}", k + 1)), w)?;
-    }
-    let meta = json!({
-        "format": "wgsparse-spdnn",
-        "neurons": net.n, "layers": net.layers.len(), "rows": y0.nrows, "first_row": first,
-        "bias": net.bias, "edges": net.edges(),
-    });
-    let path = dir.join("meta.json");
-    io::write_atomically(&path, |w| {
-        use std::io::Write;
-        w.write_all(meta.to_string().as_bytes())
-            .map_err(|e| wgsparse::Error::io(&path, e))
-    })
-}
-
-/// Times `plan`: a first run in groups of 10 layers behind a progress bar (unless --json),
-/// then the median of the warm runs, each one submission or groups of --group-layers.
-fn timed(gpu: &Gpu, plan: &Plan, a: &SpdnnArgs) -> Result<GpuTime> {
-    if !a.json {
-        let bar = indicatif::ProgressBar::new(plan.layers() as u64);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template("{bar:30} layer {pos}/{len} {elapsed}")
-                .expect("template"),
-        );
-        plan.run_grouped(gpu, 10, |done| bar.set_position(done as u64))?;
-        bar.finish_and_clear();
-    }
-    if a.reps == 0 {
-        return plan.run(gpu);
-    }
-    median_warm(gpu, a.reps, || {
-        if a.group_layers == 0 {
-            plan.run(gpu)
-        } else {
-            plan.run_grouped(gpu, a.group_layers, |_| {})
-        }
-    })
-}
-
-/// Each layer's time in ms, the median over `reps` (at least 1) runs of one submission per
-/// layer, and where the times came from ("timestamps" or "wall clock").
-fn layer_times(gpu: &Gpu, plan: &Plan, reps: usize) -> Result<(Vec<f64>, &'static str)> {
-    let runs = (0..reps.max(1))
-        .map(|_| plan.run_per_layer(gpu))
-        .collect::<Result<Vec<_>>>()?;
-    let source = if runs.iter().flatten().all(|t| t.from_timestamps) {
-        "timestamps"
-    } else {
-        "wall clock"
-    };
-    let ms = (0..plan.layers())
-        .map(|l| {
-            let mut at: Vec<f64> = runs.iter().map(|r| r[l].ms()).collect();
-            at.sort_by(f64::total_cmp);
-            at[at.len() / 2]
-        })
-        .collect();
-    Ok((ms, source))
-}
-
-/// The verdict on `got` against the truth, both numbered from the run's first input row:
-/// (text, ok, rows that differ only within f32 rounding of the threshold). Rows in the
-/// text and the tie rows are 1-based in the whole input (`first` added).
-fn judge(
-    truth: &Option<(String, Vec<u32>)>,
-    margins: Option<&[f64]>,
-    tie: f64,
-    first: usize,
-    got: &[u32],
-) -> (String, bool, Vec<u32>) {
-    let Some((from, want)) = truth else {
-        return ("not checked".to_string(), true, Vec::new());
-    };
-    if want == got {
-        return (format!("categories match ({from})"), true, Vec::new());
-    }
-    let differ = symmetric_difference(want, got);
-    let all_ties = margins.is_some_and(|m| differ.iter().all(|&r| m[r as usize] <= tie));
-    if !all_ties {
-        return (mismatch(from, want, got, first), false, Vec::new());
-    }
-    let ties: Vec<u32> = differ.iter().map(|r| r + 1 + first as u32).collect();
-    (
-        format!(
-            "categories match ({from}) but for {} row(s) within f32 rounding of the threshold \
-             (f64 margin ≤ {tie:.1e}): {:?}",
-            ties.len(),
-            &ties[..ties.len().min(5)]
-        ),
-        true,
-        ties,
-    )
-}
-
-/// `format:tiling` (e.g. `csr-ell:1d`) of --thesis-runs.
-fn parse_thesis_run(s: &str) -> Result<(Format, Tiling)> {
-    let (f, t) = s.split_once(':').unwrap_or((s, ""));
-    let format = Format::ALL.into_iter().find(|x| x.name() == f);
-    let tiling = Tiling::ALL.into_iter().find(|x| x.name() == t);
-    match (format, tiling) {
-        (Some(f), Some(t)) => Ok((f, t)),
-        _ => Err(Error::Option(format!(
-            "--thesis-runs {s:?}: expected format:tiling, format one of csr-ell, csr-csr, \
-             csc-csc and tiling 1d or 2d"
-        ))),
-    }
-}
-
-/// The thesis-approach runs the arguments ask for: each buffer × format × tiling.
-fn thesis_runs(a: &SpdnnArgs) -> Result<Vec<ThesisOptions>> {
-    let formats: Vec<Format> = match a.approach {
-        ApproachArg::CsrEll => vec![Format::CsrEll],
-        ApproachArg::CsrCsr => vec![Format::CsrCsr],
-        ApproachArg::CscCsc => vec![Format::CscCsc],
-        ApproachArg::All | ApproachArg::Thesis | ApproachArg::AutoThesis => Format::ALL.to_vec(),
-        _ => return Ok(Vec::new()),
-    };
-    let both = matches!(
-        a.approach,
-        ApproachArg::All | ApproachArg::Thesis | ApproachArg::AutoThesis
-    );
-    let tilings = match a.tiling {
-        Some(TilingArg::OneD) => vec![Tiling::OneD],
-        Some(TilingArg::TwoD) => vec![Tiling::TwoD],
-        Some(TilingArg::Both) => Tiling::ALL.to_vec(),
-        None if both => Tiling::ALL.to_vec(),
-        None => vec![Tiling::TwoD],
-    };
-    let buffers: Vec<BufferSize> = match a.batch_rows {
-        Some(r) => vec![BufferSize::Rows(r)],
-        None => a.buffer.iter().map(|&f| BufferSize::Fraction(f)).collect(),
-    };
-    // format:tiling pairs: --thesis-runs, else every format × tiling asked.
-    let pairs: Vec<(Format, Tiling)> = if a.thesis_runs.is_empty() {
-        formats
-            .iter()
-            .flat_map(|&f| tilings.iter().map(move |&t| (f, t)))
-            .collect()
-    } else {
-        a.thesis_runs
-            .iter()
-            .map(|s| parse_thesis_run(s))
-            .collect::<Result<_>>()?
-    };
-    // Buffers outermost: every approach at the first buffer before any at the next.
-    let mut out = Vec::new();
-    for &buffer in &buffers {
-        for &(format, tiling) in &pairs {
-            out.push(ThesisOptions {
-                format,
-                tiling,
-                buffer,
-                workgroup: a.wg,
-                tile_rows: a.tile_rows,
-                tile_cols: a.tile_cols,
-                row_in_workgroup: match a.row_sums {
-                    RowSumsArg::Auto => None,
-                    RowSumsArg::Workgroup => Some(true),
-                    RowSumsArg::Buffer => Some(false),
-                },
-                band_rows: a.band_rows,
-            });
-        }
-    }
-    Ok(out)
-}
-
-/// A row whose twin margin (see `cpu::infer_with_margins`) is at most this times the layer
-/// count can survive or die in f32 arithmetic depending on the order of its sums.
-const TIE_PER_LAYER: f64 = 1e-6;
-
-/// Rows in exactly one of two increasing lists.
-fn symmetric_difference(a: &[u32], b: &[u32]) -> Vec<u32> {
-    use std::collections::BTreeSet;
-    let a: BTreeSet<u32> = a.iter().copied().collect();
-    let b: BTreeSet<u32> = b.iter().copied().collect();
-    a.symmetric_difference(&b).copied().collect()
-}
-
-/// A report of how `got` differs from `want`: counts and the first rows each way (1-based
-/// in the whole input: `first` added).
-fn mismatch(from: &str, want: &[u32], got: &[u32], first: usize) -> String {
-    use std::collections::BTreeSet;
-    let w: BTreeSet<u32> = want.iter().copied().collect();
-    let g: BTreeSet<u32> = got.iter().copied().collect();
-    let one = 1 + first as u32;
-    let missing: Vec<u32> = w.difference(&g).take(5).map(|r| r + one).collect();
-    let extra: Vec<u32> = g.difference(&w).take(5).map(|r| r + one).collect();
-    format!(
-        "categories MISMATCH against {from}: {} expected, {} found; {} missing (first {:?}), {} extra (first {:?})",
-        want.len(),
-        got.len(),
-        w.difference(&g).count(),
-        missing,
-        g.difference(&w).count(),
-        extra
-    )
 }

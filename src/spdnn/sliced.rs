@@ -16,80 +16,32 @@
 //! (row id, c), which `spdnn.select` advances by one scalar per row and layer; before the
 //! first layer that is not uniform (and after the last) `spdnn.rejoin` puts the rows back,
 //! their value in the constancy words (see `spdnn.sliced`).
+//!
+//! The tiling lives in [`tiling`], the kernels and their bindings in [`kernels`], the device
+//! state of one chunk of rows in [`chunk`].
+
+mod chunk;
+mod kernels;
+mod tiling;
 
 use std::ops::Range;
 use std::sync::Arc;
 
 use bytemuck::{Pod, Zeroable};
 
-use crate::gpu::{Batch, Binding, ExclusiveScan, Gpu, GpuBuffer, Kernel, KernelSpec};
+use crate::gpu::{Batch, ExclusiveScan, Gpu, GpuBuffer, Kernel};
 use crate::sparse::Csr;
 use crate::spdnn::{loops, Network, Options};
 
 use super::sliced_ell::{column_sums, uniform_value, SlicedEll};
 use crate::{Error, Result};
+use chunk::Chunk;
+pub use tiling::{Tiling, MAX_RV, MAX_T};
 
-const SLICED_BINDINGS: [Binding; 15] = [
-    Binding::Uniform,
-    Binding::Read,
-    Binding::Read,
-    Binding::Read,
-    Binding::Read,
-    Binding::Read,
-    Binding::Read,
-    Binding::ReadWrite,
-    Binding::ReadWrite,
-    Binding::ReadWrite,
-    Binding::Read,
-    Binding::ReadWrite,
-    Binding::ReadWrite,
-    Binding::ReadWrite,
-    Binding::ReadWrite,
-];
-const SELECT_BINDINGS: [Binding; 13] = [
-    Binding::Uniform,
-    Binding::ReadWrite,
-    Binding::ReadWrite,
-    Binding::Read,
-    Binding::ReadWrite,
-    Binding::ReadWrite,
-    Binding::ReadWrite,
-    Binding::Read,
-    Binding::ReadWrite,
-    Binding::ReadWrite,
-    Binding::ReadWrite,
-    Binding::ReadWrite,
-    Binding::Read,
-];
-const RESET_BINDINGS: [Binding; 6] = [
-    Binding::Uniform,
-    Binding::ReadWrite,
-    Binding::ReadWrite,
-    Binding::ReadWrite,
-    Binding::ReadWrite,
-    Binding::ReadWrite,
-];
-const REJOIN_BINDINGS: [Binding; 6] = [
-    Binding::Uniform,
-    Binding::Read,
-    Binding::Read,
-    Binding::ReadWrite,
-    Binding::ReadWrite,
-    Binding::ReadWrite,
-];
 /// Invocations per workgroup of `spdnn.select` and `spdnn.reset`.
 const SMALL_WG: u32 = 256;
 // A workgroup of spdnn.select covers slots of one scan block (it adds that block's offset).
 const _: () = assert!(ExclusiveScan::BLOCK.is_multiple_of(SMALL_WG as usize));
-/// Most outputs per invocation, vec4s of rows, and accumulators (`MAX_T`, `MAX_RV`,
-/// `MAX_ACC` in the shader).
-pub const MAX_T: u32 = 8;
-/// See [`MAX_T`].
-pub const MAX_RV: u32 = 4;
-const MAX_ACC: u32 = 16;
-/// Bytes of workgroup memory the kernel uses besides the staged slice.
-const WG_EXTRA: u64 = 192;
-// The staged slice has one more column (kept zero) for padding slots: see `Tiling::new`.
 
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
@@ -117,44 +69,6 @@ struct SlicedParams {
     to_scalar: u32,
 }
 
-/// `spdnn.select`'s parameters: the chunk's rows, the half of the constancy words the next
-/// layer writes, and the scalar rows' advance through layer `layer`.
-#[repr(C)]
-#[derive(Clone, Copy, Pod, Zeroable)]
-struct SelectParams {
-    cap: u32,
-    half: u32,
-    layer: u32,
-    /// 1 when the layer is uniform and follows another (scalar rows advance).
-    advance: u32,
-    /// The layer's one column sum, its packed weight (else 1), the bias.
-    s: f32,
-    weight: f32,
-    bias: f32,
-    /// The `stats` word counting the rows carried through the layer.
-    carried: u32,
-    /// The next `spdnn.sliced` grid: rows per tile, blocks of outputs, the most workgroups
-    /// per dimension, and 1 when `spdnn.rejoin` follows (its rows counted too).
-    tile_rows: u32,
-    blocks: u32,
-    max_x: u32,
-    rejoin: u32,
-    /// 1 when the scan's passes after the first are `spdnn.select`'s (the totals of the
-    /// blocks before each slot's added there).
-    deferred: u32,
-    pad: [u32; 3],
-}
-
-/// `spdnn.reset`'s and `spdnn.rejoin`'s parameters: the chunk's rows, and the counter words
-/// to clear (reset) or the layer (rejoin).
-#[repr(C)]
-#[derive(Clone, Copy, Pod, Zeroable)]
-struct SmallParams {
-    cap: u32,
-    x: u32,
-    pad: [u32; 2],
-}
-
 /// Fast-path counter words per layer: three counters (fast tiles, tiles run, fast tiles
 /// that wrote nothing), each spread over 16 slots 8 words apart (`STAT_SLOTS`,
 /// `STAT_STRIDE` in `spdnn.sliced`), so the workgroups' atomics do not all meet at one
@@ -162,90 +76,6 @@ struct SmallParams {
 const STAT_SLOTS: usize = 16;
 const STAT_STRIDE: usize = 8;
 const STAT_WORDS: usize = 3 * STAT_SLOTS * STAT_STRIDE;
-
-/// The tiling of `spdnn.sliced`, fixed for a plan.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Tiling {
-    /// Invocations per workgroup.
-    pub wg: u32,
-    /// Outputs per invocation (register tile), 1..=8.
-    pub t: u32,
-    /// vec4s of rows per workgroup (rows per workgroup = 4·rv), 1..=4.
-    pub rv: u32,
-    /// Input columns per slice.
-    pub slice: u32,
-    /// Lanes per ELL group (divides `wg`; the options' `ell_lanes`, at most `wg`).
-    pub lanes: u32,
-}
-
-impl Tiling {
-    /// Output neurons per block (B = wg · t).
-    pub fn block(&self) -> usize {
-        (self.wg * self.t) as usize
-    }
-
-    /// Active rows per workgroup (R = 4 · rv).
-    pub fn rows(&self) -> usize {
-        4 * self.rv as usize
-    }
-
-    /// Checks the options against the device and picks the slice: the widest whose staged
-    /// rows fit workgroup memory (at most N), or the one asked for. T is lowered to
-    /// ⌈N / wg⌉ when larger (a block wider than N would only idle).
-    pub fn new(gpu: &Gpu, n: usize, options: &Options) -> Result<Self> {
-        let wg = options.workgroup;
-        let (t, rv) = (options.outputs_per_invocation, options.row_vecs);
-        if !(1..=MAX_T).contains(&t) || !(1..=MAX_RV).contains(&rv) || t * rv > MAX_ACC {
-            return Err(Error::Option(format!(
-                "{t} outputs per invocation × {rv} vec4s of rows: each must be in 1..={MAX_T} \
-                 and 1..={MAX_RV}, their product at most {MAX_ACC}"
-            )));
-        }
-        let lanes = options.ell_lanes.min(wg);
-        if lanes == 0 || !wg.is_multiple_of(lanes) {
-            return Err(Error::Option(format!(
-                "a workgroup of {wg} invocations is not a multiple of {} lanes per ELL group",
-                options.ell_lanes
-            )));
-        }
-        let room = u64::from(gpu.caps.max_workgroup_storage_bytes).saturating_sub(WG_EXTRA);
-        // The slice's columns and the zero column that padding slots point at.
-        let fit = (room / (16 * u64::from(rv))).saturating_sub(1);
-        let slice = match options.slice {
-            Some(s) if s == 0 || u64::from(s) > fit => {
-                return Err(Error::TooLarge {
-                    what: format!("a slice of {s} columns × {} rows of spdnn.sliced", 4 * rv),
-                    needed: format!(
-                        "{} bytes of workgroup memory",
-                        u64::from(s) * 16 * u64::from(rv) + WG_EXTRA
-                    ),
-                    limit: format!("{} bytes", gpu.caps.max_workgroup_storage_bytes),
-                })
-            }
-            Some(s) => s,
-            None => fit.min(n as u64).max(1) as u32,
-        };
-        if fit == 0 {
-            return Err(Error::TooLarge {
-                what: format!("one column of {} rows of spdnn.sliced", 4 * rv),
-                needed: format!(
-                    "{} bytes of workgroup memory",
-                    16 * u64::from(rv) + WG_EXTRA
-                ),
-                limit: format!("{} bytes", gpu.caps.max_workgroup_storage_bytes),
-            });
-        }
-        // Outputs past N would only idle: a block need not be wider than N.
-        let t = t.min(n.div_ceil(wg as usize) as u32).max(1);
-        Ok(Tiling {
-            wg,
-            t,
-            rv,
-            slice,
-            lanes,
-        })
-    }
-}
 
 /// One layer's sliced ELL on the device.
 struct LayerWeights {
@@ -283,38 +113,6 @@ fn scalar_step(uniform: &[bool], l: usize) -> ScalarStep {
         to_scalar,
         rejoin: advance && !to_scalar,
     }
-}
-
-/// The device state of one chunk of input rows.
-struct Chunk {
-    start: usize,
-    rows: usize,
-    ids: [GpuBuffer<u32>; 2],
-    count: GpuBuffer<u32>,
-    pos: GpuBuffer<u32>,
-    scan: ExclusiveScan,
-    /// Held for the bind groups (layer 0 reads the inputs; the layers and the selection
-    /// set and clear the flags; the constancy words, 4 per row, see `spdnn.sliced`).
-    _input: GpuBuffer<f32>,
-    _flags: GpuBuffer<u32>,
-    konst: GpuBuffer<u32>,
-    /// Invocations of the reset dispatch: the rows, or the counter words the first chunk
-    /// clears when more.
-    reset_items: u32,
-    /// Scalar rows: the lists after even and odd layers ((id, c bits) pairs) and the three
-    /// rotating counts (see `spdnn.select`); held for the bind groups.
-    _scal: [GpuBuffer<u32>; 2],
-    _scount: GpuBuffer<u32>,
-    /// The grid of the next layer's `spdnn.sliced` (x, y, z), written by `spdnn.select`.
-    args: GpuBuffer<u32>,
-    /// The two activation buffers (layer l writes `y[l % 2]`); the inputs are apart so a
-    /// plan can run again.
-    y: [GpuBuffer<f32>; 2],
-    reset: wgpu::BindGroup,
-    layers: Vec<wgpu::BindGroup>,
-    selects: Vec<wgpu::BindGroup>,
-    /// `spdnn.rejoin` after the layers whose [`ScalarStep::rejoin`].
-    rejoins: Vec<Option<wgpu::BindGroup>>,
 }
 
 /// A prepared sliced-ELL inference of fixed inputs through a fixed network.
@@ -389,53 +187,8 @@ impl SlicedPlan {
             && uniform.iter().all(Option::is_some);
         // Scalar rows ride on the constancy words.
         let scalar_rows = options.constant_rows && options.scalar_rows;
-        let kernel = |name, bindings, constants| {
-            gpu.kernel(&KernelSpec {
-                name,
-                defines: vec![],
-                constants,
-                bindings,
-            })
-        };
-        let sliced = kernel(
-            "spdnn/sliced",
-            &SLICED_BINDINGS[..],
-            vec![
-                ("WG", f64::from(tiling.wg)),
-                ("T", f64::from(tiling.t)),
-                ("RV", f64::from(tiling.rv)),
-                ("S", f64::from(tiling.slice)),
-                ("STAGE_LEN", f64::from((tiling.slice + 1) * tiling.rv)),
-                ("PACKED", if packed { 1.0 } else { 0.0 }),
-                ("G", f64::from(tiling.lanes)),
-                (
-                    "CONSTANT_ROWS",
-                    if options.constant_rows { 1.0 } else { 0.0 },
-                ),
-                ("SCALAR_ROWS", if scalar_rows { 1.0 } else { 0.0 }),
-                ("SLICE_SUMS", if options.slice_sums { 1.0 } else { 0.0 }),
-            ],
-        )?;
-        let select = kernel(
-            "spdnn/select",
-            &SELECT_BINDINGS[..],
-            vec![
-                ("WG", f64::from(SMALL_WG)),
-                ("SCALAR_ROWS", if scalar_rows { 1.0 } else { 0.0 }),
-                ("SCAN_BLOCK", ExclusiveScan::BLOCK as f64),
-            ],
-        )?;
-        let rejoin = kernel(
-            "spdnn/rejoin",
-            &REJOIN_BINDINGS[..],
-            vec![("WG", f64::from(SMALL_WG))],
-        )?;
-        let reset = gpu.kernel(&KernelSpec {
-            name: "spdnn/reset",
-            defines: vec!["CONSTANT_ROWS"],
-            constants: vec![("WG", f64::from(SMALL_WG))],
-            bindings: &RESET_BINDINGS[..],
-        })?;
+        let [sliced, select, rejoin, reset] =
+            kernels::build(gpu, &tiling, options, (packed, scalar_rows))?;
         let (mut slots, mut nnz) = (0usize, 0usize);
         // Laid out on every core a group of layers at a time (bounded host memory).
         let ells = net.layers.chunks(64).flat_map(|group| {
@@ -713,182 +466,5 @@ impl SlicedPlan {
             }
         }
         Ok(out)
-    }
-}
-
-impl Chunk {
-    /// Rows `start .. start + rows` of `y0`; the reset clears the first `clear` words of
-    /// `stats`. Kernels: sliced, select, reset, rejoin.
-    fn new(
-        gpu: &Gpu,
-        n: usize,
-        y0: &Csr,
-        (start, rows, clear): (usize, usize, usize),
-        (weights, scalar_layers, tiling): (&[LayerWeights], &[bool], &Tiling),
-        stats: &GpuBuffer<u32>,
-        [sliced, select, reset, rejoin]: [&Kernel; 4],
-    ) -> Result<Self> {
-        let mut dense = vec![0f32; rows * n];
-        for r in 0..rows {
-            for e in y0.row_range(start + r) {
-                dense[r * n + y0.col_idx[e] as usize] = y0.values[e];
-            }
-        }
-        let input = GpuBuffer::upload(gpu, "spdnn.y0", &dense)?;
-        drop(dense);
-        let y = [
-            GpuBuffer::<f32>::zeroed(gpu, "spdnn.y_a", rows * n)?,
-            GpuBuffer::<f32>::zeroed(gpu, "spdnn.y_b", rows * n)?,
-        ];
-        let flags = GpuBuffer::<u32>::zeroed(gpu, "spdnn.flags", rows)?;
-        let pos = GpuBuffer::<u32>::zeroed(gpu, "spdnn.pos", rows)?;
-        let ids = [
-            GpuBuffer::<u32>::zeroed(gpu, "spdnn.ids", rows)?,
-            GpuBuffer::<u32>::zeroed(gpu, "spdnn.ids", rows)?,
-        ];
-        let count = GpuBuffer::<u32>::zeroed(gpu, "spdnn.count", 1)?;
-        let konst = GpuBuffer::<u32>::zeroed(gpu, "spdnn.konst", 4 * rows)?;
-        // One word each when no layer is uniform (the bindings only).
-        let scal_len = if scalar_layers.iter().any(|&u| u) {
-            2 * rows
-        } else {
-            1
-        };
-        let scal = [
-            GpuBuffer::<u32>::zeroed(gpu, "spdnn.scal", scal_len)?,
-            GpuBuffer::<u32>::zeroed(gpu, "spdnn.scal", scal_len)?,
-        ];
-        let scount = GpuBuffer::<u32>::zeroed(gpu, "spdnn.scount", 4)?;
-        let args = GpuBuffer::<u32>::zeroed_indirect(gpu, "spdnn.sliced.args", 3)?;
-        // The scan's first pass only: spdnn.select adds the earlier blocks' totals.
-        let scan = ExclusiveScan::new(gpu, rows)?;
-        let dummy = GpuBuffer::<u32>::zeroed(gpu, "spdnn.totals", 1)?;
-        let deferred = scan.totals();
-        let small = |x: usize| {
-            gpu.uniform(
-                "spdnn.small",
-                &SmallParams {
-                    cap: rows as u32,
-                    x: x as u32,
-                    pad: [0; 2],
-                },
-            )
-        };
-        let reset_bg = reset.bind(
-            gpu,
-            &[
-                &small(clear),
-                ids[0].raw(),
-                count.raw(),
-                konst.raw(),
-                stats.raw(),
-                scount.raw(),
-            ],
-        )?;
-        let mut layers = Vec::with_capacity(weights.len());
-        for (l, w) in weights.iter().enumerate() {
-            let y_in = if l == 0 { &input } else { &y[(l - 1) % 2] };
-            layers.push(sliced.bind(
-                gpu,
-                &[
-                    &w.params,
-                    count.raw(),
-                    w.seg.raw(),
-                    w.pos.raw(),
-                    w.val.raw(),
-                    ids[l % 2].raw(),
-                    y_in.raw(),
-                    y[l % 2].raw(),
-                    flags.raw(),
-                    pos.raw(),
-                    w.csum.raw(),
-                    konst.raw(),
-                    stats.raw(),
-                    scal[l % 2].raw(),
-                    scount.raw(),
-                ],
-            )?);
-        }
-        // After layer l (ids[l % 2] → ids[1 − l % 2]) the next layer writes half 1 − l % 2;
-        // scalar rows go from the list after l − 1 to the list after l (`spdnn.select`).
-        let layer_count = weights.len();
-        let mut selects = Vec::with_capacity(layer_count);
-        let mut rejoins = Vec::with_capacity(layer_count);
-        for (l, w) in weights.iter().enumerate() {
-            let from = l % 2;
-            let step = scalar_step(scalar_layers, l);
-            let params = gpu.uniform(
-                "spdnn.select",
-                &SelectParams {
-                    cap: rows as u32,
-                    half: (1 - from) as u32,
-                    layer: l as u32,
-                    advance: u32::from(step.advance),
-                    s: w.sum.unwrap_or(0.0),
-                    weight: w.scale,
-                    bias: w.bias,
-                    carried: (layer_count * STAT_WORDS + l) as u32,
-                    tile_rows: tiling.rows() as u32,
-                    blocks: n.div_ceil(tiling.block()) as u32,
-                    max_x: gpu.caps.max_workgroups_per_dimension.max(1),
-                    rejoin: u32::from(step.rejoin),
-                    deferred: u32::from(deferred.is_some()),
-                    pad: [0; 3],
-                },
-            );
-            selects.push(select.bind(
-                gpu,
-                &[
-                    &params,
-                    flags.raw(),
-                    pos.raw(),
-                    ids[from].raw(),
-                    ids[1 - from].raw(),
-                    count.raw(),
-                    konst.raw(),
-                    scal[1 - from].raw(),
-                    scal[from].raw(),
-                    scount.raw(),
-                    stats.raw(),
-                    args.raw(),
-                    deferred.unwrap_or(&dummy).raw(),
-                ],
-            )?);
-            rejoins.push(if step.rejoin {
-                Some(rejoin.bind(
-                    gpu,
-                    &[
-                        &small(l),
-                        scal[from].raw(),
-                        scount.raw(),
-                        ids[1 - from].raw(),
-                        count.raw(),
-                        konst.raw(),
-                    ],
-                )?)
-            } else {
-                None
-            });
-        }
-        Ok(Chunk {
-            start,
-            rows,
-            ids,
-            count,
-            pos,
-            _input: input,
-            _flags: flags,
-            konst,
-            reset_items: rows.max(clear) as u32,
-            scan,
-            y,
-            reset: reset_bg,
-            layers,
-            selects,
-            rejoins,
-            _scal: scal,
-            _scount: scount,
-            args,
-        })
     }
 }
