@@ -19,6 +19,9 @@
 // apply the update to the touched features (each parameter's gradient taken and zeroed by
 // one atomic exchange, as `wide/apply`), meet again and go on: exact mini-batch SGD with no
 // dispatch per mini-batch. G = 1 needs no grid barrier.
+//
+// Pieces in their own files: `wide/flow_grid` (PERSISTENT's mini-batch loop and grid
+// barrier), `wide/flow_apply` (Apply's work items and the tail sums).
 #import wide/model
 #import wide/config
 #import shared/reduce
@@ -266,104 +269,7 @@ fn sched_inv_b() -> f32 {
     return select(cfg.inv_batch, 1.0 / f32(sched[1]), sched[1] > 0u);
 }
 
-#ifdef PERSISTENT
-#ifndef ASYNC
-// The mini-batches of the dispatch, one after another: chunks c0 .. c0 + sched[2] of the
-// schedule (fewer in the last), shared by the G workgroups; gradient, barrier, update,
-// barrier. Every workgroup runs every mini-batch's loop, so all meet at every barrier.
-fn persistent_sync(lid: u32, w: u32, groups: u32) {
-    let count = sched[0];
-    let per = max(sched[2], 1u);
-    for (var c0 = 0u; c0 < count; c0 += per) {
-        let c1 = min(c0 + per, count);
-        // B: the mini-batch's samples (only a part's last chunk may be short).
-        var b = 0u;
-        for (var i = c0; i < c1; i++) {
-            b += min(cfg.chunk, cfg.n_samples - sched[4u + i] * cfg.chunk);
-        }
-        let inv_b = 1.0 / f32(max(b, 1u));
-        for (var i = c0 + w; i < c1; i += groups) {
-            run_chunk(sched[4u + i], lid, true, inv_b);
-            // The next chunk overwrites the workgroup arrays.
-            workgroupBarrier();
-        }
-        grid_sync(lid, groups);
-        for (var i = c0 + w; i < c1; i += groups) {
-            let c = sched[4u + i];
-            let g0 = idx[cfg.seg_ptr_off + c];
-            let work = (idx[cfg.seg_ptr_off + c + 1u] - g0) * NPARAM;
-            for (var t = lid; t < work; t += WG) {
-                let j = idx[cfg.seg_feat_off + g0 + t / NPARAM];
-                take(j * NPARAM + t % NPARAM);
-            }
-        }
-        if w == 0u && lid == 0u {
-            take(cfg.bias_index);
-        }
-        grid_sync(lid, groups);
-        // Mini-batches completed, which the host checks: a device that ends long loops
-        // early (llvmpipe caps a shader invocation's loop iterations) must not pass for one
-        // that trained.
-        if w == 0u && lid == 0u {
-            atomicAdd(&grid_word[1], 1u);
-        }
-    }
-}
-
-// θ_i −= lr · g_i, the gradient taken back to zero. A feature shared by several chunks (or
-// segment pieces) of the mini-batch is listed once per chunk; the exchange hands its whole
-// gradient to the first invocation that reaches it and zero to the others, so it moves
-// once, and nobody reads or adds to it until the next barrier.
-fn take(i: u32) {
-#ifdef F32_ATOMIC
-    let g = atomicExchange(&accum[i], 0.0);
-#else
-    let g = bitcast<f32>(atomicExchange(&accum[i], 0u));
-#endif
-    if g != 0.0 {
-        atomicStore(&params_at[i], bitcast<u32>(param_live(i) - cfg.lr * g));
-    }
-}
-
-// Every workgroup of the grid waits here until all `groups` have arrived; their storage
-// writes before it (gradient adds, parameter stores) are visible to the reads after it.
-// Needs all `groups` workgroups resident at once (the host sizes G so, and refuses G > 1
-// where co-scheduling is not assured); G = 1 is a workgroup barrier alone.
-//
-// Why it is sound: storageBarrier() is a control barrier with device-scope acquire-release
-// semantics over storage memory; the one before the arrival releases the workgroup's
-// writes, the one after the wait acquires the others'. Arrival and generation share one
-// atomic word, so the relaxed atomics on it are totally ordered: the last arrival's single
-// add (2^16 − G) empties the count and advances the generation at once, and an early
-// arrival at the next barrier (whose add follows in that order) never meets a stale count.
-// The data themselves are only touched by atomics (gradient adds and exchanges, parameter
-// loads and stores; with COHERENT_READS the parameter reads are `@coherent` plain loads),
-// which no per-compute-unit cache serves stale, so the barrier does not rest on the
-// fences alone. The generation is 16 bits and only compared for change: it moves at most
-// once while a workgroup waits.
-fn grid_sync(lid: u32, groups: u32) {
-    storageBarrier();
-    workgroupBarrier();
-    if groups > 1u {
-        if lid == 0u {
-            let old = atomicAdd(&grid_word[0], 1u);
-            if (old & 0xffffu) == groups - 1u {
-                atomicAdd(&grid_word[0], 0x10000u - groups);
-            } else {
-                let generation = old >> 16u;
-                loop {
-                    if (atomicLoad(&grid_word[0]) >> 16u) != generation {
-                        break;
-                    }
-                }
-            }
-        }
-        workgroupBarrier();
-        storageBarrier();
-    }
-}
-#endif
-#endif
+#import wide/flow_grid
 
 // The importance cache's copy from global memory.
 fn hot_copy(lid: u32) {
@@ -601,111 +507,7 @@ fn run_chunk(c: u32, lid: u32, fresh: bool, inv_b: f32) {
 #endif
 }
 
-#ifndef PREDICT
-// Work items per invocation in flight in Apply (APPLY_ILP).
-const APPLY_ILP_N: u32 = 4u;
-
-// The factor of feature j's segment sum: −lr times its step scale (async), or 1 (sync).
-fn item_step(step: f32, j: u32) -> f32 {
-#ifdef ASYNC
-    return step * step_scale(j);
-#else
-    return step;
-#endif
-}
-
-// One Apply work item: parameter i of feature j, whose segment holds the feature-sorted
-// edges e.x .. e.y (those before tile.x + tile.y read from the tile, which starts at edge
-// tile.x); its sum times f added to global memory once.
-fn apply_item(j: u32, i: u32, e: vec2<u32>, tile: vec2<u32>, inv_b: f32, f: f32) {
-    var sum = 0.0;
-    if cfg.l2 > 0.0 {
-        // λ·θ for each of the segment's samples, scaled by 1/B as their dℓ/dŷ.
-        sum = cfg.l2 * param(j, i) * f32(e.y - e.x) * inv_b;
-    }
-    for (var k = e.x; k < e.y; k++) {
-        var edge: vec2<u32>;
-        if k - tile.x < tile.y {
-            edge = f_edge_tile(k - tile.x);
-        } else {
-            edge = f_edge(k);
-        }
-        sum += dl_wg[edge.x] * ala_apply(edge.x, j, bitcast<f32>(edge.y), i);
-    }
-    let d = f * sum;
-    accum_add(j * NPARAM + i, d);
-#ifdef HOT_LOCAL
-    // The workgroup's own step into its copy (each (feature, parameter) has one work item
-    // per chunk: segments are whole with HOT_LOCAL).
-    if j < HOT {
-        hot_wg[j * NPARAM + i] += d;
-    }
-#endif
-}
-
-#ifdef APPLY_WHOLE
-// Every parameter of feature j from its segment (edges e.x .. e.y, the tile as in
-// `apply_item`), each summed in `apply_item`'s order and added once: the same adds, the
-// segment's edges and step scale read once instead of once per parameter.
-fn apply_segment(j: u32, e: vec2<u32>, tile: vec2<u32>, inv_b: f32, f: f32) {
-    var sum: array<f32, NPARAM>;
-    for (var i = 0u; i < NPARAM; i++) {
-        sum[i] = 0.0;
-        if cfg.l2 > 0.0 {
-            sum[i] = cfg.l2 * param(j, i) * f32(e.y - e.x) * inv_b;
-        }
-    }
-    for (var k = e.x; k < e.y; k++) {
-        var edge: vec2<u32>;
-        if k - tile.x < tile.y {
-            edge = f_edge_tile(k - tile.x);
-        } else {
-            edge = f_edge(k);
-        }
-        let dl = dl_wg[edge.x];
-        let x = bitcast<f32>(edge.y);
-        for (var i = 0u; i < NPARAM; i++) {
-            sum[i] += dl * ala_apply(edge.x, j, x, i);
-        }
-    }
-    for (var i = 0u; i < NPARAM; i++) {
-        let d = f * sum[i];
-        accum_add(j * NPARAM + i, d);
-#ifdef HOT_LOCAL
-        if j < HOT {
-            hot_wg[j * NPARAM + i] += d;
-        }
-#endif
-    }
-}
-#endif
-
-// The bias's step scale (async), 1 in sync mode.
-fn bias_scale() -> f32 {
-#ifdef ASYNC
-    return scale[cfg.scaled];
-#else
-    return 1.0;
-#endif
-}
-
-// Σ dl_wg (bias) or Σ loss_wg over the chunk's n samples, in four partial sums.
-fn tail_sum(n: u32, bias: bool) -> f32 {
-    var p = vec4<f32>(0.0);
-    var s = 0u;
-    for (; s + 4u <= n; s += 4u) {
-        if bias {
-            p += vec4<f32>(dl_wg[s], dl_wg[s + 1u], dl_wg[s + 2u], dl_wg[s + 3u]);
-        } else {
-            p += vec4<f32>(loss_wg[s], loss_wg[s + 1u], loss_wg[s + 2u], loss_wg[s + 3u]);
-        }
-    }
-    for (; s < n; s++) {
-        p.x += select(loss_wg[s], dl_wg[s], bias);
-    }
-    return (p.x + p.y) + (p.z + p.w);
-}
-#endif
+#import wide/flow_apply
 
 fn param_bias() -> f32 {
     return param_global(cfg.bias_index);

@@ -80,6 +80,8 @@ shader_table!(
     "wide/loss_hinge",
     "wide/loss_squared",
     "wide/flow",
+    "wide/flow_grid",
+    "wide/flow_apply",
     "wide/apply",
     "wide/stage_common",
     "wide/stage_aggregate",

@@ -1,0 +1,109 @@
+// The flow engine's Apply work items (`wide/flow`): a chunk's segment sums of the gradient
+// added to global memory, and the bias's and loss's tail sums. The importing kernel declares
+// `cfg`, `f_edge`, `f_edge_tile`, `dl_wg`, `loss_wg`, `hot_wg`, `param`, `accum_add`, the
+// model's `ala_apply` and NPARAM, `step_scale` and `scale` (ASYNC), and the override HOT.
+#ifndef PREDICT
+// Work items per invocation in flight in Apply (APPLY_ILP).
+const APPLY_ILP_N: u32 = 4u;
+
+// The factor of feature j's segment sum: −lr times its step scale (async), or 1 (sync).
+fn item_step(step: f32, j: u32) -> f32 {
+#ifdef ASYNC
+    return step * step_scale(j);
+#else
+    return step;
+#endif
+}
+
+// One Apply work item: parameter i of feature j, whose segment holds the feature-sorted
+// edges e.x .. e.y (those before tile.x + tile.y read from the tile, which starts at edge
+// tile.x); its sum times f added to global memory once.
+fn apply_item(j: u32, i: u32, e: vec2<u32>, tile: vec2<u32>, inv_b: f32, f: f32) {
+    var sum = 0.0;
+    if cfg.l2 > 0.0 {
+        // λ·θ for each of the segment's samples, scaled by 1/B as their dℓ/dŷ.
+        sum = cfg.l2 * param(j, i) * f32(e.y - e.x) * inv_b;
+    }
+    for (var k = e.x; k < e.y; k++) {
+        var edge: vec2<u32>;
+        if k - tile.x < tile.y {
+            edge = f_edge_tile(k - tile.x);
+        } else {
+            edge = f_edge(k);
+        }
+        sum += dl_wg[edge.x] * ala_apply(edge.x, j, bitcast<f32>(edge.y), i);
+    }
+    let d = f * sum;
+    accum_add(j * NPARAM + i, d);
+#ifdef HOT_LOCAL
+    // The workgroup's own step into its copy (each (feature, parameter) has one work item
+    // per chunk: segments are whole with HOT_LOCAL).
+    if j < HOT {
+        hot_wg[j * NPARAM + i] += d;
+    }
+#endif
+}
+
+#ifdef APPLY_WHOLE
+// Every parameter of feature j from its segment (edges e.x .. e.y, the tile as in
+// `apply_item`), each summed in `apply_item`'s order and added once: the same adds, the
+// segment's edges and step scale read once instead of once per parameter.
+fn apply_segment(j: u32, e: vec2<u32>, tile: vec2<u32>, inv_b: f32, f: f32) {
+    var sum: array<f32, NPARAM>;
+    for (var i = 0u; i < NPARAM; i++) {
+        sum[i] = 0.0;
+        if cfg.l2 > 0.0 {
+            sum[i] = cfg.l2 * param(j, i) * f32(e.y - e.x) * inv_b;
+        }
+    }
+    for (var k = e.x; k < e.y; k++) {
+        var edge: vec2<u32>;
+        if k - tile.x < tile.y {
+            edge = f_edge_tile(k - tile.x);
+        } else {
+            edge = f_edge(k);
+        }
+        let dl = dl_wg[edge.x];
+        let x = bitcast<f32>(edge.y);
+        for (var i = 0u; i < NPARAM; i++) {
+            sum[i] += dl * ala_apply(edge.x, j, x, i);
+        }
+    }
+    for (var i = 0u; i < NPARAM; i++) {
+        let d = f * sum[i];
+        accum_add(j * NPARAM + i, d);
+#ifdef HOT_LOCAL
+        if j < HOT {
+            hot_wg[j * NPARAM + i] += d;
+        }
+#endif
+    }
+}
+#endif
+
+// The bias's step scale (async), 1 in sync mode.
+fn bias_scale() -> f32 {
+#ifdef ASYNC
+    return scale[cfg.scaled];
+#else
+    return 1.0;
+#endif
+}
+
+// Σ dl_wg (bias) or Σ loss_wg over the chunk's n samples, in four partial sums.
+fn tail_sum(n: u32, bias: bool) -> f32 {
+    var p = vec4<f32>(0.0);
+    var s = 0u;
+    for (; s + 4u <= n; s += 4u) {
+        if bias {
+            p += vec4<f32>(dl_wg[s], dl_wg[s + 1u], dl_wg[s + 2u], dl_wg[s + 3u]);
+        } else {
+            p += vec4<f32>(loss_wg[s], loss_wg[s + 1u], loss_wg[s + 2u], loss_wg[s + 3u]);
+        }
+    }
+    for (; s < n; s++) {
+        p.x += select(loss_wg[s], dl_wg[s], bias);
+    }
+    return (p.x + p.y) + (p.z + p.w);
+}
+#endif
