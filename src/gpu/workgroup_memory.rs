@@ -2,7 +2,7 @@
 //! override constants it is created with.
 //!
 //! wgpu does not check a pipeline's workgroup memory against
-//! `max_compute_workgroup_storage_size`, and a driver given more than its limit may fail in
+//! `max_compute_workgroup_storage_size` (gfx-rs/wgpu#8946), and a driver given more than its limit may fail in
 //! any way: on an H200 a `fused.sorted` plan at 1,024 invocations declared 49,156 bytes (its
 //! 48 KiB of tile and w copy plus the 4-byte finishing flag) against 49,152 and its dispatch
 //! never finished. [`Gpu::kernel`](crate::Gpu::kernel) refuses such a kernel with an error
