@@ -272,6 +272,58 @@ fn slice_sums_match_the_twin_after_every_layer() {
 }
 
 #[test]
+fn segments_together_match_the_twin_after_every_layer() {
+    // A slice's T output segments run in one loop (`segments_together`) at 1..4 row vectors
+    // and 1..8 outputs per invocation, random weights and layers of one value (packed),
+    // short slices and a partial last block; the network cut after every layer.
+    let n = 200;
+    let mut random = data::generated_network(n, 4, -0.3, 51).unwrap();
+    for (l, w) in random.layers.iter_mut().enumerate() {
+        for (e, v) in w.values.iter_mut().enumerate() {
+            *v = 0.03 + ((e * 13 + l * 7) % 23) as f32 / 300.0;
+        }
+    }
+    let mut uniform = data::generated_network(n, 4, -0.3, 52).unwrap();
+    uniform.layers[1].values.iter_mut().for_each(|v| *v = 0.07);
+    let y0 = data::random_inputs(130, n, 0.3, 53).unwrap();
+    let gpu = common::gpu();
+    for (net, packed) in [(&random, false), (&uniform, true)] {
+        for (wg, t, rv, slice) in [
+            (64u32, 1u32, 1u32, Some(37u32)),
+            (32, 4, 2, Some(64)),
+            (16, 8, 1, Some(50)),
+            (32, 3, 4, None),
+        ] {
+            let options = Options {
+                approach: Approach::SlicedEll,
+                workgroup: wg,
+                outputs_per_invocation: t,
+                row_vecs: rv,
+                slice,
+                segments_together: true,
+                ..Options::default()
+            };
+            for k in 1..=net.layers.len() {
+                let cut = Network::new(n, net.layers[..k].to_vec(), net.bias).unwrap();
+                let plan = Plan::new(gpu, &cut, &y0, &options).unwrap();
+                assert_eq!(plan.packed(), packed, "{options:?}");
+                let cats = check(&cut, &y0, &options);
+                assert!(!cats.is_empty(), "{k} layers, {options:?}");
+            }
+        }
+    }
+    // Slice sums keep per-output registers of their own: the two are refused together.
+    let both = Options {
+        approach: Approach::SlicedEll,
+        slice_sums: true,
+        segments_together: true,
+        ..Options::default()
+    };
+    let err = Plan::new(gpu, &random, &y0, &both).err().expect("refused");
+    assert!(err.to_string().contains("segments together"), "{err}");
+}
+
+#[test]
 fn layers_recorded_in_groups_match_one_batch() {
     let n = 96;
     let net = data::generated_network(n, 7, -0.3, 41).unwrap();

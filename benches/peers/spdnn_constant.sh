@@ -35,7 +35,8 @@
 # A mode may name a tiling too, MODE:T:RV[:LANES[:SLICE]] (--outputs-per-thread,
 # --row-vecs, --ell-lanes, --slice; the default 8:1:8 and the widest slice that fits
 # workgroup memory), e.g. MODES="scalar scalar:8:2 scalar:8:1:8:1536"; `sums` is
-# `scalar` with --slice-sums on (each slice's gathers summed in registers, then added).
+# `scalar` with --slice-sums on (each slice's gathers summed in registers, then added);
+# `together` is `scalar` with --segments-together on (a slice's T output segments in one loop).
 # LAYER_TIMES=1 (default) also times each layer on its own (--layer-times: layer_ms per run)
 # and writes $OUT/layer_table.md: per N, the ms and tiles of layers 1–24 per mode, the rest
 # summed, and the sum against the whole run's ms (one submission per layer costs a little).
@@ -92,6 +93,7 @@ for N in $RUN_NS; do
       constant) flags=(--constant-rows on --scalar-rows off) ;;
       scalar) flags=(--constant-rows on --scalar-rows on) ;;
       sums) flags=(--constant-rows on --scalar-rows on --slice-sums on) ;;
+      together) flags=(--constant-rows on --scalar-rows on --segments-together on) ;;
       *) log "unknown mode $mode"; status=2; continue ;;
     esac
     [ -n "$t" ] && flags+=(--outputs-per-thread "$t")

@@ -40,6 +40,10 @@
 // per row vector, named, so no dynamic index), added to acc once per slice; otherwise each
 // gather is added to acc[t·RV + v] (an index a compiler may not resolve, leaving acc in
 // memory). The same sums up to the order of the f32 additions.
+// Segments together (SEGMENTS_TOGETHER): the T segment bounds of a slice are loaded up front
+// and one loop runs over the longest, each turn gathering word k of every segment still that
+// long, so T weight loads are in flight instead of one. Each output adds its words in the
+// same order as one segment after another: the same f32 sums.
 // Scalar rows (SCALAR_ROWS, params.to_scalar when the next layer's column sums are all one
 // value s): a row whose input is constant, nonzero, and whose output is one value c' over
 // every column (the same test as an unwritten row) leaves the active list: the tile of
@@ -69,6 +73,8 @@ override CONSTANT_ROWS: bool = true;
 override SCALAR_ROWS: bool = false;
 // Each slice's gathers summed in registers (see above).
 override SLICE_SUMS: bool = false;
+// All T output segments of a slice in one loop (see above; never with SLICE_SUMS).
+override SEGMENTS_TOGETHER: bool = false;
 const MAX_T: u32 = 8u;
 const MAX_RV: u32 = 4u;
 const MAX_ACC: u32 = 16u;
@@ -322,7 +328,40 @@ fn main(
             }
         }
         workgroupBarrier();
-        for (var t = 0u; t < T; t++) {
+        if (SEGMENTS_TOGETHER) {
+            // Lane's first word and the end of each segment, and the most turns any takes.
+            var lo: array<u32, MAX_T>;
+            var hi: array<u32, MAX_T>;
+            var turns = 0u;
+            for (var t = 0u; t < T; t++) {
+                let q = ((block * params.slices + sl) * T + t) * groups + grp;
+                let first = seg[q];
+                lo[t] = first + lane;
+                hi[t] = seg[q + 1u];
+                turns = max(turns, (hi[t] - first + G - 1u) / G);
+            }
+            for (var k = 0u; k < turns; k++) {
+                for (var t = 0u; t < T; t++) {
+                    let e = lo[t] + k * G;
+                    if (e < hi[t]) {
+                        let p = w_pos[e];
+                        if (PACKED) {
+                            let c0 = p & 0xffffu;
+                            let c1 = p >> 16u;
+                            for (var v = 0u; v < RV; v++) {
+                                acc[t * RV + v] += ys[c0 * RV + v] + ys[c1 * RV + v];
+                            }
+                        } else {
+                            let w = w_val[e];
+                            for (var v = 0u; v < RV; v++) {
+                                acc[t * RV + v] += ys[p * RV + v] * w;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        for (var t = 0u; t < select(T, 0u, SEGMENTS_TOGETHER); t++) {
             let q = ((block * params.slices + sl) * T + t) * groups + grp;
             let hi = seg[q + 1u];
             if (SLICE_SUMS) {

@@ -191,6 +191,10 @@ pub struct SpdnnArgs {
     /// its accumulator once per slice (on), or add each gather to the accumulator (off).
     #[arg(long, value_enum, default_value = "off")]
     slice_sums: OnOff,
+    /// Sliced ELL: run the output segments of a slice together, one gather per output per
+    /// turn (on), or one output's segment after another (off). Not with --slice-sums on.
+    #[arg(long, value_enum, default_value = "off")]
+    segments_together: OnOff,
     /// Submit the timed runs in groups of this many layers (0: all layers in one
     /// submission). The first run always goes in groups of 10 behind a progress bar.
     #[arg(long, default_value_t = 0)]
@@ -312,6 +316,7 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
             constant_rows: a.constant_rows == OnOff::On,
             scalar_rows: a.scalar_rows == OnOff::On,
             slice_sums: a.slice_sums == OnOff::On,
+            segments_together: a.segments_together == OnOff::On,
             rows_per_workgroup: a.rows_per_wg,
             stage: match a.stage {
                 StageArg::Auto => None,
@@ -389,6 +394,7 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
                     "constant_rows": plan.constant_rows(),
                     "scalar_rows": plan.scalar_rows(),
                     "slice_sums": a.slice_sums == OnOff::On,
+                    "segments_together": a.segments_together == OnOff::On,
                     "scalar_layers": plan.scalar_layers().iter().filter(|&&u| u).count(),
                     "carried_rows_per_layer": carried,
                     "dispatches": dispatches,

@@ -200,6 +200,11 @@ pub struct Options {
     /// accumulator (indexed by output and row vector, which a compiler may keep in memory).
     /// The same sums up to the order of the f32 additions.
     pub slice_sums: bool,
+    /// Sliced ELL: load the bounds of all T output segments of a slice up front and run one
+    /// loop over the longest, each turn issuing one gather per output still within its
+    /// segment (T loads in flight instead of one). Each output adds its gathers in the same
+    /// order, so the same f32 sums. Refused together with `slice_sums`.
+    pub segments_together: bool,
     /// Dense rows: active rows per workgroup of `spdnn.layer` (1..=8): each weight slot
     /// loaded serves them all.
     pub rows_per_workgroup: u32,
@@ -226,6 +231,7 @@ impl Default for Options {
             constant_rows: true,
             scalar_rows: true,
             slice_sums: false,
+            segments_together: false,
             rows_per_workgroup: 4,
             stage: None,
             chunk_rows: None,

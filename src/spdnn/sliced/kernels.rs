@@ -91,6 +91,10 @@ pub(super) fn build(
             ),
             ("SCALAR_ROWS", if scalar_rows { 1.0 } else { 0.0 }),
             ("SLICE_SUMS", if options.slice_sums { 1.0 } else { 0.0 }),
+            (
+                "SEGMENTS_TOGETHER",
+                if options.segments_together { 1.0 } else { 0.0 },
+            ),
         ],
     )?;
     let select = kernel(

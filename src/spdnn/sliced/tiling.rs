@@ -53,6 +53,13 @@ impl Tiling {
                  and 1..={MAX_RV}, their product at most {MAX_ACC}"
             )));
         }
+        if options.slice_sums && options.segments_together {
+            return Err(Error::Option(
+                "slice sums and segments together cannot both be on (each keeps its own \
+                 per-output registers)"
+                    .into(),
+            ));
+        }
         let lanes = options.ell_lanes.min(wg);
         if lanes == 0 || !wg.is_multiple_of(lanes) {
             return Err(Error::Option(format!(
