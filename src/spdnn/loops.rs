@@ -38,8 +38,10 @@ pub fn compact(n: usize, wg: u32) -> u64 {
 
 /// The largest words per lane one invocation of `spdnn.sliced` walks, over the slices and
 /// its T outputs: the segments of `seg` (a layer's sliced ELL for `tiling` over `n`
-/// neurons) are laid out (block, slice, t, group), each `lanes` words wide a step.
-pub fn sliced_words(seg: &[u32], tiling: &Tiling, n: usize) -> u64 {
+/// neurons) are laid out (block, slice, t, group), each `lanes` words wide a step. With
+/// `together` (`--segments-together`) a slice's T segments run in one loop as long as the
+/// longest: T times its turns.
+pub fn sliced_words(seg: &[u32], tiling: &Tiling, n: usize, together: bool) -> u64 {
     let slices = n.div_ceil(tiling.slice.max(1) as usize);
     let blocks = n.div_ceil(tiling.block().max(1));
     let groups = (tiling.wg / tiling.lanes.max(1)).max(1) as usize;
@@ -48,12 +50,21 @@ pub fn sliced_words(seg: &[u32], tiling: &Tiling, n: usize) -> u64 {
     (0..blocks)
         .flat_map(|b| (0..groups).map(move |g| (b, g)))
         .map(|(b, g)| {
-            (0..slices * tiling.t as usize)
-                .map(|st| {
-                    let q = b * per_block + st * groups + g;
-                    match (seg.get(q), seg.get(q + 1)) {
-                        (Some(&lo), Some(&hi)) => u64::from(hi - lo).div_ceil(lanes),
-                        _ => 0,
+            let turns = |st: usize| {
+                let q = b * per_block + st * groups + g;
+                match (seg.get(q), seg.get(q + 1)) {
+                    (Some(&lo), Some(&hi)) => u64::from(hi - lo).div_ceil(lanes),
+                    _ => 0,
+                }
+            };
+            let t = tiling.t as usize;
+            (0..slices)
+                .map(|sl| {
+                    let each = (sl * t..(sl + 1) * t).map(turns);
+                    if together {
+                        t as u64 * each.max().unwrap_or(0)
+                    } else {
+                        each.sum::<u64>()
                     }
                 })
                 .sum::<u64>()
@@ -177,7 +188,21 @@ mod tests {
             seg.push(seg.last().unwrap() + w);
         }
         // (block 0, group 0): (8 + 12) / 4 = 5; (block 1, group 1): (4 + 40) / 4 = 11.
-        assert_eq!(sliced_words(&seg, &tiling, 16), 11);
+        assert_eq!(sliced_words(&seg, &tiling, 16, false), 11);
+        // Together, T = 1: the same turns.
+        assert_eq!(sliced_words(&seg, &tiling, 16, true), 11);
         assert!(sliced(&tiling, 16, 11) > sliced(&tiling, 16, 5));
+        // One block, one slice, T = 2, one group of 4 lanes: segments of 4 and 20 words take
+        // 1 + 5 turns one after another, 2 × 5 together (the short one idles).
+        let tiling = Tiling {
+            wg: 4,
+            t: 2,
+            rv: 1,
+            slice: 8,
+            lanes: 4,
+        };
+        let seg = [0u32, 4, 24];
+        assert_eq!(sliced_words(&seg, &tiling, 8, false), 6);
+        assert_eq!(sliced_words(&seg, &tiling, 8, true), 10);
     }
 }

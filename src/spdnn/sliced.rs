@@ -139,11 +139,17 @@ pub(crate) struct SlicedPlan {
 /// Refuses layer `l` (0-based) when an invocation of `spdnn.sliced` over its sliced ELL
 /// `seg` would loop past a software device's budget (a column of W with tens of thousands
 /// of sources, walked by one invocation), naming the tiling, the iterations and the cap.
-fn check_loop_budget(gpu: &Gpu, seg: &[u32], tiling: &Tiling, n: usize, l: usize) -> Result<()> {
+fn check_loop_budget(
+    gpu: &Gpu,
+    seg: &[u32],
+    (tiling, together): (&Tiling, bool),
+    n: usize,
+    l: usize,
+) -> Result<()> {
     let Some(budget) = crate::gpu::loop_cap::budget(gpu.caps.loop_cap) else {
         return Ok(());
     };
-    let words = loops::sliced_words(seg, tiling, n);
+    let words = loops::sliced_words(seg, tiling, n, together);
     let iterations = loops::sliced(tiling, n, words);
     if iterations <= budget {
         return Ok(());
@@ -219,7 +225,7 @@ impl SlicedPlan {
             .enumerate()
             .map(|(l, ((w, &value), ell))| {
                 let ell = ell?;
-                check_loop_budget(gpu, &ell.seg, &tiling, n, l)?;
+                check_loop_budget(gpu, &ell.seg, (&tiling, options.segments_together), n, l)?;
                 slots += ell.slots;
                 nnz += w.nnz();
                 let csum = if constant_rows {
