@@ -228,43 +228,47 @@ fn sliced_tilings_match_the_twin() {
     }
 }
 
-#[test]
-fn slice_sums_match_the_twin_after_every_layer() {
-    // Each slice's gathers summed in registers (`slice_sums`) at 1..4 row vectors, random
-    // weights and layers of one value (packed, 1/16 and 0.07), short slices and a partial
-    // last block; the network cut after every layer.
+/// The networks of the sliced-ELL switch tests (N = 200, 4 layers): random weights
+/// `0.03 + ((e·a + l·b) mod m) / d` and one of generated weights with a layer of one value
+/// (packed), with 130 input rows; seeds `seed`, `seed + 1` and `seed + 2`.
+fn switch_networks(seed: u64, (a, b, m, d): (usize, usize, usize, f32)) -> (Network, Network, Csr) {
     let n = 200;
-    let mut random = data::generated_network(n, 4, -0.3, 41).unwrap();
+    let mut random = data::generated_network(n, 4, -0.3, seed).unwrap();
     for (l, w) in random.layers.iter_mut().enumerate() {
         for (e, v) in w.values.iter_mut().enumerate() {
-            *v = 0.03 + ((e * 11 + l * 5) % 19) as f32 / 250.0;
+            *v = 0.03 + ((e * a + l * b) % m) as f32 / d;
         }
     }
-    let mut uniform = data::generated_network(n, 4, -0.3, 42).unwrap();
+    let mut uniform = data::generated_network(n, 4, -0.3, seed + 1).unwrap();
     uniform.layers[1].values.iter_mut().for_each(|v| *v = 0.07);
-    let y0 = data::random_inputs(130, n, 0.3, 43).unwrap();
+    let y0 = data::random_inputs(130, n, 0.3, seed + 2).unwrap();
+    (random, uniform, y0)
+}
+
+/// `switched` (a sliced-ELL switch on) at each (workgroup, T, RV, slice) of `tilings`
+/// equals the twin on both networks of [`switch_networks`], the network cut after every
+/// layer; the uniform one packed, the random one not.
+fn switch_matches_twin(
+    (random, uniform, y0): (&Network, &Network, &Csr),
+    tilings: &[(u32, u32, u32, Option<u32>)],
+    switched: Options,
+) {
     let gpu = common::gpu();
-    for (net, packed) in [(&random, false), (&uniform, true)] {
-        for (wg, t, rv, slice) in [
-            (64u32, 1u32, 1u32, Some(37u32)),
-            (32, 4, 2, Some(64)),
-            (16, 2, 3, None),
-            (32, 3, 4, Some(90)),
-        ] {
+    for (net, packed) in [(random, false), (uniform, true)] {
+        for &(wg, t, rv, slice) in tilings {
             let options = Options {
                 approach: Approach::SlicedEll,
                 workgroup: wg,
                 outputs_per_invocation: t,
                 row_vecs: rv,
                 slice,
-                slice_sums: true,
-                ..Options::default()
+                ..switched.clone()
             };
             for k in 1..=net.layers.len() {
-                let cut = Network::new(n, net.layers[..k].to_vec(), net.bias).unwrap();
-                let plan = Plan::new(gpu, &cut, &y0, &options).unwrap();
+                let cut = Network::new(net.n, net.layers[..k].to_vec(), net.bias).unwrap();
+                let plan = Plan::new(gpu, &cut, y0, &options).unwrap();
                 assert_eq!(plan.packed(), packed, "{options:?}");
-                let cats = check(&cut, &y0, &options);
+                let cats = check(&cut, y0, &options);
                 assert!(!cats.is_empty(), "{k} layers, {options:?}");
             }
         }
@@ -272,46 +276,42 @@ fn slice_sums_match_the_twin_after_every_layer() {
 }
 
 #[test]
+fn slice_sums_match_the_twin_after_every_layer() {
+    // Each slice's gathers summed in registers (`slice_sums`) at 1..4 row vectors, random
+    // weights and layers of one value (packed, 1/16 and 0.07), short slices and a partial
+    // last block; the network cut after every layer.
+    let (random, uniform, y0) = switch_networks(41, (11, 5, 19, 250.0));
+    let tilings = [
+        (64u32, 1u32, 1u32, Some(37u32)),
+        (32, 4, 2, Some(64)),
+        (16, 2, 3, None),
+        (32, 3, 4, Some(90)),
+    ];
+    let switched = Options {
+        slice_sums: true,
+        ..Options::default()
+    };
+    switch_matches_twin((&random, &uniform, &y0), &tilings, switched);
+}
+
+#[test]
 fn segments_together_match_the_twin_after_every_layer() {
     // A slice's T output segments run in one loop (`segments_together`) at 1..4 row vectors
     // and 1..8 outputs per invocation, random weights and layers of one value (packed),
     // short slices and a partial last block; the network cut after every layer.
-    let n = 200;
-    let mut random = data::generated_network(n, 4, -0.3, 51).unwrap();
-    for (l, w) in random.layers.iter_mut().enumerate() {
-        for (e, v) in w.values.iter_mut().enumerate() {
-            *v = 0.03 + ((e * 13 + l * 7) % 23) as f32 / 300.0;
-        }
-    }
-    let mut uniform = data::generated_network(n, 4, -0.3, 52).unwrap();
-    uniform.layers[1].values.iter_mut().for_each(|v| *v = 0.07);
-    let y0 = data::random_inputs(130, n, 0.3, 53).unwrap();
+    let (random, uniform, y0) = switch_networks(51, (13, 7, 23, 300.0));
+    let tilings = [
+        (64u32, 1u32, 1u32, Some(37u32)),
+        (32, 4, 2, Some(64)),
+        (16, 8, 1, Some(50)),
+        (32, 3, 4, None),
+    ];
+    let switched = Options {
+        segments_together: true,
+        ..Options::default()
+    };
+    switch_matches_twin((&random, &uniform, &y0), &tilings, switched);
     let gpu = common::gpu();
-    for (net, packed) in [(&random, false), (&uniform, true)] {
-        for (wg, t, rv, slice) in [
-            (64u32, 1u32, 1u32, Some(37u32)),
-            (32, 4, 2, Some(64)),
-            (16, 8, 1, Some(50)),
-            (32, 3, 4, None),
-        ] {
-            let options = Options {
-                approach: Approach::SlicedEll,
-                workgroup: wg,
-                outputs_per_invocation: t,
-                row_vecs: rv,
-                slice,
-                segments_together: true,
-                ..Options::default()
-            };
-            for k in 1..=net.layers.len() {
-                let cut = Network::new(n, net.layers[..k].to_vec(), net.bias).unwrap();
-                let plan = Plan::new(gpu, &cut, &y0, &options).unwrap();
-                assert_eq!(plan.packed(), packed, "{options:?}");
-                let cats = check(&cut, &y0, &options);
-                assert!(!cats.is_empty(), "{k} layers, {options:?}");
-            }
-        }
-    }
     // Slice sums keep per-output registers of their own: the two are refused together.
     let both = Options {
         approach: Approach::SlicedEll,
