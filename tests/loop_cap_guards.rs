@@ -187,7 +187,7 @@ fn spdnn_or_refused(
 ) -> bool {
     let options = spdnn::Options {
         approach,
-        workgroup,
+        workgroup: Some(workgroup),
         ..Default::default()
     };
     let plan = match spdnn::Plan::new(gpu, net, y0, &options) {
@@ -225,6 +225,24 @@ fn spdnn_dense_rows_of_a_wide_ell_are_refused_sliced_runs() {
     assert!(spdnn_or_refused(gpu, &net, &y0, spdnn::Approach::Auto, 64));
     let dense = spdnn_or_refused(gpu, &net, &y0, spdnn::Approach::DenseRows, 64);
     assert_eq!(dense, gpu.caps.loop_cap.is_none());
+}
+
+/// The same network with a slice's segments together (the default) would walk the heavy
+/// segment T times over: under a loop cap the plan runs them one after another instead
+/// (and matches the twin above); without a cap it keeps them together.
+#[test]
+fn spdnn_segments_together_fall_back_under_the_cap() {
+    let gpu = common::gpu();
+    let n = 4096;
+    let net = heavy_column_network(n, 41);
+    let y0 = spdnn::data::random_inputs(4, n, 0.5, 42).unwrap();
+    let options = spdnn::Options {
+        workgroup: Some(64),
+        ..Default::default()
+    };
+    assert!(options.segments_together);
+    let plan = spdnn::Plan::new(gpu, &net, &y0, &options).unwrap();
+    assert_eq!(plan.segments_together(), gpu.caps.loop_cap.is_none());
 }
 
 /// N = 70,000 with one neuron fed by all: the sliced ELL invocation of that neuron walks

@@ -71,7 +71,7 @@ fn random_weights_and_chunks_match_the_twin() {
     for approach in [Approach::DenseRows, Approach::SlicedEll] {
         let options = Options {
             approach,
-            workgroup: 64,
+            workgroup: Some(64),
             rows_per_workgroup: 3,
             stage: Some(false),
             slice: Some(50),
@@ -152,7 +152,7 @@ fn sliced_tilings_match_the_twin() {
     ] {
         let options = Options {
             approach: Approach::SlicedEll,
-            workgroup: wg,
+            workgroup: Some(wg),
             outputs_per_invocation: t,
             row_vecs: rv,
             slice,
@@ -178,7 +178,7 @@ fn sliced_tilings_match_the_twin() {
         for (wg, t, rv, slice) in [(64u32, 1u32, 1u32, Some(37u32)), (32, 8, 2, Some(300))] {
             let options = Options {
                 approach: Approach::SlicedEll,
-                workgroup: wg,
+                workgroup: Some(wg),
                 outputs_per_invocation: t,
                 row_vecs: rv,
                 slice,
@@ -194,7 +194,7 @@ fn sliced_tilings_match_the_twin() {
     // A block wider than N lowers T: 8 outputs × 64 invocations over N = 300 → T = 5.
     let wide = Options {
         approach: Approach::SlicedEll,
-        workgroup: 64,
+        workgroup: Some(64),
         outputs_per_invocation: 8,
         row_vecs: 1,
         ..Options::default()
@@ -258,7 +258,7 @@ fn switch_matches_twin(
         for &(wg, t, rv, slice) in tilings {
             let options = Options {
                 approach: Approach::SlicedEll,
-                workgroup: wg,
+                workgroup: Some(wg),
                 outputs_per_invocation: t,
                 row_vecs: rv,
                 slice,
@@ -289,14 +289,16 @@ fn slice_sums_match_the_twin_after_every_layer() {
     ];
     let switched = Options {
         slice_sums: true,
+        segments_together: false,
         ..Options::default()
     };
     switch_matches_twin((&random, &uniform, &y0), &tilings, switched);
 }
 
 #[test]
-fn segments_together_match_the_twin_after_every_layer() {
-    // A slice's T output segments run in one loop (`segments_together`) at 1..4 row vectors
+fn segments_one_after_another_match_the_twin_after_every_layer() {
+    // A slice's T output segments each in a loop of its own (`segments_together` off; the
+    // default runs them in one loop) at 1..4 row vectors
     // and 1..8 outputs per invocation, random weights and layers of one value (packed),
     // short slices and a partial last block; the network cut after every layer.
     let (random, uniform, y0) = switch_networks(51, (13, 7, 23, 300.0));
@@ -307,7 +309,7 @@ fn segments_together_match_the_twin_after_every_layer() {
         (32, 3, 4, None),
     ];
     let switched = Options {
-        segments_together: true,
+        segments_together: false,
         ..Options::default()
     };
     switch_matches_twin((&random, &uniform, &y0), &tilings, switched);

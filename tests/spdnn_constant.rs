@@ -143,7 +143,7 @@ fn check(net: &Network, y0: &Csr, options: &Options) -> Vec<[u64; 3]> {
 fn sliced(wg: u32, t: u32, rv: u32) -> Options {
     Options {
         approach: Approach::SlicedEll,
-        workgroup: wg,
+        workgroup: Some(wg),
         outputs_per_invocation: t,
         row_vecs: rv,
         scalar_rows: false,

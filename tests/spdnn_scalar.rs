@@ -19,7 +19,7 @@ use wgsparse::spdnn::{cpu, data, Approach, Network, Options, Plan};
 fn sliced(wg: u32, t: u32, rv: u32) -> Options {
     Options {
         approach: Approach::SlicedEll,
-        workgroup: wg,
+        workgroup: Some(wg),
         outputs_per_invocation: t,
         row_vecs: rv,
         constant_rows: true,
@@ -383,6 +383,7 @@ fn slice_sums_carry_the_same_rows() {
     for (t, rv) in [(1, 1), (2, 4)] {
         let options = Options {
             slice_sums: true,
+            segments_together: false,
             chunk_rows: Some(50),
             ..sliced(32, t, rv)
         };

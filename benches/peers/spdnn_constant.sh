@@ -32,16 +32,19 @@
 # ROWS (default 60000) input rows, TEST_LIMIT (default 120) seconds for the tests, e.g.
 #   DRY_RUN=1 NS="256 1024" L=8 ROWS=2000 REPS=1 OUT=/tmp/c bash benches/peers/spdnn_constant.sh
 # The table is written even when runs fail (a missing run reads "missing").
-# A mode may name a tiling too, MODE:T:RV[:LANES[:SLICE]] (--outputs-per-thread,
-# --row-vecs, --ell-lanes, --slice; the default 8:1:8 and the widest slice that fits
-# workgroup memory), e.g. MODES="scalar scalar:8:2 scalar:8:1:8:1536"; `sums` is
+# A mode may name a tiling too, MODE:T:RV[:LANES[:SLICE[:WG]]] (--outputs-per-thread,
+# --row-vecs, --ell-lanes, --slice, --wg; the default 8:1:8, the widest slice that fits
+# workgroup memory and 1,024 invocations; a field left empty keeps its default), e.g.
+# MODES="scalar scalar:8:2 scalar:8:1:8:1536 scalar:4:1:8::512"; `sums` is
 # `scalar` with --slice-sums on (each slice's gathers summed in registers, then added);
-# `together` is `scalar` with --segments-together on (a slice's T output segments in one loop).
+# `together` is `scalar` with --segments-together on (a slice's T output segments in one loop,
+# the default) and `apart` with it off (one segment after another). The default tiling is wg
+# 1,024 (capped at the device's limit), T 8, 1 row vec, 8 lanes.
 # LAYER_TIMES=1 (default) also times each layer on its own (--layer-times: layer_ms per run)
 # and writes $OUT/layer_table.md: per N, the ms and tiles of layers 1–24 per mode, the rest
 # summed, and the sum against the whole run's ms (one submission per layer costs a little).
-# A tiling sweep at 16,384 in about 4 minutes (setup and the tests apart):
-#   NS=16384 MODES="scalar sums scalar:8:1:8:1536 sums:8:1:8:1536 sums:8:2" PEER=0 REPS=2 \
+# A tiling sweep at 16,384 in about 2 minutes (setup and the tests apart):
+#   NS=16384 MODES="scalar apart scalar:8:1:8::512 apart:8:1:8::256 sums:8:1:8::1024" PEER=0 REPS=2 \
 #     benches/peers/spdnn_constant.sh
 set -uo pipefail
 OUT=${OUT:-bench-out}
@@ -87,19 +90,21 @@ for N in $RUN_NS; do
   saved="$OUT/categories-n$N-l$L.tsv"
   first=1
   for mode in $MODES; do
-    IFS=: read -r kind t rv lanes slice <<< "$mode"
+    IFS=: read -r kind t rv lanes slice wg <<< "$mode"
     case $kind in
       off) flags=(--constant-rows off) ;;
       constant) flags=(--constant-rows on --scalar-rows off) ;;
       scalar) flags=(--constant-rows on --scalar-rows on) ;;
       sums) flags=(--constant-rows on --scalar-rows on --slice-sums on) ;;
       together) flags=(--constant-rows on --scalar-rows on --segments-together on) ;;
+      apart) flags=(--constant-rows on --scalar-rows on --segments-together off) ;;
       *) log "unknown mode $mode"; status=2; continue ;;
     esac
     [ -n "$t" ] && flags+=(--outputs-per-thread "$t")
     [ -n "$rv" ] && flags+=(--row-vecs "$rv")
     [ -n "$lanes" ] && flags+=(--ell-lanes "$lanes")
     [ -n "$slice" ] && flags+=(--slice "$slice")
+    [ -n "$wg" ] && flags+=(--wg "$wg")
     [ "${LAYER_TIMES:-1}" = 1 ] && flags+=(--layer-times)
     if [ -f "$truth" ]; then
       check=(--categories "$truth")

@@ -159,9 +159,10 @@ pub struct SpdnnArgs {
     /// Thesis approaches, 2d: output columns per tile (the thesis's TILE_SIZE).
     #[arg(long, default_value_t = 512)]
     tile_cols: u32,
-    /// Invocations per workgroup.
-    #[arg(long, default_value_t = 256)]
-    wg: u32,
+    /// Invocations per workgroup (default: 1,024 for sliced ELL and 256 for dense rows, at
+    /// most the device's limit).
+    #[arg(long)]
+    wg: Option<u32>,
     /// Sliced ELL: outputs per invocation T (1..=8; a block is wg·T outputs).
     #[arg(long, default_value_t = 8)]
     outputs_per_thread: u32,
@@ -192,9 +193,10 @@ pub struct SpdnnArgs {
     #[arg(long, value_enum, default_value = "off")]
     slice_sums: OnOff,
     /// Sliced ELL: run the output segments of a slice together, one gather per output per
-    /// turn (on), or one output's segment after another (off). Not with --slice-sums on.
-    #[arg(long, value_enum, default_value = "off")]
-    segments_together: OnOff,
+    /// turn (on), or one output's segment after another (off). Default: on, off with
+    /// --slice-sums on (the two cannot both be on).
+    #[arg(long, value_enum)]
+    segments_together: Option<OnOff>,
     /// Submit the timed runs in groups of this many layers (0: all layers in one
     /// submission). The first run always goes in groups of 10 behind a progress bar.
     #[arg(long, default_value_t = 0)]
@@ -316,7 +318,9 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
             constant_rows: a.constant_rows == OnOff::On,
             scalar_rows: a.scalar_rows == OnOff::On,
             slice_sums: a.slice_sums == OnOff::On,
-            segments_together: a.segments_together == OnOff::On,
+            segments_together: a
+                .segments_together
+                .map_or(a.slice_sums == OnOff::Off, |s| s == OnOff::On),
             rows_per_workgroup: a.rows_per_wg,
             stage: match a.stage {
                 StageArg::Auto => None,
@@ -386,7 +390,7 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
                     "approach": name,
                     "neurons": n, "layers": a.layers, "rows": rows, "first_row": first,
                     "bias": bias, "edges": net.edges(), "chunks": plan.chunks(), "tiling": tiling,
-                    "wg": a.wg, "rows_per_wg": a.rows_per_wg, "staged": plan.staged(),
+                    "wg": options.workgroup_on(&gpu), "rows_per_wg": a.rows_per_wg, "staged": plan.staged(),
                     "ms": time.ms(), "timing": time.source(),
                     "edges_per_second": eps, "active_rows": got.len(),
                     "peak_feature_bytes": peak, "dense_double_buffer_bytes": dense_double,
@@ -394,7 +398,7 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
                     "constant_rows": plan.constant_rows(),
                     "scalar_rows": plan.scalar_rows(),
                     "slice_sums": a.slice_sums == OnOff::On,
-                    "segments_together": a.segments_together == OnOff::On,
+                    "segments_together": plan.segments_together(),
                     "scalar_layers": plan.scalar_layers().iter().filter(|&&u| u).count(),
                     "carried_rows_per_layer": carried,
                     "dispatches": dispatches,

@@ -132,7 +132,7 @@ fn rows_under_loop_budget(
     let Some(budget) = crate::gpu::loop_cap::budget(gpu.caps.loop_cap) else {
         return Ok(want);
     };
-    let (n, wg) = (net.n, options.workgroup);
+    let (n, wg) = (net.n, options.workgroup_on(gpu));
     let width = net
         .layers
         .iter()
@@ -187,7 +187,7 @@ impl RowsPlan {
             )));
         }
         y0.validate()?;
-        let wg = options.workgroup;
+        let wg = options.workgroup_on(gpu);
         if wg == 0 || wg > gpu.caps.max_invocations_per_workgroup {
             return Err(Error::Option(format!(
                 "workgroup of {wg} invocations (the device allows 1..={})",

@@ -162,8 +162,9 @@ impl Approach {
 pub struct Options {
     /// The GPU path.
     pub approach: Approach,
-    /// Invocations per workgroup of the layer kernels.
-    pub workgroup: u32,
+    /// Invocations per workgroup of the layer kernels; `None` takes the path's default on
+    /// the device ([`Options::workgroup_on`]).
+    pub workgroup: Option<u32>,
     /// Sliced ELL: outputs per invocation T (1..=[`MAX_T`]); a block is `workgroup · T`
     /// outputs.
     pub outputs_per_invocation: u32,
@@ -203,7 +204,8 @@ pub struct Options {
     /// Sliced ELL: load the bounds of all T output segments of a slice up front and run one
     /// loop over the longest, each turn issuing one gather per output still within its
     /// segment (T loads in flight instead of one). Each output adds its gathers in the same
-    /// order, so the same f32 sums. Refused together with `slice_sums`.
+    /// order, so the same f32 sums as one segment after another. On by default (the H200's
+    /// fastest at every N); refused together with `slice_sums`.
     pub segments_together: bool,
     /// Dense rows: active rows per workgroup of `spdnn.layer` (1..=8): each weight slot
     /// loaded serves them all.
@@ -220,7 +222,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             approach: Approach::Auto,
-            workgroup: 256,
+            workgroup: None,
             // The fastest tiling of the H200 sweep at N = 4,096 and 16,384 (BENCHMARKS.md):
             // 8 outputs per invocation over 4 rows, whose narrow staging leaves the widest slices.
             outputs_per_invocation: 8,
@@ -231,11 +233,26 @@ impl Default for Options {
             constant_rows: true,
             scalar_rows: true,
             slice_sums: false,
-            segments_together: false,
+            segments_together: true,
             rows_per_workgroup: 4,
             stage: None,
             chunk_rows: None,
         }
+    }
+}
+
+impl Options {
+    /// The invocations per workgroup a plan on `gpu` uses: the ones asked for, else 1,024
+    /// for sliced ELL (the H200 sweep's fastest at N = 1,024 and 16,384, within 4% of the
+    /// fastest at 4,096: wider blocks stage each input slice for fewer workgroups) and 256
+    /// for dense rows, each at most the device's limit.
+    pub fn workgroup_on(&self, gpu: &Gpu) -> u32 {
+        let default = match self.approach.resolve() {
+            Approach::DenseRows => 256,
+            _ => 1024,
+        };
+        self.workgroup
+            .unwrap_or_else(|| default.min(gpu.caps.max_invocations_per_workgroup))
     }
 }
 

@@ -37,7 +37,7 @@ impl Plan {
             )));
         }
         y0.validate()?;
-        let wg = options.workgroup;
+        let wg = options.workgroup_on(gpu);
         if wg == 0 || wg > gpu.caps.max_invocations_per_workgroup {
             return Err(Error::Option(format!(
                 "workgroup of {wg} invocations (the device allows 1..={})",
@@ -114,6 +114,15 @@ impl Plan {
         match &self.inner {
             Inner::Rows(_) => false,
             Inner::Sliced(p) => p.constant_rows(),
+        }
+    }
+
+    /// Sliced ELL: whether a slice's output segments run together (`false` on the dense-rows
+    /// path, and where a software device's loop budget refuses them together).
+    pub fn segments_together(&self) -> bool {
+        match &self.inner {
+            Inner::Rows(_) => false,
+            Inner::Sliced(p) => p.segments_together(),
         }
     }
 

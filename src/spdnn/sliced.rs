@@ -129,6 +129,8 @@ pub(crate) struct SlicedPlan {
     fill: f64,
     packed: bool,
     constant_rows: bool,
+    /// Whether a slice's output segments run together (see [`Options::segments_together`]).
+    together: bool,
     /// Per layer: its column sums are all one value and scalar rows are on.
     scalar_layers: Vec<bool>,
     /// Fast-path counters ([`STAT_WORDS`] per layer), then one word per layer counting the
@@ -146,12 +148,8 @@ fn check_loop_budget(
     n: usize,
     l: usize,
 ) -> Result<()> {
-    let Some(budget) = crate::gpu::loop_cap::budget(gpu.caps.loop_cap) else {
-        return Ok(());
-    };
-    let words = loops::sliced_words(seg, tiling, n, together);
-    let iterations = loops::sliced(tiling, n, words);
-    if iterations <= budget {
+    let (words, iterations) = loop_iterations(seg, (tiling, together), n);
+    if crate::gpu::loop_cap::budget(gpu.caps.loop_cap).is_none_or(|b| iterations <= b) {
         return Ok(());
     }
     Err(loops::refuse(
@@ -166,6 +164,12 @@ fn check_loop_budget(
         ),
         iterations,
     ))
+}
+
+/// The ELL words per lane and the loop iterations of the busiest `spdnn.sliced` invocation.
+fn loop_iterations(seg: &[u32], (tiling, together): (&Tiling, bool), n: usize) -> (u64, u64) {
+    let words = loops::sliced_words(seg, tiling, n, together);
+    (words, loops::sliced(tiling, n, words))
 }
 
 impl SlicedPlan {
@@ -193,8 +197,6 @@ impl SlicedPlan {
             && uniform.iter().all(Option::is_some);
         // Scalar rows ride on the constancy words.
         let scalar_rows = options.constant_rows && options.scalar_rows;
-        let [sliced, select, rejoin, reset] =
-            kernels::build(gpu, &tiling, options, (packed, scalar_rows))?;
         let (mut slots, mut nnz) = (0usize, 0usize);
         // Laid out on every core a group of layers at a time (bounded host memory).
         let ells = net.layers.chunks(64).flat_map(|group| {
@@ -203,6 +205,7 @@ impl SlicedPlan {
             })
         });
         let constant_rows = options.constant_rows;
+        let mut together = options.segments_together;
         // Scalar rows: the layers whose column sums are all one (finite) value.
         let sums: Vec<Option<f32>> = net
             .layers
@@ -225,7 +228,15 @@ impl SlicedPlan {
             .enumerate()
             .map(|(l, ((w, &value), ell))| {
                 let ell = ell?;
-                check_loop_budget(gpu, &ell.seg, (&tiling, options.segments_together), n, l)?;
+                // Together walks each slice's T segments as long as the longest: where that
+                // passes a software device's loop budget, the plan runs them one after
+                // another (the same sums, never more turns, so earlier layers stay within).
+                if together {
+                    let over = crate::gpu::loop_cap::budget(gpu.caps.loop_cap)
+                        .is_some_and(|b| loop_iterations(&ell.seg, (&tiling, true), n).1 > b);
+                    together = !over;
+                }
+                check_loop_budget(gpu, &ell.seg, (&tiling, together), n, l)?;
                 slots += ell.slots;
                 nnz += w.nnz();
                 let csum = if constant_rows {
@@ -265,6 +276,12 @@ impl SlicedPlan {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
+        let options = &Options {
+            segments_together: together,
+            ..options.clone()
+        };
+        let [sliced, select, rejoin, reset] =
+            kernels::build(gpu, &tiling, options, (packed, scalar_rows))?;
         let stat_words = if constant_rows {
             net.layers.len() * (STAT_WORDS + 1)
         } else {
@@ -307,6 +324,7 @@ impl SlicedPlan {
             fill: slots as f64 / nnz.max(1) as f64,
             packed,
             constant_rows,
+            together,
             scalar_layers,
             stats,
         })
@@ -315,6 +333,12 @@ impl SlicedPlan {
     /// Whether constant rows are detected and take the fast path.
     pub fn constant_rows(&self) -> bool {
         self.constant_rows
+    }
+
+    /// Whether a slice's output segments run together (asked for, and within a software
+    /// device's loop budget).
+    pub fn segments_together(&self) -> bool {
+        self.together
     }
 
     /// Per layer, the tiles (workgroups of active rows × a block of outputs) of the last

@@ -64,7 +64,7 @@ pub(super) fn thesis_runs(a: &SpdnnArgs) -> Result<Vec<ThesisOptions>> {
                 format,
                 tiling,
                 buffer,
-                workgroup: a.wg,
+                workgroup: a.wg.unwrap_or(ThesisOptions::default().workgroup),
                 tile_rows: a.tile_rows,
                 tile_cols: a.tile_cols,
                 row_in_workgroup: match a.row_sums {

@@ -45,7 +45,7 @@ impl Tiling {
     /// rows fit workgroup memory (at most N), or the one asked for. T is lowered to
     /// ⌈N / wg⌉ when larger (a block wider than N would only idle).
     pub fn new(gpu: &Gpu, n: usize, options: &Options) -> Result<Self> {
-        let wg = options.workgroup;
+        let wg = options.workgroup_on(gpu);
         let (t, rv) = (options.outputs_per_invocation, options.row_vecs);
         if !(1..=MAX_T).contains(&t) || !(1..=MAX_RV).contains(&rv) || t * rv > MAX_ACC {
             return Err(Error::Option(format!(
