@@ -26,7 +26,9 @@
 # 4.5 min for the three N and two modes, plus the peer.
 # PEER=1: the last mode's run also exports the network and inputs (`--export`) and
 # benches/peers/spdnn_torch.py times the torch peer on those files in the same job
-# ($OUT/peer.jsonl; PEER_REPS timed runs, default REPS; PEER_LIMIT seconds each, default 150);
+# ($OUT/peer.jsonl; PEER_REPS timed runs, default REPS; PEER_LIMIT seconds each, default 150;
+# PEER_FORMATS limits the layouts tried, e.g. csr-rowmajor, the fastest at L = 120 and 480,
+# where trying all at L = 1,920 would not fit a job);
 # the table then gains the peer's TE/s and the ratio of the last mode's run to it.
 # Dry run elsewhere (no system setup, small sizes): DRY_RUN=1 skips installing .gl/ into /;
 # ROWS (default 60000) input rows, TEST_LIMIT (default 120) seconds for the tests, e.g.
@@ -125,7 +127,8 @@ for N in $RUN_NS; do
   if [ "${PEER:-0}" = 1 ]; then
     log "N=$N L=$L torch peer"
     timeout "${PEER_LIMIT:-150}" python3 benches/peers/spdnn_torch.py "/tmp/spdnn-net-$N" \
-      --reps "${PEER_REPS:-$REPS}" >> "$OUT/peer.jsonl" 2>>"$OUT/log.txt" \
+      --reps "${PEER_REPS:-$REPS}" ${PEER_FORMATS:+--formats "$PEER_FORMATS"} \
+      >> "$OUT/peer.jsonl" 2>>"$OUT/log.txt" \
       || log "N=$N peer FAILED (exit $?)"
     rm -rf "/tmp/spdnn-net-$N"
   fi
