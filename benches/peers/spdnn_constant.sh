@@ -54,7 +54,8 @@
 # The staging and bounds switches at 16,384 in about 4 minutes (`scalar` and `together` are
 # the same run: their difference is the noise):
 #   NS=16384 MODES="scalar together together+unroll2 together+unroll4 together+prefetch \
-#     together+unroll4+prefetch apart apart+unroll4" PEER=0 REPS=2 benches/peers/spdnn_constant.sh
+#     together+unroll2+prefetch together+unroll4+prefetch apart apart+unroll4" PEER=0 REPS=2 \
+#     benches/peers/spdnn_constant.sh
 set -uo pipefail
 OUT=${OUT:-bench-out}
 NS=${NS:-"1024 4096 16384"}
