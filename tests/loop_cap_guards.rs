@@ -190,7 +190,18 @@ fn spdnn_or_refused(
         workgroup: Some(workgroup),
         ..Default::default()
     };
-    let plan = match spdnn::Plan::new(gpu, net, y0, &options) {
+    spdnn_options_or_refused(gpu, net, y0, &options)
+}
+
+/// [`spdnn_or_refused`] with `options`.
+fn spdnn_options_or_refused(
+    gpu: &Gpu,
+    net: &spdnn::Network,
+    y0: &Csr,
+    options: &spdnn::Options,
+) -> bool {
+    let approach = options.approach;
+    let plan = match spdnn::Plan::new(gpu, net, y0, options) {
         Ok(p) => p,
         Err(e) => {
             assert_refused_for_the_cap(gpu, &e, "spdnn.");
@@ -243,6 +254,18 @@ fn spdnn_segments_together_fall_back_under_the_cap() {
     assert!(options.segments_together);
     let plan = spdnn::Plan::new(gpu, &net, &y0, &options).unwrap();
     assert_eq!(plan.segments_together(), gpu.caps.loop_cap.is_none());
+    // Staging unrolled and the bounds prefetched: the same fallback, and the plan (with
+    // its loops counted for those switches) runs and equals the twin.
+    for (unroll, prefetch) in [(4, true), (2, false), (3, true)] {
+        let switched = spdnn::Options {
+            stage_unroll: unroll,
+            prefetch_bounds: prefetch,
+            ..options.clone()
+        };
+        let plan = spdnn::Plan::new(gpu, &net, &y0, &switched).unwrap();
+        assert_eq!(plan.segments_together(), gpu.caps.loop_cap.is_none());
+        assert!(spdnn_options_or_refused(gpu, &net, &y0, &switched));
+    }
 }
 
 /// N = 70,000 with one neuron fed by all: the sliced ELL invocation of that neuron walks

@@ -13,6 +13,11 @@ use wgsparse::Error;
 
 /// Runs `net` on `y0` on the GPU and checks it against the twin; returns the categories.
 fn check(net: &Network, y0: &Csr, options: &Options) -> Vec<u32> {
+    checked_output(net, y0, options).0
+}
+
+/// [`check`], returning the categories and the final activations.
+fn checked_output(net: &Network, y0: &Csr, options: &Options) -> (Vec<u32>, Vec<f32>) {
     let gpu = common::gpu();
     let plan = Plan::new(gpu, net, y0, options).unwrap();
     plan.poison(gpu).unwrap();
@@ -32,7 +37,7 @@ fn check(net: &Network, y0: &Csr, options: &Options) -> Vec<u32> {
             e % net.n
         );
     }
-    got_cat
+    (got_cat, got)
 }
 
 #[test]
@@ -323,6 +328,85 @@ fn segments_one_after_another_match_the_twin_after_every_layer() {
     };
     let err = Plan::new(gpu, &random, &y0, &both).err().expect("refused");
     assert!(err.to_string().contains("segments together"), "{err}");
+}
+
+/// The staging and bounds switches as (stage_unroll, segments_together, prefetch_bounds):
+/// unrolled staging with segments together and apart, prefetched bounds with and without
+/// it.
+const STAGING_SWITCHES: [(u32, bool, bool); 5] = [
+    (2, true, false),
+    (4, true, false),
+    (1, true, true),
+    (4, true, true),
+    (3, false, false),
+];
+
+#[test]
+fn staging_and_bounds_switches_match_the_twin_bit_for_bit() {
+    // Each switch of STAGING_SWITCHES equals the twin and gives the default's activations
+    // bit for bit (the same staged values, the same words in the same order), at 1, 2 and
+    // 4 row vectors (a partial last tile), columns past the slice within an unrolled turn
+    // (slices of 50 and 37 over 16 and 32 invocations, one slice of 200 over 64), random
+    // weights and layers of one value (packed), 4 layers.
+    let (random, uniform, y0) = switch_networks(61, (7, 3, 29, 350.0));
+    let gpu = common::gpu();
+    for (net, packed) in [(&random, false), (&uniform, true)] {
+        for (wg, t, rv, slice) in [
+            (16u32, 8u32, 1u32, Some(50u32)),
+            (32, 3, 4, Some(37)),
+            (64, 2, 2, None),
+        ] {
+            let default = Options {
+                approach: Approach::SlicedEll,
+                workgroup: Some(wg),
+                outputs_per_invocation: t,
+                row_vecs: rv,
+                slice,
+                ..Options::default()
+            };
+            let plan = Plan::new(gpu, net, &y0, &default).unwrap();
+            assert_eq!(plan.packed(), packed, "{default:?}");
+            drop(plan);
+            let (cats, want) = checked_output(net, &y0, &default);
+            assert!(!cats.is_empty(), "{default:?}");
+            let want: Vec<u32> = want.iter().map(|v| v.to_bits()).collect();
+            for (unroll, together, prefetch) in STAGING_SWITCHES {
+                let options = Options {
+                    stage_unroll: unroll,
+                    segments_together: together,
+                    prefetch_bounds: prefetch,
+                    ..default.clone()
+                };
+                let (_, got) = checked_output(net, &y0, &options);
+                let got: Vec<u32> = got.iter().map(|v| v.to_bits()).collect();
+                assert!(got == want, "not the default's bits ({options:?})");
+            }
+        }
+    }
+}
+
+#[test]
+fn staging_and_bounds_switches_are_checked() {
+    // Unrolls outside 1..=4 and prefetched bounds without segments together are refused.
+    let (random, _, y0) = switch_networks(61, (7, 3, 29, 350.0));
+    let gpu = common::gpu();
+    for (unroll, together, prefetch, says) in [
+        (0, true, false, "staging unroll"),
+        (5, true, false, "staging unroll"),
+        (1, false, true, "segments together"),
+    ] {
+        let options = Options {
+            approach: Approach::SlicedEll,
+            stage_unroll: unroll,
+            segments_together: together,
+            prefetch_bounds: prefetch,
+            ..Options::default()
+        };
+        let err = Plan::new(gpu, &random, &y0, &options)
+            .err()
+            .expect("refused");
+        assert!(err.to_string().contains(says), "{err}");
+    }
 }
 
 #[test]

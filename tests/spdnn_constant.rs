@@ -232,16 +232,28 @@ fn networks_that_do_not_saturate_match_the_twin() {
 fn tiles_mixing_constant_and_other_rows_gather() {
     // Power-law inputs: in the layers where some rows are 32·1 and others not yet, a tile
     // with any non-constant row must gather (the prediction counts only all-constant tiles).
+    // Its constant rows' activations may be unwritten: staged as c, also when the staging
+    // is unrolled (a select, no branch per row) and with prefetched segment bounds.
     let n = 64;
     let net = saturating(n, true, 5);
     let y0 = power_law_inputs(203, n, 6);
     // The last: a workgroup of 8 invocations over 16 rows (each checks two rows' inputs).
-    for options in [
+    let tilings = [
         sliced(64, 1, 1),
         sliced(32, 2, 2),
         sliced(64, 1, 4),
         sliced(8, 2, 4),
-    ] {
+    ];
+    let switched = |o: &Options, unroll, together| Options {
+        stage_unroll: unroll,
+        segments_together: together,
+        prefetch_bounds: together,
+        ..o.clone()
+    };
+    let switches = tilings
+        .iter()
+        .flat_map(|o| [switched(o, 4, true), switched(o, 3, false)]);
+    for options in tilings.iter().cloned().chain(switches) {
         let tiles = check(&net, &y0, &options);
         // Some layer has both fast and gathered tiles after layer 0.
         assert!(

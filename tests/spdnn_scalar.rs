@@ -393,6 +393,26 @@ fn slice_sums_carry_the_same_rows() {
 }
 
 #[test]
+fn unrolled_staging_and_prefetched_bounds_carry_the_same_rows() {
+    // Staging 4 columns a turn with the segment bounds prefetched, and 3 a turn with the
+    // segments one after another: the same twin, the same rows carried, after every layer.
+    let n = 64;
+    let net = killing(n, 61);
+    let y0 = mixed_inputs(&net, 90, 62);
+    for (unroll, together, t, rv) in [(4, true, 2, 4), (3, false, 1, 1)] {
+        let options = Options {
+            stage_unroll: unroll,
+            segments_together: together,
+            prefetch_bounds: together,
+            chunk_rows: Some(50),
+            ..sliced(32, t, rv)
+        };
+        let carried = check(&net, &y0, &options);
+        assert!(carried.iter().sum::<u64>() > 0, "{carried:?}");
+    }
+}
+
+#[test]
 fn layer_by_layer_runs_time_each_layer_and_match_the_twin() {
     // One submission per layer (the per-layer timing): every layer timed, and the run's
     // results those of a whole run (the twin's, rows carried as predicted), poisoned first.

@@ -42,11 +42,21 @@
 # `together` is `scalar` with --segments-together on (a slice's T output segments in one loop,
 # the default) and `apart` with it off (one segment after another). The default tiling is wg
 # 1,024 (capped at the device's limit), T 8, 1 row vec, 8 lanes.
+# A mode's kind may carry switches, KIND[+unrollU][+prefetch] (U in 1..4): `+unrollU` adds
+# --stage-unroll U (each invocation stages U input columns a turn, all their loads before
+# its stores), `+prefetch` adds --prefetch-bounds on (the next slice's segment bounds loaded
+# before a slice's last barrier; needs segments together, so not with `apart` or `sums`),
+# e.g. MODES="scalar together+unroll4 together+unroll4+prefetch:8:1:8::512".
 # LAYER_TIMES=1 (default) also times each layer on its own (--layer-times: layer_ms per run)
 # and writes $OUT/layer_table.md: per N, the ms and tiles of layers 1–24 per mode, the rest
 # summed, and the sum against the whole run's ms (one submission per layer costs a little).
 # A tiling sweep at 16,384 in about 2 minutes (setup and the tests apart):
 #   NS=16384 MODES="scalar apart scalar:8:1:8::512 apart:8:1:8::256 sums:8:1:8::1024" PEER=0 REPS=2 \
+#     benches/peers/spdnn_constant.sh
+# The staging and bounds switches at 16,384 in about 4 minutes (`scalar` and `together` are
+# the same run: their difference is the noise):
+#   NS=16384 MODES="scalar together together+unroll2 together+unroll4 together+prefetch \
+#     together+unroll2+prefetch together+unroll4+prefetch apart apart+unroll4" PEER=0 REPS=2 \
 #     benches/peers/spdnn_constant.sh
 set -uo pipefail
 OUT=${OUT:-bench-out}
@@ -93,6 +103,18 @@ for N in $RUN_NS; do
   first=1
   for mode in $MODES; do
     IFS=: read -r kind t rv lanes slice wg <<< "$mode"
+    # The kind's switches (+unrollU, +prefetch), then the kind itself.
+    IFS=+ read -r kind switches <<< "$kind"
+    extra=()
+    IFS=+ read -ra switches <<< "$switches"
+    for sw in "${switches[@]}"; do
+      case $sw in
+        unroll[1-4]) extra+=(--stage-unroll "${sw#unroll}") ;;
+        prefetch) extra+=(--prefetch-bounds on) ;;
+        *) extra=(bad); break ;;
+      esac
+    done
+    if [ "${extra[*]}" = bad ]; then log "unknown switch in mode $mode"; status=2; continue; fi
     case $kind in
       off) flags=(--constant-rows off) ;;
       constant) flags=(--constant-rows on --scalar-rows off) ;;
@@ -107,6 +129,7 @@ for N in $RUN_NS; do
     [ -n "$lanes" ] && flags+=(--ell-lanes "$lanes")
     [ -n "$slice" ] && flags+=(--slice "$slice")
     [ -n "$wg" ] && flags+=(--wg "$wg")
+    flags+=("${extra[@]}")
     [ "${LAYER_TIMES:-1}" = 1 ] && flags+=(--layer-times)
     if [ -f "$truth" ]; then
       check=(--categories "$truth")

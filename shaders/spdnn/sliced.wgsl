@@ -43,7 +43,14 @@
 // Segments together (SEGMENTS_TOGETHER): the T segment bounds of a slice are loaded up front
 // and one loop runs over the longest, each turn gathering word k of every segment still that
 // long, so T weight loads are in flight instead of one. Each output adds its words in the
-// same order as one segment after another: the same f32 sums.
+// same order as one segment after another: the same f32 sums. With PREFETCH_BOUNDS the
+// next slice's bounds are loaded before the barrier that ends a slice (slice 0's before its
+// staging), so their round trip overlaps the barrier and the staging.
+// Unrolled staging (STAGE_UNROLL = U > 1): each invocation loads the 4·RV rows of U columns
+// (c, c + WG, …; a column past the slice loads the slice's last again, never stored) before
+// any of its U stores, so U·4·RV loads are in flight instead of 4·RV. No branch per row: a
+// row that does not read y_in (constant, or past the active count) loads from a row that
+// does and a select puts its c (or 0) in place, the values today's loop stages.
 // Scalar rows (SCALAR_ROWS, params.to_scalar when the next layer's column sums are all one
 // value s): a row whose input is constant, nonzero, and whose output is one value c' over
 // every column (the same test as an unwritten row) leaves the active list: the tile of
@@ -75,10 +82,16 @@ override SCALAR_ROWS: bool = false;
 override SLICE_SUMS: bool = false;
 // All T output segments of a slice in one loop (see above; never with SLICE_SUMS).
 override SEGMENTS_TOGETHER: bool = false;
+// With SEGMENTS_TOGETHER: the next slice's segment bounds loaded before this one's last
+// barrier (see above).
+override PREFETCH_BOUNDS: bool = false;
+// Columns each invocation stages per turn (1..=MAX_UNROLL; 1: one column a turn).
+override STAGE_UNROLL: u32 = 1u;
 const MAX_T: u32 = 8u;
 const MAX_RV: u32 = 4u;
 const MAX_ACC: u32 = 16u;
 const MAX_R: u32 = 16u;
+const MAX_UNROLL: u32 = 4u;
 const YMAX: f32 = 32.0;
 const STAT_SLOTS: u32 = 16u;
 const STAT_STRIDE: u32 = 8u;
@@ -127,14 +140,19 @@ var<workgroup> ys: array<vec4<f32>, STAGE_LEN>;
 // The tile's constancy bits as its rows' invocations find them, and as the workgroup reads
 // them (uniformly): bit r set when row r's input is constant, NOT_FAST, NOT_LAZY.
 var<workgroup> wg_state: atomic<u32>;
-var<workgroup> wg_mode: u32;
+// The tile's mode (wg_state as read, or NOT_FAST | NOT_LAZY unchecked) and the rows leaving
+// for the scalar list (bit r), read by all in one workgroupUniformLoad.
+struct TileMode {
+    mode: u32,
+    smask: u32,
+}
+var<workgroup> wg_tile: TileMode;
 // Each row's constant input value, and its reference output bits (constancy detection) or,
 // in a tile that writes nothing, its output.
 var<workgroup> wg_c: array<f32, MAX_R>;
 var<workgroup> wg_ref: array<u32, MAX_R>;
 // Bit r: row r leaves for the scalar list (its output one value, the next layer uniform).
 var<workgroup> wg_scal: atomic<u32>;
-var<workgroup> wg_smask: u32;
 
 // z ≠ 0 (a structural nonzero of Z) gets the bias, then the clamp to [0, YMAX].
 fn activate(z: f32) -> f32 {
@@ -156,6 +174,11 @@ fn scaled(z: f32) -> f32 {
         return z * params.weight;
     }
     return z;
+}
+
+// The first sliced-ELL word of segment (block, slice sl, output t, group grp).
+fn seg_index(block: u32, sl: u32, t: u32, grp: u32) -> u32 {
+    return ((block * params.slices + sl) * T + t) * (WG / G) + grp;
 }
 
 // The fast-path counters' word of `kind` (0: fast tiles, 1: tiles run, 2: fast tiles that
@@ -184,6 +207,14 @@ fn main(
         return;
     }
     let rows = min(4u * RV, live - s0);
+    let n = params.n;
+    // Each row's offset in y_in / y_out; rows past the active count stage zeros. Loaded
+    // before the constancy check reads the same ids words, so one round trip serves both
+    // and it is over before the staging needs them.
+    var base: array<u32, MAX_R>;
+    for (var r = 0u; r < 4u * RV; r++) {
+        base[r] = ids[s0 + min(r, rows - 1u)] * n;
+    }
     // The tile's input rows' constancy, one invocation per row: bit r of wg_state when row r
     // is constant, NOT_FAST when some row is not, NOT_LAZY when some row's output may vary.
     let check = CONSTANT_ROWS && params.fast != 0u;
@@ -220,7 +251,6 @@ fn main(
         if (check) {
             st = atomicLoad(&wg_state);
         }
-        wg_mode = st;
         var smask = 0u;
         if (SCALAR_ROWS && check) {
             smask = atomicLoad(&wg_scal);
@@ -243,7 +273,7 @@ fn main(
                 }
             }
         }
-        wg_smask = smask;
+        wg_tile = TileMode(st, smask);
         if (CONSTANT_ROWS) {
             atomicAdd(&stats[stat_word(1u, gid)], 1u);
             if ((st & NOT_FAST) == 0u) {
@@ -254,9 +284,10 @@ fn main(
             }
         }
     }
-    let mode = workgroupUniformLoad(&wg_mode);
+    let tile = workgroupUniformLoad(&wg_tile);
+    let mode = tile.mode;
     // Rows leaving for the scalar list: no flag, no output; a tile of such rows only is done.
-    let smask = workgroupUniformLoad(&wg_smask);
+    let smask = tile.smask;
     if (SCALAR_ROWS && smask == (1u << rows) - 1u) {
         return;
     }
@@ -279,18 +310,11 @@ fn main(
     }
     // Rows whose input is constant (their activations may be unwritten).
     let cmask = mode & 0xffffu;
-    let n = params.n;
-    // Each row's offset in y_in / y_out; rows past the active count stage zeros.
-    var base: array<u32, MAX_R>;
-    for (var r = 0u; r < 4u * RV; r++) {
-        base[r] = ids[s0 + min(r, rows - 1u)] * n;
-    }
     var acc: array<vec4<f32>, MAX_ACC>;
     // The zero column of padding slots (never overwritten: staging writes columns < S).
     for (var v = lid; v < RV; v += WG) {
         ys[S * RV + v] = vec4<f32>(0.0);
     }
-    let groups = WG / G;
     let grp = lid / G;
     let lane = lid % G;
     // Fast tiles: z = c_r·csum[j], no staging, no gather (`fast` is workgroup-uniform).
@@ -307,38 +331,95 @@ fn main(
             }
         }
     }
+    // Unrolled staging, per row: the offset its loads read (a row that does not read y_in
+    // reads the first row that does) and, per vec4 of rows, the value standing for those
+    // that do not (c for a constant row, 0 past the active count) and where it does.
+    var src: array<u32, MAX_R>;
+    var sub: array<vec4<f32>, MAX_RV>;
+    var subbed: array<vec4<bool>, MAX_RV>;
+    if (STAGE_UNROLL > 1u) {
+        let reads = ~cmask & ((1u << rows) - 1u);
+        // Some row reads y_in in a tile that stages (else it would be fast); min: in bounds.
+        let first = min(firstTrailingBit(reads), rows - 1u);
+        var reader = base[0];
+        for (var r = 1u; r < 4u * RV; r++) {
+            reader = select(reader, base[r], r == first);
+        }
+        for (var v = 0u; v < RV; v++) {
+            for (var k = 0u; k < 4u; k++) {
+                let r = 4u * v + k;
+                let own = (reads & (1u << r)) != 0u;
+                src[r] = select(reader, base[r], own);
+                sub[v][k] = select(0.0, wg_c[r], (cmask & (1u << r)) != 0u);
+                subbed[v][k] = !own;
+            }
+        }
+    }
+    // Segments together: each segment's lane's first word and end in this slice. With
+    // PREFETCH_BOUNDS they are loaded a slice ahead (slice 0's here, before its staging).
+    var lo: array<u32, MAX_T>;
+    var hi: array<u32, MAX_T>;
+    if (SEGMENTS_TOGETHER && PREFETCH_BOUNDS && !fast) {
+        for (var t = 0u; t < T; t++) {
+            let q = seg_index(block, 0u, t, grp);
+            lo[t] = seg[q] + lane;
+            hi[t] = seg[q + 1u];
+        }
+    }
     for (var sl = 0u; sl < select(params.slices, 0u, fast); sl++) {
         let c0 = sl * S;
         let width = min(S, n - c0);
-        for (var c = lid; c < width; c += WG) {
-            for (var v = 0u; v < RV; v++) {
-                var q = vec4<f32>(0.0);
-                for (var k = 0u; k < 4u; k++) {
-                    let r = 4u * v + k;
-                    if (r < rows) {
-                        // A constant row's activations may be unwritten: c stands for them.
-                        if ((cmask & (1u << r)) != 0u) {
-                            q[k] = wg_c[r];
-                        } else {
-                            q[k] = y_in[base[r] + c0 + c];
+        if (STAGE_UNROLL > 1u) {
+            for (var c = lid; c < width; c += WG * STAGE_UNROLL) {
+                // Every load of the turn first (no branch), then the stores within the slice.
+                var q: array<vec4<f32>, MAX_UNROLL * MAX_RV>;
+                for (var u = 0u; u < STAGE_UNROLL; u++) {
+                    let cu = c0 + min(c + u * WG, width - 1u);
+                    for (var v = 0u; v < RV; v++) {
+                        let r = 4u * v;
+                        q[u * RV + v] = vec4<f32>(y_in[src[r] + cu], y_in[src[r + 1u] + cu],
+                            y_in[src[r + 2u] + cu], y_in[src[r + 3u] + cu]);
+                    }
+                }
+                for (var u = 0u; u < STAGE_UNROLL; u++) {
+                    let cu = c + u * WG;
+                    if (cu < width) {
+                        for (var v = 0u; v < RV; v++) {
+                            ys[cu * RV + v] = select(q[u * RV + v], sub[v], subbed[v]);
                         }
                     }
                 }
-                ys[c * RV + v] = q;
+            }
+        } else {
+            for (var c = lid; c < width; c += WG) {
+                for (var v = 0u; v < RV; v++) {
+                    var q = vec4<f32>(0.0);
+                    for (var k = 0u; k < 4u; k++) {
+                        let r = 4u * v + k;
+                        if (r < rows) {
+                            // A constant row's activations may be unwritten: c stands for them.
+                            if ((cmask & (1u << r)) != 0u) {
+                                q[k] = wg_c[r];
+                            } else {
+                                q[k] = y_in[base[r] + c0 + c];
+                            }
+                        }
+                    }
+                    ys[c * RV + v] = q;
+                }
             }
         }
         workgroupBarrier();
         if (SEGMENTS_TOGETHER) {
-            // Lane's first word and the end of each segment, and the most turns any takes.
-            var lo: array<u32, MAX_T>;
-            var hi: array<u32, MAX_T>;
+            // The bounds (unless loaded a slice ahead), and the most turns any segment takes.
             var turns = 0u;
             for (var t = 0u; t < T; t++) {
-                let q = ((block * params.slices + sl) * T + t) * groups + grp;
-                let first = seg[q];
-                lo[t] = first + lane;
-                hi[t] = seg[q + 1u];
-                turns = max(turns, (hi[t] - first + G - 1u) / G);
+                if (!PREFETCH_BOUNDS) {
+                    let q = seg_index(block, sl, t, grp);
+                    lo[t] = seg[q] + lane;
+                    hi[t] = seg[q + 1u];
+                }
+                turns = max(turns, (hi[t] - (lo[t] - lane) + G - 1u) / G);
             }
             for (var k = 0u; k < turns; k++) {
                 for (var t = 0u; t < T; t++) {
@@ -360,9 +441,17 @@ fn main(
                     }
                 }
             }
+            // The next slice's bounds, in flight across the barrier and its staging.
+            if (PREFETCH_BOUNDS && sl + 1u < params.slices) {
+                for (var t = 0u; t < T; t++) {
+                    let q = seg_index(block, sl + 1u, t, grp);
+                    lo[t] = seg[q] + lane;
+                    hi[t] = seg[q + 1u];
+                }
+            }
         }
         for (var t = 0u; t < select(T, 0u, SEGMENTS_TOGETHER); t++) {
-            let q = ((block * params.slices + sl) * T + t) * groups + grp;
+            let q = seg_index(block, sl, t, grp);
             let hi = seg[q + 1u];
             if (SLICE_SUMS) {
                 var p0 = vec4<f32>(0.0);

@@ -197,6 +197,14 @@ pub struct SpdnnArgs {
     /// --slice-sums on (the two cannot both be on).
     #[arg(long, value_enum)]
     segments_together: Option<OnOff>,
+    /// Sliced ELL with segments together: load the next slice's segment bounds before the
+    /// barrier that ends a slice (on), or after the staging of their own slice (off).
+    #[arg(long, value_enum, default_value = "off")]
+    prefetch_bounds: OnOff,
+    /// Sliced ELL: input columns each invocation stages per turn, all their loads before
+    /// any store (1..=4; 1: one column a turn).
+    #[arg(long, default_value_t = 1)]
+    stage_unroll: u32,
     /// Submit the timed runs in groups of this many layers (0: all layers in one
     /// submission). The first run always goes in groups of 10 behind a progress bar.
     #[arg(long, default_value_t = 0)]
@@ -321,6 +329,8 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
             segments_together: a
                 .segments_together
                 .map_or(a.slice_sums == OnOff::Off, |s| s == OnOff::On),
+            prefetch_bounds: a.prefetch_bounds == OnOff::On,
+            stage_unroll: a.stage_unroll,
             rows_per_workgroup: a.rows_per_wg,
             stage: match a.stage {
                 StageArg::Auto => None,
@@ -399,6 +409,8 @@ pub fn run(a: SpdnnArgs) -> Result<ExitCode> {
                     "scalar_rows": plan.scalar_rows(),
                     "slice_sums": a.slice_sums == OnOff::On,
                     "segments_together": plan.segments_together(),
+                    "prefetch_bounds": plan.segments_together() && a.prefetch_bounds == OnOff::On,
+                    "stage_unroll": plan.tiling().map_or(1, |t| t.unroll),
                     "scalar_layers": plan.scalar_layers().iter().filter(|&&u| u).count(),
                     "carried_rows_per_layer": carried,
                     "dispatches": dispatches,

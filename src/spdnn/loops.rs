@@ -74,13 +74,33 @@ pub fn sliced_words(seg: &[u32], tiling: &Tiling, n: usize, together: bool) -> u
 }
 
 /// `spdnn.sliced`: the tile's rows and constancy (4·RV, T·RV vec4s of four rows), per slice
-/// the staging of S columns of RV vec4s, and `words` (from [`sliced_words`]) of RV sums each.
-pub fn sliced(tiling: &Tiling, n: usize, words: u64) -> u64 {
-    let (t, rv) = (tiling.t as u64, tiling.rv as u64);
+/// the staging of S columns of RV vec4s (`tiling.unroll` columns a turn: U loads, then U
+/// stores, of RV vec4s each, after a per-row setup), a loop over the T outputs' bounds (and,
+/// with `prefetch`, one more loading the next slice's), and `words` (from [`sliced_words`])
+/// of RV sums each; `together`, a slice's T segments in one loop, adds that loop's turns
+/// (words / T).
+pub fn sliced(tiling: &Tiling, n: usize, words: u64, (together, prefetch): (bool, bool)) -> u64 {
+    let (t, rv, u) = (
+        tiling.t as u64,
+        tiling.rv as u64,
+        tiling.unroll.max(1) as u64,
+    );
     let slices = n.div_ceil(tiling.slice.max(1) as usize) as u64;
-    let stage = (tiling.slice as u64).div_ceil(tiling.wg.max(1) as u64) * (1 + rv * 5);
-    let fixed = 8 + 4 * 4 * rv + 3 * t * rv * 5 + rv * 5;
-    fixed + slices * (1 + stage + t) + words * (1 + rv)
+    let columns = tiling.slice as u64;
+    let (setup, stage) = if u == 1 {
+        (0, columns.div_ceil(tiling.wg.max(1) as u64) * (1 + rv * 5))
+    } else {
+        let turns = columns.div_ceil(tiling.wg.max(1) as u64 * u);
+        (4 * rv + 5 * rv, turns * (1 + 2 * u * (1 + rv)))
+    };
+    let prefetch = u64::from(together && prefetch);
+    let fixed = 8 + 4 * 4 * rv + 3 * t * rv * 5 + rv * 5 + setup + prefetch * t;
+    let turns = if together {
+        words.div_ceil(t.max(1))
+    } else {
+        0
+    };
+    fixed + slices * (1 + stage + t * (1 + prefetch)) + words * (1 + rv) + turns
 }
 
 /// `spdnn.thesis_multiply`, 1D: a buffer row of `width` cleared and activated over `wg`
@@ -180,6 +200,7 @@ mod tests {
             rv: 1,
             slice: 8,
             lanes: 4,
+            unroll: 1,
         };
         // Segment words: block 0 (slice 0: 8, 4; slice 1: 12, 0), block 1 (4, 4; 4, 40).
         let widths = [8u32, 4, 12, 0, 4, 4, 4, 40];
@@ -191,7 +212,7 @@ mod tests {
         assert_eq!(sliced_words(&seg, &tiling, 16, false), 11);
         // Together, T = 1: the same turns.
         assert_eq!(sliced_words(&seg, &tiling, 16, true), 11);
-        assert!(sliced(&tiling, 16, 11) > sliced(&tiling, 16, 5));
+        assert!(sliced(&tiling, 16, 11, (false, false)) > sliced(&tiling, 16, 5, (false, false)));
         // One block, one slice, T = 2, one group of 4 lanes: segments of 4 and 20 words take
         // 1 + 5 turns one after another, 2 × 5 together (the short one idles).
         let tiling = Tiling {
@@ -200,9 +221,25 @@ mod tests {
             rv: 1,
             slice: 8,
             lanes: 4,
+            unroll: 1,
         };
         let seg = [0u32, 4, 24];
         assert_eq!(sliced_words(&seg, &tiling, 8, false), 6);
         assert_eq!(sliced_words(&seg, &tiling, 8, true), 10);
+        // Together, the loop's own 5 turns come on top of the 10 words; prefetching the next
+        // slice's bounds, a second loop over T per slice and one before the first.
+        let apart = sliced(&tiling, 8, 6, (false, false));
+        let together = sliced(&tiling, 8, 10, (true, false));
+        assert_eq!(together - apart, 4 * 2 + 5);
+        assert_eq!(sliced(&tiling, 8, 10, (true, true)) - together, 2 + 2);
+        // Prefetching needs segments together: apart it changes nothing.
+        assert_eq!(sliced(&tiling, 8, 6, (false, true)), apart);
+        // Staging 2 columns a turn: one turn of 2 loads and 2 stores of one vec4 (9), not
+        // 2 turns of one column of 4 rows (12), after a setup over the 4 rows and the vec4 (9).
+        let unrolled = Tiling {
+            unroll: 2,
+            ..tiling
+        };
+        assert_eq!(sliced(&unrolled, 8, 6, (false, false)), apart - 12 + 9 + 9);
     }
 }

@@ -43,7 +43,7 @@ use crate::sparse::Csr;
 use crate::{Error, Result};
 
 pub use plan::Plan;
-pub use sliced::{Tiling, MAX_RV, MAX_T};
+pub use sliced::{Tiling, MAX_RV, MAX_T, MAX_UNROLL};
 
 /// Largest value an activation may take (the challenge's YMAX).
 pub const YMAX: f32 = 32.0;
@@ -207,6 +207,15 @@ pub struct Options {
     /// order, so the same f32 sums as one segment after another. On by default (the H200's
     /// fastest at every N); refused together with `slice_sums`.
     pub segments_together: bool,
+    /// Sliced ELL with `segments_together`: load the next slice's segment bounds before the
+    /// barrier that ends a slice (slice 0's before its staging), so their round trip
+    /// overlaps the barrier and the staging. The same sums; refused without
+    /// `segments_together`.
+    pub prefetch_bounds: bool,
+    /// Sliced ELL: input columns each invocation stages per turn (1..=[`MAX_UNROLL`]): all
+    /// their loads are issued before any store, U·4·RV loads in flight instead of 4·RV.
+    /// 1 stages one column a turn. The same staged values, so the same sums.
+    pub stage_unroll: u32,
     /// Dense rows: active rows per workgroup of `spdnn.layer` (1..=8): each weight slot
     /// loaded serves them all.
     pub rows_per_workgroup: u32,
@@ -234,6 +243,8 @@ impl Default for Options {
             scalar_rows: true,
             slice_sums: false,
             segments_together: true,
+            prefetch_bounds: false,
+            stage_unroll: 1,
             rows_per_workgroup: 4,
             stage: None,
             chunk_rows: None,

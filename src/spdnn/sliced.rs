@@ -36,7 +36,7 @@ use crate::spdnn::{loops, Network, Options};
 use super::sliced_ell::{column_sums, uniform_value, SlicedEll};
 use crate::{Error, Result};
 use chunk::Chunk;
-pub use tiling::{Tiling, MAX_RV, MAX_T};
+pub use tiling::{Tiling, MAX_RV, MAX_T, MAX_UNROLL};
 
 /// Invocations per workgroup of `spdnn.select` and `spdnn.reset`.
 const SMALL_WG: u32 = 256;
@@ -144,11 +144,11 @@ pub(crate) struct SlicedPlan {
 fn check_loop_budget(
     gpu: &Gpu,
     seg: &[u32],
-    (tiling, together): (&Tiling, bool),
+    (tiling, walk): (&Tiling, (bool, bool)),
     n: usize,
     l: usize,
 ) -> Result<()> {
-    let (words, iterations) = loop_iterations(seg, (tiling, together), n);
+    let (words, iterations) = loop_iterations(seg, (tiling, walk), n);
     if crate::gpu::loop_cap::budget(gpu.caps.loop_cap).is_none_or(|b| iterations <= b) {
         return Ok(());
     }
@@ -166,10 +166,11 @@ fn check_loop_budget(
     ))
 }
 
-/// The ELL words per lane and the loop iterations of the busiest `spdnn.sliced` invocation.
-fn loop_iterations(seg: &[u32], (tiling, together): (&Tiling, bool), n: usize) -> (u64, u64) {
-    let words = loops::sliced_words(seg, tiling, n, together);
-    (words, loops::sliced(tiling, n, words))
+/// The ELL words per lane and the loop iterations of the busiest `spdnn.sliced` invocation,
+/// with a slice's segments together (and their bounds prefetched) as `walk` says.
+fn loop_iterations(seg: &[u32], (tiling, walk): (&Tiling, (bool, bool)), n: usize) -> (u64, u64) {
+    let words = loops::sliced_words(seg, tiling, n, walk.0);
+    (words, loops::sliced(tiling, n, words, walk))
 }
 
 impl SlicedPlan {
@@ -206,6 +207,7 @@ impl SlicedPlan {
         });
         let constant_rows = options.constant_rows;
         let mut together = options.segments_together;
+        let prefetch = options.prefetch_bounds;
         // Scalar rows: the layers whose column sums are all one (finite) value.
         let sums: Vec<Option<f32>> = net
             .layers
@@ -232,11 +234,13 @@ impl SlicedPlan {
                 // passes a software device's loop budget, the plan runs them one after
                 // another (the same sums, never more turns, so earlier layers stay within).
                 if together {
-                    let over = crate::gpu::loop_cap::budget(gpu.caps.loop_cap)
-                        .is_some_and(|b| loop_iterations(&ell.seg, (&tiling, true), n).1 > b);
+                    let over = crate::gpu::loop_cap::budget(gpu.caps.loop_cap).is_some_and(|b| {
+                        loop_iterations(&ell.seg, (&tiling, (true, prefetch)), n).1 > b
+                    });
                     together = !over;
                 }
-                check_loop_budget(gpu, &ell.seg, (&tiling, together), n, l)?;
+                let walk = (together, together && prefetch);
+                check_loop_budget(gpu, &ell.seg, (&tiling, walk), n, l)?;
                 slots += ell.slots;
                 nnz += w.nnz();
                 let csum = if constant_rows {
@@ -278,6 +282,7 @@ impl SlicedPlan {
             .collect::<Result<Vec<_>>>()?;
         let options = &Options {
             segments_together: together,
+            prefetch_bounds: together && prefetch,
             ..options.clone()
         };
         let [sliced, select, rejoin, reset] =

@@ -95,6 +95,15 @@ pub(super) fn build(
                 "SEGMENTS_TOGETHER",
                 if options.segments_together { 1.0 } else { 0.0 },
             ),
+            (
+                "PREFETCH_BOUNDS",
+                if options.segments_together && options.prefetch_bounds {
+                    1.0
+                } else {
+                    0.0
+                },
+            ),
+            ("STAGE_UNROLL", f64::from(tiling.unroll)),
         ],
     )?;
     let select = kernel(

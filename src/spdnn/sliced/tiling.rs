@@ -10,6 +10,8 @@ use crate::{Error, Result};
 pub const MAX_T: u32 = 8;
 /// See [`MAX_T`].
 pub const MAX_RV: u32 = 4;
+/// Most input columns an invocation stages per turn (`MAX_UNROLL` in the shader).
+pub const MAX_UNROLL: u32 = 4;
 const MAX_ACC: u32 = 16;
 /// Bytes of workgroup memory the kernel uses besides the staged slice.
 const WG_EXTRA: u64 = 192;
@@ -28,6 +30,8 @@ pub struct Tiling {
     pub slice: u32,
     /// Lanes per ELL group (divides `wg`; the options' `ell_lanes`, at most `wg`).
     pub lanes: u32,
+    /// Input columns each invocation stages per turn, 1..=[`MAX_UNROLL`].
+    pub unroll: u32,
 }
 
 impl Tiling {
@@ -59,6 +63,17 @@ impl Tiling {
                  per-output registers)"
                     .into(),
             ));
+        }
+        if options.prefetch_bounds && !options.segments_together {
+            return Err(Error::Option(
+                "prefetched segment bounds need segments together (--segments-together on)".into(),
+            ));
+        }
+        let unroll = options.stage_unroll;
+        if !(1..=MAX_UNROLL).contains(&unroll) {
+            return Err(Error::Option(format!(
+                "a staging unroll of {unroll} columns per turn (1..={MAX_UNROLL})"
+            )));
         }
         let lanes = options.ell_lanes.min(wg);
         if lanes == 0 || !wg.is_multiple_of(lanes) {
@@ -102,6 +117,7 @@ impl Tiling {
             rv,
             slice,
             lanes,
+            unroll,
         })
     }
 }
