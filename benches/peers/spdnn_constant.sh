@@ -42,22 +42,22 @@
 # `together` is `scalar` with --segments-together on (a slice's T output segments in one loop,
 # the default) and `apart` with it off (one segment after another). The default tiling is wg
 # 1,024 (capped at the device's limit), T 8, 1 row vec, 8 lanes.
-# A mode's kind may carry switches, KIND[+unrollU][+prefetch] (U in 1..4): `+unrollU` adds
-# --stage-unroll U (each invocation stages U input columns a turn, all their loads before
-# its stores), `+prefetch` adds --prefetch-bounds on (the next slice's segment bounds loaded
-# before a slice's last barrier; needs segments together, so not with `apart` or `sums`),
-# e.g. MODES="scalar together+unroll4 together+unroll4+prefetch:8:1:8::512".
+# A mode's kind may carry switches, KIND[+unrollU][+prefetch|+noprefetch] (U in 1..4):
+# `+unrollU` adds --stage-unroll U (each invocation stages U input columns a turn, all their
+# loads before its stores), `+prefetch` / `+noprefetch` add --prefetch-bounds on / off (the
+# next slice's segment bounds loaded before a slice's last barrier, the default; no effect
+# without segments together, so with `apart` or `sums`),
+# e.g. MODES="scalar together+noprefetch together+unroll4:8:1:8::512".
 # LAYER_TIMES=1 (default) also times each layer on its own (--layer-times: layer_ms per run)
 # and writes $OUT/layer_table.md: per N, the ms and tiles of layers 1–24 per mode, the rest
 # summed, and the sum against the whole run's ms (one submission per layer costs a little).
 # A tiling sweep at 16,384 in about 2 minutes (setup and the tests apart):
 #   NS=16384 MODES="scalar apart scalar:8:1:8::512 apart:8:1:8::256 sums:8:1:8::1024" PEER=0 REPS=2 \
 #     benches/peers/spdnn_constant.sh
-# The staging and bounds switches at 16,384 in about 4 minutes (`scalar` and `together` are
-# the same run: their difference is the noise):
-#   NS=16384 MODES="scalar together together+unroll2 together+unroll4 together+prefetch \
-#     together+unroll2+prefetch together+unroll4+prefetch apart apart+unroll4" PEER=0 REPS=2 \
-#     benches/peers/spdnn_constant.sh
+# The staging and bounds switches at 16,384 in about 3 minutes (`scalar`, `together` and
+# `together+prefetch` are the same run: their difference is the noise):
+#   NS=16384 MODES="scalar together together+noprefetch together+unroll2 together+unroll4 \
+#     apart apart+unroll4" PEER=0 REPS=2 benches/peers/spdnn_constant.sh
 set -uo pipefail
 OUT=${OUT:-bench-out}
 NS=${NS:-"1024 4096 16384"}
@@ -111,6 +111,7 @@ for N in $RUN_NS; do
       case $sw in
         unroll[1-4]) extra+=(--stage-unroll "${sw#unroll}") ;;
         prefetch) extra+=(--prefetch-bounds on) ;;
+        noprefetch) extra+=(--prefetch-bounds off) ;;
         *) extra=(bad); break ;;
       esac
     done

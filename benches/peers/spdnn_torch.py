@@ -54,14 +54,16 @@ def categories_file(folder, rows):
 
 
 def build(fmt, layers, dev):
-    """The per-layer operands of `fmt`, on the device."""
+    """The per-layer operands of `fmt`, on the device (transposed there: on the host, 1,920
+    layers of 16,384 took minutes)."""
     out = []
     for w in layers:
+        w = w.to(dev)
         if fmt == "dense-csr":
-            out.append(w.to(dev))
+            out.append(w)
         else:
             wt = w.to_sparse_coo().t().coalesce()
-            out.append(wt.to_sparse_csr().to(dev) if fmt.startswith("csr") else wt.to(dev))
+            out.append(wt.to_sparse_csr() if fmt.startswith("csr") else wt)
     return out
 
 

@@ -198,8 +198,9 @@ pub struct SpdnnArgs {
     #[arg(long, value_enum)]
     segments_together: Option<OnOff>,
     /// Sliced ELL with segments together: load the next slice's segment bounds before the
-    /// barrier that ends a slice (on), or after the staging of their own slice (off).
-    #[arg(long, value_enum, default_value = "off")]
+    /// barrier that ends a slice (on), or after the staging of their own slice (off). No
+    /// effect with segments one after another.
+    #[arg(long, value_enum, default_value = "on")]
     prefetch_bounds: OnOff,
     /// Sliced ELL: input columns each invocation stages per turn, all their loads before
     /// any store (1..=4; 1: one column a turn).

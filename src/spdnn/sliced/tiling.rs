@@ -64,11 +64,6 @@ impl Tiling {
                     .into(),
             ));
         }
-        if options.prefetch_bounds && !options.segments_together {
-            return Err(Error::Option(
-                "prefetched segment bounds need segments together (--segments-together on)".into(),
-            ));
-        }
         let unroll = options.stage_unroll;
         if !(1..=MAX_UNROLL).contains(&unroll) {
             return Err(Error::Option(format!(
