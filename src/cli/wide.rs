@@ -163,6 +163,13 @@ enum What {
         /// Apply by one invocation per segment for all of its feature's parameters.
         #[arg(long, conflicts_with = "apply_ilp")]
         apply_whole: bool,
+        /// Apply the features past the segmented ones (--edge-features, default the cost
+        /// rule's) edge by edge from Aggregate's lanes, without their segment index.
+        #[arg(long)]
+        edge_apply: bool,
+        /// With --edge-apply: features 0 .. N keep Apply's segments (0: the cost rule).
+        #[arg(long, default_value_t = 0, requires = "edge_apply")]
+        edge_features: usize,
         /// Timing only, results NOT valid: drop parts of the flow kernel (comma-separated:
         /// skip-apply, skip-aggregate, no-hot-copy, no-tile, skip-tail, no-storage-barrier;
         /// fixed: the first five).
@@ -257,6 +264,8 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
             tile_words,
             slot16,
             apply_whole,
+            edge_apply,
+            edge_features,
             diag,
             no_early_stop,
             check,
@@ -319,6 +328,8 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
                     edge_tile_words: tile_words,
                     slot16: slot16 || base.variant.slot16,
                     apply_whole: apply_whole || base.variant.apply_whole,
+                    edge_apply: edge_apply || base.variant.edge_apply,
+                    edge_features,
                 },
                 diag: match diag {
                     Some(d) => wide::Diag::parse(&d)?,

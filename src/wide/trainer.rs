@@ -63,6 +63,9 @@ pub struct Trainer<'g> {
     hot: usize,
     /// Features the cost rule caches ([`crate::wide::plan::hot_features`]).
     hot_rule: usize,
+    /// Features the cost rule would cache with no workgroup-memory cap: those that keep
+    /// Apply's segments under [`FlowVariant::edge_apply`] by default.
+    seg_rule: usize,
     /// The stage baseline's kernels (stage mode only).
     stage: Option<StageKernels>,
     /// The training data in parts that each fit one storage binding.
@@ -150,6 +153,16 @@ impl<'g> Trainer<'g> {
     /// Features in the importance cache.
     pub fn hot_features(&self) -> usize {
         self.hot
+    }
+
+    /// With [`FlowVariant::edge_apply`]: the features (0 .. this) whose Apply goes by
+    /// segments, the others going edge by edge; `None` without it.
+    pub fn segment_features(&self) -> Option<usize> {
+        let v = &self.options.variant;
+        v.edge_apply.then_some(match v.edge_features {
+            0 => self.seg_rule,
+            n => n,
+        })
     }
 
     /// Async: mini-batches whose updates read stale parameters at once (S = P · chunk /
@@ -323,7 +336,7 @@ impl<'g> Trainer<'g> {
             &self.spec,
             self.chunk,
             lanes,
-            hot,
+            (hot, self.seg_rule),
             self.kernels.one_hot,
             &options,
         )?;

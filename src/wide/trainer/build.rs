@@ -345,6 +345,7 @@ impl<'g> Trainer<'g> {
         check_workgroup_words(gpu, spec, chunk, lanes, tile_words)?;
         let budget = cache_budget(gpu, spec, chunk, lanes, tile_words) / spec.params_per_feature;
         let hot_rule = hot_features(&counts, n_chunks, budget).min(n_features);
+        let seg_rule = hot_features(&counts, n_chunks, n_features);
         let hot = match options.cache {
             Some(h) => h.min(budget),
             None => hot_rule,
@@ -357,7 +358,7 @@ impl<'g> Trainer<'g> {
             spec,
             chunk,
             lanes,
-            hot,
+            (hot, seg_rule),
             (one_hot, valid_one_hot),
             &options,
         )?;
@@ -435,6 +436,7 @@ impl<'g> Trainer<'g> {
             kernels,
             hot,
             hot_rule,
+            seg_rule,
             stage,
             parts,
             chunk,

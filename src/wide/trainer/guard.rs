@@ -108,7 +108,7 @@ impl Trainer<'_> {
             &self.spec,
             self.chunk,
             options.lanes,
-            self.hot,
+            (self.hot, self.seg_rule),
             self.kernels.one_hot,
             &options,
         )?;
