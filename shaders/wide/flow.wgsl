@@ -506,15 +506,26 @@ fn run_chunk(c: u32, lid: u32, fresh: bool, inv_b: f32) {
 #endif
 #ifdef EDGE_APPLY
 #ifndef DIAG_SKIP_APPLY
-    // The features from SEG_HOT on, edge by edge: each lane its own edges of Aggregate (read
-    // again, now in cache), one global add per (edge, parameter).
+    // The features from SEG_HOT on, edge by edge (the sample's edges read again, now in
+    // cache), one global add per (edge, parameter). Fewer parameters per feature than lanes
+    // (LR): each lane its own edges of Aggregate. Otherwise (FM) every lane walks the
+    // sample's edges and takes parameters lane, lane + LANES …, so a subgroup's adds fall on
+    // a few features' consecutive parameters (few cache sectors), as Apply's work items do.
     if slot < n {
         let dl = dl_wg[slot];
         let e1 = idx[cfg.row_off + s0 + slot + 1u];
-        for (var e = idx[cfg.row_off + s0 + slot] + lane; e < e1; e += LANES) {
+        var e = idx[cfg.row_off + s0 + slot];
+        var de = 1u;
+        var ip = vec2<u32>(lane, LANES);
+        if NPARAM < LANES {
+            e += lane;
+            de = LANES;
+            ip = vec2<u32>(0u, 1u);
+        }
+        for (; e < e1; e += de) {
             let edge = s_edge(e);
             if edge.x >= SEG_HOT {
-                apply_edge(slot, edge.x, bitcast<f32>(edge.y), dl, inv_b, item_step(step, edge.x));
+                apply_edge(slot, edge.x, bitcast<f32>(edge.y), dl, inv_b, item_step(step, edge.x), ip);
             }
         }
     }
