@@ -100,7 +100,8 @@
 //! - **Variants and attribution** ([`variant`]): candidate changes to the flow kernel's
 //!   per-chunk work ([`FlowVariant`]: loads in flight in the copies, Aggregate and Apply,
 //!   the chunk's tail off invocation 0, plain async reads, the cache reloaded every R
-//!   chunks, split segments, the edge tile's size, 16-bit feature-sorted slots, Apply by whole segments), each equal to
+//!   chunks, split segments, the edge tile's size, 16-bit feature-sorted slots, Apply by whole segments,
+//!   Apply edge by edge past the segmented features), each equal to
 //!   the f64 twin's steps, and
 //!   timing-only switches that drop a stage ([`Diag`], results not valid);
 //!   `wgsparse wide sweep` times them on data chunked once ([`Trainer::restart_with`]).
