@@ -456,9 +456,10 @@ fn coherent_reads_need_the_decoration() {
     assert!(err.to_string().contains("@coherent"), "{err}");
 }
 
-/// Apply edge by edge (`edge_apply`): its conflicts refused, its run token, flags and label;
-/// `wide train --edge-apply --check` passes and `wide sweep` reports the segmented features
-/// (the cost rule's, or the run's bound); `--edge-features` alone exits with status 2.
+/// Apply edge by edge (`edge_apply`) and no fence (`no_fence`): conflicts refused, run
+/// tokens, flags and label; `wide train --edge-apply --no-fence --check` passes (LR, FM)
+/// and `wide sweep` reports the segmented features (the cost rule's, or the run's bound);
+/// `--edge-features` alone exits with status 2.
 #[test]
 fn edge_apply_settings_and_cli() {
     let e = FlowVariant {
@@ -485,16 +486,25 @@ fn edge_apply_settings_and_cli() {
         let msg = variant.check(false).unwrap_err().to_string();
         assert!(msg.contains(says), "{msg}");
     }
-    let (v, _) = FlowVariant::parse_run("edge-apply=12,plain-reads").unwrap();
+    let (v, _) = FlowVariant::parse_run("edge-apply=12,plain-reads,no-fence").unwrap();
     assert!(
-        v.edge_apply && v.plain_reads && v.edge_features == 12,
+        v.edge_apply && v.plain_reads && v.edge_features == 12 && v.no_fence,
         "{v:?}"
     );
-    assert_eq!(v.label(), "plain-reads,edge-apply=12");
+    assert_eq!(v.label(), "plain-reads,edge-apply=12,no-fence");
     assert_eq!(
         v.flags().join(" "),
-        "--plain-reads --edge-apply --edge-features 12"
+        "--plain-reads --edge-apply --edge-features 12 --no-fence"
     );
+    // No fence is async only.
+    let msg = FlowVariant {
+        no_fence: true,
+        ..FlowVariant::default()
+    }
+    .check(true)
+    .unwrap_err()
+    .to_string();
+    assert!(msg.contains("no_fence") && msg.contains("async"), "{msg}");
     assert_eq!(FlowVariant::parse_run("edge-apply").unwrap().0, e);
     assert!(FlowVariant::parse_run("edge-apply=x").is_err());
 
@@ -535,11 +545,15 @@ fn edge_apply_settings_and_cli() {
             "128",
             "--async",
             "--edge-apply",
+            "--no-fence",
             "--check",
             "--json",
         ]);
         assert!(
-            train["variant"].as_str().unwrap().ends_with("edge-apply"),
+            train["variant"]
+                .as_str()
+                .unwrap()
+                .ends_with("edge-apply,no-fence"),
             "{train}"
         );
         assert_eq!(train["check_ok"], true, "{train}");

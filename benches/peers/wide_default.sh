@@ -30,7 +30,9 @@
 # QUICK=1 (limits 300 s in all): Apply edge by edge (`edge-apply`) against the current
 # default, where the epoch's time goes, and the PyTorch peer in both idioms.
 # 1. LR sweep (3 epochs, 2 passes): `plain-reads` (the default), `plain-reads,edge-apply`
-#    (segments kept for the cost rule's 232 features), `…,edge-apply=64`, `…,edge-apply=1024`,
+#    (segments kept for the cost rule's 232 features), `…,no-fence` (no storage barrier
+#    between a workgroup's chunks), `…,edge-apply,no-fence`, `…,edge-apply=1024`,
+#    `…,cache=1024` (the importance cache past the cost rule's 232),
 #    `plain-reads,no-read-guard`, `…,edge-apply,no-read-guard`; where the time goes (the
 #    guard off, against `plain-reads,no-read-guard`; timing only, results not valid but
 #    `no-tile`): `diag=skip-apply`, `skip-aggregate`, `no-hot-copy`, `no-tile`, `skip-tail`,
@@ -40,13 +42,13 @@
 # 2. `wide train --check` (1 epoch) with the flags of the fastest valid LR run with the
 #    guard on.
 # 3. FM k = 10 sweep (2 epochs, 1 pass): `lanes=4,cache=0,plain-reads` (the default), with
-#    `edge-apply`, `edge-apply=1024`, `lanes=8` + `edge-apply`, and the default with
-#    `diag=skip-apply` (timing only).
+#    `edge-apply`, `no-fence`, `edge-apply,no-fence`, `edge-apply=1024`, `lanes=8` +
+#    `edge-apply`, and the default with `diag=skip-apply` (timing only).
 # 4. `wide train --model fm --k 10 --check` (1 epoch) with the fastest valid FM run's flags.
 # 5. The PyTorch peer (`wide_torch.py`), LR and FM k = 10, both idioms (EmbeddingBag +
 #    sparse SGD, torch.sparse.mm on CSR), 1 epoch each, one process; the script names the
 #    fastest idiom per model. PEER=0 skips it.
-# Limits: gen 50 s, LR sweep 60 s, LR check 30 s, FM sweep 40 s, FM check 50 s, peer 70 s.
+# Limits: gen 50 s, LR sweep 70 s, LR check 30 s, FM sweep 40 s, FM check 45 s, peer 65 s.
 # Dry run elsewhere (lavapipe): DRY_RUN=1 skips installing .gl/; SAMPLES / FEATURES shrink
 # the data; BIN names the binary, e.g.
 #   DRY_RUN=1 SAMPLES=20000 FEATURES=5000 PEER=0 BIN=target/release/wgsparse OUT=/tmp/a \
@@ -99,8 +101,9 @@ if timeout $GEN_LIMIT $W gen ctr --samples "${SAMPLES:-5134149}" --features "${F
   # and the guard would train its epochs again.
   N=plain-reads,no-read-guard
   log "quick: sweep lr"
-  timeout 60 $W wide sweep --model lr "${COMMON[@]}" --epochs 3 --passes 2 \
-    --run $P --run $P,edge-apply --run $P,edge-apply=64 --run $P,edge-apply=1024 \
+  timeout 70 $W wide sweep --model lr "${COMMON[@]}" --epochs 3 --passes 2 \
+    --run $P --run $P,edge-apply --run $P,no-fence --run $P,edge-apply,no-fence \
+    --run $P,edge-apply=1024 --run $P,cache=1024 \
     --run $P,no-read-guard --run $P,edge-apply,no-read-guard \
     --run $N,diag=skip-apply --run $N,diag=skip-aggregate --run $N,diag=no-hot-copy \
     --run $N,diag=no-tile --run $N,diag=skip-tail --run $N,diag=fixed \
@@ -112,16 +115,17 @@ if timeout $GEN_LIMIT $W gen ctr --samples "${SAMPLES:-5134149}" --features "${F
   log "quick: sweep fm k=10"
   Q=lanes=4,cache=0,plain-reads
   timeout 40 $W wide sweep --model fm --k 10 "${COMMON[@]}" --epochs 2 --passes 1 \
-    --run $Q --run $Q,edge-apply --run $Q,edge-apply=1024 \
-    --run lanes=8,cache=0,plain-reads,edge-apply --run $Q,diag=skip-apply \
+    --run $Q --run $Q,edge-apply --run $Q,no-fence --run $Q,edge-apply,no-fence \
+    --run $Q,edge-apply=1024 --run lanes=8,cache=0,plain-reads,edge-apply \
+    --run $Q,diag=skip-apply \
     >> "$J" 2>>"$OUT/log.txt" || log "sweep fm FAILED (exit $?)"
   F=$(fastest fm10)
   log "quick: check fm k=10, fastest valid run's flags: $F"
-  timeout 50 $W wide train --model fm --k 10 "${COMMON[@]}" --async --no-early-stop \
+  timeout 45 $W wide train --model fm --k 10 "${COMMON[@]}" --async --no-early-stop \
     --epochs 1 $F --check --json >> "$C" 2>>"$OUT/log.txt" || log "check fm FAILED (exit $?)"
   if [ "${PEER:-1}" = 1 ]; then
     log "quick: peer torch lr, fm10, both idioms, 1 epoch"
-    timeout 70 python3 benches/peers/wide_torch.py $D --holdout 0.1 --batch 1024 --lr 0.5 \
+    timeout 65 python3 benches/peers/wide_torch.py $D --holdout 0.1 --batch 1024 --lr 0.5 \
       --epochs 1 --models lr,fm10 --idioms embbag,spmm >> "$OUT/wide_default_peer.jsonl" \
       2>>"$OUT/log.txt" || log "peer FAILED (exit $?)"
   fi

@@ -257,7 +257,10 @@ fn main(
 #endif
         k++;
         // The next chunk overwrites the workgroup arrays and reads this one's updates.
-#ifndef DIAG_NO_STORAGE_BARRIER
+        // NO_FENCE: no wait for those updates (a device-scope fence: every global add of the
+        // chunk acknowledged); the next chunk may read parameters before they land, as it
+        // reads other workgroups' updates late.
+#ifndef NO_FENCE
         storageBarrier();
 #endif
         workgroupBarrier();

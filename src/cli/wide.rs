@@ -170,6 +170,10 @@ enum What {
         /// With --edge-apply: features 0 .. N keep Apply's segments (0: the cost rule).
         #[arg(long, default_value_t = 0, requires = "edge_apply")]
         edge_features: usize,
+        /// Async: no storage barrier between a workgroup's chunks (it goes on without
+        /// waiting for its own global adds to land).
+        #[arg(long)]
+        no_fence: bool,
         /// Timing only, results NOT valid: drop parts of the flow kernel (comma-separated:
         /// skip-apply, skip-aggregate, no-hot-copy, no-tile, skip-tail, no-storage-barrier;
         /// fixed: the first five).
@@ -266,6 +270,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
             apply_whole,
             edge_apply,
             edge_features,
+            no_fence,
             diag,
             no_early_stop,
             check,
@@ -330,6 +335,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
                     apply_whole: apply_whole || base.variant.apply_whole,
                     edge_apply: edge_apply || base.variant.edge_apply,
                     edge_features,
+                    no_fence,
                 },
                 diag: match diag {
                     Some(d) => wide::Diag::parse(&d)?,

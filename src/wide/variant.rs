@@ -25,7 +25,8 @@ pub struct Diag {
     /// Skip the bias and loss sums of a chunk (the bias stays, the chunk's loss reads 0).
     pub skip_tail: bool,
     /// Async: no storage barrier between a workgroup's chunks (its next chunk may read
-    /// parameters before its own updates land; not part of `fixed`).
+    /// parameters before its own updates land; not part of `fixed`). The same kernel as
+    /// the valid variant [`FlowVariant::no_fence`], kept for the timing-only sets.
     pub no_storage_barrier: bool,
 }
 
@@ -103,7 +104,7 @@ impl Diag {
             (self.no_hot_copy, "DIAG_NO_HOT_COPY"),
             (self.no_tile, "DIAG_NO_TILE"),
             (self.skip_tail, "DIAG_SKIP_TAIL"),
-            (self.no_storage_barrier, "DIAG_NO_STORAGE_BARRIER"),
+            (self.no_storage_barrier, "NO_FENCE"),
         ] {
             if on {
                 d.push(name);
@@ -198,6 +199,14 @@ pub struct FlowVariant {
     /// [`crate::wide::plan::hot_features`] without the workgroup-memory cap, i.e. those
     /// expected at least once per chunk).
     pub edge_features: usize,
+    /// Async: no storage barrier (a device-scope fence) between a workgroup's chunks, only
+    /// the workgroup barrier its arrays need: the workgroup goes on to its next chunk
+    /// without waiting until its global adds are acknowledged, so that chunk may read
+    /// parameters before its own last updates land, as it reads every other workgroup's
+    /// (async reads are stale anyway; the step scale assumes P chunks in flight, this
+    /// adds at most the workgroup's own one). Sync mode orders updates by dispatches or grid
+    /// barriers and keeps its fences.
+    pub no_fence: bool,
 }
 
 /// What [`FlowVariant::build_key`] returns: (max_segment, snapshot_reads, snapshot rounds or
@@ -227,6 +236,7 @@ impl Default for FlowVariant {
             apply_whole: false,
             edge_apply: false,
             edge_features: 0,
+            no_fence: false,
         }
     }
 }
@@ -286,6 +296,13 @@ impl FlowVariant {
                 "edge_features bounds edge_apply's segmented features: it needs edge_apply".into(),
             ));
         }
+        if self.no_fence && sync {
+            return Err(Error::Option(
+                "no_fence is an async-mode variant (sync mode's updates are ordered by its \
+                 dispatches or grid barriers)"
+                    .into(),
+            ));
+        }
         if self.slot16 && sync {
             return Err(Error::Option(
                 "slot16 is an async-mode layout of the feature-sorted edges".into(),
@@ -323,6 +340,7 @@ impl FlowVariant {
             (self.apply_ilp, "APPLY_ILP"),
             (self.apply_whole, "APPLY_WHOLE"),
             (self.edge_apply, "EDGE_APPLY"),
+            (!sync && self.no_fence, "NO_FENCE"),
             (self.tail_spread, "TAIL_SPREAD"),
             (!sync && self.plain_reads, "PLAIN_READS"),
             (
@@ -342,7 +360,7 @@ impl FlowVariant {
     /// Parses a run of a variant sweep: comma-separated `default`, `hot-every=R`,
     /// `copy-ilp`, `agg-ilp`, `apply-ilp`, `tail-spread`, `plain-reads`, `coherent-reads`, `snapshot-reads`,
     /// `snapshot-rounds=K` (with snapshot reads), `max-segment=N`, `tile-words=N`, `slot16`, `apply-whole`,
-    /// `edge-apply`, `edge-apply=N` (N segmented features) and `diag=A+B`
+    /// `edge-apply`, `edge-apply=N` (N segmented features), `no-fence` and `diag=A+B`
     /// (A, B … from [`Diag::NAMES`]); unnamed settings keep their defaults.
     pub fn parse_run(run: &str) -> Result<(Self, Diag)> {
         let mut v = FlowVariant::default();
@@ -372,6 +390,7 @@ impl FlowVariant {
                 None if token == "slot16" => v.slot16 = true,
                 None if token == "apply-whole" => v.apply_whole = true,
                 None if token == "edge-apply" => v.edge_apply = true,
+                None if token == "no-fence" => v.no_fence = true,
                 Some(("edge-apply", n)) => {
                     v.edge_apply = true;
                     v.edge_features = number("edge-apply", n)?
@@ -388,7 +407,7 @@ impl FlowVariant {
                     return Err(Error::Option(format!(
                         "run {run:?}: unknown setting {token:?} (default, hot-every=R, \
                          copy-ilp, agg-ilp, apply-ilp, tail-spread, plain-reads, coherent-reads, snapshot-reads, snapshot-rounds=K, max-segment=N, \
-                         tile-words=N, slot16, apply-whole, edge-apply, edge-apply=N, \
+                         tile-words=N, slot16, apply-whole, edge-apply, edge-apply=N, no-fence, \
                          diag=A+B)"
                     )))
                 }
@@ -437,6 +456,9 @@ impl FlowVariant {
         if self.edge_features > 0 {
             f.extend(["--edge-features".into(), self.edge_features.to_string()]);
         }
+        if self.no_fence {
+            f.push("--no-fence".into());
+        }
         f
     }
 
@@ -481,6 +503,9 @@ impl FlowVariant {
             (true, 0) => parts.push("edge-apply".into()),
             (true, n) => parts.push(format!("edge-apply={n}")),
             _ => {}
+        }
+        if self.no_fence {
+            parts.push("no-fence".into());
         }
         if parts.is_empty() {
             "default".into()
