@@ -167,7 +167,13 @@ fn variants() -> Vec<FlowVariant> {
             ..d
         },
         // Snapshot reads, one chunk per dispatch (one workgroup, one round): the snapshot
-        // equals the live parameters at every chunk.
+        // equals the live parameters at every chunk; its copy by a dispatch as well.
+        FlowVariant {
+            snapshot_reads: true,
+            snapshot_rounds: 1,
+            kernel_copies: true,
+            ..d
+        },
         FlowVariant {
             snapshot_reads: true,
             snapshot_rounds: 1,
@@ -364,7 +370,9 @@ fn sync_variants_equal_twin() {
     let gpu = common::gpu();
     let runs = variants()
         .into_iter()
-        .filter(|v| v.hot_every == 1 && !v.snapshot_reads && !v.slot16 && !v.no_fence)
+        .filter(|v| {
+            v.hot_every == 1 && !v.snapshot_reads && !v.slot16 && !v.no_fence && !v.kernel_copies
+        })
         .flat_map(|v| [(v, SyncKernel::Persistent), (v, SyncKernel::Dispatch)])
         .filter(|(v, k)| {
             !v.plain_reads

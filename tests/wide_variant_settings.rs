@@ -496,15 +496,32 @@ fn edge_apply_settings_and_cli() {
         v.flags().join(" "),
         "--plain-reads --edge-apply --edge-features 12 --no-fence"
     );
-    // No fence is async only.
-    let msg = FlowVariant {
-        no_fence: true,
-        ..FlowVariant::default()
+    // No fence and kernel copies are async only.
+    for (v, name) in [
+        (
+            FlowVariant {
+                no_fence: true,
+                ..FlowVariant::default()
+            },
+            "no_fence",
+        ),
+        (
+            FlowVariant {
+                kernel_copies: true,
+                ..FlowVariant::default()
+            },
+            "kernel_copies",
+        ),
+    ] {
+        let msg = v.check(true).unwrap_err().to_string();
+        assert!(msg.contains(name) && msg.contains("sync"), "{msg}");
     }
-    .check(true)
-    .unwrap_err()
-    .to_string();
-    assert!(msg.contains("no_fence") && msg.contains("async"), "{msg}");
+    let (v, _) = FlowVariant::parse_run("kernel-copies").unwrap();
+    assert!(v.kernel_copies);
+    assert_eq!(
+        (v.label(), v.flags()),
+        ("kernel-copies".into(), vec!["--kernel-copies".into()])
+    );
     assert_eq!(FlowVariant::parse_run("edge-apply").unwrap().0, e);
     assert!(FlowVariant::parse_run("edge-apply=x").is_err());
 
@@ -546,6 +563,7 @@ fn edge_apply_settings_and_cli() {
             "--async",
             "--edge-apply",
             "--no-fence",
+            "--kernel-copies",
             "--check",
             "--json",
         ]);
@@ -553,7 +571,7 @@ fn edge_apply_settings_and_cli() {
             train["variant"]
                 .as_str()
                 .unwrap()
-                .ends_with("edge-apply,no-fence"),
+                .ends_with("edge-apply,no-fence,kernel-copies"),
             "{train}"
         );
         assert_eq!(train["check_ok"], true, "{train}");

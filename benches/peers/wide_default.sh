@@ -27,11 +27,14 @@
 # 75 s: 480 s (8 min) if every step ran to its limit.
 # Summary: $OUT/wide_default.md; raw lines in $OUT/wide_default_sweep.jsonl,
 # $OUT/wide_default_check.jsonl and $OUT/wide_default_peer.jsonl.
-# QUICK=1 (limits 300 s in all): Apply edge by edge (`edge-apply`) against the current
-# default, where the epoch's time goes, and the PyTorch peer in both idioms.
+# QUICK=1 (limits 300 s in all): Apply edge by edge (`edge-apply`), no fence between a
+# workgroup's chunks (`no-fence`) and the guard's copy by a dispatch (`kernel-copies`)
+# against the current default, where the epoch's time goes, and the PyTorch peer in both
+# idioms.
 # 1. LR sweep (3 epochs, 2 passes): `plain-reads` (the default), `plain-reads,edge-apply`
 #    (segments kept for the cost rule's 232 features), `…,no-fence` (no storage barrier
-#    between a workgroup's chunks), `…,edge-apply,no-fence`, `…,edge-apply=1024`,
+#    between a workgroup's chunks), `…,edge-apply,no-fence`, `…,kernel-copies` (the
+#    guard's epoch-start copy by a dispatch), `…,edge-apply,no-fence,kernel-copies`,
 #    `…,cache=1024` (the importance cache past the cost rule's 232),
 #    `plain-reads,no-read-guard`, `…,edge-apply,no-read-guard`; where the time goes (the
 #    guard off, against `plain-reads,no-read-guard`; timing only, results not valid but
@@ -42,8 +45,9 @@
 # 2. `wide train --check` (1 epoch) with the flags of the fastest valid LR run with the
 #    guard on.
 # 3. FM k = 10 sweep (2 epochs, 1 pass): `lanes=4,cache=0,plain-reads` (the default), with
-#    `edge-apply`, `no-fence`, `edge-apply,no-fence`, `edge-apply=1024`, `lanes=8` +
-#    `edge-apply`, and the default with `diag=skip-apply` (timing only).
+#    `edge-apply`, `no-fence`, `kernel-copies` (the guard's 44 MB copy by a dispatch),
+#    `edge-apply,no-fence,kernel-copies`, `edge-apply=1024`, `lanes=8` + `edge-apply`, and
+#    the default with `diag=skip-apply` (timing only).
 # 4. `wide train --model fm --k 10 --check` (1 epoch) with the fastest valid FM run's flags.
 # 5. The PyTorch peer (`wide_torch.py`), LR and FM k = 10, both idioms (EmbeddingBag +
 #    sparse SGD, torch.sparse.mm on CSR), 1 epoch each, one process; the script names the
@@ -103,7 +107,7 @@ if timeout $GEN_LIMIT $W gen ctr --samples "${SAMPLES:-5134149}" --features "${F
   log "quick: sweep lr"
   timeout 70 $W wide sweep --model lr "${COMMON[@]}" --epochs 3 --passes 2 \
     --run $P --run $P,edge-apply --run $P,no-fence --run $P,edge-apply,no-fence \
-    --run $P,edge-apply=1024 --run $P,cache=1024 \
+    --run $P,kernel-copies --run $P,edge-apply,no-fence,kernel-copies --run $P,cache=1024 \
     --run $P,no-read-guard --run $P,edge-apply,no-read-guard \
     --run $N,diag=skip-apply --run $N,diag=skip-aggregate --run $N,diag=no-hot-copy \
     --run $N,diag=no-tile --run $N,diag=skip-tail --run $N,diag=fixed \
@@ -115,8 +119,9 @@ if timeout $GEN_LIMIT $W gen ctr --samples "${SAMPLES:-5134149}" --features "${F
   log "quick: sweep fm k=10"
   Q=lanes=4,cache=0,plain-reads
   timeout 40 $W wide sweep --model fm --k 10 "${COMMON[@]}" --epochs 2 --passes 1 \
-    --run $Q --run $Q,edge-apply --run $Q,no-fence --run $Q,edge-apply,no-fence \
-    --run $Q,edge-apply=1024 --run lanes=8,cache=0,plain-reads,edge-apply \
+    --run $Q --run $Q,edge-apply --run $Q,no-fence --run $Q,kernel-copies \
+    --run $Q,edge-apply,no-fence,kernel-copies --run $Q,edge-apply=1024 \
+    --run lanes=8,cache=0,plain-reads,edge-apply \
     --run $Q,diag=skip-apply \
     >> "$J" 2>>"$OUT/log.txt" || log "sweep fm FAILED (exit $?)"
   F=$(fastest fm10)

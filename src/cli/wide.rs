@@ -174,6 +174,9 @@ enum What {
         /// waiting for its own global adds to land).
         #[arg(long)]
         no_fence: bool,
+        /// Async: the guard's and snapshots' parameter copies by a compute dispatch.
+        #[arg(long)]
+        kernel_copies: bool,
         /// Timing only, results NOT valid: drop parts of the flow kernel (comma-separated:
         /// skip-apply, skip-aggregate, no-hot-copy, no-tile, skip-tail, no-storage-barrier;
         /// fixed: the first five).
@@ -271,6 +274,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
             edge_apply,
             edge_features,
             no_fence,
+            kernel_copies,
             diag,
             no_early_stop,
             check,
@@ -336,6 +340,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
                     edge_apply: edge_apply || base.variant.edge_apply,
                     edge_features,
                     no_fence,
+                    kernel_copies,
                 },
                 diag: match diag {
                     Some(d) => wide::Diag::parse(&d)?,

@@ -101,7 +101,8 @@
 //!   per-chunk work ([`FlowVariant`]: loads in flight in the copies, Aggregate and Apply,
 //!   the chunk's tail off invocation 0, plain async reads, the cache reloaded every R
 //!   chunks, split segments, the edge tile's size, 16-bit feature-sorted slots, Apply by whole segments,
-//!   Apply edge by edge past the segmented features), each equal to
+//!   Apply edge by edge past the segmented features, no fence between a workgroup's
+//!   chunks, the guard's and snapshots' copies by a dispatch), each equal to
 //!   the f64 twin's steps, and
 //!   timing-only switches that drop a stage ([`Diag`], results not valid);
 //!   `wgsparse wide sweep` times them on data chunked once ([`Trainer::restart_with`]).

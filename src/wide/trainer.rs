@@ -97,6 +97,10 @@ pub struct Trainer<'g> {
     last_order: Vec<(usize, Vec<u32>)>,
     /// The divergence guard's copy of the parameters at the epoch's start (made on first use).
     backup: Option<GpuBuffer<f32>>,
+    /// [`FlowVariant::kernel_copies`]: the guard's copy as a dispatch (made with `backup`).
+    backup_copy: Option<crate::gpu::WordCopy>,
+    /// [`FlowVariant::kernel_copies`]: the snapshot's copy as a dispatch (with `snapshot`).
+    snapshot_copy: Option<crate::gpu::WordCopy>,
     /// The divergence guard's reference loss (the last accepted epoch's).
     guard_ref: Option<f64>,
 }

@@ -207,6 +207,13 @@ pub struct FlowVariant {
     /// adds at most the workgroup's own one). Sync mode orders updates by dispatches or grid
     /// barriers and keeps its fences.
     pub no_fence: bool,
+    /// Async: the epoch's device-side parameter copies (the divergence guard's at the
+    /// epoch's start, snapshot reads' before each dispatch) by a compute dispatch
+    /// ([`crate::gpu::WordCopy`]) instead of a transfer command. On the H200 the guard's
+    /// transfer copy added 0.03 ms (LR, 4 MB) and 0.34 ms (FM k = 10, 44 MB) to the epoch,
+    /// ≈ 0.26 TB/s of bytes read and written, where a kernel's copy reaches ≈ 4 TB/s
+    /// (`wgsparse roofline`).
+    pub kernel_copies: bool,
 }
 
 /// What [`FlowVariant::build_key`] returns: (max_segment, snapshot_reads, snapshot rounds or
@@ -237,6 +244,7 @@ impl Default for FlowVariant {
             edge_apply: false,
             edge_features: 0,
             no_fence: false,
+            kernel_copies: false,
         }
     }
 }
@@ -294,6 +302,12 @@ impl FlowVariant {
         if self.edge_features > 0 && !self.edge_apply {
             return Err(Error::Option(
                 "edge_features bounds edge_apply's segmented features: it needs edge_apply".into(),
+            ));
+        }
+        if self.kernel_copies && sync {
+            return Err(Error::Option(
+                "kernel_copies moves async mode's guard and snapshot copies: sync mode makes none"
+                    .into(),
             ));
         }
         if self.no_fence && sync {
@@ -360,7 +374,8 @@ impl FlowVariant {
     /// Parses a run of a variant sweep: comma-separated `default`, `hot-every=R`,
     /// `copy-ilp`, `agg-ilp`, `apply-ilp`, `tail-spread`, `plain-reads`, `coherent-reads`, `snapshot-reads`,
     /// `snapshot-rounds=K` (with snapshot reads), `max-segment=N`, `tile-words=N`, `slot16`, `apply-whole`,
-    /// `edge-apply`, `edge-apply=N` (N segmented features), `no-fence` and `diag=A+B`
+    /// `edge-apply`, `edge-apply=N` (N segmented features), `no-fence`, `kernel-copies` and
+    /// `diag=A+B`
     /// (A, B … from [`Diag::NAMES`]); unnamed settings keep their defaults.
     pub fn parse_run(run: &str) -> Result<(Self, Diag)> {
         let mut v = FlowVariant::default();
@@ -391,6 +406,7 @@ impl FlowVariant {
                 None if token == "apply-whole" => v.apply_whole = true,
                 None if token == "edge-apply" => v.edge_apply = true,
                 None if token == "no-fence" => v.no_fence = true,
+                None if token == "kernel-copies" => v.kernel_copies = true,
                 Some(("edge-apply", n)) => {
                     v.edge_apply = true;
                     v.edge_features = number("edge-apply", n)?
@@ -407,7 +423,7 @@ impl FlowVariant {
                     return Err(Error::Option(format!(
                         "run {run:?}: unknown setting {token:?} (default, hot-every=R, \
                          copy-ilp, agg-ilp, apply-ilp, tail-spread, plain-reads, coherent-reads, snapshot-reads, snapshot-rounds=K, max-segment=N, \
-                         tile-words=N, slot16, apply-whole, edge-apply, edge-apply=N, no-fence, \
+                         tile-words=N, slot16, apply-whole, edge-apply, edge-apply=N, no-fence, kernel-copies, \
                          diag=A+B)"
                     )))
                 }
@@ -459,6 +475,9 @@ impl FlowVariant {
         if self.no_fence {
             f.push("--no-fence".into());
         }
+        if self.kernel_copies {
+            f.push("--kernel-copies".into());
+        }
         f
     }
 
@@ -506,6 +525,9 @@ impl FlowVariant {
         }
         if self.no_fence {
             parts.push("no-fence".into());
+        }
+        if self.kernel_copies {
+            parts.push("kernel-copies".into());
         }
         if parts.is_empty() {
             "default".into()

@@ -5,7 +5,7 @@ use rand::SeedableRng;
 use rand_distr::{Distribution, Normal};
 
 use super::{Part, Slot, Trainer, Valid};
-use crate::gpu::{Gpu, GpuBuffer};
+use crate::gpu::{Gpu, GpuBuffer, WordCopy};
 use crate::sparse::Csr;
 use crate::wide::engine::{
     cache_budget, check_workgroup_words, workgroup_bytes, DeviceChunks, HostArrays, Kernels,
@@ -445,8 +445,13 @@ impl<'g> Trainer<'g> {
             history: vec![],
             last_order: vec![],
             backup: None,
+            backup_copy: None,
+            snapshot_copy: None,
             guard_ref: None,
         };
+        if let Some(snap) = &t.snapshot {
+            t.snapshot_copy = Some(WordCopy::new(gpu, &t.params, snap, t.params.len())?);
+        }
         t.grad.fill(gpu, 0.0)?;
         let init = initial_params(spec, n_features, t.options.seed)?;
         t.set_params(&init)?;
