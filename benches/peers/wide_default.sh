@@ -52,7 +52,8 @@
 # 5. The PyTorch peer (`wide_torch.py`), LR and FM k = 10, both idioms (EmbeddingBag +
 #    sparse SGD, torch.sparse.mm on CSR), 1 epoch each, one process; the script names the
 #    fastest idiom per model. PEER=0 skips it.
-# Limits: gen 50 s, LR sweep 70 s, LR check 30 s, FM sweep 40 s, FM check 45 s, peer 65 s.
+# Limits: gen 50 s, LR sweep 65 s, LR check 30 s, FM sweep 35 s, FM check 60 s (the f64
+# twin's FM epoch on the host), peer 60 s.
 # Dry run elsewhere (lavapipe): DRY_RUN=1 skips installing .gl/; SAMPLES / FEATURES shrink
 # the data; BIN names the binary, e.g.
 #   DRY_RUN=1 SAMPLES=20000 FEATURES=5000 PEER=0 BIN=target/release/wgsparse OUT=/tmp/a \
@@ -105,7 +106,7 @@ if timeout $GEN_LIMIT $W gen ctr --samples "${SAMPLES:-5134149}" --features "${F
   # and the guard would train its epochs again.
   N=plain-reads,no-read-guard
   log "quick: sweep lr"
-  timeout 70 $W wide sweep --model lr "${COMMON[@]}" --epochs 3 --passes 2 \
+  timeout 65 $W wide sweep --model lr "${COMMON[@]}" --epochs 3 --passes 2 \
     --run $P --run $P,edge-apply --run $P,no-fence --run $P,edge-apply,no-fence \
     --run $P,kernel-copies --run $P,edge-apply,no-fence,kernel-copies --run $P,cache=1024 \
     --run $P,no-read-guard --run $P,edge-apply,no-read-guard \
@@ -118,7 +119,7 @@ if timeout $GEN_LIMIT $W gen ctr --samples "${SAMPLES:-5134149}" --features "${F
     $F --check --json >> "$C" 2>>"$OUT/log.txt" || log "check lr FAILED (exit $?)"
   log "quick: sweep fm k=10"
   Q=lanes=4,cache=0,plain-reads
-  timeout 40 $W wide sweep --model fm --k 10 "${COMMON[@]}" --epochs 2 --passes 1 \
+  timeout 35 $W wide sweep --model fm --k 10 "${COMMON[@]}" --epochs 2 --passes 1 \
     --run $Q --run $Q,edge-apply --run $Q,no-fence --run $Q,kernel-copies \
     --run $Q,edge-apply,no-fence,kernel-copies --run $Q,edge-apply=1024 \
     --run lanes=8,cache=0,plain-reads,edge-apply \
@@ -126,11 +127,11 @@ if timeout $GEN_LIMIT $W gen ctr --samples "${SAMPLES:-5134149}" --features "${F
     >> "$J" 2>>"$OUT/log.txt" || log "sweep fm FAILED (exit $?)"
   F=$(fastest fm10)
   log "quick: check fm k=10, fastest valid run's flags: $F"
-  timeout 45 $W wide train --model fm --k 10 "${COMMON[@]}" --async --no-early-stop \
+  timeout 60 $W wide train --model fm --k 10 "${COMMON[@]}" --async --no-early-stop \
     --epochs 1 $F --check --json >> "$C" 2>>"$OUT/log.txt" || log "check fm FAILED (exit $?)"
   if [ "${PEER:-1}" = 1 ]; then
     log "quick: peer torch lr, fm10, both idioms, 1 epoch"
-    timeout 65 python3 benches/peers/wide_torch.py $D --holdout 0.1 --batch 1024 --lr 0.5 \
+    timeout 60 python3 benches/peers/wide_torch.py $D --holdout 0.1 --batch 1024 --lr 0.5 \
       --epochs 1 --models lr,fm10 --idioms embbag,spmm >> "$OUT/wide_default_peer.jsonl" \
       2>>"$OUT/log.txt" || log "peer FAILED (exit $?)"
   fi
