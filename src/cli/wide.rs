@@ -1,7 +1,6 @@
 //! `wgsparse wide`: train a wide model (LR, FM, LSVM, LSR) with the flow engine, or predict
 //! with a saved one.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -9,7 +8,7 @@ use clap::{Subcommand, ValueEnum};
 use serde_json::json;
 
 use wgsparse::gpu;
-use wgsparse::wide::{self, cpu, metrics, Model, Trainer, WideModel};
+use wgsparse::wide::{self, cpu, metrics, Model, Trainer};
 use wgsparse::{Error, Gpu, Result};
 
 /// Arguments of `wgsparse wide`.
@@ -230,7 +229,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
             data,
             out,
             json,
-        } => predict(&model, &data, out.as_deref(), json),
+        } => crate::cli::wide_predict::run(&model, &data, out.as_deref(), json),
         What::Sweep(a) => crate::cli::wide_sweep::run(a),
         What::Train {
             model,
@@ -669,45 +668,4 @@ fn train_run(
         );
     }
     Ok(code)
-}
-
-fn predict(model: &Path, data: &Path, out: Option<&Path>, as_json: bool) -> Result<ExitCode> {
-    let m = WideModel::load(model)?;
-    let spec = m.spec()?;
-    let (x, y) = wide::read_data(data)?;
-    let gpu = Gpu::new()?;
-    let scores = wide::predict(&gpu, &spec, &m, &x)?;
-    let pm = metrics::labels_pm1(&y);
-    let n = scores.len().max(1) as f64;
-    let logloss: f64 = scores
-        .iter()
-        .zip(&pm)
-        .map(|(&s, &y)| wide::Loss::Logistic.eval(s as f64, y as f64).0)
-        .sum::<f64>()
-        / n;
-    let auc = metrics::auc(&scores, &pm);
-    if let Some(p) = out {
-        wgsparse::io::write_atomically(p, |w| {
-            let mut write = || -> std::io::Result<()> {
-                for s in &scores {
-                    writeln!(w, "{s}")?;
-                }
-                Ok(())
-            };
-            write().map_err(|e| Error::io(p, e))
-        })?;
-    }
-    if as_json {
-        println!(
-            "{}",
-            json!({ "model": m.name, "samples": scores.len(), "logloss": logloss, "auc": auc })
-        );
-    } else {
-        println!(
-            "{} samples · logloss {logloss:.5} · auc {}",
-            scores.len(),
-            auc.map_or("-".into(), |a| format!("{a:.5}"))
-        );
-    }
-    Ok(ExitCode::SUCCESS)
 }
