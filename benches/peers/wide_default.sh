@@ -35,10 +35,12 @@
 #    (segments kept for the cost rule's 232 features), `…,no-fence` (no storage barrier
 #    between a workgroup's chunks), `…,edge-apply,no-fence`, `…,kernel-copies` (the
 #    guard's epoch-start copy by a dispatch), `…,edge-apply,no-fence,kernel-copies`,
+#    `…,edge-apply,tail-spread` (the chunk's tail sums on the last invocations, which
+#    edge-apply leaves without segments, beside feature 0's walk on invocation 0),
 #    `…,cache=1024` (the importance cache past the cost rule's 232),
 #    `plain-reads,no-read-guard`, `…,edge-apply,no-read-guard`; where the time goes (the
 #    guard off, against `plain-reads,no-read-guard`; timing only, results not valid but
-#    `no-tile`): `diag=skip-apply`, `skip-aggregate`, `no-hot-copy`, `no-tile`, `skip-tail`,
+#    `no-tile`): `diag=skip-apply`, `skip-aggregate`, `no-tile`, `skip-tail`,
 #    `fixed` (all five: the copies of the tile and cache, Aggregate, Apply and the tail
 #    dropped, leaving the chunk loop, the index loads and the Loss) and
 #    `edge-apply,diag=skip-apply`.
@@ -108,10 +110,11 @@ if timeout $GEN_LIMIT $W gen ctr --samples "${SAMPLES:-5134149}" --features "${F
   log "quick: sweep lr"
   timeout 65 $W wide sweep --model lr "${COMMON[@]}" --epochs 3 --passes 2 \
     --run $P --run $P,edge-apply --run $P,no-fence --run $P,edge-apply,no-fence \
-    --run $P,kernel-copies --run $P,edge-apply,no-fence,kernel-copies --run $P,cache=1024 \
+    --run $P,kernel-copies --run $P,edge-apply,no-fence,kernel-copies \
+    --run $P,edge-apply,tail-spread --run $P,cache=1024 \
     --run $P,no-read-guard --run $P,edge-apply,no-read-guard \
-    --run $N,diag=skip-apply --run $N,diag=skip-aggregate --run $N,diag=no-hot-copy \
-    --run $N,diag=no-tile --run $N,diag=skip-tail --run $N,diag=fixed \
+    --run $N,diag=skip-apply --run $N,diag=skip-aggregate --run $N,diag=no-tile \
+    --run $N,diag=skip-tail --run $N,diag=fixed \
     --run $N,edge-apply,diag=skip-apply >> "$J" 2>>"$OUT/log.txt" || log "sweep lr FAILED (exit $?)"
   F=$(fastest lr)
   log "quick: check lr, fastest valid run's flags: $F"
