@@ -37,7 +37,8 @@
 #    guard's epoch-start copy by a dispatch), `…,edge-apply,no-fence,kernel-copies`,
 #    `…,edge-apply,tail-spread` (the chunk's tail sums on the last invocations, which
 #    edge-apply leaves without segments, beside feature 0's walk on invocation 0),
-#    `…,cache=1024` (the importance cache past the cost rule's 232),
+#    `…,cache=4096`, `…,edge-apply,cache=4096` (the importance cache past the cost rule's
+#    232: a coalesced 16 KB copy per chunk against ≈ 590 gathers),
 #    `plain-reads,no-read-guard`, `…,edge-apply,no-read-guard`; where the time goes (the
 #    guard off, against `plain-reads,no-read-guard`; timing only, results not valid but
 #    `no-tile`): `diag=skip-apply`, `skip-aggregate`, `no-tile`, `skip-tail`,
@@ -111,7 +112,7 @@ if timeout $GEN_LIMIT $W gen ctr --samples "${SAMPLES:-5134149}" --features "${F
   timeout 65 $W wide sweep --model lr "${COMMON[@]}" --epochs 3 --passes 2 \
     --run $P --run $P,edge-apply --run $P,no-fence --run $P,edge-apply,no-fence \
     --run $P,kernel-copies --run $P,edge-apply,no-fence,kernel-copies \
-    --run $P,edge-apply,tail-spread --run $P,cache=1024 \
+    --run $P,edge-apply,tail-spread --run $P,cache=4096 --run $P,edge-apply,cache=4096 \
     --run $P,no-read-guard --run $P,edge-apply,no-read-guard \
     --run $N,diag=skip-apply --run $N,diag=skip-aggregate --run $N,diag=no-tile \
     --run $N,diag=skip-tail --run $N,diag=fixed \
