@@ -327,10 +327,10 @@ impl Kernels {
     /// invocations per sample; `features` = (hot, rule): the first `hot` features'
     /// parameters are cached in workgroup memory, and with
     /// [`crate::wide::FlowVariant::edge_apply`] the first `rule` (or the variant's own
-    /// `edge_features`) keep Apply's segments; `one_hot` says (training, prediction) data hold only ones. From
-    /// `options`: native f32 atomics when asked and the adapter has them (else the CAS
-    /// loop), the training kernels' variant and timing-only switches (prediction takes
-    /// neither).
+    /// `edge_features`) keep Apply's segments; `one_hot` says (training, prediction) data
+    /// hold only ones. From `options`: native f32 atomics when asked and the adapter has
+    /// them (else the CAS loop), the training kernels' variant and timing-only switches
+    /// (prediction takes neither).
     pub fn new(
         gpu: &Gpu,
         model: &ModelSpec,
