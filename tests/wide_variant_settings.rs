@@ -168,15 +168,8 @@ fn bad_variant_settings_are_refused() {
     }
 }
 
-/// The CLI: `wide train` takes the variant flags and names the variant in its JSON;
-/// `wide sweep` prints one line per (pass, run), the timing-only runs marked not valid,
-/// `no-read-guard` switching the divergence guard off for its run alone;
-/// a bad run or `--diag` name exits with status 2 before training.
-#[test]
-fn cli_takes_variants_and_sweeps_them() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path().join("ctr");
-    let d = d.to_str().unwrap();
+/// `wgsparse gen ctr` of 3,000 samples × 12 of 500 features (seed `seed`) into folder `d`.
+fn gen_ctr(d: &str, seed: &str) {
     let gen = [
         "gen",
         "ctr",
@@ -187,12 +180,24 @@ fn cli_takes_variants_and_sweeps_them() {
         "--nnz-per-sample",
         "12",
         "--seed",
-        "3",
+        seed,
         "--raw",
         "--out",
         d,
     ];
     assert!(common::wgsparse(&gen).0);
+}
+
+/// The CLI: `wide train` takes the variant flags and names the variant in its JSON;
+/// `wide sweep` prints one line per (pass, run), the timing-only runs marked not valid,
+/// `no-read-guard` switching the divergence guard off for its run alone;
+/// a bad run or `--diag` name exits with status 2 before training.
+#[test]
+fn cli_takes_variants_and_sweeps_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("ctr");
+    let d = d.to_str().unwrap();
+    gen_ctr(d, "3");
     let train = common::wgsparse_json(&[
         "wide",
         "train",
@@ -528,22 +533,7 @@ fn edge_apply_settings_and_cli() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().join("ctr");
     let d = d.to_str().unwrap();
-    let gen = [
-        "gen",
-        "ctr",
-        "--samples",
-        "3000",
-        "--features",
-        "500",
-        "--nnz-per-sample",
-        "12",
-        "--seed",
-        "5",
-        "--raw",
-        "--out",
-        d,
-    ];
-    assert!(common::wgsparse(&gen).0);
+    gen_ctr(d, "5");
     for model in ["lr", "fm"] {
         let train = common::wgsparse_json(&[
             "wide",
