@@ -90,7 +90,7 @@ fn every_model_validates_in_every_engine_variant() {
                     "DIAG_NO_HOT_COPY",
                     "DIAG_NO_TILE",
                     "DIAG_SKIP_TAIL",
-                    "DIAG_NO_STORAGE_BARRIER",
+                    "NO_FENCE",
                 ],
             ] {
                 let wgsl = preprocess::preprocess_with(name, &defines, &sources).unwrap();

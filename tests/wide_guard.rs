@@ -95,7 +95,11 @@ fn async_default_reads_plainly_and_passes_the_check() {
 fn guard_trains_a_rising_epoch_again_from_its_start() {
     let (x, y01) = data(192, 80, 10, 67);
     let flipped: Vec<f32> = y01.iter().map(|&l| 1.0 - l).collect();
-    for model in [Model::Lr, Model::Fm { k: 3 }] {
+    // The guard's copy by a transfer command, then by a dispatch (`kernel_copies`).
+    let runs = [Model::Lr, Model::Fm { k: 3 }]
+        .into_iter()
+        .flat_map(|m| [(m, false), (m, true)]);
+    for (model, kernel_copies) in runs {
         let spec = model.spec().unwrap();
         let (batch, chunk, in_flight) = (64, 16, 4.0);
         let options = Options {
@@ -110,6 +114,7 @@ fn guard_trains_a_rising_epoch_again_from_its_start() {
             early_stop: false,
             variant: FlowVariant {
                 plain_reads: true,
+                kernel_copies,
                 ..FlowVariant::default()
             },
             ..Options::default()
@@ -138,7 +143,7 @@ fn guard_trains_a_rising_epoch_again_from_its_start() {
         assert_matches_twin(
             &t.params().unwrap(),
             &want,
-            &format!("{} redone", spec.name),
+            &format!("{} redone, kernel copies {kernel_copies}", spec.name),
         );
         // The next epoch runs once, with atomic reads, and is judged afresh.
         let s2 = t.epoch().unwrap();

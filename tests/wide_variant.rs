@@ -117,8 +117,63 @@ fn variants() -> Vec<FlowVariant> {
             plain_reads: true,
             ..d
         },
+        // Apply edge by edge past the segmented features: the cost rule's bound; 7 with plain
+        // reads and Apply's items 4 at a time; 1 (nearly every feature edge by edge) with
+        // whole-segment Apply, a small tile and the copies' ILP; 5 with 16-bit slots; a bound
+        // past every feature (all segments, the count scan capped by the chunk's segments).
+        FlowVariant {
+            edge_apply: true,
+            ..d
+        },
+        FlowVariant {
+            edge_apply: true,
+            edge_features: 7,
+            plain_reads: true,
+            apply_ilp: true,
+            ..d
+        },
+        FlowVariant {
+            edge_apply: true,
+            edge_features: 1,
+            apply_whole: true,
+            edge_tile_words: 256,
+            copy_ilp: true,
+            ..d
+        },
+        FlowVariant {
+            edge_apply: true,
+            edge_features: 5,
+            slot16: true,
+            tail_spread: true,
+            ..d
+        },
+        FlowVariant {
+            edge_apply: true,
+            edge_features: 1_000_000,
+            agg_ilp: true,
+            ..d
+        },
+        // No fence between a workgroup's chunks (alone, and with plain reads and Apply edge
+        // by edge): one workgroup on lavapipe still sees its own updates in order, so the
+        // steps equal the twin's (what the fence orders on a GPU is left to `--check` there).
+        FlowVariant {
+            no_fence: true,
+            ..d
+        },
+        FlowVariant {
+            no_fence: true,
+            plain_reads: true,
+            edge_apply: true,
+            ..d
+        },
         // Snapshot reads, one chunk per dispatch (one workgroup, one round): the snapshot
-        // equals the live parameters at every chunk.
+        // equals the live parameters at every chunk; its copy by a dispatch as well.
+        FlowVariant {
+            snapshot_reads: true,
+            snapshot_rounds: 1,
+            kernel_copies: true,
+            ..d
+        },
         FlowVariant {
             snapshot_reads: true,
             snapshot_rounds: 1,
@@ -179,11 +234,12 @@ fn async_one_group_vs_twin(
     let in_flight = 6.0;
     let spec = model.spec().unwrap();
     let np = spec.params_per_feature;
-    // Split segments: FM's Apply reads v_jf, which a global feature's earlier piece may just
-    // have moved (as a racing workgroup's update may); with every feature cached the reads
-    // come from the chunk's snapshot and the step is exact. Snapshot reads need no cache
-    // for that: every read comes from the dispatch's snapshot.
-    let cache = if variant.max_segment > 0 && np > 1 && !variant.snapshot_reads {
+    // Split segments and Apply edge by edge: FM's Apply reads v_jf, which a global feature's
+    // earlier piece or edge may just have moved (as a racing workgroup's update may); with
+    // every feature cached the reads come from the chunk's snapshot and the step is exact.
+    // Snapshot reads need no cache for that: every read comes from the dispatch's snapshot.
+    let split = variant.max_segment > 0 || variant.edge_apply;
+    let cache = if split && np > 1 && !variant.snapshot_reads {
         m
     } else {
         cache
@@ -314,7 +370,9 @@ fn sync_variants_equal_twin() {
     let gpu = common::gpu();
     let runs = variants()
         .into_iter()
-        .filter(|v| v.hot_every == 1 && !v.snapshot_reads && !v.slot16)
+        .filter(|v| {
+            v.hot_every == 1 && !v.snapshot_reads && !v.slot16 && !v.no_fence && !v.kernel_copies
+        })
         .flat_map(|v| [(v, SyncKernel::Persistent), (v, SyncKernel::Dispatch)])
         .filter(|(v, k)| {
             !v.plain_reads
@@ -336,6 +394,11 @@ fn sync_variants_equal_twin() {
             };
             let mut t = Trainer::new(common::gpu(), &spec, m, (&x, &y01), None, options).unwrap();
             assert!(t.hot_features() > 0);
+            if variant.edge_apply && variant.edge_features == 0 {
+                // The cost rule's bound leaves features on both sides here.
+                let s = t.segment_features().unwrap();
+                assert!(0 < s && s < m, "segment features {s} of {m}");
+            }
             let (start, mut want) = random_start(&spec, m, 3, 0.3);
             let got = epoch_from(&mut t, &start);
             twin(model, false, &mut want, &x, &y, batch, 0.5);

@@ -168,15 +168,8 @@ fn bad_variant_settings_are_refused() {
     }
 }
 
-/// The CLI: `wide train` takes the variant flags and names the variant in its JSON;
-/// `wide sweep` prints one line per (pass, run), the timing-only runs marked not valid,
-/// `no-read-guard` switching the divergence guard off for its run alone;
-/// a bad run or `--diag` name exits with status 2 before training.
-#[test]
-fn cli_takes_variants_and_sweeps_them() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path().join("ctr");
-    let d = d.to_str().unwrap();
+/// `wgsparse gen ctr` of 3,000 samples × 12 of 500 features (seed `seed`) into folder `d`.
+fn gen_ctr(d: &str, seed: &str) {
     let gen = [
         "gen",
         "ctr",
@@ -187,12 +180,24 @@ fn cli_takes_variants_and_sweeps_them() {
         "--nnz-per-sample",
         "12",
         "--seed",
-        "3",
+        seed,
         "--raw",
         "--out",
         d,
     ];
     assert!(common::wgsparse(&gen).0);
+}
+
+/// The CLI: `wide train` takes the variant flags and names the variant in its JSON;
+/// `wide sweep` prints one line per (pass, run), the timing-only runs marked not valid,
+/// `no-read-guard` switching the divergence guard off for its run alone;
+/// a bad run or `--diag` name exits with status 2 before training.
+#[test]
+fn cli_takes_variants_and_sweeps_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("ctr");
+    let d = d.to_str().unwrap();
+    gen_ctr(d, "3");
     let train = common::wgsparse_json(&[
         "wide",
         "train",
@@ -454,4 +459,158 @@ fn coherent_reads_need_the_decoration() {
         .err()
         .expect("refused");
     assert!(err.to_string().contains("@coherent"), "{err}");
+}
+
+/// Apply edge by edge (`edge_apply`) and no fence (`no_fence`): conflicts refused, run
+/// tokens, flags and label; `wide train --edge-apply --no-fence --check` passes (LR, FM)
+/// and `wide sweep` reports the segmented features (the cost rule's, or the run's bound);
+/// `--edge-features` alone exits with status 2.
+#[test]
+fn edge_apply_settings_and_cli() {
+    let e = FlowVariant {
+        edge_apply: true,
+        ..FlowVariant::default()
+    };
+    for (variant, says) in [
+        (
+            FlowVariant {
+                max_segment: 4,
+                ..e
+            },
+            "max_segment",
+        ),
+        (FlowVariant { hot_every: 2, ..e }, "hot_every"),
+        (
+            FlowVariant {
+                edge_features: 3,
+                ..FlowVariant::default()
+            },
+            "needs edge_apply",
+        ),
+    ] {
+        let msg = variant.check(false).unwrap_err().to_string();
+        assert!(msg.contains(says), "{msg}");
+    }
+    let (v, _) = FlowVariant::parse_run("edge-apply=12,plain-reads,no-fence").unwrap();
+    assert!(
+        v.edge_apply && v.plain_reads && v.edge_features == 12 && v.no_fence,
+        "{v:?}"
+    );
+    assert_eq!(v.label(), "plain-reads,edge-apply=12,no-fence");
+    assert_eq!(
+        v.flags().join(" "),
+        "--plain-reads --edge-apply --edge-features 12 --no-fence"
+    );
+    // No fence and kernel copies are async only.
+    for (v, name) in [
+        (
+            FlowVariant {
+                no_fence: true,
+                ..FlowVariant::default()
+            },
+            "no_fence",
+        ),
+        (
+            FlowVariant {
+                kernel_copies: true,
+                ..FlowVariant::default()
+            },
+            "kernel_copies",
+        ),
+    ] {
+        let msg = v.check(true).unwrap_err().to_string();
+        assert!(msg.contains(name) && msg.contains("sync"), "{msg}");
+    }
+    let (v, _) = FlowVariant::parse_run("kernel-copies").unwrap();
+    assert!(v.kernel_copies);
+    assert_eq!(
+        (v.label(), v.flags()),
+        ("kernel-copies".into(), vec!["--kernel-copies".into()])
+    );
+    assert_eq!(FlowVariant::parse_run("edge-apply").unwrap().0, e);
+    assert!(FlowVariant::parse_run("edge-apply=x").is_err());
+
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("ctr");
+    let d = d.to_str().unwrap();
+    gen_ctr(d, "5");
+    for model in ["lr", "fm"] {
+        let train = common::wgsparse_json(&[
+            "wide",
+            "train",
+            "--model",
+            model,
+            "--k",
+            "3",
+            "--train",
+            d,
+            "--holdout",
+            "0.1",
+            "--epochs",
+            "2",
+            "--batch",
+            "128",
+            "--async",
+            "--edge-apply",
+            "--no-fence",
+            "--kernel-copies",
+            "--check",
+            "--json",
+        ]);
+        assert!(
+            train["variant"]
+                .as_str()
+                .unwrap()
+                .ends_with("edge-apply,no-fence,kernel-copies"),
+            "{train}"
+        );
+        assert_eq!(train["check_ok"], true, "{train}");
+    }
+    let (ok, out, err) = common::wgsparse(&[
+        "wide",
+        "sweep",
+        "--train",
+        d,
+        "--batch",
+        "128",
+        "--epochs",
+        "1",
+        "--passes",
+        "1",
+        "--run",
+        "edge-apply",
+        "--run",
+        "edge-apply=3",
+        "--run",
+        "default",
+    ]);
+    assert!(ok, "{err}");
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3);
+    let rule = lines[0]["segment_features"].as_u64().unwrap();
+    assert!(0 < rule && rule < 500, "{}", lines[0]);
+    assert_eq!(lines[1]["segment_features"], 3, "{}", lines[1]);
+    assert!(lines[2]["segment_features"].is_null(), "{}", lines[2]);
+    for l in &lines {
+        assert!(
+            l["logloss"].as_f64().unwrap() < std::f64::consts::LN_2,
+            "{l}"
+        );
+    }
+    let bad = std::process::Command::new(common::binary())
+        .args([
+            "wide",
+            "train",
+            "--train",
+            d,
+            "--async",
+            "--edge-features",
+            "3",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
 }

@@ -27,18 +27,36 @@
 # 75 s: 480 s (8 min) if every step ran to its limit.
 # Summary: $OUT/wide_default.md; raw lines in $OUT/wide_default_sweep.jsonl,
 # $OUT/wide_default_check.jsonl and $OUT/wide_default_peer.jsonl.
-# QUICK=1 (≤ 4 min of limits, no peer): the candidates against the current default instead.
-# LR sweep (3 epochs, 2 passes): `plain-reads` (the default), `plain-reads,no-read-guard`
-# (the guard's epoch-start copy of 4 MB left out: its cost), `plain-reads,slot16` (the
-# feature-sorted slots 16 bits each: 2 bytes per nonzero fewer), `plain-reads,slot16,
-# no-read-guard`, `plain-reads,tile-words=4096` (a chunk's 2,560 edges all in the tile, as
-# slot16 has them at 2,048 words: the tile's share of slot16's effect); FM k = 10 sweep (2
-# epochs, 1 pass): `lanes=4,cache=0,plain-reads` (the default), the same with
-# `no-read-guard` (a 44 MB copy), with `slot16`, with `tile-words=4096`, with `apply-whole`
-# (Apply by one invocation per segment for all 11 parameters) and with `slot16,apply-whole`;
-# then one `--check` each: LR with `--slot16`, FM k = 10 with `--slot16 --apply-whole` (1
-# epoch). Limits: gen 50 s, LR sweep 45 s, LR check 30 s, FM sweep 60 s, FM check 55 s:
-# 240 s.
+# QUICK=1 (limits 300 s in all): Apply edge by edge (`edge-apply`), no fence between a
+# workgroup's chunks (`no-fence`) and the guard's copy by a dispatch (`kernel-copies`)
+# against the current default, where the epoch's time goes, and the PyTorch peer in both
+# idioms.
+# 1. LR sweep (3 epochs, 2 passes): `plain-reads` (the default), `plain-reads,edge-apply`
+#    (segments kept for the cost rule's 232 features), `…,no-fence` (no storage barrier
+#    between a workgroup's chunks), `…,edge-apply,no-fence`, `…,kernel-copies` (the
+#    guard's epoch-start copy by a dispatch), `…,edge-apply,no-fence,kernel-copies`,
+#    `…,edge-apply,tail-spread` (the chunk's tail sums on the last invocations, which
+#    edge-apply leaves without segments, beside feature 0's walk on invocation 0),
+#    `…,cache=4096`, `…,edge-apply,cache=4096` (the importance cache past the cost rule's
+#    232: a coalesced 16 KB copy per chunk against ≈ 590 gathers),
+#    `plain-reads,no-read-guard`, `…,edge-apply,no-read-guard`; where the time goes (the
+#    guard off, against `plain-reads,no-read-guard`; timing only, results not valid but
+#    `no-tile`): `diag=skip-apply`, `skip-aggregate`, `no-tile`, `skip-tail`,
+#    `fixed` (all five: the copies of the tile and cache, Aggregate, Apply and the tail
+#    dropped, leaving the chunk loop, the index loads and the Loss) and
+#    `edge-apply,diag=skip-apply`.
+# 2. `wide train --check` (1 epoch) with the flags of the fastest valid LR run with the
+#    guard on.
+# 3. FM k = 10 sweep (2 epochs, 1 pass): `lanes=4,cache=0,plain-reads` (the default), with
+#    `edge-apply`, `no-fence`, `kernel-copies` (the guard's 44 MB copy by a dispatch),
+#    `edge-apply,no-fence,kernel-copies`, `edge-apply=1024`, `lanes=8` + `edge-apply`, and
+#    the default with `diag=skip-apply` (timing only).
+# 4. `wide train --model fm --k 10 --check` (1 epoch) with the fastest valid FM run's flags.
+# 5. The PyTorch peer (`wide_torch.py`), LR and FM k = 10, both idioms (EmbeddingBag +
+#    sparse SGD, torch.sparse.mm on CSR), 1 epoch each, one process; the script names the
+#    fastest idiom per model. PEER=0 skips it.
+# Limits: gen 50 s, LR sweep 65 s, LR check 30 s, FM sweep 35 s, FM check 60 s (the f64
+# twin's FM epoch on the host), peer 60 s.
 # Dry run elsewhere (lavapipe): DRY_RUN=1 skips installing .gl/; SAMPLES / FEATURES shrink
 # the data; BIN names the binary, e.g.
 #   DRY_RUN=1 SAMPLES=20000 FEATURES=5000 PEER=0 BIN=target/release/wgsparse OUT=/tmp/a \
@@ -61,27 +79,66 @@ $W info --json > "$OUT/wide_info.json" 2>>"$OUT/log.txt"
 ALL=copy-ilp,agg-ilp,apply-ilp,tail-spread,plain-reads
 COMMON=(--train $D --holdout 0.1 --batch 1024 --lr 0.5)
 log "gen criteo-s"
-if [ "${QUICK:-0}" = 1 ]; then GEN_LIMIT=50; PEER=0; else GEN_LIMIT=75; fi
+if [ "${QUICK:-0}" = 1 ]; then GEN_LIMIT=50; else GEN_LIMIT=75; fi
+# The flags of the sweep's fastest valid run with the guard on (median over passes) of model $1 (a sweep's
+# model name: lr, fm10); none when the sweep wrote nothing.
+fastest() {
+  python3 - "$J" "$1" <<'PY'
+import json, statistics, sys
+runs = {}
+for l in open(sys.argv[1]):
+    if not l.startswith("{"):
+        continue
+    r = json.loads(l)
+    # Candidates for the default: valid results, the divergence guard on.
+    if (r["model"] != sys.argv[2] or "error" in r or not r["valid_result"] or r["diag"]
+            or "--no-read-guard" in r["flags"]):
+        continue
+    runs.setdefault(r["run"], []).append(r)
+if runs:
+    best = min(runs.values(), key=lambda rs: statistics.median(x["epoch_ms_median"] for x in rs))
+    print(best[0]["flags"])
+PY
+}
 if timeout $GEN_LIMIT $W gen ctr --samples "${SAMPLES:-5134149}" --features "${FEATURES:-1000000}" \
   --nnz-per-sample 40 --seed 1 --raw --out $D --json >> "$OUT/wide_gen.jsonl" \
   2>>"$OUT/log.txt"; then
  if [ "${QUICK:-0}" = 1 ]; then
+  P=plain-reads
+  # The breakdown's runs without the divergence guard: a timing-only run's loss may rise,
+  # and the guard would train its epochs again.
+  N=plain-reads,no-read-guard
   log "quick: sweep lr"
-  timeout 45 $W wide sweep --model lr "${COMMON[@]}" --epochs 3 --passes 2 \
-    --run plain-reads --run plain-reads,no-read-guard --run plain-reads,slot16 \
-    --run plain-reads,slot16,no-read-guard --run plain-reads,tile-words=4096 >> "$J" 2>>"$OUT/log.txt" || log "sweep lr FAILED (exit $?)"
-  log "quick: check lr --slot16"
+  timeout 65 $W wide sweep --model lr "${COMMON[@]}" --epochs 3 --passes 2 \
+    --run $P --run $P,edge-apply --run $P,no-fence --run $P,edge-apply,no-fence \
+    --run $P,kernel-copies --run $P,edge-apply,no-fence,kernel-copies \
+    --run $P,edge-apply,tail-spread --run $P,cache=4096 --run $P,edge-apply,cache=4096 \
+    --run $P,no-read-guard --run $P,edge-apply,no-read-guard \
+    --run $N,diag=skip-apply --run $N,diag=skip-aggregate --run $N,diag=no-tile \
+    --run $N,diag=skip-tail --run $N,diag=fixed \
+    --run $N,edge-apply,diag=skip-apply >> "$J" 2>>"$OUT/log.txt" || log "sweep lr FAILED (exit $?)"
+  F=$(fastest lr)
+  log "quick: check lr, fastest valid run's flags: $F"
   timeout 30 $W wide train --model lr "${COMMON[@]}" --async --no-early-stop --epochs 1 \
-    --slot16 --check --json >> "$C" 2>>"$OUT/log.txt" || log "check lr FAILED (exit $?)"
+    $F --check --json >> "$C" 2>>"$OUT/log.txt" || log "check lr FAILED (exit $?)"
   log "quick: sweep fm k=10"
-  timeout 60 $W wide sweep --model fm --k 10 "${COMMON[@]}" --epochs 2 --passes 1 \
-    --run lanes=4,cache=0,plain-reads --run lanes=4,cache=0,plain-reads,no-read-guard \
-    --run lanes=4,cache=0,plain-reads,slot16 --run lanes=4,cache=0,plain-reads,tile-words=4096 \
-    --run lanes=4,cache=0,plain-reads,apply-whole \
-    --run lanes=4,cache=0,plain-reads,slot16,apply-whole >> "$J" 2>>"$OUT/log.txt" || log "sweep fm FAILED (exit $?)"
-  log "quick: check fm k=10 --slot16 --apply-whole"
-  timeout 55 $W wide train --model fm --k 10 "${COMMON[@]}" --async --no-early-stop \
-    --epochs 1 --slot16 --apply-whole --check --json >> "$C" 2>>"$OUT/log.txt" || log "check fm FAILED (exit $?)"
+  Q=lanes=4,cache=0,plain-reads
+  timeout 35 $W wide sweep --model fm --k 10 "${COMMON[@]}" --epochs 2 --passes 1 \
+    --run $Q --run $Q,edge-apply --run $Q,no-fence --run $Q,kernel-copies \
+    --run $Q,edge-apply,no-fence,kernel-copies --run $Q,edge-apply=1024 \
+    --run lanes=8,cache=0,plain-reads,edge-apply \
+    --run $Q,diag=skip-apply \
+    >> "$J" 2>>"$OUT/log.txt" || log "sweep fm FAILED (exit $?)"
+  F=$(fastest fm10)
+  log "quick: check fm k=10, fastest valid run's flags: $F"
+  timeout 60 $W wide train --model fm --k 10 "${COMMON[@]}" --async --no-early-stop \
+    --epochs 1 $F --check --json >> "$C" 2>>"$OUT/log.txt" || log "check fm FAILED (exit $?)"
+  if [ "${PEER:-1}" = 1 ]; then
+    log "quick: peer torch lr, fm10, both idioms, 1 epoch"
+    timeout 60 python3 benches/peers/wide_torch.py $D --holdout 0.1 --batch 1024 --lr 0.5 \
+      --epochs 1 --models lr,fm10 --idioms embbag,spmm >> "$OUT/wide_default_peer.jsonl" \
+      2>>"$OUT/log.txt" || log "peer FAILED (exit $?)"
+  fi
  else
   log "sweep lr"
   timeout 60 $W wide sweep --model lr "${COMMON[@]}" --epochs 3 --passes 2 \
@@ -124,16 +181,18 @@ for r in lines(sys.argv[1]):
         rows[key] = []
         order.append(key)
     rows[key].append(r)
-print("| model | run | lanes | hot | ms/epoch per pass | median | logloss | redone | setup s |")
-print("|---|---|---|---|---|---|---|---|---|")
+print("| model | run | lanes | hot | segmented | ms/epoch per pass | median | logloss | redone | setup s |")
+print("|---|---|---|---|---|---|---|---|---|---|")
 for key in order:
     ok = [r for r in rows[key] if "error" not in r]
     if not ok:
-        print(f"| {key[0]} | {key[1]} | | | error: {rows[key][0].get('error')} | | | | |")
+        print(f"| {key[0]} | {key[1]} | | | | error: {rows[key][0].get('error')} | | | | |")
         continue
     meds = [r["epoch_ms_median"] for r in ok]
     r0 = ok[-1]
-    print(f"| {key[0]} | {key[1]} | {r0['lanes']} | {r0['hot_features']} | "
+    valid = "" if r0.get("valid_result", True) else " (timing only)"
+    print(f"| {key[0]} | {key[1]}{valid} | {r0['lanes']} | {r0['hot_features']} | "
+          + f"{r0.get('segment_features')} | "
           + " / ".join(f"{m:.2f}" for m in meds)
           + f" | {statistics.median(meds):.2f} | {r0['logloss']:.5f} | "
           + f"{sum(r.get('redone_epochs', 0) for r in ok)} | {r0.get('setup_s', 0):.1f} |")
@@ -145,7 +204,7 @@ for c in lines(sys.argv[2]):
           + f" ms, logloss {c['logloss']:.5f}, f64 twin {c.get('cpu_logloss')}, "
           f"check_ok {c.get('check_ok')}, redone epochs {c.get('redone_epochs')}")
 for p in lines(sys.argv[3]) if os.path.exists(sys.argv[3]) else []:
-    if "epoch_ms_median" in p:
+    if "epoch_ms_median" in p or "error" in p:
         print(f"peer torch: {json.dumps({k: v for k, v in p.items() if k != 'epochs'})}")
 PY
 log "done"

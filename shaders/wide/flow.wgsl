@@ -44,6 +44,17 @@ override HOT_WG: u32 = 1u;
 override HOT_EVERY: u32 = 1u;
 // Loads in flight per invocation in the copies (COPY_ILP) and Aggregate (AGG_ILP).
 const ILP: u32 = 8u;
+// EDGE_APPLY: features below SEG_HOT (a chunk's first segments: features ascend within a
+// chunk) are applied by segments; the others edge by edge, each by the lane that aggregated
+// it, with no segment index or feature-sorted edge read (their segments hold ≈ 1 edge).
+override SEG_HOT: u32 = 0u;
+#ifdef EDGE_APPLY
+// The chunk's segments of features below SEG_HOT, written each chunk by one invocation:
+// the one at the boundary, or invocation 0 when there are none (workgroup memory starts
+// uninitialized: the kernels are built without zero-initialization). The previous chunk's
+// reads all passed its Loss barrier.
+var<workgroup> seg_hot_wg: u32;
+#endif
 
 @group(0) @binding(0) var<uniform> cfg: Config;
 // [chunks in this dispatch, samples in its mini-batch, 0, 0, chunk ids …]
@@ -246,7 +257,10 @@ fn main(
 #endif
         k++;
         // The next chunk overwrites the workgroup arrays and reads this one's updates.
-#ifndef DIAG_NO_STORAGE_BARRIER
+        // NO_FENCE: no wait for those updates (a device-scope fence: every global add of the
+        // chunk acknowledged); the next chunk may read parameters before they land, as it
+        // reads other workgroups' updates late.
+#ifndef NO_FENCE
         storageBarrier();
 #endif
         workgroupBarrier();
@@ -347,6 +361,23 @@ fn run_chunk(c: u32, lid: u32, fresh: bool, inv_b: f32) {
     let g0 = idx[cfg.seg_ptr_off + c];
     let g1 = idx[cfg.seg_ptr_off + c + 1u];
     let ef0 = idx[cfg.seg_edge_off + g0];
+#ifdef EDGE_APPLY
+    // Whole segments (no max_segment), features ascending and distinct: at most SEG_HOT of
+    // them have features below it, the first ones; the last of those records the count.
+    let seg_scan = min(g1 - g0, SEG_HOT);
+    if lid == 0u && (seg_scan == 0u || idx[cfg.seg_feat_off + g0] >= SEG_HOT) {
+        seg_hot_wg = 0u;
+    }
+    for (var t = lid; t < seg_scan; t += WG) {
+        if idx[cfg.seg_feat_off + g0 + t] < SEG_HOT
+            && (t + 1u == seg_scan || idx[cfg.seg_feat_off + g0 + t + 1u] >= SEG_HOT) {
+            seg_hot_wg = t + 1u;
+        }
+    }
+    let g_seg = g0 + workgroupUniformLoad(&seg_hot_wg);
+#else
+    let g_seg = g1;
+#endif
 #ifdef DIAG_NO_TILE
     let tile = 0u;
 #else
@@ -358,7 +389,8 @@ fn run_chunk(c: u32, lid: u32, fresh: bool, inv_b: f32) {
     tile_cap = 2u * EDGE_WG - 1u;
 #endif
 #endif
-    let tile = min(idx[cfg.seg_edge_off + g1] - ef0, tile_cap);
+    // Only the segments' edges (EDGE_APPLY: of the features below SEG_HOT).
+    let tile = min(idx[cfg.seg_edge_off + g_seg] - ef0, tile_cap);
 #endif
     tile_copy(lid, ef0, tile);
 #endif
@@ -430,11 +462,11 @@ fn run_chunk(c: u32, lid: u32, fresh: bool, inv_b: f32) {
 #ifdef DIAG_SKIP_APPLY
     let work = 0u;
 #else
-    let work = (g1 - g0) * NPARAM;
+    let work = (g_seg - g0) * NPARAM;
 #endif
 #ifdef APPLY_WHOLE
     // One invocation per segment, all its parameters (the segment's edges walked once).
-    let segs = select(0u, g1 - g0, work > 0u);
+    let segs = select(0u, g_seg - g0, work > 0u);
     for (var t = lid; t < segs; t += WG) {
         let g = g0 + t;
         let j = idx[cfg.seg_feat_off + g];
@@ -472,6 +504,33 @@ fn run_chunk(c: u32, lid: u32, fresh: bool, inv_b: f32) {
         let j = idx[cfg.seg_feat_off + g];
         let e = vec2<u32>(idx[cfg.seg_edge_off + g], idx[cfg.seg_edge_off + g + 1u]);
         apply_item(j, t % NPARAM, e, vec2<u32>(ef0, tile), inv_b, item_step(step, j));
+    }
+#endif
+#endif
+#ifdef EDGE_APPLY
+#ifndef DIAG_SKIP_APPLY
+    // The features from SEG_HOT on, edge by edge (the sample's edges read again, now in
+    // cache), one global add per (edge, parameter). Fewer parameters per feature than lanes
+    // (LR): each lane its own edges of Aggregate. Otherwise (FM) every lane walks the
+    // sample's edges and takes parameters lane, lane + LANES …, so a subgroup's adds fall on
+    // a few features' consecutive parameters (few cache sectors), as Apply's work items do.
+    if slot < n {
+        let dl = dl_wg[slot];
+        let e1 = idx[cfg.row_off + s0 + slot + 1u];
+        var e = idx[cfg.row_off + s0 + slot];
+        var de = 1u;
+        var ip = vec2<u32>(lane, LANES);
+        if NPARAM < LANES {
+            e += lane;
+            de = LANES;
+            ip = vec2<u32>(0u, 1u);
+        }
+        for (; e < e1; e += de) {
+            let edge = s_edge(e);
+            if edge.x >= SEG_HOT {
+                apply_edge(slot, edge.x, bitcast<f32>(edge.y), dl, inv_b, item_step(step, edge.x), ip);
+            }
+        }
     }
 #endif
 #endif

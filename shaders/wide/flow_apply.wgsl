@@ -44,6 +44,24 @@ fn apply_item(j: u32, i: u32, e: vec2<u32>, tile: vec2<u32>, inv_b: f32, f: f32)
 #endif
 }
 
+#ifdef EDGE_APPLY
+// EDGE_APPLY's work for one edge: feature j with value x in sample slot s (dℓ/dŷ dl, already
+// times 1/B): parameters ip.x, ip.x + ip.y … each gradient times f added to global memory,
+// as `apply_item`'s segment of one edge. In async mode a later edge of j in the chunk may
+// read (FM's v_jf, the L2 term) what this one has just moved, as it may read another
+// workgroup's update.
+fn apply_edge(s: u32, j: u32, x: f32, dl: f32, inv_b: f32, f: f32, ip: vec2<u32>) {
+    for (var i = ip.x; i < NPARAM; i += ip.y) {
+        var g = 0.0;
+        if cfg.l2 > 0.0 {
+            g = cfg.l2 * param(j, i) * inv_b;
+        }
+        g += dl * ala_apply(s, j, x, i);
+        accum_add(j * NPARAM + i, f * g);
+    }
+}
+#endif
+
 #ifdef APPLY_WHOLE
 // Every parameter of feature j from its segment (edges e.x .. e.y, the tile as in
 // `apply_item`), each summed in `apply_item`'s order and added once: the same adds, the

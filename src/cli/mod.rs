@@ -10,6 +10,7 @@ mod sddmm;
 mod spdnn;
 mod spdnn_thesis;
 mod wide;
+mod wide_predict;
 mod wide_sweep;
 
 use std::process::ExitCode;

@@ -1,7 +1,6 @@
 //! `wgsparse wide`: train a wide model (LR, FM, LSVM, LSR) with the flow engine, or predict
 //! with a saved one.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -9,7 +8,7 @@ use clap::{Subcommand, ValueEnum};
 use serde_json::json;
 
 use wgsparse::gpu;
-use wgsparse::wide::{self, cpu, metrics, Model, Trainer, WideModel};
+use wgsparse::wide::{self, cpu, metrics, Model, Trainer};
 use wgsparse::{Error, Gpu, Result};
 
 /// Arguments of `wgsparse wide`.
@@ -163,6 +162,20 @@ enum What {
         /// Apply by one invocation per segment for all of its feature's parameters.
         #[arg(long, conflicts_with = "apply_ilp")]
         apply_whole: bool,
+        /// Apply the features past the segmented ones (--edge-features, default the cost
+        /// rule's) edge by edge from Aggregate's lanes, without their segment index.
+        #[arg(long)]
+        edge_apply: bool,
+        /// With --edge-apply: features 0 .. N keep Apply's segments (0: the cost rule).
+        #[arg(long, default_value_t = 0, requires = "edge_apply")]
+        edge_features: usize,
+        /// Async: no storage barrier between a workgroup's chunks (it goes on without
+        /// waiting for its own global adds to land).
+        #[arg(long)]
+        no_fence: bool,
+        /// Async: the guard's and snapshots' parameter copies by a compute dispatch.
+        #[arg(long)]
+        kernel_copies: bool,
         /// Timing only, results NOT valid: drop parts of the flow kernel (comma-separated:
         /// skip-apply, skip-aggregate, no-hot-copy, no-tile, skip-tail, no-storage-barrier;
         /// fixed: the first five).
@@ -216,7 +229,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
             data,
             out,
             json,
-        } => predict(&model, &data, out.as_deref(), json),
+        } => crate::cli::wide_predict::run(&model, &data, out.as_deref(), json),
         What::Sweep(a) => crate::cli::wide_sweep::run(a),
         What::Train {
             model,
@@ -257,6 +270,10 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
             tile_words,
             slot16,
             apply_whole,
+            edge_apply,
+            edge_features,
+            no_fence,
+            kernel_copies,
             diag,
             no_early_stop,
             check,
@@ -319,6 +336,10 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
                     edge_tile_words: tile_words,
                     slot16: slot16 || base.variant.slot16,
                     apply_whole: apply_whole || base.variant.apply_whole,
+                    edge_apply: edge_apply || base.variant.edge_apply,
+                    edge_features,
+                    no_fence,
+                    kernel_copies,
                 },
                 diag: match diag {
                     Some(d) => wide::Diag::parse(&d)?,
@@ -647,45 +668,4 @@ fn train_run(
         );
     }
     Ok(code)
-}
-
-fn predict(model: &Path, data: &Path, out: Option<&Path>, as_json: bool) -> Result<ExitCode> {
-    let m = WideModel::load(model)?;
-    let spec = m.spec()?;
-    let (x, y) = wide::read_data(data)?;
-    let gpu = Gpu::new()?;
-    let scores = wide::predict(&gpu, &spec, &m, &x)?;
-    let pm = metrics::labels_pm1(&y);
-    let n = scores.len().max(1) as f64;
-    let logloss: f64 = scores
-        .iter()
-        .zip(&pm)
-        .map(|(&s, &y)| wide::Loss::Logistic.eval(s as f64, y as f64).0)
-        .sum::<f64>()
-        / n;
-    let auc = metrics::auc(&scores, &pm);
-    if let Some(p) = out {
-        wgsparse::io::write_atomically(p, |w| {
-            let mut write = || -> std::io::Result<()> {
-                for s in &scores {
-                    writeln!(w, "{s}")?;
-                }
-                Ok(())
-            };
-            write().map_err(|e| Error::io(p, e))
-        })?;
-    }
-    if as_json {
-        println!(
-            "{}",
-            json!({ "model": m.name, "samples": scores.len(), "logloss": logloss, "auc": auc })
-        );
-    } else {
-        println!(
-            "{} samples · logloss {logloss:.5} · auc {}",
-            scores.len(),
-            auc.map_or("-".into(), |a| format!("{a:.5}"))
-        );
-    }
-    Ok(ExitCode::SUCCESS)
 }

@@ -18,6 +18,7 @@ shader_table!(
     "shared/rng",
     "shared/wg_sum",
     "runtime/copy",
+    "runtime/copy_words",
     "runtime/gate",
     "runtime/empty",
     "runtime/scan_blocks",

@@ -324,20 +324,30 @@ const APPLY_WG: u32 = 256;
 
 impl Kernels {
     /// Compiles the engine for `model` with `chunk` samples per workgroup and `lanes`
-    /// invocations per sample; the first `hot` features' parameters are cached in
-    /// workgroup memory; `one_hot` says (training, prediction) data hold only ones. From
-    /// `options`: native f32 atomics when asked and the adapter has them (else the CAS
-    /// loop), the training kernels' variant and timing-only switches (prediction takes
-    /// neither).
+    /// invocations per sample; `features` = (hot, rule): the first `hot` features'
+    /// parameters are cached in workgroup memory, and with
+    /// [`crate::wide::FlowVariant::edge_apply`] the first `rule` (or the variant's own
+    /// `edge_features`) keep Apply's segments; `one_hot` says (training, prediction) data
+    /// hold only ones. From `options`: native f32 atomics when asked and the adapter has
+    /// them (else the CAS loop), the training kernels' variant and timing-only switches
+    /// (prediction takes neither).
     pub fn new(
         gpu: &Gpu,
         model: &ModelSpec,
         chunk: usize,
         lanes: u32,
-        hot: usize,
+        features: (usize, usize),
         one_hot: (bool, bool),
         options: &Options,
     ) -> Result<Self> {
+        let (hot, seg_rule) = features;
+        let v = &options.variant;
+        let seg_hot = match (v.edge_apply, v.edge_features) {
+            (false, _) => 0,
+            (true, 0) => seg_rule,
+            (true, n) => n,
+        }
+        .min(u32::MAX as usize);
         let native_atomics = options.native_atomics;
         let sources = [("wide/model", model.wgsl.as_str())];
         let wg = chunk as u32 * lanes;
@@ -360,6 +370,7 @@ impl Kernels {
                 edge_tile(one_hot.0, options.variant.tile_words()) as f64,
             ),
             ("HOT_EVERY", options.variant.hot_every as f64),
+            ("SEG_HOT", seg_hot as f64),
         ];
         if options.variant.coherent_reads && !gpu.caps.coherent {
             return Err(Error::Option(format!(

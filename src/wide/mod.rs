@@ -100,13 +100,30 @@
 //! - **Variants and attribution** ([`variant`]): candidate changes to the flow kernel's
 //!   per-chunk work ([`FlowVariant`]: loads in flight in the copies, Aggregate and Apply,
 //!   the chunk's tail off invocation 0, plain async reads, the cache reloaded every R
-//!   chunks, split segments, the edge tile's size, 16-bit feature-sorted slots, Apply by whole segments), each equal to
+//!   chunks, split segments, the edge tile's size, 16-bit feature-sorted slots, Apply by whole segments,
+//!   Apply edge by edge past the segmented features, no fence between a workgroup's
+//!   chunks, the guard's and snapshots' copies by a dispatch), each equal to
 //!   the f64 twin's steps, and
 //!   timing-only switches that drop a stage ([`Diag`], results not valid);
 //!   `wgsparse wide sweep` times them on data chunked once ([`Trainer::restart_with`]).
 //!   On the criteo-s shape (chunks of 64 samples) the cost rule caches 232 features (48% of
 //!   the edges; 928 bytes copied per chunk), a chunk holds ≈ 1,450 segments and 2,560
 //!   feature-sorted edges (the default tile: 2,048).
+//! - **Where an async LR epoch goes** (criteo-s, counted from the code and the chunked data,
+//!   not measured; per-chunk figures from the generator's distribution on a tenth of the
+//!   shape): 72,199 chunks of 64 samples × 8 lanes over 1,024 persistent workgroups, one
+//!   dispatch per epoch after the guard's 4 MB copy, no grid barrier, 3 workgroup barriers
+//!   and 1 storage barrier per chunk. A chunk holds 2,560 edges in 1,452 segments: 200 of
+//!   the 232 cached features (1,225 edges; the longest, feature 0's, 64 edges walked by one
+//!   invocation) and 1,252 of the rest (1,335 edges, 94% single). Streamed per epoch
+//!   (one-hot): sample-sorted edges 739 MB, feature-sorted 739 MB, segment index 839 MB, row
+//!   pointers and labels 37 MB, 2.35 GB in all (0.56 ms at 4.2 TB/s); scattered: 96 M
+//!   parameter gathers (the uncached features' edges, served by L1/L2: the 4 MB vector
+//!   fits L2) and 105 M f32 atomic adds (one per segment, one bias add per chunk). The
+//!   validation pass runs after the timed submission. At 2.6 ms per epoch the stream is a
+//!   fifth of the time; [`FlowVariant::edge_apply`] halves it (1.25 GB: no segment index
+//!   or feature-sorted edge for the features past the cached ones) and cuts Apply's work
+//!   items from 1,452 to 200 per chunk for 6% more adds (1,535).
 //! - **Validation** each epoch on the GPU: ŷ and ℓ per sample, loss sums per workgroup and
 //!   per-class score histograms (`wide/metrics`); the AUC comes from the histograms with an
 //!   error bound (half the within-bin pairs), [`Trainer::evaluate_exact`] gives the exact one.

@@ -103,7 +103,7 @@ pub fn predict(
         spec,
         chunk,
         lanes,
-        0,
+        (0, 0),
         (one_hot, one_hot),
         &crate::wide::Options::default(),
     )?;

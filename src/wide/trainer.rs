@@ -63,6 +63,9 @@ pub struct Trainer<'g> {
     hot: usize,
     /// Features the cost rule caches ([`crate::wide::plan::hot_features`]).
     hot_rule: usize,
+    /// Features the cost rule would cache with no workgroup-memory cap: those that keep
+    /// Apply's segments under [`FlowVariant::edge_apply`] by default.
+    seg_rule: usize,
     /// The stage baseline's kernels (stage mode only).
     stage: Option<StageKernels>,
     /// The training data in parts that each fit one storage binding.
@@ -94,6 +97,10 @@ pub struct Trainer<'g> {
     last_order: Vec<(usize, Vec<u32>)>,
     /// The divergence guard's copy of the parameters at the epoch's start (made on first use).
     backup: Option<GpuBuffer<f32>>,
+    /// [`FlowVariant::kernel_copies`]: the guard's copy as a dispatch (made with `backup`).
+    backup_copy: Option<crate::gpu::WordCopy>,
+    /// [`FlowVariant::kernel_copies`]: the snapshot's copy as a dispatch (with `snapshot`).
+    snapshot_copy: Option<crate::gpu::WordCopy>,
     /// The divergence guard's reference loss (the last accepted epoch's).
     guard_ref: Option<f64>,
 }
@@ -150,6 +157,16 @@ impl<'g> Trainer<'g> {
     /// Features in the importance cache.
     pub fn hot_features(&self) -> usize {
         self.hot
+    }
+
+    /// With [`FlowVariant::edge_apply`]: the features (0 .. this) whose Apply goes by
+    /// segments, the others going edge by edge; `None` without it.
+    pub fn segment_features(&self) -> Option<usize> {
+        let v = &self.options.variant;
+        v.edge_apply.then_some(match v.edge_features {
+            0 => self.seg_rule,
+            n => n,
+        })
     }
 
     /// Async: mini-batches whose updates read stale parameters at once (S = P · chunk /
@@ -323,7 +340,7 @@ impl<'g> Trainer<'g> {
             &self.spec,
             self.chunk,
             lanes,
-            hot,
+            (hot, self.seg_rule),
             self.kernels.one_hot,
             &options,
         )?;

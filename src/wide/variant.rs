@@ -25,7 +25,8 @@ pub struct Diag {
     /// Skip the bias and loss sums of a chunk (the bias stays, the chunk's loss reads 0).
     pub skip_tail: bool,
     /// Async: no storage barrier between a workgroup's chunks (its next chunk may read
-    /// parameters before its own updates land; not part of `fixed`).
+    /// parameters before its own updates land; not part of `fixed`). The same kernel as
+    /// the valid variant [`FlowVariant::no_fence`], kept for the timing-only sets.
     pub no_storage_barrier: bool,
 }
 
@@ -103,7 +104,7 @@ impl Diag {
             (self.no_hot_copy, "DIAG_NO_HOT_COPY"),
             (self.no_tile, "DIAG_NO_TILE"),
             (self.skip_tail, "DIAG_SKIP_TAIL"),
-            (self.no_storage_barrier, "DIAG_NO_STORAGE_BARRIER"),
+            (self.no_storage_barrier, "NO_FENCE"),
         ] {
             if on {
                 d.push(name);
@@ -183,6 +184,36 @@ pub struct FlowVariant {
     /// step scale read once instead of once per parameter (FM k = 10: 11 times), fewer
     /// invocations busy. Not with `apply_ilp`.
     pub apply_whole: bool,
+    /// Apply every feature from [`FlowVariant::edge_features`] on (the re-indexed order's
+    /// less frequent ones) edge by edge: the lane that aggregated an
+    /// edge adds its gradient (one global add per edge and parameter), with no segment index
+    /// or feature-sorted edge read for it; the features below the bound keep their segments
+    /// (the chunk's first ones), whose sums save adds. A feature seen about once per chunk
+    /// has segments of ≈ 1 edge, so it takes as many adds either way and 12 bytes per edge
+    /// fewer this way (its 4-byte feature-sorted edge and 8 bytes of segment index). Needs
+    /// whole segments (max_segment 0) and `hot_every` 1. In async mode a later edge of a
+    /// feature in the same chunk may read (FM's v_jf, the L2 term) what an earlier one has
+    /// just moved, as it may read another workgroup's update.
+    pub edge_apply: bool,
+    /// With `edge_apply`: features 0 .. this keep their segments (0: the cost rule's count,
+    /// [`crate::wide::plan::hot_features`] without the workgroup-memory cap, i.e. those
+    /// expected at least once per chunk).
+    pub edge_features: usize,
+    /// Async: no storage barrier (a device-scope fence) between a workgroup's chunks, only
+    /// the workgroup barrier its arrays need: the workgroup goes on to its next chunk
+    /// without waiting until its global adds are acknowledged, so that chunk may read
+    /// parameters before its own last updates land, as it reads every other workgroup's
+    /// (async reads are stale anyway; the step scale assumes P chunks in flight, this
+    /// adds at most the workgroup's own one). Sync mode orders updates by dispatches or grid
+    /// barriers and keeps its fences.
+    pub no_fence: bool,
+    /// Async: the epoch's device-side parameter copies (the divergence guard's at the
+    /// epoch's start, snapshot reads' before each dispatch) by a compute dispatch
+    /// ([`crate::gpu::WordCopy`]) instead of a transfer command. On the H200 the guard's
+    /// transfer copy added 0.03 ms (LR, 4 MB) and 0.34 ms (FM k = 10, 44 MB) to the epoch,
+    /// ≈ 0.26 TB/s of bytes read and written, where a kernel's copy reaches ≈ 4 TB/s
+    /// (`wgsparse roofline`).
+    pub kernel_copies: bool,
 }
 
 /// What [`FlowVariant::build_key`] returns: (max_segment, snapshot_reads, snapshot rounds or
@@ -210,6 +241,10 @@ impl Default for FlowVariant {
             edge_tile_words: 0,
             slot16: false,
             apply_whole: false,
+            edge_apply: false,
+            edge_features: 0,
+            no_fence: false,
+            kernel_copies: false,
         }
     }
 }
@@ -259,6 +294,29 @@ impl FlowVariant {
                 "apply_whole and apply_ilp are two ways of cutting Apply's work: choose one".into(),
             ));
         }
+        if self.edge_apply && (self.max_segment > 0 || self.hot_every > 1) {
+            return Err(Error::Option(
+                "edge_apply needs whole segments (max_segment 0) and hot_every 1".into(),
+            ));
+        }
+        if self.edge_features > 0 && !self.edge_apply {
+            return Err(Error::Option(
+                "edge_features bounds edge_apply's segmented features: it needs edge_apply".into(),
+            ));
+        }
+        if self.kernel_copies && sync {
+            return Err(Error::Option(
+                "kernel_copies moves async mode's guard and snapshot copies: sync mode makes none"
+                    .into(),
+            ));
+        }
+        if self.no_fence && sync {
+            return Err(Error::Option(
+                "no_fence is an async-mode variant (sync mode's updates are ordered by its \
+                 dispatches or grid barriers)"
+                    .into(),
+            ));
+        }
         if self.slot16 && sync {
             return Err(Error::Option(
                 "slot16 is an async-mode layout of the feature-sorted edges".into(),
@@ -295,6 +353,8 @@ impl FlowVariant {
             (self.agg_ilp, "AGG_ILP"),
             (self.apply_ilp, "APPLY_ILP"),
             (self.apply_whole, "APPLY_WHOLE"),
+            (self.edge_apply, "EDGE_APPLY"),
+            (!sync && self.no_fence, "NO_FENCE"),
             (self.tail_spread, "TAIL_SPREAD"),
             (!sync && self.plain_reads, "PLAIN_READS"),
             (
@@ -313,7 +373,9 @@ impl FlowVariant {
 
     /// Parses a run of a variant sweep: comma-separated `default`, `hot-every=R`,
     /// `copy-ilp`, `agg-ilp`, `apply-ilp`, `tail-spread`, `plain-reads`, `coherent-reads`, `snapshot-reads`,
-    /// `snapshot-rounds=K` (with snapshot reads), `max-segment=N`, `tile-words=N`, `slot16`, `apply-whole` and `diag=A+B`
+    /// `snapshot-rounds=K` (with snapshot reads), `max-segment=N`, `tile-words=N`, `slot16`, `apply-whole`,
+    /// `edge-apply`, `edge-apply=N` (N segmented features), `no-fence`, `kernel-copies` and
+    /// `diag=A+B`
     /// (A, B … from [`Diag::NAMES`]); unnamed settings keep their defaults.
     pub fn parse_run(run: &str) -> Result<(Self, Diag)> {
         let mut v = FlowVariant::default();
@@ -342,6 +404,13 @@ impl FlowVariant {
                 None if token == "snapshot-reads" => v.snapshot_reads = true,
                 None if token == "slot16" => v.slot16 = true,
                 None if token == "apply-whole" => v.apply_whole = true,
+                None if token == "edge-apply" => v.edge_apply = true,
+                None if token == "no-fence" => v.no_fence = true,
+                None if token == "kernel-copies" => v.kernel_copies = true,
+                Some(("edge-apply", n)) => {
+                    v.edge_apply = true;
+                    v.edge_features = number("edge-apply", n)?
+                }
                 Some(("snapshot-rounds", k)) => {
                     v.snapshot_reads = true;
                     v.snapshot_rounds = u32::try_from(number("snapshot-rounds", k)?)
@@ -354,7 +423,7 @@ impl FlowVariant {
                     return Err(Error::Option(format!(
                         "run {run:?}: unknown setting {token:?} (default, hot-every=R, \
                          copy-ilp, agg-ilp, apply-ilp, tail-spread, plain-reads, coherent-reads, snapshot-reads, snapshot-rounds=K, max-segment=N, \
-                         tile-words=N, slot16, apply-whole, \
+                         tile-words=N, slot16, apply-whole, edge-apply, edge-apply=N, no-fence, kernel-copies, \
                          diag=A+B)"
                     )))
                 }
@@ -397,6 +466,18 @@ impl FlowVariant {
         if self.apply_whole {
             f.push("--apply-whole".into());
         }
+        if self.edge_apply {
+            f.push("--edge-apply".into());
+        }
+        if self.edge_features > 0 {
+            f.extend(["--edge-features".into(), self.edge_features.to_string()]);
+        }
+        if self.no_fence {
+            f.push("--no-fence".into());
+        }
+        if self.kernel_copies {
+            f.push("--kernel-copies".into());
+        }
         f
     }
 
@@ -436,6 +517,17 @@ impl FlowVariant {
         }
         if self.apply_whole {
             parts.push("apply-whole".into());
+        }
+        match (self.edge_apply, self.edge_features) {
+            (true, 0) => parts.push("edge-apply".into()),
+            (true, n) => parts.push(format!("edge-apply={n}")),
+            _ => {}
+        }
+        if self.no_fence {
+            parts.push("no-fence".into());
+        }
+        if self.kernel_copies {
+            parts.push("kernel-copies".into());
         }
         if parts.is_empty() {
             "default".into()

@@ -5,7 +5,7 @@ use rand::SeedableRng;
 use rand_distr::{Distribution, Normal};
 
 use super::{Part, Slot, Trainer, Valid};
-use crate::gpu::{Gpu, GpuBuffer};
+use crate::gpu::{Gpu, GpuBuffer, WordCopy};
 use crate::sparse::Csr;
 use crate::wide::engine::{
     cache_budget, check_workgroup_words, workgroup_bytes, DeviceChunks, HostArrays, Kernels,
@@ -345,6 +345,7 @@ impl<'g> Trainer<'g> {
         check_workgroup_words(gpu, spec, chunk, lanes, tile_words)?;
         let budget = cache_budget(gpu, spec, chunk, lanes, tile_words) / spec.params_per_feature;
         let hot_rule = hot_features(&counts, n_chunks, budget).min(n_features);
+        let seg_rule = hot_features(&counts, n_chunks, n_features);
         let hot = match options.cache {
             Some(h) => h.min(budget),
             None => hot_rule,
@@ -357,7 +358,7 @@ impl<'g> Trainer<'g> {
             spec,
             chunk,
             lanes,
-            hot,
+            (hot, seg_rule),
             (one_hot, valid_one_hot),
             &options,
         )?;
@@ -435,6 +436,7 @@ impl<'g> Trainer<'g> {
             kernels,
             hot,
             hot_rule,
+            seg_rule,
             stage,
             parts,
             chunk,
@@ -443,8 +445,13 @@ impl<'g> Trainer<'g> {
             history: vec![],
             last_order: vec![],
             backup: None,
+            backup_copy: None,
+            snapshot_copy: None,
             guard_ref: None,
         };
+        if let Some(snap) = &t.snapshot {
+            t.snapshot_copy = Some(WordCopy::new(gpu, &t.params, snap, t.params.len())?);
+        }
         t.grad.fill(gpu, 0.0)?;
         let init = initial_params(spec, n_features, t.options.seed)?;
         t.set_params(&init)?;

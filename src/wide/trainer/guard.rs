@@ -58,6 +58,17 @@ impl Trainer<'_> {
             )?);
         }
         let backup = self.backup.as_ref().expect("made above");
+        if self.options.variant.kernel_copies {
+            if self.backup_copy.is_none() {
+                self.backup_copy = Some(crate::gpu::WordCopy::new(
+                    self.gpu,
+                    &self.params,
+                    backup,
+                    self.params.len(),
+                )?);
+            }
+            return self.backup_copy.as_ref().expect("made above").record(batch);
+        }
         batch.copy(
             self.params.raw(),
             backup.raw(),
@@ -108,7 +119,7 @@ impl Trainer<'_> {
             &self.spec,
             self.chunk,
             options.lanes,
-            self.hot,
+            (self.hot, self.seg_rule),
             self.kernels.one_hot,
             &options,
         )?;

@@ -127,7 +127,10 @@ impl Trainer<'_> {
                     .snapshot
                     .as_ref()
                     .expect("snapshot reads keep a snapshot");
-                batch.copy(self.params.raw(), snap.raw(), self.params.len() as u64 * 4);
+                match &self.snapshot_copy {
+                    Some(copy) if self.options.variant.kernel_copies => copy.record(batch)?,
+                    _ => batch.copy(self.params.raw(), snap.raw(), self.params.len() as u64 * 4),
+                }
             }
             batch.dispatch(kernel, bg.clone(), *grid)?;
         }
