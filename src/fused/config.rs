@@ -2,7 +2,7 @@
 //! open, checked against the device's limits.
 
 use crate::fused::plan::{self, Residency, TL_MAX};
-use crate::fused::{hot, loops};
+use crate::fused::{hot, loops, split};
 use crate::fused::{Atomics, Config, Matrix, Options, Variant};
 use crate::gpu::{loop_cap, Gpu, GpuBuffer};
 use crate::sparse::GpuDense;
@@ -44,7 +44,7 @@ pub(crate) fn resolve(
     let variant = match options.variant {
         Variant::Auto => Variant::Fused,
         // Dense X has no scatter to privatize or sort.
-        Variant::Sorted if dense => Variant::Fused,
+        Variant::Sorted | Variant::Split if dense => Variant::Fused,
         v => v,
     };
     let native_atomics = match options.atomics {
@@ -141,6 +141,7 @@ pub(crate) fn resolve(
                 segmented: false,
                 fold: false,
                 regs: 0,
+                row_tile: 0,
             },
             None,
         ));
@@ -151,6 +152,17 @@ pub(crate) fn resolve(
     if variant == Variant::Sorted {
         return sorted(gpu, x, options, vs, native_atomics, used_hint);
     }
+    if variant == Variant::Split {
+        if let Some(c) = split(gpu, x, options, vs, native_atomics)? {
+            return Ok((c, used_hint));
+        }
+    }
+    // Split where its layout does not apply runs `Fused`.
+    let variant = if variant == Variant::Split {
+        Variant::Fused
+    } else {
+        variant
+    };
     let fits = |wg: u32| w_bytes + scratch(vs, wg) as u64 <= wg_mem as u64;
     let shared_of = |on: bool, wg: u32| {
         if on {
@@ -307,6 +319,7 @@ pub(crate) fn resolve(
         segmented: false,
         fold: variant == Variant::Fused && fold_fits(gpu, options),
         regs,
+        row_tile: 0,
     };
     Ok((config, used_cols))
 }
@@ -492,9 +505,99 @@ fn sorted(
             segmented: options.subgroups && caps.subgroups,
             fold: fold_fits(gpu, options),
             regs: 0,
+            row_tile: 0,
         },
         used_hint,
     ))
+}
+
+/// Entries per invocation of `fused.split`: its chunks hold `SPLIT_EPL` × the workgroup size.
+pub const SPLIT_EPL: u32 = 8;
+
+/// The `Split` variant's configuration ([`crate::fused::split`]), or `None` where its layout
+/// does not apply (more than 2^24 columns, or X's entries beyond one storage binding: the
+/// caller runs `Fused`). The model's VS for the row pass, a workgroup size (the caller's or
+/// 256), C and the grid of the row pass by Eq. 5, the row tile (the caller's or
+/// [`split::default_row_tile`]).
+fn split(
+    gpu: &Gpu,
+    x: Matrix,
+    options: &Options,
+    vs: u32,
+    native_atomics: bool,
+) -> Result<Option<Config>> {
+    let caps = &gpu.caps;
+    let (m, n) = x.shape();
+    let Some(max_rt) = split::max_row_tile(n) else {
+        return Ok(None);
+    };
+    // Keys and values are bound whole (no row bands).
+    if 4 * x.nnz() as u64 > caps.max_storage_binding_bytes {
+        return Ok(None);
+    }
+    let row_tile = match options.row_tile {
+        Some(0) => return Err(option_err("the row tile must be at least 1 row".into())),
+        Some(t) if t > max_rt => {
+            return Err(option_err(format!(
+                "row tile {t}: X's {n} columns leave key room for row tiles of at most \
+                 {max_rt} rows"
+            )))
+        }
+        Some(t) => t,
+        None => split::default_row_tile(n).unwrap_or(max_rt),
+    };
+    let max_wg = caps.max_invocations_per_workgroup.min(1024);
+    let wg = pow2_in(
+        "workgroup size",
+        options.workgroup.unwrap_or(256).min(max_wg),
+        vs.max(32),
+        max_wg,
+    )?;
+    let shuffle = options.subgroups && caps.shuffle_fits(vs);
+    let scratch = if shuffle { 0 } else { 4 * wg };
+    let nv = wg / vs;
+    let mu = if m == 0 {
+        0.0
+    } else {
+        x.nnz() as f64 / m as f64
+    };
+    let r = Residency::of(caps);
+    // The row pass: rows as `fused.spmv`, then w = β·z over the grid (more workgroups where
+    // a device's loop budget needs them for n).
+    let per_row = loops::sparse_row(mu, vs, nv, false);
+    let (c, mut groups) = grid(options, m, nv, (&r, wg, scratch), caps, (per_row, 1))?;
+    if let Some(b) = loop_cap::budget(caps.loop_cap) {
+        let left = b.saturating_sub(c as u64 * per_row + 1).max(1);
+        let need = (n as u64).div_ceil(wg as u64 * left);
+        if need > caps.max_workgroups_per_dimension as u64 {
+            return Err(loop_err(
+                caps,
+                format!("w = β·z over {n} columns"),
+                n as u64,
+            ));
+        }
+        groups = groups.max(need as u32);
+    }
+    Ok(Some(Config {
+        variant: Variant::Split,
+        dense: false,
+        vs,
+        workgroup: wg,
+        rows_per_vector: c,
+        groups,
+        tl: 1,
+        workgroup_w: false,
+        hot_cols: 0,
+        long_row: u32::MAX,
+        tile: 0,
+        native_atomics,
+        subgroup_reduce: shuffle,
+        subgroup_wide: false,
+        segmented: options.subgroups && caps.subgroups,
+        fold: false,
+        regs: 0,
+        row_tile,
+    }))
 }
 
 /// Storage bindings of the folded main kernels at most (`fused.sorted` with FINISH: its

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::{bands, hot, long, tiles, Config, Matrix, Plan, Variant};
+use super::{bands, hot, long, split, tiles, Config, Matrix, Plan, Variant};
 use crate::gpu::{Gpu, GpuBuffer};
 use crate::{Error, Result};
 
@@ -68,6 +68,64 @@ pub(super) struct SortedX {
     pub(super) adds: (usize, usize),
 }
 
+/// The device side of [`split`]: X's column-split copy (packed keys and values), its chunks
+/// (`[first, end, tile's first row, 0]` each) and the scatter's grid.
+pub(super) struct SplitX {
+    pub(super) keys: GpuBuffer<u32>,
+    pub(super) values: GpuBuffer<f32>,
+    pub(super) chunks: GpuBuffer<u32>,
+    pub(super) nchunks: u32,
+    pub(super) row_bits: u32,
+    /// Workgroups of `fused.split` (chunks strided over them).
+    pub(super) groups: u32,
+    /// Adds of the scatter at the adapter's smallest subgroup size (counted on the host).
+    pub(super) adds: usize,
+}
+
+impl SplitX {
+    fn build(gpu: &Gpu, x: &crate::sparse::Csr, config: &Config) -> Result<SplitX> {
+        let chunk = super::SPLIT_EPL * config.workgroup;
+        let l = split::build(x, config.row_tile, chunk)?;
+        let sg = gpu.caps.subgroup_min_size.max(1) as usize;
+        let adds = l.adds(chunk as usize, sg);
+        let nchunks = l.chunks.len() as u32;
+        // Every buffer holds an element at least (an empty X has no chunk to read them).
+        let mut flat: Vec<u32> = l.chunks.iter().flatten().copied().collect();
+        if flat.is_empty() {
+            flat.resize(4, 0);
+        }
+        let (mut keys, mut values) = (l.keys, l.values);
+        if keys.is_empty() {
+            keys.push(0);
+            values.push(0.0);
+        }
+        let max_groups = gpu.caps.max_workgroups_per_dimension;
+        let per_chunk = super::loops::split_chunk(super::SPLIT_EPL);
+        let budget = crate::gpu::loop_cap::budget(gpu.caps.loop_cap);
+        let mut groups = nchunks.clamp(1, max_groups);
+        if let Some(k) = super::loops::max_per_invocation(budget, per_chunk, 1) {
+            let need = (nchunks as u64).div_ceil(k.max(1));
+            if k == 0 || need > max_groups as u64 {
+                return Err(Error::TooLarge {
+                    what: format!("the column-split scatter's {nchunks} chunks"),
+                    needed: format!("{need} workgroups within the device's loop budget"),
+                    limit: format!("{max_groups} workgroups on {}", gpu.caps.adapter_name),
+                });
+            }
+            groups = groups.max(need as u32);
+        }
+        Ok(SplitX {
+            keys: GpuBuffer::upload(gpu, "fused.split_keys", &keys)?,
+            values: GpuBuffer::upload(gpu, "fused.split_values", &values)?,
+            chunks: GpuBuffer::upload(gpu, "fused.split_chunks", &flat)?,
+            nchunks,
+            row_bits: l.row_bits,
+            groups,
+            adds,
+        })
+    }
+}
+
 /// Columns per invocation of the main kernel's workgroup at most for the one-dispatch
 /// ending ([`Config::fold`]): its last workgroup writes all of w alone, so n stays within a
 /// few rounds of it.
@@ -127,7 +185,7 @@ impl Plan {
                 }
                 Some(GpuBuffer::zeroed(gpu, "fused.partials", len)?)
             }
-            Variant::Unfused => Some(GpuBuffer::zeroed(gpu, "fused.p", m)?),
+            Variant::Unfused | Variant::Split => Some(GpuBuffer::zeroed(gpu, "fused.p", m.max(1))?),
             _ => None,
         };
         let hot = match (x, hot) {
@@ -220,6 +278,12 @@ impl Plan {
             }
             _ => None,
         };
+        let split = match x {
+            Matrix::Sparse(s) if config.variant == Variant::Split => {
+                Some(Arc::new(SplitX::build(gpu, s, &config)?))
+            }
+            _ => None,
+        };
         let finish = if config.fold
             && config.workgroup_w
             && matches!(config.variant, Variant::Fused | Variant::Sorted)
@@ -246,6 +310,7 @@ impl Plan {
             scratch,
             long,
             sorted,
+            split,
             finish,
             dummy: Arc::new(GpuBuffer::zeroed(gpu, "fused.absent", 4)?),
         })

@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::fused::bench::{measure, Operands};
-use crate::fused::{Matrix, Options, Pattern, Plan, Variant};
+use crate::fused::{split, Matrix, Options, Pattern, Plan, Variant};
 use crate::gpu::Batch;
 use crate::gpu::Gpu;
 use crate::tune::{Finalists, TuneCache};
@@ -41,6 +41,9 @@ struct Tuned {
     /// caches).
     #[serde(default)]
     regs: Option<u32>,
+    /// The `split` variant at this row tile (`None`: not split; absent in older caches).
+    #[serde(default)]
+    split: Option<u32>,
 }
 
 /// The cache key: adapter, kind and a shape bucket (log₂ of m, n and the stored entries).
@@ -75,7 +78,9 @@ pub fn tune(gpu: &Gpu, x: Matrix, options: &Options) -> Result<(Plan, Vec<Option
 /// `options` set to the tuned configuration `t`.
 fn tuned_options(x: Matrix, options: &Options, t: &Tuned) -> Options {
     Options {
-        variant: if t.sorted {
+        variant: if t.split.is_some() {
+            Variant::Split
+        } else if t.sorted {
             Variant::Sorted
         } else {
             Variant::Fused
@@ -86,6 +91,7 @@ fn tuned_options(x: Matrix, options: &Options, t: &Tuned) -> Options {
         long_row: t.long_row.or(options.long_row),
         hot_cols: t.hot_copies.or(options.hot_cols),
         regs: t.regs.or(options.regs),
+        row_tile: t.split.or(options.row_tile),
         ..options.clone()
     }
 }
@@ -147,6 +153,7 @@ fn tune_with(
         long_row,
         hot_copies: None,
         regs: None,
+        split: (c.variant == Variant::Split).then_some(c.row_tile),
     };
     let mut timed = vec![options.clone()];
     // On a large X (the KDD2010 shape: 424M entries) every timed run costs real time and a
@@ -212,6 +219,7 @@ fn tune_with(
             long_row: None,
             hot_copies: None,
             regs: None,
+            split: None,
         };
         let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), like) else {
             continue;
@@ -227,6 +235,39 @@ fn tune_with(
             last_sorted = Some(p);
         } else if sorted {
             last_sorted = None;
+        }
+    }
+    // The column split (X read twice, the scatter by runs of a column): a few row tiles at two
+    // workgroup sizes, on sparse X whose columns fit its keys (not on a large X: each
+    // candidate lays X out again on the host).
+    if matches!(x, Matrix::Sparse(_)) && !big {
+        let max_rt = split::max_row_tile(n).unwrap_or(0);
+        for wg in [256, 1024]
+            .into_iter()
+            .filter(|&w| w <= max_wg && w >= mc.vs)
+        {
+            for rt in split::TUNE_ROW_TILES.into_iter().filter(|&t| t <= max_rt) {
+                let cand = Tuned {
+                    vs: mc.vs,
+                    workgroup: wg,
+                    tl: 1,
+                    sorted: false,
+                    long_row: None,
+                    hot_copies: None,
+                    regs: None,
+                    split: Some(rt),
+                };
+                let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), model) else {
+                    continue;
+                };
+                if plan.config.variant != Variant::Split || plan.config == mc {
+                    continue;
+                }
+                let ms = measure(gpu, &plan, &ops, reps, None)?.ms;
+                timed.push(with(&cand));
+                let tuned = tuned_of(&plan.config, None);
+                finalists.offer(ms, (plan, tuned));
+            }
         }
     }
     let pick = |f: Finalists<(Plan, Tuned)>| -> Result<((Plan, Tuned), f64)> {
