@@ -4,7 +4,7 @@
 use super::{defines, whole};
 use crate::fused::{DeviceX, Op, Plan, SPLIT_EPL};
 use crate::gpu::{Batch, Binding, GpuBuffer, KernelSpec};
-use crate::Result;
+use crate::{Error, Result};
 
 use Binding::{Read, ReadWrite, Uniform};
 
@@ -39,8 +39,13 @@ pub(super) fn split(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>)
     else {
         unreachable!("split plans are sparse");
     };
-    // The configuration keeps X within one binding: one band.
-    let band = &bands[0];
+    // The configuration keeps X's entries within one binding: one band.
+    let [band] = &bands[..] else {
+        return Err(Error::Unsupported(format!(
+            "the column-split variant on X in {} row bands",
+            bands.len()
+        )));
+    };
     let mut defs: Vec<&str> = defines(cfg, op.xty, false, false)
         .into_iter()
         .filter(|&d| d != "F32_ATOMIC")
