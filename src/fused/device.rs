@@ -75,6 +75,8 @@ pub(super) struct SplitX {
     pub(super) values: GpuBuffer<f32>,
     pub(super) chunks: GpuBuffer<u32>,
     pub(super) nchunks: u32,
+    /// X's column indices 16 bits each, two per word, for the row pass (n ≤ 65,536).
+    pub(super) col16: Option<GpuBuffer<u32>>,
     pub(super) row_bits: u32,
     /// Workgroups of `fused.split` (chunks strided over them).
     pub(super) groups: u32,
@@ -114,7 +116,23 @@ impl SplitX {
             }
             groups = groups.max(need as u32);
         }
+        let col16 = if x.ncols <= 1 << 16 {
+            let mut packed: Vec<u32> =
+                crate::limits::try_with_capacity("16-bit column indices", x.nnz() / 2 + 1)?;
+            packed.extend(
+                x.col_idx
+                    .chunks(2)
+                    .map(|p| p[0] | p.get(1).map_or(0, |&c| c << 16)),
+            );
+            if packed.is_empty() {
+                packed.push(0);
+            }
+            Some(GpuBuffer::upload(gpu, "fused.split_col16", &packed)?)
+        } else {
+            None
+        };
         Ok(SplitX {
+            col16,
             keys: GpuBuffer::upload(gpu, "fused.split_keys", &keys)?,
             values: GpuBuffer::upload(gpu, "fused.split_values", &values)?,
             chunks: GpuBuffer::upload(gpu, "fused.split_chunks", &flat)?,

@@ -10,7 +10,8 @@
 //! The plan computes p = α·v ⊙ (X·y) first (`fused.split_dots`, CSR rows, which also sets
 //! w = β·z), then `fused.split` adds Xᵀp by chunks: X is read twice, but the scatter owns its
 //! columns' runs (one add per run of a column in a subgroup, no per-entry compare-exchange and
-//! no per-workgroup flush of n columns).
+//! no per-workgroup flush of n columns). With n ≤ 65,536 the row pass reads X's column indices
+//! 16 bits each (a packed copy): 6 + 8 bytes per entry over both passes instead of 8 + 8.
 
 use crate::fused::cpu::HostOp;
 use crate::sparse::Csr;

@@ -50,6 +50,9 @@ pub(super) fn split(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>)
         .into_iter()
         .filter(|&d| d != "F32_ATOMIC")
         .collect();
+    if sx.col16.is_some() {
+        defs.push("COL16");
+    }
     let dots = gpu.kernel(&KernelSpec {
         name: "fused/split_dots",
         defines: defs.clone(),
@@ -75,7 +78,7 @@ pub(super) fn split(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>)
         &[
             params.as_entire_buffer_binding(),
             band.row_ptr.raw().as_entire_buffer_binding(),
-            whole(col_idx),
+            whole(sx.col16.as_ref().unwrap_or(col_idx)),
             whole(values),
             whole(op.y),
             whole(op.v.unwrap_or(dummy)),
