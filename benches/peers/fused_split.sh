@@ -3,7 +3,7 @@
 # tiles sorted by column, one add per run of a column in a subgroup) beside `auto` (tuned
 # afresh: split is among its candidates) and the launch model's `fused`, at 500k ×
 # {200, 1,024, 4,096} (density 1%), patterns full and xty. Split at the model's row tile
-# (16,384 rows), at 4,096 and 65,536 rows, at 1,024 invocations, and (n = 4,096) without
+# (4,096 rows), at 2,048 and 16,384 rows, at 1,024 invocations, and (n = 4,096) without
 # subgroups (one add per run within an invocation's 8 entries). Every run `--check`ed against
 # the f64 twin. Run on the NVIDIA machine from the repository root with the release binary in
 # .gpu/ and the Vulkan loader packages in .gl/ (as fused_hot.sh). Writes one JSON file per
@@ -66,8 +66,8 @@ for g in $INPUTS; do
   fi
   # One X for auto (tuned here), split at the model's row tile and the model's fused.
   PAT=full,xty run main "$g" --variant auto,split,fused
-  run rt4096 "$g" --variant split --row-tile 4096
-  run rt65536 "$g" --variant split --row-tile 65536
+  run rt2048 "$g" --variant split --row-tile 2048
+  run rt16384 "$g" --variant split --row-tile 16384
   run wg1024 "$g" --variant split --wg 1024
   [ "$g" = sparse-4096 ] && run nosg "$g" --variant split --no-subgroups
 done

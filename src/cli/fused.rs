@@ -116,7 +116,7 @@ pub struct FusedArgs {
     /// its scatter (default none; `auto` tunes it).
     #[arg(long)]
     regs: Option<u32>,
-    /// Sparse `split`: rows per row tile of the column-split layout (default: 16,384 or the
+    /// Sparse `split`: rows per row tile of the column-split layout (default: 4,096 or the
     /// most X's columns allow; `auto` tunes it).
     #[arg(long)]
     row_tile: Option<u32>,

@@ -181,12 +181,14 @@ pub fn twin(x: &Csr, layout: &SplitLayout, op: &HostOp) -> (Vec<f64>, Vec<f64>) 
 }
 
 /// Row tile sizes the tuner tries (cut to what X's columns allow).
-pub const TUNE_ROW_TILES: [u32; 3] = [4096, 16_384, 65_536];
+pub const TUNE_ROW_TILES: [u32; 4] = [2048, 4096, 16_384, 65_536];
 
-/// The launch model's row tile: 16,384 rows (64 KiB of p, so a chunk's gathers of p stay
-/// within a small window of it), or the most X's columns allow.
+/// The launch model's row tile: 4,096 rows, or the most X's columns allow. A chunk's entries
+/// gather p over its tile's rows (a chunk spans a few columns, each over the whole tile), so
+/// the tile's 16 KiB of p stay cached while its chunks run; longer tiles give longer runs
+/// (fewer adds) but a wider window of p per chunk.
 pub fn default_row_tile(ncols: usize) -> Option<u32> {
-    max_row_tile(ncols).map(|t| t.min(16_384))
+    max_row_tile(ncols).map(|t| t.min(4096))
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! The autotuner behind `auto`: times the fused kernel at the model's (VS, workgroup size)
 //! and its neighbours on random full-pattern operands (on sparse X both the `Fused` kernel and
-//! the column-sorted tiles, [`Variant::Sorted`]), then the long-row threshold at the best of those,
+//! the column-sorted tiles, [`Variant::Sorted`], and the column split, [`Variant::Split`], at a
+//! few row tiles and two workgroup sizes), then the long-row threshold at the best of those,
 //! keeps the fastest, and caches it per
 //! adapter and shape bucket (`fused-tune.json`, see [`crate::tune::TuneCache`]); C always comes
 //! from the model (Eq. 5) for the chosen VS and workgroup size.
