@@ -66,7 +66,8 @@ fn split_matches_the_twins() {
     // Empty rows, a column in nearly every row (runs across subgroup rounds, chunks and
     // tiles), row tiles of 1 row, 7 rows (not dividing m), 64 rows and the default (all of
     // X), workgroups of 32 and 64 (chunks of 256 and 512 entries), subgroups or not, native
-    // or compare-exchange adds, every pattern.
+    // or compare-exchange adds, the row pass at one row per vector or C strided rows, every
+    // pattern.
     let base = sparse_x(900, 300, 7_000, 41);
     assert!(
         (0..base.nrows).any(|r| base.row_range(r).is_empty()),
@@ -80,13 +81,19 @@ fn split_matches_the_twins() {
     for g in [common::gpu(), common::gpu_plain()] {
         for x in [&base, &heavy] {
             for p in Pattern::ALL {
-                for (wg, rt, subgroups, atomics) in [
-                    (64, None, true, Atomics::Auto),
-                    (32, Some(7), true, Atomics::Cas),
-                    (64, Some(64), false, Atomics::Auto),
-                    (32, Some(1), true, Atomics::Auto),
+                for (wg, rt, subgroups, atomics, c) in [
+                    (64, None, true, Atomics::Auto, None),
+                    (32, Some(7), true, Atomics::Cas, Some(5)),
+                    (64, Some(64), false, Atomics::Auto, None),
+                    (32, Some(1), true, Atomics::Auto, Some(2)),
                 ] {
-                    check_split(g, x, &opts(wg, rt, subgroups, atomics), p, 23);
+                    let o = Options {
+                        rows_per_vector: c,
+                        ..opts(wg, rt, subgroups, atomics)
+                    };
+                    let plan = check_split(g, x, &o, p, 23);
+                    // One row per vector by default; the caller's C otherwise.
+                    assert_eq!(plan.config.rows_per_vector, c.unwrap_or(1));
                 }
             }
         }
@@ -205,6 +212,7 @@ fn the_tuner_times_the_split_and_its_pick_equals_the_twin() {
         regs: Some(pick.config.regs),
         workgroup_w: Some(pick.config.workgroup_w),
         row_tile: (pick.config.row_tile > 0).then_some(pick.config.row_tile),
+        rows_per_vector: Some(pick.config.rows_per_vector),
         ..Default::default()
     };
     check(gpu, Matrix::Sparse(&x), &picked, Pattern::Full, 82);

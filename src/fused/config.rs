@@ -563,9 +563,20 @@ fn split(
     };
     let r = Residency::of(caps);
     // The row pass: rows as `fused.spmv`, then w = β·z over the grid (more workgroups where
-    // a device's loop budget needs them for n).
+    // a device's loop budget needs them for n). By default one row per vector where the grid
+    // allows (not Eq. 5's C strided rows): on power-law X a vector walking C rows waits on
+    // every long row it meets, while single rows leave the balancing to the hardware's
+    // scheduling of workgroups (nothing is flushed per workgroup here). A caller's C (the
+    // tuner tries Eq. 5's, [`split_model_c`]) goes through the launch model's checks.
     let per_row = loops::sparse_row(mu, vs, nv, false);
-    let (c, mut groups) = grid(options, m, nv, (&r, wg, scratch), caps, (per_row, 1))?;
+    let max_groups = caps.max_workgroups_per_dimension as usize;
+    let options = Options {
+        rows_per_vector: options
+            .rows_per_vector
+            .or(Some(m.div_ceil(nv as usize * max_groups).max(1) as u32)),
+        ..options.clone()
+    };
+    let (c, mut groups) = grid(&options, m, nv, (&r, wg, scratch), caps, (per_row, 1))?;
     if let Some(b) = loop_cap::budget(caps.loop_cap) {
         let left = b.saturating_sub(c as u64 * per_row + 1).max(1);
         let need = (n as u64).div_ceil(wg as u64 * left);
@@ -598,6 +609,21 @@ fn split(
         regs: 0,
         row_tile,
     }))
+}
+
+/// Eq. 5's rows per vector for the `Split` row pass at VS `vs` and `wg` invocations (the
+/// tuner's alternative to one row per vector).
+pub(crate) fn split_model_c(gpu: &Gpu, m: usize, vs: u32, wg: u32, subgroups: bool) -> u32 {
+    let caps = &gpu.caps;
+    let scratch = if subgroups && caps.shuffle_fits(vs) {
+        0
+    } else {
+        4 * wg
+    };
+    let r = Residency::of(caps);
+    let resident = r.units.saturating_mul(r.groups_resident(wg, scratch));
+    let nv = (wg / vs.max(1)).max(1);
+    plan::rows_per_vector(m, nv, resident, caps.max_workgroups_per_dimension).0
 }
 
 /// Storage bindings of the folded main kernels at most (`fused.sorted` with FINISH: its

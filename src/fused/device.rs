@@ -185,6 +185,7 @@ impl Plan {
         dx: Arc<DeviceX>,
         hot: Option<Arc<(GpuBuffer<u32>, GpuBuffer<u32>)>>,
         sorted: Option<Arc<SortedX>>,
+        split: Option<Arc<SplitX>>,
     ) -> Result<Plan> {
         let (m, n) = x.shape();
         let scratch = match config.variant {
@@ -296,8 +297,9 @@ impl Plan {
             }
             _ => None,
         };
-        let split = match x {
-            Matrix::Sparse(s) if config.variant == Variant::Split => {
+        let split = match (x, split) {
+            (Matrix::Sparse(_), Some(shared)) if config.variant == Variant::Split => Some(shared),
+            (Matrix::Sparse(s), _) if config.variant == Variant::Split => {
                 Some(Arc::new(SplitX::build(gpu, s, &config)?))
             }
             _ => None,

@@ -481,6 +481,7 @@ impl Plan {
             Arc::new(kernels::upload(gpu, x)?),
             None,
             None,
+            None,
         )
     }
 
@@ -500,7 +501,13 @@ impl Plan {
             .sorted
             .clone()
             .filter(|_| (like.config.tile, like.config.long_row) == (config.tile, config.long_row));
-        let mut plan = Self::build(gpu, x, config, like.x.clone(), hot, sorted)?;
+        // The column-split copy depends on the row tile and the chunk (the workgroup size).
+        let split = like.split.clone().filter(|_| {
+            config.variant == Variant::Split
+                && (like.config.row_tile, like.config.workgroup)
+                    == (config.row_tile, config.workgroup)
+        });
+        let mut plan = Self::build(gpu, x, config, like.x.clone(), hot, sorted, split)?;
         plan.used_cols = used;
         Ok(plan)
     }

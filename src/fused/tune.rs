@@ -45,6 +45,10 @@ struct Tuned {
     /// The `split` variant at this row tile (`None`: not split; absent in older caches).
     #[serde(default)]
     split: Option<u32>,
+    /// `split`: the row pass's rows per vector (`None`: one row per vector where the grid
+    /// allows; absent in older caches).
+    #[serde(default)]
+    split_c: Option<u32>,
 }
 
 /// The cache key: adapter, kind and a shape bucket (log₂ of m, n and the stored entries).
@@ -93,6 +97,7 @@ fn tuned_options(x: Matrix, options: &Options, t: &Tuned) -> Options {
         hot_cols: t.hot_copies.or(options.hot_cols),
         regs: t.regs.or(options.regs),
         row_tile: t.split.or(options.row_tile),
+        rows_per_vector: t.split_c.or(options.rows_per_vector),
         ..options.clone()
     }
 }
@@ -155,6 +160,7 @@ fn tune_with(
         hot_copies: None,
         regs: None,
         split: (c.variant == Variant::Split).then_some(c.row_tile),
+        split_c: None,
     };
     let mut timed = vec![options.clone()];
     // On a large X (the KDD2010 shape: 424M entries) every timed run costs real time and a
@@ -221,6 +227,7 @@ fn tune_with(
             hot_copies: None,
             regs: None,
             split: None,
+            split_c: None,
         };
         let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), like) else {
             continue;
@@ -239,35 +246,49 @@ fn tune_with(
         }
     }
     // The column split (X read twice, the scatter by runs of a column): a few row tiles at two
-    // workgroup sizes, on sparse X whose columns fit its keys (not on a large X: each
-    // candidate lays X out again on the host).
+    // workgroup sizes, the row pass at one row per vector and at Eq. 5's C, on sparse X whose
+    // columns fit its keys (not on a large X: each (row tile, workgroup size) lays X out again
+    // on the host; its C candidates share that layout).
     if matches!(x, Matrix::Sparse(_)) && !big {
         let max_rt = split::max_row_tile(n).unwrap_or(0);
         for wg in [256, 1024]
             .into_iter()
             .filter(|&w| w <= max_wg && w >= mc.vs)
         {
+            let eq5 = super::config::split_model_c(gpu, m, mc.vs, wg, options.subgroups);
             for rt in split::TUNE_ROW_TILES.into_iter().filter(|&t| t <= max_rt) {
-                let cand = Tuned {
-                    vs: mc.vs,
-                    workgroup: wg,
-                    tl: 1,
-                    sorted: false,
-                    long_row: None,
-                    hot_copies: None,
-                    regs: None,
-                    split: Some(rt),
-                };
-                let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), model) else {
-                    continue;
-                };
-                if plan.config.variant != Variant::Split || plan.config == mc {
-                    continue;
+                let mut like: Option<Plan> = None;
+                for c in [None, Some(eq5)] {
+                    let cand = Tuned {
+                        vs: mc.vs,
+                        workgroup: wg,
+                        tl: 1,
+                        sorted: false,
+                        long_row: None,
+                        hot_copies: None,
+                        regs: None,
+                        split: Some(rt),
+                        split_c: c,
+                    };
+                    let base = like.as_ref().unwrap_or(model);
+                    let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), base) else {
+                        continue;
+                    };
+                    let seen = like.as_ref().is_some_and(|l| l.config == plan.config);
+                    if plan.config.variant != Variant::Split || seen {
+                        continue;
+                    }
+                    let ms = measure(gpu, &plan, &ops, reps, None)?.ms;
+                    timed.push(with(&cand));
+                    let tuned = Tuned {
+                        split_c: c,
+                        ..tuned_of(&plan.config, None)
+                    };
+                    // The next C shares this layout (the plan itself may leave as a finalist).
+                    let keep = Plan::new_like(gpu, x, &with(&cand), &plan)?;
+                    finalists.offer(ms, (plan, tuned));
+                    like = Some(keep);
                 }
-                let ms = measure(gpu, &plan, &ops, reps, None)?.ms;
-                timed.push(with(&cand));
-                let tuned = tuned_of(&plan.config, None);
-                finalists.offer(ms, (plan, tuned));
             }
         }
     }
