@@ -9,7 +9,7 @@
 # .gpu/ and the Vulkan loader packages in .gl/ (as fused_hot.sh). Writes one JSON file per
 # run under $OUT/runs, a log and $OUT/split_table.md. About 5 minutes of GPU wall time with
 # PEER=1 (the default), under 4 without.
-#   INPUTS="sparse-200 sparse-1024 sparse-4096"
+#   INPUTS="sparse-1024 sparse-4096 sparse-200"   (the bars first)
 #   PEER=1          the peer compositions (fused_peer.py) on each input's export, same job
 #   REPS=30         timed repetitions (median)
 #   STEP_LIMIT=120  seconds any one step may take (a hang shows as "timed out" in the table)
@@ -19,7 +19,7 @@
 # $OUT/tests_fused_split.txt.
 set -uo pipefail
 OUT=${OUT:-bench-out}
-INPUTS=${INPUTS-"sparse-200 sparse-1024 sparse-4096"}
+INPUTS=${INPUTS-"sparse-1024 sparse-4096 sparse-200"}
 PEER=${PEER:-1}
 REPS=${REPS:-30}
 STEP_LIMIT=${STEP_LIMIT:-120}

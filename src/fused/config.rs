@@ -604,7 +604,9 @@ fn split(
         native_atomics,
         subgroup_reduce: shuffle,
         subgroup_wide: false,
-        segmented: options.subgroups && caps.subgroups,
+        // The scatter's subgroups take consecutive entries in whole rounds: every subgroup
+        // full (a workgroup of at least the largest subgroup size).
+        segmented: options.subgroups && caps.subgroups && wg >= caps.subgroup_max_size,
         fold: false,
         regs: 0,
         row_tile,
