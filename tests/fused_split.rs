@@ -173,6 +173,37 @@ fn split_falls_back_or_refuses() {
         63,
     );
     assert_eq!(plan.config.variant, Variant::Fused);
+    // A row longer than a loop-capped device's budget in one vector (70,000 entries at one
+    // lane per row, llvmpipe's budget 32,767 iterations) runs `fused` there (its long-row
+    // path), the split elsewhere; both equal the twin.
+    let mut long = sparse_x(50, 80_000, 300, 65);
+    let row: Vec<u32> = (0..70_000u32).collect();
+    let mut col_idx = row.clone();
+    col_idx.extend_from_slice(&long.col_idx);
+    let mut values = wgsparse::gen::dense_uniform(1, row.len(), 66).data;
+    values.extend_from_slice(&long.values);
+    let mut row_ptr = vec![0u32];
+    row_ptr.extend(long.row_ptr[1..].iter().map(|&p| p + 70_000));
+    row_ptr.insert(1, 70_000);
+    long = Csr {
+        nrows: long.nrows + 1,
+        ncols: long.ncols,
+        row_ptr,
+        col_idx,
+        values,
+    };
+    let o = Options {
+        vs: Some(1),
+        ..opts(64, None, true, Atomics::Auto)
+    };
+    let (_, plan) = check(g, Matrix::Sparse(&long), &o, Pattern::Full, 67);
+    let capped = g.caps.loop_cap.is_some();
+    let want = if capped {
+        Variant::Fused
+    } else {
+        Variant::Split
+    };
+    assert_eq!(plan.config.variant, want, "{}", plan.config.describe());
     // A row tile of 0 rows is refused, naming it.
     let x = sparse_x(200, 100, 600, 64);
     match Plan::new(

@@ -515,8 +515,8 @@ fn sorted(
 pub const SPLIT_EPL: u32 = 8;
 
 /// The `Split` variant's configuration ([`crate::fused::split`]), or `None` where its layout
-/// does not apply (more than 2^24 columns, or X's entries beyond one storage binding: the
-/// caller runs `Fused`). The model's VS for the row pass, a workgroup size (the caller's or
+/// does not apply (more than 2^24 columns, X's entries beyond one storage binding, or on a
+/// device with a loop cap a row too long for one vector: the caller runs `Fused`). The model's VS for the row pass, a workgroup size (the caller's or
 /// 256), C and the grid of the row pass by Eq. 5, the row tile (the caller's or
 /// [`split::default_row_tile`]).
 fn split(
@@ -578,6 +578,14 @@ fn split(
     };
     let (c, mut groups) = grid(&options, m, nv, (&r, wg, scratch), caps, (per_row, 1))?;
     if let Some(b) = loop_cap::budget(caps.loop_cap) {
+        // The row pass takes each row whole: a row past the budget in one vector runs `fused`,
+        // whose long-row path spreads it over workgroups.
+        if let Matrix::Sparse(s) = x {
+            let longest = s.row_ptr.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
+            if c as u64 * per_row + (longest as u64).div_ceil(vs as u64) + vs as u64 > b {
+                return Ok(None);
+            }
+        }
         let left = b.saturating_sub(c as u64 * per_row + 1).max(1);
         let need = (n as u64).div_ceil(wg as u64 * left);
         if need > caps.max_workgroups_per_dimension as u64 {
