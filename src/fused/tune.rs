@@ -246,9 +246,10 @@ fn tune_with(
         }
     }
     // The column split (X read twice, the scatter by runs of a column): a few row tiles at two
-    // workgroup sizes, the row pass at one row per vector and at Eq. 5's C, on sparse X whose
-    // columns fit its keys (not on a large X: each (row tile, workgroup size) lays X out again
-    // on the host; its C candidates share that layout).
+    // workgroup sizes, the row pass at one row per vector (the model's VS, half and twice it)
+    // and at Eq. 5's C, on sparse X whose columns fit its keys (not on a large X: each (row
+    // tile, workgroup size) lays X out again on the host; its row-pass candidates share that
+    // layout).
     if matches!(x, Matrix::Sparse(_)) && !big {
         let max_rt = split::max_row_tile(n).unwrap_or(0);
         for wg in [256, 1024]
@@ -256,11 +257,18 @@ fn tune_with(
             .filter(|&w| w <= max_wg && w >= mc.vs)
         {
             let eq5 = super::config::split_model_c(gpu, m, mc.vs, wg, options.subgroups);
+            let rows = [
+                (mc.vs, None),
+                (mc.vs, Some(eq5)),
+                (mc.vs / 2, None),
+                (mc.vs * 2, None),
+            ];
             for rt in split::TUNE_ROW_TILES.into_iter().filter(|&t| t <= max_rt) {
                 let mut like: Option<Plan> = None;
-                for c in [None, Some(eq5)] {
+                let mut seen = vec![];
+                for (vs, c) in rows.into_iter().filter(|&(v, _)| (1..=32).contains(&v)) {
                     let cand = Tuned {
-                        vs: mc.vs,
+                        vs,
                         workgroup: wg,
                         tl: 1,
                         sorted: false,
@@ -274,20 +282,21 @@ fn tune_with(
                     let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), base) else {
                         continue;
                     };
-                    let seen = like.as_ref().is_some_and(|l| l.config == plan.config);
-                    if plan.config.variant != Variant::Split || seen {
+                    if plan.config.variant != Variant::Split || seen.contains(&plan.config) {
                         continue;
                     }
+                    seen.push(plan.config);
                     let ms = measure(gpu, &plan, &ops, reps, None)?.ms;
                     timed.push(with(&cand));
                     let tuned = Tuned {
                         split_c: c,
                         ..tuned_of(&plan.config, None)
                     };
-                    // The next C shares this layout (the plan itself may leave as a finalist).
-                    let keep = Plan::new_like(gpu, x, &with(&cand), &plan)?;
+                    // The next candidate shares this layout (the plan may leave as a finalist).
+                    if like.is_none() {
+                        like = Some(Plan::new_like(gpu, x, &with(&cand), &plan)?);
+                    }
                     finalists.offer(ms, (plan, tuned));
-                    like = Some(keep);
                 }
             }
         }
