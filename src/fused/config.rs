@@ -516,8 +516,9 @@ pub const SPLIT_EPL: u32 = 8;
 
 /// The `Split` variant's configuration ([`crate::fused::split`]), or `None` where its layout
 /// does not apply (more than 2^24 columns, X's entries beyond one storage binding, or on a
-/// device with a loop cap a row too long for one vector: the caller runs `Fused`). The model's VS for the row pass, a workgroup size (the caller's or
-/// 256), C and the grid of the row pass by Eq. 5, the row tile (the caller's or
+/// device with a loop cap a row too long for one vector: the caller runs `Fused`). The
+/// model's VS for the row pass, a workgroup size (the caller's or 256), one row per vector
+/// where the grid allows (or the caller's C), the row tile (the caller's or
 /// [`split::default_row_tile`]).
 fn split(
     gpu: &Gpu,

@@ -89,7 +89,12 @@ pub fn build(x: &Csr, row_tile: u32, chunk: u32) -> Result<SplitLayout> {
             chunks.push([s as u32, e as u32, r0 as u32, 0]);
         }
     }
-    let (keys, values) = order.into_iter().unzip();
+    let mut keys = limits::try_with_capacity("split keys", nnz)?;
+    let mut values = limits::try_with_capacity("split values", nnz)?;
+    for (k, v) in order {
+        keys.push(k);
+        values.push(v);
+    }
     Ok(SplitLayout {
         keys,
         values,
