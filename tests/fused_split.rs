@@ -36,8 +36,21 @@ fn check_split(g: &Gpu, x: &Csr, o: &Options, p: Pattern, seed: u64) -> Plan {
     assert_eq!(c.variant, Variant::Split, "{}", c.describe());
     let whole = c.workgroup >= g.caps.subgroup_max_size;
     assert_eq!(c.segmented, o.subgroups && g.caps.subgroups && whole);
-    let layout = split::build(x, c.row_tile, SPLIT_EPL * c.workgroup).unwrap();
-    let (want, mag) = split::twin(x, &layout, &op);
+    let chunk = SPLIT_EPL * c.workgroup;
+    let segment = SPLIT_EPL * g.caps.subgroup_min_size;
+    let (want, mag, chunks) = if c.key16 {
+        let l = split::build16(x, c.row_tile, chunk, segment).unwrap();
+        let (w, m) = split::twin16(x, &l, &op);
+        (w, m, l.chunks.len())
+    } else {
+        let l = split::build(x, c.row_tile, chunk).unwrap();
+        let (w, m) = split::twin(x, &l, &op);
+        (w, m, l.chunks.len())
+    };
+    // The 16-bit layout wherever it applies unless the caller says otherwise.
+    let fixed = g.caps.subgroup_min_size == g.caps.subgroup_max_size;
+    let fits16 = c.segmented && fixed && c.row_tile <= split::MARKER16 as u32;
+    assert_eq!(c.key16, o.key16.unwrap_or(fits16), "{}", c.describe());
     let terms = Matrix::Sparse(x).rounding_terms();
     let cmp = compare(&got, &want, &mag, terms);
     assert!(
@@ -55,10 +68,12 @@ fn check_split(g: &Gpu, x: &Csr, o: &Options, p: Pattern, seed: u64) -> Plan {
         );
     }
     assert_eq!(plan.dispatches(p), 2);
-    let (entries, adds, chunks) = plan.split_adds().unwrap();
+    let (entries, adds, plan_chunks) = plan.split_adds().unwrap();
     assert_eq!(entries, x.nnz());
-    assert_eq!(chunks, layout.chunks.len());
-    assert!(adds <= entries.max(chunks));
+    assert_eq!(plan_chunks, chunks);
+    // At most one add per slot (16-bit: at most one marker per entry).
+    let slots = if c.key16 { 2 * entries } else { entries };
+    assert!(adds <= slots.max(chunks), "{adds} adds, {entries} entries");
     plan
 }
 
@@ -82,14 +97,17 @@ fn split_matches_the_twins() {
     for g in [common::gpu(), common::gpu_plain()] {
         for x in [&base, &heavy] {
             for p in Pattern::ALL {
-                for (wg, rt, subgroups, atomics, c) in [
-                    (64, None, true, Atomics::Auto, None),
-                    (32, Some(7), true, Atomics::Cas, Some(5)),
-                    (64, Some(64), false, Atomics::Auto, None),
-                    (32, Some(1), true, Atomics::Auto, Some(2)),
+                for (wg, rt, subgroups, atomics, c, key16) in [
+                    (64, None, true, Atomics::Auto, None, None),
+                    (32, Some(7), true, Atomics::Cas, Some(5), None),
+                    (64, Some(64), false, Atomics::Auto, None, None),
+                    (32, Some(1), true, Atomics::Auto, Some(2), None),
+                    (64, Some(64), true, Atomics::Auto, None, Some(false)),
+                    (32, Some(1 << 16), true, Atomics::Auto, None, None),
                 ] {
                     let o = Options {
                         rows_per_vector: c,
+                        key16,
                         ..opts(wg, rt, subgroups, atomics)
                     };
                     let plan = check_split(g, x, &o, p, 23);
@@ -121,7 +139,8 @@ fn split_edges() {
         }
     }
     // A column holding a whole chunk: the one column of X, chunks of 256 entries exactly
-    // full (a multiple of them) and one over.
+    // full (a multiple of them) and one over (32-bit keys); the same X in the 16-bit layout,
+    // whose markers open every subgroup's slots (a chunk holds fewer entries).
     for extra in [0, 1] {
         let m = 3 * 256 + extra;
         let x = Csr {
@@ -131,8 +150,16 @@ fn split_edges() {
             col_idx: vec![1; m],
             values: wgsparse::gen::dense_uniform(1, m, 54).data,
         };
-        let plan = check_split(g, &x, &o(None), Pattern::Full, 55);
+        let keys32 = Options {
+            key16: Some(false),
+            ..o(None)
+        };
+        let plan = check_split(g, &x, &keys32, Pattern::Full, 55);
         assert_eq!(plan.split_adds().unwrap().2, 3 + extra);
+        let plan = check_split(g, &x, &o(None), Pattern::Full, 56);
+        if plan.config.key16 {
+            assert!(plan.split_adds().unwrap().2 >= 4);
+        }
     }
     // X without entries: w = β·z alone.
     let empty = Csr::empty(40, 30);
@@ -204,6 +231,17 @@ fn split_falls_back_or_refuses() {
         Variant::Split
     };
     assert_eq!(plan.config.variant, want, "{}", plan.config.describe());
+    // The 16-bit layout past 32,768 rows per tile is refused when asked for.
+    let x = sparse_x(200, 100, 600, 68);
+    let o = Options {
+        key16: Some(true),
+        ..opts(64, Some(1 << 16), true, Atomics::Auto)
+    };
+    match Plan::new(g, Matrix::Sparse(&x), &o) {
+        Err(Error::Option(msg)) => assert!(msg.contains("16-bit"), "{msg}"),
+        Err(e) => panic!("unexpected error {e}"),
+        Ok(p) => panic!("accepted: {}", p.config.describe()),
+    }
     // A row tile of 0 rows is refused, naming it.
     let x = sparse_x(200, 100, 600, 64);
     match Plan::new(
@@ -222,8 +260,19 @@ fn split_sums_runs_once() {
     // A column in nearly every row: the scatter's adds are far fewer than X's entries.
     let x = with_hot_columns(&sparse_x(2_000, 300, 1_000, 71), &[5], 7);
     let l = split::build(&x, 1024, 2048).unwrap();
-    let adds = l.adds(2048, 32);
+    let adds = l.adds(8 * 32);
     assert!(adds * 4 < x.nnz(), "{adds} adds for {} entries", x.nnz());
+    let l16 = split::build16(&x, 1024, 2048, 8 * 32).unwrap();
+    let adds16 = l16.adds(8 * 32);
+    assert!(
+        adds16 * 4 < x.nnz(),
+        "{adds16} adds for {} entries",
+        x.nnz()
+    );
+    // A marker per run of a column in a chunk: few beside the entries.
+    let markers = l16.words.iter().filter(|&&w| w == split::MARKER16).count();
+    assert_eq!(l16.words.len(), x.nnz() + markers);
+    assert!(markers * 4 < x.nnz(), "{markers} markers");
 }
 
 #[test]
@@ -245,6 +294,7 @@ fn the_tuner_times_the_split_and_its_pick_equals_the_twin() {
         workgroup_w: Some(pick.config.workgroup_w),
         row_tile: (pick.config.row_tile > 0).then_some(pick.config.row_tile),
         rows_per_vector: Some(pick.config.rows_per_vector),
+        key16: Some(pick.config.key16),
         ..Default::default()
     };
     check(gpu, Matrix::Sparse(&x), &picked, Pattern::Full, 82);

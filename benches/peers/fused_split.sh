@@ -3,8 +3,9 @@
 # tiles sorted by column, one add per run of a column in a subgroup) beside `auto` (tuned
 # afresh: split is among its candidates) and the launch model's `fused`, at 500k ×
 # {200, 1,024, 4,096} (density 1%), patterns full and xty. Split at the model's row tile
-# (4,096 rows), at 2,048 and 16,384 rows, at 1,024 invocations, and (n = 4,096) without
-# subgroups (one add per run within an invocation's 8 entries). Every run `--check`ed against
+# (4,096 rows; the 16-bit layout: 6 bytes per entry in the scatter), with 32-bit keys
+# (`--key16 off`, 8 bytes), at 2,048 and 16,384 rows, at 1,024 invocations, and (n = 4,096)
+# without subgroups (32-bit keys, one add per run within an invocation's 8 entries). Every run `--check`ed against
 # the f64 twin. Run on the NVIDIA machine from the repository root with the release binary in
 # .gpu/ and the Vulkan loader packages in .gl/ (as fused_hot.sh). Writes one JSON file per
 # run under $OUT/runs, a log and $OUT/split_table.md. About 5 minutes of GPU wall time with
@@ -66,6 +67,7 @@ for g in $INPUTS; do
   fi
   # One X for auto (tuned here), split at the model's row tile and the model's fused.
   PAT=full,xty run main "$g" --variant auto,split,fused
+  run key32 "$g" --variant split --key16 off
   run rt2048 "$g" --variant split --row-tile 2048
   run rt16384 "$g" --variant split --row-tile 16384
   run wg1024 "$g" --variant split --wg 1024
@@ -110,6 +112,7 @@ for path in sorted(glob.glob(os.path.join(out, "runs", "*.json"))):
         if c.get("row_tile"):
             desc += f" row-tile={c['row_tile']}"
             desc += " seg" if c["segmented"] else " no-sg"
+            desc += " key16" if c.get("key16") else " key32"
         if c["long_row"] != 4294967295:
             desc += f" long>{c['long_row']}"
         sa = r.get("split_adds")

@@ -13,6 +13,13 @@
 // meet in workgroup memory: no per-entry compare-exchange and no flush of n columns.
 // Without SEGMENTED (no subgroup operations) each invocation takes EPL consecutive entries
 // of the chunk and adds each run of equal columns among them once.
+// KEY16 (with SEGMENTED; src/fused/split.rs, build16): each slot a 16-bit word, two per key
+// word (slot i in word i / 2, low half first): a row offset (tiles of at most 32,768 rows)
+// beside its value, or MARKER16, a marker whose value slot holds a column's bits. A chunk
+// starts with a marker, and one precedes each change of column in it; a slot's column is the
+// latest marker's at or before it (a ballot over the round, else the column in effect at the
+// previous round's end). 6 bytes per entry instead of 8. KEY16 takes subgroup operations
+// in any case; without SEGMENTED (never planned) each entry adds on its own.
 #import shared/atomic_f32
 
 override WG: u32 = 256u;
@@ -23,6 +30,7 @@ override ROW_BITS: u32 = 16u;
 
 // Column of an absent entry (past the chunk's end): never a column (columns < 2^24).
 const NONE: u32 = 0xffffffffu;
+const MARKER16: u32 = 0x8000u;
 
 struct Params {
     nchunks: u32,
@@ -38,6 +46,24 @@ struct Params {
 @group(0) @binding(4) var<storage, read> p: array<f32>;
 @group(0) @binding(5) var<storage, read_write> accum: array<AtomicF32>;
 
+#ifdef KEY16
+// The highest lane at or below `lane` whose bit is set in the ballot `b`; -1 when none.
+fn last_set_at_or_below(b: vec4<u32>, lane: u32) -> i32 {
+    let bit = lane & 31u;
+    let top = i32(lane >> 5u);
+    for (var k = top; k >= 0; k--) {
+        var word = b[k];
+        if k == top {
+            word &= select((2u << bit) - 1u, 0xffffffffu, bit == 31u);
+        }
+        if word != 0u {
+            return k * 32 + i32(firstLeadingBit(word));
+        }
+    }
+    return -1;
+}
+#endif
+
 @compute @workgroup_size(WG)
 fn main(
     @builtin(workgroup_id) wid: vec3<u32>,
@@ -47,6 +73,12 @@ fn main(
     @builtin(subgroup_invocation_id) sg_lane: u32,
     @builtin(subgroup_size) sg_size: u32,
     @builtin(subgroup_id) sg_id: u32,
+#else
+#ifdef KEY16
+    @builtin(subgroup_invocation_id) sg_lane: u32,
+    @builtin(subgroup_size) sg_size: u32,
+    @builtin(subgroup_id) sg_id: u32,
+#endif
 #endif
 ) {
     let mask = (1u << ROW_BITS) - 1u;
@@ -54,8 +86,13 @@ fn main(
     let first = sg_id * sg_size * EPL + sg_lane;
     let step = sg_size;
 #else
+#ifdef KEY16
+    let first = sg_id * sg_size * EPL + sg_lane;
+    let step = sg_size;
+#else
     let first = tid * EPL;
     let step = 1u;
+#endif
 #endif
     // k is uniform across the workgroup, j below too: the subgroup operations are reached by
     // every lane.
@@ -64,15 +101,42 @@ fn main(
         // The run carried from the previous round (or entry): its column (NONE: none) and sum.
         var ccol = NONE;
         var csum = 0.0;
+#ifdef KEY16
+        // The column in effect after the previous round (uniform; the chunk starts with a
+        // marker, so it is set before any entry needs it).
+        var cur = NONE;
+#endif
         for (var j = 0u; j < EPL; j++) {
             let i = ch.x + first + j * step;
             var col = NONE;
             var t = 0.0;
+#ifdef KEY16
+            var mark = false;
+            var mcol = 0u;
+            if i < ch.y {
+                let word = (keys[i >> 1u] >> ((i & 1u) << 4u)) & 0xffffu;
+                let x = vals[i];
+                if word == MARKER16 {
+                    mark = true;
+                    mcol = bitcast<u32>(x);
+                } else {
+                    t = x * p[ch.z + word];
+                }
+            }
+            let src = last_set_at_or_below(subgroupBallot(mark), sg_lane);
+            let marked = subgroupShuffle(mcol, u32(max(src, 0)));
+            if i < ch.y {
+                col = select(cur, marked, src >= 0);
+            }
+            // Columns rise within a chunk: the last one present is the largest.
+            cur = subgroupMax(select(0u, col, col != NONE));
+#else
             if i < ch.y {
                 let key = keys[i];
                 col = key >> ROW_BITS;
                 t = vals[i] * p[ch.z + (key & mask)];
             }
+#endif
 #ifdef SEGMENTED
             // The carry joins the round's first run (lane 0 heads it) when it is the same
             // column, else lane 0 adds it now.
@@ -114,6 +178,11 @@ fn main(
                 csum = 0.0;
             }
 #else
+#ifdef KEY16
+            if col != NONE {
+                accum_add(col, t);
+            }
+#else
             if col != ccol {
                 if ccol != NONE {
                     accum_add(ccol, csum);
@@ -122,6 +191,7 @@ fn main(
                 csum = 0.0;
             }
             csum += t;
+#endif
 #endif
         }
 #ifdef SEGMENTED

@@ -120,6 +120,10 @@ pub struct FusedArgs {
     /// most X's columns allow; `auto` tunes it).
     #[arg(long)]
     row_tile: Option<u32>,
+    /// Sparse `split`: the scatter's 16-bit layout (row offsets beside values, a marker per
+    /// run of a column; default on where it applies; `auto` tunes it).
+    #[arg(long, value_enum)]
+    key16: Option<FoldArg>,
     /// Reduce row dot products through workgroup memory, not subgroup shuffles.
     #[arg(long)]
     no_subgroups: bool,
@@ -278,6 +282,7 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
         fold: a.fold == FoldArg::On,
         regs: a.regs,
         row_tile: a.row_tile,
+        key16: a.key16.map(|k| k == FoldArg::On),
         ..Default::default()
     };
     let clock = std::time::Instant::now();

@@ -142,6 +142,7 @@ pub(crate) fn resolve(
                 fold: false,
                 regs: 0,
                 row_tile: 0,
+                key16: false,
             },
             None,
         ));
@@ -320,6 +321,7 @@ pub(crate) fn resolve(
         fold: variant == Variant::Fused && fold_fits(gpu, options),
         regs,
         row_tile: 0,
+        key16: false,
     };
     Ok((config, used_cols))
 }
@@ -506,6 +508,7 @@ fn sorted(
             fold: fold_fits(gpu, options),
             regs: 0,
             row_tile: 0,
+            key16: false,
         },
         used_hint,
     ))
@@ -578,6 +581,25 @@ fn split(
         ..options.clone()
     };
     let (c, mut groups) = grid(&options, m, nv, (&r, wg, scratch), caps, (per_row, 1))?;
+    // The scatter's subgroups take consecutive entries in whole rounds: every subgroup full
+    // (a workgroup of at least the largest subgroup size).
+    let segmented = options.subgroups && caps.subgroups && wg >= caps.subgroup_max_size;
+    // The 16-bit layout finds columns by subgroup ballots within each subgroup's slots (a
+    // marker opens them: one fixed subgroup size), and holds 15-bit row offsets.
+    let fits16 = segmented
+        && caps.subgroup_min_size == caps.subgroup_max_size
+        && row_tile <= split::MARKER16 as u32;
+    let key16 = match options.key16 {
+        Some(true) if !fits16 => {
+            return Err(option_err(format!(
+                "the 16-bit split layout needs subgroup operations of one size (a workgroup \
+                 of whole subgroups) and row tiles of at most {} rows (here {row_tile})",
+                split::MARKER16
+            )))
+        }
+        Some(on) => on,
+        None => fits16,
+    };
     if let Some(b) = loop_cap::budget(caps.loop_cap) {
         // The row pass takes each row whole: a row past the budget in one vector runs `fused`,
         // whose long-row path spreads it over workgroups.
@@ -613,12 +635,11 @@ fn split(
         native_atomics,
         subgroup_reduce: shuffle,
         subgroup_wide: false,
-        // The scatter's subgroups take consecutive entries in whole rounds: every subgroup
-        // full (a workgroup of at least the largest subgroup size).
-        segmented: options.subgroups && caps.subgroups && wg >= caps.subgroup_max_size,
+        segmented,
         fold: false,
         regs: 0,
         row_tile,
+        key16,
     }))
 }
 

@@ -68,8 +68,9 @@ pub(super) struct SortedX {
     pub(super) adds: (usize, usize),
 }
 
-/// The device side of [`split`]: X's column-split copy (packed keys and values), its chunks
-/// (`[first, end, tile's first row, 0]` each) and the scatter's grid.
+/// The device side of [`split`]: X's column-split copy (packed 32-bit keys, or 16-bit words
+/// under [`Config::key16`], and values), its chunks (`[first, end, tile's first row, 0]`
+/// each) and the scatter's grid.
 pub(super) struct SplitX {
     pub(super) keys: GpuBuffer<u32>,
     pub(super) values: GpuBuffer<f32>,
@@ -87,16 +88,25 @@ pub(super) struct SplitX {
 impl SplitX {
     fn build(gpu: &Gpu, x: &crate::sparse::Csr, config: &Config) -> Result<SplitX> {
         let chunk = super::SPLIT_EPL * config.workgroup;
-        let l = split::build(x, config.row_tile, chunk)?;
-        let sg = gpu.caps.subgroup_min_size.max(1) as usize;
-        let adds = l.adds(chunk as usize, sg);
-        let nchunks = l.chunks.len() as u32;
+        // A subgroup's consecutive slots of a chunk: EPL rounds of its lanes (the 16-bit
+        // layout needs one fixed subgroup size, the configuration checked it).
+        let segment = super::SPLIT_EPL * gpu.caps.subgroup_min_size.max(1);
+        let (keys, values, chunks, row_bits, adds) = if config.key16 {
+            let l = split::build16(x, config.row_tile, chunk, segment)?;
+            let adds = l.adds(segment as usize);
+            (l.packed(), l.values, l.chunks, 0, adds)
+        } else {
+            let l = split::build(x, config.row_tile, chunk)?;
+            let adds = l.adds(segment as usize);
+            (l.keys, l.values, l.chunks, l.row_bits, adds)
+        };
+        let nchunks = chunks.len() as u32;
         // Every buffer holds an element at least (an empty X has no chunk to read them).
-        let mut flat: Vec<u32> = l.chunks.iter().flatten().copied().collect();
+        let mut flat: Vec<u32> = chunks.iter().flatten().copied().collect();
         if flat.is_empty() {
             flat.resize(4, 0);
         }
-        let (mut keys, mut values) = (l.keys, l.values);
+        let (mut keys, mut values) = (keys, values);
         if keys.is_empty() {
             keys.push(0);
             values.push(0.0);
@@ -137,7 +147,7 @@ impl SplitX {
             values: GpuBuffer::upload(gpu, "fused.split_values", &values)?,
             chunks: GpuBuffer::upload(gpu, "fused.split_chunks", &flat)?,
             nchunks,
-            row_bits: l.row_bits,
+            row_bits,
             groups,
             adds,
         })

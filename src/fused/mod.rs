@@ -186,6 +186,9 @@ pub struct Options {
     /// `split`: rows per row tile ([`Config::row_tile`]; `None`: the launch model's,
     /// [`split::default_row_tile`]).
     pub row_tile: Option<u32>,
+    /// `split`: the 16-bit layout ([`Config::key16`]; `None`: where it applies, with subgroup
+    /// operations and row tiles of at most 32,768 rows).
+    pub key16: Option<bool>,
 }
 
 impl Default for Options {
@@ -204,6 +207,7 @@ impl Default for Options {
             fold: true,
             regs: None,
             row_tile: None,
+            key16: None,
         }
     }
 }
@@ -306,6 +310,10 @@ pub struct Config {
     /// `Split`: rows per row tile of the column-split layout ([`split`]); its chunks hold
     /// [`SPLIT_EPL`] × the workgroup size entries. 0 for the other variants.
     pub row_tile: u32,
+    /// `Split`: the scatter reads X's copy 16 bits per row offset beside each value, with a
+    /// marker slot per run of a column in a chunk ([`split::build16`]: 6 bytes per entry
+    /// instead of 8); else packed 32-bit keys ([`split::build`]).
+    pub key16: bool,
 }
 
 impl Config {
@@ -341,6 +349,9 @@ impl Config {
         }
         if self.row_tile > 0 {
             s += &format!(" row-tile={}", self.row_tile);
+            if self.key16 {
+                s += " key16";
+            }
         }
         if self.long_row != u32::MAX {
             s += &format!(" long>{}", self.long_row);
@@ -504,8 +515,11 @@ impl Plan {
         // The column-split copy depends on the row tile and the chunk (the workgroup size).
         let split = like.split.clone().filter(|_| {
             config.variant == Variant::Split
-                && (like.config.row_tile, like.config.workgroup)
-                    == (config.row_tile, config.workgroup)
+                && (
+                    like.config.row_tile,
+                    like.config.workgroup,
+                    like.config.key16,
+                ) == (config.row_tile, config.workgroup, config.key16)
         });
         let mut plan = Self::build(gpu, x, config, like.x.clone(), hot, sorted, split)?;
         plan.used_cols = used;

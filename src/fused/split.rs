@@ -11,7 +11,10 @@
 //! w = β·z), then `fused.split` adds Xᵀp by chunks: X is read twice, but the scatter owns its
 //! columns' runs (one add per run of a column in a subgroup, no per-entry compare-exchange and
 //! no per-workgroup flush of n columns). With n ≤ 65,536 the row pass reads X's column indices
-//! 16 bits each (a packed copy): 6 + 8 bytes per entry over both passes instead of 8 + 8.
+//! 16 bits each (a packed copy), and with subgroups of one size and tiles of at most 32,768
+//! rows the scatter reads the 16-bit layout ([`build16`]: a 16-bit row offset beside each
+//! value, a marker slot per run of a column): 6 + 6 bytes per entry over both passes instead
+//! of 8 + 8.
 
 use crate::fused::cpu::HostOp;
 use crate::sparse::Csr;
@@ -120,11 +123,12 @@ impl SplitLayout {
         self.chunks[c][2] as usize + (self.keys[i] & mask) as usize
     }
 
-    /// Adds the scatter makes with subgroups of `sg` lanes and workgroups of `wg` invocations
-    /// taking `chunk` entries (a run of equal columns in a subgroup's consecutive entries,
-    /// carried from one round of `sg` entries to the next), against one per entry.
-    pub fn adds(&self, chunk: usize, sg: usize) -> usize {
-        let per_sg = (chunk / sg.max(1)).max(1);
+    /// Adds the scatter makes when each subgroup takes `segment` consecutive entries of a
+    /// chunk (its EPL rounds of a subgroup's lanes: [`crate::fused::SPLIT_EPL`] × the subgroup
+    /// size): one per run of equal columns within a segment (runs are carried from round to
+    /// round), against one per entry.
+    pub fn adds(&self, segment: usize) -> usize {
+        let per_sg = segment.max(1);
         let mut adds = 0;
         for c in &self.chunks {
             let (b, e) = (c[0] as usize, c[1] as usize);
@@ -140,12 +144,159 @@ impl SplitLayout {
     }
 }
 
+/// Row offsets of the 16-bit layout are below this (a tile of at most 32,768 rows); a word
+/// equal to it marks a column: its value slot holds the column's bits.
+pub const MARKER16: u16 = 0x8000;
+
+/// The 16-bit layout ([`build16`]): 6 bytes per entry instead of 8, and a marker per run of a
+/// column within a chunk.
+pub struct Split16Layout {
+    /// Per slot: a row offset within the tile, or [`MARKER16`].
+    pub words: Vec<u16>,
+    /// Per slot: the entry's value, or (a marker) the column's bits.
+    pub values: Vec<f32>,
+    /// Per chunk: its first slot, one past its last, its tile's first row, 0. A chunk starts
+    /// with a marker.
+    pub chunks: Vec<[u32; 4]>,
+    /// Rows per tile.
+    pub row_tile: u32,
+}
+
+/// The 16-bit layout of `x`: the same tiles and order as [`build`], each entry a 16-bit row
+/// offset beside its value, and a marker slot (word [`MARKER16`], the column in the value's
+/// bits) wherever the column changes within a chunk and at the start of every `segment`
+/// slots of a chunk (a subgroup's share: it finds an entry's column as the latest marker at
+/// or before it within its own slots). Chunks hold at most `chunk` slots, markers included,
+/// a multiple of `segment` (at least 4). Row tiles of at most 32,768 rows.
+pub fn build16(x: &Csr, row_tile: u32, chunk: u32, segment: u32) -> Result<Split16Layout> {
+    if row_tile > MARKER16 as u32
+        || segment < 4
+        || chunk < segment
+        || !chunk.is_multiple_of(segment)
+    {
+        return Err(Error::Unsupported(format!(
+            "the 16-bit column-split layout with row tiles of {row_tile} rows (at most {}), \
+             chunks of {chunk} slots in segments of {segment} (a multiple of it, at least 4)",
+            MARKER16
+        )));
+    }
+    // One chunk per tile first: the tiles' sorted entries, re-cut below with markers.
+    let l = build(x, row_tile, u32::MAX)?;
+    let mask = (1u32 << l.row_bits) - 1;
+    let slots = x.nnz() + x.nnz() / 8 + 2 * l.chunks.len() + 1;
+    let mut words: Vec<u16> = limits::try_with_capacity("16-bit split words", slots)?;
+    let mut values: Vec<f32> = limits::try_with_capacity("16-bit split values", slots)?;
+    let mut chunks = Vec::new();
+    for &[b, e, r0, _] in &l.chunks {
+        let mut start = words.len();
+        let mut col = None;
+        for i in b as usize..e as usize {
+            let c = l.col(i);
+            loop {
+                let at = words.len() - start;
+                if at == chunk as usize {
+                    chunks.push([start as u32, words.len() as u32, r0, 0]);
+                    start = words.len();
+                    col = None;
+                    continue;
+                }
+                if col != Some(c) || at.is_multiple_of(segment as usize) {
+                    // A marker on a segment's last slot is followed by another (harmless:
+                    // markers add nothing); segments of 4 or more slots end the loop.
+                    words.push(MARKER16);
+                    values.push(f32::from_bits(c));
+                    col = Some(c);
+                    continue;
+                }
+                words.push((l.keys[i] & mask) as u16);
+                values.push(l.values[i]);
+                break;
+            }
+        }
+        if words.len() > start {
+            chunks.push([start as u32, words.len() as u32, r0, 0]);
+        }
+    }
+    if words.len() as u64 > u32::MAX as u64 {
+        return Err(Error::Unsupported(
+            "the 16-bit column-split layout: more than 2^32 − 1 slots".into(),
+        ));
+    }
+    Ok(Split16Layout {
+        words,
+        values,
+        chunks,
+        row_tile,
+    })
+}
+
+impl Split16Layout {
+    /// Each slot's column (a marker's own column), chunk by chunk.
+    pub fn cols(&self) -> Vec<u32> {
+        let mut cols = vec![0; self.words.len()];
+        for ch in &self.chunks {
+            let mut col = 0;
+            let range = ch[0] as usize..ch[1] as usize;
+            for ((c, &w), v) in cols[range.clone()]
+                .iter_mut()
+                .zip(&self.words[range.clone()])
+                .zip(&self.values[range])
+            {
+                if w == MARKER16 {
+                    col = v.to_bits();
+                }
+                *c = col;
+            }
+        }
+        cols
+    }
+
+    /// The words packed two per u32 (slot i in word i / 2, low half first).
+    pub fn packed(&self) -> Vec<u32> {
+        self.words
+            .chunks(2)
+            .map(|p| p[0] as u32 | p.get(1).map_or(0, |&w| (w as u32) << 16))
+            .collect()
+    }
+
+    /// Adds the scatter makes with subgroups taking `segment` consecutive slots of a chunk
+    /// (as [`SplitLayout::adds`]).
+    pub fn adds(&self, segment: usize) -> usize {
+        let cols = self.cols();
+        let per_sg = segment.max(1);
+        let mut adds = 0;
+        for c in &self.chunks {
+            let (b, e) = (c[0] as usize, c[1] as usize);
+            for s in (b..e).step_by(per_sg) {
+                let stop = (s + per_sg).min(e);
+                adds += 1 + (s + 1..stop).filter(|&i| cols[i] != cols[i - 1]).count();
+            }
+        }
+        adds
+    }
+}
+
 /// Twin of the `split` sequence, in f64 from the arrays the kernels bind: `fused.split_dots`'
 /// row scales p = α·v ⊙ (X·y) (`xty`: α·v ⊙ y) from X's rows and w = β·z, then
 /// `fused.split`'s scatter of p[row]·x over the layout's chunks. Returns w and the magnitude
 /// bounding its rounding error, as [`crate::fused::cpu::sparse`] does.
 pub fn twin(x: &Csr, layout: &SplitLayout, op: &HostOp) -> (Vec<f64>, Vec<f64>) {
-    let (m, n) = (x.nrows, x.ncols);
+    let (p, p_abs) = row_scales(x, op);
+    let (mut w, mut mag) = beta_z(x.ncols, op);
+    for (c, ch) in layout.chunks.iter().enumerate() {
+        for i in ch[0] as usize..ch[1] as usize {
+            let (col, row) = (layout.col(i) as usize, layout.row(c, i));
+            let x = layout.values[i] as f64;
+            w[col] += x * p[row];
+            mag[col] += x.abs() * p_abs[row];
+        }
+    }
+    (w, mag)
+}
+
+/// The row pass's twin: p = α·v ⊙ (X·y) (`xty`: α·v ⊙ y) and its magnitude.
+fn row_scales(x: &Csr, op: &HostOp) -> (Vec<f64>, Vec<f64>) {
+    let m = x.nrows;
     let alpha = op.alpha as f64;
     let mut p = vec![0f64; m];
     let mut p_abs = vec![0f64; m];
@@ -165,6 +316,11 @@ pub fn twin(x: &Csr, layout: &SplitLayout, op: &HostOp) -> (Vec<f64>, Vec<f64>) 
         p[r] = alpha * s;
         p_abs[r] = alpha.abs() * a;
     }
+    (p, p_abs)
+}
+
+/// w = β·z and its magnitude (zero when β = 0).
+fn beta_z(n: usize, op: &HostOp) -> (Vec<f64>, Vec<f64>) {
     let mut w = vec![0f64; n];
     let mut mag = vec![0f64; n];
     if op.beta != 0.0 {
@@ -174,12 +330,24 @@ pub fn twin(x: &Csr, layout: &SplitLayout, op: &HostOp) -> (Vec<f64>, Vec<f64>) 
             mag[j] = w[j].abs();
         }
     }
-    for (c, ch) in layout.chunks.iter().enumerate() {
+    (w, mag)
+}
+
+/// [`twin`] over the 16-bit layout: the same row scales, the scatter over its chunks (markers
+/// set the column, entries add p[row]·x).
+pub fn twin16(x: &Csr, layout: &Split16Layout, op: &HostOp) -> (Vec<f64>, Vec<f64>) {
+    let (p, p_abs) = row_scales(x, op);
+    let (mut w, mut mag) = beta_z(x.ncols, op);
+    let cols = layout.cols();
+    for ch in &layout.chunks {
         for i in ch[0] as usize..ch[1] as usize {
-            let (col, row) = (layout.col(i) as usize, layout.row(c, i));
+            if layout.words[i] == MARKER16 {
+                continue;
+            }
+            let row = ch[2] as usize + layout.words[i] as usize;
             let x = layout.values[i] as f64;
-            w[col] += x * p[row];
-            mag[col] += x.abs() * p_abs[row];
+            w[cols[i] as usize] += x * p[row];
+            mag[cols[i] as usize] += x.abs() * p_abs[row];
         }
     }
     (w, mag)
@@ -243,6 +411,59 @@ mod tests {
             want.sort_unstable();
             assert_eq!(seen, want);
         }
+    }
+
+    #[test]
+    fn the_16_bit_layout_holds_every_entry_behind_its_columns_marker() {
+        let x = gen::power_law(1_000, 300, 9_000, 1.1, 6).unwrap();
+        for (rt, chunk, segment) in [(256, 64, 8), (100, 1024, 256), (32_768, 8, 4), (1, 8, 8)] {
+            let l = build16(&x, rt, chunk, segment).unwrap();
+            let cols = l.cols();
+            let mut seen = vec![];
+            let mut prev_end = 0;
+            for ch in &l.chunks {
+                assert_eq!(ch[0], prev_end, "chunks cover the slots in order");
+                prev_end = ch[1];
+                assert!(ch[1] - ch[0] >= 2 && ch[1] - ch[0] <= chunk);
+                for s in (ch[0]..ch[1]).step_by(segment as usize) {
+                    assert_eq!(
+                        l.words[s as usize], MARKER16,
+                        "a segment starts with a marker"
+                    );
+                }
+                for i in ch[0] as usize + 1..ch[1] as usize {
+                    if l.words[i] == MARKER16 {
+                        let at = i - ch[0] as usize;
+                        let seg = segment as usize;
+                        let edge = at.is_multiple_of(seg) || (at + 1).is_multiple_of(seg);
+                        assert!(
+                            cols[i] > cols[i - 1] || edge,
+                            "markers where the column rises or at a segment's edge"
+                        );
+                        continue;
+                    }
+                    let row = ch[2] as usize + l.words[i] as usize;
+                    assert!((l.words[i] as u32) < rt);
+                    seen.push((row, cols[i], l.values[i].to_bits()));
+                }
+            }
+            assert_eq!(prev_end as usize, l.words.len());
+            seen.sort_unstable();
+            let mut want: Vec<(usize, u32, u32)> = (0..x.nrows)
+                .flat_map(|r| x.row_range(r).map(move |e| (r, e)))
+                .map(|(r, e)| (r, x.col_idx[e], x.values[e].to_bits()))
+                .collect();
+            want.sort_unstable();
+            assert_eq!(seen, want);
+            let p = l.packed();
+            assert_eq!(p.len(), l.words.len().div_ceil(2));
+            for (i, &w) in l.words.iter().enumerate() {
+                assert_eq!((p[i / 2] >> (16 * (i % 2))) & 0xffff, w as u32);
+            }
+        }
+        assert!(build16(&x, 32_769, 64, 8).is_err());
+        assert!(build16(&x, 64, 12, 8).is_err());
+        assert!(build16(&x, 64, 4, 2).is_err());
     }
 
     #[test]

@@ -49,6 +49,9 @@ struct Tuned {
     /// allows; absent in older caches).
     #[serde(default)]
     split_c: Option<u32>,
+    /// `split`: the 16-bit layout (`None`: where it applies; absent in older caches).
+    #[serde(default)]
+    split_key16: Option<bool>,
 }
 
 /// The cache key: adapter, kind and a shape bucket (log₂ of m, n and the stored entries).
@@ -98,6 +101,7 @@ fn tuned_options(x: Matrix, options: &Options, t: &Tuned) -> Options {
         regs: t.regs.or(options.regs),
         row_tile: t.split.or(options.row_tile),
         rows_per_vector: t.split_c.or(options.rows_per_vector),
+        key16: t.split_key16.or(options.key16),
         ..options.clone()
     }
 }
@@ -161,6 +165,7 @@ fn tune_with(
         regs: None,
         split: (c.variant == Variant::Split).then_some(c.row_tile),
         split_c: None,
+        split_key16: None,
     };
     let mut timed = vec![options.clone()];
     // On a large X (the KDD2010 shape: 424M entries) every timed run costs real time and a
@@ -228,6 +233,7 @@ fn tune_with(
             regs: None,
             split: None,
             split_c: None,
+            split_key16: None,
         };
         let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), like) else {
             continue;
@@ -247,9 +253,9 @@ fn tune_with(
     }
     // The column split (X read twice, the scatter by runs of a column): a few row tiles at two
     // workgroup sizes, the row pass at one row per vector (the model's VS, half and twice it)
-    // and at Eq. 5's C, on sparse X whose columns fit its keys (not on a large X: each (row
-    // tile, workgroup size) lays X out again on the host; its row-pass candidates share that
-    // layout).
+    // and at Eq. 5's C, and the 32-bit keys beside the 16-bit layout, on sparse X whose
+    // columns fit its keys (not on a large X: each (row tile, workgroup size, layout) lays X
+    // out again on the host; the row-pass candidates share a layout).
     if matches!(x, Matrix::Sparse(_)) && !big {
         let max_rt = split::max_row_tile(n).unwrap_or(0);
         for wg in [256, 1024]
@@ -258,15 +264,16 @@ fn tune_with(
         {
             let eq5 = super::config::split_model_c(gpu, m, mc.vs, wg, options.subgroups);
             let rows = [
-                (mc.vs, None),
-                (mc.vs, Some(eq5)),
-                (mc.vs / 2, None),
-                (mc.vs * 2, None),
+                (mc.vs, None, None),
+                (mc.vs, Some(eq5), None),
+                (mc.vs / 2, None, None),
+                (mc.vs * 2, None, None),
+                (mc.vs, None, Some(false)),
             ];
             for rt in split::TUNE_ROW_TILES.into_iter().filter(|&t| t <= max_rt) {
                 let mut like: Option<Plan> = None;
                 let mut seen = vec![];
-                for (vs, c) in rows.into_iter().filter(|&(v, _)| (1..=32).contains(&v)) {
+                for (vs, c, k) in rows.into_iter().filter(|&(v, _, _)| (1..=32).contains(&v)) {
                     let cand = Tuned {
                         vs,
                         workgroup: wg,
@@ -277,6 +284,7 @@ fn tune_with(
                         regs: None,
                         split: Some(rt),
                         split_c: c,
+                        split_key16: k,
                     };
                     let base = like.as_ref().unwrap_or(model);
                     let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), base) else {
@@ -290,6 +298,7 @@ fn tune_with(
                     timed.push(with(&cand));
                     let tuned = Tuned {
                         split_c: c,
+                        split_key16: k,
                         ..tuned_of(&plan.config, None)
                     };
                     // The next candidate shares this layout (the plan may leave as a finalist).

@@ -96,6 +96,9 @@ pub(super) fn split(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>)
     if cfg.segmented {
         defs.push("SEGMENTED");
     }
+    if cfg.key16 {
+        defs.push("KEY16");
+    }
     let scatter = gpu.kernel(&KernelSpec {
         name: "fused/split",
         defines: defs,
