@@ -2,18 +2,19 @@
 # The column-split variant (`--variant split`: row scales p by CSR rows, then Xᵀp over row
 # tiles sorted by column, one add per run of a column in a subgroup) beside `auto` (tuned
 # afresh: split is among its candidates) and the launch model's `fused`, at 500k ×
-# {200, 1,024, 4,096} (density 1%), patterns full and xty. Split at the model's row tile
+# {1,024, 4,096, 200} (density 1%), patterns full and xty. Split at the model's row tile
 # (4,096 rows; the 16-bit layout: 6 bytes per entry in the scatter), with 32-bit keys
-# (`--key16 off`, 8 bytes), at 2,048 and 16,384 rows, at 1,024 invocations, and (n = 4,096)
-# without subgroups (32-bit keys, one add per run within an invocation's 8 entries). Every run `--check`ed against
-# the f64 twin. Run on the NVIDIA machine from the repository root with the release binary in
-# .gpu/ and the Vulkan loader packages in .gl/ (as fused_hot.sh). Writes one JSON file per
-# run under $OUT/runs, a log and $OUT/split_table.md. About 5 minutes of GPU wall time with
-# PEER=1 (the default), under 4 without.
+# (`--key16 off`, 8 bytes), at 1,024 invocations, and (n = 4,096) without subgroups (32-bit
+# keys, one add per run within an invocation's 8 entries); `auto` times the other row tiles
+# (2,048 and 16,384) and row-pass settings. Every run `--check`ed against the f64 twin. Run
+# on the NVIDIA machine from the repository root with the release binary in .gpu/ and the
+# Vulkan loader packages in .gl/ (as fused_hot.sh). Writes one JSON file per run under
+# $OUT/runs, a log and $OUT/split_table.md. About 5 minutes of GPU wall time with PEER=1
+# (the default), under 4 without.
 #   INPUTS="sparse-1024 sparse-4096 sparse-200"   (the bars first)
 #   PEER=1          the peer compositions (fused_peer.py) on each input's export, same job
 #   REPS=30         timed repetitions (median)
-#   STEP_LIMIT=120  seconds any one step may take (a hang shows as "timed out" in the table)
+#   STEP_LIMIT=150  seconds any one step may take (a hang shows as "timed out" in the table)
 #   SCALE=1         rows (and entries) of the generated inputs scaled by this
 # With the test binary .gpu/fused_split (from `cargo test --release --test fused_split
 # --no-run`) it first runs it on the device (subgroups of 32, native atomics):
@@ -23,7 +24,7 @@ OUT=${OUT:-bench-out}
 INPUTS=${INPUTS-"sparse-1024 sparse-4096 sparse-200"}
 PEER=${PEER:-1}
 REPS=${REPS:-30}
-STEP_LIMIT=${STEP_LIMIT:-120}
+STEP_LIMIT=${STEP_LIMIT:-150}
 SCALE=${SCALE:-1}
 mkdir -p "$OUT/runs"
 # DRY_RUN=1 skips installing .gl/ into / (a dry run elsewhere).
@@ -68,8 +69,6 @@ for g in $INPUTS; do
   # One X for auto (tuned here), split at the model's row tile and the model's fused.
   PAT=full,xty run main "$g" --variant auto,split,fused
   run key32 "$g" --variant split --key16 off
-  run rt2048 "$g" --variant split --row-tile 2048
-  run rt16384 "$g" --variant split --row-tile 16384
   run wg1024 "$g" --variant split --wg 1024
   [ "$g" = sparse-4096 ] && run nosg "$g" --variant split --no-subgroups
 done

@@ -354,7 +354,7 @@ pub fn twin16(x: &Csr, layout: &Split16Layout, op: &HostOp) -> (Vec<f64>, Vec<f6
 }
 
 /// Row tile sizes the tuner tries (cut to what X's columns allow).
-pub const TUNE_ROW_TILES: [u32; 4] = [2048, 4096, 16_384, 65_536];
+pub const TUNE_ROW_TILES: [u32; 3] = [2048, 4096, 16_384];
 
 /// The launch model's row tile: 4,096 rows, or the most X's columns allow. A chunk's entries
 /// gather p over its tile's rows (a chunk spans a few columns, each over the whole tile), so
