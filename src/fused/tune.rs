@@ -253,9 +253,10 @@ fn tune_with(
     }
     // The column split (X read twice, the scatter by runs of a column): a few row tiles at two
     // workgroup sizes, the row pass at one row per vector (the model's VS, half and twice it)
-    // and at Eq. 5's C, and the 32-bit keys beside the 16-bit layout, on sparse X whose
-    // columns fit its keys (not on a large X: each (row tile, workgroup size, layout) lays X
-    // out again on the host; the row-pass candidates share a layout).
+    // and at Eq. 5's C, and the 32-bit keys beside the 16-bit layout (at the model's row
+    // tile), on sparse X whose columns fit its keys (not on a large X: each (row tile,
+    // workgroup size, layout) lays X out again on the host; the row-pass candidates share a
+    // layout).
     if matches!(x, Matrix::Sparse(_)) && !big {
         let max_rt = split::max_row_tile(n).unwrap_or(0);
         for wg in [256, 1024]
@@ -273,7 +274,12 @@ fn tune_with(
             for rt in split::TUNE_ROW_TILES.into_iter().filter(|&t| t <= max_rt) {
                 let mut like: Option<Plan> = None;
                 let mut seen = vec![];
-                for (vs, c, k) in rows.into_iter().filter(|&(v, _, _)| (1..=32).contains(&v)) {
+                // 32-bit keys at the model's row tile only (one more layout per workgroup size).
+                let default_rt = split::default_row_tile(n) == Some(rt);
+                let cands = rows
+                    .into_iter()
+                    .filter(|&(v, _, k)| (1..=32).contains(&v) && (k.is_none() || default_rt));
+                for (vs, c, k) in cands {
                     let cand = Tuned {
                         vs,
                         workgroup: wg,
