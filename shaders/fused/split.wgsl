@@ -15,10 +15,11 @@
 // of the chunk and adds each run of equal columns among them once.
 // KEY16 (with SEGMENTED; src/fused/split.rs, build16): each slot a 16-bit word, two per key
 // word (slot i in word i / 2, low half first): a row offset (tiles of at most 32,768 rows)
-// beside its value, or MARKER16, a marker whose value slot holds a column's bits. A chunk
-// starts with a marker, and one precedes each change of column in it; a slot's column is the
-// latest marker's at or before it (a ballot over the round, else the column in effect at the
-// previous round's end). 6 bytes per entry instead of 8. KEY16 takes subgroup operations
+// beside its value, or MARKER16, a marker whose value slot holds a column's bits. Every
+// subgroup's share of a chunk (EPL·sg_size slots, the layout built for the adapter's one
+// subgroup size) starts with a marker, and one precedes each change of column; a slot's
+// column is the latest marker's at or before it (a ballot over the round, else the column in
+// effect at the previous round's end). 6 bytes per entry instead of 8. KEY16 takes subgroup operations
 // in any case; without SEGMENTED (never planned) each entry adds on its own.
 #import shared/atomic_f32
 
