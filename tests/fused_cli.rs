@@ -28,9 +28,10 @@ fn fused_checks_every_variant_and_exports() {
     ]);
     assert_eq!(j["ok"], true);
     let results = j["results"].as_array().unwrap();
-    // 5 patterns × 4 variants (fused, sorted, two-pass, unfused).
-    assert_eq!(results.len(), 20);
+    // 5 patterns × 5 variants (fused, sorted, split, two-pass, unfused).
+    assert_eq!(results.len(), 25);
     let mut counted = 0;
+    let mut split_counted = 0;
     for r in results {
         assert!(
             r["measurement"]["max_rel_error"].as_f64().unwrap() < 1e-3,
@@ -48,8 +49,28 @@ fn fused_checks_every_variant_and_exports() {
         } else {
             assert!(adds.is_null(), "{r}");
         }
+        // The split scatter's work: every entry in a chunk, at most one add per entry.
+        let split = &r["split_adds"];
+        if r["variant"] == "split" {
+            let (e, a) = (
+                split["entries"].as_u64().unwrap(),
+                split["adds"].as_u64().unwrap(),
+            );
+            assert!(
+                e > 0 && a <= e && split["chunks"].as_u64().unwrap() > 0,
+                "{r}"
+            );
+            assert_eq!(r["dispatches"], 2, "{r}");
+            split_counted += 1;
+        } else {
+            assert!(split.is_null(), "{r}");
+        }
     }
     assert_eq!(counted, 5, "every pattern's sorted result counts its adds");
+    assert_eq!(
+        split_counted, 5,
+        "every pattern's split result counts its adds"
+    );
     for f in [
         "row_ptr.u32",
         "col_idx.u32",

@@ -37,6 +37,7 @@ enum VariantArg {
     All,
     Fused,
     Sorted,
+    Split,
     Unfused,
     TwoPass,
 }
@@ -115,6 +116,14 @@ pub struct FusedArgs {
     /// its scatter (default none; `auto` tunes it).
     #[arg(long)]
     regs: Option<u32>,
+    /// Sparse `split`: rows per row tile of the column-split layout (default: 4,096 or the
+    /// most X's columns allow; `auto` tunes it).
+    #[arg(long)]
+    row_tile: Option<u32>,
+    /// Sparse `split`: the scatter's 16-bit layout (row offsets beside values, a marker per
+    /// run of a column; default on where it applies; `auto` tunes it).
+    #[arg(long, value_enum)]
+    key16: Option<FoldArg>,
     /// Reduce row dot products through workgroup memory, not subgroup shuffles.
     #[arg(long)]
     no_subgroups: bool,
@@ -189,6 +198,7 @@ fn variants(list: &[VariantArg]) -> Vec<Variant> {
             VariantArg::Unfused => out.push(Variant::Unfused),
             VariantArg::TwoPass => out.push(Variant::TwoPass),
             VariantArg::Sorted => out.push(Variant::Sorted),
+            VariantArg::Split => out.push(Variant::Split),
         }
     }
     out.dedup();
@@ -271,6 +281,8 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
         tl: a.tl,
         fold: a.fold == FoldArg::On,
         regs: a.regs,
+        row_tile: a.row_tile,
+        key16: a.key16.map(|k| k == FoldArg::On),
         ..Default::default()
     };
     let clock = std::time::Instant::now();
@@ -321,6 +333,10 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
                     .and_then(|(_, plan)| plan.sorted_adds().map(|a| (a, plan.sorted_wide()))),
                 measured.as_ref().ok().map(|(_, plan)| plan.n_bands()),
                 measured.as_ref().ok().map(|(_, plan)| plan.dispatches(p)),
+                measured
+                    .as_ref()
+                    .ok()
+                    .and_then(|(_, plan)| plan.split_adds()),
             ));
             match measured {
                 Ok((meas, plan)) => {
@@ -358,13 +374,15 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
                 "input": { "name": name, "m": m, "n": n, "nnz": x.nnz(),
                            "dense": matches!(input, Input::Dense(_)) },
                 "roofline_gbps": roofline,
-                "results": results.iter().zip(&walls).map(|((p, v, r), (wall, long, adds, bands, dispatches))| match r {
+                "results": results.iter().zip(&walls).map(|((p, v, r), (wall, long, adds, bands, dispatches, split_adds))| match r {
                     Ok(meas) => json!({ "pattern": p.name(), "variant": v.name(),
                         "measurement": meas, "roofline_fraction": fraction(meas.gbps),
                         "wall_s": wall, "long_chunks": long, "bands": bands,
                         "dispatches": dispatches,
                         "sorted_adds": adds.map(|((e, a), wide)|
-                            json!({ "entries": e, "adds": a, "wide_keys": wide })) }),
+                            json!({ "entries": e, "adds": a, "wide_keys": wide })),
+                        "split_adds": split_adds.map(|(e, a, c)|
+                            json!({ "entries": e, "adds": a, "chunks": c })) }),
                     Err(e) => json!({ "pattern": p.name(), "variant": v.name(), "error": e,
                         "wall_s": wall }),
                 }).collect::<Vec<_>>(),

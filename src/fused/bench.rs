@@ -192,6 +192,7 @@ pub fn kernel_name(c: &Config) -> String {
         (Variant::TwoPass, false) => "fused.sparse+two-pass".into(),
         (Variant::TwoPass, true) => "fused.dense+two-pass".into(),
         (Variant::Sorted, false) => "fused.sorted".into(),
+        (Variant::Split, false) => "fused.split".into(),
         (_, false) => "fused.sparse".into(),
         (_, true) => "fused.dense".into(),
     }
@@ -267,8 +268,10 @@ pub struct Sweep {
 }
 
 /// Times the model's configuration and every (VS, workgroup size, C) around it (C from a
-/// quarter to four times the model's; dense: TL from the VS) for the fused variant, and
-/// reports the model's distance to the best. Configurations the device refuses are skipped.
+/// quarter to four times the model's; dense: TL from the VS) for the fused variant, on sparse
+/// X also the column split ([`Variant::Split`]) at four workgroup sizes and the tuner's row
+/// tiles, and reports the model's distance to the best. Configurations the device refuses
+/// are skipped.
 pub fn sweep(
     gpu: &Gpu,
     x: Matrix,
@@ -339,6 +342,29 @@ pub fn sweep(
                 }
             }
             wg *= 2;
+        }
+    }
+    // The column split beside them (sparse X, not two-pass): workgroup sizes × row tiles.
+    if !mc.dense && fused.variant == Variant::Fused {
+        let max_rt = crate::fused::split::max_row_tile(n).unwrap_or(0);
+        for wg in [128, 256, 512, 1024].into_iter().filter(|&w| w <= max_wg) {
+            for rt in crate::fused::split::TUNE_ROW_TILES {
+                let opts = Options {
+                    variant: Variant::Split,
+                    workgroup: Some(wg),
+                    row_tile: Some(rt.min(max_rt)),
+                    ..fused.clone()
+                };
+                let Ok(plan) = Plan::new_like(gpu, x, &opts, &model_plan) else {
+                    continue;
+                };
+                if plan.config.variant != Variant::Split {
+                    continue;
+                }
+                let m = measure(gpu, &plan, ops, reps, None)?;
+                progress(&m);
+                points.push(m);
+            }
         }
     }
     let best = points

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::{bands, hot, long, tiles, Config, Matrix, Plan, Variant};
+use super::{bands, hot, long, split, tiles, Config, Matrix, Plan, Variant};
 use crate::gpu::{Gpu, GpuBuffer};
 use crate::{Error, Result};
 
@@ -68,6 +68,92 @@ pub(super) struct SortedX {
     pub(super) adds: (usize, usize),
 }
 
+/// The device side of [`split`]: X's column-split copy (packed 32-bit keys, or 16-bit words
+/// under [`Config::key16`], and values), its chunks (`[first, end, tile's first row, 0]`
+/// each) and the scatter's grid.
+pub(super) struct SplitX {
+    pub(super) keys: GpuBuffer<u32>,
+    pub(super) values: GpuBuffer<f32>,
+    pub(super) chunks: GpuBuffer<u32>,
+    pub(super) nchunks: u32,
+    /// X's column indices 16 bits each, two per word, for the row pass (n ≤ 65,536).
+    pub(super) col16: Option<GpuBuffer<u32>>,
+    pub(super) row_bits: u32,
+    /// Workgroups of `fused.split` (chunks strided over them).
+    pub(super) groups: u32,
+    /// Adds of the scatter at the adapter's smallest subgroup size (counted on the host).
+    pub(super) adds: usize,
+}
+
+impl SplitX {
+    fn build(gpu: &Gpu, x: &crate::sparse::Csr, config: &Config) -> Result<SplitX> {
+        let chunk = super::SPLIT_EPL * config.workgroup;
+        // A subgroup's consecutive slots of a chunk: EPL rounds of its lanes (the 16-bit
+        // layout needs one fixed subgroup size, the configuration checked it).
+        let segment = super::SPLIT_EPL * gpu.caps.subgroup_min_size.max(1);
+        let (keys, values, chunks, row_bits, adds) = if config.key16 {
+            let l = split::build16(x, config.row_tile, chunk, segment)?;
+            let adds = l.adds(segment as usize);
+            (l.packed(), l.values, l.chunks, 0, adds)
+        } else {
+            let l = split::build(x, config.row_tile, chunk)?;
+            let adds = l.adds(segment as usize);
+            (l.keys, l.values, l.chunks, l.row_bits, adds)
+        };
+        let nchunks = chunks.len() as u32;
+        // Every buffer holds an element at least (an empty X has no chunk to read them).
+        let mut flat: Vec<u32> = chunks.iter().flatten().copied().collect();
+        if flat.is_empty() {
+            flat.resize(4, 0);
+        }
+        let (mut keys, mut values) = (keys, values);
+        if keys.is_empty() {
+            keys.push(0);
+            values.push(0.0);
+        }
+        let max_groups = gpu.caps.max_workgroups_per_dimension;
+        let per_chunk = super::loops::split_chunk(super::SPLIT_EPL);
+        let budget = crate::gpu::loop_cap::budget(gpu.caps.loop_cap);
+        let mut groups = nchunks.clamp(1, max_groups);
+        if let Some(k) = super::loops::max_per_invocation(budget, per_chunk, 1) {
+            let need = (nchunks as u64).div_ceil(k.max(1));
+            if k == 0 || need > max_groups as u64 {
+                return Err(Error::TooLarge {
+                    what: format!("the column-split scatter's {nchunks} chunks"),
+                    needed: format!("{need} workgroups within the device's loop budget"),
+                    limit: format!("{max_groups} workgroups on {}", gpu.caps.adapter_name),
+                });
+            }
+            groups = groups.max(need as u32);
+        }
+        let col16 = if x.ncols <= 1 << 16 {
+            let mut packed: Vec<u32> =
+                crate::limits::try_with_capacity("16-bit column indices", x.nnz() / 2 + 1)?;
+            packed.extend(
+                x.col_idx
+                    .chunks(2)
+                    .map(|p| p[0] | p.get(1).map_or(0, |&c| c << 16)),
+            );
+            if packed.is_empty() {
+                packed.push(0);
+            }
+            Some(GpuBuffer::upload(gpu, "fused.split_col16", &packed)?)
+        } else {
+            None
+        };
+        Ok(SplitX {
+            col16,
+            keys: GpuBuffer::upload(gpu, "fused.split_keys", &keys)?,
+            values: GpuBuffer::upload(gpu, "fused.split_values", &values)?,
+            chunks: GpuBuffer::upload(gpu, "fused.split_chunks", &flat)?,
+            nchunks,
+            row_bits,
+            groups,
+            adds,
+        })
+    }
+}
+
 /// Columns per invocation of the main kernel's workgroup at most for the one-dispatch
 /// ending ([`Config::fold`]): its last workgroup writes all of w alone, so n stays within a
 /// few rounds of it.
@@ -109,6 +195,7 @@ impl Plan {
         dx: Arc<DeviceX>,
         hot: Option<Arc<(GpuBuffer<u32>, GpuBuffer<u32>)>>,
         sorted: Option<Arc<SortedX>>,
+        split: Option<Arc<SplitX>>,
     ) -> Result<Plan> {
         let (m, n) = x.shape();
         let scratch = match config.variant {
@@ -127,7 +214,7 @@ impl Plan {
                 }
                 Some(GpuBuffer::zeroed(gpu, "fused.partials", len)?)
             }
-            Variant::Unfused => Some(GpuBuffer::zeroed(gpu, "fused.p", m)?),
+            Variant::Unfused | Variant::Split => Some(GpuBuffer::zeroed(gpu, "fused.p", m.max(1))?),
             _ => None,
         };
         let hot = match (x, hot) {
@@ -220,6 +307,13 @@ impl Plan {
             }
             _ => None,
         };
+        let split = match (x, split) {
+            (Matrix::Sparse(_), Some(shared)) if config.variant == Variant::Split => Some(shared),
+            (Matrix::Sparse(s), _) if config.variant == Variant::Split => {
+                Some(Arc::new(SplitX::build(gpu, s, &config)?))
+            }
+            _ => None,
+        };
         let finish = if config.fold
             && config.workgroup_w
             && matches!(config.variant, Variant::Fused | Variant::Sorted)
@@ -246,6 +340,7 @@ impl Plan {
             scratch,
             long,
             sorted,
+            split,
             finish,
             dummy: Arc::new(GpuBuffer::zeroed(gpu, "fused.absent", 4)?),
         })

@@ -17,9 +17,11 @@ use Binding::{Read, ReadWrite, Uniform};
 
 mod long_rows;
 mod sorted;
+mod split;
 
 use long_rows::{long_rows, LongPass};
 use sorted::sorted;
+use split::split;
 
 const SPARSE_BINDINGS: [Binding; 7] = [Uniform, Read, Read, Read, Read, Read, ReadWrite];
 /// `fused.sparse` with a hot-column cache: the slot columns come last.
@@ -134,6 +136,9 @@ pub(crate) fn record(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
     if axpy_first(plan, op.xty) {
         axpy(batch, plan.n, 0.0, dummy, op.beta, z, w)?;
     }
+    if cfg.variant == Variant::Split {
+        return split(plan, batch, op, w);
+    }
     match &*plan.x {
         DeviceX::Sparse {
             col_idx,
@@ -215,7 +220,9 @@ pub(crate) fn record(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
 /// β·z), nor when the main kernel finishes w itself (FINISH), nor when the folded long-row
 /// dot pre-pass does (it has dot products to form).
 fn axpy_first(plan: &Plan, xty: bool) -> bool {
-    plan.config.variant != Variant::TwoPass && plan.finish.is_none() && (xty || !plan.long_folded())
+    !matches!(plan.config.variant, Variant::TwoPass | Variant::Split)
+        && plan.finish.is_none()
+        && (xty || !plan.long_folded())
 }
 
 /// The dispatches [`record`] issues for `pattern` (the same branches, counted).
@@ -225,6 +232,10 @@ pub(crate) fn dispatches(plan: &Plan, pattern: crate::fused::Pattern) -> usize {
     let two_pass = cfg.variant == Variant::TwoPass;
     let folded = plan.long_folded();
     let nb = plan.n_bands();
+    if cfg.variant == Variant::Split {
+        // The row scales (with w = β·z), then the scatter.
+        return 2;
+    }
     let mut count = usize::from(axpy_first(plan, xty));
     if cfg.variant == Variant::Unfused {
         // X·y per band (a copy when `xty`), ⊙v, then Xᵀp per band.

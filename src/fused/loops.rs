@@ -42,6 +42,13 @@ pub fn sorted_tile(epl: u32, wg: u32, vs: u32, mu: f64) -> u64 {
     10 * epl as u64 + trips * (3 + vs as u64)
 }
 
+/// One chunk of the column-split scatter (`fused.split`) per invocation: `epl` rounds, each a
+/// load, the 16-bit layout's marker search (at most 4 words), a segmented sum (at most 7
+/// steps, subgroups up to 128 lanes) and an add (compare-exchange).
+pub fn split_chunk(epl: u32) -> u64 {
+    2 + 16 * epl as u64
+}
+
 /// One long-row chunk of the folded sequence, taken by a whole workgroup after its rows or
 /// tiles: the row's dot product from its chunk partials (at most
 /// [`crate::fused::long::FOLD_CHUNKS_MAX`]) and the chunk's `len` entries over `wg`

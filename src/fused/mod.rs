@@ -22,6 +22,7 @@ pub mod logreg;
 pub mod long;
 pub mod loops;
 pub mod plan;
+pub mod split;
 pub mod tiles;
 pub mod tune;
 mod vectors;
@@ -33,9 +34,9 @@ use serde::Serialize;
 use crate::gpu::{Batch, Gpu, GpuBuffer, GpuTime};
 use crate::sparse::{Csr, Dense};
 use crate::{Error, Result};
-use device::{DeviceX, Finish, LongRows, SortedX};
+use device::{DeviceX, Finish, LongRows, SortedX, SplitX};
 
-pub use config::SORTED_EPL_MAX;
+pub use config::{SORTED_EPL_MAX, SPLIT_EPL};
 pub use cpu::HostOp;
 pub use device::FINISH_COLUMNS;
 
@@ -101,6 +102,12 @@ pub enum Variant {
     /// The fused kernel writing per-workgroup partials, summed by a second pass in a fixed
     /// order: bit-identical run to run.
     TwoPass,
+    /// Column split ([`split`]): p = α·v ⊙ (X·y) by CSR rows (also w = β·z), then Xᵀp from a
+    /// copy of X in row tiles sorted by column, chunks of it over the workgroups, one add per
+    /// run of a column in a subgroup (no workgroup copy of w, no per-entry compare-exchange).
+    /// Sparse X within one storage binding and with at most 2^24 columns; otherwise (and on
+    /// dense X) it runs `Fused`.
+    Split,
     /// Separate dispatches: β·z, SpMV (gemv on dense X), ⊙v, Xᵀp (a scatter on sparse X, a
     /// column-wise gemv on dense X).
     Unfused,
@@ -108,9 +115,10 @@ pub enum Variant {
 
 impl Variant {
     /// The concrete variants (`Sorted` runs as `Fused` on dense X).
-    pub const CONCRETE: [Variant; 4] = [
+    pub const CONCRETE: [Variant; 5] = [
         Variant::Fused,
         Variant::Sorted,
+        Variant::Split,
         Variant::TwoPass,
         Variant::Unfused,
     ];
@@ -122,6 +130,7 @@ impl Variant {
             Variant::Fused => "fused",
             Variant::Sorted => "sorted",
             Variant::TwoPass => "two-pass",
+            Variant::Split => "split",
             Variant::Unfused => "unfused",
         }
     }
@@ -174,6 +183,12 @@ pub struct Options {
     /// Sparse `fused`: entries per lane (1–4) held in registers from a row's dot product to
     /// its scatter ([`Config::regs`]; `None`: none, every entry read twice).
     pub regs: Option<u32>,
+    /// `split`: rows per row tile ([`Config::row_tile`]; `None`: the launch model's,
+    /// [`split::default_row_tile`]).
+    pub row_tile: Option<u32>,
+    /// `split`: the 16-bit layout ([`Config::key16`]; `None`: where it applies, with subgroup
+    /// operations and row tiles of at most 32,768 rows).
+    pub key16: Option<bool>,
 }
 
 impl Default for Options {
@@ -191,6 +206,8 @@ impl Default for Options {
             tl: None,
             fold: true,
             regs: None,
+            row_tile: None,
+            key16: None,
         }
     }
 }
@@ -290,6 +307,13 @@ pub struct Config {
     /// Sparse `fused`: each lane's first `regs` entries of a row stay in registers from the
     /// dot product to the scatter (loaded together, not re-read); 0: none.
     pub regs: u32,
+    /// `Split`: rows per row tile of the column-split layout ([`split`]); its chunks hold
+    /// [`SPLIT_EPL`] × the workgroup size entries. 0 for the other variants.
+    pub row_tile: u32,
+    /// `Split`: the scatter reads X's copy 16 bits per row offset beside each value, with a
+    /// marker slot per run of a column in a chunk ([`split::build16`]: 6 bytes per entry
+    /// instead of 8); else packed 32-bit keys ([`split::build`]).
+    pub key16: bool,
 }
 
 impl Config {
@@ -322,6 +346,12 @@ impl Config {
         }
         if self.regs > 0 {
             s += &format!(" regs={}", self.regs);
+        }
+        if self.row_tile > 0 {
+            s += &format!(" row-tile={}", self.row_tile);
+            if self.key16 {
+                s += " key16";
+            }
         }
         if self.long_row != u32::MAX {
             s += &format!(" long>{}", self.long_row);
@@ -385,6 +415,8 @@ pub struct Plan {
     /// The `Sorted` variant's column-sorted tiles, shared with plans of the same X, tile size
     /// and long-row threshold.
     sorted: Option<Arc<SortedX>>,
+    /// The `Split` variant's column-split copy of X.
+    split: Option<Arc<SplitX>>,
     /// The one-dispatch ending ([`Config::fold`] without long rows): the accumulator the
     /// workgroups flush into and the count of finished workgroups, both zero between runs.
     finish: Option<Finish>,
@@ -400,6 +432,14 @@ impl Plan {
             .as_ref()
             .filter(|_| self.config.segmented)
             .map(|t| t.adds)
+    }
+
+    /// `Split`: (X's entries, the adds of its scatter at the adapter's smallest subgroup size,
+    /// chunks), counted on the host at plan time.
+    pub fn split_adds(&self) -> Option<(usize, usize, usize)> {
+        self.split
+            .as_ref()
+            .map(|t| (self.nnz, t.adds, t.nchunks as usize))
     }
 
     /// `Sorted` whose tiles carry wide keys (X's columns beyond a packed key: a column array
@@ -452,6 +492,7 @@ impl Plan {
             Arc::new(kernels::upload(gpu, x)?),
             None,
             None,
+            None,
         )
     }
 
@@ -471,7 +512,16 @@ impl Plan {
             .sorted
             .clone()
             .filter(|_| (like.config.tile, like.config.long_row) == (config.tile, config.long_row));
-        let mut plan = Self::build(gpu, x, config, like.x.clone(), hot, sorted)?;
+        // The column-split copy depends on the row tile and the chunk (the workgroup size).
+        let split = like.split.clone().filter(|_| {
+            config.variant == Variant::Split
+                && (
+                    like.config.row_tile,
+                    like.config.workgroup,
+                    like.config.key16,
+                ) == (config.row_tile, config.workgroup, config.key16)
+        });
+        let mut plan = Self::build(gpu, x, config, like.x.clone(), hot, sorted, split)?;
         plan.used_cols = used;
         Ok(plan)
     }

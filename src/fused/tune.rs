@@ -1,6 +1,7 @@
 //! The autotuner behind `auto`: times the fused kernel at the model's (VS, workgroup size)
 //! and its neighbours on random full-pattern operands (on sparse X both the `Fused` kernel and
-//! the column-sorted tiles, [`Variant::Sorted`]), then the long-row threshold at the best of those,
+//! the column-sorted tiles, [`Variant::Sorted`], and the column split, [`Variant::Split`], at a
+//! few row tiles and two workgroup sizes), then the long-row threshold at the best of those,
 //! keeps the fastest, and caches it per
 //! adapter and shape bucket (`fused-tune.json`, see [`crate::tune::TuneCache`]); C always comes
 //! from the model (Eq. 5) for the chosen VS and workgroup size.
@@ -8,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::fused::bench::{measure, Operands};
-use crate::fused::{Matrix, Options, Pattern, Plan, Variant};
+use crate::fused::{split, Matrix, Options, Pattern, Plan, Variant};
 use crate::gpu::Batch;
 use crate::gpu::Gpu;
 use crate::tune::{Finalists, TuneCache};
@@ -41,6 +42,16 @@ struct Tuned {
     /// caches).
     #[serde(default)]
     regs: Option<u32>,
+    /// The `split` variant at this row tile (`None`: not split; absent in older caches).
+    #[serde(default)]
+    split: Option<u32>,
+    /// `split`: the row pass's rows per vector (`None`: one row per vector where the grid
+    /// allows; absent in older caches).
+    #[serde(default)]
+    split_c: Option<u32>,
+    /// `split`: the 16-bit layout (`None`: where it applies; absent in older caches).
+    #[serde(default)]
+    split_key16: Option<bool>,
 }
 
 /// The cache key: adapter, kind and a shape bucket (log₂ of m, n and the stored entries).
@@ -75,7 +86,9 @@ pub fn tune(gpu: &Gpu, x: Matrix, options: &Options) -> Result<(Plan, Vec<Option
 /// `options` set to the tuned configuration `t`.
 fn tuned_options(x: Matrix, options: &Options, t: &Tuned) -> Options {
     Options {
-        variant: if t.sorted {
+        variant: if t.split.is_some() {
+            Variant::Split
+        } else if t.sorted {
             Variant::Sorted
         } else {
             Variant::Fused
@@ -86,6 +99,9 @@ fn tuned_options(x: Matrix, options: &Options, t: &Tuned) -> Options {
         long_row: t.long_row.or(options.long_row),
         hot_cols: t.hot_copies.or(options.hot_cols),
         regs: t.regs.or(options.regs),
+        row_tile: t.split.or(options.row_tile),
+        rows_per_vector: t.split_c.or(options.rows_per_vector),
+        key16: t.split_key16.or(options.key16),
         ..options.clone()
     }
 }
@@ -147,6 +163,9 @@ fn tune_with(
         long_row,
         hot_copies: None,
         regs: None,
+        split: (c.variant == Variant::Split).then_some(c.row_tile),
+        split_c: None,
+        split_key16: None,
     };
     let mut timed = vec![options.clone()];
     // On a large X (the KDD2010 shape: 424M entries) every timed run costs real time and a
@@ -212,6 +231,9 @@ fn tune_with(
             long_row: None,
             hot_copies: None,
             regs: None,
+            split: None,
+            split_c: None,
+            split_key16: None,
         };
         let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), like) else {
             continue;
@@ -227,6 +249,71 @@ fn tune_with(
             last_sorted = Some(p);
         } else if sorted {
             last_sorted = None;
+        }
+    }
+    // The column split (X read twice, the scatter by runs of a column): a few row tiles at two
+    // workgroup sizes, the row pass at one row per vector (the model's VS, half and twice it)
+    // and at Eq. 5's C, and the 32-bit keys beside the 16-bit layout (at the model's row
+    // tile), on sparse X whose columns fit its keys (not on a large X: each (row tile,
+    // workgroup size, layout) lays X out again on the host; the row-pass candidates share a
+    // layout).
+    if matches!(x, Matrix::Sparse(_)) && !big {
+        let max_rt = split::max_row_tile(n).unwrap_or(0);
+        for wg in [256, 1024]
+            .into_iter()
+            .filter(|&w| w <= max_wg && w >= mc.vs)
+        {
+            let eq5 = super::config::split_model_c(gpu, m, mc.vs, wg, options.subgroups);
+            let rows = [
+                (mc.vs, None, None),
+                (mc.vs, Some(eq5), None),
+                (mc.vs / 2, None, None),
+                (mc.vs * 2, None, None),
+                (mc.vs, None, Some(false)),
+            ];
+            for rt in split::TUNE_ROW_TILES.into_iter().filter(|&t| t <= max_rt) {
+                let mut like: Option<Plan> = None;
+                let mut seen = vec![];
+                // 32-bit keys at the model's row tile only (one more layout per workgroup size).
+                let default_rt = split::default_row_tile(n) == Some(rt);
+                let cands = rows
+                    .into_iter()
+                    .filter(|&(v, _, k)| (1..=32).contains(&v) && (k.is_none() || default_rt));
+                for (vs, c, k) in cands {
+                    let cand = Tuned {
+                        vs,
+                        workgroup: wg,
+                        tl: 1,
+                        sorted: false,
+                        long_row: None,
+                        hot_copies: None,
+                        regs: None,
+                        split: Some(rt),
+                        split_c: c,
+                        split_key16: k,
+                    };
+                    let base = like.as_ref().unwrap_or(model);
+                    let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), base) else {
+                        continue;
+                    };
+                    if plan.config.variant != Variant::Split || seen.contains(&plan.config) {
+                        continue;
+                    }
+                    seen.push(plan.config);
+                    let ms = measure(gpu, &plan, &ops, reps, None)?.ms;
+                    timed.push(with(&cand));
+                    let tuned = Tuned {
+                        split_c: c,
+                        split_key16: k,
+                        ..tuned_of(&plan.config, None)
+                    };
+                    // The next candidate shares this layout (the plan may leave as a finalist).
+                    if like.is_none() {
+                        like = Some(Plan::new_like(gpu, x, &with(&cand), &plan)?);
+                    }
+                    finalists.offer(ms, (plan, tuned));
+                }
+            }
         }
     }
     let pick = |f: Finalists<(Plan, Tuned)>| -> Result<((Plan, Tuned), f64)> {

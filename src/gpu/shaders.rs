@@ -54,6 +54,8 @@ shader_table!(
     "fused/logistic",
     "fused/long_rows",
     "fused/sorted",
+    "fused/split_dots",
+    "fused/split",
     "fused/tron_scalars",
     "mf/storage",
     "mf/vec_half",
