@@ -27,7 +27,7 @@
 # 75 s: 480 s (8 min) if every step ran to its limit.
 # Summary: $OUT/wide_default.md; raw lines in $OUT/wide_default_sweep.jsonl,
 # $OUT/wide_default_check.jsonl and $OUT/wide_default_peer.jsonl.
-# QUICK=1 (limits 300 s in all): Apply edge by edge (`edge-apply`), no fence between a
+# QUICK=1 (limits 360 s in all; the FM check 120 s: 60 s cut it on the H200): Apply edge by edge (`edge-apply`), no fence between a
 # workgroup's chunks (`no-fence`) and the guard's copy by a dispatch (`kernel-copies`)
 # against the current default, where the epoch's time goes, and the PyTorch peer in both
 # idioms.
@@ -131,7 +131,7 @@ if timeout $GEN_LIMIT $W gen ctr --samples "${SAMPLES:-5134149}" --features "${F
     >> "$J" 2>>"$OUT/log.txt" || log "sweep fm FAILED (exit $?)"
   F=$(fastest fm10)
   log "quick: check fm k=10, fastest valid run's flags: $F"
-  timeout 60 $W wide train --model fm --k 10 "${COMMON[@]}" --async --no-early-stop \
+  timeout 120 $W wide train --model fm --k 10 "${COMMON[@]}" --async --no-early-stop \
     --epochs 1 $F --check --json >> "$C" 2>>"$OUT/log.txt" || log "check fm FAILED (exit $?)"
   if [ "${PEER:-1}" = 1 ]; then
     log "quick: peer torch lr, fm10, both idioms, 1 epoch"
