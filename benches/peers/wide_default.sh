@@ -28,9 +28,9 @@
 # Summary: $OUT/wide_default.md; raw lines in $OUT/wide_default_sweep.jsonl,
 # $OUT/wide_default_check.jsonl and $OUT/wide_default_peer.jsonl.
 # QUICK=1 (limits 360 s in all; the FM check 120 s: 60 s cut it on the H200): Apply edge
-# by edge (`edge-apply`), no fence between a workgroup's chunks (`no-fence`) and the guard's copy by a dispatch (`kernel-copies`)
-# against the current default, where the epoch's time goes, and the PyTorch peer in both
-# idioms.
+# by edge (`edge-apply`), no fence between a workgroup's chunks (`no-fence`) and the
+# guard's copy by a dispatch (`kernel-copies`) against the current default, where the
+# epoch's time goes, and the PyTorch peer in both idioms.
 # 1. LR sweep (3 epochs, 2 passes): `plain-reads` (the default), `plain-reads,edge-apply`
 #    (segments kept for the cost rule's 232 features), `…,no-fence` (no storage barrier
 #    between a workgroup's chunks), `…,edge-apply,no-fence`, `…,kernel-copies` (the
