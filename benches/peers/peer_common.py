@@ -32,12 +32,14 @@ def load_f32(folder, name, count=None):
     return a
 
 
-def cuda_time(fn, reps, events):
+def cuda_time(fn, reps, events, primed=False):
     """Median milliseconds of `fn` over `reps` runs, after running it for WARM_UP_SECONDS.
     `events` is a factory of CUDA events with `record()`, and `elapsed(start, end)` and
-    `sync()` attributes: see TORCH_EVENTS and CUPY_EVENTS."""
+    `sync()` attributes: see TORCH_EVENTS and CUPY_EVENTS. `primed`: the caller has just
+    run `fn` once (its first, compiling run), so it is not run again before the warm-up."""
     new_event, elapsed, sync = events
-    fn()
+    if not primed:
+        fn()
     sync()
     start = time.perf_counter()
     while time.perf_counter() - start < WARM_UP_SECONDS:
