@@ -89,6 +89,13 @@ fn split_matches_the_twins() {
         (0..base.nrows).any(|r| base.row_range(r).is_empty()),
         "no empty row"
     );
+    // Rows longer than 4 trips of a 32-lane vector and not a multiple of it: the row pass's
+    // unrolled trips (4 entries per lane) and its remainder.
+    let longest = (0..base.nrows).map(|r| base.row_range(r).len()).max();
+    assert!(
+        longest.is_some_and(|l| l > 4 * 32 && l % 32 != 0),
+        "{longest:?}"
+    );
     let heavy = with_hot_columns(&sparse_x(900, 300, 600, 42), &[17, 299], 5);
     assert!(
         top_shares(&heavy).1 > 0.3,
@@ -169,7 +176,11 @@ fn split_edges() {
     // The key's limit: 2^24 columns leave 8 bits of row offset (tiles of 256 rows at most).
     let n = 1usize << 24;
     let wide = with_hot_columns(&sparse_x(600, n, 2_000, 57), &[n as u32 - 1, 3], 9);
+    // 32-bit column indices in the row pass (n > 65,536), over unrolled trips at VS ≤ 8.
+    let longest = (0..wide.nrows).map(|r| wide.row_range(r).len()).max();
+    assert!(longest.is_some_and(|l| l > 4 * 8), "{longest:?}");
     let plan = check_split(g, &wide, &o(Some(256)), Pattern::Full, 58);
+    assert!(plan.config.vs <= 8, "{}", plan.config.describe());
     assert_eq!(plan.config.row_tile, 256);
     assert!(Plan::new(g, Matrix::Sparse(&wide), &o(Some(257))).is_err());
     // The default takes the most the columns allow.

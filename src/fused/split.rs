@@ -15,6 +15,22 @@
 //! rows the scatter reads the 16-bit layout ([`build16`]: a 16-bit row offset beside each
 //! value, a marker slot per run of a column): 6 + 6 bytes per entry over both passes instead
 //! of 8 + 8.
+//!
+//! The row pass's cost (issue 9: on the H200 `full` − `xty`, which differ only in the row
+//! pass reading X, was ≈ 101 µs on sparse-1024 and ≈ 218 µs on sparse-4096, 5–10× X's memory
+//! time). Everything else in the pass is light: y (4–16 KiB) stays cached, w = β·z and p are
+//! coalesced writes of n and m floats, row_ptr is one broadcast read per row, and `xty` runs
+//! the same two dispatches over the same p buffer (p = α·y, no X read). What is serialised
+//! is the longest rows: each row is walked by one vector, one entry per lane per trip, and a
+//! trip waits on its loads (vals and col16, then y) before the next. The generated inputs
+//! (seed 1) hold 891 rows of all 1,024 entries (sparse-1024) and 878 of all 4,096
+//! (sparse-4096), ~28% of the entries in rows of n/2 or more, against a median row of 2 and
+//! 9 entries: at the model's VS (8 and 32) a full row is 128 dependent trips, and those rows
+//! sit anywhere in the grid, so the pass lasts about the bulk of the rows plus one such walk.
+//! `fused.split_dots` therefore loads 4 entries per lane per trip into separate sums (32
+//! trips for a full row); spreading long rows over a workgroup (as `fused`'s long-row path)
+//! would cut the tail further at the cost of another dispatch. (An account from the code and
+//! the inputs, to be confirmed by `benches/peers/fused_split.sh`.)
 
 use crate::fused::cpu::HostOp;
 use crate::sparse::Csr;
