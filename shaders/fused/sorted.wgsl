@@ -34,6 +34,9 @@
 #ifdef SHARED_W
 #import shared/atomic_f32_wg
 #endif
+#ifdef SEGMENTED
+#import fused/run_sum
+#endif
 
 override WG: u32 = 256u;
 override VS: u32 = 8u;
@@ -207,21 +210,8 @@ fn main(
             }
             let col = kcol[j];
 #ifdef SEGMENTED
-            // Segmented suffix sum: lane i ends with the sum of its run from i on (keys are
-            // sorted, so a run is contiguous in the subgroup's lanes). Before the round at
-            // distance d each lane holds its run's sum over [i, i + d); when no run reaches
-            // d lanes further, every sum is complete (most runs are short: a round or two).
-            for (var d = 1u; d < sg_size; d <<= 1u) {
-                let co = subgroupShuffleDown(col, d);
-                let same = sg_lane + d < sg_size && co == col && k != NONE;
-                if !subgroupAny(same) {
-                    break;
-                }
-                let po = subgroupShuffleDown(p, d);
-                if same {
-                    p += po;
-                }
-            }
+            // Lane i: the sum of its run from i on (keys are sorted).
+            p = run_suffix_sum(col, p, k != NONE, sg_lane, sg_size);
             let prev = subgroupShuffleUp(col, 1u);
             let head = sg_lane == 0u || prev != col;
             if k != NONE && head {

@@ -22,6 +22,9 @@
 // effect at the previous round's end). 6 bytes per entry instead of 8. KEY16 takes subgroup operations
 // in any case; without SEGMENTED (never planned) each entry adds on its own.
 #import shared/atomic_f32
+#ifdef SEGMENTED
+#import fused/run_sum
+#endif
 
 override WG: u32 = 256u;
 // Entries per invocation and chunk: a chunk holds at most EPL·WG entries.
@@ -149,18 +152,8 @@ fn main(
                     accum_add(ccol, csum);
                 }
             }
-            // Segmented suffix sum (as fused/sorted): lane i ends with its run's sum from i on.
-            for (var d = 1u; d < sg_size; d <<= 1u) {
-                let co = subgroupShuffleDown(col, d);
-                let same = sg_lane + d < sg_size && co == col && col != NONE;
-                if !subgroupAny(same) {
-                    break;
-                }
-                let to = subgroupShuffleDown(t, d);
-                if same {
-                    t += to;
-                }
-            }
+            // Lane i: its run's sum from i on.
+            t = run_suffix_sum(col, t, col != NONE, sg_lane, sg_size);
             let prev = subgroupShuffleUp(col, 1u);
             let head = sg_lane == 0u || prev != col;
             // The round's last run goes on into the next round when it reaches the last lane.

@@ -41,6 +41,7 @@ shader_table!(
     "fused/csr_row",
     "fused/finish",
     "fused/long_dot",
+    "fused/run_sum",
     "fused/sparse",
     "fused/dense",
     "fused/spmv",
