@@ -148,8 +148,12 @@ fn check_loop_budget(
     n: usize,
     l: usize,
 ) -> Result<()> {
+    // Devices without a loop cap: nothing to count.
+    let Some(budget) = crate::gpu::loop_cap::budget(gpu.caps.loop_cap) else {
+        return Ok(());
+    };
     let (words, iterations) = loop_iterations(seg, (tiling, walk), n);
-    if crate::gpu::loop_cap::budget(gpu.caps.loop_cap).is_none_or(|b| iterations <= b) {
+    if iterations <= budget {
         return Ok(());
     }
     Err(loops::refuse(
