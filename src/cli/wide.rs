@@ -173,9 +173,14 @@ enum What {
         /// waiting for its own global adds to land).
         #[arg(long)]
         no_fence: bool,
-        /// Async: the guard's and snapshots' parameter copies by a compute dispatch.
-        #[arg(long)]
+        /// Async: the guard's and snapshots' parameter copies by a compute dispatch (the
+        /// async default; kept so older command lines still parse).
+        #[arg(long, conflicts_with = "transfer_copies")]
         kernel_copies: bool,
+        /// Async: the guard's and snapshots' parameter copies by a transfer command instead
+        /// of a compute dispatch.
+        #[arg(long)]
+        transfer_copies: bool,
         /// Timing only, results NOT valid: drop parts of the flow kernel (comma-separated:
         /// skip-apply, skip-aggregate, no-hot-copy, no-tile, skip-tail, no-storage-barrier;
         /// fixed: the first five).
@@ -274,6 +279,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
             edge_features,
             no_fence,
             kernel_copies,
+            transfer_copies,
             diag,
             no_early_stop,
             check,
@@ -339,7 +345,8 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
                     edge_apply: edge_apply || base.variant.edge_apply,
                     edge_features,
                     no_fence,
-                    kernel_copies,
+                    kernel_copies: !transfer_copies
+                        && (kernel_copies || base.variant.kernel_copies),
                 },
                 diag: match diag {
                     Some(d) => wide::Diag::parse(&d)?,

@@ -264,6 +264,9 @@ impl Options {
     /// on any other backend ([`aliasing_allowed`]). A per-SM cache may serve such
     /// reads stale for the rest of the dispatch; the divergence guard
     /// ([`Options::read_guard`]) trains an epoch again with atomic reads when its loss rises.
+    /// The guard's copy is a compute dispatch ([`FlowVariant::kernel_copies`]): on the H200,
+    /// criteo-s LR 2.56 ms per epoch against 2.60 with a transfer copy, FM k = 10 10.89
+    /// against 11.34.
     pub fn asynchronous() -> Self {
         Options {
             sync: false,
@@ -271,6 +274,7 @@ impl Options {
             max_chunk: 64,
             variant: FlowVariant {
                 plain_reads: true,
+                kernel_copies: true,
                 ..FlowVariant::default()
             },
             ..Default::default()
