@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 use common::mf::{converge_options, planted, sets};
 use wgsparse::gpu::GpuOptions;
 use wgsparse::io::Ratings;
-use wgsparse::mf::{blocks, MultiTrainer, Options, Precision, Scheme, Trainer};
+use wgsparse::mf::{blocks, cpu, MultiTrainer, Options, Precision, Scheme, Trainer};
 use wgsparse::{Error, Gpu};
 
 /// Three devices on the test adapter (lavapipe on CI).
@@ -107,6 +107,84 @@ fn one_device_through_the_multi_path_equals_the_single_device_trainer() {
             assert!((ra - rb).abs() <= 1e-4 * ra, "{precision:?}: {ra} vs {rb}");
         }
     }
+}
+
+#[test]
+fn the_devices_score_the_gathered_model_as_the_host_does() {
+    let data = planted(90, 70, 4_000, 29);
+    let (train, test) = sets(&data);
+    for precision in [Precision::F16, Precision::F32] {
+        let options = Options {
+            precision,
+            workers: Some(4),
+            batch: 8,
+            ..converge_options()
+        };
+        // The test samples in device rows: the one-device trainer's (the same preprocessing).
+        let one = Trainer::new(&devices()[0], &train, Some(&test), options.clone()).unwrap();
+        let samples = one.device_test_samples().unwrap();
+        let host = |t: &MultiTrainer| {
+            let (p, q) = t.device_features().unwrap();
+            cpu::rmse(&samples, &p, &q, options.k, t.sigma()).unwrap()
+        };
+        for (g, c) in [(1, 1), (1, 2), (2, 1), (2, 2), (3, 1), (3, 2)] {
+            let at = format!("{precision:?}, G = {g}, c = {c}");
+            let mut t = MultiTrainer::new(&devices()[..g], &train, Some(&test), options.clone(), c)
+                .unwrap();
+            assert_eq!(t.test_len(), one.test_len(), "{at}");
+            // GPU f32 sums against the host's f64 sums of the same model: before training,
+            // after the last epoch (when each device's copies of the other devices' Q blocks
+            // are stale until shared) and again (sharing twice changes nothing).
+            let before = t.evaluate().unwrap().unwrap();
+            let r = t.fit(3, |_| {}).unwrap();
+            let after = r[2].common.rmse.unwrap();
+            let again = t.evaluate().unwrap().unwrap();
+            let expected = host(&t);
+            assert!(after < before, "{at}: did not fall: {before} → {after}");
+            // Equal up to the order of the f32 atomic adds.
+            assert!(
+                (after - again).abs() <= 1e-5 * after,
+                "{at}: {after} vs {again}"
+            );
+            assert!(
+                (after - expected).abs() <= 1e-4 * expected,
+                "{at}: devices {after}, host {expected}"
+            );
+        }
+    }
+}
+
+#[test]
+fn test_ratings_beyond_one_binding_are_scored_in_bands() {
+    // Bindings capped at 8 KiB (680 samples; P's block and Q in f16 at most 128 rows): each
+    // device's share of the 1,574 test ratings takes two bands.
+    let gpus = Gpu::several(
+        Some(2),
+        &GpuOptions {
+            share_adapters: true,
+            max_binding_bytes: Some(8 << 10),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let data = planted(230, 128, 16_500, 31);
+    let (train, test) = sets(&data);
+    let options = Options {
+        workers: Some(4),
+        batch: 8,
+        ..converge_options()
+    };
+    let one = Trainer::new(&devices()[0], &train, Some(&test), options.clone()).unwrap();
+    let samples = one.device_test_samples().unwrap();
+    let mut t = MultiTrainer::new(&gpus, &train, Some(&test), options.clone(), 2).unwrap();
+    assert!(t.device_test_bands(0) > 1 && t.device_test_bands(1) > 1);
+    let r = t.fit(2, |_| {}).unwrap()[1].common.rmse.unwrap();
+    let (p, q) = t.device_features().unwrap();
+    let expected = cpu::rmse(&samples, &p, &q, options.k, t.sigma()).unwrap();
+    assert!(
+        (r - expected).abs() <= 1e-4 * expected,
+        "devices {r}, host {expected}"
+    );
 }
 
 #[test]
@@ -230,6 +308,8 @@ fn cli_trains_on_two_devices_and_reports_each() {
     assert_eq!(rmse.len(), 2);
     assert!(rmse.iter().all(|r| r.as_f64().is_some_and(f64::is_finite)));
     assert!(j["updates_per_s"].as_f64().unwrap() > 0.0);
+    // Every device's clocks were brought up first.
+    assert!(j["warm_up_seconds"].as_f64().unwrap() > 0.0);
     // The model it saved predicts its test ratings at the reported RMSE.
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("m.wgmf");

@@ -63,9 +63,10 @@ struct KernelArgs {
     /// Batch-Hogwild!: invocations per workgroup (a power of two ≥ lanes; default 256).
     #[arg(long)]
     wg: Option<u32>,
-    /// Batch-Hogwild! on one device: train without first bringing the GPU's clocks up
-    /// (by epochs at learning rate 0, which leave the model and the sample order as they
-    /// were; the JSON's `warm_up_seconds`).
+    /// Train without first bringing the GPUs' clocks up (one device: batch-Hogwild! epochs
+    /// at learning rate 0, which leave the model and the sample order as they were, the
+    /// wavefront a spin kernel; --gpus: a spin kernel on every GPU at once; the JSON's
+    /// `warm_up_seconds`).
     #[arg(long)]
     no_warm_up: bool,
 }
@@ -354,7 +355,8 @@ struct Outputs {
     model: Option<PathBuf>,
     libmf: Option<PathBuf>,
     json: bool,
-    /// Bring the GPU's clocks up before the timed epochs ([`Trainer::warm_up`]).
+    /// Bring the GPUs' clocks up before the timed epochs ([`Trainer::warm_up`],
+    /// [`mf::MultiTrainer::warm_up`]).
     warm_up: bool,
 }
 

@@ -484,10 +484,32 @@ pub(crate) fn hogwild_updates(counts: impl Iterator<Item = u64>, workers: u64, f
     counts.map(|n| workers * n.div_ceil(workers * f) * f).sum()
 }
 
-/// The divergence guard, then the test RMSE (see [`Trainer::evaluate`]).
-pub(crate) fn evaluate(t: &Trainer) -> Result<Option<f64>> {
-    let gpu = t.gpu;
-    let l = &t.layout;
+/// What evaluation binds on one device: its P and Q, and its test samples in bands (u32
+/// triplets: a row of `p`, a row of `q`, bits of r in rating units).
+pub(crate) struct Eval<'a> {
+    pub gpu: &'a Gpu,
+    pub layout: &'a Layout,
+    pub p: &'a GpuBuffer<u32>,
+    pub q: &'a GpuBuffer<u32>,
+    pub test: &'a [(GpuBuffer<u32>, u32)],
+    /// σ: predictions are σ·p_u·q_v.
+    pub sigma: f64,
+}
+
+/// What [`score`] found on one device.
+pub(crate) struct Score {
+    /// A word of P or Q holds NaN or infinity.
+    pub diverged: bool,
+    /// Σ (r − σ·p_u·q_v)² over the test samples, summed in f32 on the device (0 without
+    /// test samples; not read when `diverged`).
+    pub sse: f64,
+}
+
+/// Runs the divergence guard (`mf.finite`) over P and Q and `mf.rmse` over each non-empty
+/// test band, in one submission, and reads back the flag and (unless it is set) the sum.
+pub(crate) fn score(e: &Eval) -> Result<Score> {
+    let gpu = e.gpu;
+    let l = e.layout;
     let bad = GpuBuffer::<u32>::upload(gpu, "mf.bad", &[0])?;
     let finite = gpu.kernel(&KernelSpec {
         name: "mf/finite",
@@ -498,19 +520,20 @@ pub(crate) fn evaluate(t: &Trainer) -> Result<Option<f64>> {
     let params = gpu.uniform(
         "mf.finite.params",
         &FiniteParams {
-            p_words: t.p.len() as u32,
-            q_words: t.q.len() as u32,
+            p_words: e.p.len() as u32,
+            q_words: e.q.len() as u32,
             pad: [0; 2],
         },
     );
     let mut batch = Batch::new(gpu);
-    let groups = (t.p.len().max(t.q.len()) as u32)
+    let groups = (e.p.len().max(e.q.len()) as u32)
         .div_ceil(WG)
         .clamp(1, 1024);
-    let bind = finite.bind(gpu, &[&params, t.p.raw(), t.q.raw(), bad.raw()])?;
+    let bind = finite.bind(gpu, &[&params, e.p.raw(), e.q.raw(), bad.raw()])?;
     batch.dispatch(&finite, bind, [groups, 1, 1])?;
     let sse = GpuBuffer::<f32>::upload(gpu, "mf.sse", &[0.0])?;
-    if let Some((test, n)) = &t.test {
+    let bands: Vec<_> = e.test.iter().filter(|(_, n)| *n > 0).collect();
+    if !bands.is_empty() {
         let mut defines = l.defines();
         if gpu.caps.f32_atomics {
             defines.push("F32_ATOMIC");
@@ -525,31 +548,54 @@ pub(crate) fn evaluate(t: &Trainer) -> Result<Option<f64>> {
             ],
             bindings: &RMSE,
         })?;
-        let params = gpu.uniform(
-            "mf.rmse.params",
-            &RmseParams {
-                n: *n,
-                scale: t.sigma as f32,
-                pad: [0; 2],
-            },
-        );
-        let groups = n.div_ceil(WG / l.lanes).clamp(1, 1024);
-        let bind = rmse.bind(gpu, &[&params, test.raw(), t.p.raw(), t.q.raw(), sse.raw()])?;
-        batch.dispatch(&rmse, bind, [groups, 1, 1])?;
+        for (test, n) in bands.iter().copied() {
+            let params = gpu.uniform(
+                "mf.rmse.params",
+                &RmseParams {
+                    n: *n,
+                    scale: e.sigma as f32,
+                    pad: [0; 2],
+                },
+            );
+            let groups = n.div_ceil(WG / l.lanes).clamp(1, 1024);
+            let bind = rmse.bind(gpu, &[&params, test.raw(), e.p.raw(), e.q.raw(), sse.raw()])?;
+            batch.dispatch(&rmse, bind, [groups, 1, 1])?;
+        }
     }
     batch.submit()?;
-    if bad.read(gpu)?[0] != 0 {
-        return Err(Error::Diverged {
-            epoch: t.epoch,
-            message: format!(
-                "P or Q holds NaN or infinity (lr {}, λ {}): lower alpha",
-                t.options.learning_rate(t.epoch.saturating_sub(1)),
-                t.options.lambda
-            ),
-        });
+    let diverged = bad.read(gpu)?[0] != 0;
+    let sse = if diverged || bands.is_empty() {
+        0.0
+    } else {
+        sse.read(gpu)?[0] as f64
+    };
+    Ok(Score { diverged, sse })
+}
+
+/// The error of a model found holding NaN or infinity after `epoch` epochs.
+pub(crate) fn diverged(o: &Options, epoch: usize) -> Error {
+    Error::Diverged {
+        epoch,
+        message: format!(
+            "P or Q holds NaN or infinity (lr {}, λ {}): lower alpha",
+            o.learning_rate(epoch.saturating_sub(1)),
+            o.lambda
+        ),
     }
-    t.test
-        .as_ref()
-        .map(|(_, n)| -> Result<f64> { Ok((sse.read(gpu)?[0] as f64 / *n as f64).sqrt()) })
-        .transpose()
+}
+
+/// The divergence guard, then the test RMSE (see [`Trainer::evaluate`]).
+pub(crate) fn evaluate(t: &Trainer) -> Result<Option<f64>> {
+    let s = score(&Eval {
+        gpu: t.gpu,
+        layout: &t.layout,
+        p: &t.p,
+        q: &t.q,
+        test: t.test.as_slice(),
+        sigma: t.sigma,
+    })?;
+    if s.diverged {
+        return Err(diverged(&t.options, t.epoch));
+    }
+    Ok(t.test.as_ref().map(|(_, n)| (s.sse / *n as f64).sqrt()))
 }

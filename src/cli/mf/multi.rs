@@ -31,6 +31,7 @@ pub(super) fn train(
     let k = options.k;
     let mut trainer = MultiTrainer::new(gpus, tr, te, options.clone(), split)?;
     let g = trainer.devices();
+    let warm_up = if out.warm_up { trainer.warm_up()? } else { 0.0 };
     let bar = epoch_bar(epochs, out.json);
     let on = format!(" on {g} GPUs");
     let metrics = trainer.fit(epochs, |m| {
@@ -90,6 +91,7 @@ pub(super) fn train(
                 "noise_floor": out.floor,
                 "train_seconds": seconds,
                 "eval_seconds": metrics.iter().map(|m| m.eval_seconds).sum::<f64>(),
+                "warm_up_seconds": warm_up,
                 "updates": updates,
                 "updates_per_s": nnz_rate,
                 "bytes_per_update": bytes_per_update,
@@ -145,6 +147,9 @@ pub(super) fn train(
     }
     println!("{t}");
     print_epochs(metrics.iter().map(|m| &m.common));
+    if warm_up > 0.0 {
+        println!("clocks warmed up first for {warm_up:.2} s (a spin kernel on every GPU)");
+    }
     println!(
         "{epochs} epochs in {seconds:.3} s wall on {g} GPUs: {:.3} G updates/s (epochs·nnz / \
          time, Q passes included); final test RMSE {}",

@@ -8,11 +8,15 @@
 //! over a channel to device g − 1, and a receiver writes the blocks arriving from device
 //! g + 1 into Q (ordered before the trainer's next submission), so the host's copies run
 //! beside the kernels. With c ≥ 2 a block has c − 1 steps to travel; c = 1 is cuMF_SGD's G×G
-//! grid, where every device waits for its neighbour between rounds. After each epoch P and
-//! Q are gathered to the host, checked for NaN or infinity and scored on the test ratings
-//! (f64, as the CPU twin).
+//! grid, where every device waits for its neighbour between rounds. After each epoch the
+//! model is evaluated on the devices ([`eval`]): each device copies its own column blocks of
+//! Q into the other devices' Q, then every device checks its P and Q for NaN or infinity
+//! and scores the test ratings of its row block; only the sums come back. P and Q are
+//! gathered to the host only for the model ([`MultiTrainer::model`]).
+//! [`MultiTrainer::warm_up`] brings every device's clocks up before the timed epochs.
 
 mod epoch;
+mod eval;
 
 use std::time::Instant;
 
@@ -20,7 +24,7 @@ use serde::Serialize;
 
 use super::blocks::{self, Touch};
 use super::kernels::{self, Layout};
-use super::{check_features, cpu, decode, model_from, prep, worker_streams};
+use super::{check_features, decode, model_from, prep, worker_streams};
 use super::{Model, Options, Precision, Scheme};
 use crate::gpu::{Gpu, GpuBuffer, Staging};
 use crate::io::Ratings;
@@ -46,7 +50,8 @@ pub struct MultiEpochMetrics {
     /// time of the epoch's steps and passes, the devices running at once); flattened in JSON.
     #[serde(flatten)]
     pub common: super::EpochMetrics,
-    /// Host wall time of gathering P and Q and scoring them, seconds (not in `seconds`).
+    /// Host wall time of evaluating on the devices (Q's blocks shared between them, the
+    /// divergence guard and the test error), seconds (not in `seconds`).
     pub eval_seconds: f64,
     /// Per device.
     pub devices: Vec<DeviceEpoch>,
@@ -68,6 +73,9 @@ struct Shard<'g> {
     counters: Option<GpuBuffer<u32>>,
     /// Two staging buffers for passing Q blocks (none on a single device).
     staging: Vec<Staging<u32>>,
+    /// The test samples of its row block (local user rows, global item rows, bits of r in
+    /// rating units) in bands.
+    test: Vec<(GpuBuffer<u32>, u32)>,
 }
 
 /// A multi-device training run: data uploaded once, each device's P and Q blocks resident.
@@ -78,8 +86,8 @@ pub struct MultiTrainer<'g> {
     sigma: f64,
     user_row: Vec<u32>,
     item_row: Vec<u32>,
-    /// Test samples (device rows, r in rating units).
-    test: Vec<u32>,
+    /// Test samples, over all devices.
+    test_len: usize,
     skipped: usize,
     epoch: usize,
     touches: Vec<Touch>,
@@ -137,6 +145,9 @@ impl<'g> MultiTrainer<'g> {
         let p_all = prep::init_features(m, k, half, &mut rng);
         let q_all = prep::init_features(n, k, half, &mut rng);
         let words = if half { k / 2 } else { k };
+        let test_len = data.test.len() / 3;
+        let tests = eval::split_test(&data.test, &grid);
+        drop(data.test);
         let layouts = gpus
             .iter()
             .map(|gpu| Layout::choose(gpu, &options))
@@ -145,8 +156,9 @@ impl<'g> MultiTrainer<'g> {
             let handles: Vec<_> = gpus
                 .iter()
                 .zip(layouts)
+                .zip(&tests)
                 .enumerate()
-                .map(|(d, (gpu, layout))| {
+                .map(|(d, ((gpu, layout), test))| {
                     let (grid, samples, options) = (&grid, &samples, &options);
                     let (p_all, q_all) = (&p_all, &q_all);
                     scope.spawn(move || -> Result<Shard<'g>> {
@@ -182,16 +194,7 @@ impl<'g> MultiTrainer<'g> {
                                     ]
                                 })
                                 .collect();
-                            let bands = local
-                                .chunks(3 * band)
-                                .map(|c| {
-                                    Ok((
-                                        GpuBuffer::upload(gpu, "mf.multi.samples", c)?,
-                                        (c.len() / 3) as u32,
-                                    ))
-                                })
-                                .collect::<Result<Vec<_>>>()?;
-                            per_block.push(bands);
+                            per_block.push(upload_bands(gpu, "mf.multi.samples", &local, band)?);
                         }
                         let ids = d as u32 * workers..(d as u32 + 1) * workers;
                         Ok(Shard {
@@ -212,6 +215,7 @@ impl<'g> MultiTrainer<'g> {
                                 None
                             },
                             staging,
+                            test: upload_bands(gpu, "mf.multi.test", test, band)?,
                         })
                     })
                 })
@@ -228,7 +232,7 @@ impl<'g> MultiTrainer<'g> {
             sigma: data.sigma,
             user_row: data.user_row,
             item_row: data.item_row,
-            test: data.test,
+            test_len,
             skipped: data.skipped,
             epoch: 0,
             touches: vec![],
@@ -278,7 +282,7 @@ impl<'g> MultiTrainer<'g> {
 
     /// Test ratings evaluated.
     pub fn test_len(&self) -> usize {
-        self.test.len() / 3
+        self.test_len
     }
 
     /// σ, the standard deviation the ratings were divided by.
@@ -299,6 +303,11 @@ impl<'g> MultiTrainer<'g> {
     /// Sample bands (storage bindings) device `d` trains from, over all its blocks.
     pub fn device_bands(&self, d: usize) -> usize {
         self.shards[d].blocks.iter().map(Vec::len).sum()
+    }
+
+    /// Test sample bands (storage bindings) device `d` scores.
+    pub fn device_test_bands(&self, d: usize) -> usize {
+        self.shards[d].test.len()
     }
 
     /// Updates all devices perform per epoch.
@@ -335,9 +344,10 @@ impl<'g> MultiTrainer<'g> {
         }
     }
 
-    /// Trains `epochs` epochs; after each, gathers P and Q, checks them for NaN or infinity
-    /// and scores the test ratings, then calls `callback` with the epoch's metrics. Fails with
-    /// [`Error::Diverged`] naming the epoch when P or Q holds NaN or infinity.
+    /// Trains `epochs` epochs; after each, checks P and Q for NaN or infinity and scores the
+    /// test ratings on the devices ([`MultiTrainer::evaluate`]), then calls `callback` with
+    /// the epoch's metrics. Fails with [`Error::Diverged`] naming the epoch when P or Q holds
+    /// NaN or infinity.
     pub fn fit(
         &mut self,
         epochs: usize,
@@ -372,6 +382,25 @@ impl<'g> MultiTrainer<'g> {
             out.push(m);
         }
         Ok(out)
+    }
+
+    /// Brings every device's clocks up before the timed epochs, all devices at once (the
+    /// runtime's spin kernel, [`crate::gpu::warm_clocks`], which leaves the model and the
+    /// workers' states as they were). Returns the wall-clock seconds spent.
+    pub fn warm_up(&mut self) -> Result<f64> {
+        let start = Instant::now();
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = self
+                .shards
+                .iter()
+                .map(|sh| scope.spawn(move || crate::gpu::warm_clocks(sh.gpu)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a device thread panicked"))
+                .collect::<Result<Vec<_>>>()
+        })?;
+        Ok(start.elapsed().as_secs_f64())
     }
 
     /// P and Q in device row order (values divided by √σ), gathered from the devices and
@@ -420,29 +449,6 @@ impl<'g> MultiTrainer<'g> {
         Ok((p, q))
     }
 
-    /// Test RMSE of the gathered model in rating units (`None` without test ratings), after
-    /// checking P and Q for NaN or infinity.
-    pub fn evaluate(&self) -> Result<Option<f64>> {
-        let (p, q) = self.device_features()?;
-        if p.iter().chain(q.iter()).any(|x| !x.is_finite()) {
-            return Err(Error::Diverged {
-                epoch: self.epoch,
-                message: format!(
-                    "P or Q holds NaN or infinity (lr {}, λ {}): lower alpha",
-                    self.options.learning_rate(self.epoch.saturating_sub(1)),
-                    self.options.lambda
-                ),
-            });
-        }
-        Ok(rmse_parallel(
-            &self.test,
-            &p,
-            &q,
-            self.options.k,
-            self.sigma,
-        ))
-    }
-
     /// The trained model: P and Q gathered, rows in the input's id order, rescaled by √σ.
     pub fn model(&self) -> Result<Model> {
         let (p, q) = self.device_features()?;
@@ -455,29 +461,16 @@ impl<'g> MultiTrainer<'g> {
     }
 }
 
-/// [`cpu::rmse`] over the host's cores: √(mean (r − scale·p_u·q_v)²).
-fn rmse_parallel(samples: &[u32], p: &[f32], q: &[f32], k: usize, scale: f64) -> Option<f64> {
-    let n = samples.len() / 3;
-    if n == 0 {
-        return None;
-    }
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |t| t.get())
-        .min(16);
-    let chunk = n.div_ceil(threads).max(1);
-    let sse: f64 = std::thread::scope(|scope| {
-        samples
-            .chunks(3 * chunk)
-            .map(|c| {
-                scope.spawn(move || {
-                    let r = cpu::rmse(c, p, q, k, scale).unwrap_or(0.0);
-                    r * r * (c.len() / 3) as f64
-                })
-            })
-            .collect::<Vec<_>>()
-            .into_iter()
-            .map(|h| h.join().expect("an RMSE thread panicked"))
-            .sum()
-    });
-    Some((sse / n as f64).sqrt())
+/// Uploads samples (u32 triplets) in bands of at most `band` samples, each one storage
+/// binding: (buffer, samples).
+fn upload_bands(
+    gpu: &Gpu,
+    label: &str,
+    samples: &[u32],
+    band: usize,
+) -> Result<Vec<(GpuBuffer<u32>, u32)>> {
+    samples
+        .chunks(3 * band)
+        .map(|c| Ok((GpuBuffer::upload(gpu, label, c)?, (c.len() / 3) as u32)))
+        .collect()
 }
