@@ -196,9 +196,10 @@ fn guard_reports_a_step_far_too_large() {
     }
 }
 
-/// The CLI: `wide train --async` reads plainly by default and passes `--check` (LR and FM,
-/// FM with its own defaults: 4 lanes, the cache off, every per-chunk variant);
-/// `--atomic-reads` gives the atomic kernel; a step far too large is redone and counted in
+/// The CLI: `wide train --async` reads plainly and copies the guard's parameters by a
+/// dispatch by default and passes `--check` (LR and FM, FM with its own defaults: 4 lanes,
+/// the cache off, every per-chunk variant); `--atomic-reads` gives the atomic kernel,
+/// `--transfer-copies` the transfer copy; a step far too large is redone and counted in
 /// the JSON (or, if atomic reads diverge too, exits non-zero naming the retry).
 #[test]
 fn cli_async_default_and_guard() {
@@ -245,7 +246,7 @@ fn cli_async_default_and_guard() {
     assert_eq!(code, 0, "{err}");
     let lr = json(&out);
     assert_eq!(lr["reads"], "plain", "{lr}");
-    assert_eq!(lr["variant"], "plain-reads", "{lr}");
+    assert_eq!(lr["variant"], "plain-reads,kernel-copies", "{lr}");
     assert_eq!(lr["lanes"], 8, "{lr}");
     assert_eq!(lr["check_ok"], true, "{lr}");
     assert_eq!(lr["redone_epochs"], 0, "{lr}");
@@ -253,7 +254,7 @@ fn cli_async_default_and_guard() {
     assert_eq!(code, 0, "{err}");
     let fm = json(&out);
     assert_eq!(fm["reads"], "plain", "{fm}");
-    assert_eq!(fm["variant"], "plain-reads", "{fm}");
+    assert_eq!(fm["variant"], "plain-reads,kernel-copies", "{fm}");
     assert_eq!(
         (fm["lanes"].as_u64(), fm["hot_features"].as_u64()),
         (Some(4), Some(0))
@@ -264,8 +265,12 @@ fn cli_async_default_and_guard() {
     let atomic = json(&out);
     assert_eq!(
         (atomic["reads"].as_str(), atomic["variant"].as_str()),
-        (Some("atomic"), Some("default"))
+        (Some("atomic"), Some("kernel-copies"))
     );
+    let (code, out, err) = train(&["--epochs", "1", "--transfer-copies"]);
+    assert_eq!(code, 0, "{err}");
+    let transfer = json(&out);
+    assert_eq!(transfer["variant"], "plain-reads", "{transfer}");
     let (code, out, err) = train(&["--epochs", "1", "--lr", "10000"]);
     if code == 0 {
         let big = json(&out);
