@@ -118,6 +118,31 @@ fn uploads_reuse_one_staging_buffer_and_views_read_in_place() {
     assert!(up
         .flush(gpu, &GpuBuffer::<f32>::zeroed(gpu, "other", 10).unwrap())
         .is_err());
+    // Pieces of one destination, each through a staging buffer of its own at its offset.
+    let pieces = [0..1000, 1000..2496, 2496..2500];
+    let ups: Vec<_> = pieces
+        .iter()
+        .map(|r| wgsparse::gpu::Upload::new(gpu, "piece", 4 * r.len() as u64).unwrap())
+        .collect();
+    let data = random_values(2500, 70);
+    for (r, up) in pieces.iter().zip(&ups) {
+        up.fill(gpu, |mut w| {
+            w.copy_from_slice(bytemuck::cast_slice(&data[r.clone()]));
+            Ok(())
+        })
+        .unwrap();
+        up.flush_at(gpu, &dst, 4 * r.start as u64).unwrap();
+    }
+    let copy = down.copy_from(gpu, &dst, 0..2500).unwrap();
+    assert_eq!(down.collect(gpu, copy).unwrap(), data);
+    // Past the end or off the 4-byte grid: refused (filled, so the offset is why).
+    for up in &ups[1..] {
+        up.fill(gpu, |_| Ok(())).unwrap();
+    }
+    assert!(ups[1].flush_at(gpu, &dst, 4 * 1005).is_err());
+    assert!(ups[2].flush_at(gpu, &dst, 2).is_err());
+    ups[1].flush_at(gpu, &dst, 4 * 1004).unwrap();
+    assert!(wgsparse::gpu::Upload::new(gpu, "odd", 6).is_err());
 }
 
 #[test]

@@ -8,7 +8,9 @@ use std::sync::OnceLock;
 
 use wgsparse::gen;
 use wgsparse::gpu::GpuOptions;
-use wgsparse::sddmm::{cpu, Cut, MultiPlan, Options, Plan, Resident, Transpose, Variant};
+use wgsparse::sddmm::{
+    cpu, Breakdown, Cut, MultiPlan, Options, Plan, Resident, Transpose, Variant, WriteMode,
+};
 use wgsparse::sparse::{Csr, Dense};
 use wgsparse::Gpu;
 
@@ -242,8 +244,57 @@ fn cli_runs_on_two_devices_and_reports_both_cuts() {
                 .map(|p| b[p].as_f64().unwrap())
                 .sum();
             assert!(phases > 0.0 && (phases - b["total"].as_f64().unwrap()).abs() < 1e-9);
+            for (phase, parts) in [
+                ("write", ["write_layout", "write_copy"]),
+                ("readback", ["readback_copy", "readback_map"]),
+            ] {
+                let [x, y] = parts.map(|p| b[p].as_f64().unwrap());
+                assert!(x >= 0.0 && y >= 0.0, "{pre}{phase}: {x} {y}");
+                assert!(
+                    (x + y - b[phase].as_f64().unwrap()).abs() < 1e-9,
+                    "{pre}{phase}"
+                );
+            }
         }
+        assert_eq!(r["write_mode"], "staged");
     }
+    // The overlapped write, on both sides of the comparison, checked the same way.
+    let out = std::process::Command::new(common::binary())
+        .args([
+            "sddmm",
+            "--gpus",
+            "2",
+            "--gen",
+            "demo",
+            "--scale",
+            "0.3",
+            "--k",
+            "8",
+            "--variant",
+            "warp",
+            "--cut",
+            "rows",
+            "--overlap-write",
+            "--check",
+            "--reps",
+            "1",
+            "--json",
+        ])
+        .env("WGSPARSE_SHARE_ADAPTERS", "1")
+        .env(
+            "WGSPARSE_CACHE_DIR",
+            std::env::temp_dir().join("wgsparse-multi-test"),
+        )
+        .output()
+        .expect("the binary runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["ok"], true);
+    assert_eq!(j["results"][0]["write_mode"], "overlapped");
     // Without sharing, two devices on a one-adapter machine is a clear error, exit 2.
     let out = std::process::Command::new(common::binary())
         .args(["sddmm", "--gpus", "2", "--gen", "demo", "--k", "8"])
@@ -319,15 +370,17 @@ fn iterations_read_back_on_request_and_equal_one_device() {
 #[test]
 fn a_refused_write_leaves_the_operands_usable() {
     // A non-finite value is refused, named by row and column, before any device receives
-    // anything; the staging buffers stay usable and the next write goes through.
+    // anything (overlapped: before any device's spare operands become current); the
+    // staging buffers stay usable and the next write goes through.
     let s = gen::power_law(240, 200, 2_500, 1.2, 8).unwrap();
     let devs = &devices()[..2];
     let options = pinned().remove(1);
-    for cut in [Cut::Rows, Cut::Columns] {
+    for (cut, mode) in modes() {
+        let cut_mode = format!("{cut:?}, {mode:?}");
         let multi = MultiPlan::new(devs, &s, 12, &options, cut, false).unwrap();
         let (a0, b0) = operands(&s, 12, 1);
         let (a1, b1) = operands(&s, 12, 2);
-        let ops = multi.upload(&a0, &b0).unwrap();
+        let ops = multi.upload_with(&a0, &b0, mode).unwrap();
         let mut p0 = vec![f32::NAN; s.nnz()];
         multi.iterate(&ops, &a0, &b0, Some(&mut p0)).unwrap();
         let mut bad = b1.clone();
@@ -342,10 +395,132 @@ fn a_refused_write_leaves_the_operands_usable() {
         // Nothing moved: the devices still hold A0 and B0.
         let mut again = vec![f32::NAN; s.nnz()];
         multi.gather_into(&ops, &mut again).unwrap();
-        assert_same_bits(&again, &p0, &format!("{cut:?} after the refused write"));
+        assert_same_bits(&again, &p0, &format!("{cut_mode} after the refused write"));
+        // A NaN in A's last row: under a row cut the first device lays out (and, overlapped,
+        // copies) all of its rows before the last device refuses; still no device changes,
+        // and runs on what they hold give P0 again.
+        let mut bad = a1.clone();
+        let last = bad.data.len() - 1;
+        bad.data[last] = f32::NAN;
+        let e = multi.write(&ops, &bad, &b1).unwrap_err().to_string();
+        assert!(e.contains("A") && e.contains("row 239, column 11"), "{e}");
+        for (d, dev) in devs.iter().enumerate() {
+            let o = ops.device(d).unwrap();
+            let (held, info) = (o.a().read(dev).unwrap(), &multi.shards()[d]);
+            assert_eq!(
+                held.data,
+                a0.data[info.rows.0 * 12..info.rows.1 * 12],
+                "{cut_mode}"
+            );
+        }
+        multi.poison(&ops).unwrap();
+        multi.run(&ops).unwrap();
+        multi.gather_into(&ops, &mut again).unwrap();
+        assert_same_bits(&again, &p0, &format!("{cut_mode} after the refused A"));
         multi.iterate(&ops, &a1, &b1, Some(&mut again)).unwrap();
         let fresh = multi.run_host(&a1, &b1).unwrap();
-        assert_same_bits(&again, &fresh, &format!("{cut:?} after the next write"));
+        assert_same_bits(&again, &fresh, &format!("{cut_mode} after the next write"));
+    }
+}
+
+/// Both cuts under both write modes.
+fn modes() -> Vec<(Cut, WriteMode)> {
+    let mut out = Vec::new();
+    for cut in [Cut::Rows, Cut::Columns] {
+        for mode in [WriteMode::Staged, WriteMode::Overlapped] {
+            out.push((cut, mode));
+        }
+    }
+    out
+}
+
+/// A breakdown's phases and parts are non-negative and the parts add up to their phase.
+fn assert_parts_add_up(b: &Breakdown, what: &str) {
+    for v in [b.write, b.run, b.readback, b.gather] {
+        assert!(v >= 0.0, "{what}: {b:?}");
+    }
+    for (phase, x, y) in [
+        (b.write, b.write_layout, b.write_copy),
+        (b.readback, b.readback_copy, b.readback_map),
+    ] {
+        assert!(x >= 0.0 && y >= 0.0, "{what}: {b:?}");
+        assert!(
+            (x + y - phase).abs() <= 1e-12 * phase.max(1.0),
+            "{what}: {b:?}"
+        );
+    }
+}
+
+#[test]
+fn overlapped_writes_give_the_staged_writes_p_bit_for_bit() {
+    // A and B written in pieces, each piece's copy queued into the spare operands as it is
+    // laid out: every iteration's P (read back, or left on the devices and gathered) equals
+    // the staged write's bit for bit, on two devices under both cuts and on one device, with
+    // padded rows (K = 12); and the breakdowns' parts add up to their phases.
+    let s = gen::power_law_skewed(300, 280, 4_000, 0.8, 1.3, 21).unwrap();
+    let devs = &devices()[..2];
+    let options = pinned().remove(4);
+    let k = 12;
+    for cut in [Cut::Rows, Cut::Columns] {
+        let multi = MultiPlan::new(devs, &s, k, &options, cut, false).unwrap();
+        let (a0, b0) = operands(&s, k, 40);
+        let staged = multi.upload_with(&a0, &b0, WriteMode::Staged).unwrap();
+        let overlapped = multi.upload_with(&a0, &b0, WriteMode::Overlapped).unwrap();
+        assert_eq!(overlapped.device(0).unwrap().mode(), WriteMode::Overlapped);
+        let (mut want, mut got) = (vec![f32::NAN; s.nnz()], vec![f32::NAN; s.nnz()]);
+        for it in 0..3u64 {
+            let what = format!("{cut:?}, iteration {it}");
+            let (a, b) = operands(&s, k, 50 + 10 * it);
+            multi.iterate(&staged, &a, &b, Some(&mut want)).unwrap();
+            multi.poison(&overlapped).unwrap();
+            multi.iterate(&overlapped, &a, &b, Some(&mut got)).unwrap();
+            assert_same_bits(&got, &want, &what);
+            let (a, b) = operands(&s, k, 55 + 10 * it);
+            multi.iterate(&staged, &a, &b, None).unwrap();
+            multi.poison(&overlapped).unwrap();
+            multi.iterate(&overlapped, &a, &b, None).unwrap();
+            multi.gather_into(&staged, &mut want).unwrap();
+            multi.gather_into(&overlapped, &mut got).unwrap();
+            assert_same_bits(&got, &want, &format!("{what}, left on the devices"));
+        }
+        for ops in [&staged, &overlapped] {
+            let b = multi.breakdown(ops, &a0, &b0, 3).unwrap();
+            assert_parts_add_up(&b, &format!("{cut:?}"));
+        }
+    }
+    let gpu = &devs[0];
+    let plan = Plan::new(gpu, &s, k, options).unwrap();
+    let whole = |mode| Resident::with_mode(gpu, &plan, 0..s.nrows, 0..s.ncols, 2, mode);
+    let (staged, overlapped) = (
+        whole(WriteMode::Staged).unwrap(),
+        whole(WriteMode::Overlapped).unwrap(),
+    );
+    let (mut want, mut got) = (vec![f32::NAN; s.nnz()], vec![f32::NAN; s.nnz()]);
+    for seed in [60, 61] {
+        let (a, b) = operands(&s, k, seed);
+        staged.iterate(gpu, &plan, &a, &b, Some(&mut want)).unwrap();
+        overlapped.poison(gpu).unwrap();
+        overlapped
+            .iterate(gpu, &plan, &a, &b, Some(&mut got))
+            .unwrap();
+        assert_same_bits(&got, &want, &format!("one device, seed {seed}"));
+        let (m, n) = (
+            overlapped.a().read(gpu).unwrap(),
+            overlapped.b().read(gpu).unwrap(),
+        );
+        assert!(m == a && n == b, "one device, seed {seed}: the operands");
+        let mut bad = b.clone();
+        bad.data[3] = f32::NEG_INFINITY;
+        assert!(overlapped.iterate(gpu, &plan, &a, &bad, None).is_err());
+        overlapped.poison(gpu).unwrap();
+        overlapped.submit(gpu, &plan).unwrap();
+        let kept = overlapped.output().read(gpu).unwrap();
+        assert_same_bits(&kept, &want, &format!("one device, seed {seed}, refused B"));
+    }
+    for r in [&staged, &overlapped] {
+        let (a, b) = operands(&s, k, 70);
+        let b = r.breakdown(gpu, &plan, &a, &b, 3).unwrap();
+        assert_parts_add_up(&b, "one device");
     }
 }
 

@@ -8,13 +8,16 @@
 #   WGSPARSE_SHARE_ADAPTERS=1 GPUS=2 SCALE=0.3 OUT=$OUT benches/peers/sddmm_multi_suite.sh
 #       (one GPU opened as two devices: the path end to end; its figures share one GPU)
 # Environment: GPUS (default all), INPUTS (default "nytimes dense75k"), K (default 128),
-# SCALE (suite scale, default 1), VARIANT (default auto: each GPU tunes its own part).
+# SCALE (suite scale, default 1), VARIANT (default auto: each GPU tunes its own part),
+# OVERLAP=1 (--overlap-write: A and B written in pieces, each piece's device copy queued as it
+# is laid out; compare with a run without it).
 # Every run is checked against the f64 twin (sampled) and exits non-zero on a mismatch.
 # What to look for (issue 14: ≥ 1.8× one GPU end to end per iteration, plans reused):
 # one_gpu_end_to_end_ms / end_to_end_ms per cut (P read back in CSR order), the same for the
 # iteration with P left on the GPUs (resident_ms), the kernel ratio beside them, and in the
-# second table where each iteration's time goes (write A/B, run, readback, gather; host share =
-# end to end less the kernel). docs/multi-gpu.md says what an iteration includes.
+# second table where each iteration's time goes (write A/B = layout + copy, run, readback =
+# copy + map, gather; host share = end to end less the kernel). docs/multi-gpu.md says what an
+# iteration includes.
 set -uo pipefail
 OUT=${OUT:-bench-out}
 GPUS=${GPUS:-all}
@@ -22,6 +25,8 @@ INPUTS=${INPUTS:-"nytimes dense75k"}
 K=${K:-128}
 SCALE=${SCALE:-1}
 VARIANT=${VARIANT:-auto}
+OVERLAP_FLAG=""
+[ "${OVERLAP:-0}" = 1 ] && OVERLAP_FLAG="--overlap-write"
 mkdir -p "$OUT"
 for f in .gl/*.deb; do [ -e "$f" ] && dpkg -x "$f" /; done; ldconfig 2>/dev/null
 if ! ./.gpu/wgsparse info >/dev/null 2>&1; then
@@ -33,9 +38,10 @@ J="$OUT/sddmm_multi.jsonl"
 log() { echo "[$(date +%T)] $*" | tee -a "$OUT/log.txt"; }
 $W info >> "$OUT/log.txt" 2>&1
 for input in $INPUTS; do
-  log "sddmm --gen $input --scale $SCALE --k $K --gpus $GPUS --cut both"
+  log "sddmm --gen $input --scale $SCALE --k $K --gpus $GPUS --cut both $OVERLAP_FLAG"
   $W sddmm --gen "$input" --scale "$SCALE" --k "$K" --variant "$VARIANT" --gpus "$GPUS" \
-    --cut both --check --json >> "$J" 2>>"$OUT/log.txt" || log "FAILED (exit $?): $input"
+    --cut both --check --json $OVERLAP_FLAG >> "$J" 2>>"$OUT/log.txt" \
+    || log "FAILED (exit $?): $input"
 done
 python3 - "$J" <<'PY' | tee "$OUT/summary.txt"
 import json, sys
@@ -49,8 +55,11 @@ for line in open(sys.argv[1]):
               f'{x["one_gpu_end_to_end_ms"]:>8.3f} '
               f'{x["one_gpu_end_to_end_ms"] / x["end_to_end_ms"]:>6.2f} {x["max_rel_error"]!s:>12}')
 print()
-print(f'{"matrix":>12} {"cut":>8} {"GPUs":>4} {"P on GPUs ms":>12} {"x 1 GPU":>7} '
-      f'{"host share ms":>13} {"write":>8} {"run":>8} {"readback":>8} {"gather":>8}')
+# write = layout + copy, readback = copy + map (older files lack the parts: shown as "-").
+print(f'{"matrix":>12} {"cut":>8} {"write mode":>10} {"GPUs":>4} {"P on GPUs ms":>12} '
+      f'{"x 1 GPU":>7} {"host share ms":>13} {"write":>8} {"layout":>8} {"copy":>8} {"run":>8} '
+      f'{"readback":>8} {"copy":>8} {"map":>8} {"gather":>8}')
+part = lambda b, k: f'{b[k]:>8.2f}' if k in b else f'{"-":>8}'
 for line in open(sys.argv[1]):
     r = json.loads(line)
     for x in r["results"]:
@@ -58,8 +67,10 @@ for line in open(sys.argv[1]):
             b = x[pre + "breakdown_ms"]
             host = x[pre + "end_to_end_ms"] - x[pre + "kernel_ms"]
             ratio = f'{x["one_gpu_resident_ms"] / x["resident_ms"]:.2f}' if not pre else ""
-            print(f'{r["matrix"]["name"]:>12} {x["cut"]:>8} {n:>4} {x[pre + "resident_ms"]:>12.2f} '
-                  f'{ratio:>7} {host:>13.2f} {b["write"]:>8.2f} {b["run"]:>8.2f} '
-                  f'{b["readback"]:>8.2f} {b["gather"]:>8.2f}')
+            print(f'{r["matrix"]["name"]:>12} {x["cut"]:>8} {x.get("write_mode", "staged"):>10} '
+                  f'{n:>4} {x[pre + "resident_ms"]:>12.2f} {ratio:>7} {host:>13.2f} '
+                  f'{b["write"]:>8.2f} {part(b, "write_layout")} {part(b, "write_copy")} '
+                  f'{b["run"]:>8.2f} {b["readback"]:>8.2f} {part(b, "readback_copy")} '
+                  f'{part(b, "readback_map")} {b["gather"]:>8.2f}')
 PY
 log "done"

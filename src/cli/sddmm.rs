@@ -127,6 +127,11 @@ pub struct SddmmArgs {
     /// With --gpus: cut S by rows, by columns (cuSDDMM), or measure both.
     #[arg(long, value_enum, default_value = "both")]
     cut: CutArg,
+    /// With --gpus: write each iteration's A and B in pieces of rows, each piece's device
+    /// copy queued as soon as it is laid out (into a second set of operands, made current
+    /// once every piece is checked), on the several GPUs and the one-GPU baseline alike.
+    #[arg(long, requires = "gpus")]
+    overlap_write: bool,
     /// Print one JSON object instead of tables.
     #[arg(long)]
     json: bool,

@@ -114,6 +114,12 @@ impl<T: Pod> Staging<T> {
         Ok(self.view(ready)?.to_vec())
     }
 
+    /// Waits for `copy` (and what was submitted before it) to be done on the device, not for
+    /// the map: [`Staging::wait`] after it waits only for the map.
+    pub fn wait_copied(&self, gpu: &Gpu, copy: &StagedCopy) -> Result<()> {
+        gpu.wait_for(copy.submission.clone())
+    }
+
     /// Waits for `copy` (and what was submitted before it) to be done and mapped, without
     /// looking at it: [`Staging::view`] then reads it in place, on any thread.
     pub fn wait(&self, gpu: &Gpu, copy: StagedCopy) -> Result<Ready<'_>> {

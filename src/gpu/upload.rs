@@ -39,7 +39,15 @@ fn gpu_error(message: impl ToString) -> Error {
 impl Upload {
     /// A staging buffer for the whole of `dst` (its padded size), mapped and ready to fill.
     pub fn for_buffer<T: Pod>(gpu: &Gpu, label: &str, dst: &GpuBuffer<T>) -> Result<Self> {
-        let bytes = dst.raw().size();
+        Self::new(gpu, label, dst.raw().size())
+    }
+
+    /// A staging buffer of `bytes` bytes (a multiple of 4), mapped and ready to fill: one
+    /// piece of a destination, copied into it by [`Upload::flush_at`].
+    pub fn new(gpu: &Gpu, label: &str, bytes: u64) -> Result<Self> {
+        if !bytes.is_multiple_of(4) {
+            return Err(Error::Shape(format!("a staging buffer of {bytes} bytes")));
+        }
         let buffer = gpu.scoped(label, || {
             gpu.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some(label),
@@ -109,6 +117,19 @@ impl Upload {
                 dst.raw().size()
             )));
         }
+        self.flush_at(gpu, dst, 0)
+    }
+
+    /// [`Upload::flush`] into bytes `offset..offset + bytes()` of `dst` (`offset` a multiple
+    /// of 4): one piece of a destination written by several uploads.
+    pub fn flush_at<T: Pod>(&self, gpu: &Gpu, dst: &GpuBuffer<T>, offset: u64) -> Result<()> {
+        if offset + self.bytes > dst.raw().size() || !offset.is_multiple_of(4) {
+            return Err(Error::Shape(format!(
+                "a staged write of {} bytes at {offset} into a buffer of {}",
+                self.bytes,
+                dst.raw().size()
+            )));
+        }
         let mut state = self.lock()?;
         if !matches!(*state, State::Mapped { filled: true }) {
             return Err(gpu_error(
@@ -123,7 +144,7 @@ impl Upload {
                 .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                     label: Some("staged write"),
                 });
-            encoder.copy_buffer_to_buffer(&self.buffer, 0, dst.raw(), 0, self.bytes);
+            encoder.copy_buffer_to_buffer(&self.buffer, 0, dst.raw(), offset, self.bytes);
             gpu.queue.submit([encoder.finish()]);
             self.buffer.map_async(wgpu::MapMode::Write, .., move |r| {
                 let _ = tx.send(r);

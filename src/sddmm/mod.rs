@@ -9,6 +9,7 @@
 //! model ([`model`]). A [`Plan`] does the tiling once; `run` reuses it with new A and B.
 
 mod arrays;
+mod breakdown;
 /// Row bands, shared with the other systems ([`crate::sparse::bands`]).
 pub use crate::sparse::bands;
 mod config;
@@ -35,10 +36,11 @@ use crate::gpu::{Batch, Gpu, GpuBuffer, GpuTime};
 use crate::sparse::{Csr, Dense, GpuCsr, GpuDense};
 use crate::{Error, Result};
 
+pub use breakdown::Breakdown;
 pub use config::Config;
 pub use multi::MultiPlan;
 pub use partition::Cut;
-pub use resident::{Breakdown, Resident};
+pub use resident::{Resident, WriteMode};
 
 /// Which kernel computes the SDDMM.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]

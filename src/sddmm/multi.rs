@@ -9,7 +9,7 @@
 use serde::Serialize;
 
 use super::partition::{partition, Cut, Part};
-use super::resident::{check_host_shapes, Resident};
+use super::resident::{check_host_shapes, Resident, WriteMode};
 use super::{tune, Options, Plan};
 use crate::gpu::{host_cores, Gpu, GpuBuffer, GpuTime};
 use crate::sparse::{Csr, Dense};
@@ -185,18 +185,24 @@ impl<'g> MultiPlan<'g> {
     /// at once) and writes A (M×K) and B (N×K) into them. The outputs are not poisoned
     /// ([`MultiPlan::poison`]).
     pub fn upload(&self, a: &Dense, b: &Dense) -> Result<MultiOperands> {
+        self.upload_with(a, b, WriteMode::Staged)
+    }
+
+    /// [`MultiPlan::upload`] with later writes of A and B done as `mode` says.
+    pub fn upload_with(&self, a: &Dense, b: &Dense, mode: WriteMode) -> Result<MultiOperands> {
         check_host_shapes((self.nrows, self.ncols, self.k), a, b)?;
         let threads = self.threads();
         let per_device = each(&self.shards, |_, sh| {
             sh.plan
                 .as_ref()
                 .map(|plan| {
-                    Resident::new(
+                    Resident::with_mode(
                         sh.gpu,
                         plan,
                         sh.part.rows.clone(),
                         sh.part.cols.clone(),
                         threads,
+                        mode,
                     )
                 })
                 .transpose()
@@ -217,8 +223,9 @@ impl<'g> MultiPlan<'g> {
     }
 
     /// Lays every device's rows of A and B out in its staging buffers (all devices at once,
-    /// each value checked finite on the way). Either every device stages or the call fails
-    /// and none of them is flushed.
+    /// each value checked finite on the way; overlapped, each piece's copy into the spare
+    /// operands queued as it is laid out). Either every device stages or the call fails and
+    /// none of them is flushed, so every device still runs on its current operands.
     pub(super) fn stage(&self, ops: &MultiOperands, a: &Dense, b: &Dense) -> Result<()> {
         check_host_shapes((self.nrows, self.ncols, self.k), a, b)?;
         each(&self.shards, |d, sh| match ops.device(d) {

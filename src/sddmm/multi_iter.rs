@@ -3,9 +3,10 @@
 
 use std::time::Instant;
 
+use super::breakdown::{Breakdown, Marks};
 use super::multi::{each, each_with, MultiOperands, MultiPlan, Shard};
 use super::partition::Cut;
-use super::resident::{check_output_len, median_seconds, Breakdown};
+use super::resident::{check_output_len, median_seconds};
 use crate::gpu::{copy_parallel, copy_threads, Ready};
 use crate::sparse::Dense;
 use crate::Result;
@@ -40,8 +41,10 @@ impl<'g> MultiPlan<'g> {
     }
 
     /// Copies the fetched outputs into `p` in S's CSR order: a row cut's parts are
-    /// consecutive ranges of P, one thread per device; under a column cut row i of P is every
-    /// part's row i in turn, gathered by bands of rows on the host's threads.
+    /// consecutive ranges of P, each copied by its device's thread over its share of the
+    /// host's threads ([`MultiPlan::threads`], as the one-device iteration uses all of them);
+    /// under a column cut row i of P is every part's row i in turn, gathered by bands of rows
+    /// on the host's threads.
     fn copy_out(
         &self,
         ops: &MultiOperands,
@@ -155,8 +158,9 @@ impl<'g> MultiPlan<'g> {
         let mut p = crate::limits::try_vec("the gathered SDDMM output", self.nnz, 0f32)?;
         let mut samples = Vec::with_capacity(reps.max(1) + 1);
         for _ in 0..reps.max(1) + 1 {
-            let t = Instant::now();
+            let mut at = [Instant::now(); 7];
             self.stage(ops, a, b)?;
+            at[1] = Instant::now();
             each(&self.shards, |d, sh| match ops.device(d) {
                 Some(o) => {
                     o.flush(sh.gpu)?;
@@ -164,8 +168,7 @@ impl<'g> MultiPlan<'g> {
                 }
                 None => Ok(()),
             })?;
-            let write = t.elapsed().as_secs_f64();
-            let t = Instant::now();
+            at[2] = Instant::now();
             each(&self.shards, |d, sh| match (&sh.plan, ops.device(d)) {
                 (Some(plan), Some(o)) => {
                     o.submit(sh.gpu, plan)?;
@@ -173,21 +176,21 @@ impl<'g> MultiPlan<'g> {
                 }
                 _ => Ok(()),
             })?;
-            let run = t.elapsed().as_secs_f64();
-            let t = Instant::now();
-            let ready = each(&self.shards, |d, sh| {
-                ops.device(d).map(|o| o.fetch(sh.gpu)).transpose()
+            at[3] = Instant::now();
+            let copies = each(&self.shards, |d, sh| {
+                ops.device(d).map(|o| o.fetch_copy(sh.gpu)).transpose()
             })?;
-            let readback = t.elapsed().as_secs_f64();
-            let t = Instant::now();
+            at[4] = Instant::now();
+            let ready = each_with(&self.shards, copies, |d, sh, copy| {
+                match (ops.device(d), copy) {
+                    (Some(o), Some(copy)) => o.fetch_map(sh.gpu, copy).map(Some),
+                    _ => Ok(None),
+                }
+            })?;
+            at[5] = Instant::now();
             self.copy_out(ops, ready, &mut p)?;
-            let gather = t.elapsed().as_secs_f64();
-            samples.push(Breakdown {
-                write,
-                run,
-                readback,
-                gather,
-            });
+            at[6] = Instant::now();
+            samples.push(Marks { at }.into());
         }
         Ok(Breakdown::median(&samples[1..]))
     }

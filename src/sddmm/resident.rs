@@ -5,14 +5,43 @@
 //! the one-device iteration is the same code on the whole of S, so both count the same steps.
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
-use serde::Serialize;
-
-use super::{check_shapes, Plan};
-use crate::gpu::{copy_parallel, Batch, Gpu, GpuBuffer, Ready, StagedView, Staging, Upload};
+use super::breakdown::Marks;
+use super::{check_shapes, Breakdown, Plan};
+use crate::gpu::{
+    copy_parallel, Batch, Gpu, GpuBuffer, Ready, StagedCopy, StagedView, Staging, Upload,
+};
 use crate::sparse::{Dense, GpuDense};
 use crate::Result;
+
+/// How new A and B reach a device's operands.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum WriteMode {
+    /// A and B laid out whole in one staging buffer each, checked finite on the way, and only
+    /// then copied into the operands: the device copies wait for the whole layout.
+    #[default]
+    Staged,
+    /// A and B laid out in pieces of rows, each with a staging buffer of its own, each
+    /// piece's device copy queued as soon as it is laid out, so the device copies one piece
+    /// while the host lays out the next. The copies go into a second set of operands, made
+    /// current only by [`Resident::flush`] once every piece passed its check (on every
+    /// device, for [`super::MultiPlan`]): a refused write leaves the current operands as they
+    /// were. Costs a second A and B in device memory.
+    Overlapped,
+}
+
+/// Bytes of A or B one piece of an overlapped write holds at most (a few host threads'
+/// worth of layout: see `copy_threads`).
+const PIECE_BYTES: usize = 32 << 20;
+
+/// Rows of a device's A or B laid out in one staging buffer.
+struct Piece {
+    /// The device rows it holds.
+    rows: Range<usize>,
+    up: Upload,
+}
 
 /// A device's resident A, B and P for one plan, with their staging buffers.
 pub struct Resident {
@@ -20,50 +49,45 @@ pub struct Resident {
     rows: Range<usize>,
     /// The caller's rows of B this device holds (its part's columns).
     cols: Range<usize>,
-    a: GpuDense,
-    b: GpuDense,
+    /// Sets of operands (A, B): one, or two under [`WriteMode::Overlapped`].
+    sets: Vec<(GpuDense, GpuDense)>,
+    /// The set runs read.
+    current: AtomicUsize,
     out: GpuBuffer<f32>,
-    a_up: Upload,
-    b_up: Upload,
+    a_pieces: Vec<Piece>,
+    b_pieces: Vec<Piece>,
+    /// Overlapped: the last stage succeeded (its copies queued) and was not flushed yet.
+    staged: AtomicBool,
+    mode: WriteMode,
     p_down: Staging<f32>,
     /// Host threads for this device's operand copies.
     threads: usize,
 }
 
-/// Wall-clock seconds of an iteration's phases, each ended by waiting for every device (so
-/// they add up to a little more than an iteration that overlaps them).
-#[derive(Clone, Copy, Debug, Default, Serialize)]
-pub struct Breakdown {
-    /// New A and B checked and laid out in the staging buffers, copied to the devices.
-    pub write: f64,
-    /// The SDDMM submitted and done.
-    pub run: f64,
-    /// P copied into the read-back buffers and mapped.
-    pub readback: f64,
-    /// P copied out of the mapped buffers into the caller's array, in S's CSR order.
-    pub gather: f64,
-}
-
-impl Breakdown {
-    /// The phases' sum.
-    pub fn total(&self) -> f64 {
-        self.write + self.run + self.readback + self.gather
+/// The pieces of `m`: its whole buffer under [`WriteMode::Staged`]; under
+/// [`WriteMode::Overlapped`] pieces of at most [`PIECE_BYTES`], at least two when it has two
+/// rows.
+fn pieces(gpu: &Gpu, m: &GpuDense, mode: WriteMode, label: &str) -> Result<Vec<Piece>> {
+    if mode == WriteMode::Staged {
+        return Ok(vec![Piece {
+            rows: 0..m.nrows,
+            up: Upload::for_buffer(gpu, label, &m.data)?,
+        }]);
     }
-
-    /// The median of each phase over `samples`.
-    pub fn median(samples: &[Breakdown]) -> Breakdown {
-        let med = |f: fn(&Breakdown) -> f64| {
-            let mut v: Vec<f64> = samples.iter().map(f).collect();
-            v.sort_by(f64::total_cmp);
-            v.get(v.len() / 2).copied().unwrap_or(0.0)
-        };
-        Breakdown {
-            write: med(|b| b.write),
-            run: med(|b| b.run),
-            readback: med(|b| b.readback),
-            gather: med(|b| b.gather),
-        }
-    }
+    let row_bytes = m.stride * std::mem::size_of::<f32>();
+    let count = (m.nrows * row_bytes)
+        .div_ceil(PIECE_BYTES)
+        .max(2)
+        .min(m.nrows);
+    let per = m.nrows.div_ceil(count.max(1)).max(1);
+    (0..m.nrows)
+        .step_by(per)
+        .map(|r0| {
+            let rows = r0..(r0 + per).min(m.nrows);
+            let up = Upload::new(gpu, label, (rows.len() * row_bytes) as u64)?;
+            Ok(Piece { rows, up })
+        })
+        .collect()
 }
 
 /// Checks that host A (M×K) and B (N×K) fit `plan`'s S and K (their values are checked as
@@ -97,6 +121,18 @@ impl Resident {
         cols: Range<usize>,
         threads: usize,
     ) -> Result<Self> {
+        Self::with_mode(gpu, plan, rows, cols, threads, WriteMode::Staged)
+    }
+
+    /// [`Resident::new`] with new A and B written as `mode` says.
+    pub fn with_mode(
+        gpu: &Gpu,
+        plan: &Plan,
+        rows: Range<usize>,
+        cols: Range<usize>,
+        threads: usize,
+        mode: WriteMode,
+    ) -> Result<Self> {
         let dense = |nrows: usize, label: &str| -> Result<GpuDense> {
             let stride = GpuDense::stride_for(plan.k);
             Ok(GpuDense {
@@ -106,30 +142,49 @@ impl Resident {
                 data: GpuBuffer::zeroed(gpu, label, nrows * stride)?,
             })
         };
-        let a = dense(rows.len(), "sddmm.resident.a")?;
-        let b = dense(cols.len(), "sddmm.resident.b")?;
+        let copies = if mode == WriteMode::Overlapped { 2 } else { 1 };
+        let sets = (0..copies)
+            .map(|_| {
+                Ok((
+                    dense(rows.len(), "sddmm.resident.a")?,
+                    dense(cols.len(), "sddmm.resident.b")?,
+                ))
+            })
+            .collect::<Result<Vec<_>>>()?;
         let out = GpuBuffer::zeroed(gpu, "sddmm.resident.out", plan.nnz)?;
         Ok(Resident {
-            a_up: Upload::for_buffer(gpu, "sddmm.resident.a.staging", &a.data)?,
-            b_up: Upload::for_buffer(gpu, "sddmm.resident.b.staging", &b.data)?,
+            a_pieces: pieces(gpu, &sets[0].0, mode, "sddmm.resident.a.staging")?,
+            b_pieces: pieces(gpu, &sets[0].1, mode, "sddmm.resident.b.staging")?,
             p_down: Staging::new(gpu, "sddmm.resident.p.staging", plan.nnz)?,
             rows,
             cols,
-            a,
-            b,
+            sets,
+            current: AtomicUsize::new(0),
             out,
+            staged: AtomicBool::new(false),
+            mode,
             threads: threads.max(1),
         })
     }
 
+    /// How new A and B are written.
+    pub fn mode(&self) -> WriteMode {
+        self.mode
+    }
+
+    /// The index of the operand set runs read.
+    fn current(&self) -> usize {
+        self.current.load(Ordering::SeqCst)
+    }
+
     /// Device A (its rows).
     pub fn a(&self) -> &GpuDense {
-        &self.a
+        &self.sets[self.current()].0
     }
 
     /// Device B (its rows).
     pub fn b(&self) -> &GpuDense {
-        &self.b
+        &self.sets[self.current()].1
     }
 
     /// The output on the device: P's values of this plan's S in its CSR order.
@@ -143,38 +198,86 @@ impl Resident {
     }
 
     /// Lays this device's rows of A and B out in the staging buffers, checking that they are
-    /// finite; nothing reaches the device yet ([`Resident::flush`]). Shapes are the caller's
-    /// to check ([`check_host_shapes`]).
+    /// finite. Under [`WriteMode::Staged`] nothing reaches the device yet; under
+    /// [`WriteMode::Overlapped`] each piece's copy into the spare operands is queued as soon
+    /// as it is laid out, and runs still read the current ones. Either way the new operands
+    /// become the ones runs read only at [`Resident::flush`]. Shapes are the caller's to
+    /// check ([`check_host_shapes`]).
     pub fn stage(&self, gpu: &Gpu, a: &Dense, b: &Dense) -> Result<()> {
-        self.a
-            .fill_rows(gpu, &self.a_up, a, self.rows.clone(), "A", self.threads)?;
-        self.b
-            .fill_rows(gpu, &self.b_up, b, self.cols.clone(), "B", self.threads)
+        self.staged.store(false, Ordering::SeqCst);
+        let overlapped = self.mode == WriteMode::Overlapped;
+        // The set the copies go into: the current one when staged, the spare one overlapped.
+        let set = &self.sets[if overlapped { 1 - self.current() } else { 0 }];
+        for (m, dst, pieces, first, what) in [
+            (a, &set.0, &self.a_pieces, self.rows.start, "A"),
+            (b, &set.1, &self.b_pieces, self.cols.start, "B"),
+        ] {
+            for p in pieces {
+                let rows = first + p.rows.start..first + p.rows.end;
+                dst.fill_piece(gpu, &p.up, m, rows, what, self.threads)?;
+                if overlapped {
+                    p.up.flush_at(gpu, &dst.data, offset(dst, p))?;
+                }
+            }
+        }
+        self.staged.store(overlapped, Ordering::SeqCst);
+        Ok(())
     }
 
-    /// Queues the copies of the staged A and B into the device's operands (no wait); both
-    /// or neither (an error when the last [`Resident::stage`] failed).
+    /// Makes what the last [`Resident::stage`] laid out the operands runs read (no wait):
+    /// under [`WriteMode::Staged`] queues the staging buffers' copies into them, under
+    /// [`WriteMode::Overlapped`] (copies already queued) swaps the operand sets. Both A and
+    /// B or neither: an error when the last stage failed or was already flushed.
     pub fn flush(&self, gpu: &Gpu) -> Result<()> {
-        if !(self.a_up.is_filled() && self.b_up.is_filled()) {
-            return Err(crate::Error::Option(
+        let refused = || {
+            Err(crate::Error::Option(
                 "new A and B flushed without a successful stage".into(),
-            ));
+            ))
+        };
+        if self.mode == WriteMode::Overlapped {
+            if !self.staged.swap(false, Ordering::SeqCst) {
+                return refused();
+            }
+            self.current.store(1 - self.current(), Ordering::SeqCst);
+            return Ok(());
         }
-        self.a_up.flush(gpu, &self.a.data)?;
-        self.b_up.flush(gpu, &self.b.data)
+        let all = || self.a_pieces.iter().chain(&self.b_pieces);
+        if !all().all(|p| p.up.is_filled()) {
+            return refused();
+        }
+        let set = &self.sets[0];
+        for (dst, pieces) in [(&set.0, &self.a_pieces), (&set.1, &self.b_pieces)] {
+            for p in pieces {
+                p.up.flush_at(gpu, &dst.data, offset(dst, p))?;
+            }
+        }
+        Ok(())
     }
 
     /// Submits `plan` on the resident operands (no wait; the queue orders it after the
     /// copies).
     pub fn submit(&self, gpu: &Gpu, plan: &Plan) -> Result<()> {
         let mut batch = Batch::new(gpu);
-        plan.record(&mut batch, &self.a, &self.b, &self.out)?;
+        plan.record(&mut batch, self.a(), self.b(), &self.out)?;
         batch.submit_nowait().map(|_| ())
     }
 
     /// Queues the copy of the output into the read-back buffer and waits until it is mapped.
     pub fn fetch(&self, gpu: &Gpu) -> Result<Ready<'_>> {
+        let copy = self.fetch_copy(gpu)?;
+        self.fetch_map(gpu, copy)
+    }
+
+    /// [`Resident::fetch`]'s first half: queues the output's copy into the read-back buffer
+    /// and waits until the device has done it.
+    pub fn fetch_copy(&self, gpu: &Gpu) -> Result<StagedCopy> {
         let copy = self.p_down.copy_from(gpu, &self.out, 0..self.out.len())?;
+        self.p_down.wait_copied(gpu, &copy)?;
+        Ok(copy)
+    }
+
+    /// [`Resident::fetch`]'s second half: waits until the copied output is mapped.
+    pub fn fetch_map(&self, gpu: &Gpu, copy: StagedCopy) -> Result<Ready<'_>> {
         self.p_down.wait(gpu, copy)
     }
 
@@ -276,28 +379,28 @@ impl Resident {
     ) -> Result<Breakdown> {
         check_host_shapes((plan.nrows, plan.ncols, plan.k), a, b)?;
         check_output_len(p.len(), plan.nnz)?;
-        let t = Instant::now();
+        let mut at = [Instant::now(); 7];
         self.stage(gpu, a, b)?;
+        at[1] = Instant::now();
         self.flush(gpu)?;
         gpu.wait()?;
-        let write = t.elapsed().as_secs_f64();
-        let t = Instant::now();
+        at[2] = Instant::now();
         self.submit(gpu, plan)?;
         gpu.wait()?;
-        let run = t.elapsed().as_secs_f64();
-        let t = Instant::now();
-        let ready = self.fetch(gpu)?;
-        let readback = t.elapsed().as_secs_f64();
-        let t = Instant::now();
+        at[3] = Instant::now();
+        let copy = self.fetch_copy(gpu)?;
+        at[4] = Instant::now();
+        let ready = self.fetch_map(gpu, copy)?;
+        at[5] = Instant::now();
         copy_parallel(p, &self.view(ready)?, self.threads);
-        let gather = t.elapsed().as_secs_f64();
-        Ok(Breakdown {
-            write,
-            run,
-            readback,
-            gather,
-        })
+        at[6] = Instant::now();
+        Ok(Marks { at }.into())
     }
+}
+
+/// Where piece `p` of `m` starts in its buffer, in bytes.
+fn offset(m: &GpuDense, p: &Piece) -> u64 {
+    (p.rows.start * m.stride * std::mem::size_of::<f32>()) as u64
 }
 
 /// P's array holds one value per nonzero of S.

@@ -110,17 +110,38 @@ impl GpuDense {
         what: &str,
         threads: usize,
     ) -> Result<()> {
-        if rows.len() != self.nrows || m.ncols != self.ncols || rows.end > m.nrows {
+        if rows.len() != self.nrows {
+            return Err(Error::Shape(format!(
+                "writing rows {rows:?} of a {}×{} matrix over a {}×{} one",
+                m.nrows, m.ncols, self.nrows, self.ncols
+            )));
+        }
+        self.fill_piece(gpu, up, m, rows, what, threads)
+    }
+
+    /// [`GpuDense::fill_rows`] for a piece of this matrix: `up` holds (at least) `rows.len()`
+    /// padded rows, to be flushed at the piece's offset ([`Upload::flush_at`]).
+    pub fn fill_piece(
+        &self,
+        gpu: &Gpu,
+        up: &Upload,
+        m: &Dense,
+        rows: std::ops::Range<usize>,
+        what: &str,
+        threads: usize,
+    ) -> Result<()> {
+        if rows.len() > self.nrows || m.ncols != self.ncols || rows.end > m.nrows {
             return Err(Error::Shape(format!(
                 "writing rows {rows:?} of a {}×{} matrix over a {}×{} one",
                 m.nrows, m.ncols, self.nrows, self.ncols
             )));
         }
         let row_bytes = self.stride * std::mem::size_of::<f32>();
-        if up.bytes() < (self.nrows * row_bytes) as u64 {
+        if up.bytes() < (rows.len() * row_bytes) as u64 {
             return Err(Error::Shape(format!(
-                "a staging buffer of {} bytes for a {}×{} matrix",
+                "a staging buffer of {} bytes for {} rows of a {}×{} matrix",
                 up.bytes(),
+                rows.len(),
                 self.nrows,
                 self.ncols
             )));

@@ -8,7 +8,9 @@ use serde_json::json;
 
 use super::{base_options, load, preflight, variants, CutArg, SddmmArgs};
 use wgsparse::gpu::host_cores;
-use wgsparse::sddmm::{tune, Breakdown, Cut, MultiPlan, Options, Plan, Resident, Variant};
+use wgsparse::sddmm::{
+    tune, Breakdown, Cut, MultiPlan, Options, Plan, Resident, Variant, WriteMode,
+};
 use wgsparse::sparse::Dense;
 use wgsparse::{Gpu, Result};
 
@@ -40,9 +42,12 @@ struct Row {
     one_gpu_breakdown_ms: Phases,
     /// Largest relative error against the f64 twin (sampled), with --check.
     max_rel_error: Option<f64>,
+    /// How A and B were written: `staged` or `overlapped` (--overlap-write).
+    write_mode: &'static str,
 }
 
-/// An iteration's phases in ms ([`Breakdown`]).
+/// An iteration's phases in ms ([`Breakdown`]), with the parts of the write (layout, copy)
+/// and of the read-back (copy, map).
 #[derive(Serialize)]
 struct Phases {
     write: f64,
@@ -50,6 +55,10 @@ struct Phases {
     readback: f64,
     gather: f64,
     total: f64,
+    write_layout: f64,
+    write_copy: f64,
+    readback_copy: f64,
+    readback_map: f64,
 }
 
 impl From<Breakdown> for Phases {
@@ -60,6 +69,10 @@ impl From<Breakdown> for Phases {
             readback: 1e3 * b.readback,
             gather: 1e3 * b.gather,
             total: 1e3 * b.total(),
+            write_layout: 1e3 * b.write_layout,
+            write_copy: 1e3 * b.write_copy,
+            readback_copy: 1e3 * b.readback_copy,
+            readback_map: 1e3 * b.readback_map,
         }
     }
 }
@@ -74,11 +87,13 @@ fn one_gpu_iteration(
     b: &Dense,
     reps: usize,
     reference: Option<&tune::Reference>,
+    mode: WriteMode,
 ) -> Result<(
     (f64, f64, Breakdown),
     Option<wgsparse::sddmm::cpu::Comparison>,
 )> {
-    let whole = Resident::new(gpu, plan, 0..plan.nrows, 0..plan.ncols, host_cores())?;
+    let (rows, cols) = (0..plan.nrows, 0..plan.ncols);
+    let whole = Resident::with_mode(gpu, plan, rows, cols, host_cores(), mode)?;
     let cmp = match reference {
         Some(r) => {
             whole.poison(gpu)?;
@@ -124,6 +139,11 @@ pub(super) fn run(args: &SddmmArgs) -> Result<ExitCode> {
     };
     let tuned = !args.no_tune;
     let reps = args.reps.max(1);
+    let mode = if args.overlap_write {
+        WriteMode::Overlapped
+    } else {
+        WriteMode::Staged
+    };
     let mut rows = Vec::new();
     let mut failed = false;
     for &k in &args.k {
@@ -145,6 +165,7 @@ pub(super) fn run(args: &SddmmArgs) -> Result<ExitCode> {
                 &ops.b_host,
                 reps.min(5),
                 reference.as_ref(),
+                mode,
             )?;
             if one_cmp.is_some_and(|c| !c.ok()) {
                 failed = true;
@@ -165,6 +186,7 @@ pub(super) fn run(args: &SddmmArgs) -> Result<ExitCode> {
                     &ops.a_host,
                     &ops.b_host,
                     reference.as_ref(),
+                    mode,
                 )?;
                 let bad = row.1.as_ref().is_some_and(|c| !c.ok());
                 if bad {
@@ -190,6 +212,10 @@ pub(super) fn run(args: &SddmmArgs) -> Result<ExitCode> {
                     breakdown_ms: m.phases.into(),
                     one_gpu_breakdown_ms: one_phases.into(),
                     max_rel_error: row.1.map(|c| c.max_rel_error),
+                    write_mode: match mode {
+                        WriteMode::Staged => "staged",
+                        WriteMode::Overlapped => "overlapped",
+                    },
                 });
             }
         }
@@ -242,9 +268,10 @@ fn measure(
     a: &Dense,
     b: &Dense,
     reference: Option<&tune::Reference>,
+    mode: WriteMode,
 ) -> Result<Measured> {
     let multi = MultiPlan::new(gpus, s, k, options, cut, tuned)?;
-    let ops = multi.upload(a, b)?;
+    let ops = multi.upload_with(a, b, mode)?;
     // Poisoned before the runs whose output the check reads, and only then.
     if reference.is_some() {
         multi.poison(&ops)?;
@@ -348,16 +375,25 @@ fn print_table(gpus: &[Gpu], name: &str, s: &wgsparse::sparse::Csr, rows: &[Row]
     println!("{t}");
     let phases = |p: &Phases| {
         format!(
-            "{:.2} / {:.2} / {:.2} / {:.2}",
-            p.write, p.run, p.readback, p.gather
+            "{:.2} ({:.2} + {:.2}) / {:.2} / {:.2} ({:.2} + {:.2}) / {:.2}",
+            p.write,
+            p.write_layout,
+            p.write_copy,
+            p.run,
+            p.readback,
+            p.readback_copy,
+            p.readback_map,
+            p.gather
         )
     };
     for r in rows {
         println!(
-            "K={} {} by {}: write / run / readback / gather ms: {} GPUs {}; one GPU {}",
+            "K={} {} by {}, {} write: write (layout + copy) / run / readback (copy + map) / \
+             gather ms: {} GPUs {}; one GPU {}",
             r.k,
             r.variant,
             r.cut,
+            r.write_mode,
             gpus.len(),
             phases(&r.breakdown_ms),
             phases(&r.one_gpu_breakdown_ms)
