@@ -245,7 +245,7 @@ fn cli_async_default_and_guard() {
     assert_eq!(code, 0, "{err}");
     let lr = json(&out);
     assert_eq!(lr["reads"], "plain", "{lr}");
-    assert_eq!(lr["variant"], "plain-reads", "{lr}");
+    assert_eq!(lr["variant"], "plain-reads,kernel-copies", "{lr}");
     assert_eq!(lr["lanes"], 8, "{lr}");
     assert_eq!(lr["check_ok"], true, "{lr}");
     assert_eq!(lr["redone_epochs"], 0, "{lr}");
@@ -253,7 +253,7 @@ fn cli_async_default_and_guard() {
     assert_eq!(code, 0, "{err}");
     let fm = json(&out);
     assert_eq!(fm["reads"], "plain", "{fm}");
-    assert_eq!(fm["variant"], "plain-reads", "{fm}");
+    assert_eq!(fm["variant"], "plain-reads,kernel-copies", "{fm}");
     assert_eq!(
         (fm["lanes"].as_u64(), fm["hot_features"].as_u64()),
         (Some(4), Some(0))
@@ -264,7 +264,7 @@ fn cli_async_default_and_guard() {
     let atomic = json(&out);
     assert_eq!(
         (atomic["reads"].as_str(), atomic["variant"].as_str()),
-        (Some("atomic"), Some("default"))
+        (Some("atomic"), Some("kernel-copies"))
     );
     let (code, out, err) = train(&["--epochs", "1", "--lr", "10000"]);
     if code == 0 {

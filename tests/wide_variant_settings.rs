@@ -222,7 +222,7 @@ fn cli_takes_variants_and_sweeps_them() {
     ]);
     assert_eq!(
         train["variant"],
-        "hot-every=4,copy-ilp,agg-ilp,apply-ilp,tail-spread,plain-reads"
+        "hot-every=4,copy-ilp,agg-ilp,apply-ilp,tail-spread,plain-reads,kernel-copies"
     );
     assert_eq!(train["check_ok"], true, "{train}");
     let snap = common::wgsparse_json(&[
@@ -243,7 +243,7 @@ fn cli_takes_variants_and_sweeps_them() {
         "--check",
         "--json",
     ]);
-    assert_eq!(snap["variant"], "snapshot-rounds=2");
+    assert_eq!(snap["variant"], "snapshot-rounds=2,kernel-copies");
     assert_eq!(snap["check_ok"], true, "{snap}");
     // One persistent workgroup here (43 chunks < 64 windows): a dispatch per 2 chunks.
     assert_eq!(snap["async_groups"], 1, "{snap}");
