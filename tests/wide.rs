@@ -73,6 +73,24 @@ fn every_model_validates_in_every_engine_variant() {
                     "APPLY_ILP",
                 ],
                 vec!["ASYNC", "F32_ATOMIC", "SUBGROUP", "SNAPSHOT_READS"],
+                // Plain writes of the cold features: every Apply path, both atomic paths.
+                vec![
+                    "ASYNC",
+                    "F32_ATOMIC",
+                    "PLAIN_READS",
+                    "PLAIN_WRITES",
+                    "HOT_LOCAL",
+                    "APPLY_WHOLE",
+                ],
+                vec![
+                    "ONE_HOT",
+                    "ASYNC",
+                    "PLAIN_READS",
+                    "COHERENT_READS",
+                    "PLAIN_WRITES",
+                    "APPLY_ILP",
+                    "EDGE_APPLY",
+                ],
                 vec![
                     "ONE_HOT",
                     "SUBGROUP",

@@ -1,7 +1,8 @@
 //! Async mode's default parameter reads (plain loads, `wide::Options::asynchronous_for`)
 //! and their divergence guard (`Options::read_guard`): the default reaches the f64 twin's
 //! exact mini-batch SGD (the `wide train --check` rule) for LR and FM; an epoch whose
-//! validation loss rises is trained again from its start with atomic reads (the parameters
+//! validation loss rises is trained again from its start with atomic reads (and atomic
+//! writes, where plain writes were on; the parameters
 //! afterwards equal one epoch of the twin from the start, not two); a step far too large
 //! is redone and reported, and left alone without the guard. Sized for lavapipe.
 
@@ -95,11 +96,12 @@ fn async_default_reads_plainly_and_passes_the_check() {
 fn guard_trains_a_rising_epoch_again_from_its_start() {
     let (x, y01) = data(192, 80, 10, 67);
     let flipped: Vec<f32> = y01.iter().map(|&l| 1.0 - l).collect();
-    // The guard's copy by a transfer command, then by a dispatch (`kernel_copies`).
+    // The guard's copy by a transfer command, then by a dispatch (`kernel_copies`), then
+    // with plain writes too (the retry drops them with the plain-reads binding).
     let runs = [Model::Lr, Model::Fm { k: 3 }]
         .into_iter()
-        .flat_map(|m| [(m, false), (m, true)]);
-    for (model, kernel_copies) in runs {
+        .flat_map(|m| [(m, false, false), (m, true, false), (m, true, true)]);
+    for (model, kernel_copies, plain_writes) in runs {
         let spec = model.spec().unwrap();
         let (batch, chunk, in_flight) = (64, 16, 4.0);
         let options = Options {
@@ -115,6 +117,7 @@ fn guard_trains_a_rising_epoch_again_from_its_start() {
             variant: FlowVariant {
                 plain_reads: true,
                 kernel_copies,
+                plain_writes,
                 ..FlowVariant::default()
             },
             ..Options::default()
@@ -128,6 +131,7 @@ fn guard_trains_a_rising_epoch_again_from_its_start() {
             options,
         )
         .unwrap();
+        assert_eq!(t.flow().0.plain_writes, plain_writes);
         let start = t.params().unwrap();
         let before = t.evaluate().unwrap().unwrap().loss;
         let s = t.epoch().unwrap();
@@ -139,11 +143,19 @@ fn guard_trains_a_rising_epoch_again_from_its_start() {
         );
         assert!(s.redone, "{}: the rising epoch was not redone", spec.name);
         assert!(!t.flow().0.plain_reads, "{}: atomic reads kept", spec.name);
+        assert!(
+            !t.flow().0.plain_writes,
+            "{}: atomic writes kept",
+            spec.name
+        );
         let want = async_chunk_twin(model, (&x, &y01), (batch, chunk), in_flight, 1, &start);
         assert_matches_twin(
             &t.params().unwrap(),
             &want,
-            &format!("{} redone, kernel copies {kernel_copies}", spec.name),
+            &format!(
+                "{} redone, kernel copies {kernel_copies}, plain writes {plain_writes}",
+                spec.name
+            ),
         );
         // The next epoch runs once, with atomic reads, and is judged afresh.
         let s2 = t.epoch().unwrap();

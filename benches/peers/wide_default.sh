@@ -27,14 +27,16 @@
 # 75 s: 480 s (8 min) if every step ran to its limit.
 # Summary: $OUT/wide_default.md; raw lines in $OUT/wide_default_sweep.jsonl,
 # $OUT/wide_default_check.jsonl and $OUT/wide_default_peer.jsonl.
-# QUICK=1 (limits 360 s in all; the FM check 120 s: 60 s cut it on the H200): Apply edge
-# by edge (`edge-apply`), no fence between a workgroup's chunks (`no-fence`) and the
-# guard's copy by a dispatch (`kernel-copies`) against the current default, where the
+# QUICK=1 (limits 370 s in all; the FM check 120 s: 60 s cut it on the H200): Apply edge
+# by edge (`edge-apply`), no fence between a workgroup's chunks (`no-fence`), the guard's
+# copy by a dispatch (`kernel-copies`) and plain writes of the cold features
+# (`plain-writes`, not measured before) against the current default, where the
 # epoch's time goes, and the PyTorch peer in both idioms.
 # 1. LR sweep (3 epochs, 2 passes): `plain-reads` (the default), `plain-reads,edge-apply`
 #    (segments kept for the cost rule's 232 features), `…,no-fence` (no storage barrier
 #    between a workgroup's chunks), `…,edge-apply,no-fence`, `…,kernel-copies` (the
-#    guard's epoch-start copy by a dispatch), `…,edge-apply,no-fence,kernel-copies`,
+#    guard's epoch-start copy by a dispatch), `…,plain-writes` (Apply's cold features
+#    without atomics), `…,edge-apply,no-fence,kernel-copies`,
 #    `…,edge-apply,tail-spread` (the chunk's tail sums on the last invocations, which
 #    edge-apply leaves without segments, beside feature 0's walk on invocation 0),
 #    `…,cache=4096`, `…,edge-apply,cache=4096` (the importance cache past the cost rule's
@@ -49,13 +51,14 @@
 #    guard on.
 # 3. FM k = 10 sweep (2 epochs, 1 pass): `lanes=4,cache=0,plain-reads` (the default), with
 #    `edge-apply`, `no-fence`, `kernel-copies` (the guard's 44 MB copy by a dispatch),
+#    `plain-writes`,
 #    `edge-apply,no-fence,kernel-copies`, `edge-apply=1024`, `lanes=8` + `edge-apply`, and
 #    the default with `diag=skip-apply` (timing only).
 # 4. `wide train --model fm --k 10 --check` (1 epoch) with the fastest valid FM run's flags.
 # 5. The PyTorch peer (`wide_torch.py`), LR and FM k = 10, both idioms (EmbeddingBag +
 #    sparse SGD, torch.sparse.mm on CSR), 1 epoch each, one process; the script names the
 #    fastest idiom per model. PEER=0 skips it.
-# Limits: gen 50 s, LR sweep 65 s, LR check 30 s, FM sweep 35 s, FM check 60 s (the f64
+# Limits: gen 50 s, LR sweep 70 s, LR check 30 s, FM sweep 40 s, FM check 120 s (the f64
 # twin's FM epoch on the host), peer 60 s.
 # Dry run elsewhere (lavapipe): DRY_RUN=1 skips installing .gl/; SAMPLES / FEATURES shrink
 # the data; BIN names the binary, e.g.
@@ -109,9 +112,9 @@ if timeout $GEN_LIMIT $W gen ctr --samples "${SAMPLES:-5134149}" --features "${F
   # and the guard would train its epochs again.
   N=plain-reads,no-read-guard
   log "quick: sweep lr"
-  timeout 65 $W wide sweep --model lr "${COMMON[@]}" --epochs 3 --passes 2 \
+  timeout 70 $W wide sweep --model lr "${COMMON[@]}" --epochs 3 --passes 2 \
     --run $P --run $P,edge-apply --run $P,no-fence --run $P,edge-apply,no-fence \
-    --run $P,kernel-copies --run $P,edge-apply,no-fence,kernel-copies \
+    --run $P,kernel-copies --run $P,plain-writes --run $P,edge-apply,no-fence,kernel-copies \
     --run $P,edge-apply,tail-spread --run $P,cache=4096 --run $P,edge-apply,cache=4096 \
     --run $P,no-read-guard --run $P,edge-apply,no-read-guard \
     --run $N,diag=skip-apply --run $N,diag=skip-aggregate --run $N,diag=no-tile \
@@ -123,8 +126,8 @@ if timeout $GEN_LIMIT $W gen ctr --samples "${SAMPLES:-5134149}" --features "${F
     $F --check --json >> "$C" 2>>"$OUT/log.txt" || log "check lr FAILED (exit $?)"
   log "quick: sweep fm k=10"
   Q=lanes=4,cache=0,plain-reads
-  timeout 35 $W wide sweep --model fm --k 10 "${COMMON[@]}" --epochs 2 --passes 1 \
-    --run $Q --run $Q,edge-apply --run $Q,no-fence --run $Q,kernel-copies \
+  timeout 40 $W wide sweep --model fm --k 10 "${COMMON[@]}" --epochs 2 --passes 1 \
+    --run $Q --run $Q,edge-apply --run $Q,no-fence --run $Q,kernel-copies --run $Q,plain-writes \
     --run $Q,edge-apply,no-fence,kernel-copies --run $Q,edge-apply=1024 \
     --run lanes=8,cache=0,plain-reads,edge-apply \
     --run $Q,diag=skip-apply \

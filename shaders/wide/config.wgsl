@@ -1,5 +1,5 @@
 // The engine's uniform block, shared by the flow, stage and apply kernels (its Rust twin is
-// `wide::engine::Config`; same field order, 48 bytes).
+// `wide::engine::Config`; same field order, 64 bytes).
 struct Config {
     n_samples: u32,
     chunk: u32,
@@ -18,4 +18,10 @@ struct Config {
     scaled: u32,
     // L2 regularization: every sample's loss gains (λ/2) Σ_{j in it} ‖θ_j‖² (not the bias).
     l2: f32,
+    // Async: features cold .. are each expected in at most one sample in flight
+    // (`wide::plan::cold_from`; ≥ scaled): PLAIN_WRITES writes them without atomics.
+    cold: u32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
 }

@@ -111,7 +111,8 @@ fn param_global(k: u32) -> f32 {
 // The same buffer bound a second time without atomics: reads are plain loads (they may see
 // any recent value, as async reads stale parameters anyway); updates stay atomic adds.
 // Bindings 5 and 8 alias one buffer, both writable: Vulkan and wgpu's native backends accept
-// that, WebGPU does not (the trainer binds it only on the former). Only 5 is written.
+// that, WebGPU does not (the trainer binds it only on the former). Only 5 is written
+// (PLAIN_WRITES: but the cold features' words, which only 8 writes, `param_add`).
 #ifdef COHERENT_READS
 // … and past the per-compute-unit caches, so a read sees updates made during the dispatch.
 @coherent @group(0) @binding(8) var<storage, read_write> params_plain: array<f32>;

@@ -1,7 +1,8 @@
 // The flow engine's Apply work items (`wide/flow`): a chunk's segment sums of the gradient
 // added to global memory, and the bias's and loss's tail sums. The importing kernel declares
 // `cfg`, `f_edge`, `f_edge_tile`, `dl_wg`, `loss_wg`, `hot_wg`, `param`, `accum_add`, the
-// model's `ala_apply` and NPARAM, `step_scale` and `scale` (ASYNC), and the override HOT.
+// model's `ala_apply` and NPARAM, `step_scale` and `scale` (ASYNC), `params_plain` (ASYNC
+// with PLAIN_READS), and the override HOT.
 #ifndef PREDICT
 // Work items per invocation in flight in Apply (APPLY_ILP).
 const APPLY_ILP_N: u32 = 4u;
@@ -13,6 +14,32 @@ fn item_step(step: f32, j: u32) -> f32 {
 #else
     return step;
 #endif
+}
+
+// Feature j's update d of parameter word k (j · NPARAM + i) into global memory: an atomic
+// add, or with PLAIN_WRITES (async, through the plain-reads binding) a plain read-modify-write
+// for a cold feature, j ≥ cfg.cold: every feature there is expected in at most one of the
+// S · B samples in flight (`wide::plan::cold_from`; the step scale's bound cfg.scaled, p_j ·
+// S ≤ 1, allows B of them, in nearly every chunk in flight), so at most about one writer has
+// it at a time (two in one chunk, split segments or EDGE_APPLY's edges, are rarer still).
+// Two writers overlapping lose one update, the race Hogwild! accepts for sparse updates (as
+// a plain read without COHERENT_READS may be stale, so may the value written back). The
+// other features (contended) and the bias (its own `accum_add`) stay atomic; no word is
+// written both ways, as a feature stays on one side of cfg.cold for the whole dispatch.
+fn param_add(j: u32, k: u32, d: f32) {
+#ifdef ASYNC
+#ifndef SNAPSHOT_READS
+#ifdef PLAIN_READS
+#ifdef PLAIN_WRITES
+    if j >= cfg.cold {
+        params_plain[k] = params_plain[k] + d;
+        return;
+    }
+#endif
+#endif
+#endif
+#endif
+    accum_add(k, d);
 }
 
 // One Apply work item: parameter i of feature j, whose segment holds the feature-sorted
@@ -34,10 +61,10 @@ fn apply_item(j: u32, i: u32, e: vec2<u32>, tile: vec2<u32>, inv_b: f32, f: f32)
         sum += dl_wg[edge.x] * ala_apply(edge.x, j, bitcast<f32>(edge.y), i);
     }
     let d = f * sum;
-    accum_add(j * NPARAM + i, d);
+    param_add(j, j * NPARAM + i, d);
 #ifdef HOT_LOCAL
     // The workgroup's own step into its copy (each (feature, parameter) has one work item
-    // per chunk: segments are whole with HOT_LOCAL).
+    // per chunk: segments are whole with HOT_LOCAL), whichever way `param_add` wrote it.
     if j < HOT {
         hot_wg[j * NPARAM + i] += d;
     }
@@ -57,7 +84,7 @@ fn apply_edge(s: u32, j: u32, x: f32, dl: f32, inv_b: f32, f: f32, ip: vec2<u32>
             g = cfg.l2 * param(j, i) * inv_b;
         }
         g += dl * ala_apply(s, j, x, i);
-        accum_add(j * NPARAM + i, f * g);
+        param_add(j, j * NPARAM + i, f * g);
     }
 }
 #endif
@@ -89,7 +116,7 @@ fn apply_segment(j: u32, e: vec2<u32>, tile: vec2<u32>, inv_b: f32, f: f32) {
     }
     for (var i = 0u; i < NPARAM; i++) {
         let d = f * sum[i];
-        accum_add(j * NPARAM + i, d);
+        param_add(j, j * NPARAM + i, d);
 #ifdef HOT_LOCAL
         if j < HOT {
             hot_wg[j * NPARAM + i] += d;

@@ -181,6 +181,12 @@ enum What {
         /// of a compute dispatch.
         #[arg(long)]
         transfer_copies: bool,
+        /// Async, plain reads: Apply's updates of the cold features (each expected in at
+        /// most one sample in flight) as plain read-modify-writes instead of atomic adds,
+        /// Hogwild!-style (a racing update may be lost); the other features and the bias
+        /// stay atomic. Not measured on a GPU yet.
+        #[arg(long, conflicts_with_all = ["atomic_reads", "snapshot_reads"])]
+        plain_writes: bool,
         /// Timing only, results NOT valid: drop parts of the flow kernel (comma-separated:
         /// skip-apply, skip-aggregate, no-hot-copy, no-tile, skip-tail, no-storage-barrier;
         /// fixed: the first five).
@@ -280,6 +286,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
             no_fence,
             kernel_copies,
             transfer_copies,
+            plain_writes,
             diag,
             no_early_stop,
             check,
@@ -347,6 +354,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
                     no_fence,
                     kernel_copies: !transfer_copies
                         && (kernel_copies || base.variant.kernel_copies),
+                    plain_writes,
                 },
                 diag: match diag {
                     Some(d) => wide::Diag::parse(&d)?,
@@ -569,60 +577,60 @@ fn train_run(
                 })
             })
             .collect();
-        println!(
-            "{}",
-            json!({
-                "model": spec.name,
-                "train": source,
-                "n_train": tr.0.nrows,
-                "nnz_train": tr.0.nnz(),
-                "n_valid": va.as_ref().map_or(0, |v| v.0.nrows),
-                "n_features": n_features,
-                "batch": options.batch,
-                "lr": options.lr,
-                "l2": options.l2,
-                "ring": options.ring,
-                "mode": if options.stage { "stage" } else { "flow" },
-                "sync": options.sync,
-                "sync_kernel": trainer.sync_kernel().map(|k| k.name()),
-                "sync_groups": trainer.sync_groups(),
-                "sync_span": options.sync_span,
-                "dispatches_all": trainer.epoch_dispatches_all(),
-                "async_span": options.async_span,
-                "async_groups": trainer.async_groups(),
-                "async_scale": options.async_scale,
-                "in_flight": trainer.in_flight(),
-                "dispatches": trainer.epoch_dispatches(),
-                "scaled_features": trainer.scaled_features(),
-                "chunk": trainer.chunk(),
-                "lanes": options.lanes,
-                "hot_features": trainer.hot_features(),
-                "variant": options.variant.label(),
-                "read_guard": options.read_guard,
-                "redone_epochs": stats.iter().filter(|s| s.redone).count(),
-                "reads": if options.sync {
-                    "sync"
-                } else if trainer.flow().0.plain_reads {
-                    "plain"
-                } else if options.variant.snapshot_reads {
-                    "snapshot"
-                } else {
-                    "atomic"
-                },
-                "diag": options.diag.names(),
-                "parts": trainer.parts(),
-                "device": gpu.caps.adapter_name,
-                "setup_s": setup_s,
-                "epochs": rows,
-                "epoch_ms_median": median_ms,
-                "logloss": last.and_then(|s| s.logloss),
-                "auc": last.and_then(|s| s.auc),
-                "train_loss": last.map(|s| s.train_loss),
-                "cpu_logloss": check.map(|c| c.0),
-                "warm_up_seconds": warm_up_s,
-                "check_ok": check.map(|c| c.2),
-            })
-        );
+        let mut line = json!({
+            "model": spec.name,
+            "train": source,
+            "n_train": tr.0.nrows,
+            "nnz_train": tr.0.nnz(),
+            "n_valid": va.as_ref().map_or(0, |v| v.0.nrows),
+            "n_features": n_features,
+            "batch": options.batch,
+            "lr": options.lr,
+            "l2": options.l2,
+            "ring": options.ring,
+            "mode": if options.stage { "stage" } else { "flow" },
+            "sync": options.sync,
+            "sync_kernel": trainer.sync_kernel().map(|k| k.name()),
+            "sync_groups": trainer.sync_groups(),
+            "sync_span": options.sync_span,
+            "dispatches_all": trainer.epoch_dispatches_all(),
+            "async_span": options.async_span,
+            "async_groups": trainer.async_groups(),
+            "async_scale": options.async_scale,
+            "in_flight": trainer.in_flight(),
+            "dispatches": trainer.epoch_dispatches(),
+            "scaled_features": trainer.scaled_features(),
+            "chunk": trainer.chunk(),
+            "lanes": options.lanes,
+            "hot_features": trainer.hot_features(),
+            "variant": options.variant.label(),
+            "read_guard": options.read_guard,
+            "redone_epochs": stats.iter().filter(|s| s.redone).count(),
+            "reads": if options.sync {
+                "sync"
+            } else if trainer.flow().0.plain_reads {
+                "plain"
+            } else if options.variant.snapshot_reads {
+                "snapshot"
+            } else {
+                "atomic"
+            },
+            "diag": options.diag.names(),
+            "parts": trainer.parts(),
+            "device": gpu.caps.adapter_name,
+            "setup_s": setup_s,
+            "epochs": rows,
+            "epoch_ms_median": median_ms,
+            "logloss": last.and_then(|s| s.logloss),
+            "auc": last.and_then(|s| s.auc),
+            "train_loss": last.map(|s| s.train_loss),
+            "cpu_logloss": check.map(|c| c.0),
+            "warm_up_seconds": warm_up_s,
+            "check_ok": check.map(|c| c.2),
+        });
+        // Async plain writes' bound (`wide::plan::cold_from`), past json!'s recursion limit.
+        line["cold_from"] = json!(trainer.cold_from());
+        println!("{line}");
         return Ok(code);
     }
     let mut t = crate::cli::table(&["epoch", "train loss", "logloss", "auc", "epoch ms"]);

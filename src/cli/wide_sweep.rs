@@ -55,7 +55,7 @@ pub struct SweepArgs {
     /// One run (repeatable): comma-separated `default`, `hot-every=R`, `copy-ilp`,
     /// `agg-ilp`, `apply-ilp`, `tail-spread`, `plain-reads`, `coherent-reads`, `snapshot-reads`,
     /// `snapshot-rounds=K`, `max-segment=N`, `tile-words=N`, `slot16`, `apply-whole`, `edge-apply`,
-    /// `edge-apply=N` (features 0 .. N keep Apply's segments), `no-fence`, `kernel-copies`, `diag=A+B` (timing only), `lanes=L` (invocations per sample, same chunks), `cache=N` (the
+    /// `edge-apply=N` (features 0 .. N keep Apply's segments), `no-fence`, `kernel-copies`, `plain-writes`, `diag=A+B` (timing only), `lanes=L` (invocations per sample, same chunks), `cache=N` (the
     /// importance cache's features; default the cost rule), `no-read-guard` (async plain
     /// reads without the divergence guard and its epoch-start copy) and, with --sync,
     /// `sync-kernel=dispatch|persistent` and `sync-groups=G` (the persistent kernel's
@@ -183,6 +183,7 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
                 "lanes": lanes,
                 "hot_features": t.hot_features(),
                 "segment_features": t.segment_features(),
+                "cold_from": t.cold_from(),
                 "read_guard": t.read_guard(),
                 "async_groups": t.async_groups(),
                 "in_flight": t.in_flight(),

@@ -29,6 +29,10 @@ pub(crate) struct Config {
     pub scaled: u32,
     /// L2 regularization λ per sample's touched parameters.
     pub l2: f32,
+    /// Async: the cold tail's first feature ([`crate::wide::plan::cold_from`]).
+    pub cold: u32,
+    /// To 64 bytes.
+    pub pad: [u32; 3],
 }
 
 /// A data set's chunks on the device, with the per-chunk or per-sample output.
@@ -173,6 +177,8 @@ impl DeviceChunks {
             inv_batch: 1.0 / batch.max(1) as f32,
             scaled: 0,
             l2: 0.0,
+            cold: 0,
+            pad: [0; 3],
         }
     }
 }

@@ -102,8 +102,10 @@
 //!   the chunk's tail off invocation 0, plain async reads, the cache reloaded every R
 //!   chunks, split segments, the edge tile's size, 16-bit feature-sorted slots, Apply by whole segments,
 //!   Apply edge by edge past the segmented features, no fence between a workgroup's
-//!   chunks, the guard's and snapshots' copies by a dispatch), each equal to
-//!   the f64 twin's steps, and
+//!   chunks, the guard's and snapshots' copies by a dispatch, Hogwild!-style plain writes
+//!   of the cold features), each equal to
+//!   the f64 twin's steps (plain writes: with one workgroup; they may lose a racing
+//!   update), and
 //!   timing-only switches that drop a stage ([`Diag`], results not valid);
 //!   `wgsparse wide sweep` times them on data chunked once ([`Trainer::restart_with`]).
 //!   On the criteo-s shape (chunks of 64 samples) the cost rule caches 232 features (48% of

@@ -317,3 +317,18 @@ pub fn async_scale(counts: &[u32], n_samples: usize, in_flight: f64) -> (Vec<f32
     scale.truncate(len);
     (scale, (1.0 / s) as f32)
 }
+
+/// Async mode's cold tail: the first feature from which each is expected in at most one of
+/// the S · B samples in flight (`in_flight` mini-batches of `batch`: count_j · S · B ≤ N), so
+/// about one workgroup at most updates it at a time: the bound of
+/// [`crate::wide::FlowVariant::plain_writes`]. [`async_scale`]'s bound, p_j · S ≤ 1, is
+/// B times looser: a feature just past it is in about B samples in flight, spread over
+/// nearly every chunk. Without re-indexing, cold features before the result stay atomic.
+pub fn cold_from(counts: &[u32], n_samples: usize, in_flight: f64, batch: usize) -> usize {
+    let window = in_flight.max(1.0) * batch.max(1) as f64;
+    let n = n_samples.max(1) as f64;
+    counts
+        .iter()
+        .rposition(|&c| c as f64 * window > n)
+        .map_or(0, |i| i + 1)
+}

@@ -79,6 +79,8 @@ pub struct Trainer<'g> {
     snapshot: Option<GpuBuffer<f32>>,
     /// Async: the step scales of the first features, the bias's last.
     scale: Option<GpuBuffer<f32>>,
+    /// Async: the cold tail's first feature ([`crate::wide::plan::cold_from`]); 0 in sync mode.
+    cold: usize,
     /// Async: mini-batches whose updates read stale parameters at once (S).
     in_flight: f64,
     /// Async: persistent workgroups per dispatch (P).
@@ -241,6 +243,12 @@ impl<'g> Trainer<'g> {
     /// mode or with the scale off.
     pub fn scaled_features(&self) -> usize {
         self.scale.as_ref().map_or(0, |s| s.len() - 1)
+    }
+
+    /// Async: the first feature of the cold tail, which [`FlowVariant::plain_writes`] writes
+    /// without atomics ([`crate::wide::plan::cold_from`]; re-indexed order), 0 in sync mode.
+    pub fn cold_from(&self) -> usize {
+        self.cold
     }
 
     /// Overwrites the parameters (original feature order, bias last).

@@ -214,6 +214,14 @@ pub struct FlowVariant {
     /// ≈ 0.26 TB/s of bytes read and written, where a kernel's copy reaches ≈ 4 TB/s
     /// (`wgsparse roofline`).
     pub kernel_copies: bool,
+    /// Async with `plain_reads`: Apply's updates of the cold features (the tail from
+    /// [`crate::wide::plan::cold_from`], each expected in at most one of the S · B samples in
+    /// flight) as plain read-modify-writes through the plain-reads binding instead of atomic
+    /// adds, Hogwild!-style: such a feature rarely has two writers at once, and when it does
+    /// one update may be lost (as may one that a per-SM cache hid from the read). The other
+    /// features and the bias stay atomic adds. Not measured on a GPU yet (criteo-s on the
+    /// H200: Apply's ≈ 1.15 G atomic adds take ≈ 7.8 ms of FM k = 10's 10.9 ms epoch).
+    pub plain_writes: bool,
 }
 
 /// What [`FlowVariant::build_key`] returns: (max_segment, snapshot_reads, snapshot rounds or
@@ -245,6 +253,7 @@ impl Default for FlowVariant {
             edge_features: 0,
             no_fence: false,
             kernel_copies: false,
+            plain_writes: false,
         }
     }
 }
@@ -331,6 +340,20 @@ impl FlowVariant {
         if self.snapshot_rounds == 0 {
             return Err(Error::Option("snapshot_rounds must be ≥ 1".into()));
         }
+        if self.plain_writes && sync {
+            return Err(Error::Option(
+                "plain_writes is an async-mode variant (sync mode's updates are mini-batch \
+                 gradients summed by atomics)"
+                    .into(),
+            ));
+        }
+        if self.plain_writes && !self.plain_reads {
+            return Err(Error::Option(
+                "plain_writes writes through the plain-reads binding: it needs plain_reads \
+                 (not atomic or snapshot reads)"
+                    .into(),
+            ));
+        }
         if self.coherent_reads && !self.plain_reads {
             return Err(Error::Option(
                 "coherent_reads decorates the plain-reads binding: it needs plain_reads".into(),
@@ -361,6 +384,10 @@ impl FlowVariant {
                 !sync && self.plain_reads && self.coherent_reads,
                 "COHERENT_READS",
             ),
+            (
+                !sync && self.plain_reads && self.plain_writes,
+                "PLAIN_WRITES",
+            ),
             (!sync && self.snapshot_reads, "SNAPSHOT_READS"),
             (!sync && self.hot_every > 1, "HOT_LOCAL"),
         ] {
@@ -374,8 +401,8 @@ impl FlowVariant {
     /// Parses a run of a variant sweep: comma-separated `default`, `hot-every=R`,
     /// `copy-ilp`, `agg-ilp`, `apply-ilp`, `tail-spread`, `plain-reads`, `coherent-reads`, `snapshot-reads`,
     /// `snapshot-rounds=K` (with snapshot reads), `max-segment=N`, `tile-words=N`, `slot16`, `apply-whole`,
-    /// `edge-apply`, `edge-apply=N` (N segmented features), `no-fence`, `kernel-copies` and
-    /// `diag=A+B`
+    /// `edge-apply`, `edge-apply=N` (N segmented features), `no-fence`, `kernel-copies`,
+    /// `plain-writes` (with plain reads) and `diag=A+B`
     /// (A, B … from [`Diag::NAMES`]); unnamed settings keep their defaults.
     pub fn parse_run(run: &str) -> Result<(Self, Diag)> {
         let mut v = FlowVariant::default();
@@ -407,6 +434,7 @@ impl FlowVariant {
                 None if token == "edge-apply" => v.edge_apply = true,
                 None if token == "no-fence" => v.no_fence = true,
                 None if token == "kernel-copies" => v.kernel_copies = true,
+                None if token == "plain-writes" => v.plain_writes = true,
                 Some(("edge-apply", n)) => {
                     v.edge_apply = true;
                     v.edge_features = number("edge-apply", n)?
@@ -423,7 +451,7 @@ impl FlowVariant {
                     return Err(Error::Option(format!(
                         "run {run:?}: unknown setting {token:?} (default, hot-every=R, \
                          copy-ilp, agg-ilp, apply-ilp, tail-spread, plain-reads, coherent-reads, snapshot-reads, snapshot-rounds=K, max-segment=N, \
-                         tile-words=N, slot16, apply-whole, edge-apply, edge-apply=N, no-fence, kernel-copies, \
+                         tile-words=N, slot16, apply-whole, edge-apply, edge-apply=N, no-fence, kernel-copies, plain-writes, \
                          diag=A+B)"
                     )))
                 }
@@ -478,6 +506,9 @@ impl FlowVariant {
         if self.kernel_copies {
             f.push("--kernel-copies".into());
         }
+        if self.plain_writes {
+            f.push("--plain-writes".into());
+        }
         f
     }
 
@@ -528,6 +559,9 @@ impl FlowVariant {
         }
         if self.kernel_copies {
             parts.push("kernel-copies".into());
+        }
+        if self.plain_writes {
+            parts.push("plain-writes".into());
         }
         if parts.is_empty() {
             "default".into()

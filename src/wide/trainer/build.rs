@@ -13,7 +13,7 @@ use crate::wide::engine::{
 };
 use crate::wide::metrics::labels_pm1;
 use crate::wide::plan::{
-    async_scale, chunk_for_batch, hot_features, split_rows, Chunks, FeatureOrder,
+    async_scale, chunk_for_batch, cold_from, hot_features, split_rows, Chunks, FeatureOrder,
 };
 use crate::wide::sync::{persistent_groups, resident_groups};
 use crate::wide::{ModelSpec, Options};
@@ -253,6 +253,11 @@ impl<'g> Trainer<'g> {
             Some(GpuBuffer::upload(gpu, "wide.scale", &s)?)
         };
         let scaled = scale.as_ref().map_or(0, |s| s.len() - 1) as u32;
+        let cold = if options.sync {
+            0
+        } else {
+            cold_from(&counts, train.0.nrows, in_flight, options.batch)
+        };
         let mut parts = vec![];
         let mut ring_lens = [1usize; 3];
         for r in &ranges {
@@ -292,6 +297,7 @@ impl<'g> Trainer<'g> {
                 &crate::wide::engine::Config {
                     scaled,
                     l2: options.l2,
+                    cold: cold as u32,
                     ..data.config(bias_index, options.lr, options.batch)
                 },
             );
@@ -421,6 +427,7 @@ impl<'g> Trainer<'g> {
                 None
             },
             scale,
+            cold,
             in_flight,
             groups,
             sync_groups,

@@ -16,12 +16,13 @@ pub fn aliasing_allowed(backend: &str) -> bool {
     matches!(backend, "Vulkan" | "Metal" | "Dx12")
 }
 
-/// `options` with plain reads off (atomic reads) unless async on a backend that accepts
-/// their alias ([`aliasing_allowed`]; sync mode keeps its coherent-reads variant).
+/// `options` with plain reads and writes off (atomic ones) unless async on a backend that
+/// accepts their alias ([`aliasing_allowed`]; sync mode keeps its coherent-reads variant).
 pub(super) fn reads_for_backend(backend: &str, mut options: Options) -> Options {
     if !options.sync && !aliasing_allowed(backend) {
         options.variant.plain_reads = false;
         options.variant.coherent_reads = false;
+        options.variant.plain_writes = false;
     }
     options
 }
@@ -93,7 +94,7 @@ impl Trainer<'_> {
     }
 
     /// Puts the parameters back as the epoch began and switches the flow kernel to atomic
-    /// reads for the rest of training.
+    /// reads (and atomic writes) for the rest of training.
     pub(super) fn restore_atomic(&mut self) -> Result<()> {
         let backup = self
             .backup
@@ -110,6 +111,8 @@ impl Trainer<'_> {
             variant: FlowVariant {
                 plain_reads: false,
                 coherent_reads: false,
+                // Plain writes go through the plain-reads binding, which atomic reads drop.
+                plain_writes: false,
                 ..self.options.variant
             },
             ..self.options.clone()

@@ -1,0 +1,306 @@
+//! Async plain writes of the cold features (`wide::FlowVariant::plain_writes`): refused
+//! where they cannot be (sync mode, without plain reads, without the step scale), their run
+//! token, flags and label; LR and FM with 8 persistent workgroups reach the validation
+//! logloss of the same runs with atomic writes within 0.003; `wide train --plain-writes`
+//! passes `--check`. Lavapipe runs few workgroups at a time, so writers seldom race here:
+//! the tests check the plumbing and convergence, not the GPU's races. The one-workgroup
+//! twin equality is in `wide_variant.rs`, the guard's retry in `wide_guard.rs`.
+
+mod common;
+
+use common::wide::{assert_matches_twin, async_chunk_twin, data, random_params};
+use wgsparse::gen::{zipf_ctr, CtrModel};
+use wgsparse::wide::{plan, FlowVariant, Model, Options, Trainer};
+use wgsparse::Gpu;
+
+/// Plain writes, refused in sync mode, without plain reads (atomic or snapshot reads) and
+/// without the async step scale (whose length bounds the hot features).
+#[test]
+fn plain_writes_settings() {
+    let pw = FlowVariant {
+        plain_reads: true,
+        plain_writes: true,
+        ..FlowVariant::default()
+    };
+    pw.check(false).unwrap();
+    // Sync mode (whose coherent plain reads are allowed), with or without plain reads.
+    for v in [
+        FlowVariant {
+            coherent_reads: true,
+            ..pw
+        },
+        FlowVariant {
+            plain_reads: false,
+            ..pw
+        },
+    ] {
+        let msg = v.check(true).unwrap_err().to_string();
+        assert!(
+            msg.contains("plain_writes") && msg.contains("async"),
+            "{msg}"
+        );
+    }
+    for v in [
+        FlowVariant {
+            plain_reads: false,
+            ..pw
+        },
+        FlowVariant {
+            plain_reads: false,
+            snapshot_reads: true,
+            ..pw
+        },
+    ] {
+        let msg = v.check(false).unwrap_err().to_string();
+        assert!(msg.contains("needs plain_reads"), "{msg}");
+    }
+    Options {
+        variant: pw,
+        ..Options::asynchronous()
+    }
+    .check()
+    .unwrap();
+    let (v, _) = FlowVariant::parse_run("plain-reads,plain-writes").unwrap();
+    assert_eq!(v, pw);
+    assert_eq!(v.label(), "plain-reads,plain-writes");
+    assert_eq!(v.flags().join(" "), "--plain-reads --plain-writes");
+    assert!(FlowVariant::parse_run("plain-writes=1").is_err());
+    // The cold tail: counts · S · B ≤ N from the last feature above it on (window 8 of 100
+    // samples: counts ≤ 12), past the step scale's bound (counts ≤ 50).
+    let counts = [100, 50, 10, 13, 0, 3];
+    assert_eq!(plan::cold_from(&counts, 100, 2.0, 4), 4);
+    assert_eq!(plan::async_scale(&counts, 100, 2.0).0.len(), 1);
+    assert_eq!(plan::cold_from(&[5, 0], 100, 2.0, 4), 0);
+}
+
+/// Async, one persistent workgroup (chunks one after another: one writer per word), S = 1
+/// mini-batch of 32 in flight, so features in at most 8 of the 256 samples are written
+/// plainly: the epoch equals the twin's chunk-by-chunk steps, LR and FM k = 3, alone and
+/// with whole-segment Apply and the cache reloaded every 3 chunks (the workgroup's own steps
+/// into its copy), on both atomic paths.
+#[test]
+fn plain_writes_equal_twin_with_one_workgroup() {
+    let (x, y01) = data(256, 400, 10, 83);
+    let (m, batch, chunk, in_flight) = (x.ncols, 32, 16, 1.0);
+    let pw = FlowVariant {
+        plain_reads: true,
+        plain_writes: true,
+        ..FlowVariant::default()
+    };
+    let whole = FlowVariant {
+        apply_whole: true,
+        hot_every: 3,
+        ..pw
+    };
+    let runs = [
+        (Model::Lr, pw, common::gpu()),
+        (Model::Fm { k: 3 }, whole, common::gpu()),
+        (Model::Fm { k: 2 }, pw, common::gpu_plain()),
+        (Model::Lr, whole, common::gpu_plain()),
+    ];
+    for (model, variant, gpu) in runs {
+        twin_run(
+            gpu,
+            model,
+            (&x, &y01),
+            (batch, chunk, in_flight),
+            variant,
+            m,
+        );
+    }
+}
+
+fn twin_run(
+    gpu: &Gpu,
+    model: Model,
+    (x, y01): (&wgsparse::sparse::Csr, &[f32]),
+    (batch, chunk, in_flight): (usize, usize, f64),
+    variant: FlowVariant,
+    m: usize,
+) {
+    let spec = model.spec().unwrap();
+    let options = Options {
+        batch,
+        max_chunk: chunk,
+        lanes: 2,
+        sync: false,
+        async_groups: 1,
+        async_in_flight: Some(in_flight),
+        shuffle: false,
+        // Re-indexed by frequency, so the cold tail is most features (the twin's steps do
+        // not depend on the order).
+        cache: Some(20),
+        variant,
+        ..Options::default()
+    };
+    let mut t = Trainer::new(gpu, &spec, m, (x, y01), None, options).unwrap();
+    let cold = t.cold_from();
+    assert!(cold < m / 2, "{}: cold from {cold} of {m}", spec.name);
+    let start: Vec<f32> = random_params(&spec, m, 5)
+        .iter()
+        .map(|v| (v * 0.3) as f32)
+        .collect();
+    t.set_params(&start).unwrap();
+    let (loss, _) = t.train_epoch().unwrap();
+    assert!(loss.is_finite());
+    let want = async_chunk_twin(model, (x, y01), (batch, chunk), in_flight, 1, &start);
+    let got = t.params().unwrap();
+    // More features moved than the hot ones: cold ones were written (plainly).
+    let np = spec.params_per_feature;
+    let moved = (0..m).filter(|&j| got[j * np] != start[j * np]).count();
+    assert!(moved > cold, "{}: no cold feature moved", spec.name);
+    assert_matches_twin(
+        &got,
+        &want,
+        &format!("{} {} (cold from {cold})", spec.name, variant.label()),
+    );
+}
+
+/// Planted data, 8 racing persistent workgroups, 4 epochs: LR and FM k = 4 with plain
+/// writes end within 0.003 of the same runs with atomic writes (validation logloss), with
+/// features on both sides of the step scale's bound (some written plainly, some not).
+#[test]
+fn plain_writes_converge_lr_fm() {
+    let (n, m) = (12_000, 4_000);
+    let d = zipf_ctr(n, m, 12, CtrModel::Lr, 59).unwrap();
+    let split = n * 9 / 10;
+    let x = &d.features;
+    let (train, valid) = (x.row_band(0..split), x.row_band(split..n));
+    let (ytr, yva) = (&d.labels[..split], &d.labels[split..]);
+    for model in [Model::Lr, Model::Fm { k: 4 }] {
+        let spec = model.spec().unwrap();
+        let mut finals = vec![];
+        for plain_writes in [false, true] {
+            let base = Options::asynchronous_for(&spec);
+            let options = Options {
+                // Chunks of 64: S = 8 mini-batches in flight, the hot bound p_j > 1/8.
+                batch: 64,
+                async_groups: 8,
+                early_stop: false,
+                variant: FlowVariant {
+                    plain_writes,
+                    ..base.variant
+                },
+                ..base
+            };
+            let mut t = Trainer::new(
+                common::gpu(),
+                &spec,
+                m,
+                (&train, ytr),
+                Some((&valid, yva)),
+                options,
+            )
+            .unwrap();
+            assert_eq!(t.flow().0.plain_writes, plain_writes, "{}", spec.name);
+            let cold = t.cold_from();
+            assert!(0 < cold && cold < m, "{}: cold from {cold}", spec.name);
+            let stats = t.fit(4, |_| {}).unwrap();
+            assert!(stats.iter().all(|s| !s.redone), "{}", spec.name);
+            let l = stats.last().unwrap().logloss.unwrap();
+            eprintln!(
+                "{} plain writes {plain_writes}: cold from {cold} of {m}, logloss {l:.5}",
+                spec.name
+            );
+            finals.push(l);
+        }
+        assert!(
+            finals[1] <= finals[0] + 0.003,
+            "{}: plain writes {} vs atomic {}",
+            spec.name,
+            finals[1],
+            finals[0]
+        );
+        assert!(
+            finals[1] < std::f64::consts::LN_2 - 0.01,
+            "{}: learned nothing",
+            spec.name
+        );
+    }
+}
+
+/// The CLI: `wide train --async --plain-writes --check` names the variant and its bound and
+/// passes (LR, FM); `wide sweep` takes `plain-writes`; in sync mode it is refused, and with
+/// `--atomic-reads` clap refuses it (status 2).
+#[test]
+fn cli_takes_plain_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("ctr");
+    let d = d.to_str().unwrap();
+    let gen = [
+        "gen",
+        "ctr",
+        "--samples",
+        "3000",
+        "--features",
+        "500",
+        "--nnz-per-sample",
+        "12",
+        "--seed",
+        "7",
+        "--raw",
+        "--out",
+        d,
+    ];
+    assert!(common::wgsparse(&gen).0);
+    let train = |model: &str, extra: &[&str]| {
+        let mut args = vec![
+            "wide",
+            "train",
+            "--model",
+            model,
+            "--k",
+            "3",
+            "--train",
+            d,
+            "--holdout",
+            "0.1",
+            "--epochs",
+            "2",
+            "--batch",
+            "128",
+        ];
+        args.extend_from_slice(extra);
+        common::wgsparse_exit(&args)
+    };
+    for model in ["lr", "fm"] {
+        let (code, out, err) = train(model, &["--async", "--plain-writes", "--check", "--json"]);
+        assert_eq!(code, 0, "{err}");
+        let j: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+        assert!(
+            j["variant"].as_str().unwrap().contains("plain-writes"),
+            "{j}"
+        );
+        assert_eq!(j["check_ok"], true, "{j}");
+        let cold = j["cold_from"].as_u64().unwrap();
+        assert!(0 < cold && cold < 500, "{j}");
+    }
+    // `wide sweep` takes the run token and reports the bound.
+    let (ok, out, err) = common::wgsparse(&[
+        "wide",
+        "sweep",
+        "--train",
+        d,
+        "--batch",
+        "128",
+        "--epochs",
+        "1",
+        "--passes",
+        "1",
+        "--run",
+        "plain-reads,plain-writes",
+    ]);
+    assert!(ok, "{err}");
+    let line: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(line["variant"], "plain-reads,plain-writes", "{line}");
+    assert!(line["cold_from"].as_u64().unwrap() > 0, "{line}");
+    assert!(
+        line["logloss"].as_f64().unwrap() < std::f64::consts::LN_2,
+        "{line}"
+    );
+    let (code, _, err) = train("lr", &["--plain-writes"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("plain_writes"), "{err}");
+    let (code, _, err) = train("lr", &["--async", "--plain-writes", "--atomic-reads"]);
+    assert_eq!(code, 2, "{err}");
+}
