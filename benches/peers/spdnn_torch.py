@@ -70,13 +70,22 @@ def build(fmt, layers, dev):
 def runner(fmt, ws, y0, bias):
     """A function running all layers once; returns the final activations as rows × N."""
 
-    def act(z):
-        # In place (one boolean temporary): at N = 65,536 a dense Z is 15.7 GB, and the
-        # out-of-place `torch.where(z != 0, z + bias, z)` made two more of them per layer. Same
-        # values: z + bias where z != 0, 0 where z == 0, then clamped.
-        zero = z == 0
-        z.add_(bias).masked_fill_(zero, 0.0)
-        return z.clamp_(0.0, YMAX)
+    # In place: at N = 65,536 a dense Z is 15.7 GB, and the out-of-place
+    # `torch.where(z != 0, z + bias, z).clamp_(0, 32)` made two more of them per layer and
+    # moved about twice the memory. With a negative bias (every challenge network's) the mask
+    # is not needed: where z == 0, z + bias < 0 and the clamp makes it 0, as the challenge's
+    # reference does; so two in-place passes give the same values.
+    if bias < 0:
+
+        def act(z):
+            return z.add_(bias).clamp_(0.0, YMAX)
+
+    else:
+
+        def act(z):
+            zero = z == 0
+            z.add_(bias).masked_fill_(zero, 0.0)
+            return z.clamp_(0.0, YMAX)
 
     if fmt == "dense-csr":
 
