@@ -188,8 +188,10 @@ fn asking_for_more_devices_than_adapters_is_an_error_unless_shared() {
 
 #[test]
 fn cli_runs_on_two_devices_and_reports_both_cuts() {
-    let out = std::process::Command::new(common::binary())
-        .args([
+    // `sddmm --gpus 2` on the demo matrix with one adapter shared as two devices, checked;
+    // its JSON.
+    let run_two = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec![
             "sddmm",
             "--gpus",
             "2",
@@ -202,21 +204,25 @@ fn cli_runs_on_two_devices_and_reports_both_cuts() {
             "--variant",
             "warp",
             "--check",
-            "--reps",
-            "2",
             "--json",
-        ])
-        .env("WGSPARSE_SHARE_ADAPTERS", "1")
-        .env(
-            "WGSPARSE_CACHE_DIR",
-            std::env::temp_dir().join("wgsparse-multi-test"),
-        )
-        .output()
-        .expect("the binary runs");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(j["ok"], true);
+        ];
+        args.extend_from_slice(extra);
+        let out = std::process::Command::new(common::binary())
+            .args(&args)
+            .env("WGSPARSE_SHARE_ADAPTERS", "1")
+            .env(
+                "WGSPARSE_CACHE_DIR",
+                std::env::temp_dir().join("wgsparse-multi-test"),
+            )
+            .output()
+            .expect("the binary runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(j["ok"], true);
+        j
+    };
+    let j = run_two(&["--reps", "2"]);
     let results = j["results"].as_array().unwrap();
     assert_eq!(results.len(), 2, "rows and columns");
     for r in results {
@@ -259,41 +265,7 @@ fn cli_runs_on_two_devices_and_reports_both_cuts() {
         assert_eq!(r["write_mode"], "staged");
     }
     // The overlapped write, on both sides of the comparison, checked the same way.
-    let out = std::process::Command::new(common::binary())
-        .args([
-            "sddmm",
-            "--gpus",
-            "2",
-            "--gen",
-            "demo",
-            "--scale",
-            "0.3",
-            "--k",
-            "8",
-            "--variant",
-            "warp",
-            "--cut",
-            "rows",
-            "--overlap-write",
-            "--check",
-            "--reps",
-            "1",
-            "--json",
-        ])
-        .env("WGSPARSE_SHARE_ADAPTERS", "1")
-        .env(
-            "WGSPARSE_CACHE_DIR",
-            std::env::temp_dir().join("wgsparse-multi-test"),
-        )
-        .output()
-        .expect("the binary runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(j["ok"], true);
+    let j = run_two(&["--cut", "rows", "--overlap-write", "--reps", "1"]);
     assert_eq!(j["results"][0]["write_mode"], "overlapped");
     // Without sharing, two devices on a one-adapter machine is a clear error, exit 2.
     let out = std::process::Command::new(common::binary())
