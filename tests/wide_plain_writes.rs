@@ -1,6 +1,7 @@
 //! Async plain writes of the cold features (`wide::FlowVariant::plain_writes`): refused
 //! where they cannot be (sync mode, without plain reads, without the step scale), their run
-//! token, flags and label; LR and FM with 8 persistent workgroups reach the validation
+//! token, flags and label; the bound set by hand (`FlowVariant::cold_from`: token
+//! `plain-writes=N`, `--cold-from N`, rewritten by `restart_with` and so by `wide sweep`); LR and FM with 8 persistent workgroups reach the validation
 //! logloss of the same runs with atomic writes within 0.003; `wide train --plain-writes`
 //! passes `--check`. Lavapipe runs few workgroups at a time, so writers seldom race here:
 //! the tests check the plumbing and convergence, not the GPU's races. The one-workgroup
@@ -64,7 +65,36 @@ fn plain_writes_settings() {
     assert_eq!(v, pw);
     assert_eq!(v.label(), "plain-reads,plain-writes");
     assert_eq!(v.flags().join(" "), "--plain-reads --plain-writes");
-    assert!(FlowVariant::parse_run("plain-writes=1").is_err());
+    // `plain-writes=N`: the bound by hand, round trip through label and flags; not part of
+    // the build key (restart_with rewrites it).
+    let (v, _) = FlowVariant::parse_run("plain-reads,plain-writes=187").unwrap();
+    assert_eq!(
+        v,
+        FlowVariant {
+            cold_from: 187,
+            ..pw
+        }
+    );
+    assert_eq!(v.label(), "plain-reads,plain-writes=187");
+    assert_eq!(FlowVariant::parse_run(&v.label()).unwrap().0, v);
+    assert_eq!(
+        v.flags().join(" "),
+        "--plain-reads --plain-writes --cold-from 187"
+    );
+    assert_eq!(v.build_key(), pw.build_key());
+    v.check(false).unwrap();
+    assert!(FlowVariant::parse_run("plain-reads,plain-writes=x").is_err());
+    let msg = FlowVariant {
+        plain_writes: false,
+        ..v
+    }
+    .check(false)
+    .unwrap_err()
+    .to_string();
+    assert!(
+        msg.contains("cold_from") && msg.contains("needs plain_writes"),
+        "{msg}"
+    );
     // The cold tail: counts · S · B ≤ N from the last feature above it on (window 8 of 100
     // samples: counts ≤ 12), past the step scale's bound (counts ≤ 50).
     let counts = [100, 50, 10, 13, 0, 3];
@@ -92,11 +122,15 @@ fn plain_writes_equal_twin_with_one_workgroup() {
         hot_every: 3,
         ..pw
     };
+    // Every feature but the most frequent written plainly (`cold_from` 1).
+    let all_but_0 = FlowVariant { cold_from: 1, ..pw };
     let runs = [
         (Model::Lr, pw, common::gpu()),
         (Model::Fm { k: 3 }, whole, common::gpu()),
         (Model::Fm { k: 2 }, pw, common::gpu_plain()),
         (Model::Lr, whole, common::gpu_plain()),
+        (Model::Lr, all_but_0, common::gpu()),
+        (Model::Fm { k: 2 }, all_but_0, common::gpu_plain()),
     ];
     for (model, variant, gpu) in runs {
         twin_run(
@@ -136,6 +170,9 @@ fn twin_run(
     let mut t = Trainer::new(gpu, &spec, m, (x, y01), None, options).unwrap();
     let cold = t.cold_from();
     assert!(cold < m / 2, "{}: cold from {cold} of {m}", spec.name);
+    if variant.cold_from > 0 {
+        assert_eq!(cold, variant.cold_from, "{}", spec.name);
+    }
     let start: Vec<f32> = random_params(&spec, m, 5)
         .iter()
         .map(|v| (v * 0.3) as f32)
@@ -154,6 +191,43 @@ fn twin_run(
         &want,
         &format!("{} {} (cold from {cold})", spec.name, variant.label()),
     );
+}
+
+/// The bound in effect: the rule's with `cold_from` 0, else `cold_from` clamped to the
+/// feature count, at build and after `restart_with` (either way round).
+#[test]
+fn cold_from_sets_the_bound() {
+    let (x, y01) = data(512, 300, 10, 17);
+    let m = x.ncols;
+    let spec = Model::Lr.spec().unwrap();
+    let pw = FlowVariant {
+        plain_reads: true,
+        plain_writes: true,
+        ..FlowVariant::default()
+    };
+    let build = |cold_from: usize| {
+        let options = Options {
+            batch: 32,
+            max_chunk: 16,
+            async_groups: 2,
+            variant: FlowVariant { cold_from, ..pw },
+            ..Options::asynchronous()
+        };
+        Trainer::new(common::gpu(), &spec, m, (&x, &y01), None, options).unwrap()
+    };
+    let mut t = build(0);
+    let rule = t.cold_from();
+    assert!(0 < rule && rule < m, "rule's cold from {rule} of {m}");
+    let n = if rule == 7 { 8 } else { 7 };
+    assert_eq!(build(n).cold_from(), n);
+    assert_eq!(build(m + 50).cold_from(), m);
+    let lanes = Options::asynchronous().lanes;
+    for (cold_from, want) in [(n, n), (0, rule), (m + 1, m)] {
+        let v = FlowVariant { cold_from, ..pw };
+        t.restart_with(v, Default::default(), lanes, None).unwrap();
+        assert_eq!(t.cold_from(), want, "restart_with cold_from {cold_from}");
+        assert!(t.train_epoch().unwrap().0.is_finite());
+    }
 }
 
 /// Planted data, 8 racing persistent workgroups, 4 epochs: LR and FM k = 4 with plain
@@ -275,7 +349,22 @@ fn cli_takes_plain_writes() {
         let cold = j["cold_from"].as_u64().unwrap();
         assert!(0 < cold && cold < 500, "{j}");
     }
-    // `wide sweep` takes the run token and reports the bound.
+    // `--cold-from N` sets the bound; without --plain-writes clap refuses it (status 2).
+    let (code, out, err) = train(
+        "lr",
+        &["--async", "--plain-writes", "--cold-from", "7", "--json"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let j: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(j["cold_from"], 7, "{j}");
+    assert!(
+        j["variant"].as_str().unwrap().contains("plain-writes=7"),
+        "{j}"
+    );
+    let (code, _, err) = train("lr", &["--async", "--cold-from", "7"]);
+    assert_eq!(code, 2, "{err}");
+    // `wide sweep` takes the run tokens and reports each run's bound: the rule's, then 5,
+    // then the rule's again (one trainer, its bound rewritten per run).
     let (ok, out, err) = common::wgsparse(&[
         "wide",
         "sweep",
@@ -289,15 +378,33 @@ fn cli_takes_plain_writes() {
         "1",
         "--run",
         "plain-reads,plain-writes",
+        "--run",
+        "plain-reads,plain-writes=5",
+        "--run",
+        "plain-reads,plain-writes",
     ]);
     assert!(ok, "{err}");
-    let line: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
-    assert_eq!(line["variant"], "plain-reads,plain-writes", "{line}");
-    assert!(line["cold_from"].as_u64().unwrap() > 0, "{line}");
-    assert!(
-        line["logloss"].as_f64().unwrap() < std::f64::consts::LN_2,
-        "{line}"
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    let rule = lines[0]["cold_from"].as_u64().unwrap();
+    assert!(rule > 0 && rule != 5, "{}", lines[0]);
+    assert_eq!(
+        lines[1]["variant"], "plain-reads,plain-writes=5",
+        "{}",
+        lines[1]
     );
+    assert_eq!(lines[1]["cold_from"], 5, "{}", lines[1]);
+    assert_eq!(lines[2]["cold_from"], rule, "{}", lines[2]);
+    for line in &lines {
+        assert_eq!(line["setup_s"], lines[0]["setup_s"], "one trainer: {line}");
+        assert!(
+            line["logloss"].as_f64().unwrap() < std::f64::consts::LN_2,
+            "{line}"
+        );
+    }
     let (code, _, err) = train("lr", &["--plain-writes"]);
     assert_ne!(code, 0);
     assert!(err.contains("plain_writes"), "{err}");

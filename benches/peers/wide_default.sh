@@ -27,7 +27,7 @@
 # 75 s: 480 s (8 min) if every step ran to its limit.
 # Summary: $OUT/wide_default.md; raw lines in $OUT/wide_default_sweep.jsonl,
 # $OUT/wide_default_check.jsonl and $OUT/wide_default_peer.jsonl.
-# QUICK=1 (limits 370 s in all; the FM check 120 s: 60 s cut it on the H200): Apply edge
+# QUICK=1 (limits 402 s in all; the FM check 120 s: 60 s cut it on the H200): Apply edge
 # by edge (`edge-apply`), no fence between a workgroup's chunks (`no-fence`), the guard's
 # copy by a dispatch (`kernel-copies`) and plain writes of the cold features
 # (`plain-writes`, not measured before) against the current default, where the
@@ -36,7 +36,9 @@
 #    (segments kept for the cost rule's 232 features), `…,no-fence` (no storage barrier
 #    between a workgroup's chunks), `…,edge-apply,no-fence`, `…,kernel-copies` (the
 #    guard's epoch-start copy by a dispatch), `…,plain-writes` (Apply's cold features
-#    without atomics), `…,edge-apply,no-fence,kernel-copies`,
+#    without atomics: on criteo-s features ≈ 102,000.., ≈ 17% of a chunk's segments),
+#    `…,plain-writes=187` (≈ the step scale's bound: ≈ 86% of them plain) and
+#    `…,plain-writes=4096` (between), `…,edge-apply,no-fence,kernel-copies`,
 #    `…,edge-apply,tail-spread` (the chunk's tail sums on the last invocations, which
 #    edge-apply leaves without segments, beside feature 0's walk on invocation 0),
 #    `…,cache=4096`, `…,edge-apply,cache=4096` (the importance cache past the cost rule's
@@ -51,7 +53,7 @@
 #    guard on.
 # 3. FM k = 10 sweep (2 epochs, 1 pass): `lanes=4,cache=0,plain-reads` (the default), with
 #    `edge-apply`, `no-fence`, `kernel-copies` (the guard's 44 MB copy by a dispatch),
-#    `plain-writes`,
+#    `plain-writes`, `plain-writes=187`, `plain-writes=4096`,
 #    `edge-apply,no-fence,kernel-copies`, `edge-apply=1024`, `lanes=8` + `edge-apply`, and
 #    the default with `diag=skip-apply` (timing only).
 # 4. `wide train --model fm --k 10 --check` (1 epoch) with the fastest valid FM run's flags.
@@ -112,9 +114,10 @@ if timeout $GEN_LIMIT $W gen ctr --samples "${SAMPLES:-5134149}" --features "${F
   # and the guard would train its epochs again.
   N=plain-reads,no-read-guard
   log "quick: sweep lr"
-  timeout 70 $W wide sweep --model lr "${COMMON[@]}" --epochs 3 --passes 2 \
+  timeout 86 $W wide sweep --model lr "${COMMON[@]}" --epochs 3 --passes 2 \
     --run $P --run $P,edge-apply --run $P,no-fence --run $P,edge-apply,no-fence \
-    --run $P,kernel-copies --run $P,plain-writes --run $P,edge-apply,no-fence,kernel-copies \
+    --run $P,kernel-copies --run $P,plain-writes --run $P,plain-writes=187 \
+    --run $P,plain-writes=4096 --run $P,edge-apply,no-fence,kernel-copies \
     --run $P,edge-apply,tail-spread --run $P,cache=4096 --run $P,edge-apply,cache=4096 \
     --run $P,no-read-guard --run $P,edge-apply,no-read-guard \
     --run $N,diag=skip-apply --run $N,diag=skip-aggregate --run $N,diag=no-tile \
@@ -126,8 +129,9 @@ if timeout $GEN_LIMIT $W gen ctr --samples "${SAMPLES:-5134149}" --features "${F
     $F --check --json >> "$C" 2>>"$OUT/log.txt" || log "check lr FAILED (exit $?)"
   log "quick: sweep fm k=10"
   Q=lanes=4,cache=0,plain-reads
-  timeout 40 $W wide sweep --model fm --k 10 "${COMMON[@]}" --epochs 2 --passes 1 \
+  timeout 56 $W wide sweep --model fm --k 10 "${COMMON[@]}" --epochs 2 --passes 1 \
     --run $Q --run $Q,edge-apply --run $Q,no-fence --run $Q,kernel-copies --run $Q,plain-writes \
+    --run $Q,plain-writes=187 --run $Q,plain-writes=4096 \
     --run $Q,edge-apply,no-fence,kernel-copies --run $Q,edge-apply=1024 \
     --run lanes=8,cache=0,plain-reads,edge-apply \
     --run $Q,diag=skip-apply \

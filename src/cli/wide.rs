@@ -187,6 +187,10 @@ enum What {
         /// stay atomic. Not measured on a GPU yet.
         #[arg(long, conflicts_with_all = ["atomic_reads", "snapshot_reads"])]
         plain_writes: bool,
+        /// With --plain-writes: features N.. are cold, the N most frequent stay atomic (0:
+        /// those each expected in at most one sample in flight, `wide::plan::cold_from`).
+        #[arg(long, default_value_t = 0, requires = "plain_writes")]
+        cold_from: usize,
         /// Timing only, results NOT valid: drop parts of the flow kernel (comma-separated:
         /// skip-apply, skip-aggregate, no-hot-copy, no-tile, skip-tail, no-storage-barrier;
         /// fixed: the first five).
@@ -287,6 +291,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
             kernel_copies,
             transfer_copies,
             plain_writes,
+            cold_from,
             diag,
             no_early_stop,
             check,
@@ -355,6 +360,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
                     kernel_copies: !transfer_copies
                         && (kernel_copies || base.variant.kernel_copies),
                     plain_writes,
+                    cold_from,
                 },
                 diag: match diag {
                     Some(d) => wide::Diag::parse(&d)?,

@@ -55,7 +55,8 @@ pub struct SweepArgs {
     /// One run (repeatable): comma-separated `default`, `hot-every=R`, `copy-ilp`,
     /// `agg-ilp`, `apply-ilp`, `tail-spread`, `plain-reads`, `coherent-reads`, `snapshot-reads`,
     /// `snapshot-rounds=K`, `max-segment=N`, `tile-words=N`, `slot16`, `apply-whole`, `edge-apply`,
-    /// `edge-apply=N` (features 0 .. N keep Apply's segments), `no-fence`, `kernel-copies`, `plain-writes`, `diag=A+B` (timing only), `lanes=L` (invocations per sample, same chunks), `cache=N` (the
+    /// `edge-apply=N` (features 0 .. N keep Apply's segments), `no-fence`, `kernel-copies`, `plain-writes`, `plain-writes=N` (features N.. written
+    /// plainly), `diag=A+B` (timing only), `lanes=L` (invocations per sample, same chunks), `cache=N` (the
     /// importance cache's features; default the cost rule), `no-read-guard` (async plain
     /// reads without the divergence guard and its epoch-start copy) and, with --sync,
     /// `sync-kernel=dispatch|persistent` and `sync-groups=G` (the persistent kernel's

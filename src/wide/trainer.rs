@@ -79,8 +79,11 @@ pub struct Trainer<'g> {
     snapshot: Option<GpuBuffer<f32>>,
     /// Async: the step scales of the first features, the bias's last.
     scale: Option<GpuBuffer<f32>>,
-    /// Async: the cold tail's first feature ([`crate::wide::plan::cold_from`]); 0 in sync mode.
+    /// Async: the cold tail's first feature in effect, each part's `Config.cold`
+    /// ([`FlowVariant::cold_from`] or the rule's); 0 in sync mode.
     cold: usize,
+    /// Async: [`crate::wide::plan::cold_from`]'s bound on the training data; 0 in sync mode.
+    cold_rule: usize,
     /// Async: mini-batches whose updates read stale parameters at once (S).
     in_flight: f64,
     /// Async: persistent workgroups per dispatch (P).
@@ -246,7 +249,8 @@ impl<'g> Trainer<'g> {
     }
 
     /// Async: the first feature of the cold tail, which [`FlowVariant::plain_writes`] writes
-    /// without atomics ([`crate::wide::plan::cold_from`]; re-indexed order), 0 in sync mode.
+    /// without atomics ([`FlowVariant::cold_from`] where set, else
+    /// [`crate::wide::plan::cold_from`]; re-indexed order), 0 in sync mode.
     pub fn cold_from(&self) -> usize {
         self.cold
     }
@@ -289,8 +293,9 @@ impl<'g> Trainer<'g> {
     /// data, and starts training over: initial parameters, epoch 0, the chunk order's seed
     /// again (so runs compare on the same orders). `variant.max_segment` must be the one the
     /// data were chunked with, and snapshot reads the built trainer's
-    /// ([`FlowVariant::build_key`]). For benchmarks that time variants without building the data
-    /// again.
+    /// ([`FlowVariant::build_key`]); the cold tail's bound ([`FlowVariant::cold_from`]) is
+    /// rewritten in each part's uniform. For benchmarks that time variants without building
+    /// the data again.
     pub fn restart_with(
         &mut self,
         variant: FlowVariant,
@@ -354,10 +359,18 @@ impl<'g> Trainer<'g> {
         )?;
         self.sync_groups = sync_groups;
         self.hot = hot;
-        self.options = options;
+        // The cold bound is a word of each part's uniform, not of the kernels or the data:
+        // rewritten here (queued before the next submission) rather than fixed at build.
+        self.cold = build::cold_bound(&options, self.cold_rule, self.n_features());
+        let at = std::mem::offset_of!(crate::wide::engine::Config, cold) as u64;
         for part in &mut self.parts {
             part.steps = [vec![], vec![]];
+            let word = self.cold as u32;
+            self.gpu
+                .queue
+                .write_buffer(&part.config, at, bytemuck::bytes_of(&word));
         }
+        self.options = options;
         self.rng = rand::rngs::StdRng::seed_from_u64(self.options.seed);
         self.epoch = 0;
         self.history.clear();

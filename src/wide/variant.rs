@@ -222,6 +222,12 @@ pub struct FlowVariant {
     /// features and the bias stay atomic adds. Not measured on a GPU yet (criteo-s on the
     /// H200: Apply's ≈ 1.15 G atomic adds take ≈ 7.8 ms of FM k = 10's 10.9 ms epoch).
     pub plain_writes: bool,
+    /// With `plain_writes`: the cold tail from this feature on (clamped to the feature
+    /// count; 0: [`crate::wide::plan::cold_from`]'s bound). Features are re-indexed by
+    /// descending frequency, so the N most frequent stay atomic adds: a bound below the rule's
+    /// writes features plainly that several samples in flight may hold (more lost updates,
+    /// fewer atomics). Not fixed at build: [`crate::wide::Trainer::restart_with`] rewrites it.
+    pub cold_from: usize,
 }
 
 /// What [`FlowVariant::build_key`] returns: (max_segment, snapshot_reads, snapshot rounds or
@@ -254,6 +260,7 @@ impl Default for FlowVariant {
             no_fence: false,
             kernel_copies: false,
             plain_writes: false,
+            cold_from: 0,
         }
     }
 }
@@ -270,7 +277,8 @@ impl FlowVariant {
     /// The settings fixed when a trainer is built, which [`crate::wide::Trainer::restart_with`]
     /// cannot change: the segment cut and the slots' width (the chunked data), and with
     /// snapshot reads the rounds per dispatch (the schedule, the step scale and the
-    /// snapshot buffer).
+    /// snapshot buffer). Not [`FlowVariant::cold_from`]: a word of the per-part uniform that
+    /// `restart_with` rewrites.
     pub fn build_key(&self) -> BuildKey {
         let rounds = if self.snapshot_reads {
             self.snapshot_rounds
@@ -354,6 +362,11 @@ impl FlowVariant {
                     .into(),
             ));
         }
+        if self.cold_from > 0 && !self.plain_writes {
+            return Err(Error::Option(
+                "cold_from bounds plain_writes' cold tail: it needs plain_writes".into(),
+            ));
+        }
         if self.coherent_reads && !self.plain_reads {
             return Err(Error::Option(
                 "coherent_reads decorates the plain-reads binding: it needs plain_reads".into(),
@@ -402,7 +415,7 @@ impl FlowVariant {
     /// `copy-ilp`, `agg-ilp`, `apply-ilp`, `tail-spread`, `plain-reads`, `coherent-reads`, `snapshot-reads`,
     /// `snapshot-rounds=K` (with snapshot reads), `max-segment=N`, `tile-words=N`, `slot16`, `apply-whole`,
     /// `edge-apply`, `edge-apply=N` (N segmented features), `no-fence`, `kernel-copies`,
-    /// `plain-writes` (with plain reads) and `diag=A+B`
+    /// `plain-writes` (with plain reads), `plain-writes=N` (features N.. cold) and `diag=A+B`
     /// (A, B … from [`Diag::NAMES`]); unnamed settings keep their defaults.
     pub fn parse_run(run: &str) -> Result<(Self, Diag)> {
         let mut v = FlowVariant::default();
@@ -435,6 +448,10 @@ impl FlowVariant {
                 None if token == "no-fence" => v.no_fence = true,
                 None if token == "kernel-copies" => v.kernel_copies = true,
                 None if token == "plain-writes" => v.plain_writes = true,
+                Some(("plain-writes", n)) => {
+                    v.plain_writes = true;
+                    v.cold_from = number("plain-writes", n)?
+                }
                 Some(("edge-apply", n)) => {
                     v.edge_apply = true;
                     v.edge_features = number("edge-apply", n)?
@@ -451,7 +468,7 @@ impl FlowVariant {
                     return Err(Error::Option(format!(
                         "run {run:?}: unknown setting {token:?} (default, hot-every=R, \
                          copy-ilp, agg-ilp, apply-ilp, tail-spread, plain-reads, coherent-reads, snapshot-reads, snapshot-rounds=K, max-segment=N, \
-                         tile-words=N, slot16, apply-whole, edge-apply, edge-apply=N, no-fence, kernel-copies, plain-writes, \
+                         tile-words=N, slot16, apply-whole, edge-apply, edge-apply=N, no-fence, kernel-copies, plain-writes, plain-writes=N, \
                          diag=A+B)"
                     )))
                 }
@@ -509,6 +526,9 @@ impl FlowVariant {
         if self.plain_writes {
             f.push("--plain-writes".into());
         }
+        if self.cold_from > 0 {
+            f.extend(["--cold-from".into(), self.cold_from.to_string()]);
+        }
         f
     }
 
@@ -560,8 +580,10 @@ impl FlowVariant {
         if self.kernel_copies {
             parts.push("kernel-copies".into());
         }
-        if self.plain_writes {
-            parts.push("plain-writes".into());
+        match (self.plain_writes, self.cold_from) {
+            (true, 0) => parts.push("plain-writes".into()),
+            (true, n) => parts.push(format!("plain-writes={n}")),
+            _ => {}
         }
         if parts.is_empty() {
             "default".into()

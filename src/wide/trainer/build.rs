@@ -47,6 +47,16 @@ pub fn initial_params(spec: &ModelSpec, n_features: usize, seed: u64) -> Result<
 /// logloss with more.
 pub const MIN_WINDOWS: usize = 64;
 
+/// The cold tail's first feature in effect: [`crate::wide::FlowVariant::cold_from`] clamped
+/// to `n_features` where set, else `rule` ([`cold_from`]'s); 0 in sync mode.
+pub(super) fn cold_bound(options: &Options, rule: usize, n_features: usize) -> usize {
+    match options.variant.cold_from {
+        _ if options.sync => 0,
+        0 => rule,
+        n => n.min(n_features),
+    }
+}
+
 /// Async mode's persistent workgroups: `async_groups`, at most the epoch's chunks /
 /// [`MIN_WINDOWS`] (at least 1).
 fn async_groups(options: &Options, total_chunks: usize) -> usize {
@@ -253,11 +263,12 @@ impl<'g> Trainer<'g> {
             Some(GpuBuffer::upload(gpu, "wide.scale", &s)?)
         };
         let scaled = scale.as_ref().map_or(0, |s| s.len() - 1) as u32;
-        let cold = if options.sync {
+        let cold_rule = if options.sync {
             0
         } else {
             cold_from(&counts, train.0.nrows, in_flight, options.batch)
         };
+        let cold = cold_bound(&options, cold_rule, n_features);
         let mut parts = vec![];
         let mut ring_lens = [1usize; 3];
         for r in &ranges {
@@ -428,6 +439,7 @@ impl<'g> Trainer<'g> {
             },
             scale,
             cold,
+            cold_rule,
             in_flight,
             groups,
             sync_groups,

@@ -23,6 +23,7 @@ pub(super) fn reads_for_backend(backend: &str, mut options: Options) -> Options 
         options.variant.plain_reads = false;
         options.variant.coherent_reads = false;
         options.variant.plain_writes = false;
+        options.variant.cold_from = 0;
     }
     options
 }
@@ -113,6 +114,7 @@ impl Trainer<'_> {
                 coherent_reads: false,
                 // Plain writes go through the plain-reads binding, which atomic reads drop.
                 plain_writes: false,
+                cold_from: 0,
                 ..self.options.variant
             },
             ..self.options.clone()
