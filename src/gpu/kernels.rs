@@ -255,6 +255,19 @@ impl Gpu {
             })
     }
 
+    /// Overwrites the bytes of `value` at byte `offset` of a uniform buffer made by
+    /// [`Gpu::uniform`] (e.g. one field, at `std::mem::offset_of!`); the write is queued
+    /// before the next submission's work.
+    pub fn write_uniform_at<T: bytemuck::Pod>(
+        &self,
+        buffer: &wgpu::Buffer,
+        offset: u64,
+        value: &T,
+    ) {
+        self.queue
+            .write_buffer(buffer, offset, bytemuck::bytes_of(value));
+    }
+
     /// A dispatch grid for `groups` workgroups: 1D when it fits, else 2D with the x extent
     /// capped; kernels recover the linear id as `wid.y * num_workgroups.x + wid.x` and skip
     /// ids ≥ `groups`.

@@ -365,10 +365,8 @@ impl<'g> Trainer<'g> {
         let at = std::mem::offset_of!(crate::wide::engine::Config, cold) as u64;
         for part in &mut self.parts {
             part.steps = [vec![], vec![]];
-            let word = self.cold as u32;
             self.gpu
-                .queue
-                .write_buffer(&part.config, at, bytemuck::bytes_of(&word));
+                .write_uniform_at(&part.config, at, &(self.cold as u32));
         }
         self.options = options;
         self.rng = rand::rngs::StdRng::seed_from_u64(self.options.seed);
