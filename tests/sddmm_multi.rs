@@ -9,7 +9,8 @@ use std::sync::OnceLock;
 use wgsparse::gen;
 use wgsparse::gpu::GpuOptions;
 use wgsparse::sddmm::{
-    cpu, Breakdown, Cut, MultiPlan, Options, Plan, Resident, Transpose, Variant, WriteMode,
+    cpu, Breakdown, Cut, MultiPlan, Options, Plan, ReadMode, Resident, Transpose, Variant,
+    WriteMode,
 };
 use wgsparse::sparse::{Csr, Dense};
 use wgsparse::Gpu;
@@ -263,10 +264,29 @@ fn cli_runs_on_two_devices_and_reports_both_cuts() {
             }
         }
         assert_eq!(r["write_mode"], "staged");
+        assert_eq!(r["read_mode"], "whole");
     }
     // The overlapped write, on both sides of the comparison, checked the same way.
     let j = run_two(&["--cut", "rows", "--overlap-write", "--reps", "1"]);
     assert_eq!(j["results"][0]["write_mode"], "overlapped");
+    // The pieced read-back (checked the same way): the row cut and its baseline read in
+    // pieces, the column cut whole; the overlapped read's readback and gather still add up.
+    let j = run_two(&["--overlap-read", "--reps", "1"]);
+    let results = j["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2, "rows and columns");
+    for (r, read) in results.iter().zip(["pieced", "whole"]) {
+        assert_eq!(r["read_mode"], read, "{}", r["cut"]);
+        for pre in ["", "one_gpu_"] {
+            let b = &r[format!("{pre}breakdown_ms")];
+            let [x, y, rb] =
+                ["readback_copy", "readback_map", "readback"].map(|p| b[p].as_f64().unwrap());
+            assert!(
+                x >= 0.0 && y >= 0.0 && (x + y - rb).abs() < 1e-9,
+                "{pre}: {b}"
+            );
+            assert!(b["gather"].as_f64().unwrap() >= 0.0, "{pre}: {b}");
+        }
+    }
     // Without sharing, two devices on a one-adapter machine is a clear error, exit 2.
     let out = std::process::Command::new(common::binary())
         .args(["sddmm", "--gpus", "2", "--gen", "demo", "--k", "8"])
@@ -493,6 +513,106 @@ fn overlapped_writes_give_the_staged_writes_p_bit_for_bit() {
         let (a, b) = operands(&s, k, 70);
         let b = r.breakdown(gpu, &plan, &a, &b, 3).unwrap();
         assert_parts_add_up(&b, "one device");
+    }
+}
+
+#[test]
+fn pieced_read_backs_give_the_whole_read_backs_p_bit_for_bit() {
+    // P read back in pieces of rows far smaller than a part (8 and 64 bytes: many pieces,
+    // rows longer than a piece, empty rows inside pieces) through two buffers in rotation:
+    // every iteration's P equals the whole read-back's bit for bit, on two devices under the
+    // row cut (both write modes) and on one device, and with a part left empty; a refused
+    // write leaves the caller's P as it was; the column cut refuses pieces.
+    let s = gen::power_law_skewed(300, 280, 4_000, 0.8, 1.3, 21).unwrap();
+    let devs = &devices()[..2];
+    let options = pinned().remove(4);
+    let k = 12;
+    let tiny = |piece_bytes| ReadMode::Pieced { piece_bytes };
+    let multi = MultiPlan::new(devs, &s, k, &options, Cut::Rows, false).unwrap();
+    let (a0, b0) = operands(&s, k, 40);
+    let whole = multi.upload(&a0, &b0).unwrap();
+    assert_eq!(whole.read_mode(), ReadMode::Whole);
+    let (mut want, mut got) = (vec![f32::NAN; s.nnz()], vec![f32::NAN; s.nnz()]);
+    for (write, read) in [
+        (WriteMode::Staged, tiny(64)),
+        (WriteMode::Overlapped, tiny(8)),
+    ] {
+        let ops = multi.upload_modes(&a0, &b0, write, read).unwrap();
+        assert_eq!(ops.read_mode(), read);
+        for it in 0..2u64 {
+            let what = format!("{write:?}, {read:?}, iteration {it}");
+            let (a, b) = operands(&s, k, 50 + 10 * it);
+            multi.iterate(&whole, &a, &b, Some(&mut want)).unwrap();
+            multi.poison(&ops).unwrap();
+            got.fill(f32::NAN);
+            multi.iterate(&ops, &a, &b, Some(&mut got)).unwrap();
+            assert_same_bits(&got, &want, &what);
+        }
+        let mut bad = a0.clone();
+        bad.data[7] = f32::NAN;
+        assert!(multi.iterate(&ops, &bad, &b0, Some(&mut got)).is_err());
+        assert_same_bits(&got, &want, &format!("{write:?}, {read:?}, refused write"));
+        assert_parts_add_up(
+            &multi.breakdown(&ops, &a0, &b0, 2).unwrap(),
+            &format!("{read:?}"),
+        );
+    }
+    let columns = MultiPlan::new(devs, &s, k, &options, Cut::Columns, false).unwrap();
+    let e = columns.upload_modes(&a0, &b0, WriteMode::Staged, tiny(64));
+    assert!(e.err().expect("refused").to_string().contains("row cut"));
+
+    // One row holding most nonzeros, cut by rows over three devices: a part is empty.
+    let row_ptr = vec![0u32, 3, 103, 103, 105];
+    let mut col_idx: Vec<u32> = vec![1, 7, 90];
+    col_idx.extend(0..100u32);
+    col_idx.extend([5, 99]);
+    let values = vec![1.0; col_idx.len()];
+    let heavy = Csr::new(4, 100, row_ptr, col_idx, values).unwrap();
+    let multi = MultiPlan::new(devices(), &heavy, 8, &options, Cut::Rows, false).unwrap();
+    assert!(multi.shards().iter().any(|p| p.nnz == 0), "an empty part");
+    let (a, b) = operands(&heavy, 8, 3);
+    let want = Plan::new(&devs[0], &heavy, 8, options.clone())
+        .unwrap()
+        .run_host(&devs[0], &a, &b)
+        .unwrap();
+    let ops = multi
+        .upload_modes(&a, &b, WriteMode::Staged, tiny(8))
+        .unwrap();
+    multi.poison(&ops).unwrap();
+    let mut p = vec![f32::NAN; heavy.nnz()];
+    multi.iterate(&ops, &a, &b, Some(&mut p)).unwrap();
+    assert_same_bits(&p, &want, "heavy row, an empty part");
+
+    // One device on the whole of S, as the CLI's baseline.
+    let gpu = &devs[0];
+    let plan = Plan::new(gpu, &s, k, options).unwrap();
+    let one = |read| {
+        Resident::with_modes(
+            gpu,
+            &plan,
+            0..s.nrows,
+            0..s.ncols,
+            2,
+            WriteMode::Staged,
+            read,
+        )
+        .unwrap()
+    };
+    let whole = one(ReadMode::Whole);
+    for read in [tiny(4), tiny(256), ReadMode::PIECED] {
+        let pieced = one(read);
+        assert_eq!(pieced.read_mode(), read);
+        for seed in [60, 61] {
+            let (a, b) = operands(&s, k, seed);
+            let mut want = vec![f32::NAN; s.nnz()];
+            whole.iterate(gpu, &plan, &a, &b, Some(&mut want)).unwrap();
+            pieced.poison(gpu).unwrap();
+            got.fill(f32::NAN);
+            pieced.iterate(gpu, &plan, &a, &b, Some(&mut got)).unwrap();
+            assert_same_bits(&got, &want, &format!("one device, {read:?}, seed {seed}"));
+        }
+        let b = pieced.breakdown(gpu, &plan, &a0, &b0, 2).unwrap();
+        assert_parts_add_up(&b, &format!("one device, {read:?}"));
     }
 }
 

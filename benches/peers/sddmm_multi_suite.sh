@@ -10,7 +10,9 @@
 # Environment: GPUS (default all), INPUTS (default "nytimes dense75k"), K (default 128),
 # SCALE (suite scale, default 1), VARIANT (default auto: each GPU tunes its own part),
 # OVERLAP=1 (--overlap-write: A and B written in pieces, each piece's device copy queued as it
-# is laid out; compare with a run without it).
+# is laid out; compare with a run without it), OVERLAP_READ=1 (--overlap-read: P read back in
+# pieces of rows through two read buffers in rotation, the next piece's device copy under the
+# host's copy of this one; row cut and its one-GPU baseline only, the column cut reads whole).
 # Every run is checked against the f64 twin (sampled) and exits non-zero on a mismatch.
 # What to look for (issue 14: ≥ 1.8× one GPU end to end per iteration, plans reused):
 # one_gpu_end_to_end_ms / end_to_end_ms per cut (P read back in CSR order), the same for the
@@ -27,6 +29,7 @@ SCALE=${SCALE:-1}
 VARIANT=${VARIANT:-auto}
 OVERLAP_FLAG=""
 [ "${OVERLAP:-0}" = 1 ] && OVERLAP_FLAG="--overlap-write"
+[ "${OVERLAP_READ:-0}" = 1 ] && OVERLAP_FLAG="$OVERLAP_FLAG --overlap-read"
 mkdir -p "$OUT"
 for f in .gl/*.deb; do [ -e "$f" ] && dpkg -x "$f" /; done; ldconfig 2>/dev/null
 if ! ./.gpu/wgsparse info >/dev/null 2>&1; then
@@ -56,7 +59,9 @@ for line in open(sys.argv[1]):
               f'{x["one_gpu_end_to_end_ms"] / x["end_to_end_ms"]:>6.2f} {x["max_rel_error"]!s:>12}')
 print()
 # write = layout + copy, readback = copy + map (older files lack the parts: shown as "-").
-print(f'{"matrix":>12} {"cut":>8} {"write mode":>10} {"GPUs":>4} {"P on GPUs ms":>12} '
+# A pieced read-back's readback runs to its last piece mapped (earlier pieces' host copies
+# hidden in it); its gather is the last piece's host copy, the part not hidden.
+print(f'{"matrix":>12} {"cut":>8} {"write mode":>10} {"read":>6} {"GPUs":>4} {"P on GPUs ms":>12} '
       f'{"x 1 GPU":>7} {"host share ms":>13} {"write":>8} {"layout":>8} {"copy":>8} {"run":>8} '
       f'{"readback":>8} {"copy":>8} {"map":>8} {"gather":>8}')
 part = lambda b, k: f'{b[k]:>8.2f}' if k in b else f'{"-":>8}'
@@ -68,7 +73,8 @@ for line in open(sys.argv[1]):
             host = x[pre + "end_to_end_ms"] - x[pre + "kernel_ms"]
             ratio = f'{x["one_gpu_resident_ms"] / x["resident_ms"]:.2f}' if not pre else ""
             print(f'{r["matrix"]["name"]:>12} {x["cut"]:>8} {x.get("write_mode", "staged"):>10} '
-                  f'{n:>4} {x[pre + "resident_ms"]:>12.2f} {ratio:>7} {host:>13.2f} '
+                  f'{x.get("read_mode", "whole"):>6} {n:>4} {x[pre + "resident_ms"]:>12.2f} '
+                  f'{ratio:>7} {host:>13.2f} '
                   f'{b["write"]:>8.2f} {part(b, "write_layout")} {part(b, "write_copy")} '
                   f'{b["run"]:>8.2f} {b["readback"]:>8.2f} {part(b, "readback_copy")} '
                   f'{part(b, "readback_map")} {b["gather"]:>8.2f}')

@@ -132,6 +132,12 @@ pub struct SddmmArgs {
     /// once every piece is checked), on the several GPUs and the one-GPU baseline alike.
     #[arg(long, requires = "gpus")]
     overlap_write: bool,
+    /// With --gpus: read each iteration's P back in pieces of rows through two read buffers
+    /// in rotation (the next piece's device copy under the host's copy of this one), under
+    /// the row cut and on the one-GPU baseline it is compared with; the column cut, whose
+    /// gather interleaves every part's rows, reads whole (and says so).
+    #[arg(long, requires = "gpus")]
+    overlap_read: bool,
     /// Print one JSON object instead of tables.
     #[arg(long)]
     json: bool,

@@ -16,8 +16,11 @@ pub struct Breakdown {
     /// The SDDMM submitted and done.
     pub run: f64,
     /// P copied into the read-back buffers and mapped (`readback_copy` + `readback_map`).
+    /// Read back in pieces ([`super::ReadMode::Pieced`]), until the last piece is mapped on
+    /// every device, the host copies of the earlier pieces included (hidden behind it).
     pub readback: f64,
-    /// P copied out of the mapped buffers into the caller's array, in S's CSR order.
+    /// P copied out of the mapped buffers into the caller's array, in S's CSR order. Read
+    /// back in pieces, the last piece's copy: the part of the gather not hidden.
     pub gather: f64,
     /// Part of the write: A and B laid out, checked, in the mapped staging buffers on every
     /// device (with an overlapped write, each piece's device copy queued as it is laid out).
@@ -27,9 +30,10 @@ pub struct Breakdown {
     /// copies' part not hidden behind the layout.
     pub write_copy: f64,
     /// Part of the read-back: P's device copy into the read-back buffers, queued and waited
-    /// for.
+    /// for (in pieces: until the last piece's copy is done).
     pub readback_copy: f64,
-    /// Part of the read-back: the wait for the read-back buffers to be mapped once copied.
+    /// Part of the read-back: the wait for the read-back buffers to be mapped once copied
+    /// (in pieces: the last piece's).
     pub readback_map: f64,
 }
 

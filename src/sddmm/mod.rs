@@ -20,6 +20,7 @@ pub mod model;
 pub mod multi;
 mod multi_iter;
 pub mod partition;
+mod readback;
 mod resident;
 pub mod runs;
 pub mod suite;
@@ -40,6 +41,7 @@ pub use breakdown::Breakdown;
 pub use config::Config;
 pub use multi::MultiPlan;
 pub use partition::Cut;
+pub use readback::ReadMode;
 pub use resident::{Resident, WriteMode};
 
 /// Which kernel computes the SDDMM.

@@ -9,6 +9,7 @@
 use serde::Serialize;
 
 use super::partition::{partition, Cut, Part};
+use super::readback::ReadMode;
 use super::resident::{check_host_shapes, Resident, WriteMode};
 use super::{tune, Options, Plan};
 use crate::gpu::{host_cores, Gpu, GpuBuffer, GpuTime};
@@ -42,6 +43,8 @@ pub struct MultiPlan<'g> {
 /// staging buffers ([`Resident`]; `None` for an empty part).
 pub struct MultiOperands {
     pub(super) per_device: Vec<Option<Resident>>,
+    /// How an iteration reads P back (every device alike).
+    pub(super) read: ReadMode,
 }
 
 impl MultiOperands {
@@ -49,6 +52,11 @@ impl MultiOperands {
     /// part). For callers who keep P where it was computed.
     pub fn output(&self, d: usize) -> Option<&GpuBuffer<f32>> {
         self.device(d).map(Resident::output)
+    }
+
+    /// How an iteration reads P back.
+    pub fn read_mode(&self) -> ReadMode {
+        self.read
     }
 
     /// Device `d`'s resident operands (`None` for an empty part).
@@ -190,24 +198,47 @@ impl<'g> MultiPlan<'g> {
 
     /// [`MultiPlan::upload`] with later writes of A and B done as `mode` says.
     pub fn upload_with(&self, a: &Dense, b: &Dense, mode: WriteMode) -> Result<MultiOperands> {
+        self.upload_modes(a, b, mode, ReadMode::Whole)
+    }
+
+    /// [`MultiPlan::upload_with`] with P read back by an iteration as `read` says
+    /// ([`MultiPlan::iterate`], its timings and breakdown; [`MultiPlan::gather`] and
+    /// [`MultiPlan::read_parts`] read each part whole). [`ReadMode::Pieced`] needs the row
+    /// cut: under the column cut P's row i is every part's row i, so the gather needs every
+    /// part mapped at once.
+    pub fn upload_modes(
+        &self,
+        a: &Dense,
+        b: &Dense,
+        mode: WriteMode,
+        read: ReadMode,
+    ) -> Result<MultiOperands> {
+        if self.cut == Cut::Columns && read != ReadMode::Whole {
+            return Err(Error::Option(
+                "a pieced read-back needs the row cut: the column cut's gather interleaves \
+                 every part's rows, so it reads each part whole"
+                    .into(),
+            ));
+        }
         check_host_shapes((self.nrows, self.ncols, self.k), a, b)?;
         let threads = self.threads();
         let per_device = each(&self.shards, |_, sh| {
             sh.plan
                 .as_ref()
                 .map(|plan| {
-                    Resident::with_mode(
+                    Resident::with_modes(
                         sh.gpu,
                         plan,
                         sh.part.rows.clone(),
                         sh.part.cols.clone(),
                         threads,
                         mode,
+                        read,
                     )
                 })
                 .transpose()
         })?;
-        let ops = MultiOperands { per_device };
+        let ops = MultiOperands { per_device, read };
         self.write(&ops, a, b)?;
         Ok(ops)
     }

@@ -6,6 +6,7 @@ use std::time::Instant;
 use super::breakdown::{Breakdown, Marks};
 use super::multi::{each, each_with, MultiOperands, MultiPlan, Shard};
 use super::partition::Cut;
+use super::readback::ReadMode;
 use super::resident::{check_output_len, median_seconds};
 use crate::gpu::{copy_parallel, copy_threads, Ready};
 use crate::sparse::Dense;
@@ -177,6 +178,28 @@ impl<'g> MultiPlan<'g> {
                 _ => Ok(()),
             })?;
             at[3] = Instant::now();
+            if ops.read != ReadMode::Whole {
+                // Pieced (row cut only): each device reads its slice on its own, so the marks
+                // are the last device's last piece copied and mapped, and the host copy that
+                // follows (the part of the gather not hidden).
+                let marks = each_with(&self.shards, row_slices(self, &mut p), |d, sh, slice| {
+                    ops.device(d)
+                        .map(|o| o.read_into(sh.gpu, slice))
+                        .transpose()
+                })?;
+                let run_done = at[3];
+                for (i, at_i) in at[4..6].iter_mut().enumerate() {
+                    *at_i = marks
+                        .iter()
+                        .flatten()
+                        .map(|m| m[i])
+                        .max()
+                        .unwrap_or(run_done);
+                }
+                at[6] = Instant::now();
+                samples.push(Marks { at }.into());
+                continue;
+            }
             let copies = each(&self.shards, |d, sh| {
                 ops.device(d).map(|o| o.fetch_copy(sh.gpu)).transpose()
             })?;

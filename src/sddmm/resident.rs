@@ -1,14 +1,16 @@
 //! One device's operands for a caller who runs one S again and again with new A and B (the
 //! inner loop of ALS and LDA): A, B and P stay on the device, new operands reach it through
 //! reused staging buffers, and P comes back only when asked for, through a reused read-back
-//! buffer. Nothing is allocated per iteration. [`super::MultiPlan`] keeps one per device;
-//! the one-device iteration is the same code on the whole of S, so both count the same steps.
+//! buffer (or two in rotation, in pieces: [`ReadMode::Pieced`]). Nothing is allocated per
+//! iteration. [`super::MultiPlan`] keeps one per device; the one-device iteration is the
+//! same code on the whole of S, so both count the same steps.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use super::breakdown::Marks;
+use super::readback::{PiecedRead, ReadMode};
 use super::{check_shapes, Breakdown, Plan};
 use crate::gpu::{
     copy_parallel, Batch, Gpu, GpuBuffer, Ready, StagedCopy, StagedView, Staging, Upload,
@@ -59,7 +61,10 @@ pub struct Resident {
     /// Overlapped: the last stage succeeded (its copies queued) and was not flushed yet.
     staged: AtomicBool,
     mode: WriteMode,
+    read: ReadMode,
     p_down: Staging<f32>,
+    /// The pieced read-back's buffers, under [`ReadMode::Pieced`].
+    p_pieces: Option<PiecedRead>,
     /// Host threads for this device's operand copies.
     threads: usize,
 }
@@ -133,6 +138,21 @@ impl Resident {
         threads: usize,
         mode: WriteMode,
     ) -> Result<Self> {
+        Self::with_modes(gpu, plan, rows, cols, threads, mode, ReadMode::Whole)
+    }
+
+    /// [`Resident::new`] with new A and B written as `mode` says and P read back by an
+    /// iteration as `read` says (the pieced read-back's buffers come beside the whole one,
+    /// which [`Resident::fetch`] keeps using).
+    pub fn with_modes(
+        gpu: &Gpu,
+        plan: &Plan,
+        rows: Range<usize>,
+        cols: Range<usize>,
+        threads: usize,
+        mode: WriteMode,
+        read: ReadMode,
+    ) -> Result<Self> {
         let dense = |nrows: usize, label: &str| -> Result<GpuDense> {
             let stride = GpuDense::stride_for(plan.k);
             Ok(GpuDense {
@@ -156,6 +176,12 @@ impl Resident {
             a_pieces: pieces(gpu, &sets[0].0, mode, "sddmm.resident.a.staging")?,
             b_pieces: pieces(gpu, &sets[0].1, mode, "sddmm.resident.b.staging")?,
             p_down: Staging::new(gpu, "sddmm.resident.p.staging", plan.nnz)?,
+            p_pieces: match read {
+                ReadMode::Whole => None,
+                ReadMode::Pieced { piece_bytes } => {
+                    Some(PiecedRead::new(gpu, &plan.host_pattern.0, piece_bytes)?)
+                }
+            },
             rows,
             cols,
             sets,
@@ -163,6 +189,7 @@ impl Resident {
             out,
             staged: AtomicBool::new(false),
             mode,
+            read,
             threads: threads.max(1),
         })
     }
@@ -170,6 +197,11 @@ impl Resident {
     /// How new A and B are written.
     pub fn mode(&self) -> WriteMode {
         self.mode
+    }
+
+    /// How an iteration reads P back.
+    pub fn read_mode(&self) -> ReadMode {
+        self.read
     }
 
     /// The index of the operand set runs read.
@@ -305,13 +337,25 @@ impl Resident {
     pub(crate) fn finish(&self, gpu: &Gpu, plan: &Plan, p: Option<&mut [f32]>) -> Result<()> {
         self.submit(gpu, plan)?;
         match p {
-            Some(p) => {
-                let ready = self.fetch(gpu)?;
-                copy_parallel(p, &self.view(ready)?, self.threads);
-                Ok(())
-            }
+            Some(p) => self.read_into(gpu, p).map(|_| ()),
             None => gpu.wait(),
         }
+    }
+
+    /// Reads the output (submitted work waited for) into `p`, the whole part at once or in
+    /// pieces as [`Resident::read_mode`] says; returns when the (last piece's) device copy
+    /// was done and when it was mapped. `p` must be the output's length.
+    pub(crate) fn read_into(&self, gpu: &Gpu, p: &mut [f32]) -> Result<[Instant; 2]> {
+        if let Some(pieced) = &self.p_pieces {
+            return pieced.read(gpu, &self.out, p, self.threads);
+        }
+        check_output_len(p.len(), self.out.len())?;
+        let copy = self.fetch_copy(gpu)?;
+        let copied = Instant::now();
+        let ready = self.fetch_map(gpu, copy)?;
+        let mapped = Instant::now();
+        copy_parallel(p, &self.view(ready)?, self.threads);
+        Ok([copied, mapped])
     }
 
     /// One device's iteration on the whole of `plan`'s S (rows and columns from 0): new A
@@ -388,11 +432,7 @@ impl Resident {
         self.submit(gpu, plan)?;
         gpu.wait()?;
         at[3] = Instant::now();
-        let copy = self.fetch_copy(gpu)?;
-        at[4] = Instant::now();
-        let ready = self.fetch_map(gpu, copy)?;
-        at[5] = Instant::now();
-        copy_parallel(p, &self.view(ready)?, self.threads);
+        [at[4], at[5]] = self.read_into(gpu, p)?;
         at[6] = Instant::now();
         Ok(Marks { at }.into())
     }
