@@ -6,7 +6,7 @@
 mod common;
 
 use common::wide::{
-    assert_matches_twin, data, epoch_from, random_params, random_start, twin, user_model,
+    assert_matches_twin, data, epoch_from, random_params, random_start, trainer, twin, user_model,
 };
 use wgsparse::gen::{zipf_ctr, CtrModel};
 use wgsparse::gpu::preprocess;
@@ -251,7 +251,7 @@ fn sync_equals_twin_with_a_small_cache() {
             cache: Some(cache),
             ..Options::default()
         };
-        let mut t = Trainer::new(common::gpu(), &spec, m, (&x, &y01), None, options).unwrap();
+        let mut t = trainer(&spec, m, (&x, &y01), None, options);
         assert_eq!(t.hot_features(), cache);
         let (start, mut want) = random_start(&spec, m, 3, 0.3);
         let got = epoch_from(&mut t, &start);
@@ -289,15 +289,7 @@ fn user_defined_model_equals_its_twin() {
 fn gpu_logloss_at_zero_is_ln2() {
     let (x, y) = data(300, 80, 6, 21);
     let spec = Model::Lr.spec().unwrap();
-    let t = Trainer::new(
-        common::gpu(),
-        &spec,
-        80,
-        (&x, &y),
-        Some((&x, &y)),
-        Options::default(),
-    )
-    .unwrap();
+    let t = trainer(&spec, 80, (&x, &y), Some((&x, &y)), Options::default());
     let e = t.evaluate().unwrap().unwrap();
     let (loss, logloss) = (e.loss, e.logloss);
     assert!((loss - std::f64::consts::LN_2).abs() < 1e-6, "{loss}");
@@ -382,15 +374,7 @@ fn one_hot_layout_equals_twin() {
             drop_ones,
             ..Options::default()
         };
-        let mut t = Trainer::new(
-            common::gpu(),
-            &spec,
-            m,
-            (&x, &y01),
-            Some((&x, &y01)),
-            options,
-        )
-        .unwrap();
+        let mut t = trainer(&spec, m, (&x, &y01), Some((&x, &y01)), options);
         let (start, mut want) = random_start(&spec, m, 8, 0.3);
         let got = epoch_from(&mut t, &start);
         twin(model, false, &mut want, &x, &y, batch, 0.5);
@@ -431,7 +415,7 @@ fn async_span_bounds_the_updates_in_flight() {
             shuffle: false,
             ..Options::default()
         };
-        let mut t = Trainer::new(common::gpu(), &spec, m, (&x, &y01), None, options).unwrap();
+        let mut t = trainer(&spec, m, (&x, &y01), None, options);
         let (start, mut want) = random_start(&spec, m, 3, 0.3);
         let got = epoch_from(&mut t, &start);
         twin(model, false, &mut want, &x, &y, batch, 0.5);
@@ -443,7 +427,7 @@ fn async_span_bounds_the_updates_in_flight() {
             async_span: 0,
             ..Options::default()
         };
-        let mut t = Trainer::new(common::gpu(), &spec, m, (&x, &y01), None, whole).unwrap();
+        let mut t = trainer(&spec, m, (&x, &y01), None, whole);
         assert!(t.train_epoch().unwrap().0.is_finite());
     }
 }
@@ -527,7 +511,7 @@ fn edges_past_the_tile_equal_twin() {
                 shuffle: false,
                 ..Options::default()
             };
-            let mut t = Trainer::new(common::gpu(), &spec, m, (&x, &y01), None, options).unwrap();
+            let mut t = trainer(&spec, m, (&x, &y01), None, options);
             let (start, mut want) = random_start(&spec, m, 19, 0.1);
             let got = epoch_from(&mut t, &start);
             twin(model, false, &mut want, &x, &y, batch, 0.5);
@@ -561,7 +545,7 @@ fn l2_equals_twin() {
                 shuffle: false,
                 ..Options::default()
             };
-            let mut t = Trainer::new(common::gpu(), &spec, m, (&x, &y01), None, options).unwrap();
+            let mut t = trainer(&spec, m, (&x, &y01), None, options);
             let (start, mut want) = random_start(&spec, m, 21, 0.5);
             let got = epoch_from(&mut t, &start);
             let mut sgd = cpu::Sgd::new(want.len()).with_l2(l2 as f64);
@@ -665,7 +649,7 @@ fn an_epoch_cut_short_by_the_device_is_an_error() {
         ..Options::default()
     };
     let gpu = common::gpu();
-    let mut t = Trainer::new(gpu, &spec, m, (&x, &y01), None, options).unwrap();
+    let mut t = trainer(&spec, m, (&x, &y01), None, options);
     match t.train_epoch() {
         Ok((loss, _)) => {
             assert!(loss.is_finite(), "loss {loss}");

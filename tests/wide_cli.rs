@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::wide::data;
+use common::wide::{data, train_args, trainer};
 use wgsparse::wide::WideModel;
 use wgsparse::wide::{cpu, Model, Options, Trainer};
 use wgsparse::Error;
@@ -22,7 +22,7 @@ fn save_load_predict_round_trip() {
         batch: 64,
         ..Options::default()
     };
-    let mut t = Trainer::new(common::gpu(), &spec, 90, (&x, &y), Some((&x, &y)), options).unwrap();
+    let mut t = trainer(&spec, 90, (&x, &y), Some((&x, &y)), options);
     t.fit(2, |_| {}).unwrap();
     let model = t.model().unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -103,6 +103,7 @@ fn cli_train_predict_and_malformed_libsvm() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let data = d.join("ctr.svm");
+    let data = data.to_str().unwrap();
     let (ok, _, err) = common::wgsparse(&[
         "gen",
         "ctr",
@@ -113,25 +114,20 @@ fn cli_train_predict_and_malformed_libsvm() {
         "--nnz-per-sample",
         "8",
         "--out",
-        data.to_str().unwrap(),
+        data,
     ]);
     assert!(ok, "{err}");
     let model = d.join("lr.wide");
-    let v = common::wgsparse_json(&[
-        "wide",
-        "train",
-        "--train",
-        data.to_str().unwrap(),
-        "--holdout",
-        "0.1",
-        "--epochs",
-        "3",
-        "--batch",
-        "128",
-        "--model-out",
-        model.to_str().unwrap(),
-        "--json",
-    ]);
+    let v = common::wgsparse_json(&train_args(
+        data,
+        &[
+            "--epochs",
+            "3",
+            "--model-out",
+            model.to_str().unwrap(),
+            "--json",
+        ],
+    ));
     for key in ["logloss", "auc", "train_loss", "epoch_ms_median", "epochs"] {
         assert!(!v[key].is_null(), "missing {key}: {v}");
     }
@@ -141,24 +137,12 @@ fn cli_train_predict_and_malformed_libsvm() {
     }
     assert!(v["logloss"].as_f64().unwrap() < std::f64::consts::LN_2);
     // --check replays the epochs with the f64 twin: same validation logloss.
-    let c = common::wgsparse_json(&[
-        "wide",
-        "train",
-        "--train",
-        data.to_str().unwrap(),
-        "--holdout",
-        "0.1",
-        "--epochs",
-        "2",
-        "--batch",
-        "128",
-        "--model",
-        "fm",
-        "--k",
-        "3",
-        "--check",
-        "--json",
-    ]);
+    let c = common::wgsparse_json(&train_args(
+        data,
+        &[
+            "--epochs", "2", "--model", "fm", "--k", "3", "--check", "--json",
+        ],
+    ));
     assert_eq!(c["check_ok"], true, "{c}");
     let diff = (c["logloss"].as_f64().unwrap() - c["cpu_logloss"].as_f64().unwrap()).abs();
     assert!(diff < 1e-4, "{c}");
@@ -168,7 +152,7 @@ fn cli_train_predict_and_malformed_libsvm() {
         "--model",
         model.to_str().unwrap(),
         "--data",
-        data.to_str().unwrap(),
+        data,
         "--json",
     ]);
     assert_eq!(p["samples"], 3000);

@@ -5,6 +5,7 @@
 
 mod common;
 
+use common::wide::trainer;
 use rand::{Rng, SeedableRng};
 use wgsparse::gen::{zipf_ctr, CtrModel};
 use wgsparse::wide::{cpu, metrics, Model, Options, Trainer};
@@ -42,15 +43,7 @@ fn converges_to_planted_auc_sync_and_async() {
             early_stop: false,
             ..Options::default()
         };
-        let mut t = Trainer::new(
-            common::gpu(),
-            &spec,
-            m,
-            (&train, ytr),
-            Some((&valid, yva)),
-            options,
-        )
-        .unwrap();
+        let mut t = trainer(&spec, m, (&train, ytr), Some((&valid, yva)), options);
         let stats = t.fit(15, |_| {}).unwrap();
         let last = stats.last().unwrap();
         let auc = last.auc.unwrap();
@@ -197,8 +190,7 @@ fn gpu_validation_metrics_match_the_host() {
     let d = zipf_ctr(3000, 200, 8, CtrModel::Lr, 81).unwrap();
     let (x, y) = (d.features, d.labels);
     let spec = Model::Fm { k: 3 }.spec().unwrap();
-    let mut t = Trainer::new(
-        common::gpu(),
+    let mut t = trainer(
         &spec,
         200,
         (&x, &y),
@@ -207,8 +199,7 @@ fn gpu_validation_metrics_match_the_host() {
             batch: 100,
             ..Options::default()
         },
-    )
-    .unwrap();
+    );
     t.fit(2, |_| {}).unwrap();
     let g = t.evaluate().unwrap().unwrap();
     let h = t.evaluate_exact().unwrap().unwrap();
@@ -251,15 +242,7 @@ fn fm_converges_to_planted_auc() {
         early_stop: false,
         ..Options::default()
     };
-    let mut t = Trainer::new(
-        common::gpu(),
-        &spec,
-        m,
-        (&train, ytr),
-        Some((&valid, yva)),
-        options,
-    )
-    .unwrap();
+    let mut t = trainer(&spec, m, (&train, ytr), Some((&valid, yva)), options);
     let stats = t.fit(15, |_| {}).unwrap();
     let auc = stats.last().unwrap().auc.unwrap();
     eprintln!("FM: auc {auc:.4} (planted {best:.4})");
@@ -289,15 +272,7 @@ fn async_large_window_reaches_sync_logloss() {
             early_stop: false,
             ..Options::default()
         };
-        let mut t = Trainer::new(
-            common::gpu(),
-            &spec,
-            m,
-            (&train, ytr),
-            Some((&valid, yva)),
-            options,
-        )
-        .unwrap();
+        let mut t = trainer(&spec, m, (&train, ytr), Some((&valid, yva)), options);
         if !sync {
             assert_eq!(t.async_groups(), 1_125 / wgsparse::wide::MIN_WINDOWS);
             assert!(t.scaled_features() > 0);

@@ -8,9 +8,9 @@
 
 mod common;
 
-use common::wide::{assert_matches_twin, async_chunk_twin, data};
+use common::wide::{assert_matches_twin, async_chunk_twin, data, gen_ctr, train_args, trainer};
 use wgsparse::gen::{zipf_ctr, CtrModel};
-use wgsparse::wide::{cpu, metrics, FlowVariant, Model, Options, Trainer};
+use wgsparse::wide::{cpu, metrics, FlowVariant, Model, Options};
 use wgsparse::Error;
 
 /// Planted CTR data, 90/10 split: (train, labels), (valid, labels).
@@ -45,15 +45,13 @@ fn async_default_reads_plainly_and_passes_the_check() {
             ..Options::asynchronous_for(&spec)
         };
         assert!(options.variant.plain_reads && options.read_guard.is_some());
-        let mut t = Trainer::new(
-            common::gpu(),
+        let mut t = trainer(
             &spec,
             train.ncols,
             (&train, &ytr),
             Some((&valid, &yva)),
             options.clone(),
-        )
-        .unwrap();
+        );
         assert!(
             t.flow().0.plain_reads,
             "{}: plain reads on Vulkan",
@@ -122,15 +120,7 @@ fn guard_trains_a_rising_epoch_again_from_its_start() {
             },
             ..Options::default()
         };
-        let mut t = Trainer::new(
-            common::gpu(),
-            &spec,
-            x.ncols,
-            (&x, &y01),
-            Some((&x, &flipped)),
-            options,
-        )
-        .unwrap();
+        let mut t = trainer(&spec, x.ncols, (&x, &y01), Some((&x, &flipped)), options);
         assert_eq!(t.flow().0.plain_writes, plain_writes);
         let start = t.params().unwrap();
         let before = t.evaluate().unwrap().unwrap().loss;
@@ -180,15 +170,13 @@ fn guard_reports_a_step_far_too_large() {
             read_guard: guard.then_some(wgsparse::wide::READ_GUARD),
             ..Options::asynchronous_for(&spec)
         };
-        let mut t = Trainer::new(
-            common::gpu(),
+        let mut t = trainer(
             &spec,
             train.ncols,
             (&train, &ytr),
             Some((&valid, &yva)),
             options,
-        )
-        .unwrap();
+        );
         match t.epoch() {
             Ok(s) => {
                 eprintln!(
@@ -218,38 +206,9 @@ fn cli_async_default_and_guard() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().join("ctr");
     let d = d.to_str().unwrap();
-    assert!(
-        common::wgsparse(&[
-            "gen",
-            "ctr",
-            "--samples",
-            "4000",
-            "--features",
-            "400",
-            "--nnz-per-sample",
-            "12",
-            "--seed",
-            "5",
-            "--raw",
-            "--out",
-            d,
-        ])
-        .0
-    );
+    gen_ctr(d, 4000, 400, 5);
     let train = |extra: &[&str]| {
-        let mut args = vec![
-            "wide",
-            "train",
-            "--train",
-            d,
-            "--holdout",
-            "0.1",
-            "--batch",
-            "128",
-            "--async",
-            "--no-early-stop",
-            "--json",
-        ];
+        let mut args = train_args(d, &["--async", "--no-early-stop", "--json"]);
         args.extend_from_slice(extra);
         common::wgsparse_exit(&args)
     };

@@ -9,7 +9,10 @@
 
 mod common;
 
-use common::wide::{assert_matches_twin, async_chunk_twin, data, random_params};
+use common::wide::{
+    assert_matches_twin, async_chunk_twin, data, gen_ctr, random_params, sweep_args, train_args,
+    trainer,
+};
 use wgsparse::gen::{zipf_ctr, CtrModel};
 use wgsparse::wide::{plan, FlowVariant, Model, Options, Trainer};
 use wgsparse::Gpu;
@@ -213,7 +216,7 @@ fn cold_from_sets_the_bound() {
             variant: FlowVariant { cold_from, ..pw },
             ..Options::asynchronous()
         };
-        Trainer::new(common::gpu(), &spec, m, (&x, &y01), None, options).unwrap()
+        trainer(&spec, m, (&x, &y01), None, options)
     };
     let mut t = build(0);
     let rule = t.cold_from();
@@ -257,15 +260,7 @@ fn plain_writes_converge_lr_fm() {
                 },
                 ..base
             };
-            let mut t = Trainer::new(
-                common::gpu(),
-                &spec,
-                m,
-                (&train, ytr),
-                Some((&valid, yva)),
-                options,
-            )
-            .unwrap();
+            let mut t = trainer(&spec, m, (&train, ytr), Some((&valid, yva)), options);
             assert_eq!(t.flow().0.plain_writes, plain_writes, "{}", spec.name);
             let cold = t.cold_from();
             assert!(0 < cold && cold < m, "{}: cold from {cold}", spec.name);
@@ -301,39 +296,9 @@ fn cli_takes_plain_writes() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().join("ctr");
     let d = d.to_str().unwrap();
-    let gen = [
-        "gen",
-        "ctr",
-        "--samples",
-        "3000",
-        "--features",
-        "500",
-        "--nnz-per-sample",
-        "12",
-        "--seed",
-        "7",
-        "--raw",
-        "--out",
-        d,
-    ];
-    assert!(common::wgsparse(&gen).0);
+    gen_ctr(d, 3000, 500, 7);
     let train = |model: &str, extra: &[&str]| {
-        let mut args = vec![
-            "wide",
-            "train",
-            "--model",
-            model,
-            "--k",
-            "3",
-            "--train",
-            d,
-            "--holdout",
-            "0.1",
-            "--epochs",
-            "2",
-            "--batch",
-            "128",
-        ];
+        let mut args = train_args(d, &["--model", model, "--k", "3", "--epochs", "2"]);
         args.extend_from_slice(extra);
         common::wgsparse_exit(&args)
     };
@@ -365,24 +330,16 @@ fn cli_takes_plain_writes() {
     assert_eq!(code, 2, "{err}");
     // `wide sweep` takes the run tokens and reports each run's bound: the rule's, then 5,
     // then the rule's again (one trainer, its bound rewritten per run).
-    let (ok, out, err) = common::wgsparse(&[
-        "wide",
-        "sweep",
-        "--train",
+    let (ok, out, err) = common::wgsparse(&sweep_args(
         d,
-        "--batch",
-        "128",
-        "--epochs",
         "1",
-        "--passes",
         "1",
-        "--run",
-        "plain-reads,plain-writes",
-        "--run",
-        "plain-reads,plain-writes=5",
-        "--run",
-        "plain-reads,plain-writes",
-    ]);
+        &[
+            "plain-reads,plain-writes",
+            "plain-reads,plain-writes=5",
+            "plain-reads,plain-writes",
+        ],
+    ));
     assert!(ok, "{err}");
     let lines: Vec<serde_json::Value> = out
         .lines()

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::wide::{assert_matches_twin, data, random_start};
+use common::wide::{assert_matches_twin, data, random_start, trainer};
 use wgsparse::sparse::Csr;
 use wgsparse::wide::sync::grid_barrier_allowed;
 use wgsparse::wide::{cpu, metrics, FlowVariant, Model, Options, SyncKernel, Trainer};
@@ -212,7 +212,7 @@ fn l2_equals_twin_in_the_persistent_kernel() {
         l2: 0.05,
         ..options(SyncKernel::Persistent, 1, 2)
     };
-    let mut t = Trainer::new(common::gpu(), &spec, M, (&x, &y01), None, o).unwrap();
+    let mut t = trainer(&spec, M, (&x, &y01), None, o);
     let (s, mut want) = start(model, 59);
     t.set_params(&s).unwrap();
     t.train_epoch().unwrap();
@@ -234,7 +234,7 @@ fn persistent_g_above_1_equals_twin_or_is_refused() {
     let spec = Model::Fm { k: 3 }.spec().unwrap();
     // The default kernel dispatches per mini-batch everywhere until the grid barrier has
     // been checked on a GPU (`sync::resolve`).
-    let t = Trainer::new(gpu, &spec, M, (&x, &y), None, Options::default()).unwrap();
+    let t = trainer(&spec, M, (&x, &y), None, Options::default());
     assert_eq!(t.sync_kernel(), Some(SyncKernel::Dispatch));
     if !grid_barrier_allowed(gpu) {
         for g in [2, 8] {
@@ -256,15 +256,13 @@ fn persistent_g_above_1_equals_twin_or_is_refused() {
             );
         }
         // The persistent kernel's default G is 1 there, and valid.
-        let t = Trainer::new(
-            gpu,
+        let t = trainer(
             &spec,
             M,
             (&x, &y),
             None,
             options(SyncKernel::Persistent, 0, 0),
-        )
-        .unwrap();
+        );
         assert_eq!(t.sync_groups(), 1);
         return;
     }
@@ -277,15 +275,13 @@ fn persistent_g_above_1_equals_twin_or_is_refused() {
         }
     }
     // The persistent kernel's default G: a mini-batch's chunks (3).
-    let t = Trainer::new(
-        gpu,
+    let t = trainer(
         &spec,
         M,
         (&x, &y),
         None,
         options(SyncKernel::Persistent, 0, 0),
-    )
-    .unwrap();
+    );
     assert_eq!(t.sync_groups(), 3);
     // Beyond the resident workgroups (yet within the barrier's 65,535): refused.
     let e = Trainer::new(
@@ -331,8 +327,7 @@ fn sync_kernel_settings_are_checked() {
     assert_eq!(SyncKernel::parse("auto").unwrap(), SyncKernel::Auto);
     assert!(SyncKernel::parse("grid").is_err());
     // The stage baseline dispatches per mini-batch (4 dispatches each).
-    let t = Trainer::new(
-        gpu,
+    let t = trainer(
         &spec,
         M,
         (&x, &y),
@@ -341,8 +336,7 @@ fn sync_kernel_settings_are_checked() {
             stage: true,
             ..options(SyncKernel::Persistent, 0, 0)
         },
-    )
-    .unwrap();
+    );
     assert_eq!(t.sync_kernel(), Some(SyncKernel::Dispatch));
     assert_eq!(t.epoch_dispatches_all(), 4);
 }
@@ -497,8 +491,7 @@ fn a_persistent_dispatch_cut_short_is_an_error() {
             },
             ..Options::default()
         };
-        let mut t =
-            Trainer::new(common::gpu(), &spec, m, (&d.features, &d.labels), None, o).unwrap();
+        let mut t = trainer(&spec, m, (&d.features, &d.labels), None, o);
         t.train_epoch().map(|_| t.params().unwrap())
     };
     let reference = run(SyncKernel::Dispatch).unwrap();

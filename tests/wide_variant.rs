@@ -8,7 +8,8 @@
 mod common;
 
 use common::wide::{
-    assert_matches_twin, async_chunk_twin, data, epoch_from, random_params, random_start, twin,
+    assert_matches_twin, async_chunk_twin, data, epoch_from, random_params, random_start, trainer,
+    twin,
 };
 use wgsparse::gen::{zipf_ctr, CtrModel};
 use wgsparse::sparse::Csr;
@@ -392,7 +393,7 @@ fn sync_variants_equal_twin() {
                 sync_kernel,
                 ..Options::default()
             };
-            let mut t = Trainer::new(common::gpu(), &spec, m, (&x, &y01), None, options).unwrap();
+            let mut t = trainer(&spec, m, (&x, &y01), None, options);
             assert!(t.hot_features() > 0);
             if variant.edge_apply && variant.edge_features == 0 {
                 // The cost rule's bound leaves features on both sides here.
@@ -452,15 +453,7 @@ fn async_combined_variant_converges() {
             variant,
             ..Options::default()
         };
-        let mut t = Trainer::new(
-            common::gpu(),
-            &spec,
-            m,
-            (&train, ytr),
-            Some((&valid, yva)),
-            options,
-        )
-        .unwrap();
+        let mut t = trainer(&spec, m, (&train, ytr), Some((&valid, yva)), options);
         assert!(t.hot_features() > 0);
         let stats = t.fit(4, |_| {}).unwrap();
         let l = stats.last().unwrap().logloss.unwrap();
@@ -514,15 +507,7 @@ fn snapshot_reads_converge_with_several_dispatches() {
             variant,
             ..Options::default()
         };
-        let mut t = Trainer::new(
-            common::gpu(),
-            &spec,
-            m,
-            (&train, ytr),
-            Some((&valid, yva)),
-            options,
-        )
-        .unwrap();
+        let mut t = trainer(&spec, m, (&train, ytr), Some((&valid, yva)), options);
         // 563 chunks of 32: one dispatch, or one per 8 · rounds chunks.
         let chunks = split.div_ceil(t.chunk());
         let want = if rounds == 0 {
@@ -613,7 +598,7 @@ fn diag_switches_do_what_they_say() {
             diag,
             ..Options::default()
         };
-        let mut t = Trainer::new(common::gpu(), &spec, 120, (&x, &y01), None, options).unwrap();
+        let mut t = trainer(&spec, 120, (&x, &y01), None, options);
         let start: Vec<f32> = random_params(&spec, 120, 2)
             .iter()
             .map(|v| (v * 0.3) as f32)
@@ -642,7 +627,7 @@ fn diag_switches_do_what_they_say() {
         diag: Diag::parse("no-tile").unwrap(),
         ..Options::default()
     };
-    let mut t = Trainer::new(common::gpu(), &spec, 120, (&x2, &y2), None, options).unwrap();
+    let mut t = trainer(&spec, 120, (&x2, &y2), None, options);
     let start: Vec<f32> = random_params(&spec, 120, 4)
         .iter()
         .map(|v| (v * 0.3) as f32)

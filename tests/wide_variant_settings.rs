@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::wide::data;
+use common::wide::{data, gen_ctr, sweep_args, train_args, trainer};
 use wgsparse::wide::{Diag, FlowVariant, Model, Options, Trainer};
 
 /// Bad settings are refused before anything runs.
@@ -159,33 +159,13 @@ fn bad_variant_settings_are_refused() {
             variant: built,
             ..Options::default()
         };
-        let mut t = Trainer::new(common::gpu(), &spec, 40, (&x, &y01), None, options).unwrap();
+        let mut t = trainer(&spec, 40, (&x, &y01), None, options);
         let e = t
             .restart_with(wanted, Diag::default(), 8, None)
             .unwrap_err()
             .to_string();
         assert!(e.contains("snapshot"), "{e}");
     }
-}
-
-/// `wgsparse gen ctr` of 3,000 samples × 12 of 500 features (seed `seed`) into folder `d`.
-fn gen_ctr(d: &str, seed: &str) {
-    let gen = [
-        "gen",
-        "ctr",
-        "--samples",
-        "3000",
-        "--features",
-        "500",
-        "--nnz-per-sample",
-        "12",
-        "--seed",
-        seed,
-        "--raw",
-        "--out",
-        d,
-    ];
-    assert!(common::wgsparse(&gen).0);
 }
 
 /// The CLI: `wide train` takes the variant flags and names the variant in its JSON;
@@ -197,52 +177,42 @@ fn cli_takes_variants_and_sweeps_them() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().join("ctr");
     let d = d.to_str().unwrap();
-    gen_ctr(d, "3");
-    let train = common::wgsparse_json(&[
-        "wide",
-        "train",
-        "--train",
+    gen_ctr(d, 3000, 500, 3);
+    let train = common::wgsparse_json(&train_args(
         d,
-        "--holdout",
-        "0.1",
-        "--epochs",
-        "2",
-        "--batch",
-        "128",
-        "--async",
-        "--hot-every",
-        "4",
-        "--copy-ilp",
-        "--agg-ilp",
-        "--apply-ilp",
-        "--tail-spread",
-        "--plain-reads",
-        "--check",
-        "--json",
-    ]);
+        &[
+            "--epochs",
+            "2",
+            "--async",
+            "--hot-every",
+            "4",
+            "--copy-ilp",
+            "--agg-ilp",
+            "--apply-ilp",
+            "--tail-spread",
+            "--plain-reads",
+            "--check",
+            "--json",
+        ],
+    ));
     assert_eq!(
         train["variant"],
         "hot-every=4,copy-ilp,agg-ilp,apply-ilp,tail-spread,plain-reads,kernel-copies"
     );
     assert_eq!(train["check_ok"], true, "{train}");
-    let snap = common::wgsparse_json(&[
-        "wide",
-        "train",
-        "--train",
+    let snap = common::wgsparse_json(&train_args(
         d,
-        "--holdout",
-        "0.1",
-        "--epochs",
-        "2",
-        "--batch",
-        "128",
-        "--async",
-        "--snapshot-reads",
-        "--snapshot-rounds",
-        "2",
-        "--check",
-        "--json",
-    ]);
+        &[
+            "--epochs",
+            "2",
+            "--async",
+            "--snapshot-reads",
+            "--snapshot-rounds",
+            "2",
+            "--check",
+            "--json",
+        ],
+    ));
     assert_eq!(snap["variant"], "snapshot-rounds=2,kernel-copies");
     assert_eq!(snap["check_ok"], true, "{snap}");
     // One persistent workgroup here (43 chunks < 64 windows): a dispatch per 2 chunks.
@@ -250,47 +220,32 @@ fn cli_takes_variants_and_sweeps_them() {
     assert_eq!(snap["dispatches"], 22, "{snap}");
     // S: a dispatch's 2 chunks of 64 are one mini-batch of 128; --async-in-flight sets it.
     assert_eq!(snap["in_flight"], 1.0, "{snap}");
-    let set = common::wgsparse_json(&[
-        "wide",
-        "train",
-        "--train",
+    let set = common::wgsparse_json(&train_args(
         d,
-        "--holdout",
-        "0.1",
-        "--epochs",
-        "1",
-        "--batch",
-        "128",
-        "--async",
-        "--snapshot-reads",
-        "--async-in-flight",
-        "2.5",
-        "--json",
-    ]);
+        &[
+            "--epochs",
+            "1",
+            "--async",
+            "--snapshot-reads",
+            "--async-in-flight",
+            "2.5",
+            "--json",
+        ],
+    ));
     assert_eq!(set["in_flight"], 2.5, "{set}");
     assert_eq!(set["dispatches"], 11, "{set}");
-    let (ok, out, err) = common::wgsparse(&[
-        "wide",
-        "sweep",
-        "--train",
+    let (ok, out, err) = common::wgsparse(&sweep_args(
         d,
-        "--batch",
-        "128",
-        "--epochs",
         "2",
-        "--passes",
         "2",
-        "--run",
-        "default",
-        "--run",
-        "max-segment=4,agg-ilp",
-        "--run",
-        "diag=skip-apply",
-        "--run",
-        "lanes=8,cache=0,plain-reads,no-read-guard",
-        "--run",
-        "snapshot-rounds=2,slot16",
-    ]);
+        &[
+            "default",
+            "max-segment=4,agg-ilp",
+            "diag=skip-apply",
+            "lanes=8,cache=0,plain-reads,no-read-guard",
+            "snapshot-rounds=2,slot16",
+        ],
+    ));
     assert!(ok, "{err}");
     let lines: Vec<serde_json::Value> = out
         .lines()
@@ -414,8 +369,8 @@ fn restart_with_equals_a_fresh_trainer() {
         cache: Some(30),
         ..base.clone()
     };
-    let mut a = Trainer::new(common::gpu(), &spec, 120, (&x, &y01), None, fresh).unwrap();
-    let mut b = Trainer::new(common::gpu(), &spec, 120, (&x, &y01), None, base).unwrap();
+    let mut a = trainer(&spec, 120, (&x, &y01), None, fresh);
+    let mut b = trainer(&spec, 120, (&x, &y01), None, base);
     b.train_epoch().unwrap();
     b.restart_with(variant, Diag::default(), 2, Some(30))
         .unwrap();
@@ -533,30 +488,25 @@ fn edge_apply_settings_and_cli() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().join("ctr");
     let d = d.to_str().unwrap();
-    gen_ctr(d, "5");
+    gen_ctr(d, 3000, 500, 5);
     for model in ["lr", "fm"] {
-        let train = common::wgsparse_json(&[
-            "wide",
-            "train",
-            "--model",
-            model,
-            "--k",
-            "3",
-            "--train",
+        let train = common::wgsparse_json(&train_args(
             d,
-            "--holdout",
-            "0.1",
-            "--epochs",
-            "2",
-            "--batch",
-            "128",
-            "--async",
-            "--edge-apply",
-            "--no-fence",
-            "--kernel-copies",
-            "--check",
-            "--json",
-        ]);
+            &[
+                "--model",
+                model,
+                "--k",
+                "3",
+                "--epochs",
+                "2",
+                "--async",
+                "--edge-apply",
+                "--no-fence",
+                "--kernel-copies",
+                "--check",
+                "--json",
+            ],
+        ));
         assert!(
             train["variant"]
                 .as_str()
@@ -566,24 +516,12 @@ fn edge_apply_settings_and_cli() {
         );
         assert_eq!(train["check_ok"], true, "{train}");
     }
-    let (ok, out, err) = common::wgsparse(&[
-        "wide",
-        "sweep",
-        "--train",
+    let (ok, out, err) = common::wgsparse(&sweep_args(
         d,
-        "--batch",
-        "128",
-        "--epochs",
         "1",
-        "--passes",
         "1",
-        "--run",
-        "edge-apply",
-        "--run",
-        "edge-apply=3",
-        "--run",
-        "default",
-    ]);
+        &["edge-apply", "edge-apply=3", "default"],
+    ));
     assert!(ok, "{err}");
     let lines: Vec<serde_json::Value> = out
         .lines()

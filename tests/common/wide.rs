@@ -1,10 +1,11 @@
-//! Helpers of the `wide` tests: power-law data, random parameters, a user-defined model and
-//! the f64 twin's exact SGD it is checked against.
+//! Helpers of the `wide` tests: power-law data, random parameters, a user-defined model,
+//! the f64 twin's exact SGD it is checked against, trainers on the test device and the CLI's
+//! common argument lists.
 
 use rand::{Rng, SeedableRng};
 use wgsparse::gen::{zipf_ctr, CtrModel};
 use wgsparse::sparse::Csr;
-use wgsparse::wide::{cpu, metrics, plan, Model, ModelSpec, Trainer};
+use wgsparse::wide::{cpu, metrics, plan, Model, ModelSpec, Options, Trainer};
 
 /// Zipf CTR samples with values drawn from [0.5, 1.5) (not one-hot), feature 0 put into
 /// every sample (maximum contention) and every 7th sample emptied; labels 0/1.
@@ -30,6 +31,75 @@ pub fn data(n: usize, m: usize, nnz: usize, seed: u64) -> (Csr, Vec<f32>) {
     (Csr::new(n, m, row_ptr, col_idx, values).unwrap(), d.labels)
 }
 
+/// A trainer on the test device ([`super::gpu`]) of `spec` over `m` features, trained on
+/// `train` and validated on `valid` when given; panics (at the caller) when it is refused.
+#[track_caller]
+pub fn trainer(
+    spec: &ModelSpec,
+    m: usize,
+    train: (&Csr, &[f32]),
+    valid: Option<(&Csr, &[f32])>,
+    options: Options,
+) -> Trainer<'static> {
+    Trainer::new(super::gpu(), spec, m, train, valid, options).unwrap()
+}
+
+/// `wgsparse gen ctr` of `samples` samples × 12 of `features` features (seed `seed`) into the
+/// raw folder `d`; asserts it succeeded.
+pub fn gen_ctr(d: &str, samples: usize, features: usize, seed: u64) {
+    let (samples, features, seed) = (samples.to_string(), features.to_string(), seed.to_string());
+    let gen = [
+        "gen",
+        "ctr",
+        "--samples",
+        &samples,
+        "--features",
+        &features,
+        "--nnz-per-sample",
+        "12",
+        "--seed",
+        &seed,
+        "--raw",
+        "--out",
+        d,
+    ];
+    assert!(super::wgsparse(&gen).0);
+}
+
+/// `wide train` on `d` with a 10% holdout and mini-batches of 128, then `extra`.
+pub fn train_args<'a>(d: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "wide",
+        "train",
+        "--train",
+        d,
+        "--holdout",
+        "0.1",
+        "--batch",
+        "128",
+    ];
+    args.extend_from_slice(extra);
+    args
+}
+
+/// `wide sweep` on `d` with mini-batches of 128, `epochs` epochs and `passes` passes, one
+/// `--run` per entry of `runs`.
+pub fn sweep_args<'a>(
+    d: &'a str,
+    epochs: &'a str,
+    passes: &'a str,
+    runs: &[&'a str],
+) -> Vec<&'a str> {
+    let mut args = vec![
+        "wide", "sweep", "--train", d, "--batch", "128", "--epochs", epochs, "--passes", passes,
+    ];
+    for r in runs {
+        args.extend(["--run", r]);
+    }
+    args
+}
+
+/// Random parameters in [−0.5, 0.5) for `m` features of `spec` and the bias.
 pub fn random_params(spec: &ModelSpec, m: usize, seed: u64) -> Vec<f64> {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     (0..m * spec.params_per_feature + 1)
