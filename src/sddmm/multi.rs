@@ -12,7 +12,7 @@ use super::partition::{partition, Cut, Part};
 use super::readback::ReadMode;
 use super::resident::{check_host_shapes, Resident, WriteMode};
 use super::{tune, Options, Plan};
-use crate::gpu::{host_cores, Gpu, GpuBuffer, GpuTime};
+use crate::gpu::{each, host_cores, Gpu, GpuBuffer, GpuTime};
 use crate::sparse::{Csr, Dense};
 use crate::{Error, Result};
 
@@ -78,39 +78,6 @@ pub struct ShardInfo {
     pub cols: (usize, usize),
     /// The kernel and configuration its plan resolved to (`—` for an empty part).
     pub kernel: String,
-}
-
-/// Runs `f` for every shard, with its item, on a thread of its own (wgpu has one queue per
-/// device, and each device's host work overlaps the others') and collects the results in
-/// shard order.
-pub(super) fn each_with<'g, U: Send, T: Send>(
-    shards: &[Shard<'g>],
-    items: Vec<U>,
-    f: impl Fn(usize, &Shard<'g>, U) -> Result<T> + Sync,
-) -> Result<Vec<T>> {
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = shards
-            .iter()
-            .zip(items)
-            .enumerate()
-            .map(|(d, (shard, item))| {
-                let f = &f;
-                scope.spawn(move || f(d, shard, item))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("a device thread panicked"))
-            .collect()
-    })
-}
-
-/// [`each_with`] without items.
-pub(super) fn each<'g, T: Send>(
-    shards: &[Shard<'g>],
-    f: impl Fn(usize, &Shard<'g>) -> Result<T> + Sync,
-) -> Result<Vec<T>> {
-    each_with(shards, vec![(); shards.len()], |d, sh, ()| f(d, sh))
 }
 
 impl<'g> MultiPlan<'g> {

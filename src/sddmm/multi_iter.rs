@@ -4,11 +4,11 @@
 use std::time::Instant;
 
 use super::breakdown::{Breakdown, Marks};
-use super::multi::{each, each_with, MultiOperands, MultiPlan, Shard};
+use super::multi::{MultiOperands, MultiPlan, Shard};
 use super::partition::Cut;
 use super::readback::ReadMode;
 use super::resident::{check_output_len, median_seconds};
-use crate::gpu::{copy_parallel, copy_threads, Ready};
+use crate::gpu::{copy_parallel, copy_threads, each, each_with, Ready};
 use crate::sparse::Dense;
 use crate::Result;
 

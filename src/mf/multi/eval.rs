@@ -4,8 +4,8 @@
 
 use super::{MultiTrainer, Shard};
 use crate::mf::blocks::Grid;
-use crate::mf::kernels::{self, Eval, Score};
-use crate::{Error, Result};
+use crate::mf::kernels::{self, Eval};
+use crate::Result;
 
 /// Each device's test samples: those whose user lies in its row block, the user as a row of
 /// the block (as its training samples), the item and rating as in `test` (device rows, r in
@@ -40,50 +40,33 @@ impl MultiTrainer<'_> {
         }
         let (grid, words, c) = (&self.grid, self.words(), self.grid.c);
         let shards = &self.shards;
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = shards
-                .iter()
-                .enumerate()
-                .map(|(d, sh)| {
-                    scope.spawn(move || -> Result<()> {
-                        let own: Vec<usize> = (d * c..(d + 1) * c).collect();
-                        if let Some(&j) = own.iter().find(|&&j| sh.held[j].is_none()) {
-                            return Err(Error::Check {
-                                kernel: "mf multi-device evaluation".into(),
-                                message: format!("device {d} does not hold Q block {j}"),
-                            });
-                        }
-                        let to: Vec<&Shard> = (0..g)
-                            .filter(|&e| e != d && e != (d + 1) % g)
-                            .map(|e| &shards[e])
-                            .collect();
-                        for group in own.chunks(sh.staging.len()) {
-                            // Both copies queued before the first is waited for.
-                            let copies = group
-                                .iter()
-                                .zip(&sh.staging)
-                                .map(|(&j, staging)| {
-                                    let rows = grid.col_range(j);
-                                    let range = rows.start * words..rows.end * words;
-                                    let copy = staging.copy_from(sh.gpu, &sh.q, range)?;
-                                    Ok((rows.start * words, staging, copy))
-                                })
-                                .collect::<Result<Vec<_>>>()?;
-                            for (at, staging, copy) in copies {
-                                let block = staging.view(staging.wait(sh.gpu, copy)?)?;
-                                for other in &to {
-                                    other.q.write_at(other.gpu, at, &block)?;
-                                }
-                            }
-                        }
-                        Ok(())
-                    })
-                })
+        crate::gpu::each(shards, |d, sh| {
+            sh.check_holds_own(d, c, "mf multi-device evaluation")?;
+            let own: Vec<usize> = (d * c..(d + 1) * c).collect();
+            let to: Vec<&Shard> = (0..g)
+                .filter(|&e| e != d && e != (d + 1) % g)
+                .map(|e| &shards[e])
                 .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("a device thread panicked"))
-                .collect::<Result<Vec<_>>>()
+            for group in own.chunks(sh.staging.len()) {
+                // Both copies queued before the first is waited for.
+                let copies = group
+                    .iter()
+                    .zip(&sh.staging)
+                    .map(|(&j, staging)| {
+                        let rows = grid.col_range(j);
+                        let range = rows.start * words..rows.end * words;
+                        let copy = staging.copy_from(sh.gpu, &sh.q, range)?;
+                        Ok((rows.start * words, staging, copy))
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                for (at, staging, copy) in copies {
+                    let block = staging.view(staging.wait(sh.gpu, copy)?)?;
+                    for other in &to {
+                        other.q.write_at(other.gpu, at, &block)?;
+                    }
+                }
+            }
+            Ok(())
         })?;
         Ok(())
     }
@@ -96,27 +79,15 @@ impl MultiTrainer<'_> {
     pub fn evaluate(&self) -> Result<Option<f64>> {
         self.share_q()?;
         let sigma = self.sigma;
-        let scores = std::thread::scope(|scope| {
-            let handles: Vec<_> = self
-                .shards
-                .iter()
-                .map(|sh: &Shard| {
-                    scope.spawn(move || {
-                        kernels::score(&Eval {
-                            gpu: sh.gpu,
-                            layout: &sh.layout,
-                            p: &sh.p,
-                            q: &sh.q,
-                            test: &sh.test,
-                            sigma,
-                        })
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("a device thread panicked"))
-                .collect::<Result<Vec<Score>>>()
+        let scores = crate::gpu::each(&self.shards, |_, sh| {
+            kernels::score(&Eval {
+                gpu: sh.gpu,
+                layout: &sh.layout,
+                p: &sh.p,
+                q: &sh.q,
+                test: &sh.test,
+                sigma,
+            })
         })?;
         if scores.iter().any(|s| s.diverged) {
             return Err(kernels::diverged(&self.options, self.epoch));
@@ -135,7 +106,7 @@ mod tests {
     use crate::gpu::GpuOptions;
     use crate::io::Ratings;
     use crate::mf::{Options, Precision};
-    use crate::Gpu;
+    use crate::{Error, Gpu};
 
     /// Three devices on the test adapter (lavapipe on CI).
     fn devices() -> &'static [Gpu] {

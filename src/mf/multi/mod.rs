@@ -78,6 +78,20 @@ struct Shard<'g> {
     test: Vec<(GpuBuffer<u32>, u32)>,
 }
 
+impl Shard<'_> {
+    /// Fails unless device `d` holds the current copies of its own `c` column blocks (as it
+    /// does between epochs); `kernel` names the step asking.
+    fn check_holds_own(&self, d: usize, c: usize, kernel: &str) -> Result<()> {
+        match (d * c..(d + 1) * c).find(|&j| self.held[j].is_none()) {
+            Some(j) => Err(Error::Check {
+                kernel: kernel.into(),
+                message: format!("device {d} does not hold Q block {j}"),
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
 /// A multi-device training run: data uploaded once, each device's P and Q blocks resident.
 pub struct MultiTrainer<'g> {
     options: Options,
@@ -389,17 +403,7 @@ impl<'g> MultiTrainer<'g> {
     /// workers' states as they were). Returns the wall-clock seconds spent.
     pub fn warm_up(&mut self) -> Result<f64> {
         let start = Instant::now();
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = self
-                .shards
-                .iter()
-                .map(|sh| scope.spawn(move || crate::gpu::warm_clocks(sh.gpu)))
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("a device thread panicked"))
-                .collect::<Result<Vec<_>>>()
-        })?;
+        crate::gpu::each(&self.shards, |_, sh| crate::gpu::warm_clocks(sh.gpu))?;
         Ok(start.elapsed().as_secs_f64())
     }
 
@@ -409,37 +413,15 @@ impl<'g> MultiTrainer<'g> {
     pub fn device_features(&self) -> Result<(Vec<f32>, Vec<f32>)> {
         let half = self.options.precision == Precision::F16;
         let (words, c) = (self.words(), self.grid.c);
-        let parts = std::thread::scope(|scope| {
-            let handles: Vec<_> = self
-                .shards
-                .iter()
-                .enumerate()
-                .map(|(d, sh)| {
-                    let grid = &self.grid;
-                    scope.spawn(move || -> Result<(Vec<u32>, Vec<u32>)> {
-                        if let Some(j) = (d * c..(d + 1) * c).find(|&j| sh.held[j].is_none()) {
-                            return Err(Error::Check {
-                                kernel: "mf multi-device gather".into(),
-                                message: format!("device {d} does not hold Q block {j}"),
-                            });
-                        }
-                        // Only the device's own column blocks are current.
-                        let rows = grid.cols[d * c] as usize..grid.cols[(d + 1) * c] as usize;
-                        let staging = Staging::new(sh.gpu, "mf.multi.gather", rows.len() * words)?;
-                        let copy = staging.copy_from(
-                            sh.gpu,
-                            &sh.q,
-                            rows.start * words..rows.end * words,
-                        )?;
-                        let q = staging.collect(sh.gpu, copy)?;
-                        Ok((sh.p.read(sh.gpu)?, q))
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("a device thread panicked"))
-                .collect::<Result<Vec<_>>>()
+        let grid = &self.grid;
+        let parts = crate::gpu::each(&self.shards, |d, sh| {
+            sh.check_holds_own(d, c, "mf multi-device gather")?;
+            // Only the device's own column blocks are current.
+            let rows = grid.cols[d * c] as usize..grid.cols[(d + 1) * c] as usize;
+            let staging = Staging::new(sh.gpu, "mf.multi.gather", rows.len() * words)?;
+            let copy = staging.copy_from(sh.gpu, &sh.q, rows.start * words..rows.end * words)?;
+            let q = staging.collect(sh.gpu, copy)?;
+            Ok((sh.p.read(sh.gpu)?, q))
         })?;
         let (mut p, mut q) = (vec![], vec![]);
         for (pw, qw) in parts {
