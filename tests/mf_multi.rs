@@ -27,6 +27,20 @@ fn devices() -> &'static [Gpu] {
     })
 }
 
+/// Two devices on the test adapter with storage bindings capped at 8 KiB, so that samples
+/// and test ratings take several bands.
+fn small_binding_devices() -> Vec<Gpu> {
+    Gpu::several(
+        Some(2),
+        &GpuOptions {
+            share_adapters: true,
+            max_binding_bytes: Some(8 << 10),
+            ..Default::default()
+        },
+    )
+    .unwrap()
+}
+
 #[test]
 fn no_round_gives_two_devices_a_shared_block_and_every_block_is_trained_once() {
     let data = planted(90, 70, 4_000, 3);
@@ -158,15 +172,7 @@ fn the_devices_score_the_gathered_model_as_the_host_does() {
 fn test_ratings_beyond_one_binding_are_scored_in_bands() {
     // Bindings capped at 8 KiB (680 samples; P's block and Q in f16 at most 128 rows): each
     // device's share of the 1,574 test ratings takes two bands.
-    let gpus = Gpu::several(
-        Some(2),
-        &GpuOptions {
-            share_adapters: true,
-            max_binding_bytes: Some(8 << 10),
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let gpus = small_binding_devices();
     let data = planted(230, 128, 16_500, 31);
     let (train, test) = sets(&data);
     let options = Options {
@@ -397,15 +403,7 @@ fn cli_trains_on_two_devices_and_reports_each() {
 fn blocks_beyond_one_binding_train_in_bands_like_one_device() {
     // Bindings capped at 8 KiB: each block's samples (over 700 ratings × 12 bytes) take
     // several bands; P's block and all of Q (≤ 120 rows × 64 bytes) still fit one binding.
-    let gpus = Gpu::several(
-        Some(2),
-        &GpuOptions {
-            share_adapters: true,
-            max_binding_bytes: Some(8 << 10),
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let gpus = small_binding_devices();
     let data = planted(120, 100, 6_000, 13);
     let (train, test) = sets(&data);
     let options = Options {
