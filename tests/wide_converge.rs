@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::wide::trainer;
+use common::wide::{holdout, trainer};
 use rand::{Rng, SeedableRng};
 use wgsparse::gen::{zipf_ctr, CtrModel};
 use wgsparse::wide::{cpu, metrics, Model, Options, Trainer};
@@ -17,11 +17,7 @@ use wgsparse::Gpu;
 fn converges_to_planted_auc_sync_and_async() {
     let (n, m) = (20_000, 100);
     let d = zipf_ctr(n, m, 12, CtrModel::Lr, 31).unwrap();
-    let split = n * 9 / 10;
-    let x = &d.features;
-    let train = x.row_band(0..split);
-    let valid = x.row_band(split..n);
-    let (ytr, yva) = (&d.labels[..split], &d.labels[split..]);
+    let (train, valid, ytr, yva) = holdout(&d.features, &d.labels);
     let planted: Vec<f32> = (0..valid.nrows)
         .map(|i| {
             valid
@@ -69,9 +65,7 @@ fn converges_to_planted_auc_sync_and_async() {
 fn variants_change_final_loss_by_at_most_0_003() {
     let (n, m) = (6_000, 150);
     let d = zipf_ctr(n, m, 10, CtrModel::Lr, 61).unwrap();
-    let split = n * 9 / 10;
-    let (train, valid) = (d.features.row_band(0..split), d.features.row_band(split..n));
-    let (ytr, yva) = (&d.labels[..split], &d.labels[split..]);
+    let (train, valid, ytr, yva) = holdout(&d.features, &d.labels);
     let spec = Model::Lr.spec().unwrap();
     let base = Options {
         batch: 96,
@@ -220,10 +214,7 @@ fn gpu_validation_metrics_match_the_host() {
 fn fm_converges_to_planted_auc() {
     let (n, m, k) = (30_000, 80, 4);
     let d = zipf_ctr(n, m, 10, CtrModel::Fm { k }, 131).unwrap();
-    let split = n * 9 / 10;
-    let x = &d.features;
-    let (train, valid) = (x.row_band(0..split), x.row_band(split..n));
-    let (ytr, yva) = (&d.labels[..split], &d.labels[split..]);
+    let (train, valid, ytr, yva) = holdout(&d.features, &d.labels);
     let v = d.true_factors.as_ref().unwrap();
     // The planted parameters in the engine's layout: [w_j, v_j·] per feature, bias last.
     let mut planted: Vec<f64> = vec![];
@@ -258,10 +249,7 @@ fn fm_converges_to_planted_auc() {
 fn async_large_window_reaches_sync_logloss() {
     let (n, m) = (40_000, 1_000);
     let d = zipf_ctr(n, m, 16, CtrModel::Lr, 43).unwrap();
-    let split = n * 9 / 10;
-    let x = &d.features;
-    let (train, valid) = (x.row_band(0..split), x.row_band(split..n));
-    let (ytr, yva) = (&d.labels[..split], &d.labels[split..]);
+    let (train, valid, ytr, yva) = holdout(&d.features, &d.labels);
     let spec = Model::Lr.spec().unwrap();
     let mut finals = vec![];
     for sync in [true, false] {

@@ -10,8 +10,8 @@
 mod common;
 
 use common::wide::{
-    assert_matches_twin, async_chunk_twin, data, gen_ctr, random_params, sweep_args, train_args,
-    trainer,
+    assert_matches_twin, async_chunk_twin, data, gen_ctr, holdout, random_params, sweep_args,
+    train_args, trainer,
 };
 use wgsparse::gen::{zipf_ctr, CtrModel};
 use wgsparse::wide::{plan, FlowVariant, Model, Options, Trainer};
@@ -240,10 +240,7 @@ fn cold_from_sets_the_bound() {
 fn plain_writes_converge_lr_fm() {
     let (n, m) = (12_000, 4_000);
     let d = zipf_ctr(n, m, 12, CtrModel::Lr, 59).unwrap();
-    let split = n * 9 / 10;
-    let x = &d.features;
-    let (train, valid) = (x.row_band(0..split), x.row_band(split..n));
-    let (ytr, yva) = (&d.labels[..split], &d.labels[split..]);
+    let (train, valid, ytr, yva) = holdout(&d.features, &d.labels);
     for model in [Model::Lr, Model::Fm { k: 4 }] {
         let spec = model.spec().unwrap();
         let mut finals = vec![];

@@ -8,8 +8,8 @@
 mod common;
 
 use common::wide::{
-    assert_matches_twin, async_chunk_twin, data, epoch_from, random_params, random_start, trainer,
-    twin,
+    assert_matches_twin, async_chunk_twin, data, epoch_from, holdout, random_params, random_start,
+    trainer, twin,
 };
 use wgsparse::gen::{zipf_ctr, CtrModel};
 use wgsparse::sparse::Csr;
@@ -424,10 +424,7 @@ fn sync_variants_equal_twin() {
 fn async_combined_variant_converges() {
     let (n, m) = (20_000, 200);
     let d = zipf_ctr(n, m, 12, CtrModel::Lr, 47).unwrap();
-    let split = n * 9 / 10;
-    let x = &d.features;
-    let (train, valid) = (x.row_band(0..split), x.row_band(split..n));
-    let (ytr, yva) = (&d.labels[..split], &d.labels[split..]);
+    let (train, valid, ytr, yva) = holdout(&d.features, &d.labels);
     let spec = Model::Lr.spec().unwrap();
     let mut finals = vec![];
     for (sync, variant) in [
@@ -475,10 +472,7 @@ fn async_combined_variant_converges() {
 fn snapshot_reads_converge_with_several_dispatches() {
     let (n, m) = (20_000, 200);
     let d = zipf_ctr(n, m, 12, CtrModel::Lr, 53).unwrap();
-    let split = n * 9 / 10;
-    let x = &d.features;
-    let (train, valid) = (x.row_band(0..split), x.row_band(split..n));
-    let (ytr, yva) = (&d.labels[..split], &d.labels[split..]);
+    let (train, valid, ytr, yva) = holdout(&d.features, &d.labels);
     let spec = Model::Lr.spec().unwrap();
     let mut finals = vec![];
     for (rounds, variant) in [
@@ -509,7 +503,7 @@ fn snapshot_reads_converge_with_several_dispatches() {
         };
         let mut t = trainer(&spec, m, (&train, ytr), Some((&valid, yva)), options);
         // 563 chunks of 32: one dispatch, or one per 8 · rounds chunks.
-        let chunks = split.div_ceil(t.chunk());
+        let chunks = train.nrows.div_ceil(t.chunk());
         let want = if rounds == 0 {
             1
         } else {

@@ -99,6 +99,14 @@ pub fn sweep_args<'a>(
     args
 }
 
+/// The first 90% of the rows of `x` and `labels` for training, the rest for validation:
+/// (train, valid, train labels, valid labels).
+pub fn holdout<'a>(x: &Csr, labels: &'a [f32]) -> (Csr, Csr, &'a [f32], &'a [f32]) {
+    let (n, split) = (x.nrows, x.nrows * 9 / 10);
+    let (ytr, yva) = labels.split_at(split);
+    (x.row_band(0..split), x.row_band(split..n), ytr, yva)
+}
+
 /// Random parameters in [−0.5, 0.5) for `m` features of `spec` and the bias.
 pub fn random_params(spec: &ModelSpec, m: usize, seed: u64) -> Vec<f64> {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
