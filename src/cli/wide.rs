@@ -63,8 +63,9 @@ enum What {
         #[arg(long, default_value_t = 0.0)]
         l2: f32,
         /// Stream the training data's parts through a double-buffered staging ring of two
-        /// device slots each epoch (device memory for two parts; epoch time in wall clock,
-        /// copies included) instead of keeping them all resident.
+        /// device slots each epoch (device memory for two parts, host-visible staging memory
+        /// as large again; epoch time in wall clock, copies included) instead of keeping them
+        /// all resident.
         #[arg(long)]
         ring: bool,
         #[arg(long, value_enum, default_value = "flow")]

@@ -14,7 +14,10 @@ type MapResult = std::result::Result<(), wgpu::BufferAsyncError>;
 
 /// A `MAP_WRITE | COPY_SRC` buffer as large as its destination. Between [`Upload::fill`] and
 /// [`Upload::flush`] it is mapped; after a flush it is mapped again once the copy is done
-/// (the next fill waits for that).
+/// (the next fill waits for that copy alone, not for work submitted after it). It takes
+/// host-visible memory as large as it is: wgpu's allocator prefers device memory the host
+/// writes across the bus (a resizable BAR's heap) when such a heap holds it, else host memory
+/// the driver pins.
 pub struct Upload {
     buffer: wgpu::Buffer,
     bytes: u64,
@@ -23,8 +26,9 @@ pub struct Upload {
 
 /// Where an [`Upload`] stands.
 enum State {
-    /// Flushed; the map it asked for has not been seen to complete.
-    Pending(mpsc::Receiver<MapResult>),
+    /// Flushed by the copy in this submission (`None`: the submission failed); the map it
+    /// asked for has not been seen to complete.
+    Pending(mpsc::Receiver<MapResult>, Option<wgpu::SubmissionIndex>),
     /// Mapped; `filled` once a fill succeeded (only then may it be flushed).
     Mapped { filled: bool },
 }
@@ -72,21 +76,31 @@ impl Upload {
         self.state.lock().map_err(|_| gpu_error("poisoned lock"))
     }
 
-    /// Waits until the buffer is mapped (the last flush's copy done) and hands its bytes,
-    /// write-only, to `f`. Nothing reaches the device until [`Upload::flush`]; when `f`
-    /// fails the buffer stays mapped, refuses to flush, and the next fill starts over.
+    /// Waits until the buffer is mapped (the last flush's copy done: that submission alone,
+    /// so the host fills while later submissions run) and hands its bytes, write-only, to
+    /// `f`. Nothing reaches the device until [`Upload::flush`]; when `f` fails the buffer
+    /// stays mapped, refuses to flush, and the next fill starts over.
     pub fn fill<R>(
         &self,
         gpu: &Gpu,
         f: impl FnOnce(wgpu::WriteOnly<'_, [u8]>) -> Result<R>,
     ) -> Result<R> {
         let mut state = self.lock()?;
-        if let State::Pending(rx) = &*state {
+        if let State::Pending(rx, copy) = &*state {
             let mapped = match rx.try_recv() {
                 Ok(r) => r,
                 Err(_) => {
-                    gpu.wait()?;
-                    rx.recv().map_err(|_| gpu_error("map callback dropped"))?
+                    if let Some(copy) = copy {
+                        gpu.wait_for(copy.clone())?;
+                    }
+                    match rx.try_recv() {
+                        Ok(r) => r,
+                        // No copy to wait for, or its map not yet resolved: all work.
+                        Err(_) => {
+                            gpu.wait()?;
+                            rx.recv().map_err(|_| gpu_error("map callback dropped"))?
+                        }
+                    }
                 }
             };
             mapped.map_err(gpu_error)?;
@@ -123,10 +137,32 @@ impl Upload {
     /// [`Upload::flush`] into bytes `offset..offset + bytes()` of `dst` (`offset` a multiple
     /// of 4): one piece of a destination written by several uploads.
     pub fn flush_at<T: Pod>(&self, gpu: &Gpu, dst: &GpuBuffer<T>, offset: u64) -> Result<()> {
-        if offset + self.bytes > dst.raw().size() || !offset.is_multiple_of(4) {
+        self.copy(gpu, dst, offset, self.bytes)
+    }
+
+    /// [`Upload::flush`] of the first `bytes` bytes only (a multiple of 4, at most
+    /// [`Upload::bytes`]) into the first `bytes` bytes of `dst`: a destination sized for the
+    /// largest of several contents, written with a shorter one. The rest of `dst` keeps what
+    /// it held; the whole buffer is mapped again for the next fill.
+    pub fn flush_prefix<T: Pod>(&self, gpu: &Gpu, dst: &GpuBuffer<T>, bytes: u64) -> Result<()> {
+        if bytes > self.bytes {
             return Err(Error::Shape(format!(
-                "a staged write of {} bytes at {offset} into a buffer of {}",
-                self.bytes,
+                "a staged write of {bytes} bytes from a staging buffer of {}",
+                self.bytes
+            )));
+        }
+        self.copy(gpu, dst, 0, bytes)
+    }
+
+    /// Unmaps, queues the copy of the first `bytes` bytes into `dst` at `offset`, and asks
+    /// for the map again (no wait); checks the range and that a fill succeeded.
+    fn copy<T: Pod>(&self, gpu: &Gpu, dst: &GpuBuffer<T>, offset: u64, bytes: u64) -> Result<()> {
+        let fits = offset
+            .checked_add(bytes)
+            .is_some_and(|end| end <= dst.raw().size());
+        if !fits || !offset.is_multiple_of(4) || !bytes.is_multiple_of(4) {
+            return Err(Error::Shape(format!(
+                "a staged write of {bytes} bytes at {offset} into a buffer of {}",
                 dst.raw().size()
             )));
         }
@@ -144,15 +180,18 @@ impl Upload {
                 .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                     label: Some("staged write"),
                 });
-            encoder.copy_buffer_to_buffer(&self.buffer, 0, dst.raw(), offset, self.bytes);
-            gpu.queue.submit([encoder.finish()]);
+            if bytes > 0 {
+                encoder.copy_buffer_to_buffer(&self.buffer, 0, dst.raw(), offset, bytes);
+            }
+            let copy = gpu.queue.submit([encoder.finish()]);
             self.buffer.map_async(wgpu::MapMode::Write, .., move |r| {
                 let _ = tx.send(r);
             });
+            copy
         });
         // The map was asked for whatever the error scopes caught.
-        *state = State::Pending(rx);
-        submitted
+        *state = State::Pending(rx, submitted.as_ref().ok().cloned());
+        submitted.map(|_| ())
     }
 }
 
@@ -183,4 +222,60 @@ pub fn copy_parallel<T: Pod + Send + Sync>(dst: &mut [T], src: &[T], threads: us
             scope.spawn(move || d.copy_from_slice(s));
         }
     });
+}
+
+/// A write-only part of a mapped buffer, handed to one copy thread.
+pub(crate) struct SendWrite<'a>(pub wgpu::WriteOnly<'a, [u8]>);
+
+// SAFETY: a `WriteOnly<[u8]>` is a unique, write-only borrow of mapped memory, like a
+// `&mut [u8]` (which is `Send`); wgpu marks it `Send` only for sized targets. The parts handed
+// to threads come from `split_at` and never overlap, and the scope ends before the mapping.
+unsafe impl Send for SendWrite<'_> {}
+
+impl<'a> SendWrite<'a> {
+    /// The view it carries.
+    pub fn into_inner(self) -> wgpu::WriteOnly<'a, [u8]> {
+        self.0
+    }
+}
+
+/// Writes `src`'s bytes into the start of `dst` (a mapped [`Upload`]'s view, as
+/// [`Upload::fill`] hands it), cut over up to `threads` host threads (by [`copy_threads`]):
+/// a large upload is laid out at the host's memory bandwidth rather than one core's. The
+/// rest of `dst` is left as it was. [`Error::Shape`] when `src` does not fit.
+pub fn write_parallel<T: Pod + Sync>(
+    dst: wgpu::WriteOnly<'_, [u8]>,
+    src: &[T],
+    threads: usize,
+) -> Result<()> {
+    let src: &[u8] = bytemuck::cast_slice(src);
+    if src.len() > dst.len() {
+        return Err(Error::Shape(format!(
+            "writing {} bytes into a staging buffer of {}",
+            src.len(),
+            dst.len()
+        )));
+    }
+    let (mut rest, _) = dst.split_at(src.len());
+    let parts = copy_threads(src.len(), threads);
+    if parts <= 1 {
+        rest.copy_from_slice(src);
+        return Ok(());
+    }
+    let per = src.len().div_ceil(parts);
+    std::thread::scope(|scope| {
+        let mut handles = Vec::with_capacity(parts);
+        for s in src.chunks(per) {
+            let (head, tail) = rest.split_at(s.len());
+            rest = tail;
+            let w = SendWrite(head);
+            // `w` moved whole (a method call), not its field, which is not `Send`.
+            handles.push(scope.spawn(move || w.into_inner().copy_from_slice(s)));
+        }
+        // Every thread joined here, so a panic in one is an error, not the scope's panic.
+        handles.into_iter().try_for_each(|h| {
+            h.join()
+                .map_err(|_| gpu_error("a staging copy thread panicked"))
+        })
+    })
 }

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use crate::gpu::{copy_threads, Gpu, GpuBuffer, Upload};
+use crate::gpu::{copy_threads, Gpu, GpuBuffer, SendWrite, Upload};
 use crate::sparse::{Csr, Dense};
 use crate::{Error, Result};
 
@@ -198,14 +198,6 @@ impl GpuDense {
         })
     }
 }
-
-/// A write-only part of a mapped buffer, handed to one copy thread.
-struct SendWrite<'a>(wgpu::WriteOnly<'a, [u8]>);
-
-// SAFETY: a `WriteOnly<[u8]>` is a unique, write-only borrow of mapped memory, like a
-// `&mut [u8]` (which is `Send`); wgpu marks it `Send` only for sized targets. The parts handed
-// to threads come from `split_at` and never overlap, and the scope ends before the mapping.
-unsafe impl Send for SendWrite<'_> {}
 
 /// Copies rows `src` (`ncols` each; the first is row `first` of `what`) into `w`, each padded
 /// with zeros to `stride`, after checking each is finite.

@@ -134,11 +134,13 @@
 //!   resident and recorded in the epoch's one submission (parts in shuffled order);
 //!   [`predict`] goes part by part too.
 //! - **Staging ring** ([`Options::ring`], for data beyond device memory): the parts stay on
-//!   the host and stream through two device slots each epoch; each part's dispatches are
-//!   submitted without waiting, so the host writes the next part into the other slot while
-//!   the device trains (the queue orders each write after the work that read the slot).
-//!   The copies are on the one queue, so the device does not overlap them with training;
-//!   no host thread builds parts ahead yet (they are chunked once, at setup).
+//!   the host and stream through two device slots each epoch: each part is laid out (on
+//!   the host's cores) in its slot's reused staging buffers, its prefix copied into the
+//!   slot and its dispatches submitted without waiting, so the host fills the next part
+//!   while the device trains (the queue orders each copy after the work that read the
+//!   slot). The staging buffers take host-visible memory of 2 × the slot bytes. The copies
+//!   are on the one queue, so the device does not overlap them with training; no host
+//!   thread builds parts ahead yet (they are chunked once, at setup).
 //!
 //! Not yet built: validation data beyond one binding.
 
@@ -209,7 +211,9 @@ pub struct Options {
     pub l2: f32,
     /// Stream the training data's parts (each fitting one storage binding) through a
     /// double-buffered staging ring of two device slots each epoch instead of keeping every
-    /// part resident: device memory for two parts, host-to-device copies every epoch.
+    /// part resident: device memory for two parts, host-to-device copies every epoch, and
+    /// reused staging buffers of host-visible memory as large as both slots (2 × the slot
+    /// bytes) besides the parts' host arrays.
     pub ring: bool,
     /// The stage baseline (separate aggregate / loss / gradient dispatches through global
     /// memory, then the apply) instead of the flow kernel; sync mode only.

@@ -92,8 +92,9 @@ pub struct Trainer<'g> {
     sync_groups: usize,
     /// Sync, persistent kernel: the grid barrier's word (arrivals and generation).
     grid_word: Option<GpuBuffer<u32>>,
-    /// The staging ring's two slots (each sized for the largest part), when streaming.
-    ring: Option<[Slot; 2]>,
+    /// The staging ring's two slots (each sized for the largest part, with staging buffers
+    /// as large), when streaming.
+    ring: Option<[ring::Slot; 2]>,
     valid: Option<Valid>,
     epoch: usize,
     rng: rand::rngs::StdRng,
@@ -125,9 +126,6 @@ struct Part {
     /// arrays (index 0) or to ring slot 0 or 1.
     steps: [Vec<Step>; 2],
 }
-
-/// A ring slot's arrays: meta, sample-sorted and feature-sorted edges.
-type Slot = [GpuBuffer<u32>; 3];
 
 /// A recorded dispatch: kernel, bind group, grid, and whether the parameters are copied
 /// into the snapshot before it (async with snapshot reads).

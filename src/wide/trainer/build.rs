@@ -4,7 +4,8 @@
 use rand::SeedableRng;
 use rand_distr::{Distribution, Normal};
 
-use super::{Part, Slot, Trainer, Valid};
+use super::ring::Slot;
+use super::{Part, Trainer, Valid};
 use crate::gpu::{Gpu, GpuBuffer, WordCopy};
 use crate::sparse::Csr;
 use crate::wide::engine::{
@@ -345,15 +346,7 @@ impl<'g> Trainer<'g> {
             });
         }
         let ring = if options.ring {
-            let slot = || -> Result<Slot> {
-                let name = ["wide.ring.meta", "wide.ring.sedge", "wide.ring.fedge"];
-                Ok([
-                    GpuBuffer::zeroed(gpu, name[0], ring_lens[0])?,
-                    GpuBuffer::zeroed(gpu, name[1], ring_lens[1])?,
-                    GpuBuffer::zeroed(gpu, name[2], ring_lens[2])?,
-                ])
-            };
-            Some([slot()?, slot()?])
+            Some([Slot::new(gpu, ring_lens)?, Slot::new(gpu, ring_lens)?])
         } else {
             None
         };
