@@ -1,7 +1,10 @@
 //! Linear regression by conjugate gradient on the GPU (Listing 1 of Ashari et al.): minimizes
 //! ‖X·w − b‖² + λ‖w‖² by solving (XᵀX + λI)·w = Xᵀb. Each iteration is one fused
-//! q = Xᵀ(X·p) + λ·p, two dot products and three vector updates. CG's scalars (α, β, ρ, the
-//! stopping test) stay on the device (`fused.cg_scalars`): several iterations are recorded in
+//! q = Xᵀ(X·p) + λ·p, two dot products and three vector updates, in four dispatches after the
+//! gate when the plan adds onto its output ([`Plan::accumulates`]: p = β·p − r with q = λ·p;
+//! q += Xᵀ(X·p); p·q with α; w += α·p and r += α·q with r·r, β and the stopping test), each
+//! dot product formed by the step that writes its inputs (`fused.cg_step`). CG's scalars
+//! (α, β, ρ, the stopping test) stay on the device: several iterations are recorded in
 //! one submission, each gated on the device's stop flag (so the ones after convergence run
 //! empty grids), and the small state is read back once per submission to decide whether to
 //! record more. The chunk of iterations per submission starts at [`CgOptions::chunk`] and
@@ -13,9 +16,10 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::fused::vectors::{axpy, axpy_dev, dot, DOT_GROUPS, NO_COEF};
+pub use crate::fused::cg_step::{CgBreakdown, PhaseTotal};
+use crate::fused::cg_step::{CgMode, CgSettings, CgSteps, CgVectors, SYNC_LEN};
 use crate::fused::{Matrix, Op, Options, Plan};
-use crate::gpu::{Batch, Binding, Gpu, GpuBuffer, KernelSpec, Staging};
+use crate::gpu::{Batch, Gpu, GpuBuffer, Staging};
 use crate::sparse::{Csr, Dense};
 use crate::{Error, Result};
 
@@ -34,6 +38,8 @@ pub struct CgOptions {
     pub chunk: usize,
     /// Largest n whose w is copied behind every submission ([`STAGE_W_MAX`]).
     pub stage_w_max: usize,
+    /// Time each phase on the GPU ([`CgReport::breakdown`]): one compute pass per phase.
+    pub breakdown: bool,
 }
 
 impl Default for CgOptions {
@@ -45,6 +51,7 @@ impl Default for CgOptions {
             fused: Options::default(),
             chunk: 4,
             stage_w_max: STAGE_W_MAX,
+            breakdown: false,
         }
     }
 }
@@ -72,6 +79,9 @@ pub struct CgReport {
     pub record_seconds: f64,
     /// Of `seconds`, the host's waits for the device and the reads.
     pub wait_seconds: f64,
+    /// Where the time went, with [`CgOptions::breakdown`] (the timestamps' own read-back is
+    /// left out of `seconds`).
+    pub breakdown: Option<CgBreakdown>,
 }
 
 /// Default largest n whose w is copied behind every submission (so the last one brings it
@@ -188,12 +198,16 @@ pub fn linreg_cg_resident(
             ))
         })?;
     let start = Instant::now();
-    let mut wait_seconds = 0.0;
+    let (mut wait_seconds, mut untimed) = (0.0, 0.0);
+    // r = −Xᵀb is added onto r's zeros (a new buffer is zero-filled) when the plan adds onto
+    // its output; q = λ·p is written by the step that writes p when the plan adds onto q.
+    let onto_r = plan.accumulates(true);
+    let onto_q = plan.accumulates(false);
     let w = GpuBuffer::zeroed(gpu, "linreg.w", n)?;
     let r = GpuBuffer::zeroed(gpu, "linreg.r", n)?;
     let p = GpuBuffer::zeroed(gpu, "linreg.p", n)?;
     let q = GpuBuffer::zeroed(gpu, "linreg.q", n)?;
-    let part = GpuBuffer::zeroed(gpu, "linreg.dot_partials", DOT_GROUPS as usize)?;
+    let sync = GpuBuffer::zeroed(gpu, "linreg.sync", SYNC_LEN)?;
     let st = GpuBuffer::zeroed(
         gpu,
         "linreg.state",
@@ -203,11 +217,33 @@ pub fn linreg_cg_resident(
     let w_stage = (n <= options.stage_w_max)
         .then(|| Staging::new(gpu, "linreg.w.stage", n))
         .transpose()?;
-    let tol2 = (options.tol * options.tol) as f32;
-    let scalars =
-        |batch: &mut Batch, mode: u32| cg_scalars(batch, &st, [mode, tol2.to_bits(), max_iter, 0]);
-    // r = −Xᵀb, p = −r, ρ = r·r, the target.
-    let mut batch = Batch::new(gpu);
+    let settings = CgSettings {
+        tol2: (options.tol * options.tol) as f32,
+        max_iter,
+        lambda: options.lambda,
+        init_q: onto_q,
+    };
+    let vectors = CgVectors {
+        st: &st,
+        sync: &sync,
+        w: &w,
+        r: &r,
+        p: &p,
+        q: &q,
+    };
+    let steps = CgSteps::new(gpu, n, &settings, &vectors)?;
+    let setup_seconds = start.elapsed().as_secs_f64();
+    let mut breakdown = options.breakdown.then(CgBreakdown::default);
+    let new_batch = || {
+        let mut batch = Batch::new(gpu);
+        if options.breakdown {
+            batch.time_phases();
+        }
+        batch
+    };
+    // r = −Xᵀb; then p = −r (q = λ·p), ρ = r·r and the target in one step.
+    let mut batch = new_batch();
+    batch.phase("xtb");
     let xtb = Op {
         alpha: -1.0,
         y: bb,
@@ -216,33 +252,32 @@ pub fn linreg_cg_resident(
         z: None,
         xty: true,
     };
-    plan.record(&mut batch, &xtb, &r)?;
-    axpy(&mut batch, n, 0.0, &r, -1.0, &r, &p)?;
-    dot(&mut batch, &r, &r, &part, &st, slot::RR)?;
-    scalars(&mut batch, 0)?;
+    if onto_r {
+        plan.record_onto(&mut batch, &xtb, &r)?;
+    } else {
+        plan.record(&mut batch, &xtb, &r)?;
+    }
+    batch.phase("start");
+    steps.record(&mut batch, CgMode::Start)?;
     let (mut recorded, mut chunk, mut submissions) = (0usize, options.chunk, 0usize);
     let mut reported = 0;
     let mut residuals = vec![];
     let (state, w_staged) = loop {
-        // Each iteration, run only while stop is 0: [p = −r + β·p;] q = Xᵀ(X·p) + λ·p;
-        // α = ρ/p·q; w += α·p; r += α·q; β = r·r/ρ and the stopping test. Every iteration
-        // after the first is the same program on the same buffers: recorded once per
-        // submission, then replayed (no host work per iteration but a clone of its steps).
+        // Each iteration, run only while stop is 0: [p = β·p − r (q = λ·p);]
+        // q (+)= Xᵀ(X·p) (+ λ·p); p·q and α; w += α·p, r += α·q, r·r, β and the stopping test.
+        // Every iteration after the first is the same program on the same buffers: recorded
+        // once per submission, then replayed (no host work per iteration but a clone of its
+        // steps).
         let end = recorded + chunk.min(options.max_iter - recorded);
         while recorded < end {
             let mark = batch.mark()?;
+            batch.phase("gate");
             batch.begin_gate(&st, slot::STOP)?;
             if recorded > 0 {
-                axpy_dev(
-                    &mut batch,
-                    n,
-                    (1.0, slot::BETA),
-                    (-1.0, NO_COEF),
-                    &r,
-                    &p,
-                    &st,
-                )?;
+                batch.phase("p_update");
+                steps.record(&mut batch, CgMode::PUpdate)?;
             }
+            batch.phase("fused");
             let op = Op {
                 alpha: 1.0,
                 y: &p,
@@ -251,29 +286,15 @@ pub fn linreg_cg_resident(
                 z: Some(&p),
                 xty: false,
             };
-            plan.record(&mut batch, &op, &q)?;
-            dot(&mut batch, &p, &q, &part, &st, slot::PQ)?;
-            scalars(&mut batch, 1)?;
-            axpy_dev(
-                &mut batch,
-                n,
-                (1.0, NO_COEF),
-                (1.0, slot::ALPHA),
-                &p,
-                &w,
-                &st,
-            )?;
-            axpy_dev(
-                &mut batch,
-                n,
-                (1.0, NO_COEF),
-                (1.0, slot::ALPHA),
-                &q,
-                &r,
-                &st,
-            )?;
-            dot(&mut batch, &r, &r, &part, &st, slot::RR)?;
-            scalars(&mut batch, 2)?;
+            if onto_q {
+                plan.record_onto(&mut batch, &op, &q)?;
+            } else {
+                plan.record(&mut batch, &op, &q)?;
+            }
+            batch.phase("alpha");
+            steps.record(&mut batch, CgMode::Alpha)?;
+            batch.phase("update");
+            steps.record(&mut batch, CgMode::Update)?;
             batch.end_gate()?;
             if recorded > 0 {
                 // The rest of the chunk: copies of this iteration.
@@ -283,7 +304,7 @@ pub fn linreg_cg_resident(
                 recorded += 1;
             }
         }
-        batch.submit_nowait()?;
+        let (_, phases) = batch.submit_nowait_phased()?;
         submissions += 1;
         // Both copies queue behind the batch; the host waits once, for the last of them.
         let st_copy = st_stage.copy_from(gpu, &st, 0..st.len())?;
@@ -298,6 +319,12 @@ pub fn linreg_cg_resident(
         };
         let state = st_stage.collect(gpu, st_copy)?;
         wait_seconds += waited.elapsed().as_secs_f64();
+        if let (Some(b), Some(t)) = (&mut breakdown, phases) {
+            // Already done on the device: the read costs a map, outside the solve's time.
+            let paused = Instant::now();
+            b.add(&t.read(gpu)?);
+            untimed += paused.elapsed().as_secs_f64();
+        }
         let done = state[slot::ITERS as usize] as usize;
         let log = &state[slot::LOG as usize..];
         if residuals.is_empty() {
@@ -311,7 +338,7 @@ pub fn linreg_cg_resident(
         if state[slot::STOP as usize] != 0.0 || recorded >= options.max_iter {
             break (state, w_now);
         }
-        batch = Batch::new(gpu);
+        batch = new_batch();
         chunk *= 2;
     };
     let iterations = state[slot::ITERS as usize] as usize;
@@ -335,7 +362,10 @@ pub fn linreg_cg_resident(
             w
         }
     };
-    let seconds = start.elapsed().as_secs_f64();
+    let seconds = start.elapsed().as_secs_f64() - untimed;
+    if let Some(b) = &mut breakdown {
+        b.finish(setup_seconds, seconds - wait_seconds, wait_seconds);
+    }
     Ok(CgReport {
         w,
         iterations,
@@ -346,33 +376,18 @@ pub fn linreg_cg_resident(
         seconds,
         record_seconds: seconds - wait_seconds,
         wait_seconds,
+        breakdown,
     })
 }
 
-/// Slots of CG's device state (`shaders/fused/cg_scalars.wgsl`).
+/// Slots of CG's device state (`shaders/fused/cg_step.wgsl`).
 mod slot {
     pub const PQ: u32 = 0;
     pub const RR: u32 = 1;
-    pub const ALPHA: u32 = 3;
-    pub const BETA: u32 = 4;
     pub const STOP: u32 = 5;
     pub const ITERS: u32 = 6;
     pub const TARGET: u32 = 7;
     pub const LOG: u32 = 8;
-}
-
-/// Records `fused.cg_scalars` (params: mode, tol², max iterations).
-fn cg_scalars(batch: &mut Batch, state: &GpuBuffer<f32>, params: [u32; 4]) -> Result<()> {
-    let gpu = batch.gpu();
-    let k = gpu.kernel(&KernelSpec {
-        name: "fused/cg_scalars",
-        defines: vec![],
-        constants: vec![],
-        bindings: &[Binding::Uniform, Binding::ReadWrite],
-    })?;
-    let params = gpu.uniform("fused.cg_scalars", &params);
-    let bg = k.bind(gpu, &[&params, state.raw()])?;
-    batch.dispatch(&k, bg, [1, 1, 1])
 }
 
 /// Root-mean-square error of X·w against b, in f64 on the host.
