@@ -201,3 +201,49 @@ fn breakdown_names_every_phase_and_changes_no_bits() {
     assert!(bd.phases.iter().all(|p| p.ms >= 0.0), "{bd:?}");
     assert!(sum <= bd.gpu_ms * (1.0 + 1e-9) + 1e-9, "{bd:?}");
 }
+
+/// A `CgSolver` workspace solved again on other labels: the start step zeroes w and the
+/// plan's pre-pass zeroes r, so the second solve is a fresh one's (the same bits on two-pass
+/// X, the twin's weights on dense fused, whose adds land in any order).
+#[test]
+fn a_reused_workspace_solves_as_a_fresh_one() {
+    let gpu = common::gpu();
+    let d = gen::dense_uniform(400, 15, 51);
+    let s = sparse_x(600, 40, 6_000, 52);
+    for (x, variant) in [
+        (Matrix::Sparse(&s), Variant::TwoPass),
+        (Matrix::Dense(&d), Variant::Fused),
+    ] {
+        let fused = opts(variant);
+        let plan = Plan::new(gpu, x, &fused).unwrap();
+        let o = CgOptions {
+            lambda: 0.01,
+            chunk: 2,
+            fused,
+            ..Default::default()
+        };
+        let (b1, b2) = (
+            linreg::synthetic_labels(x, 53),
+            linreg::synthetic_labels(x, 54),
+        );
+        let upload = |b: &[f32]| GpuBuffer::upload(gpu, "reuse.b", b).unwrap();
+        let solver = linreg::CgSolver::new(gpu, &plan, &o).unwrap();
+        let first = solver.solve(gpu, &upload(&b1), |_, _| {}).unwrap();
+        let again = solver.solve(gpu, &upload(&b2), |_, _| {}).unwrap();
+        let fresh = linreg::linreg_cg(gpu, &plan, &b2, &o, |_, _| {}).unwrap();
+        let what = plan.config.describe();
+        assert!(first.converged && again.converged, "{what}");
+        assert_ne!(first.residuals, again.residuals, "{what}");
+        let twin = cpu::linreg_cg(x, &b2, 0.01, o.tol, o.max_iter);
+        let diff = linreg::weights_rel_diff(&again.w, &twin.w);
+        assert!(diff <= 1e-3, "{what}: w {diff:.3e} from the twin's");
+        if variant == Variant::TwoPass {
+            let bits = |w: &[f32]| w.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&again.w), bits(&fresh.w), "{what}");
+            assert_eq!(again.residuals, fresh.residuals, "{what}");
+        } else {
+            let r0 = (again.residuals[0] - fresh.residuals[0]).abs();
+            assert!(r0 <= 1e-5 * fresh.residuals[0], "{what}: ‖r₀‖ {r0}");
+        }
+    }
+}

@@ -2,8 +2,9 @@
 // (src/fused/linreg.rs): the dot product a step needs is formed by the dispatch that writes its
 // inputs, and the last workgroup to finish sums the per-workgroup partials and updates the
 // scalars, so no separate dot, reduce or scalar dispatch runs. Modes (params.mode):
-//   0 start:    p = −r (r = −Xᵀb), q = λ·p when INIT_Q; r·r; ρ, the target, the log, stop.
-//   1 p update: p = β·p − r, q = λ·p when INIT_Q (no dot product).
+//   0 start:    w = 0, p = −r (r = −Xᵀb), q = λ·p when init_q; r·r; ρ, the target, the log,
+//               stop.
+//   1 p update: p = β·p − r, q = λ·p when init_q (no dot product).
 //   2 alpha:    p·q; α = ρ / p·q, or stop = 2 when p·q is not positive (or NaN).
 //   3 update:   w += α·p, r += α·q; r·r; β, ρ, the iteration count, the log, stop.
 // Modes 1–3 change nothing once stop ≠ 0. State st (f32): 0 p·q, 1 r·r,
@@ -101,6 +102,7 @@ fn main(
         if mode == 0u {
             for (var i = gid.x; i < params.n; i += stride) {
                 let ri = r[i];
+                w[i] = 0.0;
                 p[i] = -ri;
                 if params.init_q != 0u {
                     q[i] = params.lambda * -ri;

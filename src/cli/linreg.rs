@@ -74,8 +74,8 @@ pub struct LinregArgs {
     #[arg(long)]
     export: Option<PathBuf>,
     /// Solve this many times and report the median time: the first solve on a cold GPU, then
-    /// (above 1) solves back to back until the clocks settle (as the peers' warm-up), then
-    /// this many timed ones.
+    /// (above 1) solves back to back on one workspace (allocated once) until the clocks settle
+    /// (as the peers' warm-up), then this many timed ones.
     #[arg(long, default_value_t = 1)]
     runs: usize,
     /// Time each phase of the solve on the GPU (Xᵀb, the fused passes, the vector and scalar
@@ -127,13 +127,15 @@ pub fn run(a: LinregArgs) -> Result<ExitCode> {
             println!("iteration {i:>3}: ‖r‖ = {r:.6e}");
         }
     })?;
-    // Above one run: solves back to back until the clocks settle, then `runs` timed ones;
-    // the median run's time, its split into recording and waiting, and its breakdown.
+    // Above one run: solves back to back on one workspace (allocated once, as the plan) until
+    // the clocks settle, then `runs` timed ones; the median run's time, its split into
+    // recording and waiting, and its breakdown.
     if a.runs > 1 {
         let b = GpuBuffer::upload(&gpu, "linreg.b", &labels)?;
+        let solver = linreg::CgSolver::new(&gpu, &plan, &options)?;
         let mut timed = vec![];
         wgsparse::gpu::median_warm(&gpu, a.runs, || {
-            let r = linreg::linreg_cg_resident(&gpu, &plan, &b, &options, |_, _| {})?;
+            let r = solver.solve(&gpu, &b, |_, _| {})?;
             let t = wgsparse::gpu::GpuTime::wall(r.seconds);
             timed.push(r);
             Ok(t)

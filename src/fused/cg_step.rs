@@ -31,7 +31,7 @@ const BINDINGS: [Binding; 7] = [
 /// The steps of `fused.cg_step` (its `params.mode`).
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum CgMode {
-    /// p = −r (and q = λ·p), r·r, the starting scalars.
+    /// w = 0, p = −r (and q = λ·p), r·r, the starting scalars.
     Start = 0,
     /// p = β·p − r (and q = λ·p).
     PUpdate = 1,
@@ -144,7 +144,10 @@ pub struct CgBreakdown {
     pub gpu_ms: f64,
     /// `gpu_ms` less the phases: between passes (barriers, pass boundaries).
     pub between_passes_ms: f64,
-    /// Host: allocating the solve's buffers and binding its steps, before any recording.
+    /// Host: allocating the solve's buffers and binding its steps ([`CgSolver::new`]; 0 for
+    /// a solve on a workspace built before).
+    ///
+    /// [`CgSolver::new`]: crate::fused::linreg::CgSolver::new
     pub setup_ms: f64,
     /// Host: recording, encoding and submitting (the rest of the time not spent waiting).
     pub record_ms: f64,
@@ -181,12 +184,11 @@ impl CgBreakdown {
         }
     }
 
-    /// Fills in the derived and host parts (seconds).
-    pub(crate) fn finish(&mut self, setup: f64, record: f64, wait: f64) {
+    /// Fills in the derived and host parts (seconds; the setup is the caller's).
+    pub(crate) fn finish(&mut self, record: f64, wait: f64) {
         let phases: f64 = self.phases.iter().map(|p| p.ms).sum();
         self.between_passes_ms = self.gpu_ms - phases;
-        self.setup_ms = setup * 1e3;
-        self.record_ms = (record - setup) * 1e3;
+        self.record_ms = record * 1e3;
         self.wait_ms = wait * 1e3;
         self.wait_beyond_gpu_ms = self.wait_ms - self.gpu_ms;
     }
