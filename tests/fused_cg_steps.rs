@@ -89,18 +89,20 @@ fn record_onto_adds_to_the_callers_w() {
 /// The CG after k = 1, 2, 3 iterations (tol 0: no early stop) against the twin's after k:
 /// ‖r‖ before and after each iteration (the start step's r·r, the update step's r·r, both
 /// through the partials hand-off) and w (α from the alpha step's p·q). Grids of one
-/// workgroup (n = 19), several (n = 3,000) and the most (n = 270,000 > 1,024 × 256: the last
-/// workgroup sums four partials per invocation); plans that add onto q (the step writes
-/// q = λ·p) and plans that write q themselves (two-pass).
+/// workgroup (n = 19, 1,500: the update step also updates p), several (n = 3,000) and the most
+/// (n = 270,000 > 1,024 × 256: the last workgroup sums four partials per invocation); plans
+/// that add onto q (the step writes q = λ·p) and plans that write q themselves (two-pass).
 #[test]
 fn cg_steps_match_the_twin_iteration_by_iteration() {
     let gpu = common::gpu();
     let d = gen::dense_uniform(500, 19, 31);
+    let s_one = sparse_x(2_000, 1_500, 20_000, 35);
     let s_mid = sparse_x(2_000, 3_000, 30_000, 32);
     let s_big = sparse_x(3_000, 270_000, 40_000, 33);
     let cases = [
         (Matrix::Dense(&d), Variant::Fused, true),
         (Matrix::Dense(&d), Variant::TwoPass, false),
+        (Matrix::Sparse(&s_one), Variant::Unfused, true),
         (Matrix::Sparse(&s_mid), Variant::Unfused, true),
         (Matrix::Sparse(&s_mid), Variant::TwoPass, false),
         (Matrix::Sparse(&s_big), Variant::Unfused, true),
@@ -136,70 +138,76 @@ fn cg_steps_match_the_twin_iteration_by_iteration() {
 }
 
 /// `CgOptions::breakdown`: the phases a solve ran (one `gate`, `fused`, `alpha` and `update`
-/// pass per recorded iteration, a `p_update` per iteration after the first), the same bits
-/// as without it (two-pass X is bit-reproducible), and the host parts filled in.
+/// pass per recorded iteration; above 2,048 columns a `p_update` per iteration after the
+/// first, at most that the update step does it), the same bits as without it (two-pass X is
+/// bit-reproducible), and the host parts filled in.
 #[test]
 fn breakdown_names_every_phase_and_changes_no_bits() {
     let gpu = common::gpu();
-    let s = sparse_x(500, 30, 5_000, 41);
-    let x = Matrix::Sparse(&s);
-    let b = linreg::synthetic_labels(x, 42);
-    let fused = opts(Variant::TwoPass);
-    let plan = Plan::new(gpu, x, &fused).unwrap();
-    let solve = |breakdown: bool| {
-        let o = CgOptions {
-            lambda: 0.01,
-            chunk: 3,
-            breakdown,
-            fused: fused.clone(),
-            ..Default::default()
+    let narrow = sparse_x(500, 30, 5_000, 41);
+    let wide = sparse_x(3_000, 2_500, 40_000, 43);
+    for (s, p_update) in [(&narrow, false), (&wide, true)] {
+        let x = Matrix::Sparse(s);
+        let b = linreg::synthetic_labels(x, 42);
+        let fused = opts(Variant::TwoPass);
+        let plan = Plan::new(gpu, x, &fused).unwrap();
+        let solve = |breakdown: bool| {
+            let o = CgOptions {
+                lambda: 0.01,
+                chunk: 3,
+                breakdown,
+                fused: fused.clone(),
+                ..Default::default()
+            };
+            linreg::linreg_cg(gpu, &plan, &b, &o, |_, _| {}).unwrap()
         };
-        linreg::linreg_cg(gpu, &plan, &b, &o, |_, _| {}).unwrap()
-    };
-    let (plain, timed) = (solve(false), solve(true));
-    assert!(plain.breakdown.is_none());
-    let bits = |w: &[f32]| w.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
-    assert_eq!(bits(&timed.w), bits(&plain.w));
-    assert_eq!(timed.residuals, plain.residuals);
-    assert!(timed.iterations > 3, "{}", timed.iterations);
-    let bd = timed.breakdown.expect("a breakdown");
-    assert!(
-        bd.setup_ms >= 0.0 && bd.record_ms >= 0.0 && bd.wait_ms >= 0.0,
-        "{bd:?}"
-    );
-    if !gpu.caps.timestamps {
-        assert!(!bd.timed && bd.phases.is_empty());
-        return;
+        let (plain, timed) = (solve(false), solve(true));
+        assert!(plain.breakdown.is_none());
+        let bits = |w: &[f32]| w.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&timed.w), bits(&plain.w));
+        assert_eq!(timed.residuals, plain.residuals);
+        assert!(timed.iterations > 3, "{}", timed.iterations);
+        let bd = timed.breakdown.expect("a breakdown");
+        assert!(
+            bd.setup_ms >= 0.0 && bd.record_ms >= 0.0 && bd.wait_ms >= 0.0,
+            "{bd:?}"
+        );
+        if !gpu.caps.timestamps {
+            assert!(!bd.timed && bd.phases.is_empty());
+            continue;
+        }
+        assert!(bd.timed);
+        // Recorded iterations: chunks of 3, 6, 12, … up to the one that stopped (at most the
+        // 100 of max_iter).
+        let (mut recorded, mut chunk, mut subs) = (0, 3, 0);
+        while recorded < timed.iterations {
+            recorded += chunk.min(100 - recorded);
+            chunk *= 2;
+            subs += 1;
+        }
+        assert_eq!(subs, timed.submissions);
+        let passes = |name: &str| {
+            bd.phases
+                .iter()
+                .find(|p| p.name == name)
+                .map_or(0, |p| p.passes)
+        };
+        let names: Vec<&str> = bd.phases.iter().map(|p| p.name).collect();
+        let mut want = vec!["xtb", "start", "gate", "fused", "alpha", "update"];
+        if p_update {
+            want.push("p_update");
+        }
+        assert_eq!(names, want);
+        assert_eq!((passes("xtb"), passes("start")), (1, 1));
+        for name in ["gate", "fused", "alpha", "update"] {
+            assert_eq!(passes(name), recorded, "{name}");
+        }
+        // Every iteration but the solve's first updates p, in a step of its own or not.
+        assert_eq!(passes("p_update"), if p_update { recorded - 1 } else { 0 });
+        let sum: f64 = bd.phases.iter().map(|p| p.ms).sum();
+        assert!(bd.phases.iter().all(|p| p.ms >= 0.0), "{bd:?}");
+        assert!(sum <= bd.gpu_ms * (1.0 + 1e-9) + 1e-9, "{bd:?}");
     }
-    assert!(bd.timed);
-    // Recorded iterations: chunks of 3, 6, 12, … up to the one that stopped.
-    let (mut recorded, mut chunk, mut subs) = (0, 3, 0);
-    while recorded < timed.iterations {
-        recorded += chunk;
-        chunk *= 2;
-        subs += 1;
-    }
-    assert_eq!(subs, timed.submissions);
-    let passes = |name: &str| {
-        bd.phases
-            .iter()
-            .find(|p| p.name == name)
-            .map_or(0, |p| p.passes)
-    };
-    let names: Vec<&str> = bd.phases.iter().map(|p| p.name).collect();
-    assert_eq!(
-        names,
-        ["xtb", "start", "gate", "fused", "alpha", "update", "p_update"]
-    );
-    assert_eq!((passes("xtb"), passes("start")), (1, 1));
-    for name in ["gate", "fused", "alpha", "update"] {
-        assert_eq!(passes(name), recorded, "{name}");
-    }
-    // Every iteration but the solve's first updates p.
-    assert_eq!(passes("p_update"), recorded - 1);
-    let sum: f64 = bd.phases.iter().map(|p| p.ms).sum();
-    assert!(bd.phases.iter().all(|p| p.ms >= 0.0), "{bd:?}");
-    assert!(sum <= bd.gpu_ms * (1.0 + 1e-9) + 1e-9, "{bd:?}");
 }
 
 /// A `CgSolver` workspace solved again on other labels: the start step zeroes w and the

@@ -6,7 +6,9 @@
 //               stop.
 //   1 p update: p = β·p − r, q = λ·p when init_q (no dot product).
 //   2 alpha:    p·q; α = ρ / p·q, or stop = 2 when p·q is not positive (or NaN).
-//   3 update:   w += α·p, r += α·q; r·r; β, ρ, the iteration count, the log, stop.
+//   3 update:   w += α·p, r += α·q; r·r; β, ρ, the iteration count, the log, stop; with
+//               fold_p (a grid of one workgroup) then the next iteration's p update too,
+//               each invocation on its own elements once β is known (no mode-1 dispatch).
 // Modes 1–3 change nothing once stop ≠ 0. State st (f32): 0 p·q, 1 r·r,
 // 2 ρ, 3 α, 4 β, 5 stop (0 running, 1 converged or out of iterations, 2 p·q not positive),
 // 6 iterations, 7 target, 8… the log of r·r.
@@ -40,7 +42,8 @@ struct Params {
     lambda: f32,
     // Nonzero: modes 0 and 1 also write q = λ·p (the fused pass then adds Xᵀ(X·p) onto q).
     init_q: u32,
-    _pad0: u32,
+    // Nonzero (only on a grid of one workgroup): mode 3 also does mode 1's update.
+    fold_p: u32,
     _pad1: u32,
 }
 
@@ -53,6 +56,18 @@ struct Params {
 @group(0) @binding(6) var<storage, read_write> q: array<f32>;
 
 var<workgroup> last_group: u32;
+var<workgroup> new_beta: f32;
+
+// p = β·p − r, and q = λ·p when init_q, over this invocation's grid-stride share.
+fn update_p(beta: f32, first: u32, stride: u32) {
+    for (var i = first; i < params.n; i += stride) {
+        let pi = beta * p[i] - r[i];
+        p[i] = pi;
+        if params.init_q != 0u {
+            q[i] = params.lambda * pi;
+        }
+    }
+}
 
 // The scalar step after the dot product `d` (invocation 0 of the last workgroup).
 fn scalars(d: f32) {
@@ -110,14 +125,7 @@ fn main(
                 s += ri * ri;
             }
         } else if mode == 1u {
-            let beta = st[BETA];
-            for (var i = gid.x; i < params.n; i += stride) {
-                let pi = beta * p[i] - r[i];
-                p[i] = pi;
-                if params.init_q != 0u {
-                    q[i] = params.lambda * pi;
-                }
-            }
+            update_p(st[BETA], gid.x, stride);
         } else if mode == 2u {
             for (var i = gid.x; i < params.n; i += stride) {
                 s += p[i] * q[i];
@@ -156,6 +164,14 @@ fn main(
         atomicStore(&sync[0], 0u);
         if run {
             scalars(d);
+        }
+        new_beta = st[BETA];
+    }
+    // One workgroup: every element of r was updated by the invocation that now reads it.
+    if mode == 3u && params.fold_p != 0u {
+        let beta = workgroupUniformLoad(&new_beta);
+        if run {
+            update_p(beta, gid.x, stride);
         }
     }
 }

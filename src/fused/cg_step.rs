@@ -14,6 +14,9 @@ const WG: u32 = 256;
 /// Most workgroups of `fused.cg_step` (the last one sums this many partials at most, four per
 /// invocation).
 const GROUPS_MAX: u32 = 4 * WG;
+/// Largest n run by one workgroup (at most 8 elements per invocation), whose update step also
+/// does the next iteration's p update: one dispatch fewer per iteration.
+pub(crate) const ONE_GROUP_MAX: usize = 8 * WG as usize;
 /// Words of the hand-off buffer: the finished-workgroup count, then one partial per workgroup.
 pub(crate) const SYNC_LEN: usize = 1 + GROUPS_MAX as usize;
 
@@ -48,6 +51,15 @@ pub(crate) struct CgSteps {
     binds: Vec<wgpu::BindGroup>,
 }
 
+/// Workgroups of `fused.cg_step` over n elements.
+fn groups(n: usize) -> u32 {
+    if n <= ONE_GROUP_MAX {
+        1
+    } else {
+        (n.div_ceil(WG as usize) as u32).clamp(1, GROUPS_MAX)
+    }
+}
+
 /// CG's vectors and device state as `fused.cg_step` binds them.
 pub(crate) struct CgVectors<'a> {
     pub(crate) st: &'a GpuBuffer<f32>,
@@ -76,7 +88,7 @@ impl CgSteps {
             constants: vec![("WG", WG as f64)],
             bindings: &BINDINGS,
         })?;
-        let groups = (n.div_ceil(WG as usize) as u32).clamp(1, GROUPS_MAX);
+        let groups = groups(n);
         let binds = (0..4u32)
             .map(|mode| {
                 let params = gpu.uniform(
@@ -88,7 +100,7 @@ impl CgSteps {
                         s.max_iter,
                         s.lambda.to_bits(),
                         s.init_q as u32,
-                        0,
+                        (groups == 1) as u32,
                         0,
                     ],
                 );
@@ -111,6 +123,11 @@ impl CgSteps {
             groups,
             binds,
         })
+    }
+
+    /// Whether the update step also updates p (one workgroup): no [`CgMode::PUpdate`].
+    pub(crate) fn folds_p(&self) -> bool {
+        self.groups == 1
     }
 
     /// Records one step.

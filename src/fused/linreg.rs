@@ -3,7 +3,8 @@
 //! q = Xᵀ(X·p) + λ·p, two dot products and three vector updates, in four dispatches after the
 //! gate when the plan adds onto its output ([`Plan::accumulates`]: p = β·p − r with q = λ·p;
 //! q += Xᵀ(X·p); p·q with α; w += α·p and r += α·q with r·r, β and the stopping test), each
-//! dot product formed by the step that writes its inputs (`fused.cg_step`). CG's scalars
+//! dot product formed by the step that writes its inputs (`fused.cg_step`); three when n is
+//! small enough for one workgroup (at most 2,048), whose update step then also updates p. CG's scalars
 //! (α, β, ρ, the stopping test) stay on the device: several iterations are recorded in
 //! one submission, each gated on the device's stop flag (so the ones after convergence run
 //! empty grids), and the small state is read back once per submission to decide whether to
@@ -315,7 +316,8 @@ impl<'p> CgSolver<'p> {
         let mut reported = 0;
         let mut residuals = vec![];
         let (state, w_staged) = loop {
-            // Each iteration, run only while stop is 0: [p = β·p − r (q = λ·p);]
+            // Each iteration, run only while stop is 0: [p = β·p − r (q = λ·p), unless the
+            // update step of one workgroup does it;]
             // q (+)= Xᵀ(X·p) (+ λ·p); p·q and α; w += α·p, r += α·q, r·r, β and the stopping
             // test. Every iteration after the first is the same program on the same buffers:
             // recorded once per submission, then replayed (no host work per iteration but a
@@ -325,7 +327,7 @@ impl<'p> CgSolver<'p> {
                 let mark = batch.mark()?;
                 batch.phase("gate");
                 batch.begin_gate(st, slot::STOP)?;
-                if recorded > 0 {
+                if recorded > 0 && !self.steps.folds_p() {
                     batch.phase("p_update");
                     self.steps.record(&mut batch, CgMode::PUpdate)?;
                 }
