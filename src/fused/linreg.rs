@@ -75,7 +75,8 @@ pub struct CgReport {
     /// plus one for w when n is above [`CgOptions::stage_w_max`].
     pub readbacks: usize,
     /// Wall-clock seconds of the solve (X and b already on the device; plan built), the
-    /// final read of w included.
+    /// final read of w included; the workspace's allocation included by [`linreg_cg`] and
+    /// [`linreg_cg_resident`], not by [`CgSolver::solve`] on a workspace built before.
     pub seconds: f64,
     /// Of `seconds`, the host's recording and submitting (buffers, bind groups, encoding).
     pub record_seconds: f64,
