@@ -129,6 +129,41 @@ fn solvers_print_their_keys() {
         assert!(!j[k].is_null(), "linreg lacks {k}");
     }
     assert_eq!(j["ok"], true);
+    assert!(j["breakdown"].is_null());
+    // --breakdown: the host parts always, the GPU phases where the adapter has timestamps;
+    // with --runs 2 the timed solves come after the warm-up.
+    let j = json(&[
+        "linreg",
+        "--gen",
+        "demo",
+        "--scale",
+        "0.1",
+        "--runs",
+        "2",
+        "--breakdown",
+        "--json",
+    ]);
+    let bd = &j["breakdown"];
+    for k in [
+        "setup_ms",
+        "record_ms",
+        "wait_ms",
+        "gpu_ms",
+        "between_passes_ms",
+    ] {
+        assert!(bd[k].as_f64().is_some(), "breakdown lacks {k}: {bd}");
+    }
+    if bd["timed"] == true {
+        let names: Vec<&str> = bd["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["name"].as_str().unwrap())
+            .collect();
+        for name in ["xtb", "start", "gate", "fused", "alpha", "update"] {
+            assert!(names.contains(&name), "no {name} in {names:?}");
+        }
+    }
     let j = json(&[
         "logreg", "--gen", "demo", "--scale", "0.1", "--check", "--json",
     ]);

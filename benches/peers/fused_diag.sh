@@ -5,7 +5,8 @@
 #        and --chunk 64 (61 gated iterations past convergence): the difference over 60 is the
 #        cost of one empty gated iteration; --max-iter 0/1/2 give the cost of r₀ and of each
 #        iteration. Each line carries seconds, record_seconds (host recording) and
-#        wait_seconds (host blocked on the device), submissions and readbacks.
+#        wait_seconds (host blocked on the device), submissions and readbacks; the
+#        --breakdown line GPU time per phase (xtb, start, gate, fused, alpha, update) too.
 #   SPARSE: sparse-4096 `sorted` and `fused` at long-row thresholds and workgroup sizes (what
 #        the long-row path costs: rows read twice, two more dispatches), xty beside full (the
 #        scatter alone), and w in global memory (L2 atomics instead of workgroup CAS).
@@ -27,7 +28,8 @@ step() {
   return 0
 }
 if [ "${CG:-1}" = 1 ]; then
-  for args in "--chunk 4" "--chunk 64" "--max-iter 0" "--max-iter 1" "--max-iter 2"; do
+  for args in "--chunk 4" "--chunk 4 --breakdown" "--chunk 64" "--max-iter 0" "--max-iter 1" \
+    "--max-iter 2"; do
     log "linreg higgs $args"
     step $W linreg --gen higgs --runs 7 --json $args >> "$OUT/cg.jsonl" 2>>"$OUT/log.txt"
   done

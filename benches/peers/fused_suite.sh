@@ -6,7 +6,8 @@
 #   PATTERNS="xty,full"        instantiations timed for every input
 #   STEP_LIMIT=240             seconds any one step may take (a slow step is logged and skipped)
 #   SWEEP="sparse-1024"        inputs whose (VS, workgroup, C) sweep reports the model's gap
-#   CG=1                       LR-CG end to end on the HIGGS shape, wgsparse and PyTorch
+#   CG=1                       LR-CG end to end on the HIGGS shape, wgsparse and PyTorch, then
+#                              wgsparse's --breakdown (GPU time per phase, the host's parts)
 #   SPARSE_LONG="4294967295"   sparse-*: extra checked runs of `fused` at these --long-row
 #                              thresholds (4294967295: rows never split)
 #   SORTED_WG="128 512 1024"   sparse-*: extra checked runs of `sorted` at these workgroup sizes
@@ -116,5 +117,8 @@ if [ "$CG" = 1 ]; then
   ITERS=$(python3 -c "import json,sys; print(json.loads(open('$OUT/linreg.jsonl').read().strip().splitlines()[-1])['iterations'])")
   step python3 $PEER --cg /tmp/fused/higgs-cg --cg-iters "$ITERS" --reps 12 >> "$OUT/peer_cg.jsonl" 2>>"$OUT/log.txt"
   rm -rf /tmp/fused/higgs-cg
+  # Where the time goes (one compute pass per phase, timed apart from the headline run).
+  log "linreg CG higgs --breakdown"
+  step $W linreg --gen higgs --runs 5 --json --breakdown >> "$OUT/linreg_breakdown.jsonl" 2>>"$OUT/log.txt"
 fi
 log "done"

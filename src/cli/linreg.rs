@@ -73,9 +73,16 @@ pub struct LinregArgs {
     /// Write X (raw) and the labels (v.f32) into this folder for `fused_peer.py --cg`.
     #[arg(long)]
     export: Option<PathBuf>,
-    /// Solve this many times (the first on a cold GPU) and report the median time.
+    /// Solve this many times and report the median time: the first solve on a cold GPU, then
+    /// (above 1) solves back to back on one workspace (allocated once) until the clocks settle
+    /// (as the peers' warm-up), then this many timed ones.
     #[arg(long, default_value_t = 1)]
     runs: usize,
+    /// Time each phase of the solve on the GPU (Xᵀb, the fused passes, the vector and scalar
+    /// steps, the gates) and split the host's part (setup, recording, waiting): one compute
+    /// pass per phase, so the timed solves run slightly slower.
+    #[arg(long)]
+    breakdown: bool,
     /// CG iterations recorded in the first submission (each later one records twice as
     /// many); iterations past convergence in a submission run gated and empty.
     #[arg(long, default_value_t = 4)]
@@ -108,6 +115,7 @@ pub fn run(a: LinregArgs) -> Result<ExitCode> {
         max_iter: a.max_iter,
         fused: Options::default(),
         chunk: a.chunk,
+        breakdown: a.breakdown,
         ..Default::default()
     };
     // The configuration `fused --variant auto` picks (tuned once per adapter and shape).
@@ -119,15 +127,27 @@ pub fn run(a: LinregArgs) -> Result<ExitCode> {
             println!("iteration {i:>3}: ‖r‖ = {r:.6e}");
         }
     })?;
-    // The median run's time and its split into recording and waiting.
-    let mut times = vec![(report.seconds, report.record_seconds, report.wait_seconds)];
-    let b = GpuBuffer::upload(&gpu, "linreg.b", &labels)?;
-    for _ in 1..a.runs.max(1) {
-        let r = linreg::linreg_cg_resident(&gpu, &plan, &b, &options, |_, _| {})?;
-        times.push((r.seconds, r.record_seconds, r.wait_seconds));
+    // Above one run: solves back to back on one workspace (allocated once, as the plan) until
+    // the clocks settle, then `runs` timed ones; the median run's time, its split into
+    // recording and waiting, and its breakdown.
+    if a.runs > 1 {
+        let b = GpuBuffer::upload(&gpu, "linreg.b", &labels)?;
+        let solver = linreg::CgSolver::new(&gpu, &plan, &options)?;
+        let mut timed = vec![];
+        wgsparse::gpu::median_warm(&gpu, a.runs, || {
+            let r = solver.solve(&gpu, &b, |_, _| {})?;
+            let t = wgsparse::gpu::GpuTime::wall(r.seconds);
+            timed.push(r);
+            Ok(t)
+        })?;
+        let mut timed = timed.split_off(timed.len() - a.runs);
+        timed.sort_by(|x, y| x.seconds.total_cmp(&y.seconds));
+        let median = timed.swap_remove(timed.len() / 2);
+        report.seconds = median.seconds;
+        report.record_seconds = median.record_seconds;
+        report.wait_seconds = median.wait_seconds;
+        report.breakdown = median.breakdown;
     }
-    times.sort_by(|x, y| x.0.total_cmp(&y.0));
-    (report.seconds, report.record_seconds, report.wait_seconds) = times[times.len() / 2];
     let train_rmse = linreg::rmse(x, &report.w, &labels);
     let test_rmse = match &a.test {
         Some(p) => {
@@ -176,7 +196,7 @@ pub fn run(a: LinregArgs) -> Result<ExitCode> {
                 "converged": report.converged, "submissions": report.submissions,
                 "readbacks": report.readbacks, "chunk": a.chunk,
                 "record_seconds": report.record_seconds, "wait_seconds": report.wait_seconds,
-                "rmse": train_rmse, "test_rmse": test_rmse,
+                "rmse": train_rmse, "test_rmse": test_rmse, "breakdown": report.breakdown,
                 "seconds": report.seconds, "twin_rel_diff": twin_diff, "ok": !failed,
             })
         );
@@ -203,9 +223,32 @@ pub fn run(a: LinregArgs) -> Result<ExitCode> {
         if let Some(d) = twin_diff {
             println!("f64 twin: weights within {d:.2e} of its largest");
         }
+        if let Some(b) = &report.breakdown {
+            print_breakdown(b);
+        }
     }
     if failed {
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The breakdown as text lines.
+fn print_breakdown(b: &linreg::CgBreakdown) {
+    for p in &b.phases {
+        println!(
+            "  {:<9} {:>8.3} ms GPU in {} passes",
+            p.name, p.ms, p.passes
+        );
+    }
+    if b.timed {
+        println!(
+            "  GPU span {:.3} ms ({:.3} ms between passes)",
+            b.gpu_ms, b.between_passes_ms
+        );
+    }
+    println!(
+        "  host: setup {:.3} ms, recording {:.3} ms, waiting {:.3} ms ({:.3} ms beyond the GPU span)",
+        b.setup_ms, b.record_ms, b.wait_ms, b.wait_beyond_gpu_ms
+    );
 }

@@ -122,8 +122,15 @@ pub(crate) fn defines(
     d
 }
 
-/// Records every dispatch of the plan's variant.
-pub(crate) fn record(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>) -> Result<()> {
+/// Records every dispatch of the plan's variant; `onto`: w already holds β·z (the plan
+/// accumulates, [`accumulates`]), so its `fused.axpy` pre-pass is left out.
+pub(crate) fn record(
+    plan: &Plan,
+    batch: &mut Batch,
+    op: &Op,
+    w: &GpuBuffer<f32>,
+    onto: bool,
+) -> Result<()> {
     let cfg = &plan.config;
     let dummy = &*plan.dummy;
     let z = op.z.filter(|_| op.beta != 0.0).unwrap_or(dummy);
@@ -133,7 +140,7 @@ pub(crate) fn record(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
         (_, Some(f)) => &f.acc,
         _ => w,
     };
-    if axpy_first(plan, op.xty) {
+    if axpy_first(plan, op.xty) && !onto {
         axpy(batch, plan.n, 0.0, dummy, op.beta, z, w)?;
     }
     if cfg.variant == Variant::Split {
@@ -223,6 +230,12 @@ fn axpy_first(plan: &Plan, xty: bool) -> bool {
     !matches!(plan.config.variant, Variant::TwoPass | Variant::Split)
         && plan.finish.is_none()
         && (xty || !plan.long_folded())
+}
+
+/// Whether the plan's kernels add onto w after a `fused.axpy` pre-pass that writes w = β·z
+/// (no other dispatch reads β or z): then the pre-pass may be left to the caller.
+pub(crate) fn accumulates(plan: &Plan, xty: bool) -> bool {
+    axpy_first(plan, xty)
 }
 
 /// The dispatches [`record`] issues for `pattern` (the same branches, counted).

@@ -1,21 +1,27 @@
 //! Linear regression by conjugate gradient on the GPU (Listing 1 of Ashari et al.): minimizes
 //! ‖X·w − b‖² + λ‖w‖² by solving (XᵀX + λI)·w = Xᵀb. Each iteration is one fused
-//! q = Xᵀ(X·p) + λ·p, two dot products and three vector updates. CG's scalars (α, β, ρ, the
-//! stopping test) stay on the device (`fused.cg_scalars`): several iterations are recorded in
+//! q = Xᵀ(X·p) + λ·p, two dot products and three vector updates, in four dispatches after the
+//! gate when the plan adds onto its output ([`Plan::accumulates`]: p = β·p − r with q = λ·p;
+//! q += Xᵀ(X·p); p·q with α; w += α·p and r += α·q with r·r, β and the stopping test), each
+//! dot product formed by the step that writes its inputs (`fused.cg_step`); three when n is
+//! small enough for one workgroup (at most 2,048), whose update step then also updates p. CG's scalars
+//! (α, β, ρ, the stopping test) stay on the device: several iterations are recorded in
 //! one submission, each gated on the device's stop flag (so the ones after convergence run
 //! empty grids), and the small state is read back once per submission to decide whether to
 //! record more. The chunk of iterations per submission starts at [`CgOptions::chunk`] and
-//! doubles. The state's copy (and w's, when n is at most [`CgOptions::stage_w_max`]) is queued behind
-//! each submission, so a submission costs the host one wait, and a solve that ends in the
-//! first chunk makes one round trip to the device in all.
+//! doubles. The state's copy (and w's, when n is at most [`CgOptions::stage_w_max`]) ends each
+//! submission's command buffer, so a submission costs the host one wait, and a solve that ends
+//! in the first chunk makes one round trip to the device in all. A [`CgSolver`] holds the
+//! solve's buffers and bound steps, so repeated solves allocate nothing.
 
 use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::fused::vectors::{axpy, axpy_dev, dot, DOT_GROUPS, NO_COEF};
+pub use crate::fused::cg_step::{CgBreakdown, PhaseTotal};
+use crate::fused::cg_step::{CgMode, CgSettings, CgSteps, CgVectors, SYNC_LEN};
 use crate::fused::{Matrix, Op, Options, Plan};
-use crate::gpu::{Batch, Binding, Gpu, GpuBuffer, KernelSpec, Staging};
+use crate::gpu::{Batch, Gpu, GpuBuffer, Staging};
 use crate::sparse::{Csr, Dense};
 use crate::{Error, Result};
 
@@ -34,6 +40,8 @@ pub struct CgOptions {
     pub chunk: usize,
     /// Largest n whose w is copied behind every submission ([`STAGE_W_MAX`]).
     pub stage_w_max: usize,
+    /// Time each phase on the GPU ([`CgReport::breakdown`]): one compute pass per phase.
+    pub breakdown: bool,
 }
 
 impl Default for CgOptions {
@@ -45,6 +53,7 @@ impl Default for CgOptions {
             fused: Options::default(),
             chunk: 4,
             stage_w_max: STAGE_W_MAX,
+            breakdown: false,
         }
     }
 }
@@ -66,12 +75,16 @@ pub struct CgReport {
     /// plus one for w when n is above [`CgOptions::stage_w_max`].
     pub readbacks: usize,
     /// Wall-clock seconds of the solve (X and b already on the device; plan built), the
-    /// final read of w included.
+    /// final read of w included; the workspace's allocation included by [`linreg_cg`] and
+    /// [`linreg_cg_resident`], not by [`CgSolver::solve`] on a workspace built before.
     pub seconds: f64,
     /// Of `seconds`, the host's recording and submitting (buffers, bind groups, encoding).
     pub record_seconds: f64,
     /// Of `seconds`, the host's waits for the device and the reads.
     pub wait_seconds: f64,
+    /// Where the time went, with [`CgOptions::breakdown`] (the timestamps' own read-back is
+    /// left out of `seconds`).
+    pub breakdown: Option<CgBreakdown>,
 }
 
 /// Default largest n whose w is copied behind every submission (so the last one brings it
@@ -125,15 +138,7 @@ pub fn linreg_cg(
     options: &CgOptions,
     progress: impl FnMut(usize, f64),
 ) -> Result<CgReport> {
-    if b.len() != plan.m {
-        return Err(Error::Shape(format!(
-            "linear regression on X {}×{} needs {} labels, got {}",
-            plan.m,
-            plan.n,
-            plan.m,
-            b.len()
-        )));
-    }
+    check_labels(plan, b.len())?;
     if let Some(i) = b.iter().position(|v| !v.is_finite()) {
         return Err(Error::invalid("labels", format!("label {i} is {}", b[i])));
     }
@@ -142,237 +147,305 @@ pub fn linreg_cg(
 }
 
 /// [`linreg_cg`] with the labels already on the device (finite, m of them): the reported time
-/// covers the solve alone, X and b resident.
+/// covers the solve alone, X and b resident, the solve's buffers allocated within it (a
+/// [`CgSolver`] built and used once).
 pub fn linreg_cg_resident(
     gpu: &Gpu,
     plan: &Plan,
     bb: &GpuBuffer<f32>,
     options: &CgOptions,
-    mut progress: impl FnMut(usize, f64),
+    progress: impl FnMut(usize, f64),
 ) -> Result<CgReport> {
-    if bb.len() != plan.m {
-        return Err(Error::Shape(format!(
-            "linear regression on X {}×{} needs {} labels, got {}",
-            plan.m,
-            plan.n,
-            plan.m,
-            bb.len()
-        )));
-    }
-    if !(options.lambda.is_finite() && options.lambda >= 0.0) {
-        return Err(Error::Option(format!(
-            "λ = {} must be finite and ≥ 0",
-            options.lambda
-        )));
-    }
-    // A NaN tol would stop before the first iteration and report an unsolved system.
-    if !(options.tol.is_finite() && options.tol >= 0.0) {
-        return Err(Error::Option(format!(
-            "tol = {} must be finite and ≥ 0",
-            options.tol
-        )));
-    }
-    if options.chunk == 0 {
-        return Err(Error::Option(
-            "CG chunk must be at least 1 iteration".into(),
-        ));
-    }
-    let n = plan.n;
-    let max_iter = u32::try_from(options.max_iter)
-        .ok()
-        .filter(|&k| k < 1 << 24)
-        .ok_or_else(|| {
-            Error::Option(format!(
-                "{} CG iterations: at most 2^24 (counted in f32)",
-                options.max_iter
-            ))
-        })?;
+    check_labels(plan, bb.len())?;
     let start = Instant::now();
-    let mut wait_seconds = 0.0;
-    let w = GpuBuffer::zeroed(gpu, "linreg.w", n)?;
-    let r = GpuBuffer::zeroed(gpu, "linreg.r", n)?;
-    let p = GpuBuffer::zeroed(gpu, "linreg.p", n)?;
-    let q = GpuBuffer::zeroed(gpu, "linreg.q", n)?;
-    let part = GpuBuffer::zeroed(gpu, "linreg.dot_partials", DOT_GROUPS as usize)?;
-    let st = GpuBuffer::zeroed(
-        gpu,
-        "linreg.state",
-        slot::LOG as usize + 1 + max_iter as usize,
-    )?;
-    let st_stage = Staging::new(gpu, "linreg.state.stage", st.len())?;
-    let w_stage = (n <= options.stage_w_max)
-        .then(|| Staging::new(gpu, "linreg.w.stage", n))
-        .transpose()?;
-    let tol2 = (options.tol * options.tol) as f32;
-    let scalars =
-        |batch: &mut Batch, mode: u32| cg_scalars(batch, &st, [mode, tol2.to_bits(), max_iter, 0]);
-    // r = −Xᵀb, p = −r, ρ = r·r, the target.
-    let mut batch = Batch::new(gpu);
-    let xtb = Op {
-        alpha: -1.0,
-        y: bb,
-        v: None,
-        beta: 0.0,
-        z: None,
-        xty: true,
-    };
-    plan.record(&mut batch, &xtb, &r)?;
-    axpy(&mut batch, n, 0.0, &r, -1.0, &r, &p)?;
-    dot(&mut batch, &r, &r, &part, &st, slot::RR)?;
-    scalars(&mut batch, 0)?;
-    let (mut recorded, mut chunk, mut submissions) = (0usize, options.chunk, 0usize);
-    let mut reported = 0;
-    let mut residuals = vec![];
-    let (state, w_staged) = loop {
-        // Each iteration, run only while stop is 0: [p = −r + β·p;] q = Xᵀ(X·p) + λ·p;
-        // α = ρ/p·q; w += α·p; r += α·q; β = r·r/ρ and the stopping test. Every iteration
-        // after the first is the same program on the same buffers: recorded once per
-        // submission, then replayed (no host work per iteration but a clone of its steps).
-        let end = recorded + chunk.min(options.max_iter - recorded);
-        while recorded < end {
-            let mark = batch.mark()?;
-            batch.begin_gate(&st, slot::STOP)?;
-            if recorded > 0 {
-                axpy_dev(
-                    &mut batch,
-                    n,
-                    (1.0, slot::BETA),
-                    (-1.0, NO_COEF),
-                    &r,
-                    &p,
-                    &st,
-                )?;
-            }
-            let op = Op {
-                alpha: 1.0,
-                y: &p,
-                v: None,
-                beta: options.lambda,
-                z: Some(&p),
-                xty: false,
-            };
-            plan.record(&mut batch, &op, &q)?;
-            dot(&mut batch, &p, &q, &part, &st, slot::PQ)?;
-            scalars(&mut batch, 1)?;
-            axpy_dev(
-                &mut batch,
-                n,
-                (1.0, NO_COEF),
-                (1.0, slot::ALPHA),
-                &p,
-                &w,
-                &st,
-            )?;
-            axpy_dev(
-                &mut batch,
-                n,
-                (1.0, NO_COEF),
-                (1.0, slot::ALPHA),
-                &q,
-                &r,
-                &st,
-            )?;
-            dot(&mut batch, &r, &r, &part, &st, slot::RR)?;
-            scalars(&mut batch, 2)?;
-            batch.end_gate()?;
-            if recorded > 0 {
-                // The rest of the chunk: copies of this iteration.
-                batch.replay(mark, end - recorded - 1)?;
-                recorded = end;
-            } else {
-                recorded += 1;
-            }
-        }
-        batch.submit_nowait()?;
-        submissions += 1;
-        // Both copies queue behind the batch; the host waits once, for the last of them.
-        let st_copy = st_stage.copy_from(gpu, &st, 0..st.len())?;
-        let w_copy = match &w_stage {
-            Some(s) => Some(s.copy_from(gpu, &w, 0..n)?),
-            None => None,
-        };
-        let waited = Instant::now();
-        let w_now = match (&w_stage, w_copy) {
-            (Some(s), Some(c)) => Some(s.collect(gpu, c)?),
-            _ => None,
-        };
-        let state = st_stage.collect(gpu, st_copy)?;
-        wait_seconds += waited.elapsed().as_secs_f64();
-        let done = state[slot::ITERS as usize] as usize;
-        let log = &state[slot::LOG as usize..];
-        if residuals.is_empty() {
-            residuals.push((log[0] as f64).sqrt());
-        }
-        for (i, &rr) in log.iter().enumerate().take(done + 1).skip(reported + 1) {
-            residuals.push((rr as f64).sqrt());
-            progress(i, (rr as f64).sqrt());
-        }
-        reported = done;
-        if state[slot::STOP as usize] != 0.0 || recorded >= options.max_iter {
-            break (state, w_now);
-        }
-        batch = Batch::new(gpu);
-        chunk *= 2;
-    };
-    let iterations = state[slot::ITERS as usize] as usize;
-    if state[slot::STOP as usize] == 2.0 {
-        return Err(Error::Check {
-            kernel: "linreg.cg".into(),
-            message: format!(
-                "p·q = {} at iteration {iterations}: XᵀX + λI is not positive definite in f32",
-                state[slot::PQ as usize]
-            ),
-        });
+    let solver = CgSolver::new(gpu, plan, options)?;
+    let setup = start.elapsed().as_secs_f64();
+    let mut report = solver.solve(gpu, bb, progress)?;
+    report.seconds += setup;
+    report.record_seconds += setup;
+    if let Some(b) = &mut report.breakdown {
+        b.setup_ms = setup * 1e3;
     }
-    let mut readbacks = submissions;
-    let w = match w_staged {
-        Some(w) => w,
-        None => {
-            readbacks += 1;
-            let waited = Instant::now();
-            let w = w.read(gpu)?;
-            wait_seconds += waited.elapsed().as_secs_f64();
-            w
-        }
-    };
-    let seconds = start.elapsed().as_secs_f64();
-    Ok(CgReport {
-        w,
-        iterations,
-        converged: state[slot::RR as usize] <= state[slot::TARGET as usize],
-        submissions,
-        readbacks,
-        residuals,
-        seconds,
-        record_seconds: seconds - wait_seconds,
-        wait_seconds,
-    })
+    Ok(report)
 }
 
-/// Slots of CG's device state (`shaders/fused/cg_scalars.wgsl`).
+fn check_labels(plan: &Plan, len: usize) -> Result<()> {
+    if len != plan.m {
+        return Err(Error::Shape(format!(
+            "linear regression on X {}×{} needs {} labels, got {}",
+            plan.m, plan.n, plan.m, len
+        )));
+    }
+    Ok(())
+}
+
+/// CG's device workspace on one plan: w, r, p, q, the scalar state, the staging buffers and
+/// the bound steps, allocated once and reused by every [`CgSolver::solve`] (as a plan is
+/// built once and run many times), so a solve allocates nothing.
+pub struct CgSolver<'p> {
+    plan: &'p Plan,
+    options: CgOptions,
+    /// q = λ·p is written with p and the fused pass adds onto q ([`Plan::accumulates`]).
+    onto_q: bool,
+    w: GpuBuffer<f32>,
+    p: GpuBuffer<f32>,
+    q: GpuBuffer<f32>,
+    r: GpuBuffer<f32>,
+    st: GpuBuffer<f32>,
+    st_stage: Staging<f32>,
+    w_stage: Option<Staging<f32>>,
+    steps: CgSteps,
+    /// Kept alive for the steps' bind groups.
+    _sync: GpuBuffer<u32>,
+}
+
+impl<'p> CgSolver<'p> {
+    /// Checks the options and allocates the workspace.
+    pub fn new(gpu: &Gpu, plan: &'p Plan, options: &CgOptions) -> Result<Self> {
+        if !(options.lambda.is_finite() && options.lambda >= 0.0) {
+            return Err(Error::Option(format!(
+                "λ = {} must be finite and ≥ 0",
+                options.lambda
+            )));
+        }
+        // A NaN tol would stop before the first iteration and report an unsolved system.
+        if !(options.tol.is_finite() && options.tol >= 0.0) {
+            return Err(Error::Option(format!(
+                "tol = {} must be finite and ≥ 0",
+                options.tol
+            )));
+        }
+        if options.chunk == 0 {
+            return Err(Error::Option(
+                "CG chunk must be at least 1 iteration".into(),
+            ));
+        }
+        let n = plan.n;
+        let max_iter = u32::try_from(options.max_iter)
+            .ok()
+            .filter(|&k| k < 1 << 24)
+            .ok_or_else(|| {
+                Error::Option(format!(
+                    "{} CG iterations: at most 2^24 (counted in f32)",
+                    options.max_iter
+                ))
+            })?;
+        let onto_q = plan.accumulates(false);
+        let w = GpuBuffer::zeroed(gpu, "linreg.w", n)?;
+        let r = GpuBuffer::zeroed(gpu, "linreg.r", n)?;
+        let p = GpuBuffer::zeroed(gpu, "linreg.p", n)?;
+        let q = GpuBuffer::zeroed(gpu, "linreg.q", n)?;
+        let sync = GpuBuffer::zeroed(gpu, "linreg.sync", SYNC_LEN)?;
+        let st = GpuBuffer::zeroed(
+            gpu,
+            "linreg.state",
+            slot::LOG as usize + 1 + max_iter as usize,
+        )?;
+        let st_stage = Staging::new(gpu, "linreg.state.stage", st.len())?;
+        let w_stage = (n <= options.stage_w_max)
+            .then(|| Staging::new(gpu, "linreg.w.stage", n))
+            .transpose()?;
+        let settings = CgSettings {
+            tol2: (options.tol * options.tol) as f32,
+            max_iter,
+            lambda: options.lambda,
+            init_q: onto_q,
+        };
+        let vectors = CgVectors {
+            st: &st,
+            sync: &sync,
+            w: &w,
+            r: &r,
+            p: &p,
+            q: &q,
+        };
+        let steps = CgSteps::new(gpu, n, &settings, &vectors)?;
+        Ok(CgSolver {
+            plan,
+            options: options.clone(),
+            onto_q,
+            w,
+            p,
+            q,
+            r,
+            st,
+            st_stage,
+            w_stage,
+            steps,
+            _sync: sync,
+        })
+    }
+
+    /// Solves for the labels `bb` (on the device, finite, m of them); `progress(iteration,
+    /// ‖r‖)` is told each iteration's residual. The reported time is this call's.
+    pub fn solve(
+        &self,
+        gpu: &Gpu,
+        bb: &GpuBuffer<f32>,
+        mut progress: impl FnMut(usize, f64),
+    ) -> Result<CgReport> {
+        check_labels(self.plan, bb.len())?;
+        let (plan, options) = (self.plan, &self.options);
+        let (w, p, q, st) = (&self.w, &self.p, &self.q, &self.st);
+        let n = plan.n;
+        let start = Instant::now();
+        let (mut wait_seconds, mut untimed) = (0.0, 0.0);
+        let mut breakdown = options.breakdown.then(CgBreakdown::default);
+        let new_batch = || {
+            let mut batch = Batch::new(gpu);
+            if options.breakdown {
+                batch.time_phases();
+            }
+            batch
+        };
+        // r = −Xᵀb (the plan's own pre-pass zeroes r: the workspace is reused); then
+        // w = 0, p = −r (q = λ·p), ρ = r·r and the target in one step.
+        let mut batch = new_batch();
+        batch.phase("xtb");
+        let xtb = Op {
+            alpha: -1.0,
+            y: bb,
+            v: None,
+            beta: 0.0,
+            z: None,
+            xty: true,
+        };
+        plan.record(&mut batch, &xtb, &self.r)?;
+        batch.phase("start");
+        self.steps.record(&mut batch, CgMode::Start)?;
+        let (mut recorded, mut chunk, mut submissions) = (0usize, options.chunk, 0usize);
+        let mut reported = 0;
+        let mut residuals = vec![];
+        let (state, w_staged) = loop {
+            // Each iteration, run only while stop is 0: [p = β·p − r (q = λ·p), unless the
+            // update step of one workgroup does it;]
+            // q (+)= Xᵀ(X·p) (+ λ·p); p·q and α; w += α·p, r += α·q, r·r, β and the stopping
+            // test. Every iteration after the first is the same program on the same buffers:
+            // recorded once per submission, then replayed (no host work per iteration but a
+            // clone of its steps).
+            let end = recorded + chunk.min(options.max_iter - recorded);
+            while recorded < end {
+                let mark = batch.mark()?;
+                batch.phase("gate");
+                batch.begin_gate(st, slot::STOP)?;
+                if recorded > 0 && !self.steps.folds_p() {
+                    batch.phase("p_update");
+                    self.steps.record(&mut batch, CgMode::PUpdate)?;
+                }
+                batch.phase("fused");
+                let op = Op {
+                    alpha: 1.0,
+                    y: p,
+                    v: None,
+                    beta: options.lambda,
+                    z: Some(p),
+                    xty: false,
+                };
+                if self.onto_q {
+                    plan.record_onto(&mut batch, &op, q)?;
+                } else {
+                    plan.record(&mut batch, &op, q)?;
+                }
+                batch.phase("alpha");
+                self.steps.record(&mut batch, CgMode::Alpha)?;
+                batch.phase("update");
+                self.steps.record(&mut batch, CgMode::Update)?;
+                batch.end_gate()?;
+                if recorded > 0 {
+                    // The rest of the chunk: copies of this iteration.
+                    batch.replay(mark, end - recorded - 1)?;
+                    recorded = end;
+                } else {
+                    recorded += 1;
+                }
+            }
+            // The state's copy (and w's) ride at the end of the batch: one submission, and
+            // the host waits once.
+            self.st_stage.copy_in(&mut batch, st, st.len())?;
+            if let Some(s) = &self.w_stage {
+                s.copy_in(&mut batch, w, n)?;
+            }
+            let (submission, phases) = batch.submit_nowait_phased()?;
+            submissions += 1;
+            let st_copy = self.st_stage.mapped_after(submission.clone(), st.len());
+            let w_copy = self.w_stage.as_ref().map(|s| s.mapped_after(submission, n));
+            let waited = Instant::now();
+            let w_now = match (&self.w_stage, w_copy) {
+                (Some(s), Some(c)) => Some(s.collect(gpu, c)?),
+                _ => None,
+            };
+            let state = self.st_stage.collect(gpu, st_copy)?;
+            wait_seconds += waited.elapsed().as_secs_f64();
+            if let (Some(b), Some(t)) = (&mut breakdown, phases) {
+                // Already done on the device: the read costs a map, left out of the time.
+                let paused = Instant::now();
+                b.add(&t.read(gpu)?);
+                untimed += paused.elapsed().as_secs_f64();
+            }
+            let done = state[slot::ITERS as usize] as usize;
+            let log = &state[slot::LOG as usize..];
+            if residuals.is_empty() {
+                residuals.push((log[0] as f64).sqrt());
+            }
+            for (i, &rr) in log.iter().enumerate().take(done + 1).skip(reported + 1) {
+                residuals.push((rr as f64).sqrt());
+                progress(i, (rr as f64).sqrt());
+            }
+            reported = done;
+            if state[slot::STOP as usize] != 0.0 || recorded >= options.max_iter {
+                break (state, w_now);
+            }
+            batch = new_batch();
+            chunk *= 2;
+        };
+        let iterations = state[slot::ITERS as usize] as usize;
+        if state[slot::STOP as usize] == 2.0 {
+            return Err(Error::Check {
+                kernel: "linreg.cg".into(),
+                message: format!(
+                    "p·q = {} at iteration {iterations}: XᵀX + λI is not positive definite in f32",
+                    state[slot::PQ as usize]
+                ),
+            });
+        }
+        let mut readbacks = submissions;
+        let w = match w_staged {
+            Some(w) => w,
+            None => {
+                readbacks += 1;
+                let waited = Instant::now();
+                let w = w.read(gpu)?;
+                wait_seconds += waited.elapsed().as_secs_f64();
+                w
+            }
+        };
+        let seconds = start.elapsed().as_secs_f64() - untimed;
+        if let Some(b) = &mut breakdown {
+            b.finish(seconds - wait_seconds, wait_seconds);
+        }
+        Ok(CgReport {
+            w,
+            iterations,
+            converged: state[slot::RR as usize] <= state[slot::TARGET as usize],
+            submissions,
+            readbacks,
+            residuals,
+            seconds,
+            record_seconds: seconds - wait_seconds,
+            wait_seconds,
+            breakdown,
+        })
+    }
+}
+
+/// Slots of CG's device state (`shaders/fused/cg_step.wgsl`).
 mod slot {
     pub const PQ: u32 = 0;
     pub const RR: u32 = 1;
-    pub const ALPHA: u32 = 3;
-    pub const BETA: u32 = 4;
     pub const STOP: u32 = 5;
     pub const ITERS: u32 = 6;
     pub const TARGET: u32 = 7;
     pub const LOG: u32 = 8;
-}
-
-/// Records `fused.cg_scalars` (params: mode, tol², max iterations).
-fn cg_scalars(batch: &mut Batch, state: &GpuBuffer<f32>, params: [u32; 4]) -> Result<()> {
-    let gpu = batch.gpu();
-    let k = gpu.kernel(&KernelSpec {
-        name: "fused/cg_scalars",
-        defines: vec![],
-        constants: vec![],
-        bindings: &[Binding::Uniform, Binding::ReadWrite],
-    })?;
-    let params = gpu.uniform("fused.cg_scalars", &params);
-    let bg = k.bind(gpu, &[&params, state.raw()])?;
-    batch.dispatch(&k, bg, [1, 1, 1])
 }
 
 /// Root-mean-square error of X·w against b, in f64 on the host.

@@ -11,6 +11,7 @@
 
 mod bands;
 pub mod bench;
+mod cg_step;
 mod config;
 pub mod cpu;
 mod dense;
@@ -569,7 +570,34 @@ impl Plan {
     /// Records the pattern into `batch`, writing w (n elements; every element is written).
     pub fn record(&self, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>) -> Result<()> {
         self.check(op, w)?;
-        kernels::record(self, batch, op, w)
+        kernels::record(self, batch, op, w, false)
+    }
+
+    /// Whether [`Plan::record_onto`] applies: the plan's kernels add α·Xᵀ(v ⊙ (X·y)) onto w
+    /// after one `fused.axpy` pre-pass that writes w = β·z (`xty`: for the α·Xᵀy
+    /// instantiation). False for `two-pass`, `split`, and sparse plans whose main kernel or
+    /// long-row pass writes w itself.
+    pub fn accumulates(&self, xty: bool) -> bool {
+        kernels::accumulates(self, xty)
+    }
+
+    /// Records w += α·Xᵀ(v ⊙ (X·y)) onto the w already there (its caller wrote β·z, fused into
+    /// a step of its own: one dispatch fewer); `op`'s β and z are ignored. Fails unless
+    /// [`Plan::accumulates`].
+    pub fn record_onto(&self, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>) -> Result<()> {
+        if !self.accumulates(op.xty) {
+            return Err(Error::Unsupported(format!(
+                "{}: w is written by the plan's own kernels, not added onto",
+                self.config.describe()
+            )));
+        }
+        let op = Op {
+            beta: 0.0,
+            z: None,
+            ..*op
+        };
+        self.check(&op, w)?;
+        kernels::record(self, batch, &op, w, true)
     }
 
     /// Runs on device vectors and waits.

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use crate::gpu::timer::{GpuTime, Timestamps};
+use crate::gpu::timer::{GpuTime, Timestamps, MAX_TIMESTAMPS};
 use crate::gpu::{Binding, Gpu, GpuBuffer, Kernel, KernelSpec};
 use crate::{Error, Result};
 
@@ -21,10 +21,58 @@ enum Step {
         dst: wgpu::Buffer,
         bytes: u64,
     },
+    /// The start of a named phase ([`Batch::phase`]): the next dispatch opens a compute pass.
+    Phase(&'static str),
+}
+
+/// How [`Batch::encode`] takes timestamps.
+#[derive(Clone, Copy)]
+enum Timing<'t> {
+    None,
+    /// Two: before the first step and after the last.
+    Whole(&'t Timestamps),
+    /// A begin/end pair around each compute pass, in order.
+    Passes(&'t Timestamps),
+}
+
+/// One compute pass of a batch recorded with [`Batch::time_phases`]: the phase it belongs to
+/// and its GPU begin and end, in seconds after the first pass began.
+#[derive(Clone, Copy, Debug, serde::Serialize)]
+pub struct PhaseTime {
+    /// The name given to [`Batch::phase`] (`"batch"` before the first).
+    pub name: &'static str,
+    /// Seconds from the first pass's beginning to this pass's.
+    pub start: f64,
+    /// Seconds from the first pass's beginning to this pass's end.
+    pub end: f64,
+}
+
+/// The timestamps of a submitted batch's passes ([`Batch::submit_nowait_phased`]).
+pub struct PhaseTimes {
+    ts: Timestamps,
+    names: Vec<&'static str>,
+}
+
+impl PhaseTimes {
+    /// Each pass's phase and GPU times (waits for the device).
+    pub fn read(&self, gpu: &Gpu) -> Result<Vec<PhaseTime>> {
+        let s = self.ts.seconds(gpu)?;
+        Ok(self
+            .names
+            .iter()
+            .enumerate()
+            .map(|(k, &name)| PhaseTime {
+                name,
+                start: s[2 * k],
+                end: s[2 * k + 1],
+            })
+            .collect())
+    }
 }
 
 /// A list of dispatches (and buffer copies) recorded by kernel functions and submitted in
-/// one command buffer; consecutive dispatches share one compute pass. wgpu orders
+/// one command buffer; consecutive dispatches share one compute pass (unless
+/// [`Batch::time_phases`] splits them). wgpu orders
 /// dispatches in a pass that touch the same buffer, so later steps see earlier results.
 pub struct Batch<'g> {
     gpu: &'g Gpu,
@@ -32,6 +80,8 @@ pub struct Batch<'g> {
     gate: Option<Gate>,
     /// [`Batch::submit_timed`] brackets copies too (see [`Batch::time_copies`]).
     time_copies: bool,
+    /// [`Batch::phase`] records its markers (see [`Batch::time_phases`]).
+    phases: bool,
 }
 
 /// A place in a batch's recording outside any gated region ([`Batch::mark`]), from which
@@ -63,6 +113,22 @@ impl<'g> Batch<'g> {
             steps: vec![],
             gate: None,
             time_copies: false,
+            phases: false,
+        }
+    }
+
+    /// Lets [`Batch::phase`] split the recording into named phases, each compute pass timed
+    /// by [`Batch::submit_nowait_phased`] (a breakdown: more passes than the one the batch
+    /// would otherwise be, so slightly slower).
+    pub fn time_phases(&mut self) {
+        self.phases = true;
+    }
+
+    /// Starts a named phase (after [`Batch::time_phases`]; otherwise nothing): the next
+    /// dispatch opens a compute pass of its own, timed under `name`.
+    pub fn phase(&mut self, name: &'static str) {
+        if self.phases {
+            self.steps.push(Step::Phase(name));
         }
     }
 
@@ -260,45 +326,81 @@ impl<'g> Batch<'g> {
             .count()
     }
 
-    fn encode(&self, timestamps: Option<&Timestamps>) -> wgpu::CommandBuffer {
+    /// The indices of the steps that open a compute pass (a dispatch after anything else).
+    fn pass_starts(&self) -> Vec<usize> {
+        (0..self.steps.len())
+            .filter(|&i| {
+                matches!(self.steps[i], Step::Dispatch { .. })
+                    && !matches!(
+                        i.checked_sub(1).map(|j| &self.steps[j]),
+                        Some(Step::Dispatch { .. })
+                    )
+            })
+            .collect()
+    }
+
+    fn encode(&self, timing: Timing) -> (wgpu::CommandBuffer, Vec<&'static str>) {
         let mut encoder = self
             .gpu
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("wgsparse.batch"),
             });
-        // With timestamps, the first pass writes the first and the last pass the second; a
+        // Whole: the first pass writes the first timestamp and the last pass the second; a
         // copy at either end gets an empty pass of its own outside it to write that one.
+        let whole = match timing {
+            Timing::Whole(t) => Some(t),
+            _ => None,
+        };
         let is_copy = |s: Option<&Step>| matches!(s, Some(Step::Copy { .. }));
-        let (lead_copy, tail_copy) = (is_copy(self.steps.first()), is_copy(self.steps.last()));
-        let passes = (0..self.steps.len())
-            .filter(|&i| {
-                matches!(self.steps[i], Step::Dispatch { .. })
-                    && (i == 0 || is_copy(self.steps.get(i - 1)))
-            })
-            .count();
+        let lead_copy = is_copy(self.steps.iter().find(|s| !matches!(s, Step::Phase(_))));
+        let tail_copy = is_copy(
+            self.steps
+                .iter()
+                .rev()
+                .find(|s| !matches!(s, Step::Phase(_))),
+        );
+        let passes = self.pass_starts().len();
         let marker = |encoder: &mut wgpu::CommandEncoder, t: &Timestamps, begin: bool| {
             encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("wgsparse.timestamp"),
                 timestamp_writes: Some(t.pass_writes_ends(begin, !begin)),
             });
         };
-        if let Some(t) = timestamps.filter(|_| lead_copy) {
+        if let Some(t) = whole.filter(|_| lead_copy) {
             marker(&mut encoder, t, true);
         }
         let mut i = 0;
         let mut pass_no = 0;
+        let mut phase = "batch";
+        let mut names = vec![];
         while i < self.steps.len() {
-            if let Step::Copy { src, dst, bytes } = &self.steps[i] {
-                encoder.copy_buffer_to_buffer(src, 0, dst, 0, *bytes);
-                i += 1;
-                continue;
+            match &self.steps[i] {
+                Step::Copy { src, dst, bytes } => {
+                    encoder.copy_buffer_to_buffer(src, 0, dst, 0, *bytes);
+                    i += 1;
+                    continue;
+                }
+                Step::Phase(name) => {
+                    phase = name;
+                    i += 1;
+                    continue;
+                }
+                Step::Dispatch { .. } => {}
             }
-            let writes = timestamps.and_then(|t| {
-                let begin = pass_no == 0 && !lead_copy;
-                let end = pass_no + 1 == passes && !tail_copy;
-                (begin || end).then(|| t.pass_writes_ends(begin, end))
-            });
+            let writes = match timing {
+                Timing::None => None,
+                Timing::Whole(t) => {
+                    let begin = pass_no == 0 && !lead_copy;
+                    let end = pass_no + 1 == passes && !tail_copy;
+                    (begin || end).then(|| t.pass_writes_ends(begin, end))
+                }
+                Timing::Passes(t) => {
+                    names.push(phase);
+                    let k = 2 * pass_no as u32;
+                    Some(t.pass_writes(Some(k), Some(k + 1)))
+                }
+            };
             pass_no += 1;
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("wgsparse.pass"),
@@ -320,13 +422,17 @@ impl<'g> Batch<'g> {
                 i += 1;
             }
         }
-        if let Some(t) = timestamps {
-            if tail_copy {
-                marker(&mut encoder, t, false);
+        match timing {
+            Timing::None => {}
+            Timing::Whole(t) => {
+                if tail_copy {
+                    marker(&mut encoder, t, false);
+                }
+                t.resolve(&mut encoder);
             }
-            t.resolve(&mut encoder);
+            Timing::Passes(t) => t.resolve(&mut encoder),
         }
-        encoder.finish()
+        (encoder.finish(), names)
     }
 
     /// Submits everything recorded and waits for it to finish.
@@ -334,7 +440,7 @@ impl<'g> Batch<'g> {
         self.closed()?;
         let gpu = self.gpu;
         let labels = self.labels();
-        gpu.scoped(&labels, || gpu.queue.submit([self.encode(None)]))?;
+        gpu.scoped(&labels, || gpu.queue.submit([self.encode(Timing::None).0]))?;
         gpu.wait()
     }
 
@@ -345,7 +451,28 @@ impl<'g> Batch<'g> {
         self.closed()?;
         let gpu = self.gpu;
         let labels = self.labels();
-        gpu.scoped(&labels, || gpu.queue.submit([self.encode(None)]))
+        gpu.scoped(&labels, || gpu.queue.submit([self.encode(Timing::None).0]))
+    }
+
+    /// [`Batch::submit_nowait`] with each compute pass timed, after [`Batch::time_phases`]
+    /// when the adapter has timestamp queries and the passes fit one query set (else no
+    /// times): read them with [`PhaseTimes::read`] once the work is done.
+    pub fn submit_nowait_phased(self) -> Result<(wgpu::SubmissionIndex, Option<PhaseTimes>)> {
+        let passes = self.pass_starts().len() as u64;
+        if !(self.phases
+            && self.gpu.caps.timestamps
+            && passes > 0
+            && 2 * passes <= MAX_TIMESTAMPS as u64)
+        {
+            return Ok((self.submit_nowait()?, None));
+        }
+        self.closed()?;
+        let gpu = self.gpu;
+        let labels = self.labels();
+        let ts = Timestamps::with_count(gpu, 2 * passes as u32);
+        let (commands, names) = self.encode(Timing::Passes(&ts));
+        let submission = gpu.scoped(&labels, || gpu.queue.submit([commands]))?;
+        Ok((submission, Some(PhaseTimes { ts, names })))
     }
 
     /// Submits and returns the GPU time of the work: from timestamp queries around the one
@@ -356,18 +483,17 @@ impl<'g> Batch<'g> {
         self.closed()?;
         let gpu = self.gpu;
         let labels = self.labels();
-        let single_pass = self.time_copies
-            || self
-                .steps
-                .iter()
-                .all(|s| matches!(s, Step::Dispatch { .. }));
-        if gpu.caps.timestamps && single_pass && !self.steps.is_empty() {
+        let single_pass =
+            self.time_copies || self.steps.iter().all(|s| !matches!(s, Step::Copy { .. }));
+        if gpu.caps.timestamps && single_pass && !self.pass_starts().is_empty() {
             let ts = Timestamps::new(gpu);
-            gpu.scoped(&labels, || gpu.queue.submit([self.encode(Some(&ts))]))?;
+            gpu.scoped(&labels, || {
+                gpu.queue.submit([self.encode(Timing::Whole(&ts)).0])
+            })?;
             return ts.read(gpu);
         }
         let start = std::time::Instant::now();
-        gpu.scoped(&labels, || gpu.queue.submit([self.encode(None)]))?;
+        gpu.scoped(&labels, || gpu.queue.submit([self.encode(Timing::None).0]))?;
         gpu.wait()?;
         Ok(GpuTime::wall(start.elapsed().as_secs_f64()))
     }
@@ -387,7 +513,7 @@ impl<'g> Batch<'g> {
             .iter()
             .filter_map(|s| match s {
                 Step::Dispatch { kernel, .. } => Some(kernel.label.as_str()),
-                Step::Copy { .. } => None,
+                Step::Copy { .. } | Step::Phase(_) => None,
             })
             .collect();
         names.dedup();

@@ -51,7 +51,7 @@ shader_table!(
     "fused/axpy",
     "fused/reduce_parts",
     "fused/dot",
-    "fused/cg_scalars",
+    "fused/cg_step",
     "fused/logistic",
     "fused/long_rows",
     "fused/sorted",

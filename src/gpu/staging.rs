@@ -8,7 +8,7 @@ use std::sync::mpsc;
 
 use bytemuck::Pod;
 
-use crate::gpu::{Gpu, GpuBuffer};
+use crate::gpu::{Batch, Gpu, GpuBuffer};
 use crate::{Error, Result};
 
 /// A host-visible buffer of `capacity` elements of `T` that ranges of device buffers are
@@ -106,6 +106,46 @@ impl<T: Pod> Staging<T> {
             submission,
             mapped,
         })
+    }
+
+    /// Records a copy of elements `0..len` of `src` into this buffer at the end of `batch`
+    /// (in the batch's command buffer: no submission of its own); once the batch is submitted,
+    /// [`Staging::mapped_after`] asks for the map. Collect it before the next copy into this
+    /// buffer.
+    pub fn copy_in(&self, batch: &mut Batch, src: &GpuBuffer<T>, len: usize) -> Result<()> {
+        let bytes = (len * std::mem::size_of::<T>()) as u64;
+        if len > src.len() || len > self.capacity || !bytes.is_multiple_of(4) {
+            return Err(Error::Shape(format!(
+                "staging elements 0..{len} of a buffer of {} into one of {}",
+                src.len(),
+                self.capacity
+            )));
+        }
+        if bytes > 0 {
+            batch.copy(src.raw(), &self.buffer, bytes);
+        }
+        Ok(())
+    }
+
+    /// The copy [`Staging::copy_in`] recorded (`len` elements) into the batch that became
+    /// `submission`: asks for the map, does not wait.
+    pub fn mapped_after(&self, submission: wgpu::SubmissionIndex, len: usize) -> StagedCopy {
+        let (tx, mapped) = mpsc::channel();
+        let bytes = (len * std::mem::size_of::<T>()) as u64;
+        if bytes == 0 {
+            let _ = tx.send(Ok(()));
+        } else {
+            self.buffer
+                .slice(..bytes)
+                .map_async(wgpu::MapMode::Read, move |r| {
+                    let _ = tx.send(r);
+                });
+        }
+        StagedCopy {
+            len,
+            submission,
+            mapped,
+        }
     }
 
     /// Waits for `copy` (and what was submitted before it, not after) and returns its elements.

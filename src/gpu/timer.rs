@@ -39,34 +39,47 @@ impl GpuTime {
     }
 }
 
-/// A two-entry query set bracketing one compute pass (or a run of passes and copies).
+/// A query set of timestamps: two bracketing one compute pass (or a run of passes and
+/// copies), or a begin/end pair per pass ([`Timestamps::with_count`], a batch's phases).
 pub(crate) struct Timestamps {
     set: wgpu::QuerySet,
+    count: u32,
     resolve: wgpu::Buffer,
     staging: wgpu::Buffer,
 }
 
+/// Most timestamps one query set holds (wgpu's limit on a query set).
+pub(crate) const MAX_TIMESTAMPS: u32 = 4096;
+
 impl Timestamps {
     pub(crate) fn new(gpu: &Gpu) -> Self {
+        Self::with_count(gpu, 2)
+    }
+
+    /// A set of `count` timestamps (2 ≤ count ≤ [`MAX_TIMESTAMPS`]).
+    pub(crate) fn with_count(gpu: &Gpu, count: u32) -> Self {
+        let count = count.clamp(2, MAX_TIMESTAMPS);
         let set = gpu.device.create_query_set(&wgpu::QuerySetDescriptor {
             label: Some("wgsparse.timestamps"),
             ty: wgpu::QueryType::Timestamp,
-            count: 2,
+            count,
         });
+        let bytes = 8 * count as u64;
         let resolve = gpu.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("wgsparse.timestamps.resolve"),
-            size: 16,
+            size: bytes,
             usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
             mapped_at_creation: false,
         });
         let staging = gpu.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("wgsparse.timestamps.staging"),
-            size: 16,
+            size: bytes,
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
         Timestamps {
             set,
+            count,
             resolve,
             staging,
         }
@@ -79,24 +92,42 @@ impl Timestamps {
         begin: bool,
         end: bool,
     ) -> wgpu::ComputePassTimestampWrites<'_> {
+        self.pass_writes(begin.then_some(0), end.then_some(1))
+    }
+
+    /// A pass's writes into the given entries at its beginning and end.
+    pub(crate) fn pass_writes(
+        &self,
+        begin: Option<u32>,
+        end: Option<u32>,
+    ) -> wgpu::ComputePassTimestampWrites<'_> {
         wgpu::ComputePassTimestampWrites {
             query_set: &self.set,
-            beginning_of_pass_write_index: begin.then_some(0),
-            end_of_pass_write_index: end.then_some(1),
+            beginning_of_pass_write_index: begin,
+            end_of_pass_write_index: end,
         }
     }
 
     pub(crate) fn resolve(&self, encoder: &mut wgpu::CommandEncoder) {
-        encoder.resolve_query_set(&self.set, 0..2, &self.resolve, 0);
-        encoder.copy_buffer_to_buffer(&self.resolve, 0, &self.staging, 0, 16);
+        encoder.resolve_query_set(&self.set, 0..self.count, &self.resolve, 0);
+        encoder.copy_buffer_to_buffer(&self.resolve, 0, &self.staging, 0, 8 * self.count as u64);
+    }
+
+    /// Every entry, in seconds after entry 0 (waits for the device).
+    pub(crate) fn seconds(&self, gpu: &Gpu) -> Result<Vec<f64>> {
+        let bytes = read_mapped(gpu, &self.staging)?;
+        let ticks: &[u64] = bytemuck::cast_slice(&bytes);
+        let period = gpu.caps.timestamp_period_ns as f64 * 1e-9;
+        Ok(ticks
+            .iter()
+            .map(|&t| t.saturating_sub(ticks[0]) as f64 * period)
+            .collect())
     }
 
     pub(crate) fn read(&self, gpu: &Gpu) -> Result<GpuTime> {
-        let bytes = read_mapped(gpu, &self.staging)?;
-        let ticks: &[u64] = bytemuck::cast_slice(&bytes);
-        let elapsed = ticks[1].saturating_sub(ticks[0]) as f64;
+        let s = self.seconds(gpu)?;
         Ok(GpuTime {
-            seconds: elapsed * gpu.caps.timestamp_period_ns as f64 * 1e-9,
+            seconds: s[1],
             from_timestamps: true,
         })
     }
