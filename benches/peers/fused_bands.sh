@@ -22,50 +22,39 @@
 # DRY_RUN=1 skips installing .gl/ into / (a dry run elsewhere). The summary is written even
 # when steps fail (a step that wrote nothing is named there).
 set -uo pipefail
-OUT=${OUT:-bench-out}
+# shellcheck source=benches/peers/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 STEP_LIMIT=${STEP_LIMIT:-90}
 KDD=${KDD:-1}
 KDD_BINDINGS=${KDD_BINDINGS:-536870912}
 SPARSE=${SPARSE-sparse-4096}
 SPARSE_BINDING=${SPARSE_BINDING:-16777216}
 KDD_GEN=${KDD_GEN:-kdd2010}
-mkdir -p "$OUT"
-if [ "${DRY_RUN:-0}" != 1 ] && [ -d .gl ]; then for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig; fi
-W=${W:-./.gpu/wgsparse}
-if ! $W info >/dev/null 2>&1; then
-  export VK_DRIVER_FILES=/usr/share/vulkan/icd.d/nvidia_icd.json
-fi
-export WGSPARSE_CACHE_DIR="$OUT/cache"
+install_gl --dry-run --if-present
+use_wgsparse W
+job_cache
 J="$OUT/fused_bands.jsonl"
 # fd 3: the script's stdout, so step()'s messages reach the console and log.txt, not the
 # JSON lines its command's stdout is appended to.
 exec 3>&1
-log() { echo "[$(date +%T)] $*" | tee -a "$OUT/log.txt" >&3; }
-step() {
-  local limit=$1; shift
-  timeout "$limit" "$@"
-  local rc=$?
-  [ $rc -eq 124 ] && log "step timed out after ${limit}s: $*"
-  [ $rc -ne 0 ] && [ $rc -ne 124 ] && log "step exit $rc: $*"
-  return 0
-}
+LOG_FD=3
 $W info > "$OUT/info.txt" 2>&1
 for B in ${SPARSE:+"" "$SPARSE_BINDING"}; do
   log "$SPARSE all variants --check ${B:+--max-binding-bytes $B}"
   # $SPARSE may carry --scale: split on purpose.
   # shellcheck disable=SC2086
-  step "$STEP_LIMIT" $W fused --gen $SPARSE --pattern xty,full --variant fused,sorted,two-pass,unfused \
+  step $W fused --gen $SPARSE --pattern xty,full --variant fused,sorted,two-pass,unfused \
     --check --reps 20 --json ${B:+--max-binding-bytes $B} >> "$J" 2>>"$OUT/log.txt"
 done
 if [ "$KDD" = 1 ]; then
   rm -rf /tmp/fused/kdd2010
   log "$KDD_GEN generate + export, fused and sorted on one binding (limit ${KDD_LIMIT:-300}s)"
   # shellcheck disable=SC2086
-  step "${KDD_LIMIT:-300}" $W fused --gen $KDD_GEN --pattern full --variant fused,sorted --reps 10 \
+  STEP_LIMIT=${KDD_LIMIT:-300} step $W fused --gen $KDD_GEN --pattern full --variant fused,sorted --reps 10 \
     --export /tmp/fused/kdd2010 --json >> "$J" 2>>"$OUT/log.txt"
   for B in $KDD_BINDINGS; do
     log "$KDD_GEN (exported) fused and sorted --max-binding-bytes $B"
-    step "${KDD_BAND_LIMIT:-110}" $W fused --matrix-raw /tmp/fused/kdd2010 --pattern full --variant fused,sorted --reps 10 \
+    STEP_LIMIT=${KDD_BAND_LIMIT:-110} step $W fused --matrix-raw /tmp/fused/kdd2010 --pattern full --variant fused,sorted --reps 10 \
       --max-binding-bytes "$B" --json >> "$J" 2>>"$OUT/log.txt"
   done
   rm -rf /tmp/fused/kdd2010

@@ -12,21 +12,12 @@
 #        scatter alone), and w in global memory (L2 atomics instead of workgroup CAS).
 # About 3 minutes of GPU wall time (HIGGS generation dominates the CG part).
 set -uo pipefail
-OUT=${OUT:-bench-out}
-mkdir -p "$OUT"
-if [ -d .gl ]; then for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig; fi
-W=${W:-./.gpu/wgsparse}
-if ! $W info >/dev/null 2>&1; then
-  export VK_DRIVER_FILES=/usr/share/vulkan/icd.d/nvidia_icd.json
-fi
-export WGSPARSE_CACHE_DIR="$OUT/cache"
-log() { echo "[$(date +%T)] $*" | tee -a "$OUT/log.txt"; }
-step() {
-  timeout "${STEP_LIMIT:-180}" "$@"
-  local rc=$?
-  [ $rc -ne 0 ] && log "step exit $rc: $*"
-  return 0
-}
+# shellcheck source=benches/peers/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+STEP_LIMIT=${STEP_LIMIT:-180}
+install_gl --if-present
+use_wgsparse W
+job_cache
 if [ "${CG:-1}" = 1 ]; then
   for args in "--chunk 4" "--chunk 4 --breakdown" "--chunk 64" "--max-iter 0" "--max-iter 1" \
     "--max-iter 2"; do

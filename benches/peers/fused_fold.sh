@@ -20,7 +20,8 @@
 # native atomics, the one-dispatch ending's last-workgroup count on a real GPU):
 # $OUT/fold_tests.txt.
 set -uo pipefail
-OUT=${OUT:-bench-out}
+# shellcheck source=benches/peers/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 INPUTS=${INPUTS-"sparse-200 sparse-1024 sparse-4096"}
 PATTERNS=${PATTERNS:-"full,xty"}
 VARIANTS=${VARIANTS:-"auto,fused,sorted"}
@@ -28,22 +29,10 @@ REPS=${REPS:-50}
 PEER=${PEER:-0}
 STEP_LIMIT=${STEP_LIMIT:-150}
 SCALE=${SCALE:-1}
-mkdir -p "$OUT"
 # DRY_RUN=1 skips installing .gl/ into / (a dry run elsewhere).
-if [ "${DRY_RUN:-0}" != 1 ] && [ -d .gl ]; then for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig; fi
-W=${W:-./.gpu/wgsparse}
-if ! $W info >/dev/null 2>&1; then
-  export VK_DRIVER_FILES=/usr/share/vulkan/icd.d/nvidia_icd.json
-fi
-export WGSPARSE_CACHE_DIR="$OUT/cache"
-log() { echo "[$(date +%T)] $*" | tee -a "$OUT/log.txt"; }
-step() {
-  timeout "$STEP_LIMIT" "$@"
-  local rc=$?
-  [ $rc -eq 124 ] && log "step timed out after ${STEP_LIMIT}s: $*"
-  [ $rc -ne 0 ] && [ $rc -ne 124 ] && log "step exit $rc: $*"
-  return 0
-}
+install_gl --dry-run --if-present
+use_wgsparse W
+job_cache
 if [ -x .gpu/fused_fold ]; then
   log "tests/fused_fold on the device"
   WGSPARSE_BIN=$W timeout 120 ./.gpu/fused_fold > "$OUT/fold_tests.txt" 2>&1 \

@@ -20,7 +20,8 @@
 # --no-run`) it first runs it on the device (subgroups of 32, native atomics):
 # $OUT/tests_fused_split.txt.
 set -uo pipefail
-OUT=${OUT:-bench-out}
+# shellcheck source=benches/peers/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 INPUTS=${INPUTS-"sparse-1024 sparse-4096 sparse-200"}
 PEER=${PEER:-1}
 REPS=${REPS:-30}
@@ -28,15 +29,10 @@ STEP_LIMIT=${STEP_LIMIT:-150}
 SCALE=${SCALE:-1}
 mkdir -p "$OUT/runs"
 # DRY_RUN=1 skips installing .gl/ into / (a dry run elsewhere).
-if [ "${DRY_RUN:-0}" != 1 ] && [ -d .gl ]; then for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig; fi
-W=${W:-./.gpu/wgsparse}
-if ! $W info >/dev/null 2>&1; then
-  export VK_DRIVER_FILES=/usr/share/vulkan/icd.d/nvidia_icd.json
-fi
+install_gl --dry-run --if-present
+use_wgsparse W
 # A fresh tuning cache: `auto` times its candidates (split among them) in this job.
-export WGSPARSE_CACHE_DIR="$OUT/cache"
-rm -rf "$WGSPARSE_CACHE_DIR"
-log() { echo "[$(date +%T)] $*" | tee -a "$OUT/log.txt"; }
+job_cache --fresh
 # run TAG INPUT ARGS…: one checked run of the patterns $PAT (default full), its JSON in
 # runs/INPUT.TAG.json (rc in .rc).
 run() {

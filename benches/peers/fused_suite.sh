@@ -30,29 +30,17 @@
 # 42M on 2 host cores). Every result carries wall_s (host seconds of its plan
 # and runs) and the output host_s (generation, export), to see where a slow step goes.
 set -uo pipefail
-OUT=${OUT:-bench-out}
+# shellcheck source=benches/peers/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 INPUTS=${INPUTS-"sparse-200 sparse-1024 sparse-4096 kdd2010 dense-32 dense-200 dense-1000 dense-2000 higgs"}
 PATTERNS=${PATTERNS:-"xty,full"}
 STEP_LIMIT=${STEP_LIMIT:-240}
 SWEEP=${SWEEP-"sparse-1024"}
 CG=${CG:-1}
-mkdir -p "$OUT"
-if [ -d .gl ]; then for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig; fi
-W=${W:-./.gpu/wgsparse}
-if ! $W info >/dev/null 2>&1; then
-  export VK_DRIVER_FILES=/usr/share/vulkan/icd.d/nvidia_icd.json
-fi
-export WGSPARSE_CACHE_DIR="$OUT/cache"
+install_gl --if-present
+use_wgsparse W
+job_cache
 PEER=benches/peers/fused_peer.py
-log() { echo "[$(date +%T)] $*" | tee -a "$OUT/log.txt"; }
-# Runs one step under the time limit; a step past it is logged, and the job goes on.
-step() {
-  timeout "$STEP_LIMIT" "$@"
-  local rc=$?
-  [ $rc -eq 124 ] && log "step timed out after ${STEP_LIMIT}s: $*"
-  [ $rc -ne 0 ] && [ $rc -ne 124 ] && log "step exit $rc: $*"
-  return 0
-}
 for g in $INPUTS; do
   # The f64 check of every variant costs host time on the largest inputs; skip it for kdd2010.
   CHECK=--check; VARIANTS=auto,fused,sorted,two-pass,unfused; PATS=$PATTERNS; REPS=20

@@ -8,7 +8,8 @@
 # ("fuzz READER SECONDS s: INPUTS inputs, … CRASHES crashes, slowest …"); crashing and slow
 # inputs are saved under $OUT/fuzz/found.
 set -uo pipefail
-OUT=${OUT:-bench-out}
+# shellcheck source=benches/peers/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 READERS=${READERS:-"matrix-market libsvm ratings ratings-binary tsv idx-images idx-labels raw-csr mf-model mf-libmf"}
 SEEDS=${SEEDS:-"21"}
 SECONDS_EACH=${SECONDS_EACH:-300}

@@ -15,20 +15,16 @@
 # timed after the GPU's clocks have settled under load (see `median_warm`: an idle H200
 # clocks down to ~500 MHz within a second).
 set -uo pipefail
-OUT=${OUT:-bench-out}
+# shellcheck source=benches/peers/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 MATS=${MATS-"nytimes web-google enron nips pubmed-lite dense75k"}
 KS=${KS:-"32 128 512"}
 SWEEPS=${SWEEPS-""}
 VARIANTS=${VARIANTS:-"auto naive warp sm-l2 sm-sm"}
-mkdir -p "$OUT"
-for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
-if ! ./.gpu/wgsparse info >/dev/null 2>&1; then
-  export VK_DRIVER_FILES=/usr/share/vulkan/icd.d/nvidia_icd.json
-fi
-export WGSPARSE_CACHE_DIR="$OUT/cache"
-W=./.gpu/wgsparse
+install_gl
+use_wgsparse
+job_cache
 PEER=benches/peers/sddmm_torch.py
-log() { echo "[$(date +%T)] $*" | tee -a "$OUT/log.txt"; }
 if [ "${BASE:-0}" = 1 ]; then
   log "info";     $W info --json > "$OUT/info.json" 2>>"$OUT/log.txt"; $W info | tee -a "$OUT/log.txt"
   log "roofline"; $W roofline --json --mib 2000 --reps 30 > "$OUT/roofline.json" 2>>"$OUT/log.txt"; cat "$OUT/roofline.json"

@@ -15,16 +15,12 @@
 # test binaries are, e.g. on lavapipe (where the guards refuse or size the plans instead):
 #   DRY_RUN=1 BIN=/tmp/bins OUT=/tmp/g bash benches/peers/loop_cap_guards.sh
 set -uo pipefail
-OUT=${OUT:-bench-out}
+# shellcheck source=benches/peers/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 LIMIT=${LIMIT:-240}
 BIN=${BIN:-.gpu}
-mkdir -p "$OUT"
-if [ "${DRY_RUN:-0}" != 1 ]; then
-  for f in .gl/*.deb; do [ -e "$f" ] && dpkg -x "$f" /; done; ldconfig
-fi
-export WGSPARSE_CACHE_DIR="$OUT/cache"
-export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-$(mktemp -d)}
-log() { echo "[$(date +%T)] $*" | tee -a "$OUT/log.txt"; }
+install_gl --dry-run
+job_cache
 run() {
   local name=$1 file=$2
   if [ ! -x "$BIN/$name" ]; then
@@ -33,8 +29,8 @@ run() {
   fi
   # The NVIDIA driver when the loader does not find it by itself.
   if [ "${DRY_RUN:-0}" != 1 ] && [ -z "${VK_DRIVER_FILES:-}" ] \
-    && [ -e /usr/share/vulkan/icd.d/nvidia_icd.json ]; then
-    export VK_DRIVER_FILES=/usr/share/vulkan/icd.d/nvidia_icd.json
+    && [ -e "$NVIDIA_ICD" ]; then
+    export VK_DRIVER_FILES=$NVIDIA_ICD
   fi
   log "tests/$name on the device"
   timeout "$LIMIT" "$BIN/$name" --test-threads 1 --nocapture > "$OUT/$file" 2>&1

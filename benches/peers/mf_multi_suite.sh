@@ -26,20 +26,17 @@
 # What to look for: g2's updates/s over g1's (issue 14: ≥ 1.6×), its final RMSE beside g1's
 # and one's (issue: within 1%), and per GPU the seconds waiting for the other's Q block.
 set -uo pipefail
-OUT=${OUT:-bench-out}
+# shellcheck source=benches/peers/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 SCALE=${SCALE:-1}
 EPOCHS=${EPOCHS:-20}
 WORKERS=${WORKERS:-13728}
 SPLITS=${SPLITS:-"1 2 4"}
 LAMBDA=${LAMBDA:-1.0}
-mkdir -p "$OUT" /tmp/mf
-for f in .gl/*.deb; do [ -e "$f" ] && dpkg -x "$f" /; done; ldconfig 2>/dev/null
-if ! ./.gpu/wgsparse info >/dev/null 2>&1; then
-  export VK_DRIVER_FILES=/usr/share/vulkan/icd.d/nvidia_icd.json
-fi
-W=./.gpu/wgsparse
+mkdir -p /tmp/mf
+install_gl --quiet
+use_wgsparse
 export WGSPARSE_BIN=$PWD/.gpu/wgsparse
-log() { echo "[$(date +%T)] $*" | tee -a "$OUT/log.txt"; }
 $W info >> "$OUT/log.txt" 2>&1
 nvidia-smi -L >> "$OUT/log.txt" 2>&1
 

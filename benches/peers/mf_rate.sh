@@ -21,7 +21,8 @@
 # of the others (the clock ramp the warm-up removes), then per configuration min / median /
 # max and whether every run reached 2.8.
 set -uo pipefail
-OUT=${OUT:-bench-out}
+# shellcheck source=benches/peers/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 EPOCHS=${EPOCHS:-20}
 REPEAT=${REPEAT:-3}
 BUDGET=${BUDGET:-360}
@@ -42,15 +43,11 @@ l8v4|27456|--lanes 8 --vector 4
 dispatch8k|13728|--dispatch-updates 8192
 pcached|13728|--incoherent-p"}
 START=$(date +%s)
-mkdir -p "$OUT" /tmp/mf
-if ls .gl/*.deb >/dev/null 2>&1; then
-  for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
-fi
-if ! ./.gpu/wgsparse info >/dev/null 2>&1; then
-  export VK_DRIVER_FILES=/usr/share/vulkan/icd.d/nvidia_icd.json
-fi
-W=./.gpu/wgsparse
-log() { echo "[$(date +%T) +$(( $(date +%s) - START ))s] $*" | tee -a "$OUT/log.txt"; }
+mkdir -p /tmp/mf
+install_gl --if-present
+use_wgsparse
+# Log lines show the seconds since the start.
+LOG_SINCE=$START
 $W info >> "$OUT/log.txt" 2>&1
 
 if [ -x .gpu/mf-tests ]; then

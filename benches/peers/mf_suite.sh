@@ -42,7 +42,8 @@
 #   STREAMS="1 4 8" runs the wavefront at each of WF_WORKERS with each stream count (virtual
 #   subgroups per worker sharing its block; default 1, the paper's scheme).
 set -uo pipefail
-OUT=${OUT:-bench-out}
+# shellcheck source=benches/peers/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 SHAPES=${SHAPES:-"netflix"}
 CHECKS=${CHECKS:-1}
 WORKERS=${WORKERS:-"6864 13728"}
@@ -50,14 +51,10 @@ WF_WORKERS=${WF_WORKERS-"1024 4096"}  # empty: no wavefront runs
 EPOCHS=${EPOCHS:-20}
 ILP=${ILP:-2}
 REPEAT=${REPEAT:-1}
-mkdir -p "$OUT" /tmp/mf
-for f in .gl/*.deb; do [ -e "$f" ] && dpkg -x "$f" /; done; ldconfig
-if ! ./.gpu/wgsparse info >/dev/null 2>&1; then
-  export VK_DRIVER_FILES=/usr/share/vulkan/icd.d/nvidia_icd.json
-fi
-W=./.gpu/wgsparse
+mkdir -p /tmp/mf
+install_gl
+use_wgsparse
 export WGSPARSE_BIN=$PWD/.gpu/wgsparse
-log() { echo "[$(date +%T)] $*" | tee -a "$OUT/log.txt"; }
 $W info >> "$OUT/log.txt" 2>&1
 
 for t in mf mf_train; do

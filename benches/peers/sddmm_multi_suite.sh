@@ -21,7 +21,8 @@
 # copy + map, gather; host share = end to end less the kernel). docs/multi-gpu.md says what an
 # iteration includes.
 set -uo pipefail
-OUT=${OUT:-bench-out}
+# shellcheck source=benches/peers/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 GPUS=${GPUS:-all}
 INPUTS=${INPUTS:-"nytimes dense75k"}
 K=${K:-128}
@@ -30,15 +31,10 @@ VARIANT=${VARIANT:-auto}
 OVERLAP_FLAG=""
 [ "${OVERLAP:-0}" = 1 ] && OVERLAP_FLAG="--overlap-write"
 [ "${OVERLAP_READ:-0}" = 1 ] && OVERLAP_FLAG="$OVERLAP_FLAG --overlap-read"
-mkdir -p "$OUT"
-for f in .gl/*.deb; do [ -e "$f" ] && dpkg -x "$f" /; done; ldconfig 2>/dev/null
-if ! ./.gpu/wgsparse info >/dev/null 2>&1; then
-  export VK_DRIVER_FILES=/usr/share/vulkan/icd.d/nvidia_icd.json
-fi
-W=./.gpu/wgsparse
-export WGSPARSE_CACHE_DIR="$OUT/cache"
+install_gl --quiet
+use_wgsparse
+job_cache
 J="$OUT/sddmm_multi.jsonl"
-log() { echo "[$(date +%T)] $*" | tee -a "$OUT/log.txt"; }
 $W info >> "$OUT/log.txt" 2>&1
 for input in $INPUTS; do
   log "sddmm --gen $input --scale $SCALE --k $K --gpus $GPUS --cut both $OVERLAP_FLAG"

@@ -59,7 +59,8 @@
 #   NS=16384 MODES="scalar together together+noprefetch together+unroll2 together+unroll4 \
 #     apart apart+unroll4" PEER=0 REPS=2 benches/peers/spdnn_constant.sh
 set -uo pipefail
-OUT=${OUT:-bench-out}
+# shellcheck source=benches/peers/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 NS=${NS:-"1024 4096 16384"}
 L=${L:-120}
 REPS=${REPS:-3}
@@ -67,15 +68,8 @@ MODES=${MODES:-"constant scalar"}
 ROWS=${ROWS:-60000}
 IDX=${IDX:-.gpu/train-images-idx3-ubyte.gz}
 TRUTH_DIR=${TRUTH_DIR:-.gpu/truth}
-mkdir -p "$OUT"
-if [ "${DRY_RUN:-0}" != 1 ]; then
-  for f in .gl/*.deb; do [ -e "$f" ] && dpkg -x "$f" /; done; ldconfig
-fi
-if ! ./.gpu/wgsparse info >/dev/null 2>&1; then
-  export VK_DRIVER_FILES=/usr/share/vulkan/icd.d/nvidia_icd.json
-fi
-W=./.gpu/wgsparse
-log() { echo "[$(date +%T)] $*" | tee -a "$OUT/log.txt"; }
+install_gl --dry-run
+use_wgsparse
 status=0
 RUN_NS=$NS
 if [ ! -f "$IDX" ]; then

@@ -87,7 +87,8 @@
 #   DRY_RUN=1 VERIFY=1 VERIFY_PARTS="12 13" VERIFY_N=4096 VERIFY_L=4 VERIFY_HALF=1000 \
 #     VERIFY_ROWS=2000 OUT=/tmp/v bash benches/peers/spdnn_suite.sh
 set -uo pipefail
-OUT=${OUT:-bench-out}
+# shellcheck source=benches/peers/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 NS=${NS:-"1024 4096 16384"}
 LAYERS=${LAYERS:-"120"}
 IDX=${IDX:-.gpu/train-images-idx3-ubyte.gz}
@@ -99,17 +100,10 @@ THESIS_REPS=${THESIS_REPS:-1}
 THESIS_BUFFERS_SMALL=${THESIS_BUFFERS_SMALL:-0.1,0.25,0.5}
 THESIS_BUFFERS=${THESIS_BUFFERS:-0.1}
 THESIS_TIMEOUT=${THESIS_TIMEOUT:-180}
-mkdir -p "$OUT"
 # Parts started side by side count from the parent's start (SPDNN_T0).
 T0=${SPDNN_T0:-$(date +%s)}
-if [ -z "${SPDNN_SETUP_DONE:-}" ] && [ "${DRY_RUN:-0}" != 1 ]; then
-  for f in .gl/*.deb; do [ -e "$f" ] && dpkg -x "$f" /; done; ldconfig
-fi
-if ! ./.gpu/wgsparse info >/dev/null 2>&1; then
-  export VK_DRIVER_FILES=/usr/share/vulkan/icd.d/nvidia_icd.json
-fi
-W=./.gpu/wgsparse
-log() { echo "[$(date +%T)] $*" | tee -a "$OUT/log.txt"; }
+if [ -z "${SPDNN_SETUP_DONE:-}" ]; then install_gl --dry-run; fi
+use_wgsparse
 # Without images nothing runs; the summary names why.
 no_images() {
   log "$1"

@@ -67,19 +67,14 @@
 #   DRY_RUN=1 SAMPLES=20000 FEATURES=5000 PEER=0 BIN=target/release/wgsparse OUT=/tmp/a \
 #     bash benches/peers/wide_default.sh
 set -uo pipefail
-OUT=${OUT:-bench-out}
+# shellcheck source=benches/peers/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 D=/tmp/wide/criteo_s
-mkdir -p "$OUT" /tmp/wide
-if [ "${DRY_RUN:-0}" != 1 ]; then
-  for f in .gl/*.deb; do [ -e "$f" ] && dpkg -x "$f" /; done; ldconfig
-fi
-W=${BIN:-./.gpu/wgsparse}
-if ! $W info >/dev/null 2>&1; then
-  export VK_DRIVER_FILES=/usr/share/vulkan/icd.d/nvidia_icd.json
-fi
+mkdir -p /tmp/wide
+install_gl --dry-run
+use_wgsparse BIN
 J="$OUT/wide_default_sweep.jsonl"
 C="$OUT/wide_default_check.jsonl"
-log() { echo "[$(date +%T)] $*" | tee -a "$OUT/log.txt"; }
 $W info --json > "$OUT/wide_info.json" 2>>"$OUT/log.txt"
 ALL=copy-ilp,agg-ilp,apply-ilp,tail-spread,plain-reads
 COMMON=(--train $D --holdout 0.1 --batch 1024 --lr 0.5)

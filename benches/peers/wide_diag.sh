@@ -22,16 +22,13 @@
 # with smaller chunks if the serial path was the cost; async epoch_ms and logloss ≤ sync's
 # + 0.003 with the scale; without it, whether S = 6.3 already diverges on the GPU.
 set -uo pipefail
-OUT=${OUT:-bench-out}
+# shellcheck source=benches/peers/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 D=/tmp/wide/diag
-mkdir -p "$OUT" /tmp/wide
-for f in .gl/*.deb; do [ -e "$f" ] && dpkg -x "$f" /; done; ldconfig
-if ! ./.gpu/wgsparse info >/dev/null 2>&1; then
-  export VK_DRIVER_FILES=/usr/share/vulkan/icd.d/nvidia_icd.json
-fi
-W=./.gpu/wgsparse
+mkdir -p /tmp/wide
+install_gl
+use_wgsparse
 J="$OUT/wide_diag.jsonl"
-log() { echo "[$(date +%T)] $*" | tee -a "$OUT/log.txt"; }
 log "roofline"
 $W roofline --mib 256 --reps 10 --json >> "$J" 2>>"$OUT/log.txt" || log "roofline FAILED"
 log "gen diag set"

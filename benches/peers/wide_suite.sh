@@ -31,17 +31,14 @@
 # PEER=1: benches/peers/wide_torch.py, LR and FM k = 10 on the same folder, same split,
 # batch 1024, lr 0.5, PEER_EPOCHS epochs, EmbeddingBag and torch.sparse.mm idioms.
 set -uo pipefail
-OUT=${OUT:-bench-out}
+# shellcheck source=benches/peers/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 EPOCHS=${EPOCHS:-3}
 PEER_EPOCHS=${PEER_EPOCHS:-3}
 D=/tmp/wide/criteo_s
-mkdir -p "$OUT" /tmp/wide
-for f in .gl/*.deb; do [ -e "$f" ] && dpkg -x "$f" /; done; ldconfig
-if ! ./.gpu/wgsparse info >/dev/null 2>&1; then
-  export VK_DRIVER_FILES=/usr/share/vulkan/icd.d/nvidia_icd.json
-fi
-W=./.gpu/wgsparse
-log() { echo "[$(date +%T)] $*" | tee -a "$OUT/log.txt"; }
+mkdir -p /tmp/wide
+install_gl
+use_wgsparse
 $W info --json > "$OUT/wide_info.json" 2>>"$OUT/log.txt"
 train() {
   log "wide $*"

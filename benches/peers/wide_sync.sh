@@ -38,20 +38,14 @@
 #   DRY_RUN=1 SAMPLES=20000 FEATURES=5000 OUT=/tmp/s bash benches/peers/wide_sync.sh
 # The summary is written even when steps fail (a missing step is named there).
 set -uo pipefail
-OUT=${OUT:-bench-out}
+# shellcheck source=benches/peers/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 D=/tmp/wide/criteo_s
-mkdir -p "$OUT" /tmp/wide
-if [ "${DRY_RUN:-0}" != 1 ]; then
-  for f in .gl/*.deb; do [ -e "$f" ] && dpkg -x "$f" /; done; ldconfig
-fi
-if ! ./.gpu/wgsparse info >/dev/null 2>&1; then
-  export VK_DRIVER_FILES=/usr/share/vulkan/icd.d/nvidia_icd.json
-fi
-W=./.gpu/wgsparse
+mkdir -p /tmp/wide
+install_gl --dry-run
+use_wgsparse
 J="$OUT/wide_sync.jsonl"
-log() { echo "[$(date +%T)] $*" | tee -a "$OUT/log.txt"; }
 $W info --json > "$OUT/wide_info.json" 2>>"$OUT/log.txt"
-export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-$(mktemp -d)}
 for t in wide_sync wide; do
   if [ -x .gpu/$t-tests ]; then
     log "tests/$t.rs on the GPU"

@@ -1,0 +1,87 @@
+# The setup the jobs in benches/peers/ share (run on the NVIDIA machine from the repository
+# root: ../shared/GPU.md). Each job sources it right after `set -uo pipefail`:
+#   . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+# Sourcing sets OUT (default bench-out) and creates it, exports XDG_RUNTIME_DIR=/tmp when it is
+# unset (the Vulkan loader warns without it on the device machine) and defines the functions
+# below. It installs and exports nothing else: each job calls what it needs, so a job keeps
+# its own choices (whether DRY_RUN counts, whether W or BIN names the binary, its cache).
+# shellcheck shell=bash
+
+OUT=${OUT:-bench-out}
+mkdir -p "$OUT"
+export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
+# The NVIDIA driver's Vulkan ICD on the device machine (GPU.md: when the loader finds no adapter).
+NVIDIA_ICD=/usr/share/vulkan/icd.d/nvidia_icd.json
+# log()'s settings, set by a job after sourcing (not read from the environment):
+#   LOG_FD     the descriptor log lines go to besides log.txt (default 1, stdout)
+#   LOG_SINCE  epoch seconds: when set, each line also shows the seconds since then
+LOG_FD=1
+LOG_SINCE=
+
+# log MESSAGE…: one timestamped line, appended to $OUT/log.txt and written to $LOG_FD.
+log() {
+  local t
+  t=$(date +%T)
+  [ -n "$LOG_SINCE" ] && t="$t +$(($(date +%s) - LOG_SINCE))s"
+  echo "[$t] $*" | tee -a "$OUT/log.txt" >&"$LOG_FD"
+}
+
+# install_gl [--dry-run] [--if-present] [--quiet]: unpacks the Vulkan loader and GL dispatch
+# packages of .gl/ into / and runs ldconfig (GPU.md, step 3).
+#   --dry-run     nothing when DRY_RUN=1 (a dry run elsewhere, no system setup)
+#   --if-present  nothing, ldconfig included, when there is no .gl/ folder
+#   --quiet       ldconfig's complaints dropped
+# shellcheck disable=SC2120  # called without arguments too
+install_gl() {
+  local dry=0 present=0 quiet=0 f
+  for f in "$@"; do
+    case $f in
+      --dry-run) dry=1 ;;
+      --if-present) present=1 ;;
+      --quiet) quiet=1 ;;
+      *) echo "install_gl: unknown option $f" >&2; return 2 ;;
+    esac
+  done
+  if [ "$dry" = 1 ] && [ "${DRY_RUN:-0}" = 1 ]; then return 0; fi
+  if [ "$present" = 1 ] && [ ! -d .gl ]; then return 0; fi
+  for f in .gl/*.deb; do
+    if [ -e "$f" ]; then dpkg -x "$f" /; fi
+  done
+  if [ "$quiet" = 1 ]; then ldconfig 2>/dev/null; else ldconfig; fi
+}
+
+# use_wgsparse [W|BIN]: sets W to the wgsparse binary: ./.gpu/wgsparse or, where the job lets
+# the caller choose, the value of the variable named (when set and not empty). Then, when
+# `$W info` fails (the loader found no adapter), exports VK_DRIVER_FILES=$NVIDIA_ICD. Call it
+# after install_gl: the probe needs the loader.
+# shellcheck disable=SC2120  # called without arguments too
+use_wgsparse() {
+  local chosen=
+  if [ -n "${1:-}" ]; then chosen=${!1:-}; fi
+  W=${chosen:-./.gpu/wgsparse}
+  # $W unquoted, as the jobs run it.
+  # shellcheck disable=SC2086
+  if ! $W info >/dev/null 2>&1; then
+    export VK_DRIVER_FILES=$NVIDIA_ICD
+  fi
+}
+
+# job_cache [--fresh]: the tuning cache in $OUT/cache (exports WGSPARSE_CACHE_DIR), so the
+# configurations tuned in a job stay with its outputs; --fresh empties it first (every plan
+# tuned afresh in this job).
+# shellcheck disable=SC2120  # called without arguments too
+job_cache() {
+  export WGSPARSE_CACHE_DIR="$OUT/cache"
+  if [ "${1:-}" = --fresh ]; then rm -rf "$WGSPARSE_CACHE_DIR"; fi
+}
+
+# step COMMAND…: runs COMMAND under `timeout "$STEP_LIMIT"` (the job sets STEP_LIMIT; one step
+# may take another: `STEP_LIMIT=S step …`). A step past its limit or failing is logged and the
+# job goes on: step returns 0.
+step() {
+  timeout "$STEP_LIMIT" "$@"
+  local rc=$?
+  [ $rc -eq 124 ] && log "step timed out after ${STEP_LIMIT}s: $*"
+  [ $rc -ne 0 ] && [ $rc -ne 124 ] && log "step exit $rc: $*"
+  return 0
+}
