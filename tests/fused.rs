@@ -34,10 +34,23 @@ fn every_pattern_and_variant_dense() {
         for gpu in [common::gpu(), common::gpu_plain()] {
             for p in Pattern::ALL {
                 for v in Variant::CONCRETE {
-                    check(gpu, Matrix::Dense(&x), &opts(v), p, 11);
+                    for r in RIF {
+                        check(gpu, Matrix::Dense(&x), &rif(opts(v), r), p, 11);
+                    }
                 }
             }
         }
+    }
+}
+
+/// Dense rows in flight per vector: every value the kernel takes.
+const RIF: [u32; 3] = [1, 2, 4];
+
+/// `o` with `r` dense rows in flight.
+fn rif(o: Options, r: u32) -> Options {
+    Options {
+        rows_in_flight: Some(r),
+        ..o
     }
 }
 
@@ -90,7 +103,10 @@ fn capability_paths_dense() {
     for gpu in [common::gpu(), common::gpu_plain()] {
         let caps = &gpu.caps;
         for (vs, tl) in [(4, 15), (32, 2), (64, 1), (256, 1)] {
-            for atomics in [Atomics::Native, Atomics::Cas] {
+            for (atomics, r) in [Atomics::Native, Atomics::Cas]
+                .into_iter()
+                .flat_map(|a| RIF.map(|r| (a, r)))
+            {
                 if atomics == Atomics::Native && !caps.f32_atomics {
                     continue;
                 }
@@ -98,10 +114,12 @@ fn capability_paths_dense() {
                     vs: Some(vs),
                     tl: Some(tl),
                     atomics,
+                    rows_in_flight: Some(r),
                     ..Default::default()
                 };
                 let (_, plan) = check(gpu, Matrix::Dense(&d), &o, Pattern::Full, 8);
                 let c = plan.config;
+                assert_eq!(c.rows_in_flight, r);
                 let fits = caps.shuffle_fits(vs);
                 let wide = caps.subgroups
                     && !fits
@@ -134,12 +152,14 @@ fn every_legal_launch_configuration() {
     }
     let d = gen::dense_uniform(133, 45, 5);
     for (vs, tl) in [(4, 12), (8, 6), (16, 3), (32, 2), (64, 1), (128, 1)] {
-        for c in [1, 3] {
+        // C = 3 and 5 end on a partial step of 2 or 4 rows in flight.
+        for (c, r) in [1, 3, 5].into_iter().flat_map(|c| RIF.map(|r| (c, r))) {
             let o = Options {
                 vs: Some(vs),
                 tl: Some(tl),
                 workgroup: Some(128),
                 rows_per_vector: Some(c),
+                rows_in_flight: Some(r),
                 ..Default::default()
             };
             check(gpu, Matrix::Dense(&d), &o, Pattern::Full, 3);
@@ -196,7 +216,9 @@ fn edge_shapes() {
         for p in [Pattern::Full, Pattern::Xty] {
             for v in Variant::CONCRETE {
                 check(gpu, Matrix::Sparse(&x), &opts(v), p, 2);
-                check(gpu, Matrix::Dense(&d), &opts(v), p, 2);
+                for r in RIF {
+                    check(gpu, Matrix::Dense(&d), &rif(opts(v), r), p, 2);
+                }
             }
         }
     }
@@ -306,10 +328,14 @@ fn paths_agree_and_two_pass_is_bit_reproducible() {
         assert!(compare(&results[0], &r64, &m2, k).ok());
     }
     let d = gen::dense_uniform(500, 60, 13);
-    let dplan = Plan::new(gpu, Matrix::Dense(&d), &opts(Variant::TwoPass)).unwrap();
-    let a = dplan.run_host(gpu, &op_dense(&d)).unwrap();
-    let b = dplan.run_host(gpu, &op_dense(&d)).unwrap();
-    assert!(a.iter().zip(&b).all(|(a, b)| a.to_bits() == b.to_bits()));
+    for r in RIF {
+        let o = rif(opts(Variant::TwoPass), r);
+        let dplan = Plan::new(gpu, Matrix::Dense(&d), &o).unwrap();
+        let a = dplan.run_host(gpu, &op_dense(&d)).unwrap();
+        let b = dplan.run_host(gpu, &op_dense(&d)).unwrap();
+        let same = a.iter().zip(&b).all(|(a, b)| a.to_bits() == b.to_bits());
+        assert!(same, "{}", dplan.config.describe());
+    }
 }
 
 fn op_dense(d: &Dense) -> HostOp<'static> {
@@ -325,13 +351,16 @@ fn dense_bands_beyond_one_binding() {
     for v in Variant::CONCRETE {
         for p in [Pattern::Full, Pattern::Xty] {
             // Many rows per vector keep the two-pass partials within one small binding.
-            let o = Options {
-                variant: v,
-                rows_per_vector: Some(40),
-                ..Default::default()
-            };
-            let (_, plan) = check(gpu, Matrix::Dense(&d), &o, p, 6);
-            assert!(plan.n_bands() > 1);
+            for r in RIF {
+                let o = Options {
+                    variant: v,
+                    rows_per_vector: Some(40),
+                    rows_in_flight: Some(r),
+                    ..Default::default()
+                };
+                let (_, plan) = check(gpu, Matrix::Dense(&d), &o, p, 6);
+                assert!(plan.n_bands() > 1);
+            }
         }
     }
     // Sparse X beyond one binding runs in row bands too (tests/fused_bands.rs in full).

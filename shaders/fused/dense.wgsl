@@ -2,13 +2,19 @@
 // row-major (rows `stride` floats apart). A vector of VS consecutive lanes takes a row, lane
 // `l` holding columns l, l + VS, …, l + (TL−1)·VS of y, of the row and of its partial w in
 // registers (TL ≤ 16, VS·TL ≥ n). Each vector takes C rows (params.c, a uniform trip count:
-// rows past m contribute nothing). The row dot product is reduced across the vector: by
-// subgroup shuffles when it fits a subgroup (SUBGROUP); when it spans several (SUBGROUP_WIDE,
-// the subgroup size dividing VS) by subgroupAdd, then the vector's subgroup totals summed
-// through workgroup memory; without subgroup operations through workgroup memory alone. At the end the vectors' partial w are summed in workgroup
-// memory, the vectors taking turns (no atomics, a fixed order), and each workgroup adds its
-// partial once per column: with f32 atomics or compare-exchange, or under TWO_PASS written
-// to part[(part_base + group)·n + i] for fused/reduce_parts.
+// rows past m contribute nothing), RIF at a time (rows in flight, 1, 2 or 4): the step's
+// loads (X, v, XTY's y) are all issued before the first of its reductions, so a lane has
+// RIF·TL loads of X in flight instead of TL. Each row's dot product and reduction are those of
+// RIF = 1 and its products are added to the lane's partial w in row order (the same operations
+// in the same order for every RIF); a last step past C masks its extra rows (which the grid
+// also puts past m). The row dot product is reduced across the vector: by subgroup shuffles
+// when it fits a subgroup (SUBGROUP); when it spans several (SUBGROUP_WIDE, the subgroup size
+// dividing VS) by subgroupAdd, then the vector's subgroup totals summed through workgroup
+// memory; without subgroup operations through workgroup memory alone. At the end the vectors'
+// partial w are summed in workgroup memory, the vectors taking turns (no atomics, a fixed
+// order), and each workgroup adds its partial once per column: with f32 atomics or
+// compare-exchange, or under TWO_PASS written to part[(part_base + group)·n + i] for
+// fused/reduce_parts.
 // XTY: w += α·Xᵀ(v ⊙ y) with y ∈ ℝᵐ (no dot product).
 // The matrix may be bound one band of rows at a time: rows are band-relative, and v (and y
 // under XTY) are indexed from params.row_base.
@@ -22,8 +28,10 @@
 override WG: u32 = 128u;
 override VS: u32 = 32u;
 override TL: u32 = 1u;
+override RIF: u32 = 1u;
 override NCOLS: u32 = 1u;
 const TL_MAX: u32 = 16u;
+const RIF_MAX: u32 = 4u;
 
 struct Params {
     m: u32,
@@ -96,38 +104,55 @@ fn main(
         }
 #endif
     }
+    let step = nwg.x * nv;
     var row = wid.x * nv + vid;
-    for (var c = 0u; c < params.c; c++) {
-        let ok = row < params.m;
-        var lx: array<f32, TL_MAX>;
-        var s = 0.0;
-        for (var t = 0u; t < TL; t++) {
-            let col = lane + t * VS;
-            lx[t] = 0.0;
-            if ok && col < n {
-                lx[t] = x[row * params.stride + col];
+    for (var c = 0u; c < params.c; c += RIF) {
+        // Row r of this step: row + r·step, the vector's (c + r)-th; past C or m it loads
+        // nothing and its dot product and scale are 0 and 1.
+        var lx: array<f32, TL_MAX * RIF_MAX>;
+        var s: array<f32, RIF_MAX>;
+        var scale: array<f32, RIF_MAX>;
+        for (var r = 0u; r < RIF; r++) {
+            let rr = row + r * step;
+            let ok = c + r < params.c && rr < params.m;
+            s[r] = 0.0;
+            scale[r] = 1.0;
+            for (var t = 0u; t < TL; t++) {
+                let col = lane + t * VS;
+                let k = r * TL_MAX + t;
+                lx[k] = 0.0;
+                if ok && col < n {
+                    lx[k] = x[rr * params.stride + col];
+                }
+                s[r] += lx[k] * ly[t];
             }
-            s += lx[t] * ly[t];
-        }
 #ifdef XTY
-        s = 0.0;
-        if ok {
-            s = y[params.row_base + row];
+            s[r] = 0.0;
+            if ok {
+                s[r] = y[params.row_base + rr];
+            }
+#endif
+            if ok && (params.flags & 1u) != 0u {
+                scale[r] = v[params.row_base + rr];
+            }
         }
-#else
+        for (var r = 0u; r < RIF; r++) {
+#ifndef XTY
 #ifdef SUBGROUP_WIDE
-        s = vsg_sum(s, VS, tid, sg_size);
+            s[r] = vsg_sum(s[r], VS, tid, sg_size);
 #else
-        s = vsg_sum(s, VS, tid);
+            s[r] = vsg_sum(s[r], VS, tid);
 #endif
 #endif
-        if ok && (params.flags & 1u) != 0u {
-            s *= v[params.row_base + row];
+            // × 1 is exact: rows without v keep their sum's bits.
+            s[r] *= scale[r];
         }
-        for (var t = 0u; t < TL; t++) {
-            lw[t] += lx[t] * s;
+        for (var r = 0u; r < RIF; r++) {
+            for (var t = 0u; t < TL; t++) {
+                lw[t] += lx[r * TL_MAX + t] * s[r];
+            }
         }
-        row += nwg.x * nv;
+        row += RIF * step;
     }
     for (var i = tid; i < n; i += WG) {
         wg_w[i] = 0.0;

@@ -98,6 +98,10 @@ pub struct FusedArgs {
     /// Dense: elements per lane TL.
     #[arg(long)]
     tl: Option<u32>,
+    /// Dense: rows a vector loads before reducing them, 1, 2 or 4 (default 1; `auto` tunes
+    /// it).
+    #[arg(long)]
+    rows_in_flight: Option<u32>,
     /// Sparse: aggregate w in global memory even when it fits workgroup memory.
     #[arg(long)]
     global_w: bool,
@@ -279,6 +283,7 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
         workgroup: a.wg,
         rows_per_vector: a.c,
         tl: a.tl,
+        rows_in_flight: a.rows_in_flight,
         fold: a.fold == FoldArg::On,
         regs: a.regs,
         row_tile: a.row_tile,

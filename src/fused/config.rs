@@ -120,11 +120,19 @@ pub(crate) fn resolve(
                 limit: format!("{wg_mem} bytes on {}", caps.adapter_name),
             });
         }
+        let rif = pow2_in(
+            "rows in flight",
+            options.rows_in_flight.unwrap_or(1),
+            1,
+            RIF_MAX,
+        )?;
         let rows = dense_band_rows(gpu, n).min(m);
         let nv = wg / vs;
+        // Steps of RIF rows: a last one past C runs up to RIF − 1 masked rows more.
+        let per_row = loops::dense_row(tl, vs, rif);
         let iters = (
-            loops::dense_row(tl, vs),
-            loops::workgroup_w(n, wg) + nv as u64 * tl as u64,
+            per_row,
+            loops::workgroup_w(n, wg) + nv as u64 * tl as u64 + (rif as u64 - 1) * per_row,
         );
         let (c, groups) = grid(options, rows, nv, (&r, wg, shared as u32), caps, iters)?;
         return Ok((
@@ -136,6 +144,7 @@ pub(crate) fn resolve(
                 rows_per_vector: c,
                 groups,
                 tl,
+                rows_in_flight: rif,
                 workgroup_w: true,
                 hot_cols: 0,
                 long_row: u32::MAX,
@@ -315,6 +324,7 @@ pub(crate) fn resolve(
         rows_per_vector: c,
         groups,
         tl: 1,
+        rows_in_flight: 1,
         workgroup_w: wants_w,
         hot_cols,
         long_row,
@@ -330,6 +340,9 @@ pub(crate) fn resolve(
     };
     Ok((config, used_cols))
 }
+
+/// Dense: rows in flight per vector at most (`fused.dense`'s RIF_MAX).
+pub const RIF_MAX: u32 = 4;
 
 /// Entries per lane held in registers at most (`fused.sparse` with REGS: its arrays).
 pub const REGS_MAX: u32 = 4;
@@ -502,6 +515,7 @@ fn sorted(
             rows_per_vector: 1,
             groups,
             tl: 1,
+            rows_in_flight: 1,
             workgroup_w: on,
             hot_cols: 0,
             long_row,

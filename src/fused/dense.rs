@@ -40,6 +40,7 @@ pub(crate) fn dense(
             ("WG", cfg.workgroup as f64),
             ("VS", cfg.vs as f64),
             ("TL", cfg.tl as f64),
+            ("RIF", cfg.rows_in_flight as f64),
             ("NCOLS", plan.n.max(1) as f64),
         ],
         bindings: &DENSE_BINDINGS,

@@ -20,9 +20,10 @@ pub fn sparse_row(mu: f64, vs: u32, nv: u32, two_pass: bool) -> u64 {
 }
 
 /// One row of the dense kernel per invocation: its TL elements in three passes (load, dot,
-/// scatter into the lane's partial w) and the reduction.
-pub fn dense_row(tl: u32, vs: u32) -> u64 {
-    1 + 3 * tl as u64 + vs as u64
+/// scatter into the lane's partial w) and the reduction; with `rif` rows in flight, a trip of
+/// each of the step's three row loops more.
+pub fn dense_row(tl: u32, vs: u32, rif: u32) -> u64 {
+    1 + 3 * tl as u64 + vs as u64 + if rif > 1 { 3 } else { 0 }
 }
 
 /// Per invocation outside the row loop: clearing, flushing (a compare-exchange loop per
@@ -91,7 +92,8 @@ mod tests {
     fn estimates_grow_with_their_quantities() {
         assert!(sparse_row(100.0, 8, 8, false) > sparse_row(10.0, 8, 8, false));
         assert!(sparse_row(10.0, 8, 8, true) > sparse_row(10.0, 8, 8, false));
-        assert!(dense_row(16, 32) > dense_row(1, 32));
+        assert!(dense_row(16, 32, 1) > dense_row(1, 32, 1));
+        assert!(dense_row(4, 8, 2) > dense_row(4, 8, 1));
         assert!(sorted_tile(8, 256, 8, 2.0) > sorted_tile(8, 256, 8, 40.0));
         assert!(workgroup_w(8192, 256) > workgroup_w(256, 256));
         assert!(folded_chunk(8192, 256) > folded_chunk(16, 256));

@@ -178,6 +178,9 @@ pub struct Options {
     pub rows_per_vector: Option<u32>,
     /// Dense: elements per lane TL (1–16).
     pub tl: Option<u32>,
+    /// Dense: rows whose loads a vector issues before reducing them ([`Config::rows_in_flight`];
+    /// 1, 2 or 4; `None`: 1).
+    pub rows_in_flight: Option<u32>,
     /// Sparse `fused` and `sorted`: the folded sequence ([`Config::fold`]); false keeps the
     /// separate β·z, long-row dot and long-row scatter passes (to time both).
     pub fold: bool,
@@ -205,6 +208,7 @@ impl Default for Options {
             workgroup: None,
             rows_per_vector: None,
             tl: None,
+            rows_in_flight: None,
             fold: true,
             regs: None,
             row_tile: None,
@@ -273,6 +277,9 @@ pub struct Config {
     pub groups: u32,
     /// Dense: elements per lane.
     pub tl: u32,
+    /// Dense: rows a vector loads before reducing them (a lane's TL loads of each in flight
+    /// together); 1 for sparse X.
+    pub rows_in_flight: u32,
     /// Sparse: w aggregated in workgroup memory.
     pub workgroup_w: bool,
     /// Sparse, w in global memory: hot columns aggregated in workgroup memory; with w in
@@ -330,6 +337,9 @@ impl Config {
         );
         if self.dense {
             s += &format!(" tl={}", self.tl);
+            if self.rows_in_flight > 1 {
+                s += &format!(" rif={}", self.rows_in_flight);
+            }
         } else if self.workgroup_w && self.hot_cols > 0 {
             s += &format!(" wg-w hot-copies={}", self.hot_cols);
         } else if self.workgroup_w {

@@ -1,8 +1,8 @@
 //! The autotuner behind `auto`: times the fused kernel at the model's (VS, workgroup size)
 //! and its neighbours on random full-pattern operands (on sparse X both the `Fused` kernel and
 //! the column-sorted tiles, [`Variant::Sorted`], and the column split, [`Variant::Split`], at a
-//! few row tiles and two workgroup sizes), then the long-row threshold at the best of those,
-//! keeps the fastest, and caches it per
+//! few row tiles and two workgroup sizes), then the long-row threshold at the best of those
+//! (on dense X the rows in flight per vector instead), keeps the fastest, and caches it per
 //! adapter and shape bucket (`fused-tune.json`, see [`crate::tune::TuneCache`]); C always comes
 //! from the model (Eq. 5) for the chosen VS and workgroup size.
 
@@ -52,6 +52,9 @@ struct Tuned {
     /// `split`: the 16-bit layout (`None`: where it applies; absent in older caches).
     #[serde(default)]
     split_key16: Option<bool>,
+    /// Dense: rows in flight per vector (`None`: 1; absent in older caches).
+    #[serde(default)]
+    rows_in_flight: Option<u32>,
 }
 
 /// The cache key: adapter, kind and a shape bucket (log₂ of m, n and the stored entries).
@@ -102,6 +105,7 @@ fn tuned_options(x: Matrix, options: &Options, t: &Tuned) -> Options {
         row_tile: t.split.or(options.row_tile),
         rows_per_vector: t.split_c.or(options.rows_per_vector),
         key16: t.split_key16.or(options.key16),
+        rows_in_flight: options.rows_in_flight.or(t.rows_in_flight),
         ..options.clone()
     }
 }
@@ -166,6 +170,7 @@ fn tune_with(
         split: (c.variant == Variant::Split).then_some(c.row_tile),
         split_c: None,
         split_key16: None,
+        rows_in_flight: None,
     };
     let mut timed = vec![options.clone()];
     // On a large X (the KDD2010 shape: 424M entries) every timed run costs real time and a
@@ -234,6 +239,7 @@ fn tune_with(
             split: None,
             split_c: None,
             split_key16: None,
+            rows_in_flight: None,
         };
         let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), like) else {
             continue;
@@ -291,6 +297,7 @@ fn tune_with(
                         split: Some(rt),
                         split_c: c,
                         split_key16: k,
+                        rows_in_flight: None,
                     };
                     let base = like.as_ref().unwrap_or(model);
                     let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), base) else {
@@ -365,6 +372,28 @@ fn tune_with(
         }
         ((plan, t), seconds) = pick(finalists)?;
     }
+    // Dense `fused`: last the rows in flight per vector (loads of several rows issued before
+    // their reductions) at the best (VS, workgroup size).
+    if plan.config.dense {
+        if plan.config.variant != Variant::Fused || options.rows_in_flight.is_some() {
+            return Ok((t, timed));
+        }
+        let mut finalists = Finalists::default();
+        finalists.offer(seconds * 1e3, (plan, t));
+        for r in TUNE_ROWS_IN_FLIGHT {
+            let cand = Tuned {
+                rows_in_flight: Some(r),
+                ..t
+            };
+            let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), model) else {
+                continue;
+            };
+            let ms = measure(gpu, &plan, &ops, reps, None)?.ms;
+            timed.push(with(&cand));
+            finalists.offer(ms, (plan, cand));
+        }
+        return Ok((pick(finalists)?.0 .1, timed));
+    }
     // Last the entries held in registers from the dot product to the scatter.
     if !(plan.config.variant == Variant::Fused && options.regs.is_none() && !big) {
         return Ok((t, timed));
@@ -382,6 +411,9 @@ fn tune_with(
     }
     Ok((pick(finalists)?.0 .1, timed))
 }
+
+/// Rows in flight per vector the tuner tries beside 1 (dense `fused`).
+const TUNE_ROWS_IN_FLIGHT: [u32; 2] = [2, 4];
 
 /// Entries per lane in registers the tuner tries (sparse `fused`).
 const TUNE_REGS: [u32; 2] = [2, 4];

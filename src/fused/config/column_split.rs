@@ -120,6 +120,7 @@ pub(super) fn split(
         rows_per_vector: c,
         groups,
         tl: 1,
+        rows_in_flight: 1,
         workgroup_w: false,
         hot_cols: 0,
         long_row: u32::MAX,
