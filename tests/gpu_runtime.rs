@@ -483,6 +483,11 @@ fn every_format_has_a_device_twin_that_round_trips() {
     let gd = GpuDense::upload(gpu, &dense).unwrap();
     assert_eq!(gd.stride, 16);
     assert_eq!(gd.read(gpu).unwrap(), dense);
+    for (multiple, stride) in [(1, 13), (4, 16), (8, 16)] {
+        let gd = GpuDense::upload_with_multiple(gpu, &dense, multiple).unwrap();
+        assert_eq!((gd.stride, gd.data.len()), (stride, 7 * stride));
+        assert_eq!(gd.read(gpu).unwrap(), dense);
+    }
 }
 
 #[test]

@@ -1,5 +1,6 @@
 // The fused dense pattern (Ashari et al., Algorithm 3): w += α·Xᵀ(v ⊙ (X·y)) with X dense
-// row-major (rows `stride` floats apart). A vector of VS consecutive lanes takes a row, lane
+// row-major (rows `stride` floats apart: n, unpadded; every load is one f32 masked to columns
+// < n, so nothing past a row is read). A vector of VS consecutive lanes takes a row, lane
 // `l` holding columns l, l + VS, …, l + (TL−1)·VS of y, of the row and of its partial w in
 // registers (TL ≤ 16, VS·TL ≥ n). Each vector takes C rows (params.c, a uniform trip count:
 // rows past m contribute nothing), RIF at a time (rows in flight, 1, 2 or 4): the step's

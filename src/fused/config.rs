@@ -1,11 +1,12 @@
 //! Options → configuration: the launch model ([`super::plan`]) fills what the options leave
 //! open, checked against the device's limits.
 
+use crate::fused::dense::x_stride;
 use crate::fused::plan::{self, Residency, TL_MAX};
 use crate::fused::{hot, loops};
 use crate::fused::{Atomics, Config, Matrix, Options, Variant};
 use crate::gpu::{loop_cap, Gpu, GpuBuffer};
-use crate::sparse::GpuDense;
+use crate::sparse::bands::row_step;
 use crate::{Error, Result};
 
 mod column_split;
@@ -126,7 +127,7 @@ pub(crate) fn resolve(
             1,
             RIF_MAX,
         )?;
-        let rows = dense_band_rows(gpu, n).min(m);
+        let rows = dense_band_rows(gpu, n)?.min(m);
         let nv = wg / vs;
         // Steps of RIF rows: a last one past C runs up to RIF − 1 masked rows more.
         let per_row = loops::dense_row(tl, vs, rif);
@@ -617,10 +618,24 @@ fn grid(
     }
 }
 
-/// Rows of a dense band: as many as fit one storage binding, a multiple of 8 (so every band
-/// starts at a 256-byte aligned offset; rows are a multiple of 8 floats).
-pub(crate) fn dense_band_rows(gpu: &Gpu, n: usize) -> usize {
-    let row_bytes = GpuDense::stride_for(n) as u64 * 4;
-    let rows = (gpu.caps.max_storage_binding_bytes / row_bytes) as usize;
-    (rows / 8 * 8).max(8)
+/// Rows of a dense band: as many as fit one storage binding, a multiple of the rows that keep
+/// every band's first byte at a multiple of the storage-offset alignment (rows are
+/// [`x_stride`] floats, not a power of two in bytes in general: [`row_step`]). An error when
+/// even one step of rows is beyond one binding.
+pub(crate) fn dense_band_rows(gpu: &Gpu, n: usize) -> Result<usize> {
+    let caps = &gpu.caps;
+    let row_bytes = x_stride(n) as u64 * 4;
+    let step = row_step(row_bytes, caps.storage_offset_alignment.max(4) as u64);
+    let rows = (caps.max_storage_binding_bytes / row_bytes) as usize / step * step;
+    if rows == 0 {
+        return Err(Error::TooLarge {
+            what: format!("{step} rows of dense X (n = {n}, aligned band starts)"),
+            needed: format!("{} bytes in one storage binding", step as u64 * row_bytes),
+            limit: format!(
+                "{} bytes on {}",
+                caps.max_storage_binding_bytes, caps.adapter_name
+            ),
+        });
+    }
+    Ok(rows)
 }

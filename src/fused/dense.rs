@@ -5,9 +5,22 @@ use bytemuck::{Pod, Zeroable};
 
 use crate::fused::kernels::{defines, whole, DENSE_BINDINGS};
 use crate::fused::vectors::{elementwise_groups, scale, VECTOR3_BINDINGS, VECTOR_WG};
-use crate::fused::{Op, Plan, Variant};
+use crate::fused::{DeviceX, Op, Plan, Variant};
 use crate::gpu::{Batch, GpuBuffer, KernelSpec};
+use crate::sparse::GpuDense;
 use crate::Result;
+
+/// The multiple of floats dense X's rows are stored at: 1, rows unpadded. Every dense-X kernel
+/// (`fused.dense`, `fused.gemv`, `fused.gemv_t`) reads X one `f32` at a time at
+/// `row·stride + col`, masking columns ≥ n, so none needs padding; padding would be memory
+/// traffic (n = 28: 32-float rows, 12.5% zeros). Band starts stay aligned by rows instead
+/// ([`crate::fused::config::dense_band_rows`]).
+pub(crate) const X_STRIDE_MULTIPLE: usize = 1;
+
+/// Dense X's row stride in floats for n columns.
+pub(crate) fn x_stride(n: usize) -> usize {
+    GpuDense::stride_for_multiple(n, X_STRIDE_MULTIPLE)
+}
 
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
@@ -20,6 +33,17 @@ struct DenseParams {
     alpha: f32,
     row_base: u32,
     part_base: u32,
+}
+
+impl Plan {
+    /// Dense X as stored on the device: (row stride in floats, floats in its buffer); `None`
+    /// for sparse X. Rows are unpadded: (n, m·n).
+    pub fn dense_x_layout(&self) -> Option<(usize, usize)> {
+        match &*self.x {
+            DeviceX::Dense { stride, data, .. } => Some((*stride, data.len())),
+            DeviceX::Sparse { .. } => None,
+        }
+    }
 }
 
 /// Records `fused.dense` once per row band.

@@ -18,9 +18,12 @@ pub(super) enum DeviceX {
         bands: Vec<bands::SparseBand>,
     },
     Dense {
+        /// Row stride in floats ([`super::dense::x_stride`]: n, rows unpadded).
         stride: usize,
+        /// `m · stride` floats.
         data: GpuBuffer<f32>,
-        /// Row bands, each within one storage binding (rows multiple of 8 but the last).
+        /// Row bands, each within one storage binding and starting at an aligned offset
+        /// ([`super::config::dense_band_rows`] rows each but the last).
         bands: Vec<std::ops::Range<usize>>,
     },
 }

@@ -6,7 +6,7 @@ use bytemuck::{Pod, Zeroable};
 use crate::fused::bands::{self, SparseBand};
 use crate::fused::config::dense_band_rows;
 pub(crate) use crate::fused::config::resolve;
-use crate::fused::dense::{dense, dense_unfused};
+use crate::fused::dense::{dense, dense_unfused, X_STRIDE_MULTIPLE};
 use crate::fused::vectors::{axpy, reduce_parts, scale};
 use crate::fused::{Config, DeviceX, Matrix, Op, Plan, Variant};
 use crate::gpu::{Batch, Binding, Gpu, GpuBuffer, KernelSpec};
@@ -59,8 +59,8 @@ struct SparseParams {
 }
 
 /// Uploads X: CSR entry arrays whole (one buffer each), cut into row bands whose windows fit
-/// one binding ([`bands`]); dense rows padded to the stride and cut into bands that each fit
-/// one binding.
+/// one binding ([`bands`]); dense rows unpadded ([`X_STRIDE_MULTIPLE`]) and cut into bands
+/// that each fit one binding and start at an aligned offset ([`dense_band_rows`]).
 pub(crate) fn upload(gpu: &Gpu, x: Matrix) -> Result<DeviceX> {
     let binding = gpu.caps.max_storage_binding_bytes;
     match x {
@@ -78,8 +78,8 @@ pub(crate) fn upload(gpu: &Gpu, x: Matrix) -> Result<DeviceX> {
             })
         }
         Matrix::Dense(d) => {
-            let gd = GpuDense::upload(gpu, d)?;
-            let per = dense_band_rows(gpu, d.ncols);
+            let per = dense_band_rows(gpu, d.ncols)?;
+            let gd = GpuDense::upload_with_multiple(gpu, d, X_STRIDE_MULTIPLE)?;
             let bands = (0..d.nrows.div_ceil(per))
                 .map(|b| b * per..((b + 1) * per).min(d.nrows))
                 .collect();

@@ -649,8 +649,8 @@ impl Plan {
         })
     }
 
-    /// Bytes the fused kernel must move at least: X once (values, and indices when sparse),
-    /// y, v, z and w.
+    /// Bytes the fused kernel must move at least: X once (values, and indices when sparse;
+    /// dense X's m·n values, its rows stored unpadded), y, v, z and w.
     pub fn min_bytes(&self, op_has_v: bool, op_has_z: bool) -> f64 {
         let x = match &*self.x {
             DeviceX::Sparse { .. } => self.nnz as f64 * 8.0 + (self.m as f64 + 1.0) * 4.0,

@@ -62,6 +62,19 @@ pub fn row_bands_with(
     bands(s, 4 * stride.max(1) as u64, binding, align, array_bytes)
 }
 
+/// Rows per step of a row-aligned array of `row_bytes` per row so that every band starting at
+/// a multiple of it starts at a multiple of `align` bytes: `align / gcd(align, row_bytes)`
+/// (1 when `row_bytes` is 0). Rows of 4·n bytes with n odd step by `align / 4` rows.
+pub fn row_step(row_bytes: u64, align: u64) -> usize {
+    match row_bytes {
+        0 => 1,
+        _ => {
+            let align = align.max(4);
+            (align / gcd(align, row_bytes)) as usize
+        }
+    }
+}
+
 /// The bands for a row-aligned array of `row_bytes` per row (0: none, bands start at any row).
 fn bands(
     s: &Csr,
@@ -87,7 +100,7 @@ fn bands(
     let (step, max_rows) = match row_bytes {
         0 => (1, usize::MAX),
         _ => {
-            let step = (align / gcd(align, row_bytes)) as usize;
+            let step = row_step(row_bytes, align);
             (step, (binding / row_bytes) as usize / step * step)
         }
     };
@@ -233,6 +246,26 @@ mod tests {
             Err(Error::TooLarge { what, .. }) => assert!(what.contains("row 1 "), "{what}"),
             other => panic!("expected TooLarge, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn row_steps_align_rows_of_any_width() {
+        for (n, align, step) in [
+            (8u64, 256u64, 8usize),
+            (28, 256, 16),
+            (29, 256, 64),
+            (7, 256, 64),
+            (7, 16, 4),
+            (1, 4, 1),
+            (28, 4, 1),
+        ] {
+            let got = row_step(4 * n, align);
+            assert_eq!(got, step, "n = {n}, align = {align}");
+            // The least such step: every smaller one misses the alignment.
+            assert!((got as u64 * 4 * n).is_multiple_of(align));
+            assert!((1..got).all(|k| !(k as u64 * 4 * n).is_multiple_of(align)));
+        }
+        assert_eq!(row_step(0, 256), 1);
     }
 
     #[test]

@@ -50,29 +50,47 @@ impl GpuCsr {
     }
 }
 
-/// A dense row-major matrix on the device, rows padded with zeros to `stride` floats
-/// (a multiple of 8, so kernels can load two `vec4`s per step with no tail).
+/// A dense row-major matrix on the device, rows padded with zeros to `stride` floats: a
+/// multiple of 8 from [`GpuDense::upload`] (so SDDMM's kernels can load two `vec4`s per step
+/// with no tail), of whatever multiple a caller needs from [`GpuDense::upload_with_multiple`]
+/// (1: rows unpadded, as the fused pattern stores dense X).
 pub struct GpuDense {
     /// Number of rows.
     pub nrows: usize,
     /// Logical number of columns.
     pub ncols: usize,
-    /// Row stride in floats: `ncols` rounded up to a multiple of 8.
+    /// Row stride in floats: `ncols` rounded up to the upload's multiple (8 by default).
     pub stride: usize,
     /// `nrows * stride` floats.
     pub data: GpuBuffer<f32>,
 }
 
 impl GpuDense {
-    /// The row stride used for `ncols` columns.
+    /// The stride multiple of [`GpuDense::upload`]: 8 floats.
+    pub const DEFAULT_MULTIPLE: usize = 8;
+
+    /// The row stride [`GpuDense::upload`] uses for `ncols` columns.
     pub fn stride_for(ncols: usize) -> usize {
-        ncols.div_ceil(8).max(1) * 8
+        Self::stride_for_multiple(ncols, Self::DEFAULT_MULTIPLE)
     }
 
-    /// Uploads a host matrix, padding each row to the stride.
+    /// The row stride for `ncols` columns rounded up to a multiple of `multiple` floats
+    /// (at least one multiple; `multiple` 0 counts as 1).
+    pub fn stride_for_multiple(ncols: usize, multiple: usize) -> usize {
+        let multiple = multiple.max(1);
+        ncols.div_ceil(multiple).max(1) * multiple
+    }
+
+    /// Uploads a host matrix, padding each row to a multiple of 8 floats.
     pub fn upload(gpu: &Gpu, m: &Dense) -> Result<Self> {
+        Self::upload_with_multiple(gpu, m, Self::DEFAULT_MULTIPLE)
+    }
+
+    /// Uploads a host matrix, padding each row to a multiple of `multiple` floats
+    /// ([`GpuDense::stride_for_multiple`]; 1 stores the rows as they are).
+    pub fn upload_with_multiple(gpu: &Gpu, m: &Dense, multiple: usize) -> Result<Self> {
         m.validate()?;
-        let stride = Self::stride_for(m.ncols);
+        let stride = Self::stride_for_multiple(m.ncols, multiple);
         let len = m.nrows.checked_mul(stride).ok_or_else(|| Error::TooLarge {
             what: format!("dense {}×{} matrix", m.nrows, m.ncols),
             needed: "more than usize elements".into(),
