@@ -210,9 +210,12 @@ fn breakdown_names_every_phase_and_changes_no_bits() {
     }
 }
 
-/// A `CgSolver` workspace solved again on other labels: the start step zeroes w and the
-/// plan's pre-pass zeroes r, so the second solve is a fresh one's (the same bits on two-pass
-/// X, the twin's weights on dense fused, whose adds land in any order).
+/// A `CgSolver` workspace solved again and again: on other labels (each buffer new, then an
+/// earlier one again, whose recorded r = −Xᵀb pass is the one replayed), then with λ and the
+/// tolerance changed. The start step zeroes w and the plan's pre-pass zeroes r, so each solve
+/// is a fresh solver's (the same bits on two-pass X, where λ sits in the fused pass's
+/// uniform; on dense fused, whose adds land in any order and whose λ sits in the steps'
+/// settings, the same ‖r₀‖ and the twin's weights).
 #[test]
 fn a_reused_workspace_solves_as_a_fresh_one() {
     let gpu = common::gpu();
@@ -230,28 +233,52 @@ fn a_reused_workspace_solves_as_a_fresh_one() {
             fused,
             ..Default::default()
         };
-        let (b1, b2) = (
-            linreg::synthetic_labels(x, 53),
-            linreg::synthetic_labels(x, 54),
-        );
-        let upload = |b: &[f32]| GpuBuffer::upload(gpu, "reuse.b", b).unwrap();
-        let solver = linreg::CgSolver::new(gpu, &plan, &o).unwrap();
-        let first = solver.solve(gpu, &upload(&b1), |_, _| {}).unwrap();
-        let again = solver.solve(gpu, &upload(&b2), |_, _| {}).unwrap();
-        let fresh = linreg::linreg_cg(gpu, &plan, &b2, &o, |_, _| {}).unwrap();
         let what = plan.config.describe();
-        assert!(first.converged && again.converged, "{what}");
-        assert_ne!(first.residuals, again.residuals, "{what}");
-        let twin = cpu::linreg_cg(x, &b2, 0.01, o.tol, o.max_iter);
-        let diff = linreg::weights_rel_diff(&again.w, &twin.w);
-        assert!(diff <= 1e-3, "{what}: w {diff:.3e} from the twin's");
-        if variant == Variant::TwoPass {
-            let bits = |w: &[f32]| w.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
-            assert_eq!(bits(&again.w), bits(&fresh.w), "{what}");
-            assert_eq!(again.residuals, fresh.residuals, "{what}");
-        } else {
-            let r0 = (again.residuals[0] - fresh.residuals[0]).abs();
-            assert!(r0 <= 1e-5 * fresh.residuals[0], "{what}: ‖r₀‖ {r0}");
+        let labels: Vec<Vec<f32>> = (53..56)
+            .map(|seed| linreg::synthetic_labels(x, seed))
+            .collect();
+        let bufs: Vec<_> = labels
+            .iter()
+            .map(|b| GpuBuffer::upload(gpu, "reuse.b", b).unwrap())
+            .collect();
+        // Against a fresh solver's, and (λ', tol') the twin's.
+        let same = |got: &linreg::CgReport, b: &[f32], o: &CgOptions| {
+            let fresh = linreg::linreg_cg(gpu, &plan, b, o, |_, _| {}).unwrap();
+            assert!(got.converged, "{what}");
+            let twin = cpu::linreg_cg(x, b, o.lambda as f64, o.tol, o.max_iter);
+            let diff = linreg::weights_rel_diff(&got.w, &twin.w);
+            assert!(diff <= 1e-3, "{what}: w {diff:.3e} from the twin's");
+            if variant == Variant::TwoPass {
+                let bits = |w: &[f32]| w.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&got.w), bits(&fresh.w), "{what}");
+                assert_eq!(got.residuals, fresh.residuals, "{what}");
+            } else {
+                let r0 = (got.residuals[0] - fresh.residuals[0]).abs();
+                assert!(r0 <= 1e-5 * fresh.residuals[0], "{what}: ‖r₀‖ {r0}");
+                let its = got.iterations.abs_diff(fresh.iterations);
+                assert!(its <= 1, "{what}: {} iterations", got.iterations);
+            }
+        };
+        let mut solver = linreg::CgSolver::new(gpu, &plan, &o).unwrap();
+        let mut seen = vec![];
+        for k in [0, 1, 2, 1] {
+            let got = solver.solve(gpu, &bufs[k], |_, _| {}).unwrap();
+            same(&got, &labels[k], &o);
+            seen.push(got.residuals[0]);
         }
+        assert!(seen[0] != seen[1] && seen[1] != seen[2], "{what}: {seen:?}");
+        // λ alone, then the tolerance too.
+        let mut changed = CgOptions {
+            lambda: 2.0,
+            ..o.clone()
+        };
+        solver.set_lambda(gpu, changed.lambda).unwrap();
+        let got = solver.solve(gpu, &bufs[1], |_, _| {}).unwrap();
+        same(&got, &labels[1], &changed);
+        changed.tol = 1e-3;
+        solver.set_tol(gpu, changed.tol).unwrap();
+        let got = solver.solve(gpu, &bufs[2], |_, _| {}).unwrap();
+        same(&got, &labels[2], &changed);
+        assert!(solver.set_lambda(gpu, f32::NAN).is_err() && solver.set_tol(gpu, -1.0).is_err());
     }
 }

@@ -127,12 +127,13 @@ pub fn run(a: LinregArgs) -> Result<ExitCode> {
             println!("iteration {i:>3}: ‖r‖ = {r:.6e}");
         }
     })?;
-    // Above one run: solves back to back on one workspace (allocated once, as the plan) until
+    // Above one run: solves back to back on one workspace (allocated, bound and recorded once,
+    // as the plan; the first of them binds the labels' Xᵀb pass, the rest replay it) until
     // the clocks settle, then `runs` timed ones; the median run's time, its split into
     // recording and waiting, and its breakdown.
     if a.runs > 1 {
         let b = GpuBuffer::upload(&gpu, "linreg.b", &labels)?;
-        let solver = linreg::CgSolver::new(&gpu, &plan, &options)?;
+        let mut solver = linreg::CgSolver::new(&gpu, &plan, &options)?;
         let mut timed = vec![];
         wgsparse::gpu::median_warm(&gpu, a.runs, || {
             let r = solver.solve(&gpu, &b, |_, _| {})?;

@@ -44,10 +44,13 @@ pub(crate) enum CgMode {
     Update = 3,
 }
 
-/// `fused.cg_step` bound to one solve's vectors: a bind group per mode.
+/// `fused.cg_step` bound to one solve's vectors: a bind group per mode over a uniform of its
+/// own (rewritten by [`CgSteps::write_settings`]).
 pub(crate) struct CgSteps {
     kernel: Arc<Kernel>,
+    n: usize,
     groups: u32,
+    params: Vec<wgpu::Buffer>,
     binds: Vec<wgpu::BindGroup>,
 }
 
@@ -60,11 +63,12 @@ fn groups(n: usize) -> u32 {
     }
 }
 
-/// CG's vectors and device state as `fused.cg_step` binds them.
+/// CG's vectors and device state as `fused.cg_step` binds them (the state and w may be
+/// ranges of one buffer, read back by one copy).
 pub(crate) struct CgVectors<'a> {
-    pub(crate) st: &'a GpuBuffer<f32>,
+    pub(crate) st: wgpu::BufferBinding<'a>,
     pub(crate) sync: &'a GpuBuffer<u32>,
-    pub(crate) w: &'a GpuBuffer<f32>,
+    pub(crate) w: wgpu::BufferBinding<'a>,
     pub(crate) r: &'a GpuBuffer<f32>,
     pub(crate) p: &'a GpuBuffer<f32>,
     pub(crate) q: &'a GpuBuffer<f32>,
@@ -89,40 +93,41 @@ impl CgSteps {
             bindings: &BINDINGS,
         })?;
         let groups = groups(n);
-        let binds = (0..4u32)
-            .map(|mode| {
-                let params = gpu.uniform(
-                    "fused.cg_step",
-                    &[
-                        mode,
-                        n as u32,
-                        s.tol2.to_bits(),
-                        s.max_iter,
-                        s.lambda.to_bits(),
-                        s.init_q as u32,
-                        (groups == 1) as u32,
-                        0,
-                    ],
-                );
-                kernel.bind(
+        let params: Vec<wgpu::Buffer> = (0..4u32)
+            .map(|mode| gpu.uniform("fused.cg_step", &params(mode, n, groups, s)))
+            .collect();
+        let binds = params
+            .iter()
+            .map(|params| {
+                kernel.bind_ranges(
                     gpu,
                     &[
-                        &params,
-                        v.st.raw(),
-                        v.sync.raw(),
-                        v.w.raw(),
-                        v.r.raw(),
-                        v.p.raw(),
-                        v.q.raw(),
+                        params.as_entire_buffer_binding(),
+                        v.st.clone(),
+                        whole(v.sync),
+                        v.w.clone(),
+                        whole(v.r),
+                        whole(v.p),
+                        whole(v.q),
                     ],
                 )
             })
             .collect::<Result<_>>()?;
         Ok(CgSteps {
             kernel,
+            n,
             groups,
+            params,
             binds,
         })
+    }
+
+    /// Rewrites every mode's settings (queued before the next submission; the bind groups,
+    /// and the steps recorded with them, stay valid).
+    pub(crate) fn write_settings(&self, gpu: &Gpu, s: &CgSettings) {
+        for (mode, buffer) in self.params.iter().enumerate() {
+            gpu.write_uniform_at(buffer, 0, &params(mode as u32, self.n, self.groups, s));
+        }
     }
 
     /// Whether the update step also updates p (one workgroup): no [`CgMode::PUpdate`].
@@ -135,6 +140,24 @@ impl CgSteps {
         let bind = self.binds[mode as usize].clone();
         batch.dispatch(&self.kernel, bind, [self.groups, 1, 1])
     }
+}
+
+/// The uniform of one mode (`Params` of `shaders/fused/cg_step.wgsl`).
+fn params(mode: u32, n: usize, groups: u32, s: &CgSettings) -> [u32; 8] {
+    [
+        mode,
+        n as u32,
+        s.tol2.to_bits(),
+        s.max_iter,
+        s.lambda.to_bits(),
+        s.init_q as u32,
+        (groups == 1) as u32,
+        0,
+    ]
+}
+
+fn whole<T: bytemuck::Pod>(b: &GpuBuffer<T>) -> wgpu::BufferBinding<'_> {
+    b.raw().as_entire_buffer_binding()
 }
 
 /// GPU time of one phase of a solve, summed over its passes.
@@ -161,17 +184,19 @@ pub struct CgBreakdown {
     pub gpu_ms: f64,
     /// `gpu_ms` less the phases: between passes (barriers, pass boundaries).
     pub between_passes_ms: f64,
-    /// Host: allocating the solve's buffers and binding its steps ([`CgSolver::new`]; 0 for
-    /// a solve on a workspace built before).
+    /// Host: allocating the solve's buffers, binding its steps and recording the start step
+    /// and the iterations ([`CgSolver::new`]; 0 for a solve on a workspace built before).
     ///
     /// [`CgSolver::new`]: crate::fused::linreg::CgSolver::new
     pub setup_ms: f64,
-    /// Host: recording, encoding and submitting (the rest of the time not spent waiting).
+    /// Host: appending the recorded steps, encoding and submitting (the rest of the time not
+    /// spent waiting); on labels other than the previous solve's (a first solve included),
+    /// also recording and binding the r = −Xᵀb pass on them.
     pub record_ms: f64,
     /// Host: waiting for the device and reading the state (and w).
     pub wait_ms: f64,
-    /// `wait_ms` less `gpu_ms`: the submissions' start latency, the read-back copies and the
-    /// maps (negative when the device ran part of the work while the host still recorded).
+    /// `wait_ms` less `gpu_ms`: the submissions' start latency, the read-back copy and the
+    /// map (negative when the device ran part of the work while the host still recorded).
     pub wait_beyond_gpu_ms: f64,
     /// Whether the adapter gave timestamps (false: only the host parts are filled in).
     pub timed: bool,

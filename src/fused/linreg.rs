@@ -9,10 +9,12 @@
 //! one submission, each gated on the device's stop flag (so the ones after convergence run
 //! empty grids), and the small state is read back once per submission to decide whether to
 //! record more. The chunk of iterations per submission starts at [`CgOptions::chunk`] and
-//! doubles. The state's copy (and w's, when n is at most [`CgOptions::stage_w_max`]) ends each
-//! submission's command buffer, so a submission costs the host one wait, and a solve that ends
-//! in the first chunk makes one round trip to the device in all. A [`CgSolver`] holds the
-//! solve's buffers and bound steps, so repeated solves allocate nothing.
+//! doubles. w lies in the state's buffer, behind it: one copy of the state (and of w, when n
+//! is at most [`CgOptions::stage_w_max`]) ends each submission's command buffer, so a
+//! submission costs the host one wait and one map, and a solve that ends in the first chunk
+//! makes one round trip to the device in all. A [`CgSolver`] holds the solve's buffers, bound
+//! steps and their recording ([`Recording`]), so repeated solves allocate and bind nothing:
+//! the host appends the recorded steps, encodes and submits.
 
 use std::time::Instant;
 
@@ -21,7 +23,7 @@ use serde::Serialize;
 pub use crate::fused::cg_step::{CgBreakdown, PhaseTotal};
 use crate::fused::cg_step::{CgMode, CgSettings, CgSteps, CgVectors, SYNC_LEN};
 use crate::fused::{Matrix, Op, Options, Plan};
-use crate::gpu::{Batch, Gpu, GpuBuffer, Staging};
+use crate::gpu::{Batch, Gpu, GpuBuffer, Recording, Staging};
 use crate::sparse::{Csr, Dense};
 use crate::{Error, Result};
 
@@ -78,7 +80,10 @@ pub struct CgReport {
     /// final read of w included; the workspace's allocation included by [`linreg_cg`] and
     /// [`linreg_cg_resident`], not by [`CgSolver::solve`] on a workspace built before.
     pub seconds: f64,
-    /// Of `seconds`, the host's recording and submitting (buffers, bind groups, encoding).
+    /// Of `seconds`, the host's recording and submitting: appending the solver's recorded
+    /// steps (and, on labels other than the previous solve's, binding the r = −Xᵀb pass to
+    /// them), encoding, submitting; [`linreg_cg`] and [`linreg_cg_resident`] add the
+    /// workspace's setup ([`CgBreakdown::setup_ms`]).
     pub record_seconds: f64,
     /// Of `seconds`, the host's waits for the device and the reads.
     pub wait_seconds: f64,
@@ -158,7 +163,7 @@ pub fn linreg_cg_resident(
 ) -> Result<CgReport> {
     check_labels(plan, bb.len())?;
     let start = Instant::now();
-    let solver = CgSolver::new(gpu, plan, options)?;
+    let mut solver = CgSolver::new(gpu, plan, options)?;
     let setup = start.elapsed().as_secs_f64();
     let mut report = solver.solve(gpu, bb, progress)?;
     report.seconds += setup;
@@ -179,202 +184,263 @@ fn check_labels(plan: &Plan, len: usize) -> Result<()> {
     Ok(())
 }
 
-/// CG's device workspace on one plan: w, r, p, q, the scalar state, the staging buffers and
-/// the bound steps, allocated once and reused by every [`CgSolver::solve`] (as a plan is
-/// built once and run many times), so a solve allocates nothing.
+/// CG's device workspace on one plan: w, r, p, q, the scalar state, the staging buffer, the
+/// bound steps and their recording, made once and reused by every [`CgSolver::solve`] (as a
+/// plan is built once and run many times): a solve allocates nothing and binds nothing (but
+/// the r = −Xᵀb pass on labels other than the previous solve's), and records by appending
+/// the steps recorded when the solver was made.
 pub struct CgSolver<'p> {
     plan: &'p Plan,
     options: CgOptions,
     /// q = λ·p is written with p and the fused pass adds onto q ([`Plan::accumulates`]).
     onto_q: bool,
-    w: GpuBuffer<f32>,
+    /// The state's words (`state_len`), then w from word `w_at` (a storage offset): one
+    /// buffer, so a submission's state and w come back in one copy and one map.
+    st: GpuBuffer<f32>,
+    state_len: usize,
+    w_at: usize,
+    /// w is copied behind every submission (n ≤ [`CgOptions::stage_w_max`]).
+    stage_w: bool,
+    /// The state (and w when `stage_w`, from `w_at`).
+    stage: Staging<f32>,
     p: GpuBuffer<f32>,
     q: GpuBuffer<f32>,
     r: GpuBuffer<f32>,
-    st: GpuBuffer<f32>,
-    st_stage: Staging<f32>,
-    w_stage: Option<Staging<f32>>,
     steps: CgSteps,
+    /// The start step, then the iterations: the first, and any later one (with its p update
+    /// when that is a step of its own); each one gated region.
+    start: Recording,
+    first: Recording,
+    later: Recording,
+    /// r = −Xᵀb for the labels buffer of the last solve (a handle on it is kept, so no other
+    /// buffer can be taken for it), replayed while the labels stay the same.
+    xtb: Option<(wgpu::Buffer, Recording)>,
     /// Kept alive for the steps' bind groups.
     _sync: GpuBuffer<u32>,
 }
 
+fn check_lambda(lambda: f32) -> Result<()> {
+    if !(lambda.is_finite() && lambda >= 0.0) {
+        return Err(Error::Option(format!(
+            "λ = {lambda} must be finite and ≥ 0"
+        )));
+    }
+    Ok(())
+}
+
+fn check_tol(tol: f64) -> Result<()> {
+    // A NaN tol would stop before the first iteration and report an unsolved system.
+    if !(tol.is_finite() && tol >= 0.0) {
+        return Err(Error::Option(format!("tol = {tol} must be finite and ≥ 0")));
+    }
+    Ok(())
+}
+
+/// A batch for a solve (its passes timed with [`CgOptions::breakdown`]).
+fn new_batch<'g>(gpu: &'g Gpu, options: &CgOptions) -> Batch<'g> {
+    let mut batch = Batch::new(gpu);
+    if options.breakdown {
+        batch.time_phases();
+    }
+    batch
+}
+
 impl<'p> CgSolver<'p> {
-    /// Checks the options and allocates the workspace.
+    /// Checks the options, allocates the workspace and records the steps.
     pub fn new(gpu: &Gpu, plan: &'p Plan, options: &CgOptions) -> Result<Self> {
-        if !(options.lambda.is_finite() && options.lambda >= 0.0) {
-            return Err(Error::Option(format!(
-                "λ = {} must be finite and ≥ 0",
-                options.lambda
-            )));
-        }
-        // A NaN tol would stop before the first iteration and report an unsolved system.
-        if !(options.tol.is_finite() && options.tol >= 0.0) {
-            return Err(Error::Option(format!(
-                "tol = {} must be finite and ≥ 0",
-                options.tol
-            )));
-        }
+        check_lambda(options.lambda)?;
+        check_tol(options.tol)?;
         if options.chunk == 0 {
             return Err(Error::Option(
                 "CG chunk must be at least 1 iteration".into(),
             ));
         }
         let n = plan.n;
-        let max_iter = u32::try_from(options.max_iter)
-            .ok()
-            .filter(|&k| k < 1 << 24)
-            .ok_or_else(|| {
-                Error::Option(format!(
-                    "{} CG iterations: at most 2^24 (counted in f32)",
-                    options.max_iter
-                ))
-            })?;
+        if !u32::try_from(options.max_iter).is_ok_and(|k| k < 1 << 24) {
+            return Err(Error::Option(format!(
+                "{} CG iterations: at most 2^24 (counted in f32)",
+                options.max_iter
+            )));
+        }
         let onto_q = plan.accumulates(false);
-        let w = GpuBuffer::zeroed(gpu, "linreg.w", n)?;
         let r = GpuBuffer::zeroed(gpu, "linreg.r", n)?;
         let p = GpuBuffer::zeroed(gpu, "linreg.p", n)?;
         let q = GpuBuffer::zeroed(gpu, "linreg.q", n)?;
         let sync = GpuBuffer::zeroed(gpu, "linreg.sync", SYNC_LEN)?;
-        let st = GpuBuffer::zeroed(
-            gpu,
-            "linreg.state",
-            slot::LOG as usize + 1 + max_iter as usize,
-        )?;
-        let st_stage = Staging::new(gpu, "linreg.state.stage", st.len())?;
-        let w_stage = (n <= options.stage_w_max)
-            .then(|| Staging::new(gpu, "linreg.w.stage", n))
-            .transpose()?;
-        let settings = CgSettings {
-            tol2: (options.tol * options.tol) as f32,
-            max_iter,
-            lambda: options.lambda,
-            init_q: onto_q,
+        let state_len = slot::LOG as usize + 1 + options.max_iter;
+        let align = (gpu.caps.storage_offset_alignment as usize).max(4) / 4;
+        let w_at = state_len.div_ceil(align) * align;
+        let st = GpuBuffer::zeroed(gpu, "linreg.state", w_at + n.max(1))?;
+        let stage_w = n <= options.stage_w_max;
+        let staged = if stage_w { w_at + n } else { state_len };
+        let stage = Staging::new(gpu, "linreg.state.stage", staged)?;
+        let range = |at: usize, len: usize| wgpu::BufferBinding {
+            buffer: st.raw(),
+            offset: 4 * at as u64,
+            size: wgpu::BufferSize::new(4 * len.max(1) as u64),
         };
         let vectors = CgVectors {
-            st: &st,
+            st: range(0, state_len),
             sync: &sync,
-            w: &w,
+            w: range(w_at, n),
             r: &r,
             p: &p,
             q: &q,
         };
-        let steps = CgSteps::new(gpu, n, &settings, &vectors)?;
-        Ok(CgSolver {
+        let steps = CgSteps::new(gpu, n, &settings(options, onto_q), &vectors)?;
+        let mut start = new_batch(gpu, options);
+        start.phase("start");
+        steps.record(&mut start, CgMode::Start)?;
+        let start = start.into_recording()?;
+        let empty = Batch::new(gpu).into_recording()?;
+        let mut solver = CgSolver {
             plan,
             options: options.clone(),
             onto_q,
-            w,
+            st,
+            state_len,
+            w_at,
+            stage_w,
+            stage,
             p,
             q,
             r,
-            st,
-            st_stage,
-            w_stage,
             steps,
+            start,
+            first: empty.clone(),
+            later: empty,
+            xtb: None,
             _sync: sync,
-        })
+        };
+        solver.record_iterations(gpu)?;
+        Ok(solver)
+    }
+
+    /// Records the first iteration and a later one (run only while stop is 0): [p = β·p − r
+    /// (q = λ·p), unless the update step of one workgroup does it;] q (+)= Xᵀ(X·p) (+ λ·p);
+    /// p·q and α; w += α·p, r += α·q, r·r, β and the stopping test. Every iteration after
+    /// the first is the same program on the same buffers: a solve appends copies of it.
+    fn record_iterations(&mut self, gpu: &Gpu) -> Result<()> {
+        let (plan, p, q, st) = (self.plan, &self.p, &self.q, &self.st);
+        let iteration = |later: bool| -> Result<Recording> {
+            let mut batch = new_batch(gpu, &self.options);
+            batch.phase("gate");
+            batch.begin_gate(st, slot::STOP)?;
+            if later && !self.steps.folds_p() {
+                batch.phase("p_update");
+                self.steps.record(&mut batch, CgMode::PUpdate)?;
+            }
+            batch.phase("fused");
+            let op = Op {
+                alpha: 1.0,
+                y: p,
+                v: None,
+                beta: self.options.lambda,
+                z: Some(p),
+                xty: false,
+            };
+            if self.onto_q {
+                plan.record_onto(&mut batch, &op, q)?;
+            } else {
+                plan.record(&mut batch, &op, q)?;
+            }
+            batch.phase("alpha");
+            self.steps.record(&mut batch, CgMode::Alpha)?;
+            batch.phase("update");
+            self.steps.record(&mut batch, CgMode::Update)?;
+            batch.end_gate()?;
+            batch.into_recording()
+        };
+        let (first, later) = (iteration(false)?, iteration(true)?);
+        (self.first, self.later) = (first, later);
+        Ok(())
+    }
+
+    /// Sets λ for the solves after this call: the steps' settings are rewritten, and the
+    /// iterations recorded again (the fused pass may hold λ).
+    pub fn set_lambda(&mut self, gpu: &Gpu, lambda: f32) -> Result<()> {
+        check_lambda(lambda)?;
+        self.options.lambda = lambda;
+        self.steps
+            .write_settings(gpu, &settings(&self.options, self.onto_q));
+        self.record_iterations(gpu)
+    }
+
+    /// Sets the tolerance for the solves after this call (the steps' settings are rewritten).
+    pub fn set_tol(&mut self, gpu: &Gpu, tol: f64) -> Result<()> {
+        check_tol(tol)?;
+        self.options.tol = tol;
+        self.steps
+            .write_settings(gpu, &settings(&self.options, self.onto_q));
+        Ok(())
     }
 
     /// Solves for the labels `bb` (on the device, finite, m of them); `progress(iteration,
-    /// ‖r‖)` is told each iteration's residual. The reported time is this call's.
+    /// ‖r‖)` is told each iteration's residual. The reported time is this call's. The solver
+    /// keeps a handle on `bb` (its r = −Xᵀb pass is bound to it) until a solve on other
+    /// labels or its drop.
     pub fn solve(
-        &self,
+        &mut self,
         gpu: &Gpu,
         bb: &GpuBuffer<f32>,
         mut progress: impl FnMut(usize, f64),
     ) -> Result<CgReport> {
         check_labels(self.plan, bb.len())?;
-        let (plan, options) = (self.plan, &self.options);
-        let (w, p, q, st) = (&self.w, &self.p, &self.q, &self.st);
-        let n = plan.n;
+        let (plan, n) = (self.plan, self.plan.n);
         let start = Instant::now();
         let (mut wait_seconds, mut untimed) = (0.0, 0.0);
-        let mut breakdown = options.breakdown.then(CgBreakdown::default);
-        let new_batch = || {
-            let mut batch = Batch::new(gpu);
-            if options.breakdown {
-                batch.time_phases();
-            }
-            batch
-        };
-        // r = −Xᵀb (the plan's own pre-pass zeroes r: the workspace is reused); then
-        // w = 0, p = −r (q = λ·p), ρ = r·r and the target in one step.
-        let mut batch = new_batch();
-        batch.phase("xtb");
-        let xtb = Op {
-            alpha: -1.0,
-            y: bb,
-            v: None,
-            beta: 0.0,
-            z: None,
-            xty: true,
-        };
-        plan.record(&mut batch, &xtb, &self.r)?;
-        batch.phase("start");
-        self.steps.record(&mut batch, CgMode::Start)?;
+        let mut breakdown = self.options.breakdown.then(CgBreakdown::default);
+        // r = −Xᵀb (the plan's own pre-pass zeroes r: the workspace is reused), bound to
+        // these labels on the first solve on them; then w = 0, p = −r (q = λ·p), ρ = r·r and
+        // the target in one step.
+        if !matches!(&self.xtb, Some((b, _)) if b == bb.raw()) {
+            let mut xtb = new_batch(gpu, &self.options);
+            xtb.phase("xtb");
+            let op = Op {
+                alpha: -1.0,
+                y: bb,
+                v: None,
+                beta: 0.0,
+                z: None,
+                xty: true,
+            };
+            plan.record(&mut xtb, &op, &self.r)?;
+            self.xtb = Some((bb.raw().clone(), xtb.into_recording()?));
+        }
+        let mut batch = new_batch(gpu, &self.options);
+        if let Some((_, xtb)) = &self.xtb {
+            batch.append(xtb, 1)?;
+        }
+        batch.append(&self.start, 1)?;
+        let options = &self.options;
         let (mut recorded, mut chunk, mut submissions) = (0usize, options.chunk, 0usize);
+        let staged = if self.stage_w {
+            self.w_at + n
+        } else {
+            self.state_len
+        };
         let mut reported = 0;
         let mut residuals = vec![];
         let (state, w_staged) = loop {
-            // Each iteration, run only while stop is 0: [p = β·p − r (q = λ·p), unless the
-            // update step of one workgroup does it;]
-            // q (+)= Xᵀ(X·p) (+ λ·p); p·q and α; w += α·p, r += α·q, r·r, β and the stopping
-            // test. Every iteration after the first is the same program on the same buffers:
-            // recorded once per submission, then replayed (no host work per iteration but a
-            // clone of its steps).
             let end = recorded + chunk.min(options.max_iter - recorded);
-            while recorded < end {
-                let mark = batch.mark()?;
-                batch.phase("gate");
-                batch.begin_gate(st, slot::STOP)?;
-                if recorded > 0 && !self.steps.folds_p() {
-                    batch.phase("p_update");
-                    self.steps.record(&mut batch, CgMode::PUpdate)?;
-                }
-                batch.phase("fused");
-                let op = Op {
-                    alpha: 1.0,
-                    y: p,
-                    v: None,
-                    beta: options.lambda,
-                    z: Some(p),
-                    xty: false,
-                };
-                if self.onto_q {
-                    plan.record_onto(&mut batch, &op, q)?;
-                } else {
-                    plan.record(&mut batch, &op, q)?;
-                }
-                batch.phase("alpha");
-                self.steps.record(&mut batch, CgMode::Alpha)?;
-                batch.phase("update");
-                self.steps.record(&mut batch, CgMode::Update)?;
-                batch.end_gate()?;
-                if recorded > 0 {
-                    // The rest of the chunk: copies of this iteration.
-                    batch.replay(mark, end - recorded - 1)?;
-                    recorded = end;
-                } else {
-                    recorded += 1;
-                }
+            if recorded == 0 && end > 0 {
+                batch.append(&self.first, 1)?;
+                recorded = 1;
             }
-            // The state's copy (and w's) ride at the end of the batch: one submission, and
-            // the host waits once.
-            self.st_stage.copy_in(&mut batch, st, st.len())?;
-            if let Some(s) = &self.w_stage {
-                s.copy_in(&mut batch, w, n)?;
-            }
+            batch.append(&self.later, end - recorded)?;
+            recorded = end;
+            // The state's copy (and w's, in the same buffer) rides at the end of the batch:
+            // one submission, one map, and the host waits once.
+            self.stage.copy_in(&mut batch, &self.st, staged)?;
             let (submission, phases) = batch.submit_nowait_phased()?;
             submissions += 1;
-            let st_copy = self.st_stage.mapped_after(submission.clone(), st.len());
-            let w_copy = self.w_stage.as_ref().map(|s| s.mapped_after(submission, n));
+            let copy = self.stage.mapped_after(submission, staged);
             let waited = Instant::now();
-            let w_now = match (&self.w_stage, w_copy) {
-                (Some(s), Some(c)) => Some(s.collect(gpu, c)?),
-                _ => None,
-            };
-            let state = self.st_stage.collect(gpu, st_copy)?;
+            let view = self.stage.view(self.stage.wait(gpu, copy)?)?;
+            let state = view[..self.state_len].to_vec();
+            let stop = state[slot::STOP as usize] != 0.0 || recorded >= options.max_iter;
+            let w_now = (stop && self.stage_w).then(|| view[self.w_at..self.w_at + n].to_vec());
+            drop(view);
             wait_seconds += waited.elapsed().as_secs_f64();
             if let (Some(b), Some(t)) = (&mut breakdown, phases) {
                 // Already done on the device: the read costs a map, left out of the time.
@@ -392,10 +458,10 @@ impl<'p> CgSolver<'p> {
                 progress(i, (rr as f64).sqrt());
             }
             reported = done;
-            if state[slot::STOP as usize] != 0.0 || recorded >= options.max_iter {
+            if stop {
                 break (state, w_now);
             }
-            batch = new_batch();
+            batch = new_batch(gpu, options);
             chunk *= 2;
         };
         let iterations = state[slot::ITERS as usize] as usize;
@@ -412,9 +478,13 @@ impl<'p> CgSolver<'p> {
         let w = match w_staged {
             Some(w) => w,
             None => {
+                // n above `stage_w_max`: one read of w, through a staging buffer of its own
+                // (not kept: as large as w).
                 readbacks += 1;
                 let waited = Instant::now();
-                let w = w.read(gpu)?;
+                let stage = Staging::new(gpu, "linreg.w.stage", n)?;
+                let copy = stage.copy_from(gpu, &self.st, self.w_at..self.w_at + n)?;
+                let w = stage.collect(gpu, copy)?;
                 wait_seconds += waited.elapsed().as_secs_f64();
                 w
             }
@@ -435,6 +505,16 @@ impl<'p> CgSolver<'p> {
             wait_seconds,
             breakdown,
         })
+    }
+}
+
+/// The steps' scalar settings under `options` (max_iter checked by [`CgSolver::new`]).
+fn settings(options: &CgOptions, onto_q: bool) -> CgSettings {
+    CgSettings {
+        tol2: (options.tol * options.tol) as f32,
+        max_iter: options.max_iter as u32,
+        lambda: options.lambda,
+        init_q: onto_q,
     }
 }
 

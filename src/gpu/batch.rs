@@ -89,6 +89,26 @@ pub struct Batch<'g> {
 #[derive(Clone, Copy, Debug)]
 pub struct Mark(usize);
 
+/// Steps taken out of a batch ([`Batch::into_recording`]) to be recorded again, whole, into
+/// later batches ([`Batch::append`]) with no host work but clones: the dispatches keep their
+/// kernels, bind groups (which keep their buffers alive) and gated regions' arguments, and
+/// the uniform values written when they were recorded, so what changes between uses must
+/// live in buffers the steps read (a solver's iterations, replayed solve after solve).
+#[derive(Clone)]
+pub struct Recording {
+    steps: Vec<Step>,
+}
+
+impl Recording {
+    /// Number of dispatches.
+    pub fn dispatches(&self) -> usize {
+        self.steps
+            .iter()
+            .filter(|s| matches!(s, Step::Dispatch { .. }))
+            .count()
+    }
+}
+
 /// An open gated region: where it starts, the flag it tests, and its dispatches' grids.
 struct Gate {
     start: usize,
@@ -199,7 +219,21 @@ impl<'g> Batch<'g> {
             bindings: &GATE_BINDINGS,
         })?;
         let params = gpu.uniform("batch.gate", &[count as u32, gate.index, 0, 0]);
-        let bind_group = k.bind(gpu, &[&params, &gate.flag, grids.raw(), &args])?;
+        // The flag's words up to its index: the rest of its buffer may lie past one binding.
+        let flag = wgpu::BufferBinding {
+            buffer: &gate.flag,
+            offset: 0,
+            size: wgpu::BufferSize::new(4 * (gate.index as u64 + 1)),
+        };
+        let bind_group = k.bind_ranges(
+            gpu,
+            &[
+                params.as_entire_buffer_binding(),
+                flag,
+                grids.raw().as_entire_buffer_binding(),
+                args.as_entire_buffer_binding(),
+            ],
+        )?;
         self.steps.insert(
             gate.start,
             Step::Dispatch {
@@ -236,6 +270,32 @@ impl<'g> Batch<'g> {
         let tail = self.steps[from.0..].to_vec();
         for _ in 0..times {
             self.steps.extend(tail.iter().cloned());
+        }
+        Ok(())
+    }
+
+    /// Everything recorded, kept for [`Batch::append`] into later batches (phase markers
+    /// included, after [`Batch::time_phases`]); an error with a gated region still open.
+    pub fn into_recording(self) -> Result<Recording> {
+        self.closed()?;
+        Ok(Recording { steps: self.steps })
+    }
+
+    /// Records `recording` again, `times` times (its phase markers only after
+    /// [`Batch::time_phases`]); not inside a gated region (a recording holds whole ones).
+    pub fn append(&mut self, recording: &Recording, times: usize) -> Result<()> {
+        if self.gate.is_some() {
+            return Err(Error::Option(
+                "a recording appended inside an open gated region".into(),
+            ));
+        }
+        let phases = self.phases;
+        let steps = recording
+            .steps
+            .iter()
+            .filter(|s| phases || !matches!(s, Step::Phase(_)));
+        for _ in 0..times {
+            self.steps.extend(steps.clone().cloned());
         }
         Ok(())
     }

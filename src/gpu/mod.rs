@@ -22,7 +22,7 @@ mod upload;
 mod warm;
 pub mod workgroup_memory;
 
-pub use batch::{Batch, Mark, PhaseTime, PhaseTimes};
+pub use batch::{Batch, Mark, PhaseTime, PhaseTimes, Recording};
 pub use buffer::GpuBuffer;
 pub use caps::Caps;
 pub use context::{Gpu, GpuOptions};
