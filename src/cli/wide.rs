@@ -185,7 +185,8 @@ enum What {
         /// Async, plain reads: Apply's updates of the cold features (each expected in at
         /// most one sample in flight) as plain read-modify-writes instead of atomic adds,
         /// Hogwild!-style (a racing update may be lost); the other features and the bias
-        /// stay atomic. Not measured on a GPU yet.
+        /// stay atomic. Slower on an H200 (native f32 atomics); meant for devices whose f32
+        /// adds are a compare-exchange loop.
         #[arg(long, conflicts_with_all = ["atomic_reads", "snapshot_reads"])]
         plain_writes: bool,
         /// With --plain-writes: features N.. are cold, the N most frequent stay atomic (0:

@@ -219,8 +219,9 @@ pub struct FlowVariant {
     /// flight) as plain read-modify-writes through the plain-reads binding instead of atomic
     /// adds, Hogwild!-style: such a feature rarely has two writers at once, and when it does
     /// one update may be lost (as may one that a per-SM cache hid from the read). The other
-    /// features and the bias stay atomic adds. Not measured on a GPU yet (criteo-s on the
-    /// H200: Apply's ≈ 1.15 G atomic adds take ≈ 7.8 ms of FM k = 10's 10.9 ms epoch).
+    /// features and the bias stay atomic adds. Slower on the H200, whose f32 atomic adds
+    /// need no round trip (criteo-s: LR 2.69 against 2.57 ms per epoch, FM k = 10 11.43
+    /// against 10.76): meant for devices whose f32 adds are a compare-exchange loop.
     pub plain_writes: bool,
     /// With `plain_writes`: the cold tail from this feature on (clamped to the feature
     /// count; 0: [`crate::wide::plan::cold_from`]'s bound). Features are re-indexed by
