@@ -1,7 +1,8 @@
 //! The fused pattern: every instantiation × sparse/dense × variant against the f64 CPU twin on
 //! power-law inputs (w poisoned with NaN before each run), the capability paths (subgroups
 //! or workgroup memory, native f32 atomics or compare-exchange, workgroup or global
-//! aggregation, two-pass), the edge shapes, bit-reproducibility and bad input.
+//! aggregation, two-pass), the edge shapes, bit-reproducibility and bad input; the `fused`
+//! kernel's rows in flight (dense, and sparse `fused`) at 1, 2 and 4 throughout.
 
 mod common;
 
@@ -23,6 +24,15 @@ fn every_pattern_and_variant_sparse() {
                 let (_, plan) = check(gpu, Matrix::Sparse(&x), &opts(v), p, 7);
                 assert_eq!(plan.config.variant, v);
             }
+            // Sparse rows in flight: `fused` alone, with and without registers.
+            for (r, regs) in RIF.into_iter().flat_map(|r| [(r, None), (r, Some(2))]) {
+                let o = Options {
+                    regs,
+                    ..rif(opts(Variant::Fused), r)
+                };
+                let (_, plan) = check(gpu, Matrix::Sparse(&x), &o, p, 7);
+                assert_eq!(plan.config.rows_in_flight, r);
+            }
         }
     }
 }
@@ -43,10 +53,10 @@ fn every_pattern_and_variant_dense() {
     }
 }
 
-/// Dense rows in flight per vector: every value the kernel takes.
+/// Rows in flight per vector: every value the kernels take.
 const RIF: [u32; 3] = [1, 2, 4];
 
-/// `o` with `r` dense rows in flight.
+/// `o` with `r` rows in flight.
 fn rif(o: Options, r: u32) -> Options {
     Options {
         rows_in_flight: Some(r),
@@ -139,11 +149,13 @@ fn every_legal_launch_configuration() {
     let x = sparse_x(157, 45, 1_500, 4);
     for vs in [1, 2, 4, 8, 16, 32] {
         for wg in [32, 64, 256] {
-            for c in [1, 2, 5] {
+            // C = 5 ends on a partial step of 2 or 4 sparse rows in flight.
+            for (c, r) in [1, 2, 5].into_iter().flat_map(|c| RIF.map(|r| (c, r))) {
                 let o = Options {
                     vs: Some(vs),
                     workgroup: Some(wg),
                     rows_per_vector: Some(c),
+                    rows_in_flight: Some(r),
                     ..Default::default()
                 };
                 check(gpu, Matrix::Sparse(&x), &o, Pattern::Full, vs as u64);
@@ -196,9 +208,10 @@ fn edge_shapes() {
     let x = sparse_x(2_000, 400, 10_000, 6);
     let lens: Vec<usize> = (0..x.nrows).map(|r| x.row_range(r).len()).collect();
     assert!(lens.contains(&0) && lens.iter().any(|&l| l > 32) && lens.contains(&1));
-    for vs in [4, 8] {
+    for (vs, r) in [4, 8].into_iter().flat_map(|vs| RIF.map(|r| (vs, r))) {
         let o = Options {
             vs: Some(vs),
+            rows_in_flight: Some(r),
             ..Default::default()
         };
         check(gpu, Matrix::Sparse(&x), &o, Pattern::Full, 1);
@@ -214,6 +227,9 @@ fn edge_shapes() {
         let x = sparse_x(m, n, nnz, 9);
         let d = gen::dense_uniform(m, n, 9);
         for p in [Pattern::Full, Pattern::Xty] {
+            for r in RIF {
+                check(gpu, Matrix::Sparse(&x), &rif(opts(Variant::Fused), r), p, 2);
+            }
             for v in Variant::CONCRETE {
                 check(gpu, Matrix::Sparse(&x), &opts(v), p, 2);
                 for r in RIF {
@@ -224,13 +240,10 @@ fn edge_shapes() {
     }
     // An all-empty matrix: w = β·z.
     let empty = Csr::empty(10, 6);
-    check(
-        gpu,
-        Matrix::Sparse(&empty),
-        &opts(Variant::Fused),
-        Pattern::Full,
-        3,
-    );
+    for r in RIF {
+        let o = rif(opts(Variant::Fused), r);
+        check(gpu, Matrix::Sparse(&empty), &o, Pattern::Full, 3);
+    }
 }
 
 #[test]
@@ -244,11 +257,15 @@ fn workgroup_memory_threshold() {
         4 * 256
     };
     let limit = ((gpu.caps.max_workgroup_storage_bytes - scratch) / 4) as usize;
-    for (n, expect_shared) in [(limit, true), (limit + 1, false)] {
+    for (n, expect_shared, r) in [(limit, true), (limit + 1, false)]
+        .into_iter()
+        .flat_map(|(n, e)| RIF.map(|r| (n, e, r)))
+    {
         let x = sparse_x(400, n, 6_000, 8);
         let o = Options {
             vs: Some(vs),
             workgroup: Some(256),
+            rows_in_flight: Some(r),
             ..Default::default()
         };
         let (_, plan) = check(gpu, Matrix::Sparse(&x), &o, Pattern::Full, 4);
@@ -561,12 +578,18 @@ fn long_rows_split_over_workgroups() {
                 (Some(40), None),
                 (None, None),
             ] {
-                for variant in [Variant::Fused, Variant::Sorted] {
+                let runs = [
+                    (Variant::Fused, 1),
+                    (Variant::Sorted, 1),
+                    (Variant::Fused, 4),
+                ];
+                for (variant, r) in runs {
                     for p in [Pattern::Full, Pattern::Xty, Pattern::Xtxy] {
                         let o = Options {
                             variant,
                             long_row,
                             hot_cols: hot,
+                            rows_in_flight: Some(r),
                             ..Default::default()
                         };
                         let (_, plan) = check(g, Matrix::Sparse(&x), &o, p, 17);
