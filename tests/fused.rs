@@ -1,8 +1,7 @@
 //! The fused pattern: every instantiation × sparse/dense × variant against the f64 CPU twin on
 //! power-law inputs (w poisoned with NaN before each run), the capability paths (subgroups
 //! or workgroup memory, native f32 atomics or compare-exchange, workgroup or global
-//! aggregation, two-pass), the edge shapes, bit-reproducibility and bad input; the `fused`
-//! kernel's rows in flight (dense, and sparse `fused`) at 1, 2 and 4 throughout.
+//! aggregation, two-pass), the edge shapes, bit-reproducibility and bad input.
 
 mod common;
 
@@ -24,15 +23,6 @@ fn every_pattern_and_variant_sparse() {
                 let (_, plan) = check(gpu, Matrix::Sparse(&x), &opts(v), p, 7);
                 assert_eq!(plan.config.variant, v);
             }
-            // Sparse rows in flight: `fused` alone, with and without registers.
-            for (r, regs) in RIF.into_iter().flat_map(|r| [(r, None), (r, Some(2))]) {
-                let o = Options {
-                    regs,
-                    ..rif(opts(Variant::Fused), r)
-                };
-                let (_, plan) = check(gpu, Matrix::Sparse(&x), &o, p, 7);
-                assert_eq!(plan.config.rows_in_flight, r);
-            }
         }
     }
 }
@@ -53,10 +43,10 @@ fn every_pattern_and_variant_dense() {
     }
 }
 
-/// Rows in flight per vector: every value the kernels take.
+/// Dense rows in flight per vector: every value the kernel takes.
 const RIF: [u32; 3] = [1, 2, 4];
 
-/// `o` with `r` rows in flight.
+/// `o` with `r` dense rows in flight.
 fn rif(o: Options, r: u32) -> Options {
     Options {
         rows_in_flight: Some(r),
@@ -149,13 +139,11 @@ fn every_legal_launch_configuration() {
     let x = sparse_x(157, 45, 1_500, 4);
     for vs in [1, 2, 4, 8, 16, 32] {
         for wg in [32, 64, 256] {
-            // C = 5 ends on a partial step of 2 or 4 sparse rows in flight.
-            for (c, r) in [1, 2, 5].into_iter().flat_map(|c| RIF.map(|r| (c, r))) {
+            for c in [1, 2, 5] {
                 let o = Options {
                     vs: Some(vs),
                     workgroup: Some(wg),
                     rows_per_vector: Some(c),
-                    rows_in_flight: Some(r),
                     ..Default::default()
                 };
                 check(gpu, Matrix::Sparse(&x), &o, Pattern::Full, vs as u64);
@@ -208,10 +196,9 @@ fn edge_shapes() {
     let x = sparse_x(2_000, 400, 10_000, 6);
     let lens: Vec<usize> = (0..x.nrows).map(|r| x.row_range(r).len()).collect();
     assert!(lens.contains(&0) && lens.iter().any(|&l| l > 32) && lens.contains(&1));
-    for (vs, r) in [4, 8].into_iter().flat_map(|vs| RIF.map(|r| (vs, r))) {
+    for vs in [4, 8] {
         let o = Options {
             vs: Some(vs),
-            rows_in_flight: Some(r),
             ..Default::default()
         };
         check(gpu, Matrix::Sparse(&x), &o, Pattern::Full, 1);
@@ -227,9 +214,6 @@ fn edge_shapes() {
         let x = sparse_x(m, n, nnz, 9);
         let d = gen::dense_uniform(m, n, 9);
         for p in [Pattern::Full, Pattern::Xty] {
-            for r in RIF {
-                check(gpu, Matrix::Sparse(&x), &rif(opts(Variant::Fused), r), p, 2);
-            }
             for v in Variant::CONCRETE {
                 check(gpu, Matrix::Sparse(&x), &opts(v), p, 2);
                 for r in RIF {
@@ -240,10 +224,13 @@ fn edge_shapes() {
     }
     // An all-empty matrix: w = β·z.
     let empty = Csr::empty(10, 6);
-    for r in RIF {
-        let o = rif(opts(Variant::Fused), r);
-        check(gpu, Matrix::Sparse(&empty), &o, Pattern::Full, 3);
-    }
+    check(
+        gpu,
+        Matrix::Sparse(&empty),
+        &opts(Variant::Fused),
+        Pattern::Full,
+        3,
+    );
 }
 
 #[test]
@@ -257,15 +244,11 @@ fn workgroup_memory_threshold() {
         4 * 256
     };
     let limit = ((gpu.caps.max_workgroup_storage_bytes - scratch) / 4) as usize;
-    for (n, expect_shared, r) in [(limit, true), (limit + 1, false)]
-        .into_iter()
-        .flat_map(|(n, e)| RIF.map(|r| (n, e, r)))
-    {
+    for (n, expect_shared) in [(limit, true), (limit + 1, false)] {
         let x = sparse_x(400, n, 6_000, 8);
         let o = Options {
             vs: Some(vs),
             workgroup: Some(256),
-            rows_in_flight: Some(r),
             ..Default::default()
         };
         let (_, plan) = check(gpu, Matrix::Sparse(&x), &o, Pattern::Full, 4);
@@ -578,18 +561,12 @@ fn long_rows_split_over_workgroups() {
                 (Some(40), None),
                 (None, None),
             ] {
-                let runs = [
-                    (Variant::Fused, 1),
-                    (Variant::Sorted, 1),
-                    (Variant::Fused, 4),
-                ];
-                for (variant, r) in runs {
+                for variant in [Variant::Fused, Variant::Sorted] {
                     for p in [Pattern::Full, Pattern::Xty, Pattern::Xtxy] {
                         let o = Options {
                             variant,
                             long_row,
                             hot_cols: hot,
-                            rows_in_flight: Some(r),
                             ..Default::default()
                         };
                         let (_, plan) = check(g, Matrix::Sparse(&x), &o, p, 17);

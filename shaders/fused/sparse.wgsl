@@ -36,12 +36,9 @@
 // FINISH (with SHARED_W, not with LONG or TWO_PASS; one dispatch in all): `accum` is the
 // plan's accumulator, all zero before the dispatch; the last workgroup to flush writes
 // w = β·z + accum and leaves accum and the counter zero (fused/finish).
-// REGS (not with TWO_PASS): each lane holds its first RK (≤ 4) entries of the row, and y at
-// them, in registers from the dot product to the scatter (their loads issued together, not
-// re-read for the scatter); entries beyond RK·VS are read twice as without it. With it, RIF
-// (≤ 4) rows in flight: a vector loads RIF rows' bounds and then their register entries before
-// the first of their reductions, then reduces and scatters them in row order (the rows and the
-// arithmetic of each are those of RIF = 1).
+// REGS: each lane holds its first RK (≤ 4) entries of the row in registers from the dot
+// product to the scatter (their loads issued together, not re-read for the scatter; TWO_PASS
+// re-reads them in its turns); entries beyond RK·VS are read twice as without it.
 // Otherwise w already holds β·z (fused/axpy or fused/long_rows pre-pass) unless TWO_PASS,
 // where reduce_parts adds it.
 #import shared/reduce
@@ -68,8 +65,6 @@ override HOT_N: u32 = 0u;
 override HOT_R: u32 = 1u;
 // REGS: entries per lane held in registers (1 to 4).
 override RK: u32 = 4u;
-// REGS: rows in flight per vector (1, 2 or 4).
-override RIF: u32 = 1u;
 
 struct Params {
     m: u32,
@@ -237,94 +232,6 @@ fn main(
 #endif
     var row = group * nv + vid;
     let stride = nwg.x * nv;
-#ifdef REGS
-    // Steps of RIF rows (row, row + stride, …, in the order R = 1 walks them): their bounds,
-    // then each lane's first RK entries of each and y at them (all those loads issued before
-    // any reduction), then the rows' reductions and scatters in row order. Rows of a step past
-    // C or m are masked; every lane still reaches every reduction (RIF and RK are uniform).
-    // The arithmetic of each row is that of RIF = 1: the same products in the same order.
-    for (var c = 0u; c < params.c; c += RIF) {
-        var rb: array<u32, 4>;
-        var re: array<u32, 4>;
-        var rok: array<bool, 4>;
-        for (var k = 0u; k < RIF; k++) {
-            let r = row + k * stride;
-            var ok = c + k < params.c && r < params.m;
-            var b = 0u;
-            var e = 0u;
-            if ok {
-                b = row_ptr[r];
-                e = row_ptr[r + 1u];
-                if e - b > params.long_len {
-                    ok = false;
-                    e = b;
-                }
-            }
-            rb[k] = b;
-            re[k] = e;
-            rok[k] = ok;
-        }
-        // The lane's entry j of row k at k·4 + j (RIF and RK are at most 4).
-        var rc: array<u32, 16>;
-        var rv: array<f32, 16>;
-        for (var k = 0u; k < RIF; k++) {
-            for (var j = 0u; j < RK; j++) {
-                let i = rb[k] + lane + j * VS;
-                rc[k * 4u + j] = 0u;
-                rv[k * 4u + j] = 0.0;
-                if i < re[k] {
-                    rc[k * 4u + j] = col_idx[i];
-                    rv[k * 4u + j] = vals[i];
-                }
-            }
-        }
-#ifndef XTY
-        var ry: array<f32, 16>;
-        for (var k = 0u; k < RIF; k++) {
-            for (var j = 0u; j < RK; j++) {
-                ry[k * 4u + j] = 0.0;
-                if rb[k] + lane + j * VS < re[k] {
-                    ry[k * 4u + j] = y[ycol(rc[k * 4u + j])];
-                }
-            }
-        }
-#endif
-        for (var k = 0u; k < RIF; k++) {
-            let r = row + k * stride;
-            let b = rb[k];
-            let e = re[k];
-#ifdef XTY
-            var s = 0.0;
-            if rok[k] {
-                s = y[params.row_base + r];
-            }
-#else
-            var part = 0.0;
-            for (var j = 0u; j < RK; j++) {
-                if b + lane + j * VS < e {
-                    part += rv[k * 4u + j] * ry[k * 4u + j];
-                }
-            }
-            for (var i = b + lane + RK * VS; i < e; i += VS) {
-                part += vals[i] * y[ycol(col_idx[i])];
-            }
-            var s = vsg_sum(part, VS, tid);
-#endif
-            if rok[k] && (params.flags & 1u) != 0u {
-                s *= v[params.row_base + r];
-            }
-            for (var j = 0u; j < RK; j++) {
-                if b + lane + j * VS < e {
-                    add_entry(rc[k * 4u + j], rv[k * 4u + j], s, vid);
-                }
-            }
-            for (var i = b + lane + RK * VS; i < e; i += VS) {
-                add_entry(col_idx[i], vals[i], s, vid);
-            }
-        }
-        row += RIF * stride;
-    }
-#else
     for (var c = 0u; c < params.c; c++) {
         var ok = row < params.m;
         var b = 0u;
@@ -337,16 +244,43 @@ fn main(
                 e = b;
             }
         }
+#ifdef REGS
+        // The lane's first RK entries: loaded together, kept for the scatter.
+        var rc: array<u32, 4>;
+        var rv: array<f32, 4>;
+        for (var j = 0u; j < RK; j++) {
+            let i = b + lane + j * VS;
+            rc[j] = 0u;
+            rv[j] = 0.0;
+            if i < e {
+                rc[j] = col_idx[i];
+                rv[j] = vals[i];
+            }
+        }
+#endif
 #ifdef XTY
         var s = 0.0;
         if ok {
             s = y[params.row_base + row];
         }
 #else
+#ifdef REGS
+        var part = 0.0;
+        for (var j = 0u; j < RK; j++) {
+            if b + lane + j * VS < e {
+                part += rv[j] * y[ycol(rc[j])];
+            }
+        }
+        for (var i = b + lane + RK * VS; i < e; i += VS) {
+            part += vals[i] * y[ycol(col_idx[i])];
+        }
+        var s = vsg_sum(part, VS, tid);
+#else
 #ifdef HOT
         var s = vsg_sum(hot_row_partial(row, lane, ok), VS, tid);
 #else
         var s = vsg_sum(csr_row_partial(row, lane, ok), VS, tid);
+#endif
 #endif
 #endif
         if ok && (params.flags & 1u) != 0u {
@@ -361,6 +295,16 @@ fn main(
                 }
             }
             workgroupBarrier();
+        }
+#else
+#ifdef REGS
+        for (var j = 0u; j < RK; j++) {
+            if b + lane + j * VS < e {
+                add_entry(rc[j], rv[j], s, vid);
+            }
+        }
+        for (var i = b + lane + RK * VS; i < e; i += VS) {
+            add_entry(col_idx[i], vals[i], s, vid);
         }
 #else
 #ifdef SHARED_W
@@ -390,9 +334,9 @@ fn main(
 #endif
 #endif
 #endif
+#endif
         row += stride;
     }
-#endif
 #ifndef TWO_PASS
 #ifdef LONG
     // Long-row chunks, a whole workgroup each (k is uniform across the workgroup).

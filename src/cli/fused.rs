@@ -98,8 +98,8 @@ pub struct FusedArgs {
     /// Dense: elements per lane TL.
     #[arg(long)]
     tl: Option<u32>,
-    /// Dense and sparse `fused`: rows a vector loads before reducing them, 1, 2 or 4 (default
-    /// 1; `auto` tunes it; other sparse variants refuse more than 1).
+    /// Dense: rows a vector loads before reducing them, 1, 2 or 4 (default 1; `auto` tunes
+    /// it).
     #[arg(long)]
     rows_in_flight: Option<u32>,
     /// Sparse: aggregate w in global memory even when it fits workgroup memory.

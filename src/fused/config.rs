@@ -165,7 +165,6 @@ pub(crate) fn resolve(
     let nnz = x.nnz();
     let mu = if m == 0 { 0.0 } else { nnz as f64 / m as f64 };
     let vs = pow2_in("vs", options.vs.unwrap_or(plan::sparse_vs(mu)), 1, 32)?;
-    let rif = sparse_rows_in_flight(variant, options.rows_in_flight)?;
     if variant == Variant::Sorted {
         return sorted(gpu, x, options, vs, native_atomics, used_hint);
     }
@@ -286,12 +285,11 @@ pub(crate) fn resolve(
         _ => 0,
     };
     let two_pass = variant == Variant::TwoPass;
-    // REGS: two loops of `regs` trips per row more (rows in flight run the register path, at
-    // least one entry per lane; three loops then, and a last step past C runs up to RIF − 1
-    // masked rows more).
-    let rk = if rif > 1 { regs.max(1) } else { regs } as u64;
-    let per_row = loops::sparse_row(mu, vs, nv, two_pass) + (2 + (rif > 1) as u64) * rk;
-    let iters = (per_row, fixed + (rif as u64 - 1) * per_row);
+    // REGS: two loops of `regs` trips per row more.
+    let iters = (
+        loops::sparse_row(mu, vs, nv, two_pass) + 2 * regs as u64,
+        fixed,
+    );
     let (c, groups) = grid(options, m, nv, (&r, wg, shared), caps, iters)?;
     // fused/reduce_parts sums the G workgroups' partials of a column in one invocation.
     if let (true, Some(b)) = (two_pass, loop_cap::budget(caps.loop_cap)) {
@@ -327,7 +325,7 @@ pub(crate) fn resolve(
         rows_per_vector: c,
         groups,
         tl: 1,
-        rows_in_flight: rif,
+        rows_in_flight: 1,
         workgroup_w: wants_w,
         hot_cols,
         long_row,
@@ -344,21 +342,8 @@ pub(crate) fn resolve(
     Ok((config, used_cols))
 }
 
-/// Rows in flight per vector at most (`fused.dense`'s RIF_MAX; `fused.sparse`'s arrays).
+/// Dense: rows in flight per vector at most (`fused.dense`'s RIF_MAX).
 pub const RIF_MAX: u32 = 4;
-
-/// Sparse rows in flight: 1, 2 or 4 on `fused` (its register path); other variants refuse
-/// more than 1 (their rows are tiles, turns or a column split).
-fn sparse_rows_in_flight(variant: Variant, r: Option<u32>) -> Result<u32> {
-    match (variant, r) {
-        (_, None | Some(1)) => Ok(1),
-        (Variant::Fused, Some(r)) => pow2_in("rows in flight", r, 1, RIF_MAX),
-        (v, Some(r)) => Err(option_err(format!(
-            "rows in flight = {r}: sparse X takes more than 1 only with the fused variant, \
-             not {v:?}"
-        ))),
-    }
-}
 
 /// Entries per lane held in registers at most (`fused.sparse` with REGS: its arrays).
 pub const REGS_MAX: u32 = 4;

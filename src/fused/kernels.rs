@@ -365,9 +365,8 @@ fn sparse(
     if finish.is_some() {
         defs.push("FINISH");
     }
-    // Only `fused` plans hold entries in registers or rows in flight (config: 0 and 1
-    // elsewhere); rows in flight run the register path (RK = 1 without regs).
-    if cfg.regs > 0 || cfg.rows_in_flight > 1 {
+    // Only `fused` plans hold entries in registers (config: 0 elsewhere).
+    if cfg.regs > 0 {
         defs.push("REGS");
     }
     let k = gpu.kernel(&KernelSpec {
@@ -380,7 +379,6 @@ fn sparse(
             ("HOT_N", hot_n as f64),
             ("HOT_R", hot_r as f64),
             ("RK", cfg.regs.max(1) as f64),
-            ("RIF", cfg.rows_in_flight as f64),
         ],
         bindings: if long.is_some() {
             &SPARSE_LONG_BINDINGS

@@ -178,8 +178,8 @@ pub struct Options {
     pub rows_per_vector: Option<u32>,
     /// Dense: elements per lane TL (1–16).
     pub tl: Option<u32>,
-    /// Dense and sparse `fused`: rows whose loads a vector issues before reducing them
-    /// ([`Config::rows_in_flight`]; 1, 2 or 4; `None`: 1; other sparse variants refuse > 1).
+    /// Dense: rows whose loads a vector issues before reducing them ([`Config::rows_in_flight`];
+    /// 1, 2 or 4; `None`: 1).
     pub rows_in_flight: Option<u32>,
     /// Sparse `fused` and `sorted`: the folded sequence ([`Config::fold`]); false keeps the
     /// separate β·z, long-row dot and long-row scatter passes (to time both).
@@ -277,9 +277,8 @@ pub struct Config {
     pub groups: u32,
     /// Dense: elements per lane.
     pub tl: u32,
-    /// Rows a vector loads before reducing them: dense, a lane's TL loads of each in flight
-    /// together; sparse `fused`, the rows' bounds and then each lane's first max(`regs`, 1)
-    /// entries of each (and y at them); 1 for the other sparse variants.
+    /// Dense: rows a vector loads before reducing them (a lane's TL loads of each in flight
+    /// together); 1 for sparse X.
     pub rows_in_flight: u32,
     /// Sparse: w aggregated in workgroup memory.
     pub workgroup_w: bool,
@@ -358,9 +357,6 @@ impl Config {
         }
         if self.regs > 0 {
             s += &format!(" regs={}", self.regs);
-        }
-        if !self.dense && self.rows_in_flight > 1 {
-            s += &format!(" rif={}", self.rows_in_flight);
         }
         if self.row_tile > 0 {
             s += &format!(" row-tile={}", self.row_tile);

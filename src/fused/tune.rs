@@ -2,8 +2,7 @@
 //! and its neighbours on random full-pattern operands (on sparse X both the `Fused` kernel and
 //! the column-sorted tiles, [`Variant::Sorted`], and the column split, [`Variant::Split`], at a
 //! few row tiles and two workgroup sizes), then the long-row threshold at the best of those
-//! (on dense X the rows in flight per vector instead; on sparse `fused`, the entries in
-//! registers and then the rows in flight), keeps the fastest, and caches it per
+//! (on dense X the rows in flight per vector instead), keeps the fastest, and caches it per
 //! adapter and shape bucket (`fused-tune.json`, see [`crate::tune::TuneCache`]); C always comes
 //! from the model (Eq. 5) for the chosen VS and workgroup size.
 
@@ -53,7 +52,7 @@ struct Tuned {
     /// `split`: the 16-bit layout (`None`: where it applies; absent in older caches).
     #[serde(default)]
     split_key16: Option<bool>,
-    /// `fused`: rows in flight per vector (`None`: 1; absent in older caches).
+    /// Dense: rows in flight per vector (`None`: 1; absent in older caches).
     #[serde(default)]
     rows_in_flight: Option<u32>,
 }
@@ -373,15 +372,19 @@ fn tune_with(
         }
         ((plan, t), seconds) = pick(finalists)?;
     }
-    if plan.config.variant != Variant::Fused {
-        return Ok((t, timed));
-    }
-    // Sparse: the entries held in registers from the dot product to the scatter.
-    if !plan.config.dense && options.regs.is_none() && !big {
+    // Dense `fused`: last the rows in flight per vector (loads of several rows issued before
+    // their reductions) at the best (VS, workgroup size).
+    if plan.config.dense {
+        if plan.config.variant != Variant::Fused || options.rows_in_flight.is_some() {
+            return Ok((t, timed));
+        }
         let mut finalists = Finalists::default();
         finalists.offer(seconds * 1e3, (plan, t));
-        for k in TUNE_REGS {
-            let cand = Tuned { regs: Some(k), ..t };
+        for r in TUNE_ROWS_IN_FLIGHT {
+            let cand = Tuned {
+                rows_in_flight: Some(r),
+                ..t
+            };
             let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), model) else {
                 continue;
             };
@@ -389,20 +392,16 @@ fn tune_with(
             timed.push(with(&cand));
             finalists.offer(ms, (plan, cand));
         }
-        ((plan, t), seconds) = pick(finalists)?;
+        return Ok((pick(finalists)?.0 .1, timed));
     }
-    // Last the rows in flight per vector (loads of several rows issued before their
-    // reductions) at the best of those (not on a large sparse X: a few candidates there).
-    if options.rows_in_flight.is_some() || (!plan.config.dense && big) {
+    // Last the entries held in registers from the dot product to the scatter.
+    if !(plan.config.variant == Variant::Fused && options.regs.is_none() && !big) {
         return Ok((t, timed));
     }
     let mut finalists = Finalists::default();
     finalists.offer(seconds * 1e3, (plan, t));
-    for r in TUNE_ROWS_IN_FLIGHT {
-        let cand = Tuned {
-            rows_in_flight: Some(r),
-            ..t
-        };
+    for k in TUNE_REGS {
+        let cand = Tuned { regs: Some(k), ..t };
         let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), model) else {
             continue;
         };
@@ -413,7 +412,7 @@ fn tune_with(
     Ok((pick(finalists)?.0 .1, timed))
 }
 
-/// Rows in flight per vector the tuner tries beside 1 (`fused`).
+/// Rows in flight per vector the tuner tries beside 1 (dense `fused`).
 const TUNE_ROWS_IN_FLIGHT: [u32; 2] = [2, 4];
 
 /// Entries per lane in registers the tuner tries (sparse `fused`).
