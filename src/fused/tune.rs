@@ -327,89 +327,73 @@ fn tune_with(
         f.decide(gpu, |(p, _)| once(p))?
             .ok_or_else(|| crate::Error::Option("no configuration fits this adapter".into()))
     };
-    let ((mut plan, mut t), mut seconds) = pick(finalists)?;
-    // Then the long-row threshold at the best (VS, workgroup size): a power-law X's heavy
-    // rows cost more in one vector or in the chunked path depending on the device.
-    if matches!(x, Matrix::Sparse(_)) && options.long_row.is_none() {
-        let c = plan.config;
+    // One knob at a time past the (VS, workgroup size) search: the incumbent against each
+    // candidate whose plan builds (and, where `same` is given, whose configuration differs
+    // from it), every timed candidate recorded.
+    let refine = |timed: &mut Vec<Options>,
+                  incumbent: ((Plan, Tuned), f64),
+                  cands: &mut dyn Iterator<Item = Tuned>,
+                  same: Option<crate::fused::Config>|
+     -> Result<((Plan, Tuned), f64)> {
+        let ((plan, t), seconds) = incumbent;
         let mut finalists = Finalists::default();
         finalists.offer(seconds * 1e3, (plan, t));
-        let candidates: &[u32] = if big { &[1024] } else { &[256, 1024, u32::MAX] };
-        for &l in candidates {
-            let cand = Tuned {
-                long_row: Some(l),
-                ..t
-            };
+        for cand in cands {
             let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), model) else {
                 continue;
             };
-            if plan.config == c {
+            if same == Some(plan.config) {
                 continue;
             }
             let ms = measure(gpu, &plan, &ops, reps, None)?.ms;
             timed.push(with(&cand));
             finalists.offer(ms, (plan, cand));
         }
-        ((plan, t), seconds) = pick(finalists)?;
+        pick(finalists)
+    };
+    let mut best = pick(finalists)?;
+    // Then the long-row threshold at the best (VS, workgroup size): a power-law X's heavy
+    // rows cost more in one vector or in the chunked path depending on the device.
+    if matches!(x, Matrix::Sparse(_)) && options.long_row.is_none() {
+        let (c, t) = (best.0 .0.config, best.0 .1);
+        let candidates: &[u32] = if big { &[1024] } else { &[256, 1024, u32::MAX] };
+        let mut cands = candidates.iter().map(|&l| Tuned {
+            long_row: Some(l),
+            ..t
+        });
+        best = refine(&mut timed, best, &mut cands, Some(c))?;
     }
     // Then the hot copies, where w is in workgroup memory: on power-law X every vector adds
     // to the same few hot columns' words.
     let hot_free = options.hot_cols.is_none() && options.workgroup_w != Some(false);
-    if plan.config.variant == Variant::Fused && plan.config.workgroup_w && hot_free {
-        let mut finalists = Finalists::default();
-        finalists.offer(seconds * 1e3, (plan, t));
-        for h in HOT_COPIES {
-            let cand = Tuned {
-                hot_copies: Some(h),
-                ..t
-            };
-            let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), model) else {
-                continue;
-            };
-            let ms = measure(gpu, &plan, &ops, reps, None)?.ms;
-            timed.push(with(&cand));
-            finalists.offer(ms, (plan, cand));
-        }
-        ((plan, t), seconds) = pick(finalists)?;
+    let c = best.0 .0.config;
+    if c.variant == Variant::Fused && c.workgroup_w && hot_free {
+        let t = best.0 .1;
+        let mut cands = HOT_COPIES.into_iter().map(|h| Tuned {
+            hot_copies: Some(h),
+            ..t
+        });
+        best = refine(&mut timed, best, &mut cands, None)?;
     }
+    let (c, t) = (best.0 .0.config, best.0 .1);
     // Dense `fused`: last the rows in flight per vector (loads of several rows issued before
     // their reductions) at the best (VS, workgroup size).
-    if plan.config.dense {
-        if plan.config.variant != Variant::Fused || options.rows_in_flight.is_some() {
+    if c.dense {
+        if c.variant != Variant::Fused || options.rows_in_flight.is_some() {
             return Ok((t, timed));
         }
-        let mut finalists = Finalists::default();
-        finalists.offer(seconds * 1e3, (plan, t));
-        for r in TUNE_ROWS_IN_FLIGHT {
-            let cand = Tuned {
-                rows_in_flight: Some(r),
-                ..t
-            };
-            let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), model) else {
-                continue;
-            };
-            let ms = measure(gpu, &plan, &ops, reps, None)?.ms;
-            timed.push(with(&cand));
-            finalists.offer(ms, (plan, cand));
-        }
-        return Ok((pick(finalists)?.0 .1, timed));
+        let mut cands = TUNE_ROWS_IN_FLIGHT.into_iter().map(|r| Tuned {
+            rows_in_flight: Some(r),
+            ..t
+        });
+        return Ok((refine(&mut timed, best, &mut cands, None)?.0 .1, timed));
     }
     // Last the entries held in registers from the dot product to the scatter.
-    if !(plan.config.variant == Variant::Fused && options.regs.is_none() && !big) {
+    if !(c.variant == Variant::Fused && options.regs.is_none() && !big) {
         return Ok((t, timed));
     }
-    let mut finalists = Finalists::default();
-    finalists.offer(seconds * 1e3, (plan, t));
-    for k in TUNE_REGS {
-        let cand = Tuned { regs: Some(k), ..t };
-        let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), model) else {
-            continue;
-        };
-        let ms = measure(gpu, &plan, &ops, reps, None)?.ms;
-        timed.push(with(&cand));
-        finalists.offer(ms, (plan, cand));
-    }
-    Ok((pick(finalists)?.0 .1, timed))
+    let mut cands = TUNE_REGS.into_iter().map(|k| Tuned { regs: Some(k), ..t });
+    Ok((refine(&mut timed, best, &mut cands, None)?.0 .1, timed))
 }
 
 /// Rows in flight per vector the tuner tries beside 1 (dense `fused`).
