@@ -3,7 +3,7 @@
 
 mod common;
 
-use wgsparse::gpu::{Batch, Binding, GpuBuffer, KernelSpec};
+use wgsparse::gpu::{Batch, GpuBuffer};
 
 #[test]
 fn phases_time_each_pass_and_change_no_results() {
@@ -19,14 +19,7 @@ fn phases_time_each_pass_and_change_no_results() {
             ]
         })
         .collect();
-    let kernel = gpu
-        .kernel(&KernelSpec {
-            name: "runtime/copy",
-            defines: vec![],
-            constants: vec![("WG", 64.0)],
-            bindings: &[Binding::Uniform, Binding::Read, Binding::ReadWrite],
-        })
-        .unwrap();
+    let kernel = common::copy_kernel(gpu);
     let params = gpu.uniform("phases.params", &[n4 as u32, 64 * 4]);
     for phased in [true, false] {
         let a = GpuBuffer::upload(gpu, "phases.a", &data).unwrap();

@@ -4,7 +4,7 @@
 
 mod common;
 
-use wgsparse::gpu::{Batch, Binding, GpuBuffer, KernelSpec};
+use wgsparse::gpu::{Batch, GpuBuffer};
 
 #[test]
 fn recordings_run_again_in_later_batches() {
@@ -13,14 +13,7 @@ fn recordings_run_again_in_later_batches() {
     let data: Vec<[f32; 4]> = (0..n4)
         .map(|i| [i as f32, -0.5 * i as f32, 1.0 / (i + 1) as f32, 3.0])
         .collect();
-    let kernel = gpu
-        .kernel(&KernelSpec {
-            name: "runtime/copy",
-            defines: vec![],
-            constants: vec![("WG", 64.0)],
-            bindings: &[Binding::Uniform, Binding::Read, Binding::ReadWrite],
-        })
-        .unwrap();
+    let kernel = common::copy_kernel(gpu);
     let params = gpu.uniform("rec.params", &[n4 as u32, 64 * 4]);
     let src = GpuBuffer::upload(gpu, "rec.src", &data).unwrap();
     let nan = GpuBuffer::<[f32; 4]>::filled(gpu, "rec.nan", n4, [f32::NAN; 4]).unwrap();

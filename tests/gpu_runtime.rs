@@ -196,14 +196,7 @@ fn indirect_dispatches_take_their_grid_from_the_buffer() {
     // arguments between submissions changes it (5).
     let gpu = common::gpu();
     let src = GpuBuffer::upload(gpu, "src", &random_values(4 * 1024, 5)).unwrap();
-    let kernel = gpu
-        .kernel(&KernelSpec {
-            name: "runtime/copy",
-            defines: vec![],
-            constants: vec![("WG", 64.0)],
-            bindings: &[Binding::Uniform, Binding::Read, Binding::ReadWrite],
-        })
-        .unwrap();
+    let kernel = common::copy_kernel(gpu);
     let params = gpu.uniform("params", &[1024u32, 1 << 20, 0, 0]);
     let args = GpuBuffer::<u32>::zeroed_indirect(gpu, "args", 6).unwrap();
     let want = src.read(gpu).unwrap();
@@ -557,14 +550,7 @@ fn gated_dispatches_follow_the_device_flag() {
         .map(|c| [c[0], c[1], c[2], c[3]])
         .collect();
     let src = GpuBuffer::upload(gpu, "gate.src", &data).unwrap();
-    let kernel = gpu
-        .kernel(&KernelSpec {
-            name: "runtime/copy",
-            defines: vec![],
-            constants: vec![("WG", 64.0)],
-            bindings: &[Binding::Uniform, Binding::Read, Binding::ReadWrite],
-        })
-        .unwrap();
+    let kernel = common::copy_kernel(gpu);
     let params = gpu.uniform("gate.params", &[n4 as u32, 64 * 5]);
     for (flag_value, runs) in [(0.0f32, true), (1.0, false), (f32::NAN, false)] {
         let flag = GpuBuffer::upload(gpu, "gate.flag", &[7.0, 7.0]).unwrap();
@@ -649,14 +635,7 @@ fn timed_batches_bracket_copies_between_passes() {
         .chunks(4)
         .map(|c| [c[0], c[1], c[2], c[3]])
         .collect();
-    let kernel = gpu
-        .kernel(&KernelSpec {
-            name: "runtime/copy",
-            defines: vec![],
-            constants: vec![("WG", 64.0)],
-            bindings: &[Binding::Uniform, Binding::Read, Binding::ReadWrite],
-        })
-        .unwrap();
+    let kernel = common::copy_kernel(gpu);
     let params = gpu.uniform("timed.params", &[n4 as u32, 64 * 4]);
     let bytes = 16 * n4 as u64;
     for time_copies in [true, false] {

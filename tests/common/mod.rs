@@ -37,6 +37,22 @@ pub fn gpu_small_bindings() -> &'static Gpu {
     })
 }
 
+/// The runtime's `runtime/copy` kernel at 64 invocations (uniform params, read, read-write):
+/// the small dispatch the runtime tests record, gate, time and replay.
+pub fn copy_kernel(gpu: &Gpu) -> std::sync::Arc<wgsparse::gpu::Kernel> {
+    gpu.kernel(&wgsparse::gpu::KernelSpec {
+        name: "runtime/copy",
+        defines: vec![],
+        constants: vec![("WG", 64.0)],
+        bindings: &[
+            wgsparse::gpu::Binding::Uniform,
+            wgsparse::gpu::Binding::Read,
+            wgsparse::gpu::Binding::ReadWrite,
+        ],
+    })
+    .unwrap()
+}
+
 /// The `wgsparse` binary: `$WGSPARSE_BIN` when set, else the one cargo built for this test,
 /// else one beside the test executable or up to two folders above it (a test binary copied
 /// with the binary to another machine, e.g. into `.gpu/`).
