@@ -9,8 +9,22 @@ use common::{wgsparse, wgsparse_json as json};
 fn info_roofline_and_demo_print_json() {
     let info = json(&["info", "--json"]);
     assert!(info["caps"]["subgroup_min_size"].as_u64().unwrap() >= 1);
-    let r = json(&["roofline", "--json", "--mib", "8", "--reps", "2"]);
+    let r = json(&[
+        "roofline",
+        "--json",
+        "--mib",
+        "8",
+        "--reps",
+        "2",
+        "--scatter-ops",
+        "100000",
+    ]);
     assert!(r["roofline"]["copy_gbps"].as_f64().unwrap() > 0.0);
+    // Adds (single words and runs) and loads, at 4 MiB and at --mib.
+    let scatter = r["scatter"].as_array().unwrap();
+    assert_eq!(scatter.len(), 6);
+    assert!(scatter.iter().all(|s| s["gops"].as_f64().unwrap() > 0.0));
+    assert_eq!(scatter[3]["target_bytes"], 8 << 20);
     let demo = json(&["demo", "--json"]);
     assert_eq!(demo["ok"], true);
     assert!(demo["rows"].as_array().unwrap().len() >= 5);

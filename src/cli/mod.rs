@@ -76,6 +76,10 @@ struct RooflineArgs {
     /// Timed repetitions.
     #[arg(long, default_value_t = 20)]
     reps: usize,
+    /// Operations per scatter run: f32 atomic adds and plain loads at random words of a
+    /// 4 MiB array and of one of `--mib` MiB (0 skips the scatter rows).
+    #[arg(long, default_value_t = 1 << 26)]
+    scatter_ops: u32,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
@@ -194,8 +198,13 @@ fn info(as_json: bool) -> Result<ExitCode> {
 fn roofline(a: RooflineArgs) -> Result<ExitCode> {
     let gpu = Gpu::new()?;
     let r = report::roofline::measure(&gpu, a.mib << 20, a.reps, 200)?;
+    let scatter = if a.scatter_ops > 0 {
+        report::scatter::measure_suite(&gpu, a.mib << 20, a.scatter_ops, a.reps)?
+    } else {
+        Vec::new()
+    };
     if a.json {
-        println!("{}", json!({ "roofline": r }));
+        println!("{}", json!({ "roofline": r, "scatter": scatter }));
         return Ok(ExitCode::SUCCESS);
     }
     let mut t = table(&[
@@ -215,6 +224,29 @@ fn roofline(a: RooflineArgs) -> Result<ExitCode> {
         r.timing.clone(),
     ]);
     println!("{t}");
+    if !scatter.is_empty() {
+        let mut t = table(&[
+            "op",
+            "target MiB",
+            "run",
+            "G ops/s (best)",
+            "G ops/s (median)",
+        ]);
+        for s in &scatter {
+            let op = match (s.op.as_str(), s.native) {
+                ("add", false) => "add (compare-exchange)".to_string(),
+                (op, _) => op.to_string(),
+            };
+            t.add_row(vec![
+                op,
+                (s.target_bytes >> 20).to_string(),
+                s.run.to_string(),
+                format!("{:.1}", s.gops),
+                format!("{:.1}", s.gops_median),
+            ]);
+        }
+        println!("{t}");
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -25,6 +25,7 @@ shader_table!(
     "runtime/scan_add",
     "runtime/spin",
     "runtime/loop_cap",
+    "runtime/scatter",
     "selftest/reduce",
     "selftest/atomic",
     "selftest/half_rng",

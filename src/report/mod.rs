@@ -3,3 +3,4 @@
 pub mod demo;
 pub mod plot;
 pub mod roofline;
+pub mod scatter;
