@@ -60,6 +60,9 @@
 # 5. The PyTorch peer (`wide_torch.py`), LR and FM k = 10, both idioms (EmbeddingBag +
 #    sparse SGD, torch.sparse.mm on CSR), 1 epoch each, one process; the script names the
 #    fastest idiom per model. PEER=0 skips it.
+# LR_RUNS / FM_RUNS (quick mode): the sweeps' runs instead of the lists above, separated by
+# spaces (the checks then take the fastest valid of those), e.g. the cached features' deferred
+# adds: LR_RUNS="plain-reads,kernel-copies plain-reads,kernel-copies,cache=4096,hot-every=8,hot-defer".
 # Limits: gen 50 s, LR sweep 70 s, LR check 30 s, FM sweep 40 s, FM check 120 s (the f64
 # twin's FM epoch on the host), peer 60 s.
 # Dry run elsewhere (lavapipe): DRY_RUN=1 skips installing .gl/; SAMPLES / FEATURES shrink
@@ -100,6 +103,10 @@ if runs:
     print(best[0]["flags"])
 PY
 }
+# `--run R` for each run R given (runs hold no spaces).
+runs() {
+  for r in "$@"; do printf -- '--run %s ' "$r"; done
+}
 if timeout $GEN_LIMIT $W gen ctr --samples "${SAMPLES:-5134149}" --features "${FEATURES:-1000000}" \
   --nnz-per-sample 40 --seed 1 --raw --out $D --json >> "$OUT/wide_gen.jsonl" \
   2>>"$OUT/log.txt"; then
@@ -108,29 +115,25 @@ if timeout $GEN_LIMIT $W gen ctr --samples "${SAMPLES:-5134149}" --features "${F
   # The breakdown's runs without the divergence guard: a timing-only run's loss may rise,
   # and the guard would train its epochs again.
   N=plain-reads,no-read-guard
+  LR_RUNS=${LR_RUNS:-"$P $P,edge-apply $P,no-fence $P,edge-apply,no-fence $P,kernel-copies
+    $P,plain-writes $P,plain-writes=187 $P,plain-writes=4096 $P,edge-apply,no-fence,kernel-copies
+    $P,edge-apply,tail-spread $P,cache=4096 $P,edge-apply,cache=4096 $P,no-read-guard
+    $P,edge-apply,no-read-guard $N,diag=skip-apply $N,diag=skip-aggregate $N,diag=no-tile
+    $N,diag=skip-tail $N,diag=fixed $N,edge-apply,diag=skip-apply"}
   log "quick: sweep lr"
-  timeout 86 $W wide sweep --model lr "${COMMON[@]}" --epochs 3 --passes 2 \
-    --run $P --run $P,edge-apply --run $P,no-fence --run $P,edge-apply,no-fence \
-    --run $P,kernel-copies --run $P,plain-writes --run $P,plain-writes=187 \
-    --run $P,plain-writes=4096 --run $P,edge-apply,no-fence,kernel-copies \
-    --run $P,edge-apply,tail-spread --run $P,cache=4096 --run $P,edge-apply,cache=4096 \
-    --run $P,no-read-guard --run $P,edge-apply,no-read-guard \
-    --run $N,diag=skip-apply --run $N,diag=skip-aggregate --run $N,diag=no-tile \
-    --run $N,diag=skip-tail --run $N,diag=fixed \
-    --run $N,edge-apply,diag=skip-apply >> "$J" 2>>"$OUT/log.txt" || log "sweep lr FAILED (exit $?)"
+  timeout 86 $W wide sweep --model lr "${COMMON[@]}" --epochs 3 --passes 2 $(runs $LR_RUNS) \
+    >> "$J" 2>>"$OUT/log.txt" || log "sweep lr FAILED (exit $?)"
   F=$(fastest lr)
   log "quick: check lr, fastest valid run's flags: $F"
   timeout 30 $W wide train --model lr "${COMMON[@]}" --async --no-early-stop --epochs 1 \
     $F --check --json >> "$C" 2>>"$OUT/log.txt" || log "check lr FAILED (exit $?)"
   log "quick: sweep fm k=10"
   Q=lanes=4,cache=0,plain-reads
+  FM_RUNS=${FM_RUNS:-"$Q $Q,edge-apply $Q,no-fence $Q,kernel-copies $Q,plain-writes
+    $Q,plain-writes=187 $Q,plain-writes=4096 $Q,edge-apply,no-fence,kernel-copies
+    $Q,edge-apply=1024 lanes=8,cache=0,plain-reads,edge-apply $Q,diag=skip-apply"}
   timeout 56 $W wide sweep --model fm --k 10 "${COMMON[@]}" --epochs 2 --passes 1 \
-    --run $Q --run $Q,edge-apply --run $Q,no-fence --run $Q,kernel-copies --run $Q,plain-writes \
-    --run $Q,plain-writes=187 --run $Q,plain-writes=4096 \
-    --run $Q,edge-apply,no-fence,kernel-copies --run $Q,edge-apply=1024 \
-    --run lanes=8,cache=0,plain-reads,edge-apply \
-    --run $Q,diag=skip-apply \
-    >> "$J" 2>>"$OUT/log.txt" || log "sweep fm FAILED (exit $?)"
+    $(runs $FM_RUNS) >> "$J" 2>>"$OUT/log.txt" || log "sweep fm FAILED (exit $?)"
   F=$(fastest fm10)
   log "quick: check fm k=10, fastest valid run's flags: $F"
   timeout 120 $W wide train --model fm --k 10 "${COMMON[@]}" --async --no-early-stop \

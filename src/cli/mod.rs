@@ -12,6 +12,7 @@ mod spdnn_thesis;
 mod wide;
 mod wide_predict;
 mod wide_sweep;
+mod wide_variant;
 
 use std::process::ExitCode;
 

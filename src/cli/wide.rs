@@ -112,92 +112,8 @@ enum What {
         /// Features in the importance cache (default: the cost rule; 0 turns it off).
         #[arg(long)]
         cache: Option<usize>,
-        /// Async: reload the importance cache every R chunks of a workgroup (its own updates
-        /// go into its copy in between).
-        #[arg(long, default_value_t = 1)]
-        hot_every: u32,
-        /// Copy the importance cache and the edge tile with 8 loads in flight per invocation.
-        #[arg(long)]
-        copy_ilp: bool,
-        /// Aggregate: load 8 of a lane's edges before their parameters.
-        #[arg(long)]
-        agg_ilp: bool,
-        /// Apply: 4 work items' loads in flight per invocation.
-        #[arg(long)]
-        apply_ilp: bool,
-        /// A chunk's bias and loss sums by two invocations other than the first.
-        #[arg(long)]
-        tail_spread: bool,
-        /// Async: read the parameters with plain loads (updates stay atomic; the default
-        /// with --async).
-        #[arg(long, conflicts_with = "atomic_reads")]
-        plain_reads: bool,
-        /// Async: read the parameters with atomic loads (the default before plain reads;
-        /// slower, never stale).
-        #[arg(long)]
-        atomic_reads: bool,
-        /// Async, plain reads: no divergence guard (no epoch-start copy of the parameters,
-        /// no epoch trained again with atomic reads when its loss rises).
-        #[arg(long)]
-        no_read_guard: bool,
-        /// Async, with --plain-reads: bind those reads `@coherent` (past per-SM caches).
-        #[arg(long, requires = "plain_reads")]
-        coherent_reads: bool,
-        /// Async: read the parameters from a read-only snapshot copied from them before each
-        /// dispatch (reads stale by at most one dispatch's chunks; updates stay atomic).
-        #[arg(long, conflicts_with_all = ["plain_reads", "atomic_reads"])]
-        snapshot_reads: bool,
-        /// Async, with --snapshot-reads and no --async-span: chunks per persistent workgroup
-        /// in one dispatch (a dispatch holds async-groups × this many chunks).
-        #[arg(long, default_value_t = wide::variant::SNAPSHOT_ROUNDS, requires = "snapshot_reads")]
-        snapshot_rounds: u32,
-        /// Cut each feature's segment of a chunk into pieces of at most N edges (0: whole).
-        #[arg(long, default_value_t = 0)]
-        max_segment: usize,
-        /// Words of the flow kernel's feature-sorted edge tile (0: 2048).
-        #[arg(long, default_value_t = 0)]
-        tile_words: usize,
-        /// Async, one-hot data: the feature-sorted edges' slots 16 bits each, two per word.
-        #[arg(long)]
-        slot16: bool,
-        /// Apply by one invocation per segment for all of its feature's parameters.
-        #[arg(long, conflicts_with = "apply_ilp")]
-        apply_whole: bool,
-        /// Apply the features past the segmented ones (--edge-features, default the cost
-        /// rule's) edge by edge from Aggregate's lanes, without their segment index.
-        #[arg(long)]
-        edge_apply: bool,
-        /// With --edge-apply: features 0 .. N keep Apply's segments (0: the cost rule).
-        #[arg(long, default_value_t = 0, requires = "edge_apply")]
-        edge_features: usize,
-        /// Async: no storage barrier between a workgroup's chunks (it goes on without
-        /// waiting for its own global adds to land).
-        #[arg(long)]
-        no_fence: bool,
-        /// Async: the guard's and snapshots' parameter copies by a compute dispatch (the
-        /// async default; kept so older command lines still parse).
-        #[arg(long, conflicts_with = "transfer_copies")]
-        kernel_copies: bool,
-        /// Async: the guard's and snapshots' parameter copies by a transfer command instead
-        /// of a compute dispatch.
-        #[arg(long)]
-        transfer_copies: bool,
-        /// Async, plain reads: Apply's updates of the cold features (each expected in at
-        /// most one sample in flight) as plain read-modify-writes instead of atomic adds,
-        /// Hogwild!-style (a racing update may be lost); the other features and the bias
-        /// stay atomic. Slower on an H200 (native f32 atomics); meant for devices whose f32
-        /// adds are a compare-exchange loop.
-        #[arg(long, conflicts_with_all = ["atomic_reads", "snapshot_reads"])]
-        plain_writes: bool,
-        /// With --plain-writes: features N.. are cold, the N most frequent stay atomic (0:
-        /// those each expected in at most one sample in flight, `wide::plan::cold_from`).
-        #[arg(long, default_value_t = 0, requires = "plain_writes")]
-        cold_from: usize,
-        /// Timing only, results NOT valid: drop parts of the flow kernel (comma-separated:
-        /// skip-apply, skip-aggregate, no-hot-copy, no-tile, skip-tail, no-storage-barrier;
-        /// fixed: the first five).
-        #[arg(long, hide = true)]
-        diag: Option<String>,
+        #[command(flatten)]
+        variant: crate::cli::wide_variant::VariantArgs,
         /// Run every epoch asked for (no early stop).
         #[arg(long)]
         no_early_stop: bool,
@@ -272,29 +188,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
             lanes,
             max_chunk,
             cache,
-            hot_every,
-            copy_ilp,
-            agg_ilp,
-            apply_ilp,
-            tail_spread,
-            plain_reads,
-            atomic_reads,
-            no_read_guard,
-            coherent_reads,
-            snapshot_reads,
-            snapshot_rounds,
-            max_segment,
-            tile_words,
-            slot16,
-            apply_whole,
-            edge_apply,
-            edge_features,
-            no_fence,
-            kernel_copies,
-            transfer_copies,
-            plain_writes,
-            cold_from,
-            diag,
+            variant,
             no_early_stop,
             check,
             no_warm_up,
@@ -319,9 +213,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
             } else {
                 wide::Options::default()
             };
-            // Async reads plain by default; snapshot reads replace them.
-            let plain_reads =
-                plain_reads || (base.variant.plain_reads && !atomic_reads && !snapshot_reads);
+            let (flow_variant, diag) = variant.resolve(&base)?;
             let options = wide::Options {
                 batch,
                 lr,
@@ -341,33 +233,9 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
                 cache: cache.or(base.cache),
                 early_stop: !no_early_stop,
                 seed,
-                read_guard: if no_read_guard { None } else { base.read_guard },
-                variant: wide::FlowVariant {
-                    hot_every,
-                    copy_ilp: copy_ilp || base.variant.copy_ilp,
-                    agg_ilp: agg_ilp || base.variant.agg_ilp,
-                    apply_ilp: apply_ilp || base.variant.apply_ilp,
-                    tail_spread: tail_spread || base.variant.tail_spread,
-                    plain_reads,
-                    coherent_reads,
-                    snapshot_reads,
-                    snapshot_rounds,
-                    max_segment,
-                    edge_tile_words: tile_words,
-                    slot16: slot16 || base.variant.slot16,
-                    apply_whole: apply_whole || base.variant.apply_whole,
-                    edge_apply: edge_apply || base.variant.edge_apply,
-                    edge_features,
-                    no_fence,
-                    kernel_copies: !transfer_copies
-                        && (kernel_copies || base.variant.kernel_copies),
-                    plain_writes,
-                    cold_from,
-                },
-                diag: match diag {
-                    Some(d) => wide::Diag::parse(&d)?,
-                    None => wide::Diag::default(),
-                },
+                read_guard: variant.read_guard(&base),
+                variant: flow_variant,
+                diag,
                 ..base
             };
             if options.diag.any() {
