@@ -55,31 +55,6 @@ fn bad_variant_settings_are_refused() {
                 ..FlowVariant::default()
             },
         ),
-        // Deferred adds need a reload period, async mode and live reads.
-        (
-            false,
-            FlowVariant {
-                hot_defer: true,
-                ..FlowVariant::default()
-            },
-        ),
-        (
-            true,
-            FlowVariant {
-                hot_every: 2,
-                hot_defer: true,
-                ..FlowVariant::default()
-            },
-        ),
-        (
-            false,
-            FlowVariant {
-                hot_every: 2,
-                hot_defer: true,
-                snapshot_reads: true,
-                ..FlowVariant::default()
-            },
-        ),
         (
             false,
             FlowVariant {
@@ -211,7 +186,6 @@ fn cli_takes_variants_and_sweeps_them() {
             "--async",
             "--hot-every",
             "4",
-            "--hot-defer",
             "--copy-ilp",
             "--agg-ilp",
             "--apply-ilp",
@@ -223,7 +197,7 @@ fn cli_takes_variants_and_sweeps_them() {
     ));
     assert_eq!(
         train["variant"],
-        "hot-every=4,hot-defer,copy-ilp,agg-ilp,apply-ilp,tail-spread,plain-reads,kernel-copies"
+        "hot-every=4,copy-ilp,agg-ilp,apply-ilp,tail-spread,plain-reads,kernel-copies"
     );
     assert_eq!(train["check_ok"], true, "{train}");
     let snap = common::wgsparse_json(&train_args(

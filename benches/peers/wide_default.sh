@@ -61,8 +61,8 @@
 #    sparse SGD, torch.sparse.mm on CSR), 1 epoch each, one process; the script names the
 #    fastest idiom per model. PEER=0 skips it.
 # LR_RUNS / FM_RUNS (quick mode): the sweeps' runs instead of the lists above, separated by
-# spaces (the checks then take the fastest valid of those), e.g. the cached features' deferred
-# adds: LR_RUNS="plain-reads,kernel-copies plain-reads,kernel-copies,cache=4096,hot-every=8,hot-defer".
+# spaces (the checks then take the fastest valid of those), e.g.
+# LR_RUNS="plain-reads,kernel-copies plain-reads,kernel-copies,apply-ilp".
 # Limits: gen 50 s, LR sweep 70 s, LR check 30 s, FM sweep 40 s, FM check 120 s (the f64
 # twin's FM epoch on the host), peer 60 s.
 # Dry run elsewhere (lavapipe): DRY_RUN=1 skips installing .gl/; SAMPLES / FEATURES shrink

@@ -1,5 +1,4 @@
-// f32 atomic add (`accum_add`; `accum_add_fetch` returns the value it replaced) on the
-// storage array `accum`, which the importing kernel declares as
+// f32 atomic add on the storage array `accum`, which the importing kernel declares as
 // `var<storage, read_write> accum: array<AtomicF32>` (WGSL cannot pass storage pointers to
 // functions). With F32_ATOMIC it is the native atomic<f32>; otherwise a compare-exchange loop
 // on the bit pattern held in an atomic<u32>.
@@ -13,23 +12,10 @@ fn accum_add(i: u32, v: f32) {
 fn accum_load(i: u32) -> f32 {
     return atomicLoad(&accum[i]);
 }
-
-// accum_add returning the value it replaced.
-fn accum_add_fetch(i: u32, v: f32) -> f32 {
-    return atomicAdd(&accum[i], v);
-}
 #else
 alias AtomicF32 = atomic<u32>;
 
 fn accum_add(i: u32, v: f32) {
-    _ = accum_add_fetch(i, v);
-}
-
-fn accum_load(i: u32) -> f32 {
-    return bitcast<f32>(atomicLoad(&accum[i]));
-}
-
-fn accum_add_fetch(i: u32, v: f32) -> f32 {
     var old = atomicLoad(&accum[i]);
     loop {
         let r = atomicCompareExchangeWeak(&accum[i], old, bitcast<u32>(bitcast<f32>(old) + v));
@@ -38,6 +24,9 @@ fn accum_add_fetch(i: u32, v: f32) -> f32 {
         }
         old = r.old_value;
     }
-    return bitcast<f32>(old);
+}
+
+fn accum_load(i: u32) -> f32 {
+    return bitcast<f32>(atomicLoad(&accum[i]));
 }
 #endif

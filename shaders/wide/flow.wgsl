@@ -250,21 +250,11 @@ fn main(
 #ifdef ASYNC
     let groups = nwg.x * nwg.y;
     var k = 0u;
-#ifdef HOT_DEFER
-    hot_defer_start(lid);
-#endif
     for (var w = wid.y * nwg.x + wid.x; w < sched[0]; w += groups) {
-#ifdef HOT_DEFER
-        if k > 0u && k % HOT_EVERY == 0u {
-            hot_defer_flush(lid, true);
-        }
-        run_chunk(sched[4u + w], lid, false, sched_inv_b());
-#else
 #ifdef HOT_LOCAL
         run_chunk(sched[4u + w], lid, k % HOT_EVERY == 0u, sched_inv_b());
 #else
         run_chunk(sched[4u + w], lid, true, sched_inv_b());
-#endif
 #endif
         k++;
         // The next chunk overwrites the workgroup arrays and reads this one's updates.
@@ -276,10 +266,6 @@ fn main(
 #endif
         workgroupBarrier();
     }
-#ifdef HOT_DEFER
-    // The steps taken since the last flush (the loop's last barrier made them visible).
-    hot_defer_flush(lid, false);
-#endif
 #else
 #ifdef PERSISTENT
     persistent_sync(lid, wid.y * nwg.x + wid.x, nwg.x * nwg.y);
@@ -322,42 +308,6 @@ fn hot_copy(lid: u32) {
     }
 #endif
 }
-
-#ifdef HOT_DEFER
-// HOT_DEFER (async, with HOT_LOCAL's copy): the workgroup's steps of the cached features
-// are summed in `hot_delta_wg` and added to global memory once per HOT_EVERY chunks (and at
-// the end of the dispatch) instead of once per chunk, so a hot feature seen in most chunks
-// costs one global add per HOT_EVERY chunks. Its own steps go into its copy at once (as
-// HOT_LOCAL); the other workgroups see them up to HOT_EVERY chunks late.
-var<workgroup> hot_delta_wg: array<f32, HOT_WG>;
-
-// The first load of the copy, and the sums zeroed (workgroup memory starts uninitialized).
-fn hot_defer_start(lid: u32) {
-    hot_copy(lid);
-    for (var t = lid; t < HOT * NPARAM; t += WG) {
-        hot_delta_wg[t] = 0.0;
-    }
-}
-
-// Each word's sum added to global memory; with `reload`, the copy taken again: a word
-// with a step gets the add's returned value plus the step (every update that reached the
-// word before it, and this one), the others a plain read.
-fn hot_defer_flush(lid: u32, reload: bool) {
-    for (var t = lid; t < HOT * NPARAM; t += WG) {
-        let d = hot_delta_wg[t];
-        if d != 0.0 {
-            hot_delta_wg[t] = 0.0;
-            if reload {
-                hot_wg[t] = accum_add_fetch(t, d) + d;
-            } else {
-                accum_add(t, d);
-            }
-        } else if reload {
-            hot_wg[t] = param_global(t);
-        }
-    }
-}
-#endif
 
 #ifndef PREDICT
 // The edge tile's copy of feature-sorted edges ef0 .. ef0 + tile.

@@ -60,25 +60,13 @@ fn apply_item(j: u32, i: u32, e: vec2<u32>, tile: vec2<u32>, inv_b: f32, f: f32)
         }
         sum += dl_wg[edge.x] * ala_apply(edge.x, j, bitcast<f32>(edge.y), i);
     }
-    hot_or_global_add(j, j * NPARAM + i, f * sum);
-}
-
-// Feature j's step d of parameter word k: `param_add`, and with HOT_LOCAL a cached
-// feature's step into the workgroup's copy too (each (feature, parameter) has one work item
-// per chunk: segments are whole with HOT_LOCAL); with HOT_DEFER a cached feature's step
-// goes into the copy and the workgroup's sum alone (`hot_defer_flush` adds it).
-fn hot_or_global_add(j: u32, k: u32, d: f32) {
-#ifdef HOT_DEFER
-    if j < HOT {
-        hot_wg[k] += d;
-        hot_delta_wg[k] += d;
-        return;
-    }
-#endif
-    param_add(j, k, d);
+    let d = f * sum;
+    param_add(j, j * NPARAM + i, d);
 #ifdef HOT_LOCAL
+    // The workgroup's own step into its copy (each (feature, parameter) has one work item
+    // per chunk: segments are whole with HOT_LOCAL), whichever way `param_add` wrote it.
     if j < HOT {
-        hot_wg[k] += d;
+        hot_wg[j * NPARAM + i] += d;
     }
 #endif
 }
@@ -127,7 +115,13 @@ fn apply_segment(j: u32, e: vec2<u32>, tile: vec2<u32>, inv_b: f32, f: f32) {
         }
     }
     for (var i = 0u; i < NPARAM; i++) {
-        hot_or_global_add(j, j * NPARAM + i, f * sum[i]);
+        let d = f * sum[i];
+        param_add(j, j * NPARAM + i, d);
+#ifdef HOT_LOCAL
+        if j < HOT {
+            hot_wg[j * NPARAM + i] += d;
+        }
+#endif
     }
 }
 #endif

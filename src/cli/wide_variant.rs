@@ -11,11 +11,6 @@ pub struct VariantArgs {
     /// go into its copy in between).
     #[arg(long, default_value_t = 1)]
     hot_every: u32,
-    /// Async, with --hot-every R ≥ 2: sum the workgroup's steps of the cached features in
-    /// workgroup memory and add them to global memory once per R chunks (one add per R
-    /// chunks for a feature in most chunks; the cache's budget halves).
-    #[arg(long)]
-    hot_defer: bool,
     /// Copy the importance cache and the edge tile with 8 loads in flight per invocation.
     #[arg(long)]
     copy_ilp: bool,
@@ -109,7 +104,6 @@ impl VariantArgs {
             self.plain_reads || (b.plain_reads && !self.atomic_reads && !self.snapshot_reads);
         let variant = wide::FlowVariant {
             hot_every: self.hot_every,
-            hot_defer: self.hot_defer,
             copy_ilp: self.copy_ilp || b.copy_ilp,
             agg_ilp: self.agg_ilp || b.agg_ilp,
             apply_ilp: self.apply_ilp || b.apply_ilp,

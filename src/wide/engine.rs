@@ -554,33 +554,32 @@ fn fixed_words(model: &ModelSpec, chunk: usize, lanes: u32, tile_words: usize) -
     chunk * model.accums + 2 * chunk + (chunk * lanes as usize) + tile_words + 64
 }
 
-/// Bytes of the flow kernel's workgroup memory with `hot` features in the importance cache,
-/// held in `copies` arrays (the copy, and the steps' sums with
-/// [`crate::wide::FlowVariant::hot_defer`]): the residency estimate's input.
+/// Bytes of the flow kernel's workgroup memory with `hot` features in the importance cache
+/// (the residency estimate's input).
 pub(crate) fn workgroup_bytes(
     model: &ModelSpec,
     chunk: usize,
     lanes: u32,
     tile_words: usize,
-    (hot, copies): (usize, usize),
+    hot: usize,
 ) -> u32 {
-    let words =
-        fixed_words(model, chunk, lanes, tile_words) + hot * model.params_per_feature * copies;
+    let words = fixed_words(model, chunk, lanes, tile_words) + hot * model.params_per_feature;
     (4 * words).min(u32::MAX as usize) as u32
 }
 
-/// Largest importance cache (parameters) that fits, in `copies` arrays, beside the flow
-/// kernel's other workgroup arrays (the edge tile of `tile_words` included): at most 16 KiB
-/// per array.
+/// Largest importance cache (parameters) that fits beside the flow kernel's other
+/// workgroup arrays (the edge tile of `tile_words` included), at most 16 KiB.
 pub(crate) fn cache_budget(
     gpu: &Gpu,
     model: &ModelSpec,
-    (chunk, lanes): (usize, u32),
+    chunk: usize,
+    lanes: u32,
     tile_words: usize,
-    copies: usize,
 ) -> usize {
     let words = gpu.caps.max_workgroup_storage_bytes as usize / 4;
-    (words.saturating_sub(fixed_words(model, chunk, lanes, tile_words)) / copies.max(1)).min(4096)
+    words
+        .saturating_sub(fixed_words(model, chunk, lanes, tile_words))
+        .min(4096)
 }
 
 /// Fails with [`crate::Error::Option`] when the flow kernel's workgroup arrays (the edge tile

@@ -337,14 +337,8 @@ impl<'g> Trainer<'g> {
         }
         let tile_words = variant.tile_words();
         check_workgroup_words(self.gpu, &self.spec, self.chunk, lanes, tile_words)?;
-        let copies = variant.cache_copies();
-        let budget = cache_budget(
-            self.gpu,
-            &self.spec,
-            (self.chunk, lanes),
-            tile_words,
-            copies,
-        ) / self.spec.params_per_feature;
+        let budget = cache_budget(self.gpu, &self.spec, self.chunk, lanes, tile_words)
+            / self.spec.params_per_feature;
         let hot = cache
             .unwrap_or(self.hot_rule)
             .min(budget)

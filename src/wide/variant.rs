@@ -123,13 +123,6 @@ pub struct FlowVariant {
     /// into its copy too, so it sees its own steps and misses only the other workgroups'
     /// for up to this many chunks (async reads stale parameters anyway).
     pub hot_every: u32,
-    /// Async, with `hot_every` R > 1: the workgroup's steps of the cached features are
-    /// summed in workgroup memory and added to global memory once per R chunks (and at the
-    /// dispatch's end) instead of once per chunk; the add that flushes a word returns the
-    /// value the copy reloads. A feature in most chunks then costs one global add per R
-    /// chunks; the other workgroups see the steps up to R chunks late. The sums take as
-    /// much workgroup memory as the cache, so the cache budget halves.
-    pub hot_defer: bool,
     /// The importance cache's and the edge tile's copies with 8 loads in flight per
     /// invocation before their stores (else one load, then its store, per iteration).
     pub copy_ilp: bool,
@@ -251,7 +244,6 @@ impl Default for FlowVariant {
     fn default() -> Self {
         FlowVariant {
             hot_every: 1,
-            hot_defer: false,
             copy_ilp: false,
             agg_ilp: false,
             apply_ilp: false,
@@ -275,12 +267,6 @@ impl Default for FlowVariant {
 }
 
 impl FlowVariant {
-    /// Workgroup arrays of the importance cache's size: the copy, and with `hot_defer` the
-    /// steps' sums.
-    pub fn cache_copies(&self) -> usize {
-        1 + usize::from(self.hot_defer)
-    }
-
     /// The edge tile's words ([`FlowVariant::edge_tile_words`], 0 read as the default).
     pub fn tile_words(&self) -> usize {
         match self.edge_tile_words {
@@ -387,13 +373,6 @@ impl FlowVariant {
                 "coherent_reads decorates the plain-reads binding: it needs plain_reads".into(),
             ));
         }
-        if self.hot_defer && (sync || self.hot_every < 2 || self.snapshot_reads) {
-            return Err(Error::Option(
-                "hot_defer sums the cached features' steps between reloads: it needs async \
-                 mode, hot_every ≥ 2 and plain or atomic reads (not snapshot_reads)"
-                    .into(),
-            ));
-        }
         if self.hot_every > 1 && self.max_segment > 0 {
             // Two pieces of one cached feature would update its cached copy at once.
             return Err(Error::Option(
@@ -425,7 +404,6 @@ impl FlowVariant {
             ),
             (!sync && self.snapshot_reads, "SNAPSHOT_READS"),
             (!sync && self.hot_every > 1, "HOT_LOCAL"),
-            (!sync && self.hot_every > 1 && self.hot_defer, "HOT_DEFER"),
         ] {
             if on {
                 d.push(name);
@@ -434,7 +412,7 @@ impl FlowVariant {
         d
     }
 
-    /// Parses a run of a variant sweep: comma-separated `default`, `hot-every=R`, `hot-defer`,
+    /// Parses a run of a variant sweep: comma-separated `default`, `hot-every=R`,
     /// `copy-ilp`, `agg-ilp`, `apply-ilp`, `tail-spread`, `plain-reads`, `coherent-reads`, `snapshot-reads`,
     /// `snapshot-rounds=K` (with snapshot reads), `max-segment=N`, `tile-words=N`, `slot16`, `apply-whole`,
     /// `edge-apply`, `edge-apply=N` (N segmented features), `no-fence`, `kernel-copies`,
@@ -451,7 +429,6 @@ impl FlowVariant {
         for token in run.split(',').map(str::trim).filter(|t| !t.is_empty()) {
             match token.split_once('=') {
                 None if token == "default" => {}
-                None if token == "hot-defer" => v.hot_defer = true,
                 None if token == "copy-ilp" => v.copy_ilp = true,
                 None if token == "agg-ilp" => v.agg_ilp = true,
                 None if token == "apply-ilp" => v.apply_ilp = true,
@@ -490,7 +467,7 @@ impl FlowVariant {
                 Some(("diag", list)) => d = Diag::parse(&list.replace('+', ","))?,
                 _ => {
                     return Err(Error::Option(format!(
-                        "run {run:?}: unknown setting {token:?} (default, hot-every=R, hot-defer, \
+                        "run {run:?}: unknown setting {token:?} (default, hot-every=R, \
                          copy-ilp, agg-ilp, apply-ilp, tail-spread, plain-reads, coherent-reads, snapshot-reads, snapshot-rounds=K, max-segment=N, \
                          tile-words=N, slot16, apply-whole, edge-apply, edge-apply=N, no-fence, kernel-copies, plain-writes, plain-writes=N, \
                          diag=A+B)"
@@ -508,7 +485,6 @@ impl FlowVariant {
             f.extend(["--hot-every".into(), self.hot_every.to_string()]);
         }
         for (on, name) in [
-            (self.hot_defer, "--hot-defer"),
             (self.copy_ilp, "--copy-ilp"),
             (self.agg_ilp, "--agg-ilp"),
             (self.apply_ilp, "--apply-ilp"),
@@ -564,7 +540,6 @@ impl FlowVariant {
             parts.push(format!("hot-every={}", self.hot_every));
         }
         for (on, name) in [
-            (self.hot_defer, "hot-defer"),
             (self.copy_ilp, "copy-ilp"),
             (self.agg_ilp, "agg-ilp"),
             (self.apply_ilp, "apply-ilp"),

@@ -125,7 +125,7 @@ pub(super) fn sync_groups(
         chunk,
         options.lanes,
         options.variant.tile_words(),
-        (hot, options.variant.cache_copies()),
+        hot,
     );
     let resident = resident_groups(gpu, (chunk * options.lanes as usize) as u32, shared);
     persistent_groups(
@@ -353,9 +353,7 @@ impl<'g> Trainer<'g> {
         let n_chunks: usize = parts.iter().map(|p| p.data.host.n_chunks).sum();
         let tile_words = options.variant.tile_words();
         check_workgroup_words(gpu, spec, chunk, lanes, tile_words)?;
-        let copies = options.variant.cache_copies();
-        let budget =
-            cache_budget(gpu, spec, (chunk, lanes), tile_words, copies) / spec.params_per_feature;
+        let budget = cache_budget(gpu, spec, chunk, lanes, tile_words) / spec.params_per_feature;
         let hot_rule = hot_features(&counts, n_chunks, budget).min(n_features);
         let seg_rule = hot_features(&counts, n_chunks, n_features);
         let hot = match options.cache {
