@@ -167,36 +167,6 @@ fn variants() -> Vec<FlowVariant> {
             edge_apply: true,
             ..d
         },
-        // Apply's segment index and step factors from the segment tile: one that the
-        // chunks overflow (the rest read globally), one that holds them, with Apply's items
-        // 4 at a time, whole-segment Apply, split segments and Apply edge by edge.
-        FlowVariant {
-            seg_tile: 8,
-            ..d
-        },
-        FlowVariant {
-            seg_tile: 1024,
-            apply_ilp: true,
-            plain_reads: true,
-            ..d
-        },
-        FlowVariant {
-            seg_tile: 16,
-            apply_whole: true,
-            ..d
-        },
-        FlowVariant {
-            seg_tile: 5,
-            max_segment: 3,
-            copy_ilp: true,
-            ..d
-        },
-        FlowVariant {
-            seg_tile: 12,
-            edge_apply: true,
-            edge_features: 7,
-            ..d
-        },
         // Snapshot reads, one chunk per dispatch (one workgroup, one round): the snapshot
         // equals the live parameters at every chunk; its copy by a dispatch as well.
         FlowVariant {

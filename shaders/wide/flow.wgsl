@@ -234,21 +234,6 @@ fn f_edge_store(t: u32, v: vec2<u32>) {
 #endif
 #endif
 
-// SEG_TILE: the chunk's first SEG_WG segments' features, step factors and first edges (and
-// the first edge past them), copied into workgroup memory at the chunk's start with loads in
-// flight, so Apply's work items read them there instead of two dependent global round trips
-// each (the segment index, then the feature's step scale); segments past the tile are read
-// globally. SEG_E_WG = SEG_WG + 1.
-override SEG_WG: u32 = 1u;
-override SEG_E_WG: u32 = 2u;
-#ifdef SEG_TILE
-#ifndef PREDICT
-var<workgroup> seg_j_wg: array<u32, SEG_WG>;
-var<workgroup> seg_f_wg: array<f32, SEG_WG>;
-var<workgroup> seg_e_wg: array<u32, SEG_E_WG>;
-#endif
-#endif
-
 var<workgroup> dl_wg: array<f32, CHUNK_WG>;
 var<workgroup> loss_wg: array<f32, CHUNK_WG>;
 
@@ -409,13 +394,6 @@ fn run_chunk(c: u32, lid: u32, fresh: bool, inv_b: f32) {
     let tile = min(idx[cfg.seg_edge_off + g_seg] - ef0, tile_cap);
 #endif
     tile_copy(lid, ef0, tile);
-#ifdef SEG_TILE
-    // The segments Apply walks (g0 .. g_seg), as many as the tile holds.
-    let seg_n = min(g_seg - g0, SEG_WG);
-    seg_tile_copy(lid, g0, seg_n, apply_step());
-#else
-    let seg_n = 0u;
-#endif
 #endif
     workgroupBarrier();
 
@@ -477,7 +455,11 @@ fn run_chunk(c: u32, lid: u32, fresh: bool, inv_b: f32) {
 
 #ifndef PREDICT
     // Apply: one global add per (distinct feature of the chunk, parameter).
-    let step = apply_step();
+#ifdef ASYNC
+    let step = -cfg.lr;
+#else
+    let step = 1.0;
+#endif
 #ifdef DIAG_SKIP_APPLY
     let work = 0u;
 #else
@@ -487,29 +469,42 @@ fn run_chunk(c: u32, lid: u32, fresh: bool, inv_b: f32) {
     // One invocation per segment, all its parameters (the segment's edges walked once).
     let segs = select(0u, g_seg - g0, work > 0u);
     for (var t = lid; t < segs; t += WG) {
-        let it = seg_item(g0, t, seg_n, step);
-        apply_segment(it.j, it.e, vec2<u32>(ef0, tile), inv_b, it.f);
+        let g = g0 + t;
+        let j = idx[cfg.seg_feat_off + g];
+        let e = vec2<u32>(idx[cfg.seg_edge_off + g], idx[cfg.seg_edge_off + g + 1u]);
+        apply_segment(j, e, vec2<u32>(ef0, tile), inv_b, item_step(step, j));
     }
 #else
 #ifdef APPLY_ILP
     // APPLY_ILP work items per invocation at once: their segments' bounds, features and
     // step scales loaded together (indices clamped into range), then their sums.
     for (var t0 = lid; t0 < work; t0 += APPLY_ILP_N * WG) {
-        var its: array<SegItem, APPLY_ILP_N>;
+        var js: array<u32, APPLY_ILP_N>;
+        var e0s: array<u32, APPLY_ILP_N>;
+        var e1s: array<u32, APPLY_ILP_N>;
         for (var u = 0u; u < APPLY_ILP_N; u++) {
-            its[u] = seg_item(g0, min(t0 + u * WG, work - 1u) / NPARAM, seg_n, step);
+            let g = g0 + min(t0 + u * WG, work - 1u) / NPARAM;
+            js[u] = idx[cfg.seg_feat_off + g];
+            e0s[u] = idx[cfg.seg_edge_off + g];
+            e1s[u] = idx[cfg.seg_edge_off + g + 1u];
+        }
+        var fs: array<f32, APPLY_ILP_N>;
+        for (var u = 0u; u < APPLY_ILP_N; u++) {
+            fs[u] = item_step(step, js[u]);
         }
         for (var u = 0u; u < APPLY_ILP_N; u++) {
             let t = t0 + u * WG;
             if t < work {
-                apply_item(its[u].j, t % NPARAM, its[u].e, vec2<u32>(ef0, tile), inv_b, its[u].f);
+                apply_item(js[u], t % NPARAM, vec2<u32>(e0s[u], e1s[u]), vec2<u32>(ef0, tile), inv_b, fs[u]);
             }
         }
     }
 #else
     for (var t = lid; t < work; t += WG) {
-        let it = seg_item(g0, t / NPARAM, seg_n, step);
-        apply_item(it.j, t % NPARAM, it.e, vec2<u32>(ef0, tile), inv_b, it.f);
+        let g = g0 + t / NPARAM;
+        let j = idx[cfg.seg_feat_off + g];
+        let e = vec2<u32>(idx[cfg.seg_edge_off + g], idx[cfg.seg_edge_off + g + 1u]);
+        apply_item(j, t % NPARAM, e, vec2<u32>(ef0, tile), inv_b, item_step(step, j));
     }
 #endif
 #endif

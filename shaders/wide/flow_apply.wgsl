@@ -42,66 +42,6 @@ fn param_add(j: u32, k: u32, d: f32) {
     accum_add(k, d);
 }
 
-// Apply's step factor: −lr (async: the parameters move), or 1 (sync: the gradient).
-fn apply_step() -> f32 {
-#ifdef ASYNC
-    return -cfg.lr;
-#else
-    return 1.0;
-#endif
-}
-
-// Segment g0 + t of a chunk: its feature j, feature-sorted edges e.x .. e.y and step factor
-// f (`item_step`).
-struct SegItem {
-    j: u32,
-    e: vec2<u32>,
-    f: f32,
-}
-
-// Segment g0 + t: from the segment tile when t < seg_n (SEG_TILE), else global memory.
-fn seg_item(g0: u32, t: u32, seg_n: u32, step: f32) -> SegItem {
-#ifdef SEG_TILE
-    if t < seg_n {
-        return SegItem(seg_j_wg[t], vec2<u32>(seg_e_wg[t], seg_e_wg[t + 1u]), seg_f_wg[t]);
-    }
-#endif
-    let g = g0 + t;
-    let j = idx[cfg.seg_feat_off + g];
-    let e = vec2<u32>(idx[cfg.seg_edge_off + g], idx[cfg.seg_edge_off + g + 1u]);
-    return SegItem(j, e, item_step(step, j));
-}
-
-#ifdef SEG_TILE
-// The segment tile's copy of segments g0 .. g0 + n (features, step factors, first edges and
-// the edge past the last): SEG_ILP segments per invocation at once, their index words loaded
-// (clamped into range) before the step scales they select.
-const SEG_ILP: u32 = 4u;
-fn seg_tile_copy(lid: u32, g0: u32, n: u32, step: f32) {
-    for (var t0 = lid; t0 <= n; t0 += SEG_ILP * WG) {
-        var js: array<u32, SEG_ILP>;
-        var es: array<u32, SEG_ILP>;
-        for (var u = 0u; u < SEG_ILP; u++) {
-            let t = min(t0 + u * WG, n);
-            // Segment g0 + n may not exist (past the chunk's last): its feature word is not
-            // read (nor, with no segment at all, the one loaded here, a word of `idx` still).
-            js[u] = idx[cfg.seg_feat_off + g0 + min(t, max(n, 1u) - 1u)];
-            es[u] = idx[cfg.seg_edge_off + g0 + t];
-        }
-        for (var u = 0u; u < SEG_ILP; u++) {
-            let t = t0 + u * WG;
-            if t < n {
-                seg_j_wg[t] = js[u];
-                seg_f_wg[t] = item_step(step, js[u]);
-            }
-            if t <= n {
-                seg_e_wg[t] = es[u];
-            }
-        }
-    }
-}
-#endif
-
 // One Apply work item: parameter i of feature j, whose segment holds the feature-sorted
 // edges e.x .. e.y (those before tile.x + tile.y read from the tile, which starts at edge
 // tile.x); its sum times f added to global memory once.

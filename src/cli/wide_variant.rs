@@ -49,10 +49,6 @@ pub struct VariantArgs {
     /// Cut each feature's segment of a chunk into pieces of at most N edges (0: whole).
     #[arg(long, default_value_t = 0)]
     max_segment: usize,
-    /// Segments of a chunk whose index words and step factors Apply reads from workgroup
-    /// memory, copied at the chunk's start (0: off).
-    #[arg(long, default_value_t = 0)]
-    seg_tile: usize,
     /// Words of the flow kernel's feature-sorted edge tile (0: 2048).
     #[arg(long, default_value_t = 0)]
     tile_words: usize,
@@ -117,7 +113,6 @@ impl VariantArgs {
             snapshot_reads: self.snapshot_reads,
             snapshot_rounds: self.snapshot_rounds,
             max_segment: self.max_segment,
-            seg_tile: self.seg_tile,
             edge_tile_words: self.tile_words,
             slot16: self.slot16 || b.slot16,
             apply_whole: self.apply_whole || b.apply_whole,

@@ -376,8 +376,6 @@ impl Kernels {
                 edge_tile(one_hot.0, options.variant.tile_words()) as f64,
             ),
             ("HOT_EVERY", options.variant.hot_every as f64),
-            ("SEG_WG", options.variant.seg_tile.max(1) as f64),
-            ("SEG_E_WG", (options.variant.seg_tile + 1).max(2) as f64),
             ("SEG_HOT", seg_hot as f64),
         ];
         if options.variant.coherent_reads && !gpu.caps.coherent {
@@ -551,8 +549,7 @@ pub(crate) fn edge_tile(one_hot: bool, words: usize) -> usize {
     }
 }
 
-/// Workgroup words of the flow kernel besides the importance cache, with a slack of 64;
-/// `tile_words`: the edge and segment tiles' ([`crate::wide::FlowVariant::tiles_words`]).
+/// Workgroup words of the flow kernel besides the importance cache, with a slack of 64.
 fn fixed_words(model: &ModelSpec, chunk: usize, lanes: u32, tile_words: usize) -> usize {
     chunk * model.accums + 2 * chunk + (chunk * lanes as usize) + tile_words + 64
 }
@@ -598,7 +595,7 @@ pub(crate) fn check_workgroup_words(
     let have = gpu.caps.max_workgroup_storage_bytes as usize / 4;
     if need > have {
         return Err(crate::Error::Option(format!(
-            "the flow kernel's workgroup arrays (edge tile and segment tile {tile_words} words, chunk {chunk} × \
+            "the flow kernel's workgroup arrays (edge tile {tile_words} words, chunk {chunk} × \
              lanes {lanes}) need {need} words, the adapter has {have}"
         )));
     }

@@ -335,7 +335,7 @@ impl<'g> Trainer<'g> {
                 self.chunk
             )));
         }
-        let tile_words = variant.tiles_words();
+        let tile_words = variant.tile_words();
         check_workgroup_words(self.gpu, &self.spec, self.chunk, lanes, tile_words)?;
         let budget = cache_budget(self.gpu, &self.spec, self.chunk, lanes, tile_words)
             / self.spec.params_per_feature;

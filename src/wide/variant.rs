@@ -170,12 +170,6 @@ pub struct FlowVariant {
     /// of the same feature has just moved, as it may read another workgroup's update;
     /// features in the importance cache read the chunk's snapshot.
     pub max_segment: usize,
-    /// Segments of a chunk whose feature, step factor and first edge are copied into
-    /// workgroup memory at the chunk's start (3 words each, loads in flight), so Apply's work
-    /// items read them there instead of two dependent global loads each (the segment's
-    /// index words, then the feature's step scale); segments past it are read globally.
-    /// 0: off.
-    pub seg_tile: usize,
     /// Words of the feature-sorted edge tile in workgroup memory (one per one-hot edge, two
     /// per valued edge; edges past it are read globally); 0: 2,048 (8 KiB). A larger tile
     /// leaves less workgroup memory to the importance cache.
@@ -259,7 +253,6 @@ impl Default for FlowVariant {
             snapshot_reads: false,
             snapshot_rounds: SNAPSHOT_ROUNDS,
             max_segment: 0,
-            seg_tile: 0,
             edge_tile_words: 0,
             slot16: false,
             apply_whole: false,
@@ -280,17 +273,6 @@ impl FlowVariant {
             0 => crate::wide::engine::EDGE_TILE_WORDS,
             w => w,
         }
-    }
-
-    /// Workgroup words of the edge tile and the segment tile together (the budget the
-    /// importance cache shares).
-    pub fn tiles_words(&self) -> usize {
-        let seg = if self.seg_tile > 0 {
-            3 * self.seg_tile + 1
-        } else {
-            0
-        };
-        self.tile_words() + seg
     }
 
     /// The settings fixed when a trainer is built, which [`crate::wide::Trainer::restart_with`]
@@ -408,7 +390,6 @@ impl FlowVariant {
             (self.agg_ilp, "AGG_ILP"),
             (self.apply_ilp, "APPLY_ILP"),
             (self.apply_whole, "APPLY_WHOLE"),
-            (self.seg_tile > 0, "SEG_TILE"),
             (self.edge_apply, "EDGE_APPLY"),
             (!sync && self.no_fence, "NO_FENCE"),
             (self.tail_spread, "TAIL_SPREAD"),
@@ -433,8 +414,7 @@ impl FlowVariant {
 
     /// Parses a run of a variant sweep: comma-separated `default`, `hot-every=R`,
     /// `copy-ilp`, `agg-ilp`, `apply-ilp`, `tail-spread`, `plain-reads`, `coherent-reads`, `snapshot-reads`,
-    /// `snapshot-rounds=K` (with snapshot reads), `max-segment=N`, `tile-words=N`, `seg-tile=N`,
-    /// `slot16`, `apply-whole`,
+    /// `snapshot-rounds=K` (with snapshot reads), `max-segment=N`, `tile-words=N`, `slot16`, `apply-whole`,
     /// `edge-apply`, `edge-apply=N` (N segmented features), `no-fence`, `kernel-copies`,
     /// `plain-writes` (with plain reads), `plain-writes=N` (features N.. cold) and `diag=A+B`
     /// (A, B … from [`Diag::NAMES`]); unnamed settings keep their defaults.
@@ -484,13 +464,12 @@ impl FlowVariant {
                 }
                 Some(("max-segment", n)) => v.max_segment = number("max-segment", n)?,
                 Some(("tile-words", n)) => v.edge_tile_words = number("tile-words", n)?,
-                Some(("seg-tile", n)) => v.seg_tile = number("seg-tile", n)?,
                 Some(("diag", list)) => d = Diag::parse(&list.replace('+', ","))?,
                 _ => {
                     return Err(Error::Option(format!(
                         "run {run:?}: unknown setting {token:?} (default, hot-every=R, \
                          copy-ilp, agg-ilp, apply-ilp, tail-spread, plain-reads, coherent-reads, snapshot-reads, snapshot-rounds=K, max-segment=N, \
-                         tile-words=N, seg-tile=N, slot16, apply-whole, edge-apply, edge-apply=N, no-fence, kernel-copies, plain-writes, plain-writes=N, \
+                         tile-words=N, slot16, apply-whole, edge-apply, edge-apply=N, no-fence, kernel-copies, plain-writes, plain-writes=N, \
                          diag=A+B)"
                     )))
                 }
@@ -526,9 +505,6 @@ impl FlowVariant {
         }
         if self.edge_tile_words > 0 {
             f.extend(["--tile-words".into(), self.edge_tile_words.to_string()]);
-        }
-        if self.seg_tile > 0 {
-            f.extend(["--seg-tile".into(), self.seg_tile.to_string()]);
         }
         if self.slot16 {
             f.push("--slot16".into());
@@ -587,9 +563,6 @@ impl FlowVariant {
         }
         if self.edge_tile_words > 0 {
             parts.push(format!("tile-words={}", self.edge_tile_words));
-        }
-        if self.seg_tile > 0 {
-            parts.push(format!("seg-tile={}", self.seg_tile));
         }
         if self.slot16 {
             parts.push("slot16".into());

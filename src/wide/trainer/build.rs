@@ -124,7 +124,7 @@ pub(super) fn sync_groups(
         spec,
         chunk,
         options.lanes,
-        options.variant.tiles_words(),
+        options.variant.tile_words(),
         hot,
     );
     let resident = resident_groups(gpu, (chunk * options.lanes as usize) as u32, shared);
@@ -351,7 +351,7 @@ impl<'g> Trainer<'g> {
             None
         };
         let n_chunks: usize = parts.iter().map(|p| p.data.host.n_chunks).sum();
-        let tile_words = options.variant.tiles_words();
+        let tile_words = options.variant.tile_words();
         check_workgroup_words(gpu, spec, chunk, lanes, tile_words)?;
         let budget = cache_budget(gpu, spec, chunk, lanes, tile_words) / spec.params_per_feature;
         let hot_rule = hot_features(&counts, n_chunks, budget).min(n_features);
