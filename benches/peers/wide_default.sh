@@ -63,6 +63,8 @@
 # LR_RUNS / FM_RUNS (quick mode): the sweeps' runs instead of the lists above, separated by
 # spaces (the checks then take the fastest valid of those), e.g.
 # LR_RUNS="plain-reads,kernel-copies plain-reads,kernel-copies,apply-ilp".
+# LR_LIMIT, LR_CHECK_LIMIT, FM_LIMIT, FM_CHECK_LIMIT (quick mode): those steps' limits in
+# seconds instead of the ones below (longer run lists need them).
 # Limits: gen 50 s, LR sweep 70 s, LR check 30 s, FM sweep 40 s, FM check 120 s (the f64
 # twin's FM epoch on the host), peer 60 s.
 # Dry run elsewhere (lavapipe): DRY_RUN=1 skips installing .gl/; SAMPLES / FEATURES shrink
@@ -121,22 +123,22 @@ if timeout $GEN_LIMIT $W gen ctr --samples "${SAMPLES:-5134149}" --features "${F
     $P,edge-apply,no-read-guard $N,diag=skip-apply $N,diag=skip-aggregate $N,diag=no-tile
     $N,diag=skip-tail $N,diag=fixed $N,edge-apply,diag=skip-apply"}
   log "quick: sweep lr"
-  timeout 86 $W wide sweep --model lr "${COMMON[@]}" --epochs 3 --passes 2 $(runs $LR_RUNS) \
+  timeout ${LR_LIMIT:-86} $W wide sweep --model lr "${COMMON[@]}" --epochs 3 --passes 2 $(runs $LR_RUNS) \
     >> "$J" 2>>"$OUT/log.txt" || log "sweep lr FAILED (exit $?)"
   F=$(fastest lr)
   log "quick: check lr, fastest valid run's flags: $F"
-  timeout 30 $W wide train --model lr "${COMMON[@]}" --async --no-early-stop --epochs 1 \
+  timeout ${LR_CHECK_LIMIT:-30} $W wide train --model lr "${COMMON[@]}" --async --no-early-stop --epochs 1 \
     $F --check --json >> "$C" 2>>"$OUT/log.txt" || log "check lr FAILED (exit $?)"
   log "quick: sweep fm k=10"
   Q=lanes=4,cache=0,plain-reads
   FM_RUNS=${FM_RUNS:-"$Q $Q,edge-apply $Q,no-fence $Q,kernel-copies $Q,plain-writes
     $Q,plain-writes=187 $Q,plain-writes=4096 $Q,edge-apply,no-fence,kernel-copies
     $Q,edge-apply=1024 lanes=8,cache=0,plain-reads,edge-apply $Q,diag=skip-apply"}
-  timeout 56 $W wide sweep --model fm --k 10 "${COMMON[@]}" --epochs 2 --passes 1 \
+  timeout ${FM_LIMIT:-56} $W wide sweep --model fm --k 10 "${COMMON[@]}" --epochs 2 --passes 1 \
     $(runs $FM_RUNS) >> "$J" 2>>"$OUT/log.txt" || log "sweep fm FAILED (exit $?)"
   F=$(fastest fm10)
   log "quick: check fm k=10, fastest valid run's flags: $F"
-  timeout 120 $W wide train --model fm --k 10 "${COMMON[@]}" --async --no-early-stop \
+  timeout ${FM_CHECK_LIMIT:-120} $W wide train --model fm --k 10 "${COMMON[@]}" --async --no-early-stop \
     --epochs 1 $F --check --json >> "$C" 2>>"$OUT/log.txt" || log "check fm FAILED (exit $?)"
   if [ "${PEER:-1}" = 1 ]; then
     log "quick: peer torch lr, fm10, both idioms, 1 epoch"
