@@ -15,6 +15,7 @@ mod cg_step;
 mod config;
 pub mod cpu;
 mod dense;
+mod describe;
 mod device;
 pub mod hot;
 mod kernels;
@@ -322,66 +323,6 @@ pub struct Config {
     /// marker slot per run of a column in a chunk ([`split::build16`]: 6 bytes per entry
     /// instead of 8); else packed 32-bit keys ([`split::build`]).
     pub key16: bool,
-}
-
-impl Config {
-    /// A short description, e.g. `fused vs=8 wg=256 c=12 g=112 shared native sg`.
-    pub fn describe(&self) -> String {
-        let mut s = format!(
-            "{} vs={} wg={} c={} g={}",
-            self.variant.name(),
-            self.vs,
-            self.workgroup,
-            self.rows_per_vector,
-            self.groups
-        );
-        if self.dense {
-            s += &format!(" tl={}", self.tl);
-            if self.rows_in_flight > 1 {
-                s += &format!(" rif={}", self.rows_in_flight);
-            }
-        } else if self.workgroup_w && self.hot_cols > 0 {
-            s += &format!(" wg-w hot-copies={}", self.hot_cols);
-        } else if self.workgroup_w {
-            s += " wg-w";
-        } else if self.hot_cols > 0 {
-            s += &format!(" global-w hot={}", self.hot_cols);
-        } else {
-            s += " global-w";
-        }
-        if self.tile > 0 {
-            s += &format!(" tile={}", self.tile);
-            if self.segmented {
-                s += " seg";
-            }
-        }
-        if self.regs > 0 {
-            s += &format!(" regs={}", self.regs);
-        }
-        if self.row_tile > 0 {
-            s += &format!(" row-tile={}", self.row_tile);
-            if self.key16 {
-                s += " key16";
-            }
-        }
-        if self.long_row != u32::MAX {
-            s += &format!(" long>{}", self.long_row);
-            if !self.fold {
-                s += " unfolded";
-            }
-        }
-        s += if self.native_atomics {
-            " native"
-        } else {
-            " cas"
-        };
-        s += if self.subgroup_reduce {
-            " sg"
-        } else {
-            " wgmem"
-        };
-        s
-    }
 }
 
 /// The operands of one run on the device: w = α·Xᵀ(v ⊙ (X·y)) + β·z (`xty`: y ∈ ℝᵐ is used
