@@ -48,6 +48,9 @@ impl Config {
                 s += " unfolded";
             }
         }
+        if self.reorder {
+            s += " reorder";
+        }
         s += if self.native_atomics {
             " native"
         } else {
