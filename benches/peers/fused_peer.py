@@ -10,6 +10,17 @@ as the peer (`"role": "fastest"`):
             (cupyx.cusparse.spmv transa=True), CuPy through the CSC view X.T, torch.sparse with
             Xᵀ materialized as CSR, torch.sparse X.t() per call;
   dense X:  CuPy cuBLAS two gemv (N then T, the β·z folded into the second), torch mv/addmv.
+--reorder-cols on (sparse X): the same compositions also on X with its columns re-indexed by
+descending entry count (ties: the lower column first), as `wgsparse fused --reorder-cols on`
+lays X out, so a gain from that layout is not credited to wgsparse alone. The re-indexed X is
+built once on the GPU (not timed, its build time reported as reorder_build_ms; rows sorted by
+the new column with cuSPARSE csrsort) and every composition is timed twice more on it:
+"+ reindexed cols (y, z gathered, w scattered)" includes the gathers of y and z into the new
+order and the scatter of w back (what wgsparse times), "+ reindexed cols (vectors pre-permuted)"
+takes y and z already in the new order and leaves w in it (compared with wgsparse's w permuted
+the same way). Each record says which in "reorder_cols" ("gathered" or "prepermuted"; absent
+on the original X); all are reported and the fastest correct one of all is the peer.
+Default off: the original X only.
 --cg DIR: linear-regression CG (Listing 1 of Ashari et al.: q = Xᵀ(X·p) + λ·p) in PyTorch on
 the dense X in DIR with labels v.f32 (as `wgsparse linreg --gen higgs --export DIR` writes),
 for --cg-iters iterations, timed end to end with X resident (no transfer).
@@ -23,22 +34,14 @@ import numpy as np
 import peer_common as pc
 
 
-def sparse_options(folder, meta, ops):
+def sparse_compositions(x, y, v, z, alpha, beta):
+    """(name, fn, events, extra) of every sparse composition on the CuPy CSR matrix x and the
+    CuPy vectors y, v, z; the transposes are built here (once, not timed)."""
     import cupy
-    import cupyx.scipy.sparse as cps
     import cupyx.cusparse as cusparse
     import torch
 
-    _, row_ptr, col_idx, values = pc.load_csr(folder)
-    m, n = meta["nrows"], meta["ncols"]
-    alpha, beta = ops["alpha"], ops["beta"]
-    y = cupy.asarray(pc.load_f32(folder, "y.f32", n))
-    v = cupy.asarray(pc.load_f32(folder, "v.f32", m))
-    z = cupy.asarray(pc.load_f32(folder, "z.f32", n))
-    x = cps.csr_matrix(
-        (cupy.asarray(values), cupy.asarray(col_idx.astype(np.int32)), cupy.asarray(row_ptr.astype(np.int32))),
-        shape=(m, n),
-    )
+    m, n = x.shape
     ev = cupy.cuda.Event
     t0, t1 = ev(), ev()
     t0.record()
@@ -66,8 +69,8 @@ def sparse_options(folder, meta, ops):
 
     dev = torch.device("cuda")
     tx = torch.sparse_csr_tensor(
-        torch.from_numpy(row_ptr).to(dev), torch.from_numpy(col_idx).to(dev),
-        torch.from_numpy(values).to(dev), size=(m, n))
+        torch.as_tensor(x.indptr, device=dev).long(), torch.as_tensor(x.indices, device=dev).long(),
+        torch.as_tensor(x.data, device=dev), size=(m, n))
     txt = tx.t().to_sparse_csr()
     ty, tv, tz = (torch.as_tensor(a, device=dev) for a in (y, v, z))
 
@@ -84,6 +87,85 @@ def sparse_options(folder, meta, ops):
     yield "cupy X.T (csc view) @ p", csc_view, pc.cupy_events(), {}
     yield "torch.sparse mv + Xᵀ materialized (csr)", torch_materialized, pc.torch_events(), {}
     yield "torch.sparse mv + X.t() per call", torch_transpose, pc.torch_events(), {}
+
+
+def reindexed(x):
+    """X with its columns re-indexed by descending entry count (ties: the lower column first),
+    rows sorted by the new column, and order[new] = old (CuPy), with the build time in ms."""
+    import cupy
+    import cupyx.scipy.sparse as cps
+
+    m, n = x.shape
+    ev = cupy.cuda.Event
+    t0, t1 = ev(), ev()
+    t0.record()
+    deg = cupy.bincount(x.indices, minlength=n).astype(cupy.int64)
+    # One unique key per column: the count descending, then the column ascending.
+    order = cupy.argsort((deg.max() - deg) * n + cupy.arange(n, dtype=cupy.int64))
+    new_of = cupy.empty(n, dtype=cupy.int32)
+    new_of[order] = cupy.arange(n, dtype=cupy.int32)
+    xr = cps.csr_matrix((x.data.copy(), new_of[x.indices], x.indptr.copy()), shape=(m, n))
+    xr.has_sorted_indices = False
+    xr.sort_indices()
+    t1.record()
+    t1.synchronize()
+    return xr, order, cupy.cuda.get_elapsed_time(t0, t1)
+
+
+def sparse_options(folder, meta, ops, reorder=False):
+    """(name, fn, events, extra, order) of every sparse composition: `order` is None when fn
+    returns w in X's own column order, else the permutation (order[new] = old) its w is in."""
+    import cupy
+    import cupyx.scipy.sparse as cps
+    import torch
+
+    _, row_ptr, col_idx, values = pc.load_csr(folder)
+    m, n = meta["nrows"], meta["ncols"]
+    alpha, beta = ops["alpha"], ops["beta"]
+    y = cupy.asarray(pc.load_f32(folder, "y.f32", n))
+    v = cupy.asarray(pc.load_f32(folder, "v.f32", m))
+    z = cupy.asarray(pc.load_f32(folder, "z.f32", n))
+    x = cps.csr_matrix(
+        (cupy.asarray(values), cupy.asarray(col_idx.astype(np.int32)), cupy.asarray(row_ptr.astype(np.int32))),
+        shape=(m, n),
+    )
+    del row_ptr, col_idx, values
+    for name, fn, events, extra in sparse_compositions(x, y, v, z, alpha, beta):
+        yield name, fn, events, extra, None
+    if not reorder:
+        return
+    try:
+        xr, order, build_ms = reindexed(x)
+    except Exception as e:  # reported as a composition that failed (e.g. out of memory)
+
+        def failed(e=e):
+            raise e
+
+        yield "reindexed cols (building the layout)", failed, pc.cupy_events(), {}, None
+        return
+    yr, zr = y[order], z[order]
+    order_host = cupy.asnumpy(order)
+    torch_order = torch.as_tensor(order, device="cuda").long()
+    for name, fn, events, extra in sparse_compositions(xr, yr, v, zr, alpha, beta):
+        extra = {**extra, "reorder_build_ms": build_ms}
+
+        def gathered(fn=fn):
+            # y and z into the new order (the buffers fn reads), then w back into X's order.
+            cupy.take(y, order, out=yr)
+            cupy.take(z, order, out=zr)
+            wr = fn()
+            if isinstance(wr, cupy.ndarray):
+                w = cupy.empty_like(wr)
+                w[order] = wr
+            else:
+                w = torch.empty_like(wr)
+                w[torch_order] = wr
+            return w
+
+        yield (f"{name} + reindexed cols (y, z gathered, w scattered)", gathered, events,
+               {**extra, "reorder_cols": "gathered"}, None)
+        yield (f"{name} + reindexed cols (vectors pre-permuted)", fn, events,
+               {**extra, "reorder_cols": "prepermuted"}, order_host)
 
 
 def dense_options(folder, meta, ops):
@@ -119,12 +201,12 @@ def dense_options(folder, meta, ops):
         p = torch.mv(tx, ty) * tv
         return torch.addmv(tz, tx.t(), p, beta=beta, alpha=alpha)
 
-    yield "cupy.cublas two gemv (N, T)", two_gemv, pc.cupy_events(), {}
-    yield "cupy matmul x @ y, x.T @ p", cupy_matmul, pc.cupy_events(), {}
-    yield "torch mv + addmv(X.t())", torch_mv, pc.torch_events(), {}
+    yield "cupy.cublas two gemv (N, T)", two_gemv, pc.cupy_events(), {}, None
+    yield "cupy matmul x @ y, x.T @ p", cupy_matmul, pc.cupy_events(), {}, None
+    yield "torch mv + addmv(X.t())", torch_mv, pc.torch_events(), {}, None
 
 
-def pattern(folder, reps):
+def pattern(folder, reps, reorder=False):
     import cupy
     import torch
 
@@ -132,18 +214,22 @@ def pattern(folder, reps):
     with open(os.path.join(folder, "operands.json")) as f:
         ops = __import__("json").load(f)
     want = pc.load_f32(folder, "w_wgsparse.f32", meta["ncols"])
-    options = dense_options if meta.get("dense") else sparse_options
+    if meta.get("dense"):
+        options = dense_options(folder, meta, ops)
+    else:
+        options = sparse_options(folder, meta, ops, reorder)
     base = {
         "input": os.path.basename(folder.rstrip("/")), "m": meta["nrows"], "n": meta["ncols"],
         "nnz": meta.get("nnz", meta["nrows"] * meta["ncols"]), "pattern": ops["pattern"],
         "device": torch.cuda.get_device_name(), "torch": torch.__version__, "cupy": cupy.__version__,
     }
     best = None
-    for name, fn, events, extra in options(folder, meta, ops):
+    for name, fn, events, extra, order in options:
         try:
             got = fn()
             got = got.get() if hasattr(got, "get") else got.cpu().numpy()
-            ok, diff = pc.agree(got, want)
+            # A w left in the re-indexed order is compared with wgsparse's permuted alike.
+            ok, diff = pc.agree(got, want if order is None else want[order])
             ms = pc.cuda_time(fn, reps, events)
         except Exception as e:  # a composition the library refuses is reported, not fatal
             pc.emit({**base, "peer": name, "error": repr(e)})
@@ -191,12 +277,14 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("folders", nargs="*", help="folders written by `wgsparse fused --export`")
     p.add_argument("--reps", type=int, default=20)
+    p.add_argument("--reorder-cols", choices=["off", "on"], default="off",
+                   help="sparse X: also time every composition on X with its columns re-indexed by entry count")
     p.add_argument("--cg", help="folder with a dense X and labels for the CG comparison")
     p.add_argument("--cg-iters", type=int, default=32)
     p.add_argument("--lambda", dest="lam", type=float, default=0.001)
     args = p.parse_args()
     for folder in args.folders:
-        pattern(folder, args.reps)
+        pattern(folder, args.reps, args.reorder_cols == "on")
     if args.cg:
         cg(args.cg, args.cg_iters, args.lam, max(3, args.reps // 4))
 

@@ -15,6 +15,11 @@
 #   KDD_LONG="4096"            kdd2010: extra runs of `fused` at these --long-row thresholds
 #   KDD_LIMIT=420              seconds the kdd2010 export + timing step may take
 #   KDD_SORTED_WG="1024 256"   kdd2010: runs of `sorted` (wide keys) at these workgroup sizes
+#   KDD_REORDER="off"          kdd2010: runs of auto and fused at these --reorder-cols settings
+#                              on the exported X (the first step's auto re-indexes the columns
+#                              by entry count at this shape: its rule; `off` is the A/B)
+#   PEER_REORDER=on            kdd2010: the peer also on X with its columns re-indexed alike
+#                              (fused_peer.py --reorder-cols; the fastest of all counts)
 # Two jobs of under 8 minutes each:
 #   INPUTS="sparse-200 sparse-1024 sparse-4096 higgs" benches/peers/fused_suite.sh
 #   INPUTS=kdd2010 SWEEP= CG=0 benches/peers/fused_suite.sh
@@ -54,7 +59,16 @@ for g in $INPUTS; do
     STEP_LIMIT=${KDD_LIMIT:-420} step $W fused --gen kdd2010 --pattern full --variant "$VARIANTS" \
       --roofline --reps $REPS --export /tmp/fused/kdd2010 --json >> "$OUT/fused.jsonl" 2>>"$OUT/log.txt"
     log "peer kdd2010"
-    step python3 $PEER /tmp/fused/kdd2010 --reps 20 >> "$OUT/peer_fused.jsonl" 2>>"$OUT/log.txt"
+    STEP_LIMIT=${KDD_LIMIT:-420} step python3 $PEER /tmp/fused/kdd2010 --reps 20 \
+      --reorder-cols "${PEER_REORDER:-on}" \
+      >> "$OUT/peer_fused.jsonl" 2>>"$OUT/log.txt"
+    # The column re-indexing A/B (auto tunes each setting apart: its cache key holds it).
+    for R in ${KDD_REORDER-off}; do
+      log "fused kdd2010 --reorder-cols $R"
+      STEP_LIMIT=${KDD_LIMIT:-420} step $W fused --matrix-raw /tmp/fused/kdd2010 --pattern full \
+        --variant auto,fused --reorder-cols "$R" --reps 5 --roofline --json \
+        >> "$OUT/fused.jsonl" 2>>"$OUT/log.txt"
+    done
     # The exported X read back: no second generation (minutes of host time at this size).
     for L in ${KDD_LONG-4096}; do
       log "fused kdd2010 --long-row $L"

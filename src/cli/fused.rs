@@ -7,7 +7,7 @@ use clap::ValueEnum;
 use serde_json::json;
 
 use wgsparse::fused::bench::{self, Input, Measurement, Operands, Reference};
-use wgsparse::fused::{Atomics, Options, Pattern, Plan, Variant};
+use wgsparse::fused::{Atomics, Options, Pattern, Plan, Reorder, Variant};
 use wgsparse::{io, report, Error, Gpu, Result};
 
 #[derive(Clone, Copy, PartialEq, ValueEnum)]
@@ -44,6 +44,13 @@ enum VariantArg {
 
 #[derive(Clone, Copy, PartialEq, ValueEnum)]
 enum FoldArg {
+    On,
+    Off,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ReorderArg {
+    Auto,
     On,
     Off,
 }
@@ -135,6 +142,12 @@ pub struct FusedArgs {
     /// long-row chunks in the main kernel: fewer dispatches); `off` keeps the separate passes.
     #[arg(long, value_enum, default_value = "on")]
     fold: FoldArg,
+    /// Sparse: re-index X's columns by descending entry count at plan time (hot columns
+    /// contiguous in y and w; each run gathers y and z and scatters w, timed with it). `auto`:
+    /// on where w is beyond workgroup memory, X has at least 2^20 columns and its top 1% of
+    /// columns hold at least 30% of the entries (the tuner times both near that edge).
+    #[arg(long, value_enum, default_value = "auto")]
+    reorder_cols: ReorderArg,
     /// Search (VS, workgroup size, C) around the model; report the model's distance to the best.
     #[arg(long)]
     sweep: bool,
@@ -288,6 +301,11 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
         regs: a.regs,
         row_tile: a.row_tile,
         key16: a.key16.map(|k| k == FoldArg::On),
+        reorder: match a.reorder_cols {
+            ReorderArg::Auto => Reorder::Auto,
+            ReorderArg::On => Reorder::On,
+            ReorderArg::Off => Reorder::Off,
+        },
         ..Default::default()
     };
     let clock = std::time::Instant::now();
@@ -379,6 +397,7 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
                 "input": { "name": name, "m": m, "n": n, "nnz": x.nnz(),
                            "dense": matches!(input, Input::Dense(_)) },
                 "roofline_gbps": roofline,
+                "reorder_cols": base.reorder.name(),
                 "results": results.iter().zip(&walls).map(|((p, v, r), (wall, long, adds, bands, dispatches, split_adds))| match r {
                     Ok(meas) => json!({ "pattern": p.name(), "variant": v.name(),
                         "measurement": meas, "roofline_fraction": fraction(meas.gbps),

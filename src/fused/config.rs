@@ -158,6 +158,7 @@ pub(crate) fn resolve(
                 regs: 0,
                 row_tile: 0,
                 key16: false,
+                reorder: false,
             },
             None,
         ));
@@ -338,6 +339,7 @@ pub(crate) fn resolve(
         regs,
         row_tile: 0,
         key16: false,
+        reorder: false,
     };
     Ok((config, used_cols))
 }
@@ -529,6 +531,7 @@ fn sorted(
             regs: 0,
             row_tile: 0,
             key16: false,
+            reorder: false,
         },
         used_hint,
     ))

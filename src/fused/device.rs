@@ -346,6 +346,8 @@ impl Plan {
             split,
             finish,
             dummy: Arc::new(GpuBuffer::zeroed(gpu, "fused.absent", 4)?),
+            reindex: None,
+            col_share: None,
         })
     }
 }

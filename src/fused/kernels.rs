@@ -515,6 +515,8 @@ pub(crate) fn logistic(
             "logistic regression takes sparse X".into(),
         ));
     };
+    // w over X's columns in the plan's order (gathered when the plan re-indexes them).
+    let w = super::reorder::columns(plan, batch, w)?;
     let spec = ("fused/logistic", &LOGISTIC_BINDINGS[..]);
     for band in bands {
         let rows = [labels, loss, coef, dd];

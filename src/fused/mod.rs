@@ -8,6 +8,11 @@
 //! global memory otherwise), a deterministic two-pass form, and the unfused sequence of
 //! separate dispatches kept as the honest baseline. A [`Plan`] uploads X and resolves the
 //! launch model ([`plan`]) once; `record` / `run` reuse it with new vectors.
+//!
+//! On sparse X a plan may re-index the columns by descending entry count ([`reorder`],
+//! [`Options::reorder`]): the hot columns of a power-law X become contiguous words of y and w,
+//! every variant runs on the re-indexed X, and each run gathers y and z into that order and
+//! scatters w back in the same batch.
 
 mod bands;
 pub mod bench;
@@ -15,6 +20,7 @@ mod cg_step;
 mod config;
 pub mod cpu;
 mod dense;
+mod describe;
 mod device;
 pub mod hot;
 mod kernels;
@@ -23,6 +29,7 @@ pub mod logreg;
 pub mod long;
 pub mod loops;
 pub mod plan;
+pub mod reorder;
 pub mod split;
 pub mod tiles;
 pub mod tune;
@@ -40,6 +47,7 @@ use device::{DeviceX, Finish, LongRows, SortedX, SplitX};
 pub use config::{SORTED_EPL_MAX, SPLIT_EPL};
 pub use cpu::HostOp;
 pub use device::FINISH_COLUMNS;
+pub use reorder::Reorder;
 
 /// The instantiations of Table 1.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -193,6 +201,9 @@ pub struct Options {
     /// `split`: the 16-bit layout ([`Config::key16`]; `None`: where it applies, with subgroup
     /// operations and row tiles of at most 32,768 rows).
     pub key16: Option<bool>,
+    /// Sparse X: its columns re-indexed by descending entry count at plan time ([`reorder`];
+    /// `Auto`: on the large-n path with skewed columns, [`Reorder::Auto`]).
+    pub reorder: Reorder,
 }
 
 impl Default for Options {
@@ -213,6 +224,7 @@ impl Default for Options {
             regs: None,
             row_tile: None,
             key16: None,
+            reorder: Reorder::Auto,
         }
     }
 }
@@ -322,66 +334,9 @@ pub struct Config {
     /// marker slot per run of a column in a chunk ([`split::build16`]: 6 bytes per entry
     /// instead of 8); else packed 32-bit keys ([`split::build`]).
     pub key16: bool,
-}
-
-impl Config {
-    /// A short description, e.g. `fused vs=8 wg=256 c=12 g=112 shared native sg`.
-    pub fn describe(&self) -> String {
-        let mut s = format!(
-            "{} vs={} wg={} c={} g={}",
-            self.variant.name(),
-            self.vs,
-            self.workgroup,
-            self.rows_per_vector,
-            self.groups
-        );
-        if self.dense {
-            s += &format!(" tl={}", self.tl);
-            if self.rows_in_flight > 1 {
-                s += &format!(" rif={}", self.rows_in_flight);
-            }
-        } else if self.workgroup_w && self.hot_cols > 0 {
-            s += &format!(" wg-w hot-copies={}", self.hot_cols);
-        } else if self.workgroup_w {
-            s += " wg-w";
-        } else if self.hot_cols > 0 {
-            s += &format!(" global-w hot={}", self.hot_cols);
-        } else {
-            s += " global-w";
-        }
-        if self.tile > 0 {
-            s += &format!(" tile={}", self.tile);
-            if self.segmented {
-                s += " seg";
-            }
-        }
-        if self.regs > 0 {
-            s += &format!(" regs={}", self.regs);
-        }
-        if self.row_tile > 0 {
-            s += &format!(" row-tile={}", self.row_tile);
-            if self.key16 {
-                s += " key16";
-            }
-        }
-        if self.long_row != u32::MAX {
-            s += &format!(" long>{}", self.long_row);
-            if !self.fold {
-                s += " unfolded";
-            }
-        }
-        s += if self.native_atomics {
-            " native"
-        } else {
-            " cas"
-        };
-        s += if self.subgroup_reduce {
-            " sg"
-        } else {
-            " wgmem"
-        };
-        s
-    }
+    /// Sparse: X's columns re-indexed by descending entry count ([`reorder`]); each run
+    /// gathers y and z into that order and scatters w back.
+    pub reorder: bool,
 }
 
 /// The operands of one run on the device: w = α·Xᵀ(v ⊙ (X·y)) + β·z (`xty`: y ∈ ℝᵐ is used
@@ -433,6 +388,10 @@ pub struct Plan {
     finish: Option<Finish>,
     /// A 16-byte stand-in bound where an optional vector is absent (never read).
     dummy: Arc<GpuBuffer<f32>>,
+    /// Re-indexed columns ([`Config::reorder`]): X's copy, the permutation and y', z', w'.
+    reindex: Option<reorder::PlanReindex>,
+    /// The top columns' share of X's entries, when `Auto` needed it ([`reorder::top_share`]).
+    col_share: Option<f64>,
 }
 
 impl Plan {
@@ -479,7 +438,7 @@ impl Plan {
     /// takes them: v for `xtvxy` and `full`), the count [`crate::gpu::Batch::dispatches`]
     /// shows after recording.
     pub fn dispatches(&self, pattern: Pattern) -> usize {
-        kernels::dispatches(self, pattern)
+        kernels::dispatches(self, pattern) + reorder::dispatches(self, pattern)
     }
 
     /// Validates X, resolves the configuration and uploads X.
@@ -488,33 +447,43 @@ impl Plan {
             Matrix::Sparse(s) => s.validate()?,
             Matrix::Dense(d) => d.validate()?,
         }
-        let (config, used) = kernels::resolve(gpu, x, options, None)?;
+        let (mut config, used) = kernels::resolve(gpu, x, options, None)?;
+        let share = reorder::decide(x, options.reorder, &mut config, None)?;
         let mut plan = Self::with_config(gpu, x, config)?;
-        plan.used_cols = used;
+        (plan.used_cols, plan.col_share) = (used, share);
         Ok(plan)
     }
 
     /// A plan with a given configuration (the sweep's candidates); X must be valid.
     pub fn with_config(gpu: &Gpu, x: Matrix, config: Config) -> Result<Plan> {
-        Self::build(
-            gpu,
-            x,
-            config,
-            Arc::new(kernels::upload(gpu, x)?),
-            None,
-            None,
-            None,
-        )
+        let re = reorder::prepare(gpu, x, &config)?;
+        let xr = re.as_ref().map_or(x, |r| Matrix::Sparse(&r.x));
+        let dx = Arc::new(kernels::upload(gpu, xr)?);
+        let mut plan = Self::build(gpu, xr, config, dx, None, None, None)?;
+        reorder::attach(gpu, &mut plan, re)?;
+        Ok(plan)
     }
 
     /// [`Plan::new`] for the X that `like` was built from (not re-validated), sharing its
     /// device copy of X: trying other configurations costs no upload.
     pub fn new_like(gpu: &Gpu, x: Matrix, options: &Options, like: &Plan) -> Result<Plan> {
         let same = x.shape() == (like.m, like.n) && x.nnz() == like.nnz;
-        let (config, used) = kernels::resolve(gpu, x, options, like.used_cols.filter(|_| same))?;
-        if !same || config.dense != like.config.dense {
-            return Self::with_config(gpu, x, config);
+        let (mut config, used) =
+            kernels::resolve(gpu, x, options, like.used_cols.filter(|_| same))?;
+        let share = reorder::decide(
+            x,
+            options.reorder,
+            &mut config,
+            like.col_share.filter(|_| same),
+        )?;
+        if !same || (config.dense, config.reorder) != (like.config.dense, like.config.reorder) {
+            let mut plan = Self::with_config(gpu, x, config)?;
+            (plan.used_cols, plan.col_share) = (used, share);
+            return Ok(plan);
         }
+        // Same X, same columns: like's re-indexed X (when it has one) and its layouts.
+        let re = like.reindex.as_ref().map(|r| r.shared());
+        let xr = re.as_ref().map_or(x, |r| Matrix::Sparse(&r.x));
         let hot = like
             .hot
             .clone()
@@ -532,8 +501,9 @@ impl Plan {
                     like.config.key16,
                 ) == (config.row_tile, config.workgroup, config.key16)
         });
-        let mut plan = Self::build(gpu, x, config, like.x.clone(), hot, sorted, split)?;
-        plan.used_cols = used;
+        let mut plan = Self::build(gpu, xr, config, like.x.clone(), hot, sorted, split)?;
+        reorder::attach(gpu, &mut plan, re)?;
+        (plan.used_cols, plan.col_share) = (used, share);
         Ok(plan)
     }
 
@@ -580,7 +550,7 @@ impl Plan {
     /// Records the pattern into `batch`, writing w (n elements; every element is written).
     pub fn record(&self, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>) -> Result<()> {
         self.check(op, w)?;
-        kernels::record(self, batch, op, w, false)
+        reorder::record(self, batch, op, w, false)
     }
 
     /// Whether [`Plan::record_onto`] applies: the plan's kernels add α·Xᵀ(v ⊙ (X·y)) onto w
@@ -607,7 +577,7 @@ impl Plan {
             ..*op
         };
         self.check(&op, w)?;
-        kernels::record(self, batch, &op, w, true)
+        reorder::record(self, batch, &op, w, true)
     }
 
     /// Runs on device vectors and waits.

@@ -2,14 +2,15 @@
 //! and its neighbours on random full-pattern operands (on sparse X both the `Fused` kernel and
 //! the column-sorted tiles, [`Variant::Sorted`], and the column split, [`Variant::Split`], at a
 //! few row tiles and two workgroup sizes), then the long-row threshold at the best of those
-//! (on dense X the rows in flight per vector instead), keeps the fastest, and caches it per
+//! (on dense X the rows in flight per vector instead), the column re-indexing where `auto`'s
+//! rule is near its edge ([`crate::fused::reorder`]), keeps the fastest, and caches it per
 //! adapter and shape bucket (`fused-tune.json`, see [`crate::tune::TuneCache`]); C always comes
 //! from the model (Eq. 5) for the chosen VS and workgroup size.
 
 use serde::{Deserialize, Serialize};
 
 use crate::fused::bench::{measure, Operands};
-use crate::fused::{split, Matrix, Options, Pattern, Plan, Variant};
+use crate::fused::{reorder, split, Matrix, Options, Pattern, Plan, Reorder, Variant};
 use crate::gpu::Batch;
 use crate::gpu::Gpu;
 use crate::tune::{Finalists, TuneCache};
@@ -55,14 +56,19 @@ struct Tuned {
     /// Dense: rows in flight per vector (`None`: 1; absent in older caches).
     #[serde(default)]
     rows_in_flight: Option<u32>,
+    /// Sparse: columns re-indexed by entry count (`None`: `Auto`'s rule; absent in older
+    /// caches).
+    #[serde(default)]
+    reorder: Option<bool>,
 }
 
-/// The cache key: adapter, kind and a shape bucket (log₂ of m, n and the stored entries).
-fn key(gpu: &Gpu, x: Matrix) -> String {
+/// The cache key: adapter, kind and a shape bucket (log₂ of m, n and the stored entries), and
+/// the column re-indexing when the caller fixed it (the other knobs were tuned on that layout).
+fn key(gpu: &Gpu, x: Matrix, reorder: Reorder) -> String {
     let lg = |v: usize| usize::BITS - v.max(1).leading_zeros();
     let (m, n) = x.shape();
     format!(
-        "{}|{}|m{}|n{}|nnz{}",
+        "{}|{}|m{}|n{}|nnz{}{}",
         gpu.caps.adapter_name,
         if matches!(x, Matrix::Dense(_)) {
             "dense"
@@ -71,7 +77,12 @@ fn key(gpu: &Gpu, x: Matrix) -> String {
         },
         lg(m),
         lg(n),
-        lg(x.nnz())
+        lg(x.nnz()),
+        match reorder {
+            Reorder::Auto => "",
+            Reorder::On => "|reorder-on",
+            Reorder::Off => "|reorder-off",
+        }
     )
 }
 
@@ -106,6 +117,12 @@ fn tuned_options(x: Matrix, options: &Options, t: &Tuned) -> Options {
         rows_per_vector: t.split_c.or(options.rows_per_vector),
         key16: t.split_key16.or(options.key16),
         rows_in_flight: options.rows_in_flight.or(t.rows_in_flight),
+        // The tuner's choice only where the caller left it to `auto`.
+        reorder: match (options.reorder, t.reorder) {
+            (Reorder::Auto, Some(true)) => Reorder::On,
+            (Reorder::Auto, Some(false)) => Reorder::Off,
+            (r, _) => r,
+        },
         ..options.clone()
     }
 }
@@ -122,7 +139,7 @@ pub fn autotuned_plan(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Plan> {
         return Plan::new(gpu, x, options);
     }
     let with = |t: &Tuned| tuned_options(x, options, t);
-    let k = key(gpu, x);
+    let k = key(gpu, x, options.reorder);
     let cache = cache();
     let model = Plan::new(gpu, x, options)?;
     if let Some(t) = cache.as_ref().and_then(|c| c.get::<Tuned>(&k)) {
@@ -171,6 +188,7 @@ fn tune_with(
         split_c: None,
         split_key16: None,
         rows_in_flight: None,
+        reorder: None,
     };
     let mut timed = vec![options.clone()];
     // On a large X (the KDD2010 shape: 424M entries) every timed run costs real time and a
@@ -240,6 +258,7 @@ fn tune_with(
             split_c: None,
             split_key16: None,
             rows_in_flight: None,
+            reorder: None,
         };
         let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), like) else {
             continue;
@@ -298,6 +317,7 @@ fn tune_with(
                         split_c: c,
                         split_key16: k,
                         rows_in_flight: None,
+                        reorder: None,
                     };
                     let base = like.as_ref().unwrap_or(model);
                     let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), base) else {
@@ -359,6 +379,16 @@ fn tune_with(
         let candidates: &[u32] = if big { &[1024] } else { &[256, 1024, u32::MAX] };
         let mut cands = candidates.iter().map(|&l| Tuned {
             long_row: Some(l),
+            ..t
+        });
+        best = refine(&mut timed, best, &mut cands, Some(c))?;
+    }
+    // Then the column re-indexing, where `Auto`'s rule is near its edge (the large-n path,
+    // the top columns' share within a factor of 2 of its threshold): the other choice timed.
+    if options.reorder == Reorder::Auto && reorder::unsure(&best.0 .0) {
+        let (c, t) = (best.0 .0.config, best.0 .1);
+        let mut cands = std::iter::once(Tuned {
+            reorder: Some(!c.reorder),
             ..t
         });
         best = refine(&mut timed, best, &mut cands, Some(c))?;

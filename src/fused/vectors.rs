@@ -1,5 +1,5 @@
 //! Recording the element-wise kernels over vectors: `fused.axpy`, `fused.scale`,
-//! `fused.dot` and `fused.reduce_parts`.
+//! `fused.permute`, `fused.dot` and `fused.reduce_parts`.
 
 use crate::gpu::{Batch, Binding, GpuBuffer, KernelSpec};
 use crate::Result;
@@ -152,6 +152,28 @@ pub(crate) fn reduce_parts(
         ("fused/reduce_parts", vec![], &VECTOR3_BINDINGS),
         [n as u32, groups, beta.to_bits(), out_base],
         &[part.raw(), z.raw(), w.raw()],
+        elementwise_groups(n),
+    )
+}
+
+/// Records `fused.permute` over n elements with `perm` mapping the plan's column order to the
+/// caller's (new → old): `gather` dst[i] = src[perm[i]], else dst[perm[i]] = src[i].
+pub(crate) fn permute(
+    batch: &mut Batch,
+    n: usize,
+    perm: &GpuBuffer<u32>,
+    (src, dst): (&GpuBuffer<f32>, &GpuBuffer<f32>),
+    gather: bool,
+) -> Result<()> {
+    record_vector(
+        batch,
+        (
+            "fused/permute",
+            if gather { vec!["GATHER"] } else { vec![] },
+            &VECTOR3_BINDINGS,
+        ),
+        [n as u32, 0, 0, 0],
+        &[perm.raw(), src.raw(), dst.raw()],
         elementwise_groups(n),
     )
 }

@@ -59,6 +59,7 @@ shader_table!(
     "fused/split_dots",
     "fused/split",
     "fused/tron_scalars",
+    "fused/permute",
     "mf/storage",
     "mf/vec_half",
     "mf/vec",

@@ -133,6 +133,7 @@ pub(super) fn split(
         regs: 0,
         row_tile,
         key16,
+        reorder: false,
     }))
 }
 

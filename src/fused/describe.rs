@@ -1,0 +1,66 @@
+//! The one-line description of a resolved configuration (tables, logs, check failures).
+
+use super::Config;
+
+impl Config {
+    /// A short description, e.g. `fused vs=8 wg=256 c=12 g=112 shared native sg`.
+    pub fn describe(&self) -> String {
+        let mut s = format!(
+            "{} vs={} wg={} c={} g={}",
+            self.variant.name(),
+            self.vs,
+            self.workgroup,
+            self.rows_per_vector,
+            self.groups
+        );
+        if self.dense {
+            s += &format!(" tl={}", self.tl);
+            if self.rows_in_flight > 1 {
+                s += &format!(" rif={}", self.rows_in_flight);
+            }
+        } else if self.workgroup_w && self.hot_cols > 0 {
+            s += &format!(" wg-w hot-copies={}", self.hot_cols);
+        } else if self.workgroup_w {
+            s += " wg-w";
+        } else if self.hot_cols > 0 {
+            s += &format!(" global-w hot={}", self.hot_cols);
+        } else {
+            s += " global-w";
+        }
+        if self.tile > 0 {
+            s += &format!(" tile={}", self.tile);
+            if self.segmented {
+                s += " seg";
+            }
+        }
+        if self.regs > 0 {
+            s += &format!(" regs={}", self.regs);
+        }
+        if self.row_tile > 0 {
+            s += &format!(" row-tile={}", self.row_tile);
+            if self.key16 {
+                s += " key16";
+            }
+        }
+        if self.long_row != u32::MAX {
+            s += &format!(" long>{}", self.long_row);
+            if !self.fold {
+                s += " unfolded";
+            }
+        }
+        if self.reorder {
+            s += " reorder";
+        }
+        s += if self.native_atomics {
+            " native"
+        } else {
+            " cas"
+        };
+        s += if self.subgroup_reduce {
+            " sg"
+        } else {
+            " wgmem"
+        };
+        s
+    }
+}
