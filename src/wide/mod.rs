@@ -256,9 +256,9 @@ pub struct Options {
 /// The edge tile of async FM-shaped models ([`Options::asynchronous_for`]): 512 words (2 KiB
 /// of one-hot edges) instead of 2,048. A chunk's 2,560 criteo-s edges mostly spill to global
 /// reads then, but the smaller workgroup footprint made FM k = 10 23% faster on the H200
-/// (the driver sizes the compute units' shared-memory carve-out, and so what is left of their
-/// L1, by the workgroup memory of the resident workgroups); 384 words was slower again
-/// (11.6 ms) and LR gained nothing (2.56 against 2.58 ms).
+/// (8.30 against 10.80 ms per epoch; presumably a smaller shared-memory carve-out leaves
+/// more L1 to the parameter gathers); 384 words was slower again (11.6 ms) and LR gained
+/// nothing (2.56 against 2.58 ms).
 pub const FM_TILE_WORDS: usize = 512;
 
 /// [`Options::read_guard`] by default: a 2% rise of the validation loss in one epoch.
