@@ -159,6 +159,7 @@ pub(crate) fn resolve(
                 row_tile: 0,
                 key16: false,
                 reorder: false,
+                wg_accum: crate::fused::WgAccum::Cas,
             },
             None,
         ));
@@ -340,6 +341,7 @@ pub(crate) fn resolve(
         row_tile: 0,
         key16: false,
         reorder: false,
+        wg_accum: crate::fused::WgAccum::Cas,
     };
     Ok((config, used_cols))
 }
@@ -532,6 +534,7 @@ fn sorted(
             row_tile: 0,
             key16: false,
             reorder: false,
+            wg_accum: crate::fused::WgAccum::Cas,
         },
         used_hint,
     ))

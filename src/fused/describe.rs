@@ -51,6 +51,9 @@ impl Config {
         if self.reorder {
             s += " reorder";
         }
+        if self.wg_accum == super::WgAccum::Fixed {
+            s += " fixed";
+        }
         s += if self.native_atomics {
             " native"
         } else {
