@@ -35,6 +35,20 @@ fn every_pattern_against_the_twin() {
 }
 
 #[test]
+fn edge_shapes() {
+    let gpu = common::gpu();
+    for (m, n, nnz) in [(300, 7, 900), (1, 50, 20), (40, 1, 30), (1, 1, 1)] {
+        let x = sparse_x(m, n, nnz, 9);
+        for p in [Pattern::Full, Pattern::Xty] {
+            check(gpu, Matrix::Sparse(&x), &fixed_opts(), p, 2);
+        }
+    }
+    // An all-empty matrix: w = β·z.
+    let empty = wgsparse::sparse::Csr::empty(10, 6);
+    check(gpu, Matrix::Sparse(&empty), &fixed_opts(), Pattern::Full, 3);
+}
+
+#[test]
 fn hot_column_and_long_rows() {
     let gpu = common::gpu();
     // Two columns in 6 of every 7 rows: hundreds of entries of each in every workgroup.
