@@ -3,7 +3,9 @@
 //! the column-sorted tiles, [`Variant::Sorted`], and the column split, [`Variant::Split`], at a
 //! few row tiles and two workgroup sizes), then the long-row threshold at the best of those
 //! (on dense X the rows in flight per vector instead), the column re-indexing where `auto`'s
-//! rule is near its edge ([`crate::fused::reorder`]), keeps the fastest, and caches it per
+//! rule is near its edge ([`crate::fused::reorder`]), with w in workgroup memory the hot
+//! copies, fixed-point accumulation ([`crate::fused::fixed`]) and the entries in registers,
+//! keeps the fastest, and caches it per
 //! adapter and shape bucket (`fused-tune.json`, see [`crate::tune::TuneCache`]); C always comes
 //! from the model (Eq. 5) for the chosen VS and workgroup size.
 
@@ -424,12 +426,16 @@ fn tune_with(
         best = refine(&mut timed, best, &mut cands, None)?;
     }
     // Then fixed-point accumulation in the copy of w (integer adds, no compare-exchange),
-    // where it applies (no hot copies).
+    // where it applies: without hot copies, which it replaces (they spread the
+    // compare-exchange contention that native integer adds do not have).
     let c = best.0 .0.config;
-    if fixed::check(&c).is_ok() && options.wg_accum.is_none() {
+    let no_copies = crate::fused::Config { hot_cols: 0, ..c };
+    if fixed::check(&no_copies).is_ok() && options.wg_accum.is_none() && options.hot_cols.is_none()
+    {
         let t = best.0 .1;
         let mut cands = std::iter::once(Tuned {
             wg_fixed: Some(true),
+            hot_copies: None,
             ..t
         });
         best = refine(&mut timed, best, &mut cands, Some(c))?;
