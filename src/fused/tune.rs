@@ -5,9 +5,9 @@
 //! (on dense X the rows in flight per vector instead), the column re-indexing where `auto`'s
 //! rule is near its edge ([`crate::fused::reorder`]), with w in workgroup memory the hot
 //! copies, fixed-point accumulation ([`crate::fused::fixed`]) and the entries in registers,
-//! keeps the fastest, and caches it per
-//! adapter and shape bucket (`fused-tune.json`, see [`crate::tune::TuneCache`]); C always comes
-//! from the model (Eq. 5) for the chosen VS and workgroup size.
+//! keeps the fastest, and caches it per adapter and shape bucket (`fused-tune.json`, see
+//! [`crate::tune::TuneCache`]); C always comes from the model (Eq. 5) for the chosen VS and
+//! workgroup size.
 
 use serde::{Deserialize, Serialize};
 
