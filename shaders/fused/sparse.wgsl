@@ -39,10 +39,6 @@
 // REGS: each lane holds its first RK (≤ 4) entries of the row in registers from the dot
 // product to the scatter (their loads issued together, not re-read for the scatter; TWO_PASS
 // re-reads them in its turns); entries beyond RK·VS are read twice as without it.
-// FIXED (with SHARED_W; no effect with HOT, whose columns take binding 7; the plan also keeps
-// it from LONG, REGS and TWO_PASS; src/fused/fixed.rs): the copy of w holds i32 fixed-point
-// partials (fused/fixed_wg, binding 7 the column scales), native integer adds; the flush
-// converts them back to f32.
 // Otherwise w already holds β·z (fused/axpy or fused/long_rows pre-pass) unless TWO_PASS,
 // where reduce_parts adds it.
 #import shared/reduce
@@ -50,15 +46,7 @@
 #ifndef TWO_PASS
 #import shared/atomic_f32
 #ifdef SHARED_W
-#ifdef FIXED
-#ifdef HOT
 #import shared/atomic_f32_wg
-#else
-#import fused/fixed_wg
-#endif
-#else
-#import shared/atomic_f32_wg
-#endif
 #endif
 #ifdef HOT
 #ifndef SHARED_W
@@ -111,15 +99,7 @@ var<workgroup> wg_w: array<f32, NCOLS>;
 #else
 @group(0) @binding(6) var<storage, read_write> accum: array<AtomicF32>;
 #ifdef SHARED_W
-#ifdef FIXED
-#ifdef HOT
 var<workgroup> wg_accum: array<atomic<u32>, NCOLS>;
-#else
-var<workgroup> wg_accum: array<atomic<i32>, NCOLS>;
-#endif
-#else
-var<workgroup> wg_accum: array<atomic<u32>, NCOLS>;
-#endif
 #else
 #ifdef HOT
 var<workgroup> wg_accum: array<atomic<u32>, NCOLS>;
@@ -238,8 +218,7 @@ fn main(
     let wlen = params.n;
 #endif
     for (var i = tid; i < wlen; i += WG) {
-        // u32 words, or i32 under FIXED.
-        atomicStore(&wg_accum[i], 0);
+        atomicStore(&wg_accum[i], 0u);
     }
     workgroupBarrier();
 #else

@@ -7,7 +7,7 @@ use clap::ValueEnum;
 use serde_json::json;
 
 use wgsparse::fused::bench::{self, Input, Measurement, Operands, Reference};
-use wgsparse::fused::{Atomics, Options, Pattern, Plan, Reorder, Variant, WgAccum};
+use wgsparse::fused::{Atomics, Options, Pattern, Plan, Reorder, Variant};
 use wgsparse::{io, report, Error, Gpu, Result};
 
 #[derive(Clone, Copy, PartialEq, ValueEnum)]
@@ -53,12 +53,6 @@ enum ReorderArg {
     Auto,
     On,
     Off,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum WgAccumArg {
-    Cas,
-    Fixed,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -141,11 +135,6 @@ pub struct FusedArgs {
     /// run of a column; default on where it applies; `auto` tunes it).
     #[arg(long, value_enum)]
     key16: Option<FoldArg>,
-    /// Sparse `fused`, w in workgroup memory: its adds by f32 compare-exchange (`cas`) or as
-    /// fixed-point integers (`fixed`, a per-run scale per column that cannot overflow; not with
-    /// hot copies or regs). Default `cas`; `auto` may tune it.
-    #[arg(long, value_enum)]
-    wg_accum: Option<WgAccumArg>,
     /// Reduce row dot products through workgroup memory, not subgroup shuffles.
     #[arg(long)]
     no_subgroups: bool,
@@ -312,10 +301,6 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
         regs: a.regs,
         row_tile: a.row_tile,
         key16: a.key16.map(|k| k == FoldArg::On),
-        wg_accum: a.wg_accum.map(|w| match w {
-            WgAccumArg::Cas => WgAccum::Cas,
-            WgAccumArg::Fixed => WgAccum::Fixed,
-        }),
         reorder: match a.reorder_cols {
             ReorderArg::Auto => Reorder::Auto,
             ReorderArg::On => Reorder::On,

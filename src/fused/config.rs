@@ -159,7 +159,6 @@ pub(crate) fn resolve(
                 row_tile: 0,
                 key16: false,
                 reorder: false,
-                wg_accum: crate::fused::WgAccum::Cas,
             },
             None,
         ));
@@ -341,7 +340,6 @@ pub(crate) fn resolve(
         row_tile: 0,
         key16: false,
         reorder: false,
-        wg_accum: crate::fused::WgAccum::Cas,
     };
     Ok((config, used_cols))
 }
@@ -534,7 +532,6 @@ fn sorted(
             row_tile: 0,
             key16: false,
             reorder: false,
-            wg_accum: crate::fused::WgAccum::Cas,
         },
         used_hint,
     ))

@@ -51,9 +51,6 @@ impl Config {
         if self.reorder {
             s += " reorder";
         }
-        if self.wg_accum == super::WgAccum::Fixed {
-            s += " fixed";
-        }
         s += if self.native_atomics {
             " native"
         } else {

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::{bands, fixed, hot, long, split, tiles, Config, Matrix, Plan, Variant, WgAccum};
+use super::{bands, hot, long, split, tiles, Config, Matrix, Plan, Variant};
 use crate::gpu::{Gpu, GpuBuffer};
 use crate::{Error, Result};
 
@@ -239,9 +239,8 @@ impl Plan {
         let long = match x {
             Matrix::Sparse(s) if config.long_row != u32::MAX => {
                 let (chunks, rows) = long::chunks(s, config.long_row)?;
-                // Fixed point keeps the long rows out of the workgroup copy (unfolded).
-                let fixed = config.wg_accum == WgAccum::Fixed;
-                let folded = (config.fold && !fixed)
+                let folded = config
+                    .fold
                     .then(|| long::fold_codes(&chunks))
                     .flatten()
                     .filter(|_| folded_fits_loop_budget(gpu, &config, s, n, chunks.len()));
@@ -333,16 +332,6 @@ impl Plan {
         } else {
             None
         };
-        let fixed = match (x, config.wg_accum) {
-            (_, WgAccum::Cas) => None,
-            (Matrix::Sparse(s), WgAccum::Fixed) => {
-                Some(fixed::build(gpu, s, &config, sparse_bands)?)
-            }
-            (Matrix::Dense(_), WgAccum::Fixed) => {
-                fixed::check(&config)?;
-                None
-            }
-        };
         Ok(Plan {
             m,
             n,
@@ -359,7 +348,6 @@ impl Plan {
             dummy: Arc::new(GpuBuffer::zeroed(gpu, "fused.absent", 4)?),
             reindex: None,
             col_share: None,
-            fixed,
         })
     }
 }

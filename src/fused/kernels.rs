@@ -5,8 +5,8 @@ use bytemuck::{Pod, Zeroable};
 
 use crate::fused::bands::{self, SparseBand};
 use crate::fused::config::dense_band_rows;
+pub(crate) use crate::fused::config::resolve;
 use crate::fused::dense::{dense, dense_unfused, X_STRIDE_MULTIPLE};
-pub(crate) use crate::fused::fixed::resolve;
 use crate::fused::vectors::{axpy, reduce_parts, scale};
 use crate::fused::{Config, DeviceX, Matrix, Op, Plan, Variant};
 use crate::gpu::{Batch, Binding, Gpu, GpuBuffer, KernelSpec};
@@ -176,9 +176,6 @@ pub(crate) fn record(
                 }
                 return Ok(());
             }
-            if let Some(f) = &plan.fixed {
-                super::fixed::record(plan, batch, op, f)?;
-            }
             // Every band's long-row dot products before any band's scatter reads them.
             if !op.xty {
                 for (b, band) in bands.iter().enumerate() {
@@ -259,9 +256,6 @@ pub(crate) fn dispatches(plan: &Plan, pattern: crate::fused::Pattern) -> usize {
     }
     if matches!(&*plan.x, DeviceX::Dense { .. }) {
         return count + nb + usize::from(two_pass);
-    }
-    if plan.fixed.is_some() {
-        count += super::fixed::DISPATCHES;
     }
     let chunks = |b: usize| plan.long.as_ref().map_or(0, |l| l.chunks[b].1);
     let with_chunks = (0..nb).filter(|&b| chunks(b) > 0).count();
@@ -371,11 +365,6 @@ fn sparse(
     if finish.is_some() {
         defs.push("FINISH");
     }
-    // Fixed point: the main path's copy of w (the plan refused the other modes).
-    let fixed = plan.fixed.as_ref().filter(|_| workgroup_w && !two_pass);
-    if fixed.is_some() {
-        defs.push("FIXED");
-    }
     // Only `fused` plans hold entries in registers (config: 0 elsewhere).
     if cfg.regs > 0 {
         defs.push("REGS");
@@ -395,8 +384,7 @@ fn sparse(
             &SPARSE_LONG_BINDINGS
         } else if finish.is_some() {
             &SPARSE_FINISH_BINDINGS
-        } else if hot.is_some() || fixed.is_some() {
-            // FIXED: the column scales at binding 7.
+        } else if hot.is_some() {
             &SPARSE_HOT_BINDINGS
         } else {
             &SPARSE_BINDINGS
@@ -442,12 +430,9 @@ fn sparse(
         }
         all.extend([whole(&l.chunks[b].0), whole(&l.dots)]);
     }
-    if let Some(f) = fixed {
-        all.push(whole(&f.scales));
-    }
     if let Some(f) = finish {
         let [dummy, rest @ ..] = finish_bindings(plan, op, f);
-        if hot.is_none() && fixed.is_none() {
+        if hot.is_none() {
             all.push(dummy);
         }
         all.extend(rest);

@@ -22,7 +22,6 @@ pub mod cpu;
 mod dense;
 mod describe;
 mod device;
-pub mod fixed;
 pub mod hot;
 mod kernels;
 pub mod linreg;
@@ -48,7 +47,6 @@ use device::{DeviceX, Finish, LongRows, SortedX, SplitX};
 pub use config::{SORTED_EPL_MAX, SPLIT_EPL};
 pub use cpu::HostOp;
 pub use device::FINISH_COLUMNS;
-pub use fixed::WgAccum;
 pub use reorder::Reorder;
 
 /// The instantiations of Table 1.
@@ -206,9 +204,6 @@ pub struct Options {
     /// Sparse X: its columns re-indexed by descending entry count at plan time ([`reorder`];
     /// `Auto`: on the large-n path with skewed columns, [`Reorder::Auto`]).
     pub reorder: Reorder,
-    /// Sparse `fused`, w in workgroup memory: compare-exchange f32 adds or fixed point
-    /// ([`fixed`]; `None`: compare-exchange, which `auto` may tune).
-    pub wg_accum: Option<WgAccum>,
 }
 
 impl Default for Options {
@@ -230,7 +225,6 @@ impl Default for Options {
             row_tile: None,
             key16: None,
             reorder: Reorder::Auto,
-            wg_accum: None,
         }
     }
 }
@@ -343,9 +337,6 @@ pub struct Config {
     /// Sparse: X's columns re-indexed by descending entry count ([`reorder`]); each run
     /// gathers y and z into that order and scatters w back.
     pub reorder: bool,
-    /// Sparse `fused`, w in workgroup memory: how its copy of w takes the scatter's adds
-    /// ([`fixed`]).
-    pub wg_accum: WgAccum,
 }
 
 /// The operands of one run on the device: w = α·Xᵀ(v ⊙ (X·y)) + β·z (`xty`: y ∈ ℝᵐ is used
@@ -401,8 +392,6 @@ pub struct Plan {
     reindex: Option<reorder::PlanReindex>,
     /// The top columns' share of X's entries, when `Auto` needed it ([`reorder::top_share`]).
     col_share: Option<f64>,
-    /// Fixed-point accumulation's bounds and per-run scales ([`Config::wg_accum`]).
-    fixed: Option<fixed::FixedX>,
 }
 
 impl Plan {

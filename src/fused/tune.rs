@@ -3,18 +3,14 @@
 //! the column-sorted tiles, [`Variant::Sorted`], and the column split, [`Variant::Split`], at a
 //! few row tiles and two workgroup sizes), then the long-row threshold at the best of those
 //! (on dense X the rows in flight per vector instead), the column re-indexing where `auto`'s
-//! rule is near its edge ([`crate::fused::reorder`]), with w in workgroup memory the hot
-//! copies, fixed-point accumulation ([`crate::fused::fixed`]) and the entries in registers,
-//! keeps the fastest, and caches it per adapter and shape bucket (`fused-tune.json`, see
-//! [`crate::tune::TuneCache`]); C always comes from the model (Eq. 5) for the chosen VS and
-//! workgroup size.
+//! rule is near its edge ([`crate::fused::reorder`]), keeps the fastest, and caches it per
+//! adapter and shape bucket (`fused-tune.json`, see [`crate::tune::TuneCache`]); C always comes
+//! from the model (Eq. 5) for the chosen VS and workgroup size.
 
 use serde::{Deserialize, Serialize};
 
 use crate::fused::bench::{measure, Operands};
-use crate::fused::{
-    fixed, reorder, split, Matrix, Options, Pattern, Plan, Reorder, Variant, WgAccum,
-};
+use crate::fused::{reorder, split, Matrix, Options, Pattern, Plan, Reorder, Variant};
 use crate::gpu::Batch;
 use crate::gpu::Gpu;
 use crate::tune::{Finalists, TuneCache};
@@ -64,19 +60,15 @@ struct Tuned {
     /// caches).
     #[serde(default)]
     reorder: Option<bool>,
-    /// Sparse `fused`, w in workgroup memory: fixed-point accumulation (`None`: compare-
-    /// exchange; absent in older caches).
-    #[serde(default)]
-    wg_fixed: Option<bool>,
 }
 
 /// The cache key: adapter, kind and a shape bucket (log₂ of m, n and the stored entries), and
 /// the column re-indexing when the caller fixed it (the other knobs were tuned on that layout).
-fn key(gpu: &Gpu, x: Matrix, reorder: Reorder, wg_accum: Option<WgAccum>) -> String {
+fn key(gpu: &Gpu, x: Matrix, reorder: Reorder) -> String {
     let lg = |v: usize| usize::BITS - v.max(1).leading_zeros();
     let (m, n) = x.shape();
     format!(
-        "{}|{}|m{}|n{}|nnz{}{}{}",
+        "{}|{}|m{}|n{}|nnz{}{}",
         gpu.caps.adapter_name,
         if matches!(x, Matrix::Dense(_)) {
             "dense"
@@ -90,9 +82,7 @@ fn key(gpu: &Gpu, x: Matrix, reorder: Reorder, wg_accum: Option<WgAccum>) -> Str
             Reorder::Auto => "",
             Reorder::On => "|reorder-on",
             Reorder::Off => "|reorder-off",
-        },
-        // The workgroup accumulation when the caller fixed it.
-        wg_accum.map_or(String::new(), |w| format!("|wg-{}", w.name()))
+        }
     )
 }
 
@@ -127,13 +117,6 @@ fn tuned_options(x: Matrix, options: &Options, t: &Tuned) -> Options {
         rows_per_vector: t.split_c.or(options.rows_per_vector),
         key16: t.split_key16.or(options.key16),
         rows_in_flight: options.rows_in_flight.or(t.rows_in_flight),
-        wg_accum: options.wg_accum.or(t.wg_fixed.map(|f| {
-            if f {
-                WgAccum::Fixed
-            } else {
-                WgAccum::Cas
-            }
-        })),
         // The tuner's choice only where the caller left it to `auto`.
         reorder: match (options.reorder, t.reorder) {
             (Reorder::Auto, Some(true)) => Reorder::On,
@@ -156,7 +139,7 @@ pub fn autotuned_plan(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Plan> {
         return Plan::new(gpu, x, options);
     }
     let with = |t: &Tuned| tuned_options(x, options, t);
-    let k = key(gpu, x, options.reorder, options.wg_accum);
+    let k = key(gpu, x, options.reorder);
     let cache = cache();
     let model = Plan::new(gpu, x, options)?;
     if let Some(t) = cache.as_ref().and_then(|c| c.get::<Tuned>(&k)) {
@@ -206,7 +189,6 @@ fn tune_with(
         split_key16: None,
         rows_in_flight: None,
         reorder: None,
-        wg_fixed: None,
     };
     let mut timed = vec![options.clone()];
     // On a large X (the KDD2010 shape: 424M entries) every timed run costs real time and a
@@ -277,7 +259,6 @@ fn tune_with(
             split_key16: None,
             rows_in_flight: None,
             reorder: None,
-            wg_fixed: None,
         };
         let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), like) else {
             continue;
@@ -337,7 +318,6 @@ fn tune_with(
                         split_key16: k,
                         rows_in_flight: None,
                         reorder: None,
-                        wg_fixed: None,
                     };
                     let base = like.as_ref().unwrap_or(model);
                     let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), base) else {
@@ -425,21 +405,6 @@ fn tune_with(
         });
         best = refine(&mut timed, best, &mut cands, None)?;
     }
-    // Then fixed-point accumulation in the copy of w (integer adds, no compare-exchange),
-    // where it applies: without hot copies, which it replaces (they spread the
-    // compare-exchange contention that native integer adds do not have).
-    let c = best.0 .0.config;
-    let no_copies = crate::fused::Config { hot_cols: 0, ..c };
-    if fixed::check(&no_copies).is_ok() && options.wg_accum.is_none() && options.hot_cols.is_none()
-    {
-        let t = best.0 .1;
-        let mut cands = std::iter::once(Tuned {
-            wg_fixed: Some(true),
-            hot_copies: None,
-            ..t
-        });
-        best = refine(&mut timed, best, &mut cands, Some(c))?;
-    }
     let (c, t) = (best.0 .0.config, best.0 .1);
     // Dense `fused`: last the rows in flight per vector (loads of several rows issued before
     // their reductions) at the best (VS, workgroup size).
@@ -457,13 +422,7 @@ fn tune_with(
     if !(c.variant == Variant::Fused && options.regs.is_none() && !big) {
         return Ok((t, timed));
     }
-    // Registers take compare-exchange adds (fixed point refuses them): against a fixed-point
-    // incumbent they compete as such.
-    let mut cands = TUNE_REGS.into_iter().map(|k| Tuned {
-        regs: Some(k),
-        wg_fixed: None,
-        ..t
-    });
+    let mut cands = TUNE_REGS.into_iter().map(|k| Tuned { regs: Some(k), ..t });
     Ok((refine(&mut timed, best, &mut cands, None)?.0 .1, timed))
 }
 

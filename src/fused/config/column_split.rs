@@ -134,7 +134,6 @@ pub(super) fn split(
         row_tile,
         key16,
         reorder: false,
-        wg_accum: crate::fused::WgAccum::Cas,
     }))
 }
 
