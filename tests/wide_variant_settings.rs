@@ -214,6 +214,23 @@ fn cli_takes_variants_and_sweeps_them() {
         ],
     ));
     assert_eq!(snap["variant"], "snapshot-rounds=2,kernel-copies");
+    // Async FM takes its mode's edge tile unless --tile-words names one; LR keeps the default.
+    for (extra, want) in [
+        (
+            &["--model", "fm", "--k", "3"][..],
+            "plain-reads,tile-words=512,kernel-copies",
+        ),
+        (
+            &["--model", "fm", "--k", "3", "--tile-words", "1024"][..],
+            "plain-reads,tile-words=1024,kernel-copies",
+        ),
+        (&["--model", "lr"][..], "plain-reads,kernel-copies"),
+    ] {
+        let mut args = vec!["--epochs", "1", "--async", "--json"];
+        args.extend_from_slice(extra);
+        let v = common::wgsparse_json(&train_args(d, &args));
+        assert_eq!(v["variant"], want, "{extra:?}: {v}");
+    }
     assert_eq!(snap["check_ok"], true, "{snap}");
     // One persistent workgroup here (43 chunks < 64 windows): a dispatch per 2 chunks.
     assert_eq!(snap["async_groups"], 1, "{snap}");

@@ -49,7 +49,8 @@ pub struct VariantArgs {
     /// Cut each feature's segment of a chunk into pieces of at most N edges (0: whole).
     #[arg(long, default_value_t = 0)]
     max_segment: usize,
-    /// Words of the flow kernel's feature-sorted edge tile (0: 2048).
+    /// Words of the flow kernel's feature-sorted edge tile (0: the mode's default, 2048, or
+    /// 512 for async FM).
     #[arg(long, default_value_t = 0)]
     tile_words: usize,
     /// Async, one-hot data: the feature-sorted edges' slots 16 bits each, two per word.
@@ -113,7 +114,12 @@ impl VariantArgs {
             snapshot_reads: self.snapshot_reads,
             snapshot_rounds: self.snapshot_rounds,
             max_segment: self.max_segment,
-            edge_tile_words: self.tile_words,
+            // 0 keeps the mode's tile (FM-shaped async models: `wide::FM_TILE_WORDS`).
+            edge_tile_words: if self.tile_words > 0 {
+                self.tile_words
+            } else {
+                b.edge_tile_words
+            },
             slot16: self.slot16 || b.slot16,
             apply_whole: self.apply_whole || b.apply_whole,
             edge_apply: self.edge_apply || b.edge_apply,
