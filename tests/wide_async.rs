@@ -179,7 +179,7 @@ fn flow_vs_stage_traffic() {
     let (n, m, nnz, batch, chunk) = (200_000, 1_000_000, 40, 1024, 32);
     let d = zipf_ctr(n, m, nnz, CtrModel::Lr, 1).unwrap();
     let y = metrics::labels_pm1(&d.labels);
-    let order = plan::FeatureOrder::by_frequency(&d.features);
+    let order = plan::FeatureOrder::by_frequency(&d.features).unwrap();
     let c = plan::Chunks::build(&d.features, &y, &order, chunk).unwrap();
     let e = c.sedge.len() as f64;
     let segs = c.n_segments as f64;

@@ -536,7 +536,7 @@ fn snapshot_reads_converge_with_several_dispatches() {
 fn split_segments_hold_the_same_edges() {
     let (x, y01) = data(64, 50, 10, 5);
     let y = metrics::labels_pm1(&y01);
-    let order = plan::FeatureOrder::by_frequency(&x);
+    let order = plan::FeatureOrder::by_frequency(&x).unwrap();
     let whole = plan::Chunks::build(&x, &y, &order, 16).unwrap();
     let split = plan::Chunks::build_split(&x, &y, &order, 16, 3).unwrap();
     assert!(split.n_segments > whole.n_segments);

@@ -24,11 +24,7 @@ pub struct HotColumns {
 
 /// Stored entries per column.
 pub fn column_degrees(x: &Csr) -> Vec<u32> {
-    let mut deg = vec![0u32; x.ncols];
-    for &c in &x.col_idx {
-        deg[c as usize] += 1;
-    }
-    deg
+    crate::sparse::order::column_counts(x, x.ncols)
 }
 
 /// Columns of a sparse X with at least one entry (0 for dense X).

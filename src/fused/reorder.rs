@@ -66,22 +66,6 @@ pub const AUTO_TOP: f64 = 0.01;
 /// (a Zipf 1.1 X such as KDD2010's: about 0.9; uniform columns: 0.01).
 pub const AUTO_MIN_SHARE: f64 = 0.30;
 
-/// Columns in the new order: `order[new] = old`, most entries first, ties the lower column
-/// first (deterministic).
-pub fn order(deg: &[u32]) -> Result<Vec<u32>> {
-    let mut keys: Vec<u64> = limits::try_with_capacity("the column order's keys", deg.len())?;
-    // The complement of the count first: ascending keys put the most entries first.
-    keys.extend(
-        deg.iter()
-            .enumerate()
-            .map(|(c, &d)| ((!d as u64) << 32) | c as u64),
-    );
-    keys.sort_unstable();
-    let mut out = limits::try_with_capacity("the column order", deg.len())?;
-    out.extend(keys.iter().map(|&k| k as u32));
-    Ok(out)
-}
-
 /// The share of the entries in the ⌈[`AUTO_TOP`]·n⌉ columns with the most (0 without entries).
 pub fn top_share(deg: &[u32]) -> Result<f64> {
     let total: u64 = deg.iter().map(|&d| d as u64).sum();
@@ -252,7 +236,7 @@ pub(super) fn prepare(gpu: &Gpu, x: Matrix, config: &Config) -> Result<Option<Ar
     };
     // `fused.permute` binds the permutation and the vectors over X's columns whole.
     GpuBuffer::<u32>::check_binding(gpu, "the column permutation (reorder)", s.ncols)?;
-    let order = order(&hot::column_degrees(s))?;
+    let order = crate::sparse::order::by_count(&hot::column_degrees(s))?;
     let x = reindex(s, &order)?;
     let old_of = if order.is_empty() { vec![0] } else { order };
     Ok(Some(Arc::new(Reindexed {
@@ -340,13 +324,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn orders_by_count_then_column() {
-        let deg = [3, 0, 5, 3, 1, 5];
-        assert_eq!(order(&deg).unwrap(), vec![2, 5, 0, 3, 4, 1]);
-        assert!(order(&[]).unwrap().is_empty());
-    }
-
-    #[test]
     fn top_share_of_the_most_populous() {
         // 200 columns: the top 1% is 2 columns.
         let mut deg = vec![1u32; 200];
@@ -366,7 +343,7 @@ mod tests {
             col_idx: vec![0, 1, 3, 1, 2],
             values: vec![1.0, 2.0, 3.0, 4.0, 5.0],
         };
-        let ord = order(&hot::column_degrees(&x)).unwrap();
+        let ord = crate::sparse::order::by_count(&hot::column_degrees(&x)).unwrap();
         assert_eq!(ord, vec![1, 0, 2, 3]);
         let r = reindex(&x, &ord).unwrap();
         r.validate().unwrap();

@@ -16,6 +16,7 @@ mod dense;
 mod device;
 mod device_formats;
 mod ell;
+pub mod order;
 
 pub use coo::Coo;
 pub use csc::Csc;

@@ -15,20 +15,18 @@ pub struct FeatureOrder {
 }
 
 impl FeatureOrder {
-    /// The order of `x`'s columns by descending number of samples holding them.
-    pub fn by_frequency(x: &Csr) -> Self {
+    /// The order of `x`'s columns by descending number of samples holding them
+    /// ([`crate::sparse::order::by_count`]); fails when the host cannot hold the sort.
+    pub fn by_frequency(x: &Csr) -> Result<Self> {
         Self::by_frequency_of(x, x.ncols)
     }
 
     /// [`FeatureOrder::by_frequency`] over `n ≥ x.ncols` features (the others unseen).
-    pub fn by_frequency_of(x: &Csr, n: usize) -> Self {
-        let mut count = vec![0u32; n.max(x.ncols)];
-        for &j in &x.col_idx {
-            count[j as usize] += 1;
-        }
-        let mut old_of_new: Vec<u32> = (0..count.len() as u32).collect();
-        old_of_new.sort_by_key(|&j| (std::cmp::Reverse(count[j as usize]), j));
-        Self::from_old_of_new(old_of_new)
+    pub fn by_frequency_of(x: &Csr, n: usize) -> Result<Self> {
+        let counts = crate::sparse::order::column_counts(x, n);
+        Ok(Self::from_old_of_new(crate::sparse::order::by_count(
+            &counts,
+        )?))
     }
 
     /// The identity order on `n` features.

@@ -233,7 +233,7 @@ impl<'g> Trainer<'g> {
             GpuBuffer::<f32>::check_binding(gpu, "wide parameter snapshot", n_params)?;
         }
         let order = if options.reindex {
-            FeatureOrder::by_frequency_of(train.0, n_features)
+            FeatureOrder::by_frequency_of(train.0, n_features)?
         } else {
             FeatureOrder::identity(n_features)
         };
