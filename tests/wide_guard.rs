@@ -225,7 +225,11 @@ fn cli_async_default_and_guard() {
     assert_eq!(code, 0, "{err}");
     let fm = json(&out);
     assert_eq!(fm["reads"], "plain", "{fm}");
-    assert_eq!(fm["variant"], "plain-reads,kernel-copies", "{fm}");
+    // FM's async default also narrows the edge tile (wide::FM_TILE_WORDS).
+    assert_eq!(
+        fm["variant"], "plain-reads,tile-words=512,kernel-copies",
+        "{fm}"
+    );
     assert_eq!(
         (fm["lanes"].as_u64(), fm["hot_features"].as_u64()),
         (Some(4), Some(0))
