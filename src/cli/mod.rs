@@ -78,9 +78,10 @@ struct RooflineArgs {
     #[arg(long, default_value_t = 20)]
     reps: usize,
     /// Operations per scatter run: f32 atomic adds and plain loads at random words of a
-    /// 4 MiB array and of one of `--mib` MiB (0 skips the scatter rows).
-    #[arg(long, default_value_t = 1 << 26)]
-    scatter_ops: u32,
+    /// 4 MiB array and of one of `--mib` MiB (0 skips the scatter rows) [default: 2^26, or
+    /// 2^22 on a software (CPU) adapter].
+    #[arg(long)]
+    scatter_ops: Option<u32>,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
@@ -199,8 +200,13 @@ fn info(as_json: bool) -> Result<ExitCode> {
 fn roofline(a: RooflineArgs) -> Result<ExitCode> {
     let gpu = Gpu::new()?;
     let r = report::roofline::measure(&gpu, a.mib << 20, a.reps, 200)?;
-    let scatter = if a.scatter_ops > 0 {
-        report::scatter::measure_suite(&gpu, a.mib << 20, a.scatter_ops, a.reps)?
+    let ops = a.scatter_ops.unwrap_or(if gpu.caps.device_type == "Cpu" {
+        1 << 22
+    } else {
+        1 << 26
+    });
+    let scatter = if ops > 0 {
+        report::scatter::measure_suite(&gpu, a.mib << 20, ops, a.reps)?
     } else {
         Vec::new()
     };
