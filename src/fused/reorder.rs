@@ -90,10 +90,7 @@ pub fn reindex(x: &Csr, order: &[u32]) -> Result<Csr> {
             x.ncols
         )));
     }
-    let mut new_of = limits::try_vec("the re-indexed column of each column", x.ncols, 0u32)?;
-    for (new, &old) in order.iter().enumerate() {
-        new_of[old as usize] = new as u32;
-    }
+    let new_of = crate::sparse::order::inverse(order)?;
     let nnz = x.nnz();
     let mut col_idx = limits::try_vec("the re-indexed column indices", nnz, 0u32)?;
     let mut values = limits::try_vec("the re-indexed values", nnz, 0f32)?;

@@ -31,6 +31,16 @@ pub fn by_count(counts: &[u32]) -> Result<Vec<u32>> {
     Ok(out)
 }
 
+/// The inverse of the permutation `order[new] = old`: `inverse[old] = new`. Fails with a clear
+/// error when the host cannot hold it.
+pub fn inverse(order: &[u32]) -> Result<Vec<u32>> {
+    let mut new_of = limits::try_vec("the inverse column order", order.len(), 0u32)?;
+    for (new, &old) in order.iter().enumerate() {
+        new_of[old as usize] = new as u32;
+    }
+    Ok(new_of)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -40,6 +50,17 @@ mod tests {
         let counts = [3, 0, 5, 3, 1, 5];
         assert_eq!(by_count(&counts).unwrap(), vec![2, 5, 0, 3, 4, 1]);
         assert!(by_count(&[]).unwrap().is_empty());
+    }
+
+    #[test]
+    fn inverts_a_permutation() {
+        assert_eq!(inverse(&[1, 2, 0]).unwrap(), vec![2, 0, 1]);
+        let order = by_count(&[3, 0, 5, 3, 1, 5]).unwrap();
+        let inv = inverse(&order).unwrap();
+        for (new, &old) in order.iter().enumerate() {
+            assert_eq!(inv[old as usize] as usize, new);
+        }
+        assert!(inverse(&[]).unwrap().is_empty());
     }
 
     #[test]

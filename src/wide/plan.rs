@@ -24,25 +24,19 @@ impl FeatureOrder {
     /// [`FeatureOrder::by_frequency`] over `n ≥ x.ncols` features (the others unseen).
     pub fn by_frequency_of(x: &Csr, n: usize) -> Result<Self> {
         let counts = crate::sparse::order::column_counts(x, n);
-        Ok(Self::from_old_of_new(crate::sparse::order::by_count(
-            &counts,
-        )?))
+        Self::from_old_of_new(crate::sparse::order::by_count(&counts)?)
     }
 
-    /// The identity order on `n` features.
-    pub fn identity(n: usize) -> Self {
+    /// The identity order on `n` features; fails when the host cannot hold it.
+    pub fn identity(n: usize) -> Result<Self> {
         Self::from_old_of_new((0..n as u32).collect())
     }
 
-    fn from_old_of_new(old_of_new: Vec<u32>) -> Self {
-        let mut new_of_old = vec![0u32; old_of_new.len()];
-        for (new, &old) in old_of_new.iter().enumerate() {
-            new_of_old[old as usize] = new as u32;
-        }
-        FeatureOrder {
-            new_of_old,
+    fn from_old_of_new(old_of_new: Vec<u32>) -> Result<Self> {
+        Ok(FeatureOrder {
+            new_of_old: crate::sparse::order::inverse(&old_of_new)?,
             old_of_new,
-        }
+        })
     }
 
     /// Number of features.

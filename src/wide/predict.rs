@@ -95,7 +95,7 @@ pub fn predict(
             iterations(longest, PREDICT_WG, spec),
         )
     })?;
-    let order = FeatureOrder::identity(model.n_features);
+    let order = FeatureOrder::identity(model.n_features)?;
     let one_hot = x.values.iter().all(|&v| v == 1.0);
     // Identity order: no frequency ranking to cache by.
     let kernels = Kernels::new(

@@ -235,7 +235,7 @@ impl<'g> Trainer<'g> {
         let order = if options.reindex {
             FeatureOrder::by_frequency_of(train.0, n_features)?
         } else {
-            FeatureOrder::identity(n_features)
+            FeatureOrder::identity(n_features)?
         };
         let labels = labels_pm1(train.1);
         let bias_index = n_features * spec.params_per_feature;
