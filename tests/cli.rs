@@ -20,11 +20,15 @@ fn info_roofline_and_demo_print_json() {
         "100000",
     ]);
     assert!(r["roofline"]["copy_gbps"].as_f64().unwrap() > 0.0);
-    // Adds (single words and runs) and loads, at 4 MiB and at --mib.
+    // Global adds (single words and runs) and loads, at 4 MiB and at --mib; workgroup f32
+    // and u32 adds and loads at 16 KiB, f32 adds at 1 KiB.
     let scatter = r["scatter"].as_array().unwrap();
-    assert_eq!(scatter.len(), 6);
+    assert_eq!(scatter.len(), 10);
     assert!(scatter.iter().all(|s| s["gops"].as_f64().unwrap() > 0.0));
     assert_eq!(scatter[3]["target_bytes"], 8 << 20);
+    assert_eq!(scatter[6]["memory"], "workgroup");
+    assert_eq!(scatter[7]["op"], "add-u32");
+    assert_eq!(scatter[9]["target_bytes"], 1 << 10);
     let demo = json(&["demo", "--json"]);
     assert_eq!(demo["ok"], true);
     assert!(demo["rows"].as_array().unwrap().len() >= 5);

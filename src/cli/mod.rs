@@ -77,9 +77,9 @@ struct RooflineArgs {
     /// Timed repetitions.
     #[arg(long, default_value_t = 20)]
     reps: usize,
-    /// Operations per scatter run: f32 atomic adds and plain loads at random words of a
-    /// 4 MiB array and of one of `--mib` MiB (0 skips the scatter rows) [default: 2^26, or
-    /// 2^22 on a software (CPU) adapter].
+    /// Operations per scatter run: atomic adds and plain loads at random words of a 4 MiB
+    /// array and of one of `--mib` MiB, and of a workgroup's 16 KiB and 1 KiB arrays (0
+    /// skips the scatter rows) [default: 2^26, or 2^22 on a software (CPU) adapter].
     #[arg(long)]
     scatter_ops: Option<u32>,
     /// Print one JSON object instead of a table.
@@ -233,20 +233,29 @@ fn roofline(a: RooflineArgs) -> Result<ExitCode> {
     println!("{t}");
     if !scatter.is_empty() {
         let mut t = table(&[
+            "memory",
             "op",
-            "target MiB",
+            "target",
             "run",
             "G ops/s (best)",
             "G ops/s (median)",
         ]);
         for s in &scatter {
             let op = match (s.op.as_str(), s.native) {
-                ("add", false) => "add (compare-exchange)".to_string(),
+                ("add", false) => "f32 add (compare-exchange)".to_string(),
+                ("add", true) => "f32 add".to_string(),
+                ("add-u32", _) => "u32 add".to_string(),
                 (op, _) => op.to_string(),
             };
+            let target = if s.target_bytes >= 1 << 20 {
+                format!("{} MiB", s.target_bytes >> 20)
+            } else {
+                format!("{} KiB", s.target_bytes >> 10)
+            };
             t.add_row(vec![
+                s.memory.clone(),
                 op,
-                (s.target_bytes >> 20).to_string(),
+                target,
                 s.run.to_string(),
                 format!("{:.1}", s.gops),
                 format!("{:.1}", s.gops_median),

@@ -150,8 +150,19 @@ const SETTLED: f64 = 0.03;
 pub fn median_warm(
     gpu: &Gpu,
     reps: usize,
-    mut run: impl FnMut() -> Result<GpuTime>,
+    run: impl FnMut() -> Result<GpuTime>,
 ) -> Result<GpuTime> {
+    let times = timed_warm(gpu, reps, run)?;
+    Ok(times[times.len() / 2])
+}
+
+/// [`median_warm`]'s timed runs, fastest first (at least one): for reports of the best and
+/// the median.
+pub fn timed_warm(
+    gpu: &Gpu,
+    reps: usize,
+    mut run: impl FnMut() -> Result<GpuTime>,
+) -> Result<Vec<GpuTime>> {
     let start = std::time::Instant::now();
     let cpu = gpu.caps.device_type == "Cpu";
     let mut last = [f64::NAN; 3];
@@ -173,5 +184,5 @@ pub fn median_warm(
         .map(|_| run())
         .collect::<Result<Vec<GpuTime>>>()?;
     times.sort_by(|x, y| x.seconds.total_cmp(&y.seconds));
-    Ok(times[times.len() / 2])
+    Ok(times)
 }

@@ -65,19 +65,11 @@ pub fn measure(gpu: &Gpu, bytes: u64, reps: usize, dispatches: u32) -> Result<Ro
         },
     );
     let bg = kernel.bind(gpu, &[&params, src.raw(), dst.raw()])?;
-    let mut times = Vec::new();
-    let mut timing = "wall clock";
-    crate::gpu::median_warm(gpu, reps, || {
+    let times = crate::gpu::timed_warm(gpu, reps, || {
         let mut batch = Batch::new(gpu);
         batch.dispatch(&kernel, bg.clone(), [groups, 1, 1])?;
-        let t = batch.submit_timed()?;
-        timing = t.source();
-        times.push(t.seconds);
-        Ok(t)
+        batch.submit_timed()
     })?;
-    // Keep the timed runs only (the warm-up ones come first).
-    times.drain(..times.len() - reps.max(1));
-    times.sort_by(f64::total_cmp);
     let moved = 2 * (n4 as u64) * 16;
     let empty = gpu.kernel(&KernelSpec {
         name: "runtime/empty",
@@ -102,9 +94,9 @@ pub fn measure(gpu: &Gpu, bytes: u64, reps: usize, dispatches: u32) -> Result<Ro
     Ok(Roofline {
         adapter: gpu.caps.adapter_name.clone(),
         bytes_moved: moved,
-        copy_gbps: moved as f64 / times[0] / 1e9,
-        copy_gbps_median: moved as f64 / times[times.len() / 2] / 1e9,
+        copy_gbps: moved as f64 / times[0].seconds / 1e9,
+        copy_gbps_median: moved as f64 / times[times.len() / 2].seconds / 1e9,
         dispatch_us: per[per.len() / 2] * 1e6,
-        timing: timing.into(),
+        timing: times[0].source().into(),
     })
 }

@@ -1,22 +1,57 @@
-//! The scatter probe: how many f32 atomic adds (or plain loads) at random words the device
-//! serves per second, the denominator of the kernels whose cost is scattered adds (the wide
-//! engine's Apply, the fused pattern's scatter into w) as copy bandwidth is of the streaming
-//! ones.
+//! The scatter probe: how many atomic adds (or plain loads) at random words the device serves
+//! per second, in global memory and in a workgroup's memory: the denominator of the kernels
+//! whose cost is scattered adds (the wide engine's Apply, the fused pattern's scatter into w
+//! and its workgroup copy of w) as copy bandwidth is of the streaming ones.
 
 use bytemuck::{Pod, Zeroable};
 use serde::Serialize;
 
-use crate::gpu::{Batch, Binding, Gpu, GpuBuffer, KernelSpec};
+use crate::gpu::{Batch, Binding, Gpu, GpuBuffer, Kernel, KernelSpec};
 use crate::{Error, Result};
+
+/// What each operation of a scatter run does at its word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScatterOp {
+    /// An f32 atomic add: native where the adapter has `SHADER_FLOAT32_ATOMIC` and the spec
+    /// asks for it in global memory, else (and always in workgroup memory, where wgpu has no
+    /// f32 atomics) the compare-exchange loop on the bit pattern.
+    Add,
+    /// A native u32 atomic add.
+    AddU32,
+    /// A plain f32 load.
+    Load,
+}
+
+impl ScatterOp {
+    fn name(self) -> &'static str {
+        match self {
+            ScatterOp::Add => "add",
+            ScatterOp::AddU32 => "add-u32",
+            ScatterOp::Load => "load",
+        }
+    }
+}
+
+/// Where the words are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Memory {
+    /// A storage buffer.
+    Global,
+    /// A workgroup array, one per workgroup (as the fused kernel's copy of w).
+    Workgroup,
+}
 
 /// One scatter measurement.
 #[derive(Clone, Debug, Serialize)]
 pub struct ScatterRate {
-    /// "add" (f32 atomic add, native or compare-exchange) or "load" (plain load).
+    /// "add" (f32 atomic add), "add-u32" (u32 atomic add) or "load" (plain f32 load).
     pub op: String,
-    /// Whether the adds were native f32 atomics (false: the compare-exchange loop).
+    /// "global" or "workgroup".
+    pub memory: String,
+    /// Whether f32 adds were native atomics (false: the compare-exchange loop, or not f32
+    /// adds).
     pub native: bool,
-    /// Bytes of the target array the words are drawn from.
+    /// Bytes of the array the words are drawn from (per workgroup in workgroup memory).
     pub target_bytes: u64,
     /// Consecutive words per random run (1: every word random).
     pub run: u32,
@@ -35,128 +70,200 @@ struct ScatterParams {
     stride: u32,
     mask: u32,
     seed: u32,
+    flush: u32,
+    _pad: [u32; 3],
 }
 
 /// What one scatter measurement does.
 #[derive(Clone, Copy, Debug)]
 pub struct ScatterSpec {
-    /// Target bytes (rounded down to a power of two words, at least 1,024 words, within one
-    /// storage binding).
+    /// Target bytes, rounded down to a power of two words: at least 1,024 words within one
+    /// storage binding (global), or 64 words within the workgroup storage limit (workgroup).
     pub target_bytes: u64,
     /// Operations per run.
     pub count: u32,
     /// Consecutive words per random run (≥ 1).
     pub run: u32,
-    /// Plain loads instead of atomic adds.
-    pub gather: bool,
-    /// Native f32 atomics when the adapter has them (else the compare-exchange loop).
+    /// The operation.
+    pub op: ScatterOp,
+    /// Where the words are.
+    pub memory: Memory,
+    /// Native f32 atomics (global adds) when the adapter has them, else the compare-exchange
+    /// loop.
     pub native_atomics: bool,
 }
 
-/// Words of the target: a power of two within the binding limit and `bytes`.
-fn target_words(gpu: &Gpu, bytes: u64) -> u64 {
-    let limit = gpu
-        .caps
-        .max_storage_binding_bytes
-        .min(gpu.caps.max_buffer_bytes);
-    let words = (bytes.min(limit) / 4).clamp(1024, 1 << 31);
+/// Workgroup size of both probes.
+const WG: u32 = 256;
+/// Operations per invocation in the workgroup probe, so the workgroup's setup (clearing its
+/// array) is small beside them.
+const WG_OPS_PER_INVOCATION: u32 = 256;
+
+/// Words of the target: a power of two within the memory's limit and `bytes`.
+fn target_words(gpu: &Gpu, spec: &ScatterSpec) -> u64 {
+    let (limit, least) = match spec.memory {
+        Memory::Global => (
+            gpu.caps
+                .max_storage_binding_bytes
+                .min(gpu.caps.max_buffer_bytes),
+            1024,
+        ),
+        Memory::Workgroup => (gpu.caps.max_workgroup_storage_bytes as u64, 64),
+    };
+    let words = (spec.target_bytes.min(limit) / 4).clamp(least, 1 << 31);
     1 << (63 - words.leading_zeros())
 }
 
-/// Times `spec` `reps` times after the clocks have warmed; the adds' words are checked to
-/// sum to the adds made (each add is 1.0 and every word stays an exact f32 integer).
+/// Times `spec` `reps` times after the clocks have warmed, then checks one more run: every
+/// add landed (the target, cleared first, sums to the adds made; each add is 1 and every word
+/// stays an exact integer).
 pub fn measure_scatter(gpu: &Gpu, spec: ScatterSpec, reps: usize) -> Result<ScatterRate> {
     if reps == 0 || spec.count == 0 || spec.run == 0 {
         return Err(Error::Option(
             "scatter probe: repetitions, count and run must be ≥ 1".into(),
         ));
     }
-    let words = target_words(gpu, spec.target_bytes);
-    let native = gpu.caps.f32_atomics && spec.native_atomics && !spec.gather;
-    let mut defines = Vec::new();
-    if spec.gather {
-        defines.push("GATHER");
-    } else if native {
-        defines.push("F32_ATOMIC");
+    let words = target_words(gpu, &spec);
+    // Every word must stay an exact f32 integer (≤ 2²⁴) for the check: a 4× margin over the
+    // mean adds per word.
+    if spec.op == ScatterOp::Add && spec.count as u64 > words << 22 {
+        return Err(Error::Option(format!(
+            "scatter probe: {} adds into {words} words are too many to check exactly (at most \
+             {})",
+            spec.count,
+            words << 22
+        )));
     }
-    let wg = 256u32;
+    let workgroup = spec.memory == Memory::Workgroup;
+    let native =
+        gpu.caps.f32_atomics && spec.native_atomics && spec.op == ScatterOp::Add && !workgroup;
+    let mut defines = Vec::new();
+    match spec.op {
+        ScatterOp::Load => defines.push("GATHER"),
+        ScatterOp::AddU32 => defines.push("U32"),
+        // The workgroup probe's flush to the global target may use native adds either way.
+        ScatterOp::Add if native || (workgroup && gpu.caps.f32_atomics) => {
+            defines.push("F32_ATOMIC")
+        }
+        ScatterOp::Add => {}
+    }
+    let per_invocation = if workgroup { WG_OPS_PER_INVOCATION } else { 1 };
     let groups = spec
         .count
-        .div_ceil(wg)
+        .div_ceil(WG * per_invocation)
         .min(gpu.caps.max_workgroups_per_dimension)
         .min(65_536);
+    let mut constants = vec![("WG", WG as f64), ("RUN", spec.run as f64)];
+    if workgroup {
+        constants.push(("WORDS", words as f64));
+    }
     let kernel = gpu.kernel(&KernelSpec {
-        name: "runtime/scatter",
+        name: if workgroup {
+            "runtime/scatter_wg"
+        } else {
+            "runtime/scatter"
+        },
         defines,
-        constants: vec![("WG", wg as f64), ("RUN", spec.run as f64)],
+        constants,
         bindings: &[Binding::Uniform, Binding::ReadWrite, Binding::ReadWrite],
     })?;
-    let target = GpuBuffer::<f32>::zeroed(gpu, "scatter.target", words as usize)?;
-    let sink = GpuBuffer::<f32>::zeroed(gpu, "scatter.sink", (groups * wg) as usize)?;
-    let params = gpu.uniform(
-        "scatter.params",
-        &ScatterParams {
+    let target = GpuBuffer::<u32>::zeroed(gpu, "scatter.target", words as usize)?;
+    let sink = GpuBuffer::<f32>::zeroed(gpu, "scatter.sink", (groups * WG) as usize)?;
+    let bind = |flush: bool| -> Result<wgpu::BindGroup> {
+        let params = ScatterParams {
             count: spec.count,
-            stride: groups * wg,
+            stride: groups * WG,
             mask: (words - 1) as u32,
             seed: 0x5ca7_7e12,
-        },
-    );
-    let bg = kernel.bind(gpu, &[&params, target.raw(), sink.raw()])?;
-    let mut times = Vec::new();
-    let mut runs = 0u64;
-    crate::gpu::median_warm(gpu, reps, || {
+            flush: flush as u32,
+            _pad: [0; 3],
+        };
+        let p = gpu.uniform("scatter.params", &params);
+        kernel.bind(gpu, &[&p, target.raw(), sink.raw()])
+    };
+    // Timed runs leave the workgroup probe's words in workgroup memory (its rate alone).
+    let timed = bind(!workgroup)?;
+    let times = crate::gpu::timed_warm(gpu, reps, || {
         let mut batch = Batch::new(gpu);
-        batch.dispatch(&kernel, bg.clone(), [groups, 1, 1])?;
-        let t = batch.submit_timed()?;
-        times.push(t.seconds);
-        runs += 1;
-        Ok(t)
+        batch.dispatch(&kernel, timed.clone(), [groups, 1, 1])?;
+        batch.submit_timed()
     })?;
-    if !spec.gather {
-        let sum: f64 = target.read(gpu)?.iter().map(|&v| v as f64).sum();
-        let want = runs as f64 * spec.count as f64;
-        if sum != want {
-            return Err(Error::Check {
-                kernel: "runtime/scatter".into(),
-                message: format!("the target sums to {sum}, not the {want} adds made"),
-            });
-        }
+    if spec.op != ScatterOp::Load {
+        target.fill(gpu, 0)?;
+        let mut batch = Batch::new(gpu);
+        batch.dispatch(&kernel, bind(true)?, [groups, 1, 1])?;
+        batch.submit()?;
+        check_lands(&kernel, &target.read(gpu)?, spec)?;
     }
-    times.drain(..times.len() - reps);
-    times.sort_by(f64::total_cmp);
     let rate = |t: f64| spec.count as f64 / t / 1e9;
     Ok(ScatterRate {
-        op: if spec.gather { "load" } else { "add" }.into(),
+        op: spec.op.name().into(),
+        memory: if workgroup { "workgroup" } else { "global" }.into(),
         native,
         target_bytes: words * 4,
         run: spec.run,
         count: spec.count,
-        gops: rate(times[0]),
-        gops_median: rate(times[times.len() / 2]),
+        gops: rate(times[0].seconds),
+        gops_median: rate(times[times.len() / 2].seconds),
     })
 }
 
-/// `wgsparse roofline`'s scatter rows: adds and loads at random words of a 4 MiB array
-/// (L2-resident on discrete GPUs) and of a `large_bytes` one, and adds in runs of 8 words.
+/// Checks the target words of one run (cleared before it) sum to the run's adds.
+fn check_lands(kernel: &Kernel, words: &[u32], spec: ScatterSpec) -> Result<()> {
+    let sum: f64 = match spec.op {
+        ScatterOp::AddU32 => words.iter().map(|&w| w as f64).sum(),
+        _ => words.iter().map(|&w| f32::from_bits(w) as f64).sum(),
+    };
+    if sum != spec.count as f64 {
+        return Err(Error::Check {
+            kernel: kernel.label.clone(),
+            message: format!("the target sums to {sum}, not the {} adds made", spec.count),
+        });
+    }
+    Ok(())
+}
+
+/// `wgsparse roofline`'s scatter rows: in global memory, f32 adds and loads at random words
+/// of a 4 MiB array (L2-resident on discrete GPUs) and of a `large_bytes` one, and adds in
+/// runs of 8 words; in workgroup memory, f32 adds (compare-exchange), u32 adds and loads at
+/// random words of a 16 KiB array (the fused kernel's copy of w at n = 4,096) and f32 adds
+/// into 1 KiB (hot words shared by many invocations).
 pub fn measure_suite(
     gpu: &Gpu,
     large_bytes: u64,
     count: u32,
     reps: usize,
 ) -> Result<Vec<ScatterRate>> {
-    let mut out = Vec::new();
+    let mut specs = Vec::new();
     for target_bytes in [4 << 20, large_bytes] {
-        for (run, gather) in [(1, false), (8, false), (1, true)] {
+        for (run, op) in [
+            (1, ScatterOp::Add),
+            (8, ScatterOp::Add),
+            (1, ScatterOp::Load),
+        ] {
+            specs.push((target_bytes, run, op, Memory::Global));
+        }
+    }
+    for (target_bytes, op) in [
+        (16 << 10, ScatterOp::Add),
+        (16 << 10, ScatterOp::AddU32),
+        (16 << 10, ScatterOp::Load),
+        (1 << 10, ScatterOp::Add),
+    ] {
+        specs.push((target_bytes, 1, op, Memory::Workgroup));
+    }
+    specs
+        .into_iter()
+        .map(|(target_bytes, run, op, memory)| {
             let spec = ScatterSpec {
                 target_bytes,
                 count,
                 run,
-                gather,
+                op,
+                memory,
                 native_atomics: true,
             };
-            out.push(measure_scatter(gpu, spec, reps)?);
-        }
-    }
-    Ok(out)
+            measure_scatter(gpu, spec, reps)
+        })
+        .collect()
 }
