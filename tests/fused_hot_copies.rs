@@ -2,12 +2,13 @@
 //! fused kernel adds the hot columns' products to its own copy of their slots, summed at the
 //! flush. Against the f64 twin (w poisoned with NaN) for every pattern, with the one-dispatch
 //! ending and without, folded long-row chunks, the compare-exchange and workgroup-memory
-//! paths, X in row bands; the copies' workgroup memory checked; the tuner times them.
+//! paths, X in row bands; the copies' workgroup memory checked; the tuner times them. With
+//! the columns re-indexed by entry count the copies take the hot prefix by plain index.
 
 mod common;
 
 use common::fused::{check, sparse_x, with_hot_columns};
-use wgsparse::fused::{tune, Matrix, Options, Pattern, Plan, Variant};
+use wgsparse::fused::{tune, Matrix, Options, Pattern, Plan, Reorder, Variant};
 use wgsparse::sparse::Csr;
 use wgsparse::{Error, Gpu};
 
@@ -80,6 +81,43 @@ fn vectors_share_copies_when_there_are_many() {
         every_pattern(gpu, &x, &o, 104);
         every_pattern(gpu, &x, &Options { fold: false, ..o }, 105);
     }
+}
+
+#[test]
+fn prefix_copies_on_reindexed_columns_equal_the_twin() {
+    // Re-indexed columns: the hot columns are the first h, copied by plain index (no
+    // rewritten indices), one dispatch or folded long rows, many vectors sharing copies,
+    // and without subgroups or native atomics.
+    let x = hot_x(106);
+    for (gpu, o) in [
+        (common::gpu(), copies(3, true, None)),
+        (common::gpu(), copies(64, false, Some(24))),
+        (common::gpu(), copies(8, true, Some(24))),
+        (
+            common::gpu(),
+            Options {
+                vs: Some(1),
+                workgroup: Some(1024),
+                ..copies(200, true, None)
+            },
+        ),
+        (common::gpu_plain(), copies(16, true, None)),
+    ] {
+        let o = Options {
+            reorder: Reorder::On,
+            ..o
+        };
+        let plan = every_pattern(gpu, &x, &o, 107);
+        assert!(plan.config.hot_prefix(), "{}", plan.config.describe());
+        assert!(plan.config.describe().contains("hot-prefix-copies"));
+    }
+    // Without the re-indexing the copies keep the rewritten indices.
+    let o = Options {
+        reorder: Reorder::Off,
+        ..copies(8, true, None)
+    };
+    let plan = every_pattern(common::gpu(), &x, &o, 108);
+    assert!(!plan.config.hot_prefix(), "{}", plan.config.describe());
 }
 
 #[test]

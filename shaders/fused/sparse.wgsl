@@ -18,6 +18,9 @@
 //   (NCOLS = n + HOT_R·HOT_N), so the vectors no longer all compare-exchange the same few
 //   words of the w copy (on power-law X the hot columns are in nearly every row); the copies
 //   are summed at the flush, one global add per (workgroup, hot column).
+// - SHARED_W with HOT_PREFIX (hot prefix copies; columns re-indexed by entry count, so the
+//   hot columns are 0 .. HOT_N): as the hot copies, by plain index, with no rewritten col_idx
+//   (column c < HOT_N of vector vid adds at wg_accum[n + copy·HOT_N + c]).
 // - TWO_PASS (implies a workgroup copy): the vectors of a workgroup take turns scattering, so
 //   the order of every addition is fixed, and the workgroup writes its partial w to
 //   part[group · n + i] (flags bit 1, a later band of X: adds it to the earlier bands' there,
@@ -160,6 +163,24 @@ fn hot_row_partial(row: u32, lane: u32, ok: bool) -> f32 {
 }
 #endif
 
+#ifdef SHARED_W
+#ifndef TWO_PASS
+// Where vector `vid` adds an entry of (possibly rewritten) column index c in wg_accum.
+fn wg_slot(c: u32, vid: u32) -> u32 {
+#ifdef HOT
+    return shared_slot(c, vid);
+#else
+#ifdef HOT_PREFIX
+    if c < HOT_N {
+        return params.n + (vid % HOT_R) * HOT_N + c;
+    }
+#endif
+    return c;
+#endif
+}
+#endif
+#endif
+
 #ifdef REGS
 // The column y is read at for a (possibly rewritten) column index.
 fn ycol(c: u32) -> u32 {
@@ -175,11 +196,7 @@ fn ycol(c: u32) -> u32 {
 // loop below does without REGS.
 fn add_entry(c: u32, x: f32, s: f32, vid: u32) {
 #ifdef SHARED_W
-#ifdef HOT
-    wg_accum_add(shared_slot(c, vid), x * s);
-#else
-    wg_accum_add(c, x * s);
-#endif
+    wg_accum_add(wg_slot(c, vid), x * s);
 #else
 #ifdef HOT
     if c >= HOT_BIT {
@@ -212,11 +229,8 @@ fn main(
     workgroupBarrier();
 #else
 #ifdef SHARED_W
-#ifdef HOT
-    let wlen = NCOLS;
-#else
-    let wlen = params.n;
-#endif
+    // The hot (prefix) copies after w's n words, or n alone.
+    let wlen = max(NCOLS, params.n);
     for (var i = tid; i < wlen; i += WG) {
         atomicStore(&wg_accum[i], 0u);
     }
@@ -309,11 +323,7 @@ fn main(
 #else
 #ifdef SHARED_W
         for (var i = b + lane; i < e; i += VS) {
-#ifdef HOT
-            wg_accum_add(shared_slot(col_idx[i], vid), vals[i] * s);
-#else
-            wg_accum_add(col_idx[i], vals[i] * s);
-#endif
+            wg_accum_add(wg_slot(col_idx[i], vid), vals[i] * s);
         }
 #else
 #ifdef HOT
@@ -353,11 +363,7 @@ fn main(
         let a = params.alpha * s;
         for (var i = ch.y + tid; i < ch.z; i += WG) {
 #ifdef SHARED_W
-#ifdef HOT
-            wg_accum_add(shared_slot(col_idx[i], vid), vals[i] * s);
-#else
-            wg_accum_add(col_idx[i], vals[i] * s);
-#endif
+            wg_accum_add(wg_slot(col_idx[i], vid), vals[i] * s);
 #else
 #ifdef HOT
             let c = col_idx[i];
@@ -403,6 +409,18 @@ fn main(
             accum_add(hot_cols[h], params.alpha * t);
         }
     }
+#else
+#ifdef HOT_PREFIX
+    for (var h = tid; h < HOT_N; h += WG) {
+        var t = 0.0;
+        for (var k = 0u; k < HOT_R; k++) {
+            t += wg_accum_load(params.n + k * HOT_N + h);
+        }
+        if t != 0.0 {
+            accum_add(h, params.alpha * t);
+        }
+    }
+#endif
 #endif
 #ifdef FINISH
 #ifndef LONG

@@ -371,6 +371,15 @@ fn hot_copies(h: u32, nv: u32, room: u64) -> u32 {
     nv.min(HOT_COPIES_MAX).min(fit as u32).max(1)
 }
 
+impl Config {
+    /// Hot copies by plain index: with the columns re-indexed by entry count the hot columns
+    /// are the first `hot_cols`, so `fused.sparse` copies that prefix (HOT_PREFIX) and X's
+    /// column indices need no rewriting (no hot-column list, no extra load per entry).
+    pub fn hot_prefix(&self) -> bool {
+        self.reorder && self.workgroup_w && self.hot_cols > 0 && self.variant == Variant::Fused
+    }
+}
+
 /// The hot copies of a resolved sparse configuration with w in workgroup memory (1 without
 /// hot columns): what `fused.sparse` declares (HOT_R) and the plan's memory checks count.
 pub(crate) fn hot_copies_of(config: &Config, n: usize, wg_mem: u32) -> u32 {

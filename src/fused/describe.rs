@@ -18,6 +18,8 @@ impl Config {
             if self.rows_in_flight > 1 {
                 s += &format!(" rif={}", self.rows_in_flight);
             }
+        } else if self.hot_prefix() {
+            s += &format!(" wg-w hot-prefix-copies={}", self.hot_cols);
         } else if self.workgroup_w && self.hot_cols > 0 {
             s += &format!(" wg-w hot-copies={}", self.hot_cols);
         } else if self.workgroup_w {

@@ -221,7 +221,7 @@ impl Plan {
             _ => None,
         };
         let hot = match (x, hot) {
-            (Matrix::Sparse(_), _) if config.hot_cols == 0 => None,
+            (Matrix::Sparse(_), _) if config.hot_cols == 0 || config.hot_prefix() => None,
             (Matrix::Sparse(_), Some(shared)) => Some(shared),
             (Matrix::Sparse(s), None) => {
                 let h = hot::build(s, config.hot_cols as usize)?;

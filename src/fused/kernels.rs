@@ -336,8 +336,11 @@ fn sparse(
         .as_ref()
         .filter(|_| cfg.variant != Variant::Unfused);
     // Hot copies (w in workgroup memory and hot columns): one copy of the hot slots per vector.
+    // Hot prefix copies: the same copies by plain index (no cache, [`Config::hot_prefix`]).
+    let prefix = cfg.hot_prefix() && workgroup_w && !two_pass;
     let hot_n = match hot {
         Some(_) if workgroup_w && !two_pass => cfg.hot_cols as usize,
+        None if prefix => cfg.hot_cols as usize,
         _ => 0,
     };
     let hot_r = super::config::hot_copies_of(cfg, plan.n, gpu.caps.max_workgroup_storage_bytes);
@@ -353,6 +356,8 @@ fn sparse(
     let mut defs = defines(cfg, op.xty, two_pass, workgroup_w);
     if hot.is_some() {
         defs.push("HOT");
+    } else if prefix {
+        defs.push("HOT_PREFIX");
     }
     // The folded sequence: this band's long-row chunks after its rows.
     let long = plan
