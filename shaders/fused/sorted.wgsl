@@ -29,6 +29,8 @@
 // finish (a counter, after a device-scope storage barrier) writes w = β·z + accum, taking
 // accum back to zero by exchange, and zeroes the counter. No pre-pass initialises w.
 // Otherwise w already holds β·z (fused/axpy or fused/long_rows pre-pass).
+// DIAG_* (timing only, src/fused/diag.rs; shared/atomic_f32_wg): DIAG_SKIP_FLUSH leaves the
+// workgroup copy of w unflushed.
 #import shared/reduce
 #import shared/atomic_f32
 #ifdef SHARED_W
@@ -250,12 +252,14 @@ fn main(
 #endif
 #ifdef SHARED_W
     workgroupBarrier();
+#ifndef DIAG_SKIP_FLUSH
     for (var i = tid; i < params.n; i += WG) {
         let t = wg_accum_load(i);
         if t != 0.0 {
             accum_add(i, t);
         }
     }
+#endif
 #ifdef FINISH
 #ifndef LONG
     finish(tid, nwg.x);

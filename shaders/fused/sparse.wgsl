@@ -39,6 +39,8 @@
 // FINISH (with SHARED_W, not with LONG or TWO_PASS; one dispatch in all): `accum` is the
 // plan's accumulator, all zero before the dispatch; the last workgroup to flush writes
 // w = β·z + accum and leaves accum and the counter zero (fused/finish).
+// DIAG_* (timing only, src/fused/diag.rs; shared/atomic_f32_wg): DIAG_SKIP_FLUSH leaves the
+// workgroup copy of w unflushed.
 // REGS: each lane holds its first RK (≤ 4) entries of the row in registers from the dot
 // product to the scatter (their loads issued together, not re-read for the scatter; TWO_PASS
 // re-reads them in its turns); entries beyond RK·VS are read twice as without it.
@@ -392,6 +394,7 @@ fn main(
 #else
 #ifdef SHARED_W
     workgroupBarrier();
+#ifndef DIAG_SKIP_FLUSH
     // Hot columns' words here stay zero (their entries went to the copies).
     for (var i = tid; i < params.n; i += WG) {
         let t = wg_accum_load(i);
@@ -420,6 +423,7 @@ fn main(
             accum_add(h, params.alpha * t);
         }
     }
+#endif
 #endif
 #endif
 #ifdef FINISH

@@ -1,7 +1,17 @@
 // f32 atomic add on the workgroup array `wg_accum`, which the importing kernel declares as
 // `var<workgroup> wg_accum: array<atomic<u32>, N>`: always a compare-exchange loop on the bit
 // pattern (wgpu exposes no workgroup f32 atomics).
+// Timing-only defines (src/fused/diag.rs; results not valid): DIAG_SKIP_WG_ADDS consumes v
+// without adding it, DIAG_PLAIN_WG_ADDS adds by a plain load and store (racing adds lost).
 fn wg_accum_add(i: u32, v: f32) {
+#ifdef DIAG_SKIP_WG_ADDS
+    if v == 1.0e38 {
+        atomicStore(&wg_accum[i], bitcast<u32>(v));
+    }
+#else
+#ifdef DIAG_PLAIN_WG_ADDS
+    atomicStore(&wg_accum[i], bitcast<u32>(bitcast<f32>(atomicLoad(&wg_accum[i])) + v));
+#else
     var old = atomicLoad(&wg_accum[i]);
     loop {
         let r = atomicCompareExchangeWeak(&wg_accum[i], old, bitcast<u32>(bitcast<f32>(old) + v));
@@ -10,6 +20,8 @@ fn wg_accum_add(i: u32, v: f32) {
         }
         old = r.old_value;
     }
+#endif
+#endif
 }
 
 fn wg_accum_load(i: u32) -> f32 {

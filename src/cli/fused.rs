@@ -7,7 +7,7 @@ use clap::ValueEnum;
 use serde_json::json;
 
 use wgsparse::fused::bench::{self, Input, Measurement, Operands, Reference};
-use wgsparse::fused::{Atomics, Options, Pattern, Plan, Reorder, Variant};
+use wgsparse::fused::{Atomics, Diag, Options, Pattern, Plan, Reorder, Variant};
 use wgsparse::{io, report, Error, Gpu, Result};
 
 #[derive(Clone, Copy, PartialEq, ValueEnum)]
@@ -148,6 +148,12 @@ pub struct FusedArgs {
     /// columns hold at least 30% of the entries (the tuner times both near that edge).
     #[arg(long, value_enum, default_value = "auto")]
     reorder_cols: ReorderArg,
+    /// Timing only, results not valid: switches of the sparse fused and sorted kernels with w
+    /// in workgroup memory, comma separated: skip-wg-adds (no adds into the workgroup copy of
+    /// w), plain-wg-adds (plain load and store instead of compare-exchange), skip-flush (no
+    /// flush into global w). Not with --check, --export or a tuned `auto`.
+    #[arg(long)]
+    diag: Option<String>,
     /// Search (VS, workgroup size, C) around the model; report the model's distance to the best.
     #[arg(long)]
     sweep: bool,
@@ -306,8 +312,28 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
             ReorderArg::On => Reorder::On,
             ReorderArg::Off => Reorder::Off,
         },
+        diag: match &a.diag {
+            Some(list) => Diag::parse(list)?,
+            None => Diag::default(),
+        },
         ..Default::default()
     };
+    if base.diag.any() {
+        let tuned_auto = !a.no_tune && a.variant.iter().any(|v| matches!(v, VariantArg::Auto));
+        if a.check || a.export.is_some() || tuned_auto {
+            return Err(Error::Option(format!(
+                "--diag {}: timing only (results not valid), so not with --check, --export or \
+                 a tuned `auto` (add --no-tune)",
+                base.diag.names().join(",")
+            )));
+        }
+        if !a.json {
+            eprintln!(
+                "warning: --diag {}: timing only, the results are not valid",
+                base.diag.names().join(",")
+            );
+        }
+    }
     let clock = std::time::Instant::now();
     if let Some(dir) = &a.export {
         export(&gpu, dir, &input, &base, a.seed + 17)?;
@@ -398,6 +424,8 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
                            "dense": matches!(input, Input::Dense(_)) },
                 "roofline_gbps": roofline,
                 "reorder_cols": base.reorder.name(),
+                "diag": base.diag.names(),
+                "valid_result": !base.diag.any(),
                 "results": results.iter().zip(&walls).map(|((p, v, r), (wall, long, adds, bands, dispatches, split_adds))| match r {
                     Ok(meas) => json!({ "pattern": p.name(), "variant": v.name(),
                         "measurement": meas, "roofline_fraction": fraction(meas.gbps),

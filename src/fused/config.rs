@@ -159,6 +159,7 @@ pub(crate) fn resolve(
                 row_tile: 0,
                 key16: false,
                 reorder: false,
+                diag: Default::default(),
             },
             None,
         ));
@@ -340,6 +341,7 @@ pub(crate) fn resolve(
         row_tile: 0,
         key16: false,
         reorder: false,
+        diag: Default::default(),
     };
     Ok((config, used_cols))
 }
@@ -541,6 +543,7 @@ fn sorted(
             row_tile: 0,
             key16: false,
             reorder: false,
+            diag: Default::default(),
         },
         used_hint,
     ))

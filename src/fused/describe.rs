@@ -63,6 +63,9 @@ impl Config {
         } else {
             " wgmem"
         };
+        if self.diag.any() {
+            s += &format!(" diag={}", self.diag.names().join("+"));
+        }
         s
     }
 }

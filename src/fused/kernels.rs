@@ -119,6 +119,7 @@ pub(crate) fn defines(
     if xty {
         d.push("XTY");
     }
+    d.extend(config.diag.defines());
     d
 }
 

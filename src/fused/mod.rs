@@ -22,6 +22,7 @@ pub mod cpu;
 mod dense;
 mod describe;
 mod device;
+pub mod diag;
 pub mod hot;
 mod kernels;
 pub mod linreg;
@@ -47,6 +48,7 @@ use device::{DeviceX, Finish, LongRows, SortedX, SplitX};
 pub use config::{SORTED_EPL_MAX, SPLIT_EPL};
 pub use cpu::HostOp;
 pub use device::FINISH_COLUMNS;
+pub use diag::Diag;
 pub use reorder::Reorder;
 
 /// The instantiations of Table 1.
@@ -204,6 +206,9 @@ pub struct Options {
     /// Sparse X: its columns re-indexed by descending entry count at plan time ([`reorder`];
     /// `Auto`: on the large-n path with skewed columns, [`Reorder::Auto`]).
     pub reorder: Reorder,
+    /// Timing-only switches of the sparse `fused` and `sorted` kernels ([`Diag`]; results not
+    /// valid with any on).
+    pub diag: Diag,
 }
 
 impl Default for Options {
@@ -225,6 +230,7 @@ impl Default for Options {
             row_tile: None,
             key16: None,
             reorder: Reorder::Auto,
+            diag: Diag::default(),
         }
     }
 }
@@ -337,6 +343,8 @@ pub struct Config {
     /// Sparse: X's columns re-indexed by descending entry count ([`reorder`]); each run
     /// gathers y and z into that order and scatters w back.
     pub reorder: bool,
+    /// Timing-only switches ([`Diag`]; none unless asked for).
+    pub diag: Diag,
 }
 
 /// The operands of one run on the device: w = α·Xᵀ(v ⊙ (X·y)) + β·z (`xty`: y ∈ ℝᵐ is used
@@ -449,6 +457,7 @@ impl Plan {
         }
         let (mut config, used) = kernels::resolve(gpu, x, options, None)?;
         let share = reorder::decide(x, options.reorder, &mut config, None)?;
+        diag::apply(&mut config, options.diag)?;
         let mut plan = Self::with_config(gpu, x, config)?;
         (plan.used_cols, plan.col_share) = (used, share);
         Ok(plan)
@@ -476,6 +485,7 @@ impl Plan {
             &mut config,
             like.col_share.filter(|_| same),
         )?;
+        diag::apply(&mut config, options.diag)?;
         if !same || (config.dense, config.reorder) != (like.config.dense, like.config.reorder) {
             let mut plan = Self::with_config(gpu, x, config)?;
             (plan.used_cols, plan.col_share) = (used, share);

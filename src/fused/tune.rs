@@ -131,6 +131,12 @@ fn tuned_options(x: Matrix, options: &Options, t: &Tuned) -> Options {
 /// cached configuration for this adapter and shape bucket, or (first time) the fastest of
 /// the candidates timed here; otherwise [`Plan::new`].
 pub fn autotuned_plan(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Plan> {
+    if options.diag.any() {
+        return Err(crate::Error::Option(format!(
+            "the autotuner times valid kernels only, not with --diag {}",
+            options.diag.names().join(",")
+        )));
+    }
     let free = options.variant == Variant::Auto
         && options.vs.is_none()
         && options.workgroup.is_none()

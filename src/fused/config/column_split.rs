@@ -134,6 +134,7 @@ pub(super) fn split(
         row_tile,
         key16,
         reorder: false,
+        diag: Default::default(),
     }))
 }
 

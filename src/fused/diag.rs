@@ -1,0 +1,117 @@
+//! Timing-only switches of the sparse `fused` and `sorted` kernels, to attribute their time
+//! to the scatter into the workgroup copy of w and to its flush into global w (issue 9: at
+//! 500k × 4,096 the kernel streams X at 19% of the copy roofline, and neither the atomics'
+//! kind nor the workgroup footprint was the lever).
+//!
+//! **Results are not valid** with any switch on: never a default, refused with `--check`
+//! and by the autotuner.
+
+use serde::Serialize;
+
+use super::{Config, Variant};
+use crate::{Error, Result};
+
+/// Timing-only switches (see the module docs). Every load and product the kernel makes is
+/// kept (an impossible comparison consumes them), so a switch removes only what it names.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Diag {
+    /// No adds into the workgroup copy of w (nor, it staying zero, the flush's global adds).
+    pub skip_wg_adds: bool,
+    /// The workgroup adds as plain read-modify-writes (racing vectors lose updates): the
+    /// compare-exchange loop's cost beyond a load and a store.
+    pub plain_wg_adds: bool,
+    /// No flush of the workgroup copy into global w.
+    pub skip_flush: bool,
+}
+
+impl Diag {
+    /// The switches by name, as the CLI's `--diag` takes them.
+    pub const NAMES: [&'static str; 3] = ["skip-wg-adds", "plain-wg-adds", "skip-flush"];
+
+    /// Parses a comma-separated list of [`Diag::NAMES`].
+    pub fn parse(list: &str) -> Result<Self> {
+        let mut d = Diag::default();
+        for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            match name {
+                "skip-wg-adds" => d.skip_wg_adds = true,
+                "plain-wg-adds" => d.plain_wg_adds = true,
+                "skip-flush" => d.skip_flush = true,
+                other => {
+                    return Err(Error::Option(format!(
+                        "--diag {other}: expected one of {}",
+                        Diag::NAMES.join(", ")
+                    )))
+                }
+            }
+        }
+        if d.skip_wg_adds && d.plain_wg_adds {
+            return Err(Error::Option(
+                "--diag: skip-wg-adds and plain-wg-adds exclude each other".into(),
+            ));
+        }
+        Ok(d)
+    }
+
+    /// Whether any switch is on (the run's results are then not valid).
+    pub fn any(&self) -> bool {
+        *self != Diag::default()
+    }
+
+    /// The switches that are on, by name.
+    pub fn names(&self) -> Vec<&'static str> {
+        Diag::NAMES
+            .iter()
+            .zip(self.flags())
+            .filter(|(_, on)| *on)
+            .map(|(n, _)| *n)
+            .collect()
+    }
+
+    /// The kernels' defines.
+    pub(crate) fn defines(&self) -> Vec<&'static str> {
+        ["DIAG_SKIP_WG_ADDS", "DIAG_PLAIN_WG_ADDS", "DIAG_SKIP_FLUSH"]
+            .into_iter()
+            .zip(self.flags())
+            .filter(|(_, on)| *on)
+            .map(|(d, _)| d)
+            .collect()
+    }
+
+    fn flags(&self) -> [bool; 3] {
+        [self.skip_wg_adds, self.plain_wg_adds, self.skip_flush]
+    }
+}
+
+/// Sets `config`'s switches: only the sparse `fused` and `sorted` kernels with w in workgroup
+/// memory have them.
+pub(super) fn apply(config: &mut Config, diag: Diag) -> Result<()> {
+    let fits = !config.dense
+        && config.workgroup_w
+        && matches!(config.variant, Variant::Fused | Variant::Sorted);
+    if diag.any() && !fits {
+        return Err(Error::Option(format!(
+            "--diag {}: only the sparse fused and sorted kernels with w in workgroup memory \
+             have it (this plan: {})",
+            diag.names().join(","),
+            config.describe()
+        )));
+    }
+    config.diag = diag;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_names_and_refuses_unknown_or_exclusive_ones() {
+        let d = Diag::parse("skip-flush, plain-wg-adds").unwrap();
+        assert!(d.any() && d.plain_wg_adds && d.skip_flush && !d.skip_wg_adds);
+        assert_eq!(d.names(), ["plain-wg-adds", "skip-flush"]);
+        assert_eq!(d.defines(), ["DIAG_PLAIN_WG_ADDS", "DIAG_SKIP_FLUSH"]);
+        assert!(!Diag::parse("").unwrap().any());
+        assert!(Diag::parse("skip-apply").is_err());
+        assert!(Diag::parse("skip-wg-adds,plain-wg-adds").is_err());
+    }
+}
