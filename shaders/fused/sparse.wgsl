@@ -44,6 +44,11 @@
 // REGS: each lane holds its first RK (≤ 4) entries of the row in registers from the dot
 // product to the scatter (their loads issued together, not re-read for the scatter; TWO_PASS
 // re-reads them in its turns); entries beyond RK·VS are read twice as without it.
+// PREFETCH (with REGS, not TWO_PASS): a software pipeline over a vector's rows: the next
+// row's RK entries per lane and its factor (v[row], y[row] under XTY), and the bounds of the
+// row after it, are loaded before this row's reduction and scatter, so a row's loads wait on
+// no earlier step of it (the kernel is bound by loads in flight: at 500k × 4,096 reading X
+// alone ran at 44% of the copy roofline, fused.diag).
 // Otherwise w already holds β·z (fused/axpy or fused/long_rows pre-pass) unless TWO_PASS,
 // where reduce_parts adds it.
 #import shared/reduce
@@ -183,6 +188,51 @@ fn wg_slot(c: u32, vid: u32) -> u32 {
 #endif
 #endif
 
+#ifdef PREFETCH
+// Row `row`'s entry range and whether it runs here: (b, e, 1), or (b, b, 0) for a long row
+// (fused/long_rows takes it) and (0, 0, 0) past m.
+fn row_bounds(row: u32) -> vec3<u32> {
+    if row >= params.m {
+        return vec3<u32>(0u, 0u, 0u);
+    }
+    let b = row_ptr[row];
+    let e = row_ptr[row + 1u];
+    if e - b > params.long_len {
+        return vec3<u32>(b, b, 0u);
+    }
+    return vec3<u32>(b, e, 1u);
+}
+
+// The lane's first RK entries of the row with bounds r (zero past its end).
+fn load_regs(r: vec3<u32>, lane: u32, rc: ptr<function, array<u32, 4>>,
+             rv: ptr<function, array<f32, 4>>) {
+    for (var j = 0u; j < RK; j++) {
+        let i = r.x + lane + j * VS;
+        (*rc)[j] = 0u;
+        (*rv)[j] = 0.0;
+        if i < r.y {
+            (*rc)[j] = col_idx[i];
+            (*rv)[j] = vals[i];
+        }
+    }
+}
+
+// What a row's dot product is scaled by before α: v[row] (flags bit 0), times y[row] under
+// XTY (where it is the whole scale); 1 for a row that does not run here.
+fn row_factor(row: u32, ok: u32) -> f32 {
+    var f = 1.0;
+    if ok != 0u {
+        if (params.flags & 1u) != 0u {
+            f = v[params.row_base + row];
+        }
+#ifdef XTY
+        f *= y[params.row_base + row];
+#endif
+    }
+    return f;
+}
+#endif
+
 #ifdef REGS
 // The column y is read at for a (possibly rewritten) column index.
 fn ycol(c: u32) -> u32 {
@@ -248,7 +298,30 @@ fn main(
 #endif
     var row = group * nv + vid;
     let stride = nwg.x * nv;
+#ifdef PREFETCH
+    // The pipeline's first row: bounds, entries and factor; the next row's bounds.
+    var cur = row_bounds(row);
+    var nxt = row_bounds(row + stride);
+    var pc: array<u32, 4>;
+    var pv: array<f32, 4>;
+    load_regs(cur, lane, &pc, &pv);
+    var pf = row_factor(row, cur.z);
+#endif
     for (var c = 0u; c < params.c; c++) {
+#ifdef PREFETCH
+        let ok = cur.z != 0u;
+        let b = cur.x;
+        let e = cur.y;
+        var rc = pc;
+        var rv = pv;
+        let f = pf;
+        // In flight while this row is reduced and scattered: the next row's entries and
+        // factor, the bounds of the row after it.
+        load_regs(nxt, lane, &pc, &pv);
+        pf = row_factor(row + stride, nxt.z);
+        cur = nxt;
+        nxt = row_bounds(row + 2u * stride);
+#else
         var ok = row < params.m;
         var b = 0u;
         var e = 0u;
@@ -274,11 +347,16 @@ fn main(
             }
         }
 #endif
+#endif
 #ifdef XTY
+#ifdef PREFETCH
+        var s = f;
+#else
         var s = 0.0;
         if ok {
             s = y[params.row_base + row];
         }
+#endif
 #else
 #ifdef REGS
         var part = 0.0;
@@ -299,9 +377,15 @@ fn main(
 #endif
 #endif
 #endif
+#ifdef PREFETCH
+#ifndef XTY
+        s *= f;
+#endif
+#else
         if ok && (params.flags & 1u) != 0u {
             s *= v[params.row_base + row];
         }
+#endif
 #ifdef TWO_PASS
         // Vectors take turns, so every column's additions come in row order.
         for (var turn = 0u; turn < nv; turn++) {

@@ -127,6 +127,11 @@ pub struct FusedArgs {
     /// its scatter (default none; `auto` tunes it).
     #[arg(long)]
     regs: Option<u32>,
+    /// Sparse `fused` with --regs: load the next row's entries, its factor and the bounds of
+    /// the row after it before this row's reduction and scatter (a software pipeline over a
+    /// vector's rows); `auto` tunes it.
+    #[arg(long)]
+    prefetch: bool,
     /// Sparse `split`: rows per row tile of the column-split layout (default: 4,096 or the
     /// most X's columns allow; `auto` tunes it).
     #[arg(long)]
@@ -305,6 +310,7 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
         rows_in_flight: a.rows_in_flight,
         fold: a.fold == FoldArg::On,
         regs: a.regs,
+        prefetch: a.prefetch,
         row_tile: a.row_tile,
         key16: a.key16.map(|k| k == FoldArg::On),
         reorder: match a.reorder_cols {

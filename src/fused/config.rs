@@ -156,6 +156,7 @@ pub(crate) fn resolve(
                 segmented: false,
                 fold: false,
                 regs: 0,
+                prefetch: false,
                 row_tile: 0,
                 key16: false,
                 reorder: false,
@@ -286,6 +287,13 @@ pub(crate) fn resolve(
         // The other variants read their entries as they go.
         _ => 0,
     };
+    if options.prefetch && regs == 0 && variant == Variant::Fused {
+        return Err(option_err(
+            "prefetch: the row pipeline holds the next row's entries in registers, so it \
+             needs regs (sparse `fused`)"
+                .into(),
+        ));
+    }
     let two_pass = variant == Variant::TwoPass;
     // REGS: two loops of `regs` trips per row more.
     let iters = (
@@ -338,6 +346,7 @@ pub(crate) fn resolve(
         segmented: false,
         fold: variant == Variant::Fused && fold_fits(gpu, options),
         regs,
+        prefetch: options.prefetch && regs > 0,
         row_tile: 0,
         key16: false,
         reorder: false,
@@ -540,6 +549,7 @@ fn sorted(
             segmented: options.subgroups && caps.subgroups,
             fold: fold_fits(gpu, options),
             regs: 0,
+            prefetch: false,
             row_tile: 0,
             key16: false,
             reorder: false,

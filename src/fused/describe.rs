@@ -37,6 +37,9 @@ impl Config {
         }
         if self.regs > 0 {
             s += &format!(" regs={}", self.regs);
+            if self.prefetch {
+                s += " prefetch";
+            }
         }
         if self.row_tile > 0 {
             s += &format!(" row-tile={}", self.row_tile);

@@ -374,6 +374,9 @@ fn sparse(
     // Only `fused` plans hold entries in registers (config: 0 elsewhere).
     if cfg.regs > 0 {
         defs.push("REGS");
+        if cfg.prefetch {
+            defs.push("PREFETCH");
+        }
     }
     let k = gpu.kernel(&KernelSpec {
         name: "fused/sparse",

@@ -197,6 +197,9 @@ pub struct Options {
     /// Sparse `fused`: entries per lane (1–4) held in registers from a row's dot product to
     /// its scatter ([`Config::regs`]; `None`: none, every entry read twice).
     pub regs: Option<u32>,
+    /// Sparse `fused` with `regs`: the software pipeline over a vector's rows
+    /// ([`Config::prefetch`]).
+    pub prefetch: bool,
     /// `split`: rows per row tile ([`Config::row_tile`]; `None`: the launch model's,
     /// [`split::default_row_tile`]).
     pub row_tile: Option<u32>,
@@ -227,6 +230,7 @@ impl Default for Options {
             rows_in_flight: None,
             fold: true,
             regs: None,
+            prefetch: false,
             row_tile: None,
             key16: None,
             reorder: Reorder::Auto,
@@ -333,6 +337,10 @@ pub struct Config {
     /// Sparse `fused`: each lane's first `regs` entries of a row stay in registers from the
     /// dot product to the scatter (loaded together, not re-read); 0: none.
     pub regs: u32,
+    /// Sparse `fused` with `regs`: the next row's entries in registers, its factor (v, y
+    /// under `xty`) and the bounds of the row after it are loaded before this row's
+    /// reduction and scatter (a software pipeline: more loads in flight per vector).
+    pub prefetch: bool,
     /// `Split`: rows per row tile of the column-split layout ([`split`]); its chunks hold
     /// [`SPLIT_EPL`] × the workgroup size entries. 0 for the other variants.
     pub row_tile: u32,

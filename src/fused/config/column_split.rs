@@ -131,6 +131,7 @@ pub(super) fn split(
         segmented,
         fold: false,
         regs: 0,
+        prefetch: false,
         row_tile,
         key16,
         reorder: false,
