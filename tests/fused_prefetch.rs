@@ -102,10 +102,17 @@ fn the_tuner_times_the_pipeline_and_its_pick_equals_the_twin() {
     let gpu = common::gpu();
     let x = x_of(138);
     let (pick, timed) = tune::tune(gpu, Matrix::Sparse(&x), &Options::default()).unwrap();
+    // The wide-vector pipeline is timed whatever won before it.
+    assert!(
+        timed
+            .iter()
+            .any(|o| o.prefetch && o.vs == Some(32) && o.regs.is_some()),
+        "no wide pipelined candidate timed: {timed:?}"
+    );
     if pick.config.variant == Variant::Fused {
         assert!(
-            timed.iter().any(|o| o.prefetch && o.regs.is_some()),
-            "no pipelined candidate timed: {timed:?}"
+            timed.iter().any(|o| o.prefetch && o.regs == Some(4)),
+            "no pipelined candidate at the tuned VS: {timed:?}"
         );
     }
     let c = pick.config;

@@ -431,25 +431,51 @@ fn tune_with(
         });
         return Ok((refine(&mut timed, best, &mut cands, None)?.0 .1, timed));
     }
-    // Last the entries held in registers from the dot product to the scatter.
-    if !(c.variant == Variant::Fused && options.regs.is_none() && !big) {
+    // Last the entries held in registers from the dot product to the scatter, then the row
+    // pipeline (the next row's loads in flight) at each register count: on the H200 at
+    // 500k × 4,096 it helped regs 2 (0.248 → 0.190 ms) and slowed regs 4 (0.204 → 0.238).
+    if options.regs.is_some() || options.prefetch || big {
         return Ok((t, timed));
     }
-    let mut cands = TUNE_REGS.into_iter().map(|k| Tuned { regs: Some(k), ..t });
-    let best = refine(&mut timed, best, &mut cands, None)?;
-    // Then the row pipeline (next row's loads in flight) at each register count: on the H200
-    // at 500k × 4,096 it helped regs 2 (0.248 → 0.190 ms) and slowed regs 4 (0.204 → 0.238).
-    let t = best.0 .1;
-    if options.prefetch {
-        return Ok((t, timed));
+    if c.variant == Variant::Fused {
+        let mut cands = TUNE_REGS.into_iter().map(|k| Tuned { regs: Some(k), ..t });
+        best = refine(&mut timed, best, &mut cands, None)?;
+        let t = best.0 .1;
+        let mut cands = TUNE_REGS.into_iter().map(|k| Tuned {
+            regs: Some(k),
+            prefetch: Some(true),
+            ..t
+        });
+        best = refine(&mut timed, best, &mut cands, None)?;
     }
-    let mut cands = TUNE_REGS.into_iter().map(|k| Tuned {
-        regs: Some(k),
-        prefetch: Some(true),
-        ..t
-    });
-    Ok((refine(&mut timed, best, &mut cands, None)?.0 .1, timed))
+    // And the pipeline on whole-subgroup vectors in the largest workgroups, whatever won so
+    // far: latency-bound rows gain more from loads in flight than they lose to idle lanes (on
+    // the H200 the fastest sparse configuration at n = 1,024 and 4,096, 0.079 and 0.194 ms,
+    // where the model's VS is 8 and 32).
+    if options.vs.is_none() && options.workgroup.is_none() {
+        let wide = Tuned {
+            vs: WIDE_PIPELINE.0,
+            workgroup: WIDE_PIPELINE.1,
+            sorted: false,
+            split: None,
+            split_c: None,
+            split_key16: None,
+            long_row: None,
+            hot_copies: None,
+            ..best.0 .1
+        };
+        let mut cands = WIDE_PIPELINE.2.into_iter().map(|k| Tuned {
+            regs: Some(k),
+            prefetch: Some(true),
+            ..wide
+        });
+        best = refine(&mut timed, best, &mut cands, None)?;
+    }
+    Ok((best.0 .1, timed))
 }
+
+/// The wide-vector row pipeline the tuner tries on sparse X: (VS, workgroup size, regs).
+const WIDE_PIPELINE: (u32, u32, [u32; 2]) = (32, 1024, [1, 2]);
 
 /// Rows in flight per vector the tuner tries beside 1 (dense `fused`).
 const TUNE_ROWS_IN_FLIGHT: [u32; 2] = [2, 4];
