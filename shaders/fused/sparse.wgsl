@@ -172,6 +172,15 @@ fn hot_row_partial(row: u32, lane: u32, ok: bool) -> f32 {
 
 #ifdef SHARED_W
 #ifndef TWO_PASS
+// The column of hot copy slot h: the hot-column list's (HOT), else h itself (HOT_PREFIX).
+fn hot_copy_column(h: u32) -> u32 {
+#ifdef HOT
+    return hot_cols[h];
+#else
+    return h;
+#endif
+}
+
 // Where vector `vid` adds an entry of (possibly rewritten) column index c in wg_accum.
 fn wg_slot(c: u32, vid: u32) -> u32 {
 #ifdef HOT
@@ -486,29 +495,16 @@ fn main(
             accum_add(i, params.alpha * t);
         }
     }
-#ifdef HOT
+    // The hot (prefix) copies, slot by slot (HOT_N = 0 without them).
     for (var h = tid; h < HOT_N; h += WG) {
         var t = 0.0;
         for (var k = 0u; k < HOT_R; k++) {
             t += wg_accum_load(params.n + k * HOT_N + h);
         }
         if t != 0.0 {
-            accum_add(hot_cols[h], params.alpha * t);
+            accum_add(hot_copy_column(h), params.alpha * t);
         }
     }
-#else
-#ifdef HOT_PREFIX
-    for (var h = tid; h < HOT_N; h += WG) {
-        var t = 0.0;
-        for (var k = 0u; k < HOT_R; k++) {
-            t += wg_accum_load(params.n + k * HOT_N + h);
-        }
-        if t != 0.0 {
-            accum_add(h, params.alpha * t);
-        }
-    }
-#endif
-#endif
 #endif
 #ifdef FINISH
 #ifndef LONG
