@@ -65,13 +65,17 @@ struct Tuned {
     reorder: Option<bool>,
 }
 
+/// The tuner's revision in its cache keys: entries tuned before a revision are tuned again
+/// (2: the row pipeline among the candidates).
+const REVISION: u32 = 2;
+
 /// The cache key: adapter, kind and a shape bucket (log₂ of m, n and the stored entries), and
 /// the column re-indexing when the caller fixed it (the other knobs were tuned on that layout).
 fn key(gpu: &Gpu, x: Matrix, reorder: Reorder) -> String {
     let lg = |v: usize| usize::BITS - v.max(1).leading_zeros();
     let (m, n) = x.shape();
     format!(
-        "{}|{}|m{}|n{}|nnz{}{}",
+        "{}|r{REVISION}|{}|m{}|n{}|nnz{}{}",
         gpu.caps.adapter_name,
         if matches!(x, Matrix::Dense(_)) {
             "dense"
