@@ -200,8 +200,17 @@ fn logistic_row_terms_match_twin() {
                 + 1.0
         })
         .collect();
-    for gpu in [common::gpu(), common::gpu_plain()] {
-        let plan = Plan::new(gpu, Matrix::Sparse(&x), &Options::default()).unwrap();
+    // Sorted plans walk tiles, not rows: the row pass takes its own grid.
+    let plans = [Variant::Auto, Variant::Sorted];
+    for (gpu, variant) in [common::gpu(), common::gpu_plain()]
+        .into_iter()
+        .flat_map(|g| plans.map(|v| (g, v)))
+    {
+        let o = Options {
+            variant,
+            ..Default::default()
+        };
+        let plan = Plan::new(gpu, Matrix::Sparse(&x), &o).unwrap();
         let got = logreg::row_terms(gpu, &plan, &w, &labels).unwrap();
         for (k, name) in ["loss", "coef", "dd"].iter().enumerate() {
             for r in 0..x.nrows {

@@ -307,9 +307,16 @@ fn finish_bindings<'a>(
 type Entries<'a> = (&'a GpuBuffer<u32>, &'a GpuBuffer<f32>);
 
 /// Rows per vector and workgroups of a band's row kernel: the plan's grid, C cut to the band's
-/// rows when X has several bands (the grid still covers them: groups · nv · C ≥ rows).
-fn band_grid(plan: &Plan, band: &SparseBand) -> (u32, u32) {
+/// rows when X has several bands (the grid still covers them: groups · nv · C ≥ rows); on a
+/// tile plan, whose grid walks tiles, a row grid of its own.
+fn band_grid(plan: &Plan, band: &SparseBand, max_groups: u32) -> (u32, u32) {
     let cfg = &plan.config;
+    if cfg.variant == Variant::Sorted {
+        // Its grid walks tiles, not rows: for the row kernels (the logistic pass of logistic
+        // regression) one row per vector where the workgroup count allows, C rising beyond.
+        let nv = (cfg.workgroup / cfg.vs.max(1)).max(1);
+        return crate::fused::plan::rows_per_vector(band.rows.len(), nv, u32::MAX, max_groups);
+    }
     if plan.n_bands() == 1 {
         return (cfg.rows_per_vector, cfg.groups);
     }
@@ -399,7 +406,7 @@ fn sparse(
             &SPARSE_BINDINGS
         },
     })?;
-    let (c, groups) = band_grid(plan, band);
+    let (c, groups) = band_grid(plan, band, gpu.caps.max_workgroups_per_dimension);
     let params = gpu.uniform(
         "fused.sparse.params",
         &SparseParams {
@@ -475,7 +482,7 @@ fn record_rows(
         constants: vec![("WG", cfg.workgroup as f64), ("VS", cfg.vs as f64)],
         bindings,
     })?;
-    let (c, groups) = band_grid(plan, band);
+    let (c, groups) = band_grid(plan, band, gpu.caps.max_workgroups_per_dimension);
     let params = gpu.uniform(
         name,
         &[band.rows.len() as u32, c, band.rows.start as u32, 0],
