@@ -28,8 +28,8 @@ fn fused_checks_every_variant_and_exports() {
     ]);
     assert_eq!(j["ok"], true);
     let results = j["results"].as_array().unwrap();
-    // 5 patterns × 5 variants (fused, sorted, split, two-pass, unfused).
-    assert_eq!(results.len(), 25);
+    // 5 patterns × 6 variants (fused, sorted, split, stream, two-pass, unfused).
+    assert_eq!(results.len(), 30);
     let mut counted = 0;
     let mut split_counted = 0;
     for r in results {

@@ -200,8 +200,8 @@ fn logistic_row_terms_match_twin() {
                 + 1.0
         })
         .collect();
-    // Sorted plans walk tiles, not rows: the row pass takes its own grid.
-    let plans = [Variant::Auto, Variant::Sorted];
+    // Sorted and stream plans walk tiles, not rows: the row pass takes its own grid.
+    let plans = [Variant::Auto, Variant::Sorted, Variant::Stream];
     for (gpu, variant) in [common::gpu(), common::gpu_plain()]
         .into_iter()
         .flat_map(|g| plans.map(|v| (g, v)))

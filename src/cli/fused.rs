@@ -38,6 +38,7 @@ enum VariantArg {
     Fused,
     Sorted,
     Split,
+    Stream,
     Unfused,
     TwoPass,
 }
@@ -129,9 +130,13 @@ pub struct FusedArgs {
     regs: Option<u32>,
     /// Sparse `fused` with --regs: load the next row's entries, its factor and the bounds of
     /// the row after it before this row's reduction and scatter (a software pipeline over a
-    /// vector's rows); `auto` tunes it.
+    /// vector's rows); sparse `stream`: load the next tile's entries during this tile's
+    /// scatter; `auto` tunes it.
     #[arg(long)]
     prefetch: bool,
+    /// Sparse `stream`: entries per invocation, 4 or 8 (default 8).
+    #[arg(long)]
+    epl: Option<u32>,
     /// Sparse `split`: rows per row tile of the column-split layout (default: 4,096 or the
     /// most X's columns allow; `auto` tunes it).
     #[arg(long)]
@@ -227,6 +232,7 @@ fn variants(list: &[VariantArg]) -> Vec<Variant> {
             VariantArg::TwoPass => out.push(Variant::TwoPass),
             VariantArg::Sorted => out.push(Variant::Sorted),
             VariantArg::Split => out.push(Variant::Split),
+            VariantArg::Stream => out.push(Variant::Stream),
         }
     }
     out.dedup();
@@ -311,6 +317,7 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
         fold: a.fold == FoldArg::On,
         regs: a.regs,
         prefetch: a.prefetch,
+        epl: a.epl,
         row_tile: a.row_tile,
         key16: a.key16.map(|k| k == FoldArg::On),
         reorder: match a.reorder_cols {

@@ -193,6 +193,7 @@ pub fn kernel_name(c: &Config) -> String {
         (Variant::TwoPass, true) => "fused.dense+two-pass".into(),
         (Variant::Sorted, false) => "fused.sorted".into(),
         (Variant::Split, false) => "fused.split".into(),
+        (Variant::Stream, false) => "fused.stream".into(),
         (_, false) => "fused.sparse".into(),
         (_, true) => "fused.dense".into(),
     }

@@ -10,9 +10,13 @@ use crate::sparse::bands::row_step;
 use crate::{Error, Result};
 
 mod column_split;
+mod stream;
 use column_split::split;
 pub(crate) use column_split::split_model_c;
 pub use column_split::SPLIT_EPL;
+pub(crate) use stream::rows_cap as stream_rows_cap;
+use stream::stream;
+pub use stream::STREAM_EPL;
 
 fn option_err(msg: String) -> Error {
     Error::Option(msg)
@@ -50,7 +54,7 @@ pub(crate) fn resolve(
     let variant = match options.variant {
         Variant::Auto => Variant::Fused,
         // Dense X has no scatter to privatize or sort.
-        Variant::Sorted | Variant::Split if dense => Variant::Fused,
+        Variant::Sorted | Variant::Split | Variant::Stream if dense => Variant::Fused,
         v => v,
     };
     let native_atomics = match options.atomics {
@@ -176,8 +180,13 @@ pub(crate) fn resolve(
             return Ok((c, used_hint));
         }
     }
-    // Split where its layout does not apply runs `Fused`.
-    let variant = if variant == Variant::Split {
+    if variant == Variant::Stream {
+        if let Some(c) = stream(gpu, x, options, vs, native_atomics)? {
+            return Ok((c, used_hint));
+        }
+    }
+    // Split and Stream where their layouts do not apply run `Fused`.
+    let variant = if matches!(variant, Variant::Split | Variant::Stream) {
         Variant::Fused
     } else {
         variant

@@ -34,6 +34,9 @@ impl Config {
             if self.segmented {
                 s += " seg";
             }
+            if self.variant == super::Variant::Stream && self.prefetch {
+                s += " pipe";
+            }
         }
         if self.regs > 0 {
             s += &format!(" regs={}", self.regs);

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::{bands, hot, long, split, tiles, Config, Matrix, Plan, Variant};
+use super::{bands, hot, long, split, stream, tiles, Config, Matrix, Plan, Variant};
 use crate::gpu::{Gpu, GpuBuffer};
 use crate::{Error, Result};
 
@@ -69,6 +69,43 @@ pub(super) struct SortedX {
     pub(super) cols: Option<GpuBuffer<u32>>,
     /// (entries in tiles, adds of the segmented scatter at the adapter's smallest subgroup).
     pub(super) adds: (usize, usize),
+}
+
+/// The device side of [`stream`]: the row tiles (`[first entry, entries, first row index,
+/// rows]` each), keys and values as `vec4` words, each invocation's lead row, X's row of
+/// each tile row, and the rows of the fullest tile (the kernel's RMAX).
+pub(super) struct StreamX {
+    pub(super) tiles: GpuBuffer<u32>,
+    pub(super) keys: GpuBuffer<u32>,
+    pub(super) values: GpuBuffer<f32>,
+    pub(super) lead: GpuBuffer<u32>,
+    pub(super) rows: GpuBuffer<u32>,
+    pub(super) ntiles: u32,
+    pub(super) rows_max: u32,
+}
+
+impl StreamX {
+    fn build(gpu: &Gpu, x: &crate::sparse::Csr, config: &Config) -> Result<StreamX> {
+        let wg = config.workgroup;
+        let cap = super::config::stream_rows_cap(gpu, x.ncols, wg, config.tile);
+        let s = stream::build(x, wg, config.tile / wg, config.long_row, cap)?;
+        // Every buffer holds a vec4 at least (an X with no tile reads none of them).
+        let pad4 = |mut v: Vec<u32>| {
+            v.resize(v.len().max(4), 0);
+            v
+        };
+        let mut values = s.values;
+        values.resize(values.len().max(4), 0.0);
+        Ok(StreamX {
+            ntiles: s.tiles.len() as u32,
+            rows_max: s.rows_max.max(1),
+            tiles: GpuBuffer::upload(gpu, "fused.stream_tiles", &pad4(s.tiles.concat()))?,
+            keys: GpuBuffer::upload(gpu, "fused.stream_keys", &pad4(s.keys))?,
+            values: GpuBuffer::upload(gpu, "fused.stream_values", &values)?,
+            lead: GpuBuffer::upload(gpu, "fused.stream_lead", &pad4(s.lead))?,
+            rows: GpuBuffer::upload(gpu, "fused.stream_rows", &pad4(s.rows))?,
+        })
+    }
 }
 
 /// The device side of [`split`]: X's column-split copy (packed 32-bit keys, or 16-bit words
@@ -190,16 +227,30 @@ pub(super) struct Finish {
     pub(super) counter: GpuBuffer<u32>,
 }
 
+/// Layouts of X another plan of the same X may share with a new one (each used only where the
+/// new configuration matches the one it was built for).
+#[derive(Default)]
+pub(super) struct Layouts {
+    pub(super) hot: Option<Arc<(GpuBuffer<u32>, GpuBuffer<u32>)>>,
+    pub(super) sorted: Option<Arc<SortedX>>,
+    pub(super) split: Option<Arc<SplitX>>,
+    pub(super) stream: Option<Arc<StreamX>>,
+}
+
 impl Plan {
     pub(super) fn build(
         gpu: &Gpu,
         x: Matrix,
         config: Config,
         dx: Arc<DeviceX>,
-        hot: Option<Arc<(GpuBuffer<u32>, GpuBuffer<u32>)>>,
-        sorted: Option<Arc<SortedX>>,
-        split: Option<Arc<SplitX>>,
+        shared: Layouts,
     ) -> Result<Plan> {
+        let Layouts {
+            hot,
+            sorted,
+            split,
+            stream,
+        } = shared;
         let (m, n) = x.shape();
         let scratch = match config.variant {
             Variant::TwoPass => {
@@ -275,9 +326,10 @@ impl Plan {
             }
             _ => None,
         };
+        let is_sorted = config.variant == Variant::Sorted && config.tile > 0;
         let sorted = match (x, sorted) {
-            (Matrix::Sparse(_), Some(shared)) if config.tile > 0 => Some(shared),
-            (Matrix::Sparse(s), _) if config.tile > 0 => {
+            (Matrix::Sparse(_), Some(shared)) if is_sorted => Some(shared),
+            (Matrix::Sparse(s), _) if is_sorted => {
                 // Tiles never cross a band's first row, so each band takes whole tiles.
                 let starts: Vec<usize> = sparse_bands.iter().map(|b| b.rows.start).collect();
                 let long = config.long_row.min(config.tile);
@@ -317,6 +369,13 @@ impl Plan {
             }
             _ => None,
         };
+        let stream = match (x, stream) {
+            (Matrix::Sparse(_), Some(shared)) if config.variant == Variant::Stream => Some(shared),
+            (Matrix::Sparse(s), _) if config.variant == Variant::Stream => {
+                Some(Arc::new(StreamX::build(gpu, s, &config)?))
+            }
+            _ => None,
+        };
         let finish = if config.fold
             && config.workgroup_w
             && matches!(config.variant, Variant::Fused | Variant::Sorted)
@@ -344,6 +403,7 @@ impl Plan {
             long,
             sorted,
             split,
+            stream,
             finish,
             dummy: Arc::new(GpuBuffer::zeroed(gpu, "fused.absent", 4)?),
             reindex: None,

@@ -18,10 +18,12 @@ use Binding::{Read, ReadWrite, Uniform};
 mod long_rows;
 mod sorted;
 mod split;
+mod stream;
 
 use long_rows::{long_rows, LongPass};
 use sorted::sorted;
 use split::split;
+use stream::stream;
 
 const SPARSE_BINDINGS: [Binding; 7] = [Uniform, Read, Read, Read, Read, Read, ReadWrite];
 /// `fused.sparse` with a hot-column cache: the slot columns come last.
@@ -186,6 +188,9 @@ pub(crate) fn record(
             for (b, band) in bands.iter().enumerate() {
                 if cfg.variant == Variant::Sorted {
                     sorted(plan, batch, (b, band), op, w)?;
+                } else if cfg.variant == Variant::Stream {
+                    // The stream copy fits one binding, so X is one band.
+                    stream(plan, batch, op, w)?;
                 } else {
                     let finish = finishing(plan, b, w);
                     let out = (target, finish);
@@ -311,8 +316,8 @@ type Entries<'a> = (&'a GpuBuffer<u32>, &'a GpuBuffer<f32>);
 /// tile plan, whose grid walks tiles, a row grid of its own.
 fn band_grid(plan: &Plan, band: &SparseBand, max_groups: u32) -> (u32, u32) {
     let cfg = &plan.config;
-    if cfg.variant == Variant::Sorted {
-        // Its grid walks tiles, not rows: for the row kernels (the logistic pass of logistic
+    if matches!(cfg.variant, Variant::Sorted | Variant::Stream) {
+        // Their grid walks tiles, not rows: for the row kernels (the logistic pass of logistic
         // regression) one row per vector where the workgroup count allows, C rising beyond.
         let nv = (cfg.workgroup / cfg.vs.max(1)).max(1);
         return crate::fused::plan::rows_per_vector(band.rows.len(), nv, u32::MAX, max_groups);

@@ -43,6 +43,14 @@ pub fn sorted_tile(epl: u32, wg: u32, vs: u32, mu: f64) -> u64 {
     10 * epl as u64 + trips * (3 + vs as u64)
 }
 
+/// One tile of the stream kernel per invocation: its EPL entries loaded, summed per row
+/// segment and added (a compare-exchange loop each, and one per segment), and its share of
+/// the tile's `rows` factors and of the `rmax` row sums cleared for a later tile.
+pub fn stream_tile(epl: u32, wg: u32, rows: u32, rmax: u32) -> u64 {
+    let wg = wg.max(1) as u64;
+    2 + 6 * epl as u64 + (rows as u64).div_ceil(wg) + (rmax as u64).div_ceil(wg)
+}
+
 /// One chunk of the column-split scatter (`fused.split`) per invocation: `epl` rounds, each a
 /// load, the 16-bit layout's marker search (at most 4 words), a segmented sum (at most 7
 /// steps, subgroups up to 128 lanes) and an add (compare-exchange).

@@ -32,6 +32,7 @@ pub mod loops;
 pub mod plan;
 pub mod reorder;
 pub mod split;
+pub mod stream;
 pub mod tiles;
 pub mod tune;
 mod vectors;
@@ -43,9 +44,9 @@ use serde::Serialize;
 use crate::gpu::{Batch, Gpu, GpuBuffer, GpuTime};
 use crate::sparse::{Csr, Dense};
 use crate::{Error, Result};
-use device::{DeviceX, Finish, LongRows, SortedX, SplitX};
+use device::{DeviceX, Finish, Layouts, LongRows, SortedX, SplitX, StreamX};
 
-pub use config::{SORTED_EPL_MAX, SPLIT_EPL};
+pub use config::{SORTED_EPL_MAX, SPLIT_EPL, STREAM_EPL};
 pub use cpu::HostOp;
 pub use device::FINISH_COLUMNS;
 pub use diag::Diag;
@@ -119,6 +120,12 @@ pub enum Variant {
     /// Sparse X within one storage binding and with at most 2^24 columns; otherwise (and on
     /// dense X) it runs `Fused`.
     Split,
+    /// Row tiles streamed in CSR order ([`stream`]): each invocation loads its share of a
+    /// tile's entries as whole `vec4`s, the row dot products are summed per row segment in
+    /// workgroup memory, and the entries, still in registers, are scaled and added to the
+    /// workgroup copy of w. One barrier a tile. Sparse X whose copy fits one storage binding
+    /// and whose w fits workgroup memory; otherwise (and on dense X) it runs `Fused`.
+    Stream,
     /// Separate dispatches: β·z, SpMV (gemv on dense X), ⊙v, Xᵀp (a scatter on sparse X, a
     /// column-wise gemv on dense X).
     Unfused,
@@ -126,10 +133,11 @@ pub enum Variant {
 
 impl Variant {
     /// The concrete variants (`Sorted` runs as `Fused` on dense X).
-    pub const CONCRETE: [Variant; 5] = [
+    pub const CONCRETE: [Variant; 6] = [
         Variant::Fused,
         Variant::Sorted,
         Variant::Split,
+        Variant::Stream,
         Variant::TwoPass,
         Variant::Unfused,
     ];
@@ -142,6 +150,7 @@ impl Variant {
             Variant::Sorted => "sorted",
             Variant::TwoPass => "two-pass",
             Variant::Split => "split",
+            Variant::Stream => "stream",
             Variant::Unfused => "unfused",
         }
     }
@@ -198,8 +207,11 @@ pub struct Options {
     /// its scatter ([`Config::regs`]; `None`: none, every entry read twice).
     pub regs: Option<u32>,
     /// Sparse `fused` with `regs`: the software pipeline over a vector's rows
-    /// ([`Config::prefetch`]).
+    /// ([`Config::prefetch`]); `stream`: each tile's entries loaded during the scatter of the
+    /// tile before.
     pub prefetch: bool,
+    /// `stream`: entries per invocation, 4 or 8 (`None`: [`STREAM_EPL`]).
+    pub epl: Option<u32>,
     /// `split`: rows per row tile ([`Config::row_tile`]; `None`: the launch model's,
     /// [`split::default_row_tile`]).
     pub row_tile: Option<u32>,
@@ -231,6 +243,7 @@ impl Default for Options {
             fold: true,
             regs: None,
             prefetch: false,
+            epl: None,
             row_tile: None,
             key16: None,
             reorder: Reorder::Auto,
@@ -313,7 +326,8 @@ pub struct Config {
     /// `u32::MAX`: none.
     pub long_row: u32,
     /// `Sorted`: entries per column-sorted tile (a multiple of the workgroup size, at most 8
-    /// per invocation); 0 for the other variants.
+    /// per invocation); `Stream`: entries per row tile (4 or 8 per invocation); 0 for the
+    /// other variants.
     pub tile: u32,
     /// Global adds by native f32 atomics (else compare-exchange).
     pub native_atomics: bool,
@@ -340,6 +354,7 @@ pub struct Config {
     /// Sparse `fused` with `regs`: the next row's entries in registers, its factor (v, y
     /// under `xty`) and the bounds of the row after it are loaded before this row's
     /// reduction and scatter (a software pipeline: more loads in flight per vector).
+    /// `Stream`: the next tile's entries are loaded before this tile's scatter.
     pub prefetch: bool,
     /// `Split`: rows per row tile of the column-split layout ([`split`]); its chunks hold
     /// [`SPLIT_EPL`] × the workgroup size entries. 0 for the other variants.
@@ -399,6 +414,9 @@ pub struct Plan {
     sorted: Option<Arc<SortedX>>,
     /// The `Split` variant's column-split copy of X.
     split: Option<Arc<SplitX>>,
+    /// The `Stream` variant's row tiles, shared with plans of the same X, workgroup size,
+    /// tile and long-row threshold.
+    stream: Option<Arc<StreamX>>,
     /// The one-dispatch ending ([`Config::fold`] without long rows): the accumulator the
     /// workgroups flush into and the count of finished workgroups, both zero between runs.
     finish: Option<Finish>,
@@ -476,7 +494,7 @@ impl Plan {
         let re = reorder::prepare(gpu, x, &config)?;
         let xr = re.as_ref().map_or(x, |r| Matrix::Sparse(&r.x));
         let dx = Arc::new(kernels::upload(gpu, xr)?);
-        let mut plan = Self::build(gpu, xr, config, dx, None, None, None)?;
+        let mut plan = Self::build(gpu, xr, config, dx, Layouts::default())?;
         reorder::attach(gpu, &mut plan, re)?;
         Ok(plan)
     }
@@ -519,7 +537,21 @@ impl Plan {
                     like.config.key16,
                 ) == (config.row_tile, config.workgroup, config.key16)
         });
-        let mut plan = Self::build(gpu, xr, config, like.x.clone(), hot, sorted, split)?;
+        let stream = like.stream.clone().filter(|_| {
+            config.variant == Variant::Stream
+                && (
+                    like.config.workgroup,
+                    like.config.tile,
+                    like.config.long_row,
+                ) == (config.workgroup, config.tile, config.long_row)
+        });
+        let shared = Layouts {
+            hot,
+            sorted,
+            split,
+            stream,
+        };
+        let mut plan = Self::build(gpu, xr, config, like.x.clone(), shared)?;
         reorder::attach(gpu, &mut plan, re)?;
         (plan.used_cols, plan.col_share) = (used, share);
         Ok(plan)

@@ -58,6 +58,7 @@ shader_table!(
     "fused/logistic",
     "fused/long_rows",
     "fused/sorted",
+    "fused/stream",
     "fused/split_dots",
     "fused/split",
     "fused/tron_scalars",

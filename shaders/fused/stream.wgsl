@@ -1,0 +1,289 @@
+// The fused sparse pattern over row tiles streamed in CSR order (src/fused/stream.rs):
+// w += α·Xᵀ(v ⊙ (X·y)) with X copied into tiles of consecutive rows (at most EPL·WG entries
+// and RMAX rows each), every tile starting at a multiple of 4 entries and padded to one; an
+// entry is a key (its column, | START on its row's first entry; PAD past the tile's end) and a
+// value. A workgroup takes tiles wid, wid + G, …; invocation t takes the tile's entries
+// t·EPL .. t·EPL + EPL (whole vec4 loads: every lane of the workgroup streams X) and `lead`,
+// the tile row of its first entry, and knows each entry's row by counting START bits:
+// 1. the products x·y[col] summed per row segment: a row that starts and ends in the
+//    invocation is stored to rsum[row]; the part before its first START (a row begun
+//    earlier) goes to head[t], and whether it holds a START to open[t];
+// 2. a barrier; the invocation where a row starts and does not end (its last START) adds
+//    head[t + 1], head[t + 2], … up to the first invocation with a START and stores the
+//    row's sum (one writer a row: no atomics). SEGMENTED (subgroups of any size, slots
+//    numbered subgroup by subgroup): those chains of heads are summed across each subgroup
+//    by shuffles before the barrier (log₂ of the subgroup size rounds at most), each
+//    subgroup's chain from its first lane goes to chain[subgroup], and a chain that leaves
+//    its subgroup continues subgroup by subgroup (a row over many subgroups);
+// 3. a barrier; each entry scaled by rsum[row]·fac[row] (fac: v[row], times y[row] under
+//    XTY) and added to the workgroup copy of w (compare-exchange).
+// rsum and fac alternate between two buffers (a tile's step 1 may run while another
+// invocation still scatters the tile before; the next tile's factors are loaded in step 3);
+// head and open are read between a tile's two barriers, so the next tile's step 1 may
+// rewrite them.
+// PIPE: the next tile's entries are loaded before step 3, in flight during the scatter.
+// XTY: Algorithm 1, no dot product (steps 1 and 2 skipped): an entry's scale is fac alone.
+// w already holds β·z (fused/axpy); each workgroup ends by adding α·its copy to w.
+// Rows longer than the long-row threshold are in no tile (fused/long_rows takes them).
+#import shared/atomic_f32
+#import shared/atomic_f32_wg
+
+override WG: u32 = 256u;
+// Entries per invocation: 4 or 8.
+override EPL: u32 = 8u;
+// Rows per tile at most.
+override RMAX: u32 = 1024u;
+override NCOLS: u32 = 1u;
+
+const START: u32 = 0x80000000u;
+const PAD: u32 = 0xffffffffu;
+
+struct Params {
+    ntiles: u32,
+    n: u32,
+    // Bit 0: multiply by v.
+    flags: u32,
+    alpha: f32,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+// Per tile: first entry, entries (padded), first index into rows, rows.
+@group(0) @binding(1) var<storage, read> tiles: array<vec4<u32>>;
+@group(0) @binding(2) var<storage, read> keys: array<vec4<u32>>;
+@group(0) @binding(3) var<storage, read> vals: array<vec4<f32>>;
+// Per tile, WG / 2 words: the tile row of each invocation's first entry, 16 bits each.
+@group(0) @binding(4) var<storage, read> lead: array<u32>;
+// X's row of each tile row.
+@group(0) @binding(5) var<storage, read> rows: array<u32>;
+@group(0) @binding(6) var<storage, read> y: array<f32>;
+@group(0) @binding(7) var<storage, read> v: array<f32>;
+@group(0) @binding(8) var<storage, read_write> accum: array<AtomicF32>;
+
+var<workgroup> wg_accum: array<atomic<u32>, NCOLS>;
+var<workgroup> rsum: array<f32, 2u * RMAX>;
+var<workgroup> fac: array<f32, 2u * RMAX>;
+#ifdef SEGMENTED
+// Per subgroup: the chain of heads from its first lane, and whether it ends in the subgroup.
+var<workgroup> chain: array<f32, WG>;
+var<workgroup> chain_ends: array<u32, WG>;
+#else
+var<workgroup> head: array<f32, WG>;
+var<workgroup> open: array<u32, WG>;
+#endif
+
+// An invocation's entries of a tile: keys, values and the tile row of the first.
+struct Entries {
+    k: array<vec4<u32>, 2>,
+    x: array<vec4<f32>, 2>,
+    lead: u32,
+}
+
+#ifdef SEGMENTED
+// Lane i's chain of heads: h summed over lanes i, i + 1, … up to the first whose `ends` is
+// set (inclusive), and whether one was met before the subgroup's end. Before the round at
+// distance d each lane holds the chain over [i, i + d). Call in uniform control flow.
+fn chain_sum(h: f32, ends: bool, sg_lane: u32, sg_size: u32) -> vec2<f32> {
+    var a = h;
+    var done = ends;
+    for (var d = 1u; d < sg_size; d <<= 1u) {
+        let extend = !done && sg_lane + d < sg_size;
+        if !subgroupAny(extend) {
+            break;
+        }
+        let ao = subgroupShuffleDown(a, d);
+        let fo = subgroupShuffleDown(u32(done), d);
+        if extend {
+            a += ao;
+            done = fo != 0u;
+        }
+    }
+    return vec2<f32>(a, f32(done));
+}
+#endif
+
+// Slot `slot`'s entries of tile `tile`.
+fn load_entries(tile: u32, slot: u32) -> Entries {
+    var e: Entries;
+    let t = tiles[tile];
+    let w = lead[tile * (WG / 2u) + slot / 2u];
+    e.lead = (w >> (16u * (slot % 2u))) & 0xffffu;
+    for (var q = 0u; q < EPL / 4u; q++) {
+        let at = slot * EPL + 4u * q;
+        e.k[q] = vec4<u32>(PAD);
+        e.x[q] = vec4<f32>(0.0);
+        if at < t.y {
+            e.k[q] = keys[(t.x + at) / 4u];
+            e.x[q] = vals[(t.x + at) / 4u];
+        }
+    }
+    return e;
+}
+
+// The tile's row factors into fac[base ..].
+fn load_fac(tile: u32, base: u32, tid: u32) {
+    let t = tiles[tile];
+    for (var i = tid; i < t.w; i += WG) {
+        let row = rows[t.z + i];
+        var f = 1.0;
+        if (params.flags & 1u) != 0u {
+            f = v[row];
+        }
+#ifdef XTY
+        f *= y[row];
+#endif
+        fac[base + i] = f;
+    }
+}
+
+@compute @workgroup_size(WG)
+fn main(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) tid: u32,
+#ifdef SEGMENTED
+    @builtin(subgroup_invocation_id) sg_lane: u32,
+    @builtin(subgroup_size) sg_size: u32,
+    @builtin(subgroup_id) sg_id: u32,
+#endif
+) {
+#ifdef SEGMENTED
+    // Consecutive slots in the lanes of one subgroup, whatever the lane layout.
+    let slot = sg_id * sg_size + sg_lane;
+    let nsg = (WG + sg_size - 1u) / sg_size;
+#else
+    let slot = tid;
+#endif
+    for (var i = tid; i < params.n; i += WG) {
+        atomicStore(&wg_accum[i], 0u);
+    }
+    // tile is uniform across the workgroup: every barrier below is reached by all.
+    var tile = wid.x;
+    var cur: Entries;
+    if tile < params.ntiles {
+        load_fac(tile, 0u, tid);
+        cur = load_entries(tile, slot);
+    }
+    workgroupBarrier();
+    for (var k = 0u; tile < params.ntiles; k++) {
+        let fb = (k % 2u) * RMAX;
+        let next = tile + nwg.x;
+#ifndef PIPE
+        if k > 0u {
+            cur = load_entries(tile, slot);
+        }
+#endif
+#ifndef XTY
+        // 1. Row segment sums (padding is last: an invocation of padding alone holds no row).
+        let first = cur.k[0].x;
+        var lr = cur.lead;
+        var seg = 0.0;
+        // Whether a row starts here yet; h: the part of a row begun before.
+        var started = first != PAD && (first & START) != 0u;
+        var h = 0.0;
+        for (var j = 0u; j < EPL; j++) {
+            let key = cur.k[j / 4u][j % 4u];
+            if key != PAD {
+                if (key & START) != 0u && j > 0u {
+                    if started {
+                        rsum[fb + lr] = seg;
+                    } else {
+                        h = seg;
+                    }
+                    lr += 1u;
+                    started = true;
+                    seg = 0.0;
+                }
+                seg += cur.x[j / 4u][j % 4u] * y[key & ~START];
+            }
+        }
+        if !started {
+            h = seg;
+        }
+        // A START ends the chain of heads before it; so does padding alone.
+        let ends = started || first == PAD;
+#ifdef SEGMENTED
+        let c = chain_sum(h, ends, sg_lane, sg_size);
+        // The chain after this lane, within the subgroup.
+        let after = subgroupShuffleDown(c, 1u);
+        if sg_lane == 0u {
+            chain[sg_id] = c.x;
+            chain_ends[sg_id] = u32(c.y != 0.0);
+        }
+        workgroupBarrier();
+        // 2. The row this invocation starts last, completed by the chain after it.
+        if started {
+            var sum = seg;
+            var done = false;
+            if sg_lane + 1u < sg_size {
+                sum += after.x;
+                done = after.y != 0.0;
+            }
+            for (var g = sg_id + 1u; g < nsg && !done; g++) {
+                sum += chain[g];
+                done = chain_ends[g] != 0u;
+            }
+            rsum[fb + lr] = sum;
+        }
+#else
+        head[tid] = h;
+        open[tid] = u32(ends);
+        workgroupBarrier();
+        // 2. The row this invocation starts last, completed by the heads after it.
+        if started {
+            var sum = seg;
+            for (var t = tid + 1u; t < WG; t++) {
+                sum += head[t];
+                if open[t] != 0u {
+                    break;
+                }
+            }
+            rsum[fb + lr] = sum;
+        }
+#endif
+#endif
+        workgroupBarrier();
+#ifdef PIPE
+        var nxt: Entries;
+        if next < params.ntiles {
+            nxt = load_entries(next, slot);
+        }
+#endif
+        if next < params.ntiles {
+            load_fac(next, ((k + 1u) % 2u) * RMAX, tid);
+        }
+        // 3. The scatter.
+        var row = cur.lead;
+#ifdef XTY
+        var s = fac[fb + row];
+#else
+        var s = rsum[fb + row] * fac[fb + row];
+#endif
+        for (var j = 0u; j < EPL; j++) {
+            let key = cur.k[j / 4u][j % 4u];
+            if key != PAD {
+                if (key & START) != 0u && j > 0u {
+                    row += 1u;
+#ifdef XTY
+                    s = fac[fb + row];
+#else
+                    s = rsum[fb + row] * fac[fb + row];
+#endif
+                }
+                wg_accum_add(key & ~START, cur.x[j / 4u][j % 4u] * s);
+            }
+        }
+#ifdef PIPE
+        cur = nxt;
+#endif
+        tile = next;
+    }
+    workgroupBarrier();
+#ifndef DIAG_SKIP_FLUSH
+    for (var i = tid; i < params.n; i += WG) {
+        let t = wg_accum_load(i);
+        if t != 0.0 {
+            accum_add(i, params.alpha * t);
+        }
+    }
+#endif
+}

@@ -1,0 +1,141 @@
+//! The `stream` variant's configuration ([`crate::fused::stream`]).
+
+use super::{loop_err, option_err, pow2_in};
+use crate::fused::plan::Residency;
+use crate::fused::{loops, stream, Config, Matrix, Options, Variant};
+use crate::gpu::{loop_cap, Gpu};
+use crate::Result;
+
+/// Entries per invocation of `fused.stream` when the caller leaves it open.
+pub const STREAM_EPL: u32 = 8;
+
+/// Workgroup-memory bytes per tile row: two row-sum and two factor buffers.
+const ROW_BYTES: u64 = 4 * 4;
+
+/// Workgroup-memory bytes per invocation: its head and whether a row starts in it.
+const INVOCATION_BYTES: u64 = 4 * 2;
+
+/// Rows per tile at most: a tile's entries, and what workgroup memory leaves beside the copy
+/// of w's `n` columns and the `wg` invocations' words (0: not even one row).
+pub(crate) fn rows_cap(gpu: &Gpu, n: usize, wg: u32, tile: u32) -> u32 {
+    let room = (gpu.caps.max_workgroup_storage_bytes as u64)
+        .saturating_sub(4 * n.max(1) as u64 + INVOCATION_BYTES * wg as u64);
+    (room / ROW_BYTES).min(tile as u64).min(1 << 16) as u32
+}
+
+/// The `Stream` variant's configuration, or `None` where it does not apply (dense X, w beyond
+/// workgroup memory or not wanted there, X's columns beyond a key, its copy beyond one storage
+/// binding: the caller runs `Fused`). A workgroup size (the caller's or 1,024 at most), EPL
+/// entries per invocation (the caller's or [`STREAM_EPL`]), one workgroup per resident slot
+/// (tiles strided over the grid), rows longer than a tile (or the caller's threshold, at most
+/// a tile) through the long-row path.
+pub(super) fn stream(
+    gpu: &Gpu,
+    x: Matrix,
+    options: &Options,
+    vs: u32,
+    native_atomics: bool,
+) -> Result<Option<Config>> {
+    let caps = &gpu.caps;
+    let (m, n) = x.shape();
+    let epl = match options.epl {
+        None => STREAM_EPL,
+        Some(e @ (4 | 8)) => e,
+        Some(e) => {
+            return Err(option_err(format!(
+                "entries per invocation (--epl) = {e}: must be 4 or 8"
+            )))
+        }
+    };
+    let max_wg = caps.max_invocations_per_workgroup.min(1024);
+    let wg = pow2_in(
+        "workgroup size",
+        options.workgroup.unwrap_or(1024).min(max_wg),
+        32,
+        max_wg,
+    )?;
+    if options.rows_per_vector == Some(0) {
+        return Err(option_err("rows per vector must be at least 1".into()));
+    }
+    if let Some(0) = options.long_row {
+        return Err(option_err(
+            "the long-row threshold must be at least 1".into(),
+        ));
+    }
+    let Matrix::Sparse(s) = x else {
+        return Ok(None);
+    };
+    let tile = epl * wg;
+    let rows = rows_cap(gpu, n, wg, tile);
+    // Padding adds at most 3 entries a row; keys and values are bound whole.
+    let copy = 4 * (s.nnz() as u64 + 3 * m as u64);
+    if options.workgroup_w == Some(false)
+        || rows < 32.min(tile)
+        || !stream::fits(n)
+        || copy > caps.max_storage_binding_bytes
+    {
+        return Ok(None);
+    }
+    let shared =
+        (4 * n.max(1) as u64 + INVOCATION_BYTES * wg as u64 + ROW_BYTES * rows as u64) as u32;
+    let r = Residency::of(caps);
+    let resident = r.units.saturating_mul(r.groups_resident(wg, shared));
+    let tiles_about = s.nnz().div_ceil(tile as usize).max(1);
+    let max_groups = caps.max_workgroups_per_dimension as usize;
+    let mut groups = (resident as usize).min(tiles_about).min(max_groups).max(1);
+    // Tiles end at row boundaries (and at `rows` rows): on a device with a loop budget,
+    // enough workgroups that each takes few enough tiles.
+    let mu = s.nnz() as f64 / m.max(1) as f64;
+    let rows_per_tile = ((tile as f64 / mu.max(1.0)).ceil() as u64).min(rows as u64) as u32;
+    let per_tile = loops::stream_tile(epl, wg, rows_per_tile, rows);
+    let fixed = loops::workgroup_w(n, wg) + 3 * (rows as u64).div_ceil(wg as u64);
+    if let Some(k) = loops::max_per_invocation(loop_cap::budget(caps.loop_cap), per_tile, fixed) {
+        if k == 0 {
+            return Err(loop_err(
+                caps,
+                format!("a tile of {tile} entries"),
+                per_tile + fixed,
+            ));
+        }
+        let full = (s.nnz() as u64).div_ceil(tile as u64);
+        let by_rows = (m as u64).div_ceil(rows.max(1) as u64);
+        let tiles_max = (2 * full + by_rows) as usize;
+        let need = tiles_max.div_ceil(k as usize);
+        if need > max_groups {
+            return Err(loop_err(
+                caps,
+                format!("{tiles_max} tiles over at most {max_groups} workgroups"),
+                tiles_max.div_ceil(max_groups) as u64 * per_tile + fixed,
+            ));
+        }
+        groups = groups.max(need.min(tiles_max));
+    }
+    let long_row = options.long_row.unwrap_or(tile).min(tile);
+    Ok(Some(Config {
+        variant: Variant::Stream,
+        dense: false,
+        vs,
+        workgroup: wg,
+        rows_per_vector: 1,
+        groups: groups as u32,
+        tl: 1,
+        rows_in_flight: 1,
+        workgroup_w: true,
+        hot_cols: 0,
+        long_row,
+        tile,
+        native_atomics,
+        // The long-row dot pre-pass reduces its chunks with the model's VS.
+        subgroup_reduce: options.subgroups && caps.subgroups && caps.shuffle_fits(vs),
+        subgroup_wide: false,
+        // Row chains summed across subgroups: workgroups of whole subgroups.
+        segmented: options.subgroups && caps.subgroups && wg >= caps.subgroup_max_size,
+        fold: false,
+        regs: 0,
+        prefetch: options.prefetch,
+        row_tile: 0,
+        key16: false,
+        reorder: false,
+        diag: Default::default(),
+    }))
+}

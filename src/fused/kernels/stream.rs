@@ -1,0 +1,68 @@
+//! Recording `fused.stream`: the fused pattern over X's row tiles in CSR order
+//! ([`crate::fused::stream`]).
+
+use super::whole;
+use crate::fused::{Op, Plan};
+use crate::gpu::{Batch, Binding, GpuBuffer, KernelSpec};
+use crate::Result;
+
+use Binding::{Read, ReadWrite, Uniform};
+
+const STREAM_BINDINGS: [Binding; 9] =
+    [Uniform, Read, Read, Read, Read, Read, Read, Read, ReadWrite];
+
+/// Records `fused.stream` adding α·Xᵀ(v ⊙ (X·y)) over the tiled rows to w (which holds β·z).
+pub(super) fn stream(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>) -> Result<()> {
+    let gpu = batch.gpu();
+    let cfg = &plan.config;
+    let t = plan.stream.as_ref().expect("stream tiles");
+    let mut defs = vec![];
+    if cfg.native_atomics {
+        defs.push("F32_ATOMIC");
+    }
+    if op.xty {
+        defs.push("XTY");
+    }
+    if cfg.prefetch {
+        defs.push("PIPE");
+    }
+    if cfg.segmented {
+        defs.push("SEGMENTED");
+    }
+    let k = gpu.kernel(&KernelSpec {
+        name: "fused/stream",
+        defines: defs,
+        constants: vec![
+            ("WG", cfg.workgroup as f64),
+            ("EPL", (cfg.tile / cfg.workgroup) as f64),
+            ("RMAX", t.rows_max as f64),
+            ("NCOLS", plan.n.max(1) as f64),
+        ],
+        bindings: &STREAM_BINDINGS,
+    })?;
+    let params = gpu.uniform(
+        "fused.stream.params",
+        &[
+            t.ntiles,
+            plan.n as u32,
+            op.v.is_some() as u32,
+            op.alpha.to_bits(),
+        ],
+    );
+    let bg = k.bind_ranges(
+        gpu,
+        &[
+            params.as_entire_buffer_binding(),
+            whole(&t.tiles),
+            whole(&t.keys),
+            whole(&t.values),
+            whole(&t.lead),
+            whole(&t.rows),
+            whole(op.y),
+            whole(op.v.unwrap_or(&plan.dummy)),
+            whole(w),
+        ],
+    )?;
+    let groups = cfg.groups.min(t.ntiles).max(1);
+    batch.dispatch(&k, bg, [groups, 1, 1])
+}

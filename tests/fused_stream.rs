@@ -1,0 +1,179 @@
+//! The stream variant (`Variant::Stream`): row tiles in CSR order, the row sums chained
+//! across invocations (by subgroup shuffles or through workgroup memory), the entries scaled
+//! from registers. Against the f64 twin (w poisoned with NaN) for every pattern: rows that
+//! span many subgroups, one-entry and empty rows, long rows through the long-row path, tiles
+//! cut by their row cap, the next tile's entries loaded during the scatter, 4 or 8 entries per
+//! invocation, native or compare-exchange adds; where it does not apply it runs `Fused`, and
+//! a bad entry count is refused.
+
+mod common;
+
+use common::fused::{check, sparse_x, with_hot_columns};
+use wgsparse::fused::{Atomics, Matrix, Options, Pattern, Variant, STREAM_EPL};
+use wgsparse::gen;
+use wgsparse::sparse::Csr;
+use wgsparse::{Error, Gpu};
+
+fn stream(workgroup: u32, epl: u32, prefetch: bool, long_row: Option<u32>) -> Options {
+    Options {
+        variant: Variant::Stream,
+        workgroup: Some(workgroup),
+        epl: Some(epl),
+        prefetch,
+        long_row,
+        ..Default::default()
+    }
+}
+
+/// Rows of `lens` entries (distinct random columns below n, random values), in turn.
+fn rows_of(m: usize, n: usize, lens: &[usize], seed: u64) -> Csr {
+    let total: usize = (0..m).map(|r| lens[r % lens.len()]).sum();
+    let vals = gen::dense_uniform(1, total, seed).data;
+    let mut row_ptr = vec![0u32];
+    let mut col_idx = vec![];
+    for r in 0..m {
+        let len = lens[r % lens.len()];
+        // A stride coprime to n walks distinct columns from a row-dependent start.
+        let stride = [7usize, 11, 13]
+            .into_iter()
+            .find(|s| !n.is_multiple_of(*s))
+            .unwrap();
+        let mut cols: Vec<u32> = (0..len)
+            .map(|i| ((r * 31 + i * stride) % n) as u32)
+            .collect();
+        cols.sort_unstable();
+        col_idx.extend(cols);
+        row_ptr.push(col_idx.len() as u32);
+    }
+    Csr {
+        nrows: m,
+        ncols: n,
+        row_ptr,
+        col_idx,
+        values: vals,
+    }
+}
+
+fn every_pattern(gpu: &Gpu, x: &Csr, o: &Options, seed: u64) {
+    for p in Pattern::ALL {
+        let (_, plan) = check(gpu, Matrix::Sparse(x), o, p, seed);
+        let c = plan.config;
+        assert_eq!(c.variant, Variant::Stream, "{}", c.describe());
+        assert_eq!(c.tile, o.workgroup.unwrap() * o.epl.unwrap_or(STREAM_EPL));
+        let whole_subgroups = o.workgroup.unwrap() >= gpu.caps.subgroup_max_size;
+        assert_eq!(c.segmented, gpu.caps.subgroups && whole_subgroups);
+        if let Some(l) = o.long_row {
+            assert!(plan.long_chunks() > 0, "no long row above {l}");
+        }
+    }
+}
+
+#[test]
+fn stream_equals_the_twin_on_power_law_x() {
+    // Hot columns in nearly every row (empty rows are in the next test's X).
+    let x = with_hot_columns(&sparse_x(1_300, 420, 10_000, 151), &[5, 300], 152);
+    for g in [common::gpu(), common::gpu_plain()] {
+        for (wg, epl, prefetch, long_row) in [
+            (64, 4, false, None),
+            (64, 8, true, Some(24)),
+            (256, 8, false, None),
+            (32, 4, true, Some(40)),
+        ] {
+            every_pattern(g, &x, &stream(wg, epl, prefetch, long_row), 153);
+        }
+    }
+}
+
+#[test]
+fn rows_across_many_subgroups_and_tiles_cut_by_rows() {
+    // Rows of 300 entries span 38 invocations at 8 each (several subgroups of any size up
+    // to 32), beside rows of one entry and empty ones; rows of 2,100 entries exceed a tile
+    // of 2,048 and go through the long-row path.
+    let gpu = common::gpu();
+    let long = rows_of(90, 2_500, &[300, 1, 0, 57, 2, 300, 2_100, 5], 161);
+    for (wg, epl, prefetch) in [(256, 8, false), (256, 8, true), (512, 4, false)] {
+        every_pattern(gpu, &long, &stream(wg, epl, prefetch, None), 162);
+    }
+    every_pattern(
+        common::gpu_plain(),
+        &long,
+        &stream(256, 8, false, None),
+        163,
+    );
+    // One-entry rows: a tile reaches its row cap (what workgroup memory holds beside w)
+    // long before its entries.
+    let short = rows_of(40_000, 64, &[1, 1, 2, 0], 164);
+    for atomics in [Atomics::Auto, Atomics::Cas] {
+        let o = Options {
+            atomics,
+            ..stream(
+                1024.min(gpu.caps.max_invocations_per_workgroup),
+                8,
+                false,
+                None,
+            )
+        };
+        every_pattern(gpu, &short, &o, 165);
+    }
+}
+
+#[test]
+fn runs_fused_where_it_does_not_apply_and_refuses_bad_entry_counts() {
+    let gpu = common::gpu();
+    let x = sparse_x(500, 300, 4_000, 171);
+    // w wanted in global memory, n beyond workgroup memory, X beyond one binding, dense X.
+    let wide_n = (gpu.caps.max_workgroup_storage_bytes / 4) as usize + 1;
+    let wide = sparse_x(200, wide_n, 2_000, 172);
+    let global_w = Options {
+        workgroup_w: Some(false),
+        ..stream(64, 8, false, None)
+    };
+    for (g, x, o) in [
+        (gpu, &x, &global_w),
+        (gpu, &wide, &stream(64, 8, false, None)),
+        (
+            common::gpu_small_bindings(),
+            &x,
+            &stream(64, 8, false, None),
+        ),
+    ] {
+        let (_, plan) = check(g, Matrix::Sparse(x), o, Pattern::Full, 173);
+        assert_eq!(
+            plan.config.variant,
+            Variant::Fused,
+            "{}",
+            plan.config.describe()
+        );
+    }
+    let d = gen::dense_uniform(60, 20, 174);
+    let (_, plan) = check(
+        gpu,
+        Matrix::Dense(&d),
+        &stream(64, 8, false, None),
+        Pattern::Full,
+        175,
+    );
+    assert_eq!(plan.config.variant, Variant::Fused);
+    for epl in [0, 2, 6, 16] {
+        let o = Options {
+            epl: Some(epl),
+            ..stream(64, 8, false, None)
+        };
+        match wgsparse::fused::Plan::new(gpu, Matrix::Sparse(&x), &o) {
+            Err(Error::Option(msg)) => assert!(msg.contains("4 or 8"), "{msg}"),
+            other => panic!("epl {epl}: {:?}", other.err()),
+        }
+    }
+    let (code, _, err) = common::wgsparse_exit(&[
+        "fused",
+        "--gen",
+        "demo",
+        "--variant",
+        "stream",
+        "--epl",
+        "6",
+        "--no-tune",
+    ]);
+    assert_ne!(code, 0);
+    assert!(err.contains("4 or 8"), "{err}");
+}
