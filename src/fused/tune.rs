@@ -63,11 +63,15 @@ struct Tuned {
     /// caches).
     #[serde(default)]
     reorder: Option<bool>,
+    /// The `stream` variant with this many entries per invocation (`None`: not stream;
+    /// absent in older caches).
+    #[serde(default)]
+    stream: Option<u32>,
 }
 
 /// The tuner's revision in its cache keys: entries tuned before a revision are tuned again
-/// (2: the row pipeline among the candidates).
-const REVISION: u32 = 2;
+/// (2: the row pipeline among the candidates; 3: the stream variant).
+const REVISION: u32 = 3;
 
 /// The cache key: adapter, kind and a shape bucket (log₂ of m, n and the stored entries), and
 /// the column re-indexing when the caller fixed it (the other knobs were tuned on that layout).
@@ -109,6 +113,8 @@ fn tuned_options(x: Matrix, options: &Options, t: &Tuned) -> Options {
     Options {
         variant: if t.split.is_some() {
             Variant::Split
+        } else if t.stream.is_some() {
+            Variant::Stream
         } else if t.sorted {
             Variant::Sorted
         } else {
@@ -124,6 +130,7 @@ fn tuned_options(x: Matrix, options: &Options, t: &Tuned) -> Options {
         row_tile: t.split.or(options.row_tile),
         rows_per_vector: t.split_c.or(options.rows_per_vector),
         key16: t.split_key16.or(options.key16),
+        epl: t.stream.or(options.epl),
         rows_in_flight: options.rows_in_flight.or(t.rows_in_flight),
         // The tuner's choice only where the caller left it to `auto`.
         reorder: match (options.reorder, t.reorder) {
@@ -204,6 +211,7 @@ fn tune_with(
         split_key16: None,
         rows_in_flight: None,
         reorder: None,
+        stream: None,
     };
     let mut timed = vec![options.clone()];
     // On a large X (the KDD2010 shape: 424M entries) every timed run costs real time and a
@@ -275,6 +283,7 @@ fn tune_with(
             split_key16: None,
             rows_in_flight: None,
             reorder: None,
+            stream: None,
         };
         let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), like) else {
             continue;
@@ -335,6 +344,7 @@ fn tune_with(
                         split_key16: k,
                         rows_in_flight: None,
                         reorder: None,
+                        stream: None,
                     };
                     let base = like.as_ref().unwrap_or(model);
                     let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), base) else {
@@ -475,8 +485,35 @@ fn tune_with(
         });
         best = refine(&mut timed, best, &mut cands, None)?;
     }
+    // Last the row tiles streamed in CSR order, at a few workgroup sizes and entries per
+    // invocation: on the H200 at 500k × 1,024 (rows of ≈ 10 entries) 0.060 ms against the
+    // row kernel's 0.078, at × 4,096 within 3% of it (job C of BENCHMARKS' thirteenth
+    // measurements).
+    let stream_fits = mc.workgroup_w && options.workgroup_w != Some(false);
+    if stream_fits && options.workgroup.is_none() && options.long_row.is_none() {
+        let base = Tuned {
+            sorted: false,
+            split: None,
+            split_c: None,
+            split_key16: None,
+            long_row: None,
+            hot_copies: None,
+            regs: None,
+            prefetch: None,
+            ..best.0 .1
+        };
+        let mut cands = TUNE_STREAM.into_iter().map(|(wg, epl)| Tuned {
+            workgroup: wg,
+            stream: Some(epl),
+            ..base
+        });
+        best = refine(&mut timed, best, &mut cands, None)?;
+    }
     Ok((best.0 .1, timed))
 }
+
+/// The stream variant's (workgroup size, entries per invocation) the tuner tries.
+const TUNE_STREAM: [(u32, u32); 6] = [(128, 4), (128, 8), (256, 4), (256, 8), (512, 4), (512, 8)];
 
 /// The wide-vector row pipeline the tuner tries on sparse X: (VS, workgroup size, regs).
 const WIDE_PIPELINE: (u32, u32, [u32; 2]) = (32, 1024, [1, 2]);
