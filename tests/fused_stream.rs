@@ -3,14 +3,15 @@
 //! from registers. Against the f64 twin (w poisoned with NaN) for every pattern: rows that
 //! span many subgroups, one-entry and empty rows, long rows through the long-row path, tiles
 //! cut by their row cap, the next tile's entries loaded during the scatter, 4 or 8 entries per
-//! invocation, native or compare-exchange adds; where it does not apply it runs `Fused`, and
-//! a bad entry count is refused.
+//! invocation, native or compare-exchange adds, the one-dispatch ending over repeated runs;
+//! where it does not apply it runs `Fused`, and a bad entry count is refused.
 
 mod common;
 
 use common::fused::{check, sparse_x, with_hot_columns};
 use wgsparse::fused::{Atomics, Matrix, Options, Pattern, Variant, STREAM_EPL};
 use wgsparse::gen;
+use wgsparse::sddmm::cpu::compare;
 use wgsparse::sparse::Csr;
 use wgsparse::{Error, Gpu};
 
@@ -114,6 +115,32 @@ fn rows_across_many_subgroups_and_tiles_cut_by_rows() {
             )
         };
         every_pattern(gpu, &short, &o, 165);
+    }
+}
+
+#[test]
+fn one_dispatch_ending_holds_over_repeated_runs() {
+    // Without long rows and with room for the flag the plan is one dispatch: the last
+    // workgroup writes w = β·z + the sum and leaves the accumulator zero, so a second run of
+    // the same plan equals the twin again; with --fold off, w = β·z first, then the kernel.
+    let gpu = common::gpu();
+    let x = sparse_x(900, 120, 6_000, 181);
+    let vecs = common::fused::vectors(900, 120, false, 182);
+    let op = common::fused::host_op(Pattern::Full, &vecs, -0.75, 1.25);
+    for (fold, dispatches) in [(true, 1), (false, 2)] {
+        let o = Options {
+            fold,
+            ..stream(64, 8, false, None)
+        };
+        let (_, plan) = common::fused::check_op(gpu, Matrix::Sparse(&x), &o, &op);
+        assert_eq!(plan.finishes(), fold);
+        assert_eq!(plan.dispatches(Pattern::Full), dispatches);
+        let (want, mag) = Matrix::Sparse(&x).reference(&op);
+        for _ in 0..2 {
+            let again = plan.run_host(gpu, &op).unwrap();
+            let cmp = compare(&again, &want, &mag, Matrix::Sparse(&x).rounding_terms());
+            assert!(cmp.ok(), "run again: w[{:?}]", cmp.first_bad);
+        }
     }
 }
 

@@ -23,7 +23,9 @@
 // rewrite them.
 // PIPE: the next tile's entries are loaded before step 3, in flight during the scatter.
 // XTY: Algorithm 1, no dot product (steps 1 and 2 skipped): an entry's scale is fac alone.
-// w already holds β·z (fused/axpy); each workgroup ends by adding α·its copy to w.
+// Each workgroup ends by adding α·its copy to `accum`: w itself, which already holds β·z
+// (fused/axpy), or under FINISH the plan's accumulator (all zero before the dispatch), the last
+// workgroup to flush writing w = β·z + accum (fused/finish: one dispatch in all).
 // Rows longer than the long-row threshold are in no tile (fused/long_rows takes them).
 #import shared/atomic_f32
 #import shared/atomic_f32_wg
@@ -44,6 +46,11 @@ struct Params {
     // Bit 0: multiply by v.
     flags: u32,
     alpha: f32,
+    // FINISH: β.
+    beta: f32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -58,6 +65,13 @@ struct Params {
 @group(0) @binding(6) var<storage, read> y: array<f32>;
 @group(0) @binding(7) var<storage, read> v: array<f32>;
 @group(0) @binding(8) var<storage, read_write> accum: array<AtomicF32>;
+#ifdef FINISH
+@group(0) @binding(9) var<storage, read_write> counter: array<atomic<u32>>;
+@group(0) @binding(10) var<storage, read> z: array<f32>;
+@group(0) @binding(11) var<storage, read_write> w: array<f32>;
+var<workgroup> finish_last: u32;
+#import fused/finish
+#endif
 
 var<workgroup> wg_accum: array<atomic<u32>, NCOLS>;
 var<workgroup> rsum: array<f32, 2u * RMAX>;
@@ -285,5 +299,8 @@ fn main(
             accum_add(i, params.alpha * t);
         }
     }
+#endif
+#ifdef FINISH
+    finish(tid, nwg.x);
 #endif
 }

@@ -206,6 +206,10 @@ pub const FINISH_COLUMNS: usize = 4;
 /// n = 4,096 on an H200: 32 KiB of products and 16 KiB of w, all of 48 KiB); one flag more
 /// was past the limit, which wgpu does not check, and that dispatch never finished.
 fn finish_fits(gpu: &Gpu, config: &Config, n: usize) -> bool {
+    // The stream kernel's row cap already leaves room for the flag.
+    if config.variant == Variant::Stream {
+        return true;
+    }
     let scratch = if config.subgroup_reduce {
         0
     } else {
@@ -290,8 +294,8 @@ impl Plan {
         let long = match x {
             Matrix::Sparse(s) if config.long_row != u32::MAX => {
                 let (chunks, rows) = long::chunks(s, config.long_row)?;
-                let folded = config
-                    .fold
+                // The stream kernel takes no long-row chunks: its long rows stay unfolded.
+                let folded = (config.fold && config.variant != Variant::Stream)
                     .then(|| long::fold_codes(&chunks))
                     .flatten()
                     .filter(|_| folded_fits_loop_budget(gpu, &config, s, n, chunks.len()));
@@ -378,7 +382,10 @@ impl Plan {
         };
         let finish = if config.fold
             && config.workgroup_w
-            && matches!(config.variant, Variant::Fused | Variant::Sorted)
+            && matches!(
+                config.variant,
+                Variant::Fused | Variant::Sorted | Variant::Stream
+            )
             && matches!(x, Matrix::Sparse(_))
             && long.is_none()
             && n <= FINISH_COLUMNS * config.workgroup as usize

@@ -346,7 +346,8 @@ pub struct Config {
     /// instead of 5 (`xty`: 2 instead of 3). Rows of more than [`long::FOLD_CHUNKS_MAX`]
     /// chunks keep the unfolded sequence. Without long rows, w in workgroup memory and n at
     /// most [`FINISH_COLUMNS`] per invocation: one dispatch, whose last workgroup writes
-    /// w = β·z + the sum (no `axpy` before it). [`Plan::dispatches`] tells the count.
+    /// w = β·z + the sum (no `axpy` before it). `Stream` takes that ending alone (its long
+    /// rows keep the separate passes). [`Plan::dispatches`] tells the count.
     pub fold: bool,
     /// Sparse `fused`: each lane's first `regs` entries of a row stay in registers from the
     /// dot product to the scatter (loaded together, not re-read); 0: none.

@@ -18,8 +18,10 @@ const INVOCATION_BYTES: u64 = 4 * 2;
 /// Rows per tile at most: a tile's entries, and what workgroup memory leaves beside the copy
 /// of w's `n` columns and the `wg` invocations' words (0: not even one row).
 pub(crate) fn rows_cap(gpu: &Gpu, n: usize, wg: u32, tile: u32) -> u32 {
-    let room = (gpu.caps.max_workgroup_storage_bytes as u64)
-        .saturating_sub(4 * n.max(1) as u64 + INVOCATION_BYTES * wg as u64);
+    // The one-dispatch ending's flag is reserved whether or not the plan takes it.
+    let room = (gpu.caps.max_workgroup_storage_bytes as u64).saturating_sub(
+        4 * n.max(1) as u64 + INVOCATION_BYTES * wg as u64 + super::FINISH_FLAG_BYTES,
+    );
     (room / ROW_BYTES).min(tile as u64).min(1 << 16) as u32
 }
 
@@ -130,7 +132,8 @@ pub(super) fn stream(
         subgroup_wide: false,
         // Row chains summed across subgroups: workgroups of whole subgroups.
         segmented: options.subgroups && caps.subgroups && wg >= caps.subgroup_max_size,
-        fold: false,
+        // The one-dispatch ending only (long rows keep the unfolded passes).
+        fold: super::fold_fits(gpu, options),
         regs: 0,
         prefetch: options.prefetch,
         row_tile: 0,

@@ -1,7 +1,7 @@
 //! Recording `fused.stream`: the fused pattern over X's row tiles in CSR order
 //! ([`crate::fused::stream`]).
 
-use super::whole;
+use super::{finish_bindings, finishing, whole};
 use crate::fused::{Op, Plan};
 use crate::gpu::{Batch, Binding, GpuBuffer, KernelSpec};
 use crate::Result;
@@ -10,12 +10,20 @@ use Binding::{Read, ReadWrite, Uniform};
 
 const STREAM_BINDINGS: [Binding; 9] =
     [Uniform, Read, Read, Read, Read, Read, Read, Read, ReadWrite];
+/// With FINISH: the counter, z and w.
+const STREAM_FINISH_BINDINGS: [Binding; 12] = [
+    Uniform, Read, Read, Read, Read, Read, Read, Read, ReadWrite, ReadWrite, Read, ReadWrite,
+];
 
-/// Records `fused.stream` adding α·Xᵀ(v ⊙ (X·y)) over the tiled rows to w (which holds β·z).
+/// Records `fused.stream` adding α·Xᵀ(v ⊙ (X·y)) over the tiled rows to w (which holds β·z),
+/// or with the one-dispatch ending to the plan's accumulator, its last workgroup writing w.
 pub(super) fn stream(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>) -> Result<()> {
     let gpu = batch.gpu();
     let cfg = &plan.config;
     let t = plan.stream.as_ref().expect("stream tiles");
+    // X is one band (the stream copy fits one binding).
+    let finish = finishing(plan, 0, w);
+    let accum = plan.finish.as_ref().map_or(w, |f| &f.acc);
     let mut defs = vec![];
     if cfg.native_atomics {
         defs.push("F32_ATOMIC");
@@ -29,6 +37,9 @@ pub(super) fn stream(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
     if cfg.segmented {
         defs.push("SEGMENTED");
     }
+    if finish.is_some() {
+        defs.push("FINISH");
+    }
     let k = gpu.kernel(&KernelSpec {
         name: "fused/stream",
         defines: defs,
@@ -38,7 +49,11 @@ pub(super) fn stream(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
             ("RMAX", t.rows_max as f64),
             ("NCOLS", plan.n.max(1) as f64),
         ],
-        bindings: &STREAM_BINDINGS,
+        bindings: if finish.is_some() {
+            &STREAM_FINISH_BINDINGS
+        } else {
+            &STREAM_BINDINGS
+        },
     })?;
     let params = gpu.uniform(
         "fused.stream.params",
@@ -47,22 +62,29 @@ pub(super) fn stream(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
             plan.n as u32,
             op.v.is_some() as u32,
             op.alpha.to_bits(),
+            op.beta.to_bits(),
+            0,
+            0,
+            0,
         ],
     );
-    let bg = k.bind_ranges(
-        gpu,
-        &[
-            params.as_entire_buffer_binding(),
-            whole(&t.tiles),
-            whole(&t.keys),
-            whole(&t.values),
-            whole(&t.lead),
-            whole(&t.rows),
-            whole(op.y),
-            whole(op.v.unwrap_or(&plan.dummy)),
-            whole(w),
-        ],
-    )?;
+    let mut all = vec![
+        params.as_entire_buffer_binding(),
+        whole(&t.tiles),
+        whole(&t.keys),
+        whole(&t.values),
+        whole(&t.lead),
+        whole(&t.rows),
+        whole(op.y),
+        whole(op.v.unwrap_or(&plan.dummy)),
+        whole(accum),
+    ];
+    if let Some(f) = finish {
+        // After the stand-in the other kernels bind at 8: the counter, z and w.
+        let [_, rest @ ..] = finish_bindings(plan, op, f);
+        all.extend(rest);
+    }
+    let bg = k.bind_ranges(gpu, &all)?;
     let groups = cfg.groups.min(t.ntiles).max(1);
     batch.dispatch(&k, bg, [groups, 1, 1])
 }
