@@ -484,9 +484,7 @@ fn sorted(
         .saturating_mul(r.groups_resident(wg, need(epl, on) as u32));
     let tiles_about = x.nnz().div_ceil(tile as usize).max(1);
     let max_groups = caps.max_workgroups_per_dimension as usize;
-    let mut groups = (resident as usize).min(tiles_about).min(max_groups).max(1);
-    // Tiles end at row boundaries, so there are fewer than twice the full tiles: enough
-    // workgroups that each takes few enough tiles for the device's loop budget.
+    let groups = (resident as usize).min(tiles_about).min(max_groups).max(1);
     let m = x.shape().0;
     let mu = if m == 0 {
         0.0
@@ -496,28 +494,8 @@ fn sorted(
     let per_tile = loops::sorted_tile(epl, wg, vs, mu);
     // Loops over n only with a workgroup copy of w.
     let fixed = if on { loops::workgroup_w(n, wg) } else { 1 };
-    match loops::max_per_invocation(loop_cap::budget(caps.loop_cap), per_tile, fixed) {
-        None => {}
-        Some(0) => {
-            return Err(loop_err(
-                caps,
-                format!("a tile of {tile} entries"),
-                per_tile + fixed,
-            ))
-        }
-        Some(k) => {
-            let tiles_max = 2 * tiles_about;
-            let need = tiles_max.div_ceil(k as usize);
-            if need > max_groups {
-                return Err(loop_err(
-                    caps,
-                    format!("{tiles_max} tiles over at most {max_groups} workgroups"),
-                    tiles_max.div_ceil(max_groups) as u64 * per_tile + fixed,
-                ));
-            }
-            groups = groups.max(need.min(tiles_max));
-        }
-    }
+    // Tiles end at row boundaries, so there are fewer than twice the full tiles.
+    let groups = tile_grid(caps, groups, 2 * tiles_about, tile, (per_tile, fixed))?;
     let groups = groups as u32;
     // The sorted kernel walks tiles, not vectors of rows (C is 1), but a C of 0 is refused
     // here as by every other variant rather than run as something else.
@@ -566,6 +544,39 @@ fn sorted(
         },
         used_hint,
     ))
+}
+
+/// The workgroups of a kernel whose workgroups stride over at most `tiles_max` tiles of `tile`
+/// entries (`per_tile` loop iterations per invocation each, `fixed` besides): `groups`, raised
+/// where a device's loop budget needs more workgroups so each takes few enough tiles; an
+/// error when even one tile, or the most workgroups, is past the budget.
+fn tile_grid(
+    caps: &crate::Caps,
+    groups: usize,
+    tiles_max: usize,
+    tile: u32,
+    (per_tile, fixed): (u64, u64),
+) -> Result<usize> {
+    let max_groups = caps.max_workgroups_per_dimension as usize;
+    match loops::max_per_invocation(loop_cap::budget(caps.loop_cap), per_tile, fixed) {
+        None => Ok(groups),
+        Some(0) => Err(loop_err(
+            caps,
+            format!("a tile of {tile} entries"),
+            per_tile + fixed,
+        )),
+        Some(k) => {
+            let need = tiles_max.div_ceil(k as usize);
+            if need > max_groups {
+                return Err(loop_err(
+                    caps,
+                    format!("{tiles_max} tiles over at most {max_groups} workgroups"),
+                    tiles_max.div_ceil(max_groups) as u64 * per_tile + fixed,
+                ));
+            }
+            Ok(groups.max(need.min(tiles_max)))
+        }
+    }
 }
 
 /// Storage bindings of the folded main kernels at most (`fused.sorted` with FINISH: its

@@ -29,6 +29,7 @@ pub mod linreg;
 pub mod logreg;
 pub mod long;
 pub mod loops;
+mod pattern;
 pub mod plan;
 pub mod reorder;
 pub mod split;
@@ -50,54 +51,8 @@ pub use config::{SORTED_EPL_MAX, SPLIT_EPL, STREAM_EPL};
 pub use cpu::HostOp;
 pub use device::FINISH_COLUMNS;
 pub use diag::Diag;
+pub use pattern::Pattern;
 pub use reorder::Reorder;
-
-/// The instantiations of Table 1.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub enum Pattern {
-    /// α·Xᵀy (y ∈ ℝᵐ).
-    Xty,
-    /// Xᵀ(X·y).
-    Xtxy,
-    /// Xᵀ(v ⊙ (X·y)).
-    Xtvxy,
-    /// Xᵀ(X·y) + β·z.
-    XtxyBz,
-    /// α·Xᵀ(v ⊙ (X·y)) + β·z.
-    Full,
-}
-
-impl Pattern {
-    /// Every instantiation.
-    pub const ALL: [Pattern; 5] = [
-        Pattern::Xty,
-        Pattern::Xtxy,
-        Pattern::Xtvxy,
-        Pattern::XtxyBz,
-        Pattern::Full,
-    ];
-
-    /// The CLI name (`xty`, `xtxy`, `xtvxy`, `xtxy-bz`, `full`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Pattern::Xty => "xty",
-            Pattern::Xtxy => "xtxy",
-            Pattern::Xtvxy => "xtvxy",
-            Pattern::XtxyBz => "xtxy-bz",
-            Pattern::Full => "full",
-        }
-    }
-
-    /// Whether the instantiation takes v.
-    pub fn has_v(self) -> bool {
-        matches!(self, Pattern::Xtvxy | Pattern::Full)
-    }
-
-    /// Whether the instantiation adds β·z.
-    pub fn has_z(self) -> bool {
-        matches!(self, Pattern::XtxyBz | Pattern::Full)
-    }
-}
 
 /// Which kernels compute the pattern.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

@@ -1,9 +1,9 @@
 //! The `stream` variant's configuration ([`crate::fused::stream`]).
 
-use super::{loop_err, option_err, pow2_in};
+use super::{option_err, pow2_in, tile_grid};
 use crate::fused::plan::Residency;
 use crate::fused::{loops, stream, Config, Matrix, Options, Variant};
-use crate::gpu::{loop_cap, Gpu};
+use crate::gpu::Gpu;
 use crate::Result;
 
 /// Entries per invocation of `fused.stream` when the caller leaves it open.
@@ -84,34 +84,16 @@ pub(super) fn stream(
     let resident = r.units.saturating_mul(r.groups_resident(wg, shared));
     let tiles_about = s.nnz().div_ceil(tile as usize).max(1);
     let max_groups = caps.max_workgroups_per_dimension as usize;
-    let mut groups = (resident as usize).min(tiles_about).min(max_groups).max(1);
+    let groups = (resident as usize).min(tiles_about).min(max_groups).max(1);
     // Tiles end at row boundaries (and at `rows` rows): on a device with a loop budget,
     // enough workgroups that each takes few enough tiles.
     let mu = s.nnz() as f64 / m.max(1) as f64;
     let rows_per_tile = ((tile as f64 / mu.max(1.0)).ceil() as u64).min(rows as u64) as u32;
     let per_tile = loops::stream_tile(epl, wg, rows_per_tile, rows);
     let fixed = loops::workgroup_w(n, wg) + 3 * (rows as u64).div_ceil(wg as u64);
-    if let Some(k) = loops::max_per_invocation(loop_cap::budget(caps.loop_cap), per_tile, fixed) {
-        if k == 0 {
-            return Err(loop_err(
-                caps,
-                format!("a tile of {tile} entries"),
-                per_tile + fixed,
-            ));
-        }
-        let full = (s.nnz() as u64).div_ceil(tile as u64);
-        let by_rows = (m as u64).div_ceil(rows.max(1) as u64);
-        let tiles_max = (2 * full + by_rows) as usize;
-        let need = tiles_max.div_ceil(k as usize);
-        if need > max_groups {
-            return Err(loop_err(
-                caps,
-                format!("{tiles_max} tiles over at most {max_groups} workgroups"),
-                tiles_max.div_ceil(max_groups) as u64 * per_tile + fixed,
-            ));
-        }
-        groups = groups.max(need.min(tiles_max));
-    }
+    let full = s.nnz().div_ceil(tile as usize);
+    let tiles_max = 2 * full + m.div_ceil(rows.max(1) as usize);
+    let groups = tile_grid(caps, groups, tiles_max, tile, (per_tile, fixed))?;
     let long_row = options.long_row.unwrap_or(tile).min(tile);
     Ok(Some(Config {
         variant: Variant::Stream,
