@@ -1,9 +1,10 @@
 //! The stream variant (`Variant::Stream`): row tiles in CSR order, the row sums chained
 //! across invocations (by subgroup shuffles or through workgroup memory), the entries scaled
 //! from registers. Against the f64 twin (w poisoned with NaN) for every pattern: rows that
-//! span many subgroups, one-entry and empty rows, long rows through the long-row path, tiles
-//! cut by their row cap, the next tile's entries loaded during the scatter, 4 or 8 entries per
-//! invocation, native or compare-exchange adds, the one-dispatch ending over repeated runs;
+//! span many subgroups, one-entry and empty rows, long rows taken whole by a workgroup of the
+//! same kernel, tiles cut by their row cap, the next tile's entries loaded during the scatter,
+//! 4 or 8 entries per invocation, native or compare-exchange adds, the one-dispatch ending
+//! over repeated runs (with and without long rows);
 //! where it does not apply it runs `Fused`, and a bad entry count is refused.
 
 mod common;
@@ -60,6 +61,9 @@ fn every_pattern(gpu: &Gpu, x: &Csr, o: &Options, seed: u64) {
         let (_, plan) = check(gpu, Matrix::Sparse(x), o, p, seed);
         let c = plan.config;
         assert_eq!(c.variant, Variant::Stream, "{}", c.describe());
+        // Long rows or not, one kernel (and w = β·z before it without the ending).
+        let alone = usize::from(!plan.finishes());
+        assert_eq!(plan.dispatches(p), 1 + alone, "{}", c.describe());
         assert_eq!(c.tile, o.workgroup.unwrap() * o.epl.unwrap_or(STREAM_EPL));
         let whole_subgroups = o.workgroup.unwrap() >= gpu.caps.subgroup_max_size;
         assert_eq!(c.segmented, gpu.caps.subgroups && whole_subgroups);
@@ -89,7 +93,7 @@ fn stream_equals_the_twin_on_power_law_x() {
 fn rows_across_many_subgroups_and_tiles_cut_by_rows() {
     // Rows of 300 entries span 38 invocations at 8 each (several subgroups of any size up
     // to 32), beside rows of one entry and empty ones; rows of 2,100 entries exceed a tile
-    // of 2,048 and go through the long-row path.
+    // of 2,048 and are taken whole by a workgroup.
     let gpu = common::gpu();
     let long = rows_of(90, 2_500, &[300, 1, 0, 57, 2, 300, 2_100, 5], 161);
     for (wg, epl, prefetch) in [(256, 8, false), (256, 8, true), (512, 4, false)] {
@@ -123,17 +127,24 @@ fn one_dispatch_ending_holds_over_repeated_runs() {
     // Without long rows and with room for the flag the plan is one dispatch: the last
     // workgroup writes w = β·z + the sum and leaves the accumulator zero, so a second run of
     // the same plan equals the twin again; with --fold off, w = β·z first, then the kernel.
+    // Rows past the threshold (24) keep it: the workgroups take them in the same kernel.
     let gpu = common::gpu();
     let x = sparse_x(900, 120, 6_000, 181);
     let vecs = common::fused::vectors(900, 120, false, 182);
     let op = common::fused::host_op(Pattern::Full, &vecs, -0.75, 1.25);
-    for (fold, dispatches) in [(true, 1), (false, 2)] {
+    for (fold, long_row, dispatches) in [
+        (true, None, 1),
+        (false, None, 2),
+        (true, Some(24), 1),
+        (false, Some(24), 2),
+    ] {
         let o = Options {
             fold,
-            ..stream(64, 8, false, None)
+            ..stream(64, 8, false, long_row)
         };
         let (_, plan) = common::fused::check_op(gpu, Matrix::Sparse(&x), &o, &op);
         assert_eq!(plan.finishes(), fold);
+        assert_eq!(plan.long_chunks() > 0, long_row.is_some());
         assert_eq!(plan.dispatches(Pattern::Full), dispatches);
         let (want, mag) = Matrix::Sparse(&x).reference(&op);
         for _ in 0..2 {

@@ -26,7 +26,11 @@
 // Each workgroup ends by adding α·its copy to `accum`: w itself, which already holds β·z
 // (fused/axpy), or under FINISH the plan's accumulator (all zero before the dispatch), the last
 // workgroup to flush writing w = β·z + accum (fused/finish: one dispatch in all).
-// Rows longer than the long-row threshold are in no tile (fused/long_rows takes them).
+// Rows longer than the long-row threshold (at most a tile) are in no tile: the items after
+// the tiles (`params.nlong` of them, longest first) each hold one, and the workgroups take
+// them first, each whole: its dot product summed over the workgroup, then its entries read
+// again (from cache) and added to the copy of w by plain adds (a row's columns are distinct,
+// and barriers keep the workgroup's other adds apart). No other pass is needed.
 #import shared/atomic_f32
 #import shared/atomic_f32_wg
 
@@ -48,7 +52,8 @@ struct Params {
     alpha: f32,
     // FINISH: β.
     beta: f32,
-    _pad0: u32,
+    // Long rows: tiles[ntiles ..] = (first entry, padded entries, X's row, entries).
+    nlong: u32,
     _pad1: u32,
     _pad2: u32,
 }
@@ -133,6 +138,75 @@ fn load_entries(tile: u32, slot: u32) -> Entries {
     return e;
 }
 
+#ifndef XTY
+// The sum of every invocation's d, returned to all. Call in uniform control flow; the caller
+// keeps a barrier before the scratch (chain / head) is written again.
+fn workgroup_total(d: f32, tid: u32, sg_lane: u32, sg_size: u32, sg_id: u32) -> f32 {
+#ifdef SEGMENTED
+    let s = subgroupAdd(d);
+    if sg_lane == 0u {
+        chain[sg_id] = s;
+    }
+    workgroupBarrier();
+    // Every subgroup sums the subgroup sums alike.
+    let nsg = (WG + sg_size - 1u) / sg_size;
+    var t = 0.0;
+    for (var g = sg_lane; g < nsg; g += sg_size) {
+        t += chain[g];
+    }
+    return subgroupAdd(t);
+#else
+    head[tid] = d;
+    workgroupBarrier();
+    for (var h = WG / 2u; h > 0u; h >>= 1u) {
+        if tid < h {
+            head[tid] += head[tid + h];
+        }
+        workgroupBarrier();
+    }
+    return head[0];
+#endif
+}
+#endif
+
+// Long row `item` (tiles[item]) by the whole workgroup: its products summed, then scaled and
+// added to the copy of w. Call in uniform control flow; ends with a barrier.
+fn long_row(item: u32, tid: u32, sg_lane: u32, sg_size: u32, sg_id: u32) {
+    let t = tiles[item];
+    let base = t.x / 4u;
+    let quads = t.y / 4u;
+    var s = 1.0;
+    if (params.flags & 1u) != 0u {
+        s = v[t.z];
+    }
+#ifdef XTY
+    s *= y[t.z];
+#else
+    var d = 0.0;
+    for (var i = tid; i < quads; i += WG) {
+        let k = keys[base + i];
+        let x = vals[base + i];
+        for (var c = 0u; c < 4u; c++) {
+            if k[c] != PAD {
+                d += x[c] * y[k[c]];
+            }
+        }
+    }
+    s *= workgroup_total(d, tid, sg_lane, sg_size, sg_id);
+#endif
+    for (var i = tid; i < quads; i += WG) {
+        let k = keys[base + i];
+        let x = vals[base + i];
+        for (var c = 0u; c < 4u; c++) {
+            if k[c] != PAD {
+                let col = k[c];
+                atomicStore(&wg_accum[col], bitcast<u32>(wg_accum_load(col) + x[c] * s));
+            }
+        }
+    }
+    workgroupBarrier();
+}
+
 // The tile's row factors into fac[base ..].
 fn load_fac(tile: u32, base: u32, tid: u32) {
     let t = tiles[tile];
@@ -170,8 +244,19 @@ fn main(
     for (var i = tid; i < params.n; i += WG) {
         atomicStore(&wg_accum[i], 0u);
     }
-    // tile is uniform across the workgroup: every barrier below is reached by all.
-    var tile = wid.x;
+    workgroupBarrier();
+    // Items are strided over the grid: the long rows first, then the tiles. item and tile
+    // are uniform across the workgroup: every barrier below is reached by all.
+#ifndef SEGMENTED
+    let sg_lane = 0u;
+    let sg_size = 1u;
+    let sg_id = 0u;
+#endif
+    var item = wid.x;
+    for (; item < params.nlong; item += nwg.x) {
+        long_row(params.ntiles + item, tid, sg_lane, sg_size, sg_id);
+    }
+    var tile = item - params.nlong;
     var cur: Entries;
     if tile < params.ntiles {
         load_fac(tile, 0u, tid);

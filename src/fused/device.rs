@@ -72,8 +72,9 @@ pub(super) struct SortedX {
 }
 
 /// The device side of [`stream`]: the row tiles (`[first entry, entries, first row index,
-/// rows]` each), keys and values as `vec4` words, each invocation's lead row, X's row of
-/// each tile row, and the rows of the fullest tile (the kernel's RMAX).
+/// rows]` each) followed by the long rows (`[first entry, padded entries, X's row, entries]`
+/// each), keys and values as `vec4` words, each invocation's lead row, X's row of each tile
+/// row, and the rows of the fullest tile (the kernel's RMAX).
 pub(super) struct StreamX {
     pub(super) tiles: GpuBuffer<u32>,
     pub(super) keys: GpuBuffer<u32>,
@@ -81,6 +82,8 @@ pub(super) struct StreamX {
     pub(super) lead: GpuBuffer<u32>,
     pub(super) rows: GpuBuffer<u32>,
     pub(super) ntiles: u32,
+    /// Long rows after the tiles in `tiles`.
+    pub(super) nlong: u32,
     pub(super) rows_max: u32,
 }
 
@@ -96,10 +99,12 @@ impl StreamX {
         };
         let mut values = s.values;
         values.resize(values.len().max(4), 0.0);
+        let items: Vec<u32> = s.tiles.iter().chain(&s.longs).flatten().copied().collect();
         Ok(StreamX {
             ntiles: s.tiles.len() as u32,
+            nlong: s.longs.len() as u32,
             rows_max: s.rows_max.max(1),
-            tiles: GpuBuffer::upload(gpu, "fused.stream_tiles", &pad4(s.tiles.concat()))?,
+            tiles: GpuBuffer::upload(gpu, "fused.stream_tiles", &pad4(items))?,
             keys: GpuBuffer::upload(gpu, "fused.stream_keys", &pad4(s.keys))?,
             values: GpuBuffer::upload(gpu, "fused.stream_values", &values)?,
             lead: GpuBuffer::upload(gpu, "fused.stream_lead", &pad4(s.lead))?,
@@ -292,10 +297,13 @@ impl Plan {
             DeviceX::Dense { .. } => &[],
         };
         let long = match x {
-            Matrix::Sparse(s) if config.long_row != u32::MAX => {
+            // The stream kernel takes its long rows itself ([`stream`]).
+            Matrix::Sparse(s)
+                if config.long_row != u32::MAX && config.variant != Variant::Stream =>
+            {
                 let (chunks, rows) = long::chunks(s, config.long_row)?;
-                // The stream kernel takes no long-row chunks: its long rows stay unfolded.
-                let folded = (config.fold && config.variant != Variant::Stream)
+                let folded = config
+                    .fold
                     .then(|| long::fold_codes(&chunks))
                     .flatten()
                     .filter(|_| folded_fits_loop_budget(gpu, &config, s, n, chunks.len()));

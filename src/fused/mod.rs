@@ -301,8 +301,8 @@ pub struct Config {
     /// instead of 5 (`xty`: 2 instead of 3). Rows of more than [`long::FOLD_CHUNKS_MAX`]
     /// chunks keep the unfolded sequence. Without long rows, w in workgroup memory and n at
     /// most [`FINISH_COLUMNS`] per invocation: one dispatch, whose last workgroup writes
-    /// w = β·z + the sum (no `axpy` before it). `Stream` takes that ending alone (its long
-    /// rows keep the separate passes). [`Plan::dispatches`] tells the count.
+    /// w = β·z + the sum (no `axpy` before it). `Stream` takes its long rows in its one
+    /// kernel, so only that ending applies to it. [`Plan::dispatches`] tells the count.
     pub fold: bool,
     /// Sparse `fused`: each lane's first `regs` entries of a row stay in registers from the
     /// dot product to the scatter (loaded together, not re-read); 0: none.
@@ -408,9 +408,14 @@ impl Plan {
         self.sorted.as_ref().is_some_and(|t| t.cols.is_some())
     }
 
-    /// Chunks of the long-row path (0: every row goes through the main kernel).
+    /// Chunks of the long-row path, or the `Stream` kernel's long rows (each taken whole by
+    /// a workgroup of the one kernel); 0: none.
     pub fn long_chunks(&self) -> usize {
-        self.long.as_ref().map_or(0, |l| l.nchunks as usize)
+        match (&self.long, &self.stream) {
+            (Some(l), _) => l.nchunks as usize,
+            (None, Some(t)) => t.nlong as usize,
+            _ => 0,
+        }
     }
 
     /// Whether the main kernel's last workgroup writes w (one dispatch, [`Config::fold`]).

@@ -2,9 +2,14 @@
 //! Consecutive rows are cut into tiles of at most `cap` entries and `rows_cap` rows, copied
 //! with every tile starting at a multiple of 4 entries and padded to one, so an invocation
 //! loads its entries as whole `vec4`s. An entry is a key — its column, with [`START`] set on
-//! the first entry of its row — and a value. Empty rows and rows longer than the long-row
-//! threshold are in no tile (the long-row path takes the latter); a tile's rows are numbered
-//! 0.. in order (its *tile rows*) and [`Stream::rows`] names X's row of each.
+//! the first entry of its row — and a value. Empty rows are in no tile; a tile's rows are
+//! numbered 0.. in order (its *tile rows*) and [`Stream::rows`] names X's row of each.
+//!
+//! Rows longer than the long-row threshold (at most a tile) are in no tile either: their
+//! entries follow the tiles', each row padded to a multiple of 4, and [`Stream::longs`] lists
+//! them longest first. The same kernel takes each such row with a whole workgroup — its dot
+//! product summed over the workgroup, then its entries (read again, now from cache) scattered
+//! — so a power-law X needs no other pass.
 //!
 //! Invocation `t` of a workgroup takes the tile's entries `t·epl .. t·epl + epl`;
 //! [`Stream::lead`] holds the tile row of its first entry, so the kernel finds every entry's
@@ -34,6 +39,9 @@ pub struct Stream {
     pub rows: Vec<u32>,
     /// Rows of the fullest tile.
     pub rows_max: u32,
+    /// The long rows, longest first: their first entry (a multiple of 4, past the tiles'
+    /// entries), entries padded to a multiple of 4, X's row, and entries.
+    pub longs: Vec<[u32; 4]>,
 }
 
 /// Whether X's columns fit a key beside the [`START`] bit (and differ from [`PAD`]).
@@ -41,8 +49,9 @@ pub fn fits(ncols: usize) -> bool {
     (ncols as u64) < u64::from(START) - 1
 }
 
-/// Cuts X into tiles of at most `wg · epl` entries and `rows_cap` rows, skipping rows longer
-/// than `long` (at most a tile) and empty rows. `epl` is a multiple of 4 and `wg` even.
+/// Cuts X into tiles of at most `wg · epl` entries and `rows_cap` rows, skipping empty rows
+/// and rows longer than `long` (at most a tile), which follow as [`Stream::longs`]. `epl` is
+/// a multiple of 4 and `wg` even.
 pub fn build(x: &Csr, wg: u32, epl: u32, long: u32, rows_cap: u32) -> Result<Stream> {
     let cap = wg as u64 * epl as u64;
     if !fits(x.ncols)
@@ -66,7 +75,8 @@ pub fn build(x: &Csr, wg: u32, epl: u32, long: u32, rows_cap: u32) -> Result<Str
     let rows_in = (0..x.nrows)
         .filter(|&r| len(r) > 0 && len(r) <= long)
         .count();
-    let about = x.nnz() + 3 * rows_in;
+    let mut long_rows: Vec<usize> = (0..x.nrows).filter(|&r| len(r) > long).collect();
+    let about = x.nnz() + 3 * (rows_in + long_rows.len());
     let mut keys: Vec<u32> = limits::try_with_capacity("stream-tile keys", about)?;
     let mut values: Vec<f32> = limits::try_with_capacity("stream-tile values", about)?;
     let mut rows: Vec<u32> = limits::try_with_capacity("stream-tile rows", rows_in)?;
@@ -108,6 +118,24 @@ pub fn build(x: &Csr, wg: u32, epl: u32, long: u32, rows_cap: u32) -> Result<Str
         lead.extend(tile_leads(&keys[first..], wg, epl));
     }
     let rows_max = tiles.iter().map(|t| t[3]).max().unwrap_or(0);
+    // Longest first: the heaviest items start early and the grid's tail stays short.
+    long_rows.sort_by_key(|&r| std::cmp::Reverse(len(r)));
+    let mut longs = Vec::with_capacity(long_rows.len());
+    for r in long_rows {
+        let first = keys.len();
+        let (b, l) = (x.row_ptr[r] as usize, len(r));
+        keys.extend_from_slice(&x.col_idx[b..b + l as usize]);
+        values.extend_from_slice(&x.values[b..b + l as usize]);
+        let padded = l.checked_next_multiple_of(4).ok_or_else(|| too_many(x))?;
+        keys.resize(first + padded as usize, PAD);
+        values.resize(first + padded as usize, 0.0);
+        longs.push([
+            u32::try_from(first).map_err(|_| too_many(x))?,
+            padded,
+            r as u32,
+            l,
+        ]);
+    }
     Ok(Stream {
         tiles,
         keys,
@@ -115,6 +143,7 @@ pub fn build(x: &Csr, wg: u32, epl: u32, long: u32, rows_cap: u32) -> Result<Str
         lead,
         rows,
         rows_max,
+        longs,
     })
 }
 
@@ -215,6 +244,27 @@ mod tests {
         }
         assert_eq!(seen, want);
         assert_eq!(s.rows_max, s.tiles.iter().map(|t| t[3]).max().unwrap());
+        // The long rows, longest first, after the tiles' entries.
+        let long_rows: Vec<usize> = (0..x.nrows)
+            .filter(|&r| x.row_range(r).len() > long as usize)
+            .collect();
+        assert_eq!(s.longs.len(), long_rows.len());
+        assert!(s.longs.windows(2).all(|p| p[0][3] >= p[1][3]));
+        let tiles_end = s.tiles.last().map_or(0, |t| t[0] + t[1]);
+        for l in &s.longs {
+            assert!(l[0] >= tiles_end && l[0] % 4 == 0 && l[1] == l[3].next_multiple_of(4));
+            let r = l[2] as usize;
+            let b = x.row_ptr[r] as usize;
+            let keys = &s.keys[l[0] as usize..(l[0] + l[1]) as usize];
+            for (i, &k) in keys.iter().enumerate() {
+                if i < l[3] as usize {
+                    assert_eq!(k, x.col_idx[b + i]);
+                    assert_eq!(s.values[l[0] as usize + i], x.values[b + i]);
+                } else {
+                    assert_eq!(k, PAD);
+                }
+            }
+        }
     }
 
     #[test]

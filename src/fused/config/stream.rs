@@ -30,7 +30,7 @@ pub(crate) fn rows_cap(gpu: &Gpu, n: usize, wg: u32, tile: u32) -> u32 {
 /// binding: the caller runs `Fused`). A workgroup size (the caller's or 1,024 at most), EPL
 /// entries per invocation (the caller's or [`STREAM_EPL`]), one workgroup per resident slot
 /// (tiles strided over the grid), rows longer than a tile (or the caller's threshold, at most
-/// a tile) through the long-row path.
+/// a tile) each taken whole by a workgroup of the same kernel.
 pub(super) fn stream(
     gpu: &Gpu,
     x: Matrix,
@@ -92,9 +92,16 @@ pub(super) fn stream(
     let per_tile = loops::stream_tile(epl, wg, rows_per_tile, rows);
     let fixed = loops::workgroup_w(n, wg) + 3 * (rows as u64).div_ceil(wg as u64);
     let full = s.nnz().div_ceil(tile as usize);
-    let tiles_max = 2 * full + m.div_ceil(rows.max(1) as usize);
-    let groups = tile_grid(caps, groups, tiles_max, tile, (per_tile, fixed))?;
     let long_row = options.long_row.unwrap_or(tile).min(tile);
+    // A long row costs a workgroup two passes over its entries (at most a tile's loop
+    // iterations per tile of them) and its dot product's sum (less than one tile's more).
+    let long_items: usize = (0..m)
+        .map(|r| s.row_range(r).len())
+        .filter(|&l| l > long_row as usize)
+        .map(|l| l.div_ceil(tile as usize) + 1)
+        .sum();
+    let tiles_max = 2 * full + m.div_ceil(rows.max(1) as usize) + long_items;
+    let groups = tile_grid(caps, groups, tiles_max, tile, (per_tile, fixed))?;
     Ok(Some(Config {
         variant: Variant::Stream,
         dense: false,
@@ -109,12 +116,12 @@ pub(super) fn stream(
         long_row,
         tile,
         native_atomics,
-        // The long-row dot pre-pass reduces its chunks with the model's VS.
+        // The row passes a caller runs on this plan (the logistic terms) reduce with VS.
         subgroup_reduce: options.subgroups && caps.subgroups && caps.shuffle_fits(vs),
         subgroup_wide: false,
         // Row chains summed across subgroups: workgroups of whole subgroups.
         segmented: options.subgroups && caps.subgroups && wg >= caps.subgroup_max_size,
-        // The one-dispatch ending only (long rows keep the unfolded passes).
+        // The one-dispatch ending (long rows are in the same kernel).
         fold: super::fold_fits(gpu, options),
         regs: 0,
         prefetch: options.prefetch,

@@ -15,8 +15,9 @@ const STREAM_FINISH_BINDINGS: [Binding; 12] = [
     Uniform, Read, Read, Read, Read, Read, Read, Read, ReadWrite, ReadWrite, Read, ReadWrite,
 ];
 
-/// Records `fused.stream` adding α·Xᵀ(v ⊙ (X·y)) over the tiled rows to w (which holds β·z),
-/// or with the one-dispatch ending to the plan's accumulator, its last workgroup writing w.
+/// Records `fused.stream` adding α·Xᵀ(v ⊙ (X·y)) over X's tiles and long rows to w (which
+/// holds β·z), or with the one-dispatch ending to the plan's accumulator, its last workgroup
+/// writing w.
 pub(super) fn stream(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>) -> Result<()> {
     let gpu = batch.gpu();
     let cfg = &plan.config;
@@ -63,7 +64,7 @@ pub(super) fn stream(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
             op.v.is_some() as u32,
             op.alpha.to_bits(),
             op.beta.to_bits(),
-            0,
+            t.nlong,
             0,
             0,
         ],
@@ -85,6 +86,6 @@ pub(super) fn stream(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
         all.extend(rest);
     }
     let bg = k.bind_ranges(gpu, &all)?;
-    let groups = cfg.groups.min(t.ntiles).max(1);
+    let groups = cfg.groups.min(t.ntiles + t.nlong).max(1);
     batch.dispatch(&k, bg, [groups, 1, 1])
 }
