@@ -1,6 +1,6 @@
 //! The fused kernels' timing-only switches (`fused::Diag`, `wgsparse fused --diag`): each
 //! removes what it names (with no adds or no flush, w is β·z alone), they apply only to the
-//! sparse fused and sorted kernels with w in workgroup memory, and neither the checks, the
+//! sparse fused, sorted and stream kernels with w in workgroup memory, and neither the checks, the
 //! export nor the autotuner take them.
 
 mod common;
@@ -27,9 +27,20 @@ fn no_adds_or_no_flush_leave_beta_z_alone() {
     let vecs = vectors(x.nrows, x.ncols, false, 4);
     let op = host_op(Pattern::Full, &vecs, -0.75, 1.25);
     let want: Vec<f32> = vecs.z.iter().map(|&z| 1.25 * z).collect();
-    for variant in [Variant::Fused, Variant::Sorted] {
+    // The stream kernel's long rows (past 24 entries) are in its one dispatch: switched too.
+    let stream_long = |list: &str| Options {
+        long_row: Some(24),
+        ..diag_opts(Variant::Stream, list)
+    };
+    for variant in [Variant::Fused, Variant::Sorted, Variant::Stream] {
         for list in ["skip-wg-adds", "skip-flush", "skip-wg-adds,skip-flush"] {
-            let plan = Plan::new(gpu, Matrix::Sparse(&x), &diag_opts(variant, list)).unwrap();
+            let o = if variant == Variant::Stream {
+                stream_long(list)
+            } else {
+                diag_opts(variant, list)
+            };
+            let plan = Plan::new(gpu, Matrix::Sparse(&x), &o).unwrap();
+            assert!(variant != Variant::Stream || plan.long_chunks() > 0);
             assert!(plan.config.workgroup_w && plan.config.diag.any());
             let got = plan.run_host(gpu, &op).unwrap();
             for (i, (g, w)) in got.iter().zip(&want).enumerate() {

@@ -215,3 +215,45 @@ fn runs_fused_where_it_does_not_apply_and_refuses_bad_entry_counts() {
     assert_ne!(code, 0);
     assert!(err.contains("4 or 8"), "{err}");
 }
+
+#[test]
+fn y_in_workgroup_memory_or_not_equals_the_twin() {
+    // y copied beside w (asked for) or gathered from global memory (the default), long rows
+    // included; where w and y together would leave a tile fewer than 32 rows, asking for the
+    // copy is refused by name.
+    let gpu = common::gpu();
+    let x = with_hot_columns(&sparse_x(900, 300, 7_000, 191), &[3], 192);
+    for y_shared in [None, Some(true), Some(false)] {
+        let o = Options {
+            y_shared,
+            ..stream(64, 8, false, Some(30))
+        };
+        for p in Pattern::ALL {
+            let (_, plan) = check(gpu, Matrix::Sparse(&x), &o, p, 193);
+            assert_eq!(plan.config.y_shared, y_shared == Some(true));
+            assert!(plan.long_chunks() > 0);
+        }
+    }
+    let wg = 64u64;
+    let bytes = gpu.caps.max_workgroup_storage_bytes as u64;
+    // 8 bytes a column for w and y, 8 an invocation, the 4-byte flag, 16 a row.
+    let n = ((bytes - 8 * wg - 4 - 16 * 32) / 8 + 2) as usize;
+    let wide = sparse_x(300, n, 3_000, 194);
+    let (_, plan) = check(
+        gpu,
+        Matrix::Sparse(&wide),
+        &stream(wg as u32, 8, false, None),
+        Pattern::Full,
+        195,
+    );
+    assert_eq!(plan.config.variant, Variant::Stream);
+    assert!(!plan.config.y_shared);
+    let forced = Options {
+        y_shared: Some(true),
+        ..stream(wg as u32, 8, false, None)
+    };
+    let e = wgsparse::fused::Plan::new(gpu, Matrix::Sparse(&wide), &forced)
+        .err()
+        .expect("y in workgroup memory refused");
+    assert!(e.to_string().contains("y in workgroup memory"), "{e}");
+}

@@ -79,6 +79,17 @@ var<workgroup> finish_last: u32;
 #endif
 
 var<workgroup> wg_accum: array<atomic<u32>, NCOLS>;
+#ifdef Y_SHARED
+// y copied in at the start: the dot products' gathers read workgroup memory.
+var<workgroup> y_wg: array<f32, NCOLS>;
+fn y_col(c: u32) -> f32 {
+    return y_wg[c];
+}
+#else
+fn y_col(c: u32) -> f32 {
+    return y[c];
+}
+#endif
 var<workgroup> rsum: array<f32, 2u * RMAX>;
 var<workgroup> fac: array<f32, 2u * RMAX>;
 #ifdef SEGMENTED
@@ -169,6 +180,18 @@ fn workgroup_total(d: f32, tid: u32, sg_lane: u32, sg_size: u32, sg_id: u32) -> 
 }
 #endif
 
+// A long row's add to the copy of w: a plain load and store (no other invocation adds to
+// the column meanwhile). DIAG_SKIP_WG_ADDS consumes the term as `wg_accum_add` does.
+fn long_add(col: u32, t: f32) {
+#ifdef DIAG_SKIP_WG_ADDS
+    if t == 1.0e38 {
+        atomicStore(&wg_accum[col], bitcast<u32>(t));
+    }
+#else
+    atomicStore(&wg_accum[col], bitcast<u32>(wg_accum_load(col) + t));
+#endif
+}
+
 // Long row `item` (tiles[item]) by the whole workgroup: its products summed, then scaled and
 // added to the copy of w. Call in uniform control flow; ends with a barrier.
 fn long_row(item: u32, tid: u32, sg_lane: u32, sg_size: u32, sg_id: u32) {
@@ -188,7 +211,7 @@ fn long_row(item: u32, tid: u32, sg_lane: u32, sg_size: u32, sg_id: u32) {
         let x = vals[base + i];
         for (var c = 0u; c < 4u; c++) {
             if k[c] != PAD {
-                d += x[c] * y[k[c]];
+                d += x[c] * y_col(k[c]);
             }
         }
     }
@@ -199,8 +222,7 @@ fn long_row(item: u32, tid: u32, sg_lane: u32, sg_size: u32, sg_id: u32) {
         let x = vals[base + i];
         for (var c = 0u; c < 4u; c++) {
             if k[c] != PAD {
-                let col = k[c];
-                atomicStore(&wg_accum[col], bitcast<u32>(wg_accum_load(col) + x[c] * s));
+                long_add(k[c], x[c] * s);
             }
         }
     }
@@ -243,6 +265,9 @@ fn main(
 #endif
     for (var i = tid; i < params.n; i += WG) {
         atomicStore(&wg_accum[i], 0u);
+#ifdef Y_SHARED
+        y_wg[i] = y[i];
+#endif
     }
     workgroupBarrier();
     // Items are strided over the grid: the long rows first, then the tiles. item and tile
@@ -292,7 +317,7 @@ fn main(
                     started = true;
                     seg = 0.0;
                 }
-                seg += cur.x[j / 4u][j % 4u] * y[key & ~START];
+                seg += cur.x[j / 4u][j % 4u] * y_col(key & ~START);
             }
         }
         if !started {

@@ -145,6 +145,11 @@ pub struct FusedArgs {
     /// run of a column; default on where it applies; `auto` tunes it).
     #[arg(long, value_enum)]
     key16: Option<FoldArg>,
+    /// Sparse `stream`: y copied into workgroup memory beside w for the dot products' gathers
+    /// (default off: slower on an H200, where the scatter already loads workgroup memory;
+    /// refused where a tile would keep fewer than 32 rows).
+    #[arg(long, value_enum)]
+    stream_y: Option<FoldArg>,
     /// Reduce row dot products through workgroup memory, not subgroup shuffles.
     #[arg(long)]
     no_subgroups: bool,
@@ -158,10 +163,10 @@ pub struct FusedArgs {
     /// columns hold at least 30% of the entries (the tuner times both near that edge).
     #[arg(long, value_enum, default_value = "auto")]
     reorder_cols: ReorderArg,
-    /// Timing only, results not valid: switches of the sparse fused and sorted kernels with w
-    /// in workgroup memory, comma separated: skip-wg-adds (no adds into the workgroup copy of
-    /// w), plain-wg-adds (plain load and store instead of compare-exchange), skip-flush (no
-    /// flush into global w). Not with --check, --export or a tuned `auto`.
+    /// Timing only, results not valid: switches of the sparse fused, sorted and stream kernels
+    /// with w in workgroup memory, comma separated: skip-wg-adds (no adds into the workgroup
+    /// copy of w), plain-wg-adds (plain load and store instead of compare-exchange),
+    /// skip-flush (no flush into global w). Not with --check, --export or a tuned `auto`.
     #[arg(long)]
     diag: Option<String>,
     /// Search (VS, workgroup size, C) around the model; report the model's distance to the best.
@@ -320,6 +325,7 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
         epl: a.epl,
         row_tile: a.row_tile,
         key16: a.key16.map(|k| k == FoldArg::On),
+        y_shared: a.stream_y.map(|k| k == FoldArg::On),
         reorder: match a.reorder_cols {
             ReorderArg::Auto => Reorder::Auto,
             ReorderArg::On => Reorder::On,

@@ -163,6 +163,7 @@ pub(crate) fn resolve(
                 prefetch: false,
                 row_tile: 0,
                 key16: false,
+                y_shared: false,
                 reorder: false,
                 diag: Default::default(),
             },
@@ -358,6 +359,7 @@ pub(crate) fn resolve(
         prefetch: options.prefetch && regs > 0,
         row_tile: 0,
         key16: false,
+        y_shared: false,
         reorder: false,
         diag: Default::default(),
     };
@@ -539,6 +541,7 @@ fn sorted(
             prefetch: false,
             row_tile: 0,
             key16: false,
+            y_shared: false,
             reorder: false,
             diag: Default::default(),
         },

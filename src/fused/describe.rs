@@ -37,6 +37,9 @@ impl Config {
             if self.variant == super::Variant::Stream && self.prefetch {
                 s += " pipe";
             }
+            if self.y_shared {
+                s += " y-wg";
+            }
         }
         if self.regs > 0 {
             s += &format!(" regs={}", self.regs);

@@ -1,4 +1,4 @@
-//! Timing-only switches of the sparse `fused` and `sorted` kernels, to attribute their time
+//! Timing-only switches of the sparse `fused`, `sorted` and `stream` kernels, to attribute their time
 //! to the scatter into the workgroup copy of w and to its flush into global w (issue 9: at
 //! 500k × 4,096 the kernel streams X at 19% of the copy roofline, and neither the atomics'
 //! kind nor the workgroup footprint was the lever).
@@ -87,11 +87,14 @@ impl Diag {
 pub(super) fn apply(config: &mut Config, diag: Diag) -> Result<()> {
     let fits = !config.dense
         && config.workgroup_w
-        && matches!(config.variant, Variant::Fused | Variant::Sorted);
+        && matches!(
+            config.variant,
+            Variant::Fused | Variant::Sorted | Variant::Stream
+        );
     if diag.any() && !fits {
         return Err(Error::Option(format!(
-            "--diag {}: only the sparse fused and sorted kernels with w in workgroup memory \
-             have it (this plan: {})",
+            "--diag {}: only the sparse fused, sorted and stream kernels with w in workgroup \
+             memory have it (this plan: {})",
             diag.names().join(","),
             config.describe()
         )));

@@ -173,6 +173,9 @@ pub struct Options {
     /// `split`: the 16-bit layout ([`Config::key16`]; `None`: where it applies, with subgroup
     /// operations and row tiles of at most 32,768 rows).
     pub key16: Option<bool>,
+    /// `stream`: y in workgroup memory ([`Config::y_shared`]; `None`: off, the faster on an
+    /// H200; `Some(true)` is refused where it would leave a tile fewer than 32 rows).
+    pub y_shared: Option<bool>,
     /// Sparse X: its columns re-indexed by descending entry count at plan time ([`reorder`];
     /// `Auto`: on the large-n path with skewed columns, [`Reorder::Auto`]).
     pub reorder: Reorder,
@@ -201,6 +204,7 @@ impl Default for Options {
             epl: None,
             row_tile: None,
             key16: None,
+            y_shared: None,
             reorder: Reorder::Auto,
             diag: Diag::default(),
         }
@@ -319,6 +323,9 @@ pub struct Config {
     /// marker slot per run of a column in a chunk ([`split::build16`]: 6 bytes per entry
     /// instead of 8); else packed 32-bit keys ([`split::build`]).
     pub key16: bool,
+    /// `Stream`: y copied into workgroup memory beside w at the kernel's start, so the dot
+    /// products' gathers read it there (the row cap leaves it room); false for the others.
+    pub y_shared: bool,
     /// Sparse: X's columns re-indexed by descending entry count ([`reorder`]); each run
     /// gathers y and z into that order and scatters w back.
     pub reorder: bool,
@@ -504,7 +511,13 @@ impl Plan {
                     like.config.workgroup,
                     like.config.tile,
                     like.config.long_row,
-                ) == (config.workgroup, config.tile, config.long_row)
+                    like.config.y_shared,
+                ) == (
+                    config.workgroup,
+                    config.tile,
+                    config.long_row,
+                    config.y_shared,
+                )
         });
         let shared = Layouts {
             hot,

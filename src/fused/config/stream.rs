@@ -16,14 +16,20 @@ const ROW_BYTES: u64 = 4 * 4;
 const INVOCATION_BYTES: u64 = 4 * 2;
 
 /// Rows per tile at most: a tile's entries, and what workgroup memory leaves beside the copy
-/// of w's `n` columns and the `wg` invocations' words (0: not even one row).
-pub(crate) fn rows_cap(gpu: &Gpu, n: usize, wg: u32, tile: u32) -> u32 {
+/// of w's `n` columns (and of y's with `y_shared`) and the `wg` invocations' words (0: not
+/// even one row).
+pub(crate) fn rows_cap(gpu: &Gpu, n: usize, wg: u32, tile: u32, y_shared: bool) -> u32 {
+    let copies = if y_shared { 2 } else { 1 };
     // The one-dispatch ending's flag is reserved whether or not the plan takes it.
     let room = (gpu.caps.max_workgroup_storage_bytes as u64).saturating_sub(
-        4 * n.max(1) as u64 + INVOCATION_BYTES * wg as u64 + super::FINISH_FLAG_BYTES,
+        4 * copies * n.max(1) as u64 + INVOCATION_BYTES * wg as u64 + super::FINISH_FLAG_BYTES,
     );
     (room / ROW_BYTES).min(tile as u64).min(1 << 16) as u32
 }
+
+/// Fewest rows a tile may be capped at (or the tile's entries, if fewer): below it the
+/// variant does not apply, and y's copy is refused.
+const ROWS_MIN: u32 = 32;
 
 /// The `Stream` variant's configuration, or `None` where it does not apply (dense X, w beyond
 /// workgroup memory or not wanted there, X's columns beyond a key, its copy beyond one storage
@@ -68,18 +74,30 @@ pub(super) fn stream(
         return Ok(None);
     };
     let tile = epl * wg;
-    let rows = rows_cap(gpu, n, wg, tile);
+    let rows_min = ROWS_MIN.min(tile);
+    // y's copy is opt-in: on the H200 its gathers from workgroup memory, beside the scatter's
+    // compare-exchanges there, cost more than L1-cached global loads (0.27 against 0.165 ms at
+    // 500k × 4,096).
+    let y_shared = options.y_shared == Some(true) && rows_cap(gpu, n, wg, tile, true) >= rows_min;
+    let rows = rows_cap(gpu, n, wg, tile, y_shared);
     // Padding adds at most 3 entries a row; keys and values are bound whole.
     let copy = 4 * (s.nnz() as u64 + 3 * m as u64);
     if options.workgroup_w == Some(false)
-        || rows < 32.min(tile)
+        || rows < rows_min
         || !stream::fits(n)
         || copy > caps.max_storage_binding_bytes
     {
         return Ok(None);
     }
-    let shared =
-        (4 * n.max(1) as u64 + INVOCATION_BYTES * wg as u64 + ROW_BYTES * rows as u64) as u32;
+    if options.y_shared == Some(true) && !y_shared {
+        return Err(option_err(format!(
+            "y in workgroup memory: {n} columns twice leave a tile fewer than {rows_min} rows"
+        )));
+    }
+    let copies = if y_shared { 2 } else { 1 };
+    let shared = (4 * copies * n.max(1) as u64
+        + INVOCATION_BYTES * wg as u64
+        + ROW_BYTES * rows as u64) as u32;
     let r = Residency::of(caps);
     let resident = r.units.saturating_mul(r.groups_resident(wg, shared));
     let tiles_about = s.nnz().div_ceil(tile as usize).max(1);
@@ -90,7 +108,12 @@ pub(super) fn stream(
     let mu = s.nnz() as f64 / m.max(1) as f64;
     let rows_per_tile = ((tile as f64 / mu.max(1.0)).ceil() as u64).min(rows as u64) as u32;
     let per_tile = loops::stream_tile(epl, wg, rows_per_tile, rows);
-    let fixed = loops::workgroup_w(n, wg) + 3 * (rows as u64).div_ceil(wg as u64);
+    let y_copy = if y_shared {
+        n.div_ceil(wg as usize) as u64
+    } else {
+        0
+    };
+    let fixed = loops::workgroup_w(n, wg) + 3 * (rows as u64).div_ceil(wg as u64) + y_copy;
     let full = s.nnz().div_ceil(tile as usize);
     let long_row = options.long_row.unwrap_or(tile).min(tile);
     // A long row costs a workgroup two passes over its entries (at most a tile's loop
@@ -127,6 +150,7 @@ pub(super) fn stream(
         prefetch: options.prefetch,
         row_tile: 0,
         key16: false,
+        y_shared,
         reorder: false,
         diag: Default::default(),
     }))

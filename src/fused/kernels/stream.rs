@@ -31,6 +31,9 @@ pub(super) fn stream(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
     }
     if op.xty {
         defs.push("XTY");
+    } else if cfg.y_shared {
+        // Under XTY, y is per row (read once a row): nothing to copy.
+        defs.push("Y_SHARED");
     }
     if cfg.prefetch {
         defs.push("PIPE");
@@ -41,6 +44,7 @@ pub(super) fn stream(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
     if finish.is_some() {
         defs.push("FINISH");
     }
+    defs.extend(cfg.diag.defines());
     let k = gpu.kernel(&KernelSpec {
         name: "fused/stream",
         defines: defs,
