@@ -257,3 +257,24 @@ fn y_in_workgroup_memory_or_not_equals_the_twin() {
         .expect("y in workgroup memory refused");
     assert!(e.to_string().contains("y in workgroup memory"), "{e}");
 }
+
+#[test]
+fn edge_shapes_with_long_rows() {
+    // Every row of two entries or more long (threshold 1), a single long row (m = 1), rows
+    // exactly a tile long (not long) beside one longer, and n = 1: all against the twin, with
+    // and without subgroups.
+    let all_long = rows_of(50, 7, &[2, 1, 7, 0, 3], 201);
+    let one_row = rows_of(1, 600, &[600], 202);
+    let at_tile = rows_of(12, 700, &[256, 257, 0, 1], 203);
+    let one_col = rows_of(40, 1, &[1, 0], 204);
+    for g in [common::gpu(), common::gpu_plain()] {
+        for (x, o) in [
+            (&all_long, stream(32, 4, false, Some(1))),
+            (&one_row, stream(64, 4, false, None)),
+            (&at_tile, stream(64, 4, false, None)),
+            (&one_col, stream(32, 8, false, None)),
+        ] {
+            every_pattern(g, x, &o, 205);
+        }
+    }
+}
