@@ -78,8 +78,9 @@ pub enum Variant {
     /// Row tiles streamed in CSR order ([`stream`]): each invocation loads its share of a
     /// tile's entries as whole `vec4`s, the row dot products are summed per row segment in
     /// workgroup memory, and the entries, still in registers, are scaled and added to the
-    /// workgroup copy of w. One barrier a tile. Sparse X whose copy fits one storage binding
-    /// and whose w fits workgroup memory; otherwise (and on dense X) it runs `Fused`.
+    /// workgroup copy of w. Two barriers a tile; rows longer than a tile each taken whole by
+    /// a workgroup of the same kernel. Sparse X whose copy fits one storage binding and
+    /// whose w fits workgroup memory; otherwise (and on dense X) it runs `Fused`.
     Stream,
     /// Separate dispatches: β·z, SpMV (gemv on dense X), ⊙v, Xᵀp (a scatter on sparse X, a
     /// column-wise gemv on dense X).
@@ -281,7 +282,8 @@ pub struct Config {
     pub hot_cols: u32,
     /// Sparse fused kernels: rows with more entries than this (a power-law X's heaviest rows,
     /// which one vector would take alone) go through the long-row path (chunks of X's entries
-    /// over whole workgroups: partial dot products added per row, then the scatter);
+    /// over whole workgroups: partial dot products added per row, then the scatter; `Stream`:
+    /// each such row taken whole by a workgroup of its one kernel);
     /// `u32::MAX`: none.
     pub long_row: u32,
     /// `Sorted`: entries per column-sorted tile (a multiple of the workgroup size, at most 8
@@ -377,8 +379,8 @@ pub struct Plan {
     sorted: Option<Arc<SortedX>>,
     /// The `Split` variant's column-split copy of X.
     split: Option<Arc<SplitX>>,
-    /// The `Stream` variant's row tiles, shared with plans of the same X, workgroup size,
-    /// tile and long-row threshold.
+    /// The `Stream` variant's row tiles and long rows, shared with plans of the same X,
+    /// workgroup size, tile, long-row threshold and y copy (which sets the row cap).
     stream: Option<Arc<StreamX>>,
     /// The one-dispatch ending ([`Config::fold`] without long rows): the accumulator the
     /// workgroups flush into and the count of finished workgroups, both zero between runs.
