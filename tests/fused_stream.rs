@@ -278,3 +278,24 @@ fn edge_shapes_with_long_rows() {
         }
     }
 }
+
+#[test]
+fn adds_in_flight_equal_the_twin_under_contention() {
+    // An invocation's adds issued together, then the losers retried: hot columns in nearly
+    // every row (lanes racing for their words), rows spanning invocations (an invocation's
+    // own adds to one column from two rows), long rows, 4 or 8 entries, with and without
+    // subgroups; --diag keeps the one-at-a-time adds it switches.
+    let x = with_hot_columns(&sparse_x(1_500, 64, 12_000, 211), &[0, 7, 40], 212);
+    for g in [common::gpu(), common::gpu_plain()] {
+        for (wg, epl, long_row) in [(64, 4, None), (32, 8, Some(48)), (128, 8, None)] {
+            let o = Options {
+                adds_in_flight: Some(true),
+                ..stream(wg, epl, false, long_row)
+            };
+            every_pattern(g, &x, &o, 213);
+            let (_, plan) = check(g, Matrix::Sparse(&x), &o, Pattern::Full, 214);
+            assert!(plan.config.adds_in_flight);
+            assert!(plan.config.describe().contains("adds-in-flight"));
+        }
+    }
+}

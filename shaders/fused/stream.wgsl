@@ -22,6 +22,8 @@
 // head and open are read between a tile's two barriers, so the next tile's step 1 may
 // rewrite them.
 // PIPE: the next tile's entries are loaded before step 3, in flight during the scatter.
+// ADDS_IN_FLIGHT: step 3's adds of an invocation issued together (`adds_in_flight`) instead of
+// one compare-exchange loop after another.
 // XTY: Algorithm 1, no dot product (steps 1 and 2 skipped): an entry's scale is fac alone.
 // Each workgroup ends by adding α·its copy to `accum`: w itself, which already holds β·z
 // (fused/axpy), or under FINISH the plan's accumulator (all zero before the dispatch), the last
@@ -177,6 +179,43 @@ fn workgroup_total(d: f32, tid: u32, sg_lane: u32, sg_size: u32, sg_id: u32) -> 
     }
     return head[0];
 #endif
+}
+#endif
+
+#ifdef ADDS_IN_FLIGHT
+// An invocation's EPL adds to the copy of w (terms[j] at column cols[j]; PAD: none) with no
+// add waiting on the one before: every word loaded, then one compare-exchange each issued
+// back to back, then those that lost a race (another invocation's add, or this one's own to
+// the same column from another row) retried in turn. The same adds as `wg_accum_add` one
+// after another.
+fn adds_in_flight(cols: array<u32, 8>, terms: array<f32, 8>) {
+    var old: array<u32, 8>;
+    for (var j = 0u; j < EPL; j++) {
+        if cols[j] != PAD {
+            old[j] = atomicLoad(&wg_accum[cols[j]]);
+        }
+    }
+    var lost = 0u;
+    for (var j = 0u; j < EPL; j++) {
+        if cols[j] != PAD {
+            let want = bitcast<u32>(bitcast<f32>(old[j]) + terms[j]);
+            let r = atomicCompareExchangeWeak(&wg_accum[cols[j]], old[j], want);
+            old[j] = r.old_value;
+            lost |= select(1u << j, 0u, r.exchanged);
+        }
+    }
+    for (var j = 0u; j < EPL; j++) {
+        if (lost & (1u << j)) != 0u {
+            loop {
+                let want = bitcast<u32>(bitcast<f32>(old[j]) + terms[j]);
+                let r = atomicCompareExchangeWeak(&wg_accum[cols[j]], old[j], want);
+                if r.exchanged {
+                    break;
+                }
+                old[j] = r.old_value;
+            }
+        }
+    }
 }
 #endif
 
@@ -382,8 +421,15 @@ fn main(
 #else
         var s = rsum[fb + row] * fac[fb + row];
 #endif
+#ifdef ADDS_IN_FLIGHT
+        var cols: array<u32, 8>;
+        var terms: array<f32, 8>;
+#endif
         for (var j = 0u; j < EPL; j++) {
             let key = cur.k[j / 4u][j % 4u];
+#ifdef ADDS_IN_FLIGHT
+            cols[j] = PAD;
+#endif
             if key != PAD {
                 if (key & START) != 0u && j > 0u {
                     row += 1u;
@@ -393,9 +439,17 @@ fn main(
                     s = rsum[fb + row] * fac[fb + row];
 #endif
                 }
+#ifdef ADDS_IN_FLIGHT
+                cols[j] = key & ~START;
+                terms[j] = cur.x[j / 4u][j % 4u] * s;
+#else
                 wg_accum_add(key & ~START, cur.x[j / 4u][j % 4u] * s);
+#endif
             }
         }
+#ifdef ADDS_IN_FLIGHT
+        adds_in_flight(cols, terms);
+#endif
 #ifdef PIPE
         cur = nxt;
 #endif

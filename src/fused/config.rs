@@ -164,6 +164,7 @@ pub(crate) fn resolve(
                 row_tile: 0,
                 key16: false,
                 y_shared: false,
+                adds_in_flight: false,
                 reorder: false,
                 diag: Default::default(),
             },
@@ -360,6 +361,7 @@ pub(crate) fn resolve(
         row_tile: 0,
         key16: false,
         y_shared: false,
+        adds_in_flight: false,
         reorder: false,
         diag: Default::default(),
     };
@@ -542,6 +544,7 @@ fn sorted(
             row_tile: 0,
             key16: false,
             y_shared: false,
+            adds_in_flight: false,
             reorder: false,
             diag: Default::default(),
         },
