@@ -299,3 +299,36 @@ fn adds_in_flight_equal_the_twin_under_contention() {
         }
     }
 }
+
+#[test]
+fn the_tuner_times_stream_and_its_adds_in_flight() {
+    // Stream is timed at its workgroup sizes and entry counts; where it wins, its adds in
+    // flight are timed too; the pick (tuned afresh) equals the twin.
+    let gpu = common::gpu();
+    let x = with_hot_columns(&sparse_x(3_000, 200, 24_000, 221), &[9], 222);
+    let (pick, timed) =
+        wgsparse::fused::tune::tune(gpu, Matrix::Sparse(&x), &Options::default()).unwrap();
+    assert!(
+        timed
+            .iter()
+            .any(|o| o.epl.is_some() && o.variant == Variant::Stream),
+        "no stream candidate timed: {timed:?}"
+    );
+    if pick.config.variant == Variant::Stream {
+        assert!(
+            timed.iter().any(|o| o.adds_in_flight == Some(true)),
+            "stream won but its adds in flight were not timed: {timed:?}"
+        );
+    }
+    let vecs = common::fused::vectors(3_000, 200, false, 223);
+    let op = common::fused::host_op(Pattern::Full, &vecs, 0.5, -1.5);
+    let got = pick.run_host(gpu, &op).unwrap();
+    let (want, mag) = Matrix::Sparse(&x).reference(&op);
+    let cmp = compare(&got, &want, &mag, Matrix::Sparse(&x).rounding_terms());
+    assert!(
+        cmp.ok(),
+        "{}: w[{:?}]",
+        pick.config.describe(),
+        cmp.first_bad
+    );
+}

@@ -67,11 +67,15 @@ struct Tuned {
     /// absent in older caches).
     #[serde(default)]
     stream: Option<u32>,
+    /// `stream`: an invocation's workgroup adds in flight together (`None`: off; absent in
+    /// older caches).
+    #[serde(default)]
+    adds_in_flight: Option<bool>,
 }
 
 /// The tuner's revision in its cache keys: entries tuned before a revision are tuned again
-/// (2: the row pipeline among the candidates; 3: the stream variant).
-const REVISION: u32 = 3;
+/// (2: the row pipeline among the candidates; 3: the stream variant; 4: its adds in flight).
+const REVISION: u32 = 4;
 
 /// The cache key: adapter, kind and a shape bucket (log₂ of m, n and the stored entries), and
 /// the column re-indexing when the caller fixed it (the other knobs were tuned on that layout).
@@ -131,6 +135,7 @@ fn tuned_options(x: Matrix, options: &Options, t: &Tuned) -> Options {
         rows_per_vector: t.split_c.or(options.rows_per_vector),
         key16: t.split_key16.or(options.key16),
         epl: t.stream.or(options.epl),
+        adds_in_flight: t.adds_in_flight.or(options.adds_in_flight),
         rows_in_flight: options.rows_in_flight.or(t.rows_in_flight),
         // The tuner's choice only where the caller left it to `auto`.
         reorder: match (options.reorder, t.reorder) {
@@ -212,6 +217,7 @@ fn tune_with(
         rows_in_flight: None,
         reorder: None,
         stream: None,
+        adds_in_flight: None,
     };
     let mut timed = vec![options.clone()];
     // On a large X (the KDD2010 shape: 424M entries) every timed run costs real time and a
@@ -284,6 +290,7 @@ fn tune_with(
             rows_in_flight: None,
             reorder: None,
             stream: None,
+            adds_in_flight: None,
         };
         let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), like) else {
             continue;
@@ -345,6 +352,7 @@ fn tune_with(
                         rows_in_flight: None,
                         reorder: None,
                         stream: None,
+                        adds_in_flight: None,
                     };
                     let base = like.as_ref().unwrap_or(model);
                     let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), base) else {
@@ -508,6 +516,14 @@ fn tune_with(
             ..base
         });
         best = refine(&mut timed, best, &mut cands, None)?;
+        // Then, where stream won, its adds in flight together.
+        if best.0 .1.stream.is_some() && options.adds_in_flight.is_none() {
+            let mut cands = std::iter::once(Tuned {
+                adds_in_flight: Some(true),
+                ..best.0 .1
+            });
+            best = refine(&mut timed, best, &mut cands, None)?;
+        }
     }
     Ok((best.0 .1, timed))
 }
