@@ -119,3 +119,42 @@ fn sorted_wide_keys() {
         }
     }
 }
+
+#[test]
+fn sorted_adds_in_flight() {
+    // An invocation's run adds issued together after its rounds: a column holding more than
+    // half of X (runs straddling subgroups, lanes racing for its word), segmented or one add
+    // per entry, long rows, every pattern; with w in global memory the switch is off.
+    let heavy = with_hot_columns(&sparse_x(900, 300, 600, 231), &[17, 40], 232);
+    for g in [common::gpu(), common::gpu_plain()] {
+        for (subgroups, long_row) in [(true, None), (false, Some(3))] {
+            let o = Options {
+                variant: Variant::Sorted,
+                subgroups,
+                long_row,
+                vs: Some(4),
+                workgroup: Some(64),
+                adds_in_flight: Some(true),
+                ..Default::default()
+            };
+            for p in Pattern::ALL {
+                let (_, plan) = check(g, Matrix::Sparse(&heavy), &o, p, 233);
+                assert!(plan.config.adds_in_flight, "{}", plan.config.describe());
+            }
+        }
+    }
+    let global = Options {
+        variant: Variant::Sorted,
+        workgroup_w: Some(false),
+        adds_in_flight: Some(true),
+        ..Default::default()
+    };
+    let (_, plan) = check(
+        common::gpu(),
+        Matrix::Sparse(&heavy),
+        &global,
+        Pattern::Full,
+        234,
+    );
+    assert!(!plan.config.workgroup_w && !plan.config.adds_in_flight);
+}

@@ -302,8 +302,8 @@ fn adds_in_flight_equal_the_twin_under_contention() {
 
 #[test]
 fn the_tuner_times_stream_and_its_adds_in_flight() {
-    // Stream is timed at its workgroup sizes and entry counts; where it wins, its adds in
-    // flight are timed too; the pick (tuned afresh) equals the twin.
+    // Stream is timed at its workgroup sizes and entry counts; where it or sorted wins, the
+    // adds in flight are timed too; the pick (tuned afresh) equals the twin.
     let gpu = common::gpu();
     let x = with_hot_columns(&sparse_x(3_000, 200, 24_000, 221), &[9], 222);
     let (pick, timed) =
@@ -314,10 +314,11 @@ fn the_tuner_times_stream_and_its_adds_in_flight() {
             .any(|o| o.epl.is_some() && o.variant == Variant::Stream),
         "no stream candidate timed: {timed:?}"
     );
-    if pick.config.variant == Variant::Stream {
+    if matches!(pick.config.variant, Variant::Stream | Variant::Sorted) {
         assert!(
             timed.iter().any(|o| o.adds_in_flight == Some(true)),
-            "stream won but its adds in flight were not timed: {timed:?}"
+            "{} won but its adds in flight were not timed: {timed:?}",
+            pick.config.describe()
         );
     }
     let vecs = common::fused::vectors(3_000, 200, false, 223);

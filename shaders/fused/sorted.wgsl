@@ -29,6 +29,8 @@
 // finish (a counter, after a device-scope storage barrier) writes w = β·z + accum, taking
 // accum back to zero by exchange, and zeroes the counter. No pre-pass initialises w.
 // Otherwise w already holds β·z (fused/axpy or fused/long_rows pre-pass).
+// ADDS_IN_FLIGHT (SHARED_W): an invocation's adds of step 3 issued together after its rounds
+// (shared/atomic_f32_wg's `wg_accum_adds`) instead of one compare-exchange loop after another.
 // DIAG_* (timing only, src/fused/diag.rs; shared/atomic_f32_wg): DIAG_SKIP_FLUSH leaves the
 // workgroup copy of w unflushed.
 #import shared/reduce
@@ -200,6 +202,11 @@ fn main(
         }
         workgroupBarrier();
         // 3. Scaled entries reduced over equal columns, one add per run.
+#ifdef ADDS_IN_FLIGHT
+        var cols: array<u32, 8>;
+        var terms: array<f32, 8>;
+        var rounds = 0u;
+#endif
         for (var j = 0u; j < EPL; j++) {
             // Past the tile's end (uniform across the workgroup).
             if j * WG >= len {
@@ -215,16 +222,24 @@ fn main(
             // Lane i: the sum of its run from i on (keys are sorted).
             p = run_suffix_sum(col, p, k != NONE, sg_lane, sg_size);
             let prev = subgroupShuffleUp(col, 1u);
-            let head = sg_lane == 0u || prev != col;
-            if k != NONE && head {
-                add_w(col, p);
-            }
+            let adds = k != NONE && (sg_lane == 0u || prev != col);
 #else
-            if k != NONE {
+            let adds = k != NONE;
+#endif
+#ifdef ADDS_IN_FLIGHT
+            // Gathered, then added together after the rounds.
+            cols[j] = select(ADD_NONE, col, adds);
+            terms[j] = p;
+            rounds = j + 1u;
+#else
+            if adds {
                 add_w(col, p);
             }
 #endif
         }
+#ifdef ADDS_IN_FLIGHT
+        wg_accum_adds(cols, terms, rounds);
+#endif
         // prod is rewritten by the next tile.
         workgroupBarrier();
     }

@@ -22,7 +22,7 @@
 // head and open are read between a tile's two barriers, so the next tile's step 1 may
 // rewrite them.
 // PIPE: the next tile's entries are loaded before step 3, in flight during the scatter.
-// ADDS_IN_FLIGHT: step 3's adds of an invocation issued together (`adds_in_flight`) instead of
+// ADDS_IN_FLIGHT: step 3's adds of an invocation issued together (`wg_accum_adds`) instead of
 // one compare-exchange loop after another.
 // XTY: Algorithm 1, no dot product (steps 1 and 2 skipped): an entry's scale is fac alone.
 // Each workgroup ends by adding α·its copy to `accum`: w itself, which already holds β·z
@@ -179,43 +179,6 @@ fn workgroup_total(d: f32, tid: u32, sg_lane: u32, sg_size: u32, sg_id: u32) -> 
     }
     return head[0];
 #endif
-}
-#endif
-
-#ifdef ADDS_IN_FLIGHT
-// An invocation's EPL adds to the copy of w (terms[j] at column cols[j]; PAD: none) with no
-// add waiting on the one before: every word loaded, then one compare-exchange each issued
-// back to back, then those that lost a race (another invocation's add, or this one's own to
-// the same column from another row) retried in turn. The same adds as `wg_accum_add` one
-// after another.
-fn adds_in_flight(cols: array<u32, 8>, terms: array<f32, 8>) {
-    var old: array<u32, 8>;
-    for (var j = 0u; j < EPL; j++) {
-        if cols[j] != PAD {
-            old[j] = atomicLoad(&wg_accum[cols[j]]);
-        }
-    }
-    var lost = 0u;
-    for (var j = 0u; j < EPL; j++) {
-        if cols[j] != PAD {
-            let want = bitcast<u32>(bitcast<f32>(old[j]) + terms[j]);
-            let r = atomicCompareExchangeWeak(&wg_accum[cols[j]], old[j], want);
-            old[j] = r.old_value;
-            lost |= select(1u << j, 0u, r.exchanged);
-        }
-    }
-    for (var j = 0u; j < EPL; j++) {
-        if (lost & (1u << j)) != 0u {
-            loop {
-                let want = bitcast<u32>(bitcast<f32>(old[j]) + terms[j]);
-                let r = atomicCompareExchangeWeak(&wg_accum[cols[j]], old[j], want);
-                if r.exchanged {
-                    break;
-                }
-                old[j] = r.old_value;
-            }
-        }
-    }
 }
 #endif
 
@@ -428,7 +391,7 @@ fn main(
         for (var j = 0u; j < EPL; j++) {
             let key = cur.k[j / 4u][j % 4u];
 #ifdef ADDS_IN_FLIGHT
-            cols[j] = PAD;
+            cols[j] = ADD_NONE;
 #endif
             if key != PAD {
                 if (key & START) != 0u && j > 0u {
@@ -448,7 +411,7 @@ fn main(
             }
         }
 #ifdef ADDS_IN_FLIGHT
-        adds_in_flight(cols, terms);
+        wg_accum_adds(cols, terms, EPL);
 #endif
 #ifdef PIPE
         cur = nxt;

@@ -27,3 +27,41 @@ fn wg_accum_add(i: u32, v: f32) {
 fn wg_accum_load(i: u32) -> f32 {
     return bitcast<f32>(atomicLoad(&wg_accum[i]));
 }
+
+// Up to 8 adds of one invocation (terms[j] to word cols[j] for j < count; ADD_NONE: none)
+// with no add waiting on the one before: every word loaded, then one compare-exchange each
+// issued back to back, then those that lost a race (another invocation's add, or this one's
+// own to the same word) retried in turn. The same adds as `wg_accum_add` one after another,
+// whose loops would each wait for their compare-exchange's result. Not under the DIAG
+// switches (callers add one at a time there).
+const ADD_NONE: u32 = 0xffffffffu;
+
+fn wg_accum_adds(cols: array<u32, 8>, terms: array<f32, 8>, count: u32) {
+    var old: array<u32, 8>;
+    for (var j = 0u; j < count; j++) {
+        if cols[j] != ADD_NONE {
+            old[j] = atomicLoad(&wg_accum[cols[j]]);
+        }
+    }
+    var lost = 0u;
+    for (var j = 0u; j < count; j++) {
+        if cols[j] != ADD_NONE {
+            let want = bitcast<u32>(bitcast<f32>(old[j]) + terms[j]);
+            let r = atomicCompareExchangeWeak(&wg_accum[cols[j]], old[j], want);
+            old[j] = r.old_value;
+            lost |= select(1u << j, 0u, r.exchanged);
+        }
+    }
+    for (var j = 0u; j < count; j++) {
+        if (lost & (1u << j)) != 0u {
+            loop {
+                let want = bitcast<u32>(bitcast<f32>(old[j]) + terms[j]);
+                let r = atomicCompareExchangeWeak(&wg_accum[cols[j]], old[j], want);
+                if r.exchanged {
+                    break;
+                }
+                old[j] = r.old_value;
+            }
+        }
+    }
+}

@@ -544,7 +544,8 @@ fn sorted(
             row_tile: 0,
             key16: false,
             y_shared: false,
-            adds_in_flight: false,
+            // Its adds go to a workgroup copy of w only there.
+            adds_in_flight: on && options.adds_in_flight == Some(true),
             reorder: false,
             diag: Default::default(),
         },

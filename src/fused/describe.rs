@@ -40,9 +40,9 @@ impl Config {
             if self.y_shared {
                 s += " y-wg";
             }
-            if self.adds_in_flight {
-                s += " adds-in-flight";
-            }
+        }
+        if self.adds_in_flight {
+            s += " adds-in-flight";
         }
         if self.regs > 0 {
             s += &format!(" regs={}", self.regs);

@@ -74,7 +74,7 @@ struct Tuned {
 }
 
 /// The tuner's revision in its cache keys: entries tuned before a revision are tuned again
-/// (2: the row pipeline among the candidates; 3: the stream variant; 4: its adds in flight).
+/// (2: the row pipeline among the candidates; 3: the stream variant; 4: adds in flight).
 const REVISION: u32 = 4;
 
 /// The cache key: adapter, kind and a shape bucket (log₂ of m, n and the stored entries), and
@@ -516,14 +516,16 @@ fn tune_with(
             ..base
         });
         best = refine(&mut timed, best, &mut cands, None)?;
-        // Then, where stream won, its adds in flight together.
-        if best.0 .1.stream.is_some() && options.adds_in_flight.is_none() {
-            let mut cands = std::iter::once(Tuned {
-                adds_in_flight: Some(true),
-                ..best.0 .1
-            });
-            best = refine(&mut timed, best, &mut cands, None)?;
-        }
+    }
+    // Then, where stream or sorted won with w in workgroup memory, their adds in flight.
+    let c = best.0 .0.config;
+    let tiled = matches!(c.variant, Variant::Stream | Variant::Sorted) && c.workgroup_w;
+    if tiled && options.adds_in_flight.is_none() {
+        let mut cands = std::iter::once(Tuned {
+            adds_in_flight: Some(true),
+            ..best.0 .1
+        });
+        best = refine(&mut timed, best, &mut cands, None)?;
     }
     Ok((best.0 .1, timed))
 }
