@@ -150,9 +150,10 @@ pub struct FusedArgs {
     /// refused where a tile would keep fewer than 32 rows).
     #[arg(long, value_enum)]
     stream_y: Option<FoldArg>,
-    /// Sparse `stream` and `sorted` (w in workgroup memory): each invocation's adds into the
-    /// workgroup copy of w issued together (loads, then a compare-exchange each, then
-    /// retries) instead of one compare-exchange loop after another (default off).
+    /// Sparse `stream`, `sorted` and `fused --regs K` (w in workgroup memory): each
+    /// invocation's adds into the workgroup copy of w issued together (loads, then a
+    /// compare-exchange each, then retries) instead of one compare-exchange loop after
+    /// another (default off).
     #[arg(long, value_enum)]
     adds_in_flight: Option<FoldArg>,
     /// Reduce row dot products through workgroup memory, not subgroup shuffles.

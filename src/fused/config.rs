@@ -361,7 +361,8 @@ pub(crate) fn resolve(
         row_tile: 0,
         key16: false,
         y_shared: false,
-        adds_in_flight: false,
+        // The registers' adds, into the workgroup copy of w.
+        adds_in_flight: wants_w && regs > 0 && options.adds_in_flight == Some(true),
         reorder: false,
         diag: Default::default(),
     };

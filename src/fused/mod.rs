@@ -174,8 +174,9 @@ pub struct Options {
     /// `split`: the 16-bit layout ([`Config::key16`]; `None`: where it applies, with subgroup
     /// operations and row tiles of at most 32,768 rows).
     pub key16: Option<bool>,
-    /// `stream`, `sorted` with w in workgroup memory: an invocation's workgroup adds in
-    /// flight together ([`Config::adds_in_flight`]; `None`: off).
+    /// `stream`, `sorted` with w in workgroup memory, `fused` with `regs` and w there: an
+    /// invocation's workgroup adds in flight together ([`Config::adds_in_flight`]; `None`:
+    /// off).
     pub adds_in_flight: Option<bool>,
     /// `stream`: y in workgroup memory ([`Config::y_shared`]; `None`: off, the faster on an
     /// H200; `Some(true)` is refused where it would leave a tile fewer than 32 rows).
@@ -332,10 +333,10 @@ pub struct Config {
     /// `Stream`: y copied into workgroup memory beside w at the kernel's start, so the dot
     /// products' gathers read it there (the row cap leaves it room); false for the others.
     pub y_shared: bool,
-    /// `Stream`, `Sorted` with w in workgroup memory: each invocation's adds into the
-    /// workgroup copy of w issued together (its words loaded, then a compare-exchange each
-    /// back to back, then the losers retried) instead of one compare-exchange loop after
-    /// another; false for the others.
+    /// `Stream`, `Sorted` with w in workgroup memory, `Fused` with `regs` and w there (the
+    /// registers' entries): each invocation's adds into the workgroup copy of w issued
+    /// together (its words loaded, then a compare-exchange each back to back, then the
+    /// losers retried) instead of one compare-exchange loop after another; false otherwise.
     pub adds_in_flight: bool,
     /// Sparse: X's columns re-indexed by descending entry count ([`reorder`]); each run
     /// gathers y and z into that order and scatters w back.

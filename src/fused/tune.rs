@@ -517,10 +517,15 @@ fn tune_with(
         });
         best = refine(&mut timed, best, &mut cands, None)?;
     }
-    // Then, where stream or sorted won with w in workgroup memory, their adds in flight.
+    // Then, where stream, sorted or fused with registers won with w in workgroup memory,
+    // their adds in flight.
     let c = best.0 .0.config;
-    let tiled = matches!(c.variant, Variant::Stream | Variant::Sorted) && c.workgroup_w;
-    if tiled && options.adds_in_flight.is_none() {
+    let batched = match c.variant {
+        Variant::Stream | Variant::Sorted => true,
+        Variant::Fused => c.regs > 0,
+        _ => false,
+    };
+    if batched && c.workgroup_w && options.adds_in_flight.is_none() {
         let mut cands = std::iter::once(Tuned {
             adds_in_flight: Some(true),
             ..best.0 .1
