@@ -110,6 +110,26 @@ fn add_w(col: u32, t: f32) {
 #endif
 }
 
+#ifdef ADDS_IN_FLIGHT
+// Step 3's gathered adds of an invocation (terms[j] to column cols[j] for j < count, where
+// adds[j]): into the workgroup copy of w issued together, else one at a time.
+fn add_w_all(cols: array<u32, 8>, terms: array<f32, 8>, adds: array<bool, 8>, count: u32) {
+#ifdef SHARED_W
+    var to: array<u32, 8>;
+    for (var j = 0u; j < count; j++) {
+        to[j] = select(ADD_NONE, cols[j], adds[j]);
+    }
+    wg_accum_adds(to, terms, count);
+#else
+    for (var j = 0u; j < count; j++) {
+        if adds[j] {
+            add_w(cols[j], terms[j]);
+        }
+    }
+#endif
+}
+#endif
+
 @compute @workgroup_size(WG)
 fn main(
     @builtin(workgroup_id) wid: vec3<u32>,
@@ -205,6 +225,7 @@ fn main(
 #ifdef ADDS_IN_FLIGHT
         var cols: array<u32, 8>;
         var terms: array<f32, 8>;
+        var gathered: array<bool, 8>;
         var rounds = 0u;
 #endif
         for (var j = 0u; j < EPL; j++) {
@@ -228,8 +249,9 @@ fn main(
 #endif
 #ifdef ADDS_IN_FLIGHT
             // Gathered, then added together after the rounds.
-            cols[j] = select(ADD_NONE, col, adds);
+            cols[j] = col;
             terms[j] = p;
+            gathered[j] = adds;
             rounds = j + 1u;
 #else
             if adds {
@@ -238,7 +260,7 @@ fn main(
 #endif
         }
 #ifdef ADDS_IN_FLIGHT
-        wg_accum_adds(cols, terms, rounds);
+        add_w_all(cols, terms, gathered, rounds);
 #endif
         // prod is rewritten by the next tile.
         workgroupBarrier();

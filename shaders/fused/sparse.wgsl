@@ -272,6 +272,28 @@ fn add_entry(c: u32, x: f32, s: f32, vid: u32) {
 #endif
 #endif
 }
+
+// The lane's register entries j < RK that lie in the row (first + j·VS < e), each added as
+// `add_entry` does; ADDS_IN_FLIGHT into the workgroup copy of w: issued together.
+fn add_regs(rc: array<u32, 4>, rv: array<f32, 4>, first: u32, e: u32, s: f32, vid: u32) {
+#ifdef ADDS_IN_FLIGHT
+#ifdef SHARED_W
+    var cols: array<u32, 8>;
+    var terms: array<f32, 8>;
+    for (var j = 0u; j < RK; j++) {
+        cols[j] = select(ADD_NONE, wg_slot(rc[j], vid), first + j * VS < e);
+        terms[j] = rv[j] * s;
+    }
+    wg_accum_adds(cols, terms, RK);
+    return;
+#endif
+#endif
+    for (var j = 0u; j < RK; j++) {
+        if first + j * VS < e {
+            add_entry(rc[j], rv[j], s, vid);
+        }
+    }
+}
 #endif
 #endif
 
@@ -409,22 +431,7 @@ fn main(
         }
 #else
 #ifdef REGS
-#ifdef ADDS_IN_FLIGHT
-        // The registers' adds issued together (w in workgroup memory).
-        var cols: array<u32, 8>;
-        var terms: array<f32, 8>;
-        for (var j = 0u; j < RK; j++) {
-            cols[j] = select(ADD_NONE, wg_slot(rc[j], vid), b + lane + j * VS < e);
-            terms[j] = rv[j] * s;
-        }
-        wg_accum_adds(cols, terms, RK);
-#else
-        for (var j = 0u; j < RK; j++) {
-            if b + lane + j * VS < e {
-                add_entry(rc[j], rv[j], s, vid);
-            }
-        }
-#endif
+        add_regs(rc, rv, b + lane, e, s, vid);
         for (var i = b + lane + RK * VS; i < e; i += VS) {
             add_entry(col_idx[i], vals[i], s, vid);
         }
