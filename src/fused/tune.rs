@@ -517,20 +517,15 @@ fn tune_with(
         });
         best = refine(&mut timed, best, &mut cands, None)?;
     }
-    // Then, where stream, sorted or fused with registers won with w in workgroup memory,
-    // their adds in flight.
-    let c = best.0 .0.config;
-    let batched = match c.variant {
-        Variant::Stream | Variant::Sorted => true,
-        Variant::Fused => c.regs > 0,
-        _ => false,
-    };
-    if batched && c.workgroup_w && options.adds_in_flight.is_none() {
+    // Then the adds in flight, where the pick takes them (stream, sorted, fused with
+    // registers, w in workgroup memory): a configuration they leave unchanged is not timed.
+    if options.adds_in_flight.is_none() {
+        let (c, t) = (best.0 .0.config, best.0 .1);
         let mut cands = std::iter::once(Tuned {
             adds_in_flight: Some(true),
-            ..best.0 .1
+            ..t
         });
-        best = refine(&mut timed, best, &mut cands, None)?;
+        best = refine(&mut timed, best, &mut cands, Some(c))?;
     }
     Ok((best.0 .1, timed))
 }
