@@ -182,18 +182,6 @@ fn workgroup_total(d: f32, tid: u32, sg_lane: u32, sg_size: u32, sg_id: u32) -> 
 }
 #endif
 
-// A long row's add to the copy of w: a plain load and store (no other invocation adds to
-// the column meanwhile). DIAG_SKIP_WG_ADDS consumes the term as `wg_accum_add` does.
-fn long_add(col: u32, t: f32) {
-#ifdef DIAG_SKIP_WG_ADDS
-    if t == 1.0e38 {
-        atomicStore(&wg_accum[col], bitcast<u32>(t));
-    }
-#else
-    atomicStore(&wg_accum[col], bitcast<u32>(wg_accum_load(col) + t));
-#endif
-}
-
 // Long row `item` (tiles[item]) by the whole workgroup: its products summed, then scaled and
 // added to the copy of w. Call in uniform control flow; ends with a barrier.
 fn long_row(item: u32, tid: u32, sg_lane: u32, sg_size: u32, sg_id: u32) {
@@ -224,7 +212,8 @@ fn long_row(item: u32, tid: u32, sg_lane: u32, sg_size: u32, sg_id: u32) {
         let x = vals[base + i];
         for (var c = 0u; c < 4u; c++) {
             if k[c] != PAD {
-                long_add(k[c], x[c] * s);
+                // A row's columns are distinct; the barriers keep other adds apart.
+                wg_accum_add_alone(k[c], x[c] * s);
             }
         }
     }

@@ -10,7 +10,7 @@ fn wg_accum_add(i: u32, v: f32) {
     }
 #else
 #ifdef DIAG_PLAIN_WG_ADDS
-    atomicStore(&wg_accum[i], bitcast<u32>(bitcast<f32>(atomicLoad(&wg_accum[i])) + v));
+    wg_accum_add_alone(i, v);
 #else
     var old = atomicLoad(&wg_accum[i]);
     loop {
@@ -21,6 +21,19 @@ fn wg_accum_add(i: u32, v: f32) {
         old = r.old_value;
     }
 #endif
+#endif
+}
+
+// An add to a word no other invocation adds to meanwhile (the caller's barriers and distinct
+// indices keep it alone): a plain load and store. DIAG_SKIP_WG_ADDS consumes v as
+// `wg_accum_add` does.
+fn wg_accum_add_alone(i: u32, v: f32) {
+#ifdef DIAG_SKIP_WG_ADDS
+    if v == 1.0e38 {
+        atomicStore(&wg_accum[i], bitcast<u32>(v));
+    }
+#else
+    atomicStore(&wg_accum[i], bitcast<u32>(bitcast<f32>(atomicLoad(&wg_accum[i])) + v));
 #endif
 }
 

@@ -19,12 +19,17 @@ const INVOCATION_BYTES: u64 = 4 * 2;
 /// of w's `n` columns (and of y's with `y_shared`) and the `wg` invocations' words (0: not
 /// even one row).
 pub(crate) fn rows_cap(gpu: &Gpu, n: usize, wg: u32, tile: u32, y_shared: bool) -> u32 {
-    let copies = if y_shared { 2 } else { 1 };
     // The one-dispatch ending's flag is reserved whether or not the plan takes it.
-    let room = (gpu.caps.max_workgroup_storage_bytes as u64).saturating_sub(
-        4 * copies * n.max(1) as u64 + INVOCATION_BYTES * wg as u64 + super::FINISH_FLAG_BYTES,
-    );
+    let room = (gpu.caps.max_workgroup_storage_bytes as u64)
+        .saturating_sub(fixed_bytes(n, wg, y_shared) + super::FINISH_FLAG_BYTES);
     (room / ROW_BYTES).min(tile as u64).min(1 << 16) as u32
+}
+
+/// Workgroup-memory bytes besides the tile rows': the copy of w (and of y with `y_shared`)
+/// and the `wg` invocations' words.
+fn fixed_bytes(n: usize, wg: u32, y_shared: bool) -> u64 {
+    let copies = if y_shared { 2 } else { 1 };
+    4 * copies * n.max(1) as u64 + INVOCATION_BYTES * wg as u64
 }
 
 /// Fewest rows a tile may be capped at (or the tile's entries, if fewer): below it the
@@ -94,10 +99,7 @@ pub(super) fn stream(
             "y in workgroup memory: {n} columns twice leave a tile fewer than {rows_min} rows"
         )));
     }
-    let copies = if y_shared { 2 } else { 1 };
-    let shared = (4 * copies * n.max(1) as u64
-        + INVOCATION_BYTES * wg as u64
-        + ROW_BYTES * rows as u64) as u32;
+    let shared = (fixed_bytes(n, wg, y_shared) + ROW_BYTES * rows as u64) as u32;
     let r = Residency::of(caps);
     let resident = r.units.saturating_mul(r.groups_resident(wg, shared));
     let tiles_about = s.nnz().div_ceil(tile as usize).max(1);
