@@ -141,27 +141,3 @@ fn the_tuner_times_registers_and_its_pick_equals_the_twin() {
     };
     check(gpu, Matrix::Sparse(&x), &picked, Pattern::Full, 120);
 }
-
-#[test]
-fn register_adds_in_flight_equal_the_twin() {
-    // The registers' adds issued together into the workgroup copy of w (plain and hot
-    // copies, RK = 1 and 4, the row pipeline or not, with and without subgroups); with w in
-    // global memory the switch is off.
-    let x = x_of(141);
-    for g in [common::gpu(), common::gpu_plain()] {
-        for (regs, prefetch) in [(1, false), (4, false), (4, true)] {
-            for o in aggregations(regs, true, None) {
-                let o = Options {
-                    adds_in_flight: Some(true),
-                    prefetch,
-                    ..o
-                };
-                for p in Pattern::ALL {
-                    let (_, plan) = check(g, Matrix::Sparse(&x), &o, p, 142);
-                    let c = plan.config;
-                    assert_eq!(c.adds_in_flight, c.workgroup_w, "{}", c.describe());
-                }
-            }
-        }
-    }
-}

@@ -29,8 +29,6 @@
 // finish (a counter, after a device-scope storage barrier) writes w = β·z + accum, taking
 // accum back to zero by exchange, and zeroes the counter. No pre-pass initialises w.
 // Otherwise w already holds β·z (fused/axpy or fused/long_rows pre-pass).
-// ADDS_IN_FLIGHT (SHARED_W): an invocation's adds of step 3 issued together after its rounds
-// (shared/atomic_f32_wg's `wg_accum_adds`) instead of one compare-exchange loop after another.
 // DIAG_* (timing only, src/fused/diag.rs; shared/atomic_f32_wg): DIAG_SKIP_FLUSH leaves the
 // workgroup copy of w unflushed.
 #import shared/reduce
@@ -109,26 +107,6 @@ fn add_w(col: u32, t: f32) {
     accum_add(col, t);
 #endif
 }
-
-#ifdef ADDS_IN_FLIGHT
-// Step 3's gathered adds of an invocation (terms[j] to column cols[j] for j < count, where
-// adds[j]): into the workgroup copy of w issued together, else one at a time.
-fn add_w_all(cols: array<u32, 8>, terms: array<f32, 8>, adds: array<bool, 8>, count: u32) {
-#ifdef SHARED_W
-    var to: array<u32, 8>;
-    for (var j = 0u; j < count; j++) {
-        to[j] = select(ADD_NONE, cols[j], adds[j]);
-    }
-    wg_accum_adds(to, terms, count);
-#else
-    for (var j = 0u; j < count; j++) {
-        if adds[j] {
-            add_w(cols[j], terms[j]);
-        }
-    }
-#endif
-}
-#endif
 
 @compute @workgroup_size(WG)
 fn main(
@@ -222,12 +200,6 @@ fn main(
         }
         workgroupBarrier();
         // 3. Scaled entries reduced over equal columns, one add per run.
-#ifdef ADDS_IN_FLIGHT
-        var cols: array<u32, 8>;
-        var terms: array<f32, 8>;
-        var gathered: array<bool, 8>;
-        var rounds = 0u;
-#endif
         for (var j = 0u; j < EPL; j++) {
             // Past the tile's end (uniform across the workgroup).
             if j * WG >= len {
@@ -243,25 +215,16 @@ fn main(
             // Lane i: the sum of its run from i on (keys are sorted).
             p = run_suffix_sum(col, p, k != NONE, sg_lane, sg_size);
             let prev = subgroupShuffleUp(col, 1u);
-            let adds = k != NONE && (sg_lane == 0u || prev != col);
+            let head = sg_lane == 0u || prev != col;
+            if k != NONE && head {
+                add_w(col, p);
+            }
 #else
-            let adds = k != NONE;
-#endif
-#ifdef ADDS_IN_FLIGHT
-            // Gathered, then added together after the rounds.
-            cols[j] = col;
-            terms[j] = p;
-            gathered[j] = adds;
-            rounds = j + 1u;
-#else
-            if adds {
+            if k != NONE {
                 add_w(col, p);
             }
 #endif
         }
-#ifdef ADDS_IN_FLIGHT
-        add_w_all(cols, terms, gathered, rounds);
-#endif
         // prod is rewritten by the next tile.
         workgroupBarrier();
     }

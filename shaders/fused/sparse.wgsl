@@ -44,8 +44,6 @@
 // REGS: each lane holds its first RK (≤ 4) entries of the row in registers from the dot
 // product to the scatter (their loads issued together, not re-read for the scatter; TWO_PASS
 // re-reads them in its turns); entries beyond RK·VS are read twice as without it.
-// ADDS_IN_FLIGHT (with REGS and SHARED_W): the lane's register entries added to the workgroup
-// copy of w together (shared/atomic_f32_wg's `wg_accum_adds`), not one loop after another.
 // PREFETCH (with REGS, not TWO_PASS): a software pipeline over a vector's rows: the next
 // row's RK entries per lane and its factor (v[row], y[row] under XTY), and the bounds of the
 // row after it, are loaded before this row's reduction and scatter, so a row's loads wait on
@@ -272,28 +270,6 @@ fn add_entry(c: u32, x: f32, s: f32, vid: u32) {
 #endif
 #endif
 }
-
-// The lane's register entries j < RK that lie in the row (first + j·VS < e), each added as
-// `add_entry` does; ADDS_IN_FLIGHT into the workgroup copy of w: issued together.
-fn add_regs(rc: array<u32, 4>, rv: array<f32, 4>, first: u32, e: u32, s: f32, vid: u32) {
-#ifdef ADDS_IN_FLIGHT
-#ifdef SHARED_W
-    var cols: array<u32, 8>;
-    var terms: array<f32, 8>;
-    for (var j = 0u; j < RK; j++) {
-        cols[j] = select(ADD_NONE, wg_slot(rc[j], vid), first + j * VS < e);
-        terms[j] = rv[j] * s;
-    }
-    wg_accum_adds(cols, terms, RK);
-    return;
-#endif
-#endif
-    for (var j = 0u; j < RK; j++) {
-        if first + j * VS < e {
-            add_entry(rc[j], rv[j], s, vid);
-        }
-    }
-}
 #endif
 #endif
 
@@ -431,7 +407,11 @@ fn main(
         }
 #else
 #ifdef REGS
-        add_regs(rc, rv, b + lane, e, s, vid);
+        for (var j = 0u; j < RK; j++) {
+            if b + lane + j * VS < e {
+                add_entry(rc[j], rv[j], s, vid);
+            }
+        }
         for (var i = b + lane + RK * VS; i < e; i += VS) {
             add_entry(col_idx[i], vals[i], s, vid);
         }

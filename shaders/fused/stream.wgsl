@@ -22,8 +22,6 @@
 // head and open are read between a tile's two barriers, so the next tile's step 1 may
 // rewrite them.
 // PIPE: the next tile's entries are loaded before step 3, in flight during the scatter.
-// ADDS_IN_FLIGHT: step 3's adds of an invocation issued together (`wg_accum_adds`) instead of
-// one compare-exchange loop after another.
 // XTY: Algorithm 1, no dot product (steps 1 and 2 skipped): an entry's scale is fac alone.
 // Each workgroup ends by adding α·its copy to `accum`: w itself, which already holds β·z
 // (fused/axpy), or under FINISH the plan's accumulator (all zero before the dispatch), the last
@@ -373,15 +371,8 @@ fn main(
 #else
         var s = rsum[fb + row] * fac[fb + row];
 #endif
-#ifdef ADDS_IN_FLIGHT
-        var cols: array<u32, 8>;
-        var terms: array<f32, 8>;
-#endif
         for (var j = 0u; j < EPL; j++) {
             let key = cur.k[j / 4u][j % 4u];
-#ifdef ADDS_IN_FLIGHT
-            cols[j] = ADD_NONE;
-#endif
             if key != PAD {
                 if (key & START) != 0u && j > 0u {
                     row += 1u;
@@ -391,17 +382,9 @@ fn main(
                     s = rsum[fb + row] * fac[fb + row];
 #endif
                 }
-#ifdef ADDS_IN_FLIGHT
-                cols[j] = key & ~START;
-                terms[j] = cur.x[j / 4u][j % 4u] * s;
-#else
                 wg_accum_add(key & ~START, cur.x[j / 4u][j % 4u] * s);
-#endif
             }
         }
-#ifdef ADDS_IN_FLIGHT
-        wg_accum_adds(cols, terms, EPL);
-#endif
 #ifdef PIPE
         cur = nxt;
 #endif

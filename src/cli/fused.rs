@@ -150,12 +150,6 @@ pub struct FusedArgs {
     /// refused where a tile would keep fewer than 32 rows).
     #[arg(long, value_enum)]
     stream_y: Option<FoldArg>,
-    /// Sparse `stream`, `sorted` and `fused --regs K` (w in workgroup memory): each
-    /// invocation's adds into the workgroup copy of w issued together (loads, then a
-    /// compare-exchange each, then retries) instead of one compare-exchange loop after
-    /// another (default off).
-    #[arg(long, value_enum)]
-    adds_in_flight: Option<FoldArg>,
     /// Reduce row dot products through workgroup memory, not subgroup shuffles.
     #[arg(long)]
     no_subgroups: bool,
@@ -332,7 +326,6 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
         row_tile: a.row_tile,
         key16: a.key16.map(|k| k == FoldArg::On),
         y_shared: a.stream_y.map(|k| k == FoldArg::On),
-        adds_in_flight: a.adds_in_flight.map(|k| k == FoldArg::On),
         reorder: match a.reorder_cols {
             ReorderArg::Auto => Reorder::Auto,
             ReorderArg::On => Reorder::On,

@@ -167,7 +167,6 @@ pub(crate) fn resolve(
                 row_tile: 0,
                 key16: false,
                 y_shared: false,
-                adds_in_flight: false,
                 reorder: false,
                 diag: Default::default(),
             },
@@ -364,8 +363,6 @@ pub(crate) fn resolve(
         row_tile: 0,
         key16: false,
         y_shared: false,
-        // The registers' adds, into the workgroup copy of w.
-        adds_in_flight: wants_w && regs > 0 && options.adds_in_flight == Some(true),
         reorder: false,
         diag: Default::default(),
     };
@@ -486,7 +483,7 @@ fn loop_err(caps: &crate::Caps, what: String, iterations: u64) -> Error {
 /// iterations one invocation runs per row of its vector and besides ([`loops`]); on a device
 /// with a loop cap C stays within its budget (more workgroups instead), and a caller's C
 /// beyond it is refused.
-fn grid(
+pub(crate) fn grid(
     options: &Options,
     m: usize,
     nv: u32,

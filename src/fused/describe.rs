@@ -41,9 +41,6 @@ impl Config {
                 s += " y-wg";
             }
         }
-        if self.adds_in_flight {
-            s += " adds-in-flight";
-        }
         if self.regs > 0 {
             s += &format!(" regs={}", self.regs);
             if self.prefetch {

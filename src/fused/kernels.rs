@@ -389,10 +389,6 @@ fn sparse(
         if cfg.prefetch {
             defs.push("PREFETCH");
         }
-        // Into the workgroup copy of w only; the diag switches act on one add at a time.
-        if cfg.adds_in_flight && workgroup_w && !two_pass && !cfg.diag.any() {
-            defs.push("ADDS_IN_FLIGHT");
-        }
     }
     let k = gpu.kernel(&KernelSpec {
         name: "fused/sparse",

@@ -29,6 +29,7 @@ pub mod linreg;
 pub mod logreg;
 pub mod long;
 pub mod loops;
+mod options;
 mod pattern;
 pub mod plan;
 pub mod reorder;
@@ -51,6 +52,7 @@ pub use config::{SORTED_EPL_MAX, SPLIT_EPL, STREAM_EPL};
 pub use cpu::HostOp;
 pub use device::FINISH_COLUMNS;
 pub use diag::Diag;
+pub use options::Options;
 pub use pattern::Pattern;
 pub use reorder::Reorder;
 
@@ -121,100 +123,6 @@ pub enum Atomics {
     Native,
     /// Compare-exchange on the bit pattern.
     Cas,
-}
-
-/// Options; `None` fields come from the launch model.
-#[derive(Clone, Debug)]
-pub struct Options {
-    /// The kernels.
-    pub variant: Variant,
-    /// Global f32 additions.
-    pub atomics: Atomics,
-    /// Reduce with subgroup shuffles when the adapter can (else workgroup memory).
-    pub subgroups: bool,
-    /// Aggregate w in workgroup memory (sparse fused; `None`: when n fits).
-    pub workgroup_w: Option<bool>,
-    /// Sparse fused kernel with w in global memory: how many of the columns with the most
-    /// entries are aggregated in workgroup memory ([`hot`]; `None`: as many as fit, `Some(0)`:
-    /// none, every product added straight to global memory). With w in workgroup memory:
-    /// how many of them each vector adds to its own copy (hot copies: the vectors stop
-    /// contending for the hot columns' words; `None` or `Some(0)`: none). Ignored by the
-    /// other variants.
-    pub hot_cols: Option<u32>,
-    /// Sparse rows with more stored entries than this are split into chunks spread over many
-    /// workgroups (their dot products by a pre-pass, [`Config::long_row`]); `None`: the
-    /// launch model's threshold.
-    pub long_row: Option<u32>,
-    /// Lanes per row (power of two; sparse 1–32, dense up to the workgroup size).
-    pub vs: Option<u32>,
-    /// Invocations per workgroup (power of two, 32–1024).
-    pub workgroup: Option<u32>,
-    /// Rows per vector C.
-    pub rows_per_vector: Option<u32>,
-    /// Dense: elements per lane TL (1–16).
-    pub tl: Option<u32>,
-    /// Dense: rows whose loads a vector issues before reducing them ([`Config::rows_in_flight`];
-    /// 1, 2 or 4; `None`: 1).
-    pub rows_in_flight: Option<u32>,
-    /// Sparse `fused` and `sorted`: the folded sequence ([`Config::fold`]); false keeps the
-    /// separate β·z, long-row dot and long-row scatter passes (to time both).
-    pub fold: bool,
-    /// Sparse `fused`: entries per lane (1–4) held in registers from a row's dot product to
-    /// its scatter ([`Config::regs`]; `None`: none, every entry read twice).
-    pub regs: Option<u32>,
-    /// Sparse `fused` with `regs`: the software pipeline over a vector's rows
-    /// ([`Config::prefetch`]); `stream`: each tile's entries loaded during the scatter of the
-    /// tile before.
-    pub prefetch: bool,
-    /// `stream`: entries per invocation, 4 or 8 (`None`: [`STREAM_EPL`]).
-    pub epl: Option<u32>,
-    /// `split`: rows per row tile ([`Config::row_tile`]; `None`: the launch model's,
-    /// [`split::default_row_tile`]).
-    pub row_tile: Option<u32>,
-    /// `split`: the 16-bit layout ([`Config::key16`]; `None`: where it applies, with subgroup
-    /// operations and row tiles of at most 32,768 rows).
-    pub key16: Option<bool>,
-    /// `stream`, `sorted` with w in workgroup memory, `fused` with `regs` and w there: an
-    /// invocation's workgroup adds in flight together ([`Config::adds_in_flight`]; `None`:
-    /// off).
-    pub adds_in_flight: Option<bool>,
-    /// `stream`: y in workgroup memory ([`Config::y_shared`]; `None`: off, the faster on an
-    /// H200; `Some(true)` is refused where it would leave a tile fewer than 32 rows).
-    pub y_shared: Option<bool>,
-    /// Sparse X: its columns re-indexed by descending entry count at plan time ([`reorder`];
-    /// `Auto`: on the large-n path with skewed columns, [`Reorder::Auto`]).
-    pub reorder: Reorder,
-    /// Timing-only switches of the sparse `fused` and `sorted` kernels ([`Diag`]; results not
-    /// valid with any on).
-    pub diag: Diag,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            variant: Variant::Auto,
-            atomics: Atomics::Auto,
-            subgroups: true,
-            workgroup_w: None,
-            hot_cols: None,
-            long_row: None,
-            vs: None,
-            workgroup: None,
-            rows_per_vector: None,
-            tl: None,
-            rows_in_flight: None,
-            fold: true,
-            regs: None,
-            prefetch: false,
-            epl: None,
-            row_tile: None,
-            key16: None,
-            y_shared: None,
-            adds_in_flight: None,
-            reorder: Reorder::Auto,
-            diag: Diag::default(),
-        }
-    }
 }
 
 /// The matrix X.
@@ -333,11 +241,6 @@ pub struct Config {
     /// `Stream`: y copied into workgroup memory beside w at the kernel's start, so the dot
     /// products' gathers read it there (the row cap leaves it room); false for the others.
     pub y_shared: bool,
-    /// `Stream`, `Sorted` with w in workgroup memory, `Fused` with `regs` and w there (the
-    /// registers' entries): each invocation's adds into the workgroup copy of w issued
-    /// together (its words loaded, then a compare-exchange each back to back, then the
-    /// losers retried) instead of one compare-exchange loop after another; false otherwise.
-    pub adds_in_flight: bool,
     /// Sparse: X's columns re-indexed by descending entry count ([`reorder`]); each run
     /// gathers y and z into that order and scatters w back.
     pub reorder: bool,

@@ -67,15 +67,12 @@ struct Tuned {
     /// absent in older caches).
     #[serde(default)]
     stream: Option<u32>,
-    /// `stream`: an invocation's workgroup adds in flight together (`None`: off; absent in
-    /// older caches).
-    #[serde(default)]
-    adds_in_flight: Option<bool>,
 }
 
 /// The tuner's revision in its cache keys: entries tuned before a revision are tuned again
-/// (2: the row pipeline among the candidates; 3: the stream variant; 4: adds in flight).
-const REVISION: u32 = 4;
+/// (2: the row pipeline among the candidates; 3: the stream variant; 4: workgroup adds in
+/// flight, 5: those dropped, slower everywhere on an H200).
+const REVISION: u32 = 5;
 
 /// The cache key: adapter, kind and a shape bucket (log₂ of m, n and the stored entries), and
 /// the column re-indexing when the caller fixed it (the other knobs were tuned on that layout).
@@ -135,7 +132,6 @@ fn tuned_options(x: Matrix, options: &Options, t: &Tuned) -> Options {
         rows_per_vector: t.split_c.or(options.rows_per_vector),
         key16: t.split_key16.or(options.key16),
         epl: t.stream.or(options.epl),
-        adds_in_flight: t.adds_in_flight.or(options.adds_in_flight),
         rows_in_flight: options.rows_in_flight.or(t.rows_in_flight),
         // The tuner's choice only where the caller left it to `auto`.
         reorder: match (options.reorder, t.reorder) {
@@ -217,7 +213,6 @@ fn tune_with(
         rows_in_flight: None,
         reorder: None,
         stream: None,
-        adds_in_flight: None,
     };
     let mut timed = vec![options.clone()];
     // On a large X (the KDD2010 shape: 424M entries) every timed run costs real time and a
@@ -290,7 +285,6 @@ fn tune_with(
             rows_in_flight: None,
             reorder: None,
             stream: None,
-            adds_in_flight: None,
         };
         let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), like) else {
             continue;
@@ -352,7 +346,6 @@ fn tune_with(
                         rows_in_flight: None,
                         reorder: None,
                         stream: None,
-                        adds_in_flight: None,
                     };
                     let base = like.as_ref().unwrap_or(model);
                     let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), base) else {
@@ -516,16 +509,6 @@ fn tune_with(
             ..base
         });
         best = refine(&mut timed, best, &mut cands, None)?;
-    }
-    // Then the adds in flight, where the pick takes them (stream, sorted, fused with
-    // registers, w in workgroup memory): a configuration they leave unchanged is not timed.
-    if options.adds_in_flight.is_none() {
-        let (c, t) = (best.0 .0.config, best.0 .1);
-        let mut cands = std::iter::once(Tuned {
-            adds_in_flight: Some(true),
-            ..t
-        });
-        best = refine(&mut timed, best, &mut cands, Some(c))?;
     }
     Ok((best.0 .1, timed))
 }

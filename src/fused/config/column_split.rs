@@ -135,7 +135,6 @@ pub(super) fn split(
         row_tile,
         key16,
         y_shared: false,
-        adds_in_flight: false,
         reorder: false,
         diag: Default::default(),
     }))

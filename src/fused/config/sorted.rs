@@ -128,8 +128,6 @@ pub(super) fn sorted(
             row_tile: 0,
             key16: false,
             y_shared: false,
-            // Its adds go to a workgroup copy of w only there.
-            adds_in_flight: on && options.adds_in_flight == Some(true),
             reorder: false,
             diag: Default::default(),
         },

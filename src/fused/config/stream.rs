@@ -153,7 +153,6 @@ pub(super) fn stream(
         row_tile: 0,
         key16: false,
         y_shared,
-        adds_in_flight: options.adds_in_flight == Some(true),
         reorder: false,
         diag: Default::default(),
     }))

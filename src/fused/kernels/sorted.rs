@@ -55,10 +55,6 @@ pub(super) fn sorted(
     if finish.is_some() {
         defs.push("FINISH");
     }
-    if cfg.adds_in_flight && !cfg.diag.any() {
-        // The switches act on `wg_accum_add`, one add at a time.
-        defs.push("ADDS_IN_FLIGHT");
-    }
     let k = gpu.kernel(&KernelSpec {
         name: "fused/sorted",
         defines: defs,

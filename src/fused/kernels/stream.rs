@@ -44,10 +44,6 @@ pub(super) fn stream(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
     if finish.is_some() {
         defs.push("FINISH");
     }
-    if cfg.adds_in_flight && !cfg.diag.any() {
-        // The switches act on `wg_accum_add`, one add at a time.
-        defs.push("ADDS_IN_FLIGHT");
-    }
     defs.extend(cfg.diag.defines());
     let k = gpu.kernel(&KernelSpec {
         name: "fused/stream",
