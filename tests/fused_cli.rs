@@ -28,10 +28,11 @@ fn fused_checks_every_variant_and_exports() {
     ]);
     assert_eq!(j["ok"], true);
     let results = j["results"].as_array().unwrap();
-    // 5 patterns × 6 variants (fused, sorted, split, stream, two-pass, unfused).
-    assert_eq!(results.len(), 30);
+    // 5 patterns × 7 variants (fused, sorted, split, stream, transpose, two-pass, unfused).
+    assert_eq!(results.len(), 35);
     let mut counted = 0;
     let mut split_counted = 0;
+    let mut transpose_counted = 0;
     for r in results {
         assert!(
             r["measurement"]["max_rel_error"].as_f64().unwrap() < 1e-3,
@@ -65,7 +66,17 @@ fn fused_checks_every_variant_and_exports() {
         } else {
             assert!(split.is_null(), "{r}");
         }
+        // Xᵀ's pass: its lanes per row and long-row threshold, reported beside X's.
+        let pass = &r["transpose_pass"];
+        if r["variant"] == "transpose" {
+            assert!(pass["vs"].as_u64().unwrap() >= 1, "{r}");
+            assert!(pass["long_row"].as_u64().unwrap() >= 1024, "{r}");
+            transpose_counted += 1;
+        } else {
+            assert!(pass.is_null(), "{r}");
+        }
     }
+    assert_eq!(transpose_counted, 5);
     assert_eq!(counted, 5, "every pattern's sorted result counts its adds");
     assert_eq!(
         split_counted, 5,

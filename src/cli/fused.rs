@@ -39,6 +39,7 @@ enum VariantArg {
     Sorted,
     Split,
     Stream,
+    Transpose,
     Unfused,
     TwoPass,
 }
@@ -238,6 +239,7 @@ fn variants(list: &[VariantArg]) -> Vec<Variant> {
             VariantArg::Sorted => out.push(Variant::Sorted),
             VariantArg::Split => out.push(Variant::Split),
             VariantArg::Stream => out.push(Variant::Stream),
+            VariantArg::Transpose => out.push(Variant::Transpose),
         }
     }
     out.dedup();
@@ -358,9 +360,9 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
         export(&gpu, dir, &input, &base, a.seed + 17)?;
     }
     let export_s = a.export.as_ref().map(|_| clock.elapsed().as_secs_f64());
-    // Per result: wall seconds of its plan (tuning included) and measurement, long-row chunks,
-    // the sorted scatter's (entries, adds) and whether its keys are wide, and X's row bands.
-    let mut walls = vec![];
+    // Per result: wall seconds of its plan (tuning included) and measurement, and what its plan
+    // reports.
+    let mut walls: Vec<(f64, Option<PlanFacts>)> = vec![];
     let roofline = if a.roofline {
         Some(report::roofline::measure(&gpu, 1 << 30, 10, 10)?.copy_gbps)
     } else {
@@ -394,17 +396,10 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
             });
             walls.push((
                 clock.elapsed().as_secs_f64(),
-                measured.as_ref().ok().map(|(_, plan)| plan.long_chunks()),
                 measured
                     .as_ref()
                     .ok()
-                    .and_then(|(_, plan)| plan.sorted_adds().map(|a| (a, plan.sorted_wide()))),
-                measured.as_ref().ok().map(|(_, plan)| plan.n_bands()),
-                measured.as_ref().ok().map(|(_, plan)| plan.dispatches(p)),
-                measured
-                    .as_ref()
-                    .ok()
-                    .and_then(|(_, plan)| plan.split_adds()),
+                    .map(|(_, plan)| PlanFacts::of(plan, p)),
             ));
             match measured {
                 Ok((meas, plan)) => {
@@ -445,17 +440,20 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
                 "reorder_cols": base.reorder.name(),
                 "diag": base.diag.names(),
                 "valid_result": !base.diag.any(),
-                "results": results.iter().zip(&walls).map(|((p, v, r), (wall, long, adds, bands, dispatches, split_adds))| match r {
-                    Ok(meas) => json!({ "pattern": p.name(), "variant": v.name(),
+                "results": results.iter().zip(&walls).map(|((p, v, r), (wall, facts))| match (r, facts) {
+                    (Ok(meas), Some(f)) => json!({ "pattern": p.name(), "variant": v.name(),
                         "measurement": meas, "roofline_fraction": fraction(meas.gbps),
-                        "wall_s": wall, "long_chunks": long, "bands": bands,
-                        "dispatches": dispatches,
-                        "sorted_adds": adds.map(|((e, a), wide)|
+                        "wall_s": wall, "long_chunks": f.long_chunks, "bands": f.bands,
+                        "dispatches": f.dispatches,
+                        "sorted_adds": f.sorted_adds.map(|((e, a), wide)|
                             json!({ "entries": e, "adds": a, "wide_keys": wide })),
-                        "split_adds": split_adds.map(|(e, a, c)|
-                            json!({ "entries": e, "adds": a, "chunks": c })) }),
-                    Err(e) => json!({ "pattern": p.name(), "variant": v.name(), "error": e,
+                        "split_adds": f.split_adds.map(|(e, a, c)|
+                            json!({ "entries": e, "adds": a, "chunks": c })),
+                        "transpose_pass": f.transpose_pass.map(|(vs, long, chunks)|
+                            json!({ "vs": vs, "long_row": long, "long_chunks": chunks })) }),
+                    (Err(e), _) => json!({ "pattern": p.name(), "variant": v.name(), "error": e,
                         "wall_s": wall }),
+                    (Ok(_), None) => unreachable!("a measured plan reports its facts"),
                 }).collect::<Vec<_>>(),
                 "host_s": { "load": load_s, "export": export_s },
                 "sweeps": sweeps.iter().map(|(p, s)| json!({
@@ -501,7 +499,10 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
             };
         }
         println!("{t}");
-        if let Some(b) = walls.iter().filter_map(|w| w.3).max().filter(|&b| b > 1) {
+        let most_bands = walls
+            .iter()
+            .filter_map(|(_, f)| f.as_ref().map(|f| f.bands));
+        if let Some(b) = most_bands.max().filter(|&b| b > 1) {
             println!(
                 "X bound in up to {b} row bands (storage bindings of at most {} bytes)",
                 gpu.caps.max_storage_binding_bytes
@@ -525,4 +526,30 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// What a measured plan reports beside its timing (the JSON's per-result keys).
+struct PlanFacts {
+    long_chunks: usize,
+    /// The sorted scatter's (entries, adds) and whether its keys are wide.
+    sorted_adds: Option<((usize, usize), bool)>,
+    /// X's row bands.
+    bands: usize,
+    dispatches: usize,
+    split_adds: Option<(usize, usize, usize)>,
+    /// `transpose`: Xᵀ's (lanes per row, long-row threshold, long-row chunks).
+    transpose_pass: Option<(u32, u32, usize)>,
+}
+
+impl PlanFacts {
+    fn of(plan: &Plan, pattern: Pattern) -> PlanFacts {
+        PlanFacts {
+            long_chunks: plan.long_chunks(),
+            sorted_adds: plan.sorted_adds().map(|a| (a, plan.sorted_wide())),
+            bands: plan.n_bands(),
+            dispatches: plan.dispatches(pattern),
+            split_adds: plan.split_adds(),
+            transpose_pass: plan.transpose_pass(),
+        }
+    }
 }

@@ -194,6 +194,7 @@ pub fn kernel_name(c: &Config) -> String {
         (Variant::Sorted, false) => "fused.sorted".into(),
         (Variant::Split, false) => "fused.split".into(),
         (Variant::Stream, false) => "fused.stream".into(),
+        (Variant::Transpose, false) => "fused.transpose".into(),
         (_, false) => "fused.sparse".into(),
         (_, true) => "fused.dense".into(),
     }

@@ -3,7 +3,7 @@
 
 use crate::fused::dense::x_stride;
 use crate::fused::plan::{self, Residency, TL_MAX};
-use crate::fused::{hot, loops};
+use crate::fused::{hot, loops, transpose};
 use crate::fused::{Atomics, Config, Matrix, Options, Variant};
 use crate::gpu::{loop_cap, Gpu, GpuBuffer};
 use crate::sparse::bands::row_step;
@@ -37,7 +37,7 @@ fn pow2_in(what: &str, v: u32, lo: u32, hi: u32) -> Result<u32> {
 
 /// The launch model's long-row threshold is never below this many entries (shorter rows are
 /// cheaper in one vector than in the two-dispatch long-row path).
-const LONG_ROW_MIN: u64 = 1024;
+pub(crate) const LONG_ROW_MIN: u64 = 1024;
 
 /// The configuration for `x` under `options`: the launch model fills what they leave open.
 /// Also returns how many columns of a sparse X hold entries when it was needed (for the hot
@@ -57,7 +57,9 @@ pub(crate) fn resolve(
     let variant = match options.variant {
         Variant::Auto => Variant::Fused,
         // Dense X has no scatter to privatize or sort.
-        Variant::Sorted | Variant::Split | Variant::Stream if dense => Variant::Fused,
+        Variant::Sorted | Variant::Split | Variant::Stream | Variant::Transpose if dense => {
+            Variant::Fused
+        }
         v => v,
     };
     let native_atomics = match options.atomics {
@@ -175,7 +177,12 @@ pub(crate) fn resolve(
     }
     let nnz = x.nnz();
     let mu = if m == 0 { 0.0 } else { nnz as f64 / m as f64 };
-    let vs = pow2_in("vs", options.vs.unwrap_or(plan::sparse_vs(mu)), 1, 32)?;
+    let model_vs = if variant == Variant::Transpose {
+        transpose::gather_vs(mu)
+    } else {
+        plan::sparse_vs(mu)
+    };
+    let vs = pow2_in("vs", options.vs.unwrap_or(model_vs), 1, 32)?;
     if variant == Variant::Sorted {
         return sorted(gpu, x, options, vs, native_atomics, used_hint);
     }
@@ -210,7 +217,7 @@ pub(crate) fn resolve(
         None => Ok(plan::best_workgroup(&r, max_wg, |wg| shared_of(on, wg)).max(vs)),
     };
     let wants_w = match (variant, options.workgroup_w) {
-        (Variant::Unfused, _) => false,
+        (Variant::Unfused | Variant::Transpose, _) => false,
         (Variant::TwoPass, Some(false)) => {
             return Err(option_err(
                 "the two-pass variant aggregates w in workgroup memory".into(),
@@ -327,13 +334,17 @@ pub(crate) fn resolve(
     // A vector takes about C·μ entries; a row much longer than that would hold its vector (and
     // the whole dispatch) long after the others finish, so it is split over workgroups.
     let long_row = match variant {
-        Variant::Fused => match options.long_row {
+        Variant::Fused | Variant::Transpose => match options.long_row {
             Some(0) => {
                 return Err(option_err(
                     "the long-row threshold must be at least 1".into(),
                 ))
             }
             Some(l) => l,
+            None if variant == Variant::Transpose => {
+                let resident = r.units.saturating_mul(r.groups_resident(wg, shared));
+                transpose::long_row(nnz, resident as u64 * nv as u64)
+            }
             None => {
                 ((c as f64 * mu.max(1.0)).ceil() as u64).clamp(LONG_ROW_MIN, u32::MAX as u64) as u32
             }

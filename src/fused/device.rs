@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::{bands, hot, long, split, stream, tiles, Config, Matrix, Plan, Variant};
+use super::{bands, hot, long, split, stream, tiles, Config, Matrix, Plan, TransposeX, Variant};
 use crate::gpu::{Gpu, GpuBuffer};
 use crate::{Error, Result};
 
@@ -244,6 +244,7 @@ pub(super) struct Layouts {
     pub(super) sorted: Option<Arc<SortedX>>,
     pub(super) split: Option<Arc<SplitX>>,
     pub(super) stream: Option<Arc<StreamX>>,
+    pub(super) transpose: Option<Arc<TransposeX>>,
 }
 
 impl Plan {
@@ -259,6 +260,7 @@ impl Plan {
             sorted,
             split,
             stream,
+            transpose,
         } = shared;
         let (m, n) = x.shape();
         let scratch = match config.variant {
@@ -277,7 +279,9 @@ impl Plan {
                 }
                 Some(GpuBuffer::zeroed(gpu, "fused.partials", len)?)
             }
-            Variant::Unfused | Variant::Split => Some(GpuBuffer::zeroed(gpu, "fused.p", m.max(1))?),
+            Variant::Unfused | Variant::Split | Variant::Transpose => {
+                Some(GpuBuffer::zeroed(gpu, "fused.p", m.max(1))?)
+            }
             _ => None,
         };
         let hot = match (x, hot) {
@@ -297,9 +301,11 @@ impl Plan {
             DeviceX::Dense { .. } => &[],
         };
         let long = match x {
-            // The stream kernel takes its long rows itself ([`stream`]).
+            // The stream kernel takes its long rows itself ([`stream`]), the transpose's
+            // gathers theirs ([`super::transpose`]).
             Matrix::Sparse(s)
-                if config.long_row != u32::MAX && config.variant != Variant::Stream =>
+                if config.long_row != u32::MAX
+                    && !matches!(config.variant, Variant::Stream | Variant::Transpose) =>
             {
                 let (chunks, rows) = long::chunks(s, config.long_row)?;
                 let folded = config
@@ -388,6 +394,15 @@ impl Plan {
             }
             _ => None,
         };
+        let transpose = match (x, transpose) {
+            (Matrix::Sparse(_), Some(shared)) if config.variant == Variant::Transpose => {
+                Some(shared)
+            }
+            (Matrix::Sparse(s), _) if config.variant == Variant::Transpose => {
+                Some(Arc::new(TransposeX::build(gpu, s, sparse_bands, &config)?))
+            }
+            _ => None,
+        };
         let finish = if config.fold
             && config.workgroup_w
             && matches!(
@@ -419,6 +434,7 @@ impl Plan {
             sorted,
             split,
             stream,
+            transpose,
             finish,
             dummy: Arc::new(GpuBuffer::zeroed(gpu, "fused.absent", 4)?),
             reindex: None,

@@ -149,6 +149,9 @@ pub(crate) fn record(
     if cfg.variant == Variant::Split {
         return split(plan, batch, op, w);
     }
+    if let Some(t) = &plan.transpose {
+        return super::transpose::record(plan, t, batch, op, w);
+    }
     match &*plan.x {
         DeviceX::Sparse {
             col_idx,
@@ -256,6 +259,9 @@ pub(crate) fn dispatches(plan: &Plan, pattern: crate::fused::Pattern) -> usize {
         return 2;
     }
     let mut count = usize::from(axpy_first(plan, xty));
+    if let Some(t) = &plan.transpose {
+        return count + t.dispatches(xty, has_v);
+    }
     if cfg.variant == Variant::Unfused {
         // X·y per band (a copy when `xty`), ⊙v, then Xᵀp per band.
         return count + if xty { 0 } else { nb } + usize::from(has_v) + nb;

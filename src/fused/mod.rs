@@ -36,6 +36,7 @@ pub mod reorder;
 pub mod split;
 pub mod stream;
 pub mod tiles;
+pub mod transpose;
 pub mod tune;
 mod vectors;
 
@@ -47,6 +48,7 @@ use crate::gpu::{Batch, Gpu, GpuBuffer, GpuTime};
 use crate::sparse::{Csr, Dense};
 use crate::{Error, Result};
 use device::{DeviceX, Finish, Layouts, LongRows, SortedX, SplitX, StreamX};
+use transpose::TransposeX;
 
 pub use config::{SORTED_EPL_MAX, SPLIT_EPL, STREAM_EPL};
 pub use cpu::HostOp;
@@ -84,6 +86,12 @@ pub enum Variant {
     /// a workgroup of the same kernel. Sparse X whose copy fits one storage binding and
     /// whose w fits workgroup memory; otherwise (and on dense X) it runs `Fused`.
     Stream,
+    /// Xᵀ materialized at plan time ([`transpose`]): p = α·v ⊙ (X·y) by X's rows, then
+    /// w = β·z + Xᵀp by Xᵀ's rows, both gathers (no add to w races another; the heaviest rows
+    /// of either matrix in chunks over whole workgroups). X read twice, its transpose held
+    /// beside it; for a large n, whose scatter would spread adds over all of w. Sparse X;
+    /// dense X runs `Fused`.
+    Transpose,
     /// Separate dispatches: β·z, SpMV (gemv on dense X), ⊙v, Xᵀp (a scatter on sparse X, a
     /// column-wise gemv on dense X).
     Unfused,
@@ -91,11 +99,12 @@ pub enum Variant {
 
 impl Variant {
     /// The concrete variants (`Sorted` runs as `Fused` on dense X).
-    pub const CONCRETE: [Variant; 6] = [
+    pub const CONCRETE: [Variant; 7] = [
         Variant::Fused,
         Variant::Sorted,
         Variant::Split,
         Variant::Stream,
+        Variant::Transpose,
         Variant::TwoPass,
         Variant::Unfused,
     ];
@@ -109,6 +118,7 @@ impl Variant {
             Variant::TwoPass => "two-pass",
             Variant::Split => "split",
             Variant::Stream => "stream",
+            Variant::Transpose => "transpose",
             Variant::Unfused => "unfused",
         }
     }
@@ -295,6 +305,9 @@ pub struct Plan {
     /// The `Stream` variant's row tiles and long rows, shared with plans of the same X,
     /// workgroup size, tile, long-row threshold and y copy (which sets the row cap).
     stream: Option<Arc<StreamX>>,
+    /// The `Transpose` variant's Xᵀ and the grids of both gathers, shared with plans of the
+    /// same X and grid ([`TransposeX::fits`]).
+    transpose: Option<Arc<TransposeX>>,
     /// The one-dispatch ending ([`Config::fold`] without long rows): the accumulator the
     /// workgroups flush into and the count of finished workgroups, both zero between runs.
     finish: Option<Finish>,
@@ -330,14 +343,21 @@ impl Plan {
         self.sorted.as_ref().is_some_and(|t| t.cols.is_some())
     }
 
-    /// Chunks of the long-row path, or the `Stream` kernel's long rows (each taken whole by
-    /// a workgroup of the one kernel); 0: none.
+    /// Chunks of the long-row path, the `Stream` kernel's long rows (each taken whole by a
+    /// workgroup of the one kernel), or the `Transpose` variant's chunks of X's long rows;
+    /// 0: none.
     pub fn long_chunks(&self) -> usize {
-        match (&self.long, &self.stream) {
-            (Some(l), _) => l.nchunks as usize,
-            (None, Some(t)) => t.nlong as usize,
+        match (&self.long, &self.stream, &self.transpose) {
+            (Some(l), _, _) => l.nchunks as usize,
+            (None, Some(t), _) => t.nlong as usize,
+            (None, None, Some(t)) => t.x_chunks(),
             _ => 0,
         }
+    }
+
+    /// `Transpose`: Xᵀ's pass, (lanes per row, long-row threshold, long-row chunks).
+    pub fn transpose_pass(&self) -> Option<(u32, u32, usize)> {
+        self.transpose.as_ref().map(|t| t.transpose_pass())
     }
 
     /// Whether the main kernel's last workgroup writes w (one dispatch, [`Config::fold`]).
@@ -434,11 +454,16 @@ impl Plan {
                     config.y_shared,
                 )
         });
+        let transpose = like
+            .transpose
+            .clone()
+            .filter(|t| config.variant == Variant::Transpose && t.fits(&config));
         let shared = Layouts {
             hot,
             sorted,
             split,
             stream,
+            transpose,
         };
         let mut plan = Self::build(gpu, xr, config, like.x.clone(), shared)?;
         reorder::attach(gpu, &mut plan, re)?;

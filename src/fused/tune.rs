@@ -1,8 +1,9 @@
 //! The autotuner behind `auto`: times the fused kernel at the model's (VS, workgroup size)
 //! and its neighbours on random full-pattern operands (on sparse X both the `Fused` kernel and
 //! the column-sorted tiles, [`Variant::Sorted`], and the column split, [`Variant::Split`], at a
-//! few row tiles and two workgroup sizes), then the long-row threshold at the best of those
-//! (on dense X the rows in flight per vector instead), the column re-indexing where `auto`'s
+//! few row tiles and two workgroup sizes), Xᵀ materialized ([`Variant::Transpose`]) where w
+//! is beyond workgroup memory, then the long-row threshold at the best of those (on dense X
+//! the rows in flight per vector instead), the column re-indexing where `auto`'s
 //! rule is near its edge ([`crate::fused::reorder`]), keeps the fastest, and caches it per
 //! adapter and shape bucket (`fused-tune.json`, see [`crate::tune::TuneCache`]); C always comes
 //! from the model (Eq. 5) for the chosen VS and workgroup size.
@@ -10,7 +11,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::fused::bench::{measure, Operands};
-use crate::fused::{reorder, split, Matrix, Options, Pattern, Plan, Reorder, Variant};
+use crate::fused::{reorder, split, transpose, Matrix, Options, Pattern, Plan, Reorder, Variant};
 use crate::gpu::Batch;
 use crate::gpu::Gpu;
 use crate::tune::{Finalists, TuneCache};
@@ -67,11 +68,14 @@ struct Tuned {
     /// absent in older caches).
     #[serde(default)]
     stream: Option<u32>,
+    /// The `transpose` variant (absent in older caches).
+    #[serde(default)]
+    transpose: bool,
 }
 
 /// The tuner's revision in its cache keys: entries tuned before a revision are tuned again
 /// (2: the row pipeline among the candidates; 3: the stream variant; 4: workgroup adds in
-/// flight, 5: those dropped, slower everywhere on an H200).
+/// flight; 5: those dropped, slower everywhere on an H200, and the transpose variant).
 const REVISION: u32 = 5;
 
 /// The cache key: adapter, kind and a shape bucket (log₂ of m, n and the stored entries), and
@@ -116,6 +120,8 @@ fn tuned_options(x: Matrix, options: &Options, t: &Tuned) -> Options {
             Variant::Split
         } else if t.stream.is_some() {
             Variant::Stream
+        } else if t.transpose {
+            Variant::Transpose
         } else if t.sorted {
             Variant::Sorted
         } else {
@@ -213,6 +219,7 @@ fn tune_with(
         rows_in_flight: None,
         reorder: None,
         stream: None,
+        transpose: c.variant == Variant::Transpose,
     };
     let mut timed = vec![options.clone()];
     // On a large X (the KDD2010 shape: 424M entries) every timed run costs real time and a
@@ -285,6 +292,7 @@ fn tune_with(
             rows_in_flight: None,
             reorder: None,
             stream: None,
+            transpose: false,
         };
         let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), like) else {
             continue;
@@ -346,6 +354,7 @@ fn tune_with(
                         rows_in_flight: None,
                         reorder: None,
                         stream: None,
+                        transpose: false,
                     };
                     let base = like.as_ref().unwrap_or(model);
                     let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), base) else {
@@ -400,6 +409,26 @@ fn tune_with(
         pick(finalists)
     };
     let mut best = pick(finalists)?;
+    // Then Xᵀ materialized, where w is beyond workgroup memory: two gathers instead of a
+    // scatter whose adds spread over all of w (the KDD2010 shape's 29.9M columns), at the
+    // gathers' own VS (on the H200 at KDD2010: 9.12 ms at its VS of 4, 9.68 at the fused
+    // kernel's 16).
+    if matches!(x, Matrix::Sparse(_)) && !mc.workgroup_w && options.workgroup_w != Some(true) {
+        let t = best.0 .1;
+        let mu = x.nnz() as f64 / m.max(1) as f64;
+        let mut cands = std::iter::once(Tuned {
+            vs: transpose::gather_vs(mu),
+            workgroup: mc.workgroup,
+            sorted: false,
+            split: None,
+            split_c: None,
+            split_key16: None,
+            stream: None,
+            transpose: true,
+            ..t
+        });
+        best = refine(&mut timed, best, &mut cands, None)?;
+    }
     // Then the long-row threshold at the best (VS, workgroup size): a power-law X's heavy
     // rows cost more in one vector or in the chunked path depending on the device.
     if matches!(x, Matrix::Sparse(_)) && options.long_row.is_none() {
@@ -477,6 +506,7 @@ fn tune_with(
             split_key16: None,
             long_row: None,
             hot_copies: None,
+            transpose: false,
             ..best.0 .1
         };
         let mut cands = WIDE_PIPELINE.2.into_iter().map(|k| Tuned {
@@ -501,6 +531,7 @@ fn tune_with(
             hot_copies: None,
             regs: None,
             prefetch: None,
+            transpose: false,
             ..best.0 .1
         };
         let mut cands = TUNE_STREAM.into_iter().map(|(wg, epl)| Tuned {

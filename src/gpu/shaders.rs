@@ -63,6 +63,8 @@ shader_table!(
     "fused/split",
     "fused/tron_scalars",
     "fused/permute",
+    "fused/gather_rows",
+    "fused/gather_chunks",
     "mf/storage",
     "mf/vec_half",
     "mf/vec",

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The transpose variant (`wgsparse fused --variant transpose`: Xᵀ materialized, two gathers)
+# on the KDD2010 shape and 500k × 4,096, beside `sorted` (auto's earlier pick at KDD2010) and
+# `auto` tuned afresh, and the peer on the same exported X in the same job. Run on the NVIDIA
+# machine from the repository root with the release binary in .gpu/ and the Vulkan loader
+# packages in .gl/ (as fused_suite.sh). Everything it writes goes into one archive,
+# $OUT/fused_transpose.tgz (the device call returns at most 8 files), rewritten after each
+# step so a call cut at its limit still returns what ran. About 8 minutes of GPU wall time.
+#   INPUTS="sparse-4096 kdd2010"
+#   STEP_LIMIT=300                 seconds any one step may take
+#   AUTO=1                         0: no `auto` run (its tuning takes ~2 minutes at kdd2010)
+#   SORTED=1                       0: no `sorted` run at kdd2010
+#   EXTRA="--vs 16"                more transpose runs (re-indexed), ';' between their flags
+# Per input, `full,xty` with --roofline (and --check, the f64 twin, on the first transpose
+# run): transpose with the columns re-indexed and not, sorted re-indexed (kdd2010), `auto`
+# tuned afresh, then fused_peer.py --reorder-cols on. Summary: runs.tsv (tag, exit status,
+# JSON) inside the archive.
+set -uo pipefail
+# shellcheck source=benches/peers/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+INPUTS=${INPUTS-"sparse-4096 kdd2010"}
+STEP_LIMIT=${STEP_LIMIT:-300}
+AUTO=${AUTO:-1}
+SORTED=${SORTED:-1}
+EXTRA=${EXTRA-}
+ARCHIVE=$OUT/fused_transpose.tgz
+WORK=$(mktemp -d)
+# DRY_RUN=1 skips installing .gl/ into / (a dry run elsewhere).
+install_gl --dry-run --if-present
+use_wgsparse W
+export WGSPARSE_CACHE_DIR=$WORK/cache
+mkdir -p "$WGSPARSE_CACHE_DIR"
+pack() {
+  cp "$OUT/log.txt" "$WORK/log.txt" 2>/dev/null
+  tar czf "$ARCHIVE" --exclude=./x -C "$WORK" .
+}
+# run TAG ARGS…: one line of runs.tsv per run.
+run() {
+  local tag=$1
+  shift
+  local out
+  out=$(timeout "$STEP_LIMIT" "$W" fused "$@" --json 2>>"$WORK/err.txt")
+  local rc=$?
+  printf '%s\t%s\t%s\n' "$tag" "$rc" "$(echo "$out" | tr -d '\n')" >> "$WORK/runs.tsv"
+  log "$tag: exit $rc"
+  pack
+}
+for g in $INPUTS; do
+  x=$WORK/x/$g
+  case $g in
+    kdd2010) reps=10 ;;
+    *) reps=50 ;;
+  esac
+  run "$g export, transpose" --gen "$g" --pattern full --variant transpose --reps 3 \
+    --reorder-cols off --export "$x"
+  common=(--matrix-raw "$x" --pattern full,xty --roofline --reps "$reps")
+  run "$g transpose re-indexed, checked" "${common[@]}" --variant transpose --reorder-cols on --check
+  run "$g transpose" "${common[@]}" --variant transpose --reorder-cols off
+  IFS=';' read -ra extras <<< "$EXTRA"
+  for e in "${extras[@]}"; do
+    # shellcheck disable=SC2086  # the flags split on purpose
+    run "$g transpose re-indexed $e" "${common[@]}" --variant transpose --reorder-cols on $e
+  done
+  if [ "$g" = kdd2010 ] && [ "$SORTED" = 1 ]; then
+    run "$g sorted re-indexed" "${common[@]}" --variant sorted --reorder-cols on
+  fi
+  if [ "$AUTO" = 1 ]; then
+    run "$g auto tuned" "${common[@]}" --variant auto
+  fi
+  step python3 benches/peers/fused_peer.py "$x" --reps 20 --reorder-cols on \
+    > "$WORK/peer_$g.jsonl" 2>>"$WORK/err.txt"
+  log "peer $g done"
+  rm -rf "$x"
+  pack
+done
+pack
+log "archive: $ARCHIVE"

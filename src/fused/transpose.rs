@@ -1,0 +1,403 @@
+//! The `transpose` variant ([`crate::fused::Variant::Transpose`]): Xᵀ materialized at plan
+//! time as a CSR matrix of its own, so the pattern runs as two gathers by rows and no add to
+//! w races another: p = α·v ⊙ (X·y) by X's rows, then w += Xᵀp by Xᵀ's rows (w = β·z first,
+//! `fused.axpy`; `xty` skips the first pass and gathers y). X is read twice and its copy
+//! doubles X's memory; what it saves is the scatter, which on a large n (the KDD2010 shape:
+//! 29.9M columns, w of 120 MB beyond L2) adds to words spread over all of w. Each pass is
+//! `fused.gather_rows` (VS lanes per row, C rows per vector, Eq. 4 and 5 on that matrix) and,
+//! for the rows longer than its threshold (a power-law X's heaviest rows and columns),
+//! `fused.gather_chunks`: chunks of consecutive entries over whole workgroups, one atomic add
+//! per chunk. Both matrices are bound in row bands when they exceed one binding ([`bands`]).
+
+use crate::fused::bands::{self, SparseBand};
+use crate::fused::config::{grid, LONG_ROW_MIN};
+use crate::fused::device::DeviceX;
+use crate::fused::kernels::{upload, whole};
+use crate::fused::vectors::scale;
+use crate::fused::{long, loops, plan, Config, Matrix, Op, Options, Plan};
+use crate::gpu::{loop_cap, Batch, Binding, Gpu, GpuBuffer, KernelSpec, Residency};
+use crate::sparse::Csr;
+use crate::{limits, Error, Result};
+
+use Binding::{Read, ReadWrite, Uniform};
+
+const BINDINGS: [Binding; 7] = [Uniform, Read, Read, Read, Read, Read, ReadWrite];
+
+/// Entries a lane of `fused.gather_rows` takes per trip (its UNROLL).
+pub const GATHER_UNROLL: u32 = 4;
+
+/// Lanes per row of the gathers: Eq. 4 on the mean row length over [`GATHER_UNROLL`] entries
+/// per lane, so a typical row takes one trip.
+pub fn gather_vs(mu: f64) -> u32 {
+    plan::sparse_vs(mu / GATHER_UNROLL as f64)
+}
+
+/// The gathers' long-row threshold: a row holding more entries than one resident vector's
+/// share of all `nnz` (at least [`LONG_ROW_MIN`]) would end its pass late, so it goes to
+/// chunks over whole workgroups (on the H200: 500k × 4,096's transpose has 4,096 rows of
+/// ≈ 5,000 entries, too few rows to fill the device one vector each).
+pub fn long_row(nnz: usize, resident_vectors: u64) -> u32 {
+    (nnz as u64)
+        .div_ceil(resident_vectors.max(1))
+        .clamp(LONG_ROW_MIN, u32::MAX as u64) as u32
+}
+
+/// One CSR operand of the gathers (X or Xᵀ): lanes per row, the long-row threshold, and per
+/// band its grid and long-row chunks.
+pub(crate) struct RowPass {
+    vs: u32,
+    workgroup: u32,
+    subgroups: bool,
+    long_len: u32,
+    bands: Vec<BandPass>,
+}
+
+/// A band's share of a [`RowPass`].
+struct BandPass {
+    /// Rows per vector and workgroups of `fused.gather_rows`.
+    c: u32,
+    groups: u32,
+    /// `[row, begin, end, 0]` per chunk (the matrix's row, positions rebased to the band's
+    /// window), at least one record so the buffer binds; `nchunks` of them are real.
+    chunks: GpuBuffer<u32>,
+    nchunks: u32,
+    /// Workgroups of `fused.gather_chunks` (chunks strided over them).
+    chunk_groups: u32,
+}
+
+impl RowPass {
+    /// The passes over `a` (uploaded in `bands`) at `vs` lanes per row and `wg` invocations:
+    /// Eq. 5's C per band (within a software device's loop budget) and the chunks of the rows
+    /// longer than `long_len` (`None`: [`long_row`]).
+    fn build(
+        gpu: &Gpu,
+        a: &Csr,
+        bands: &[SparseBand],
+        (vs, wg, subgroups): (u32, u32, bool),
+        long_len: Option<u32>,
+    ) -> Result<RowPass> {
+        let caps = &gpu.caps;
+        let mu = a.nnz() as f64 / a.nrows.max(1) as f64;
+        let nv = (wg / vs).max(1);
+        let scratch = if subgroups { 0 } else { 4 * wg };
+        let per_row = (loops::sparse_row(mu, vs, nv, false), 1);
+        let r = Residency::of(caps);
+        let options = Options::default();
+        let resident = r.units.saturating_mul(r.groups_resident(wg, scratch)) as u64;
+        let long_len = long_len.unwrap_or_else(|| long_row(a.nnz(), resident * nv as u64));
+        let (records, _) = long::chunks(a, long_len)?;
+        let chunk = long_len.min(long::CHUNK_MAX);
+        let per_band = bands::split_chunks(&records, bands);
+        let budget = loop_cap::budget(caps.loop_cap);
+        let max_groups = caps.max_workgroups_per_dimension;
+        let mut out = Vec::with_capacity(bands.len());
+        for (band, mut flat) in bands.iter().zip(per_band) {
+            let (c, groups) = grid(
+                &options,
+                band.rows.len(),
+                nv,
+                (&r, wg, scratch),
+                caps,
+                per_row,
+            )?;
+            let nchunks = (flat.len() / 4) as u32;
+            let chunk_groups = nchunks.clamp(1, max_groups);
+            // A workgroup's chunks, each its entries over the workgroup and a tree sum.
+            let per_chunk = (chunk as u64).div_ceil(wg as u64) + 2 * wg.ilog2() as u64 + 2;
+            let iterations = (nchunks as u64).div_ceil(chunk_groups as u64) * per_chunk;
+            if let Some(b) = budget.filter(|&b| iterations > b) {
+                return Err(Error::TooLarge {
+                    what: format!("{nchunks} long-row chunks of a gather"),
+                    needed: format!("{iterations} loop iterations per invocation"),
+                    limit: format!("{b} on {}", caps.adapter_name),
+                });
+            }
+            if flat.is_empty() {
+                flat.resize(4, 0);
+            }
+            out.push(BandPass {
+                c,
+                groups,
+                chunks: GpuBuffer::upload(gpu, "fused.gather_chunks", &flat)?,
+                nchunks,
+                chunk_groups,
+            });
+        }
+        Ok(RowPass {
+            vs,
+            workgroup: wg,
+            subgroups,
+            long_len,
+            bands: out,
+        })
+    }
+
+    /// Long-row chunks over all bands.
+    pub(crate) fn chunks(&self) -> usize {
+        self.bands.iter().map(|b| b.nchunks as usize).sum()
+    }
+
+    /// Dispatches of one pass: the row kernel per band, and the chunk kernel where a band has
+    /// chunks.
+    fn dispatches(&self) -> usize {
+        self.bands
+            .iter()
+            .map(|b| 1 + usize::from(b.nchunks > 0))
+            .sum()
+    }
+}
+
+/// X's materialized transpose on the device and both passes' grids.
+pub(crate) struct TransposeX {
+    xt: DeviceX,
+    x_pass: RowPass,
+    xt_pass: RowPass,
+    /// The configuration the grids were built for (a plan of another configuration builds
+    /// its own).
+    key: (u32, u32, u32, bool),
+}
+
+/// The configuration's part the passes depend on.
+fn key_of(config: &Config) -> (u32, u32, u32, bool) {
+    (
+        config.vs,
+        config.workgroup,
+        config.long_row,
+        config.subgroup_reduce,
+    )
+}
+
+impl TransposeX {
+    /// Transposes `x` on the host (host memory checked first) and uploads it; X's pass at the
+    /// configuration's VS, workgroup size and long-row threshold, Xᵀ's at [`gather_vs`] on its
+    /// own mean row length and [`long_row`].
+    pub(crate) fn build(
+        gpu: &Gpu,
+        x: &Csr,
+        x_bands: &[SparseBand],
+        config: &Config,
+    ) -> Result<TransposeX> {
+        // The transpose, its entry map and the counting sort's buckets.
+        let bytes = limits::bytes_of::<u32>("X's transpose", x.nnz())?
+            .saturating_mul(4)
+            .saturating_add(limits::bytes_of::<u32>("X's transpose", x.ncols + 1)?);
+        limits::check_host("X's transpose", bytes)?;
+        let xt = x.transpose();
+        let caps = &gpu.caps;
+        let mu_t = xt.nnz() as f64 / xt.nrows.max(1) as f64;
+        let vs_t = gather_vs(mu_t).min(config.workgroup);
+        // Subgroups where the caller left them on (the configuration's reduction, or X's VS
+        // too wide for shuffles) and Xᵀ's vectors fit them.
+        let sub_t =
+            (config.subgroup_reduce || !caps.shuffle_fits(config.vs)) && caps.shuffle_fits(vs_t);
+        let dxt = upload(gpu, Matrix::Sparse(&xt))?;
+        let DeviceX::Sparse {
+            bands: xt_bands, ..
+        } = &dxt
+        else {
+            unreachable!("a CSR matrix uploads as sparse X")
+        };
+        let x_pass = RowPass::build(
+            gpu,
+            x,
+            x_bands,
+            (config.vs, config.workgroup, config.subgroup_reduce),
+            Some(config.long_row),
+        )?;
+        let xt_pass = RowPass::build(gpu, &xt, xt_bands, (vs_t, config.workgroup, sub_t), None)?;
+        Ok(TransposeX {
+            xt: dxt,
+            x_pass,
+            xt_pass,
+            key: key_of(config),
+        })
+    }
+
+    /// Whether a plan of `config` may share these grids.
+    pub(crate) fn fits(&self, config: &Config) -> bool {
+        self.key == key_of(config)
+    }
+
+    /// Xᵀ's lanes per row, its long-row threshold and its long-row chunks (X's are the
+    /// plan's configuration and [`TransposeX::x_chunks`]).
+    pub fn transpose_pass(&self) -> (u32, u32, usize) {
+        (
+            self.xt_pass.vs,
+            self.xt_pass.long_len,
+            self.xt_pass.chunks(),
+        )
+    }
+
+    /// X's long-row chunks.
+    pub fn x_chunks(&self) -> usize {
+        self.x_pass.chunks()
+    }
+
+    /// Dispatches after `fused.axpy`: X's pass (none under `xty`; there a `fused.scale` when
+    /// v is given), then Xᵀ's.
+    pub(crate) fn dispatches(&self, xty: bool, has_v: bool) -> usize {
+        let first = if xty {
+            usize::from(has_v)
+        } else {
+            self.x_pass.dispatches()
+        };
+        first + self.xt_pass.dispatches()
+    }
+}
+
+/// Records both passes (w already holds β·z): p = α·v ⊙ (X·y), then w += Xᵀp. Under `xty`,
+/// Xᵀ's pass gathers α·y (α·v ⊙ y, copied into p first, when v is given).
+pub(crate) fn record(
+    plan: &Plan,
+    t: &TransposeX,
+    batch: &mut Batch,
+    op: &Op,
+    w: &GpuBuffer<f32>,
+) -> Result<()> {
+    let DeviceX::Sparse {
+        col_idx,
+        values,
+        bands: x_bands,
+    } = &*plan.x
+    else {
+        return Err(Error::Unsupported(
+            "the transpose variant takes sparse X".into(),
+        ));
+    };
+    let DeviceX::Sparse {
+        col_idx: t_idx,
+        values: t_vals,
+        bands: t_bands,
+    } = &t.xt
+    else {
+        unreachable!("Xᵀ is uploaded as sparse X")
+    };
+    let p = plan.scratch.as_ref().expect("the transpose variant's p");
+    let native = plan.config.native_atomics;
+    let (q, alpha) = match (op.xty, op.v) {
+        (false, v) => {
+            for (band, pass) in x_bands.iter().zip(&t.x_pass.bands) {
+                let a = Operand {
+                    entries: (col_idx, values),
+                    band,
+                    pass,
+                    grid: &t.x_pass,
+                };
+                gather(plan, batch, &a, (op.y, v, p), op.alpha, (false, native))?;
+            }
+            (p, 1.0)
+        }
+        (true, Some(v)) => {
+            batch.copy(op.y.raw(), p.raw(), plan.m as u64 * 4);
+            scale(batch, plan.m, v, p)?;
+            (p, op.alpha)
+        }
+        (true, None) => (op.y, op.alpha),
+    };
+    for (band, pass) in t_bands.iter().zip(&t.xt_pass.bands) {
+        let a = Operand {
+            entries: (t_idx, t_vals),
+            band,
+            pass,
+            grid: &t.xt_pass,
+        };
+        gather(plan, batch, &a, (q, None, w), alpha, (true, native))?;
+    }
+    Ok(())
+}
+
+/// One band of a gather's matrix.
+struct Operand<'a> {
+    entries: (&'a GpuBuffer<u32>, &'a GpuBuffer<f32>),
+    band: &'a SparseBand,
+    pass: &'a BandPass,
+    grid: &'a RowPass,
+}
+
+/// Records `fused.gather_rows` on one band, then `fused.gather_chunks` when it has long rows:
+/// out = α·(v ⊙) A·y over the band's rows, added onto out with `accum`.
+fn gather(
+    plan: &Plan,
+    batch: &mut Batch,
+    a: &Operand,
+    (y, v, out): (&GpuBuffer<f32>, Option<&GpuBuffer<f32>>, &GpuBuffer<f32>),
+    alpha: f32,
+    (accum, native): (bool, bool),
+) -> Result<()> {
+    let gpu = batch.gpu();
+    let g = a.grid;
+    let mut defs = vec![];
+    if g.subgroups {
+        defs.push("SUBGROUP");
+    }
+    if v.is_some() {
+        defs.push("ROW_V");
+    }
+    if accum {
+        defs.push("ACCUM");
+    }
+    let rows = gpu.kernel(&KernelSpec {
+        name: "fused/gather_rows",
+        defines: defs.clone(),
+        constants: vec![("WG", g.workgroup as f64), ("VS", g.vs as f64)],
+        bindings: &BINDINGS,
+    })?;
+    let params = gpu.uniform(
+        "fused.gather_rows.params",
+        &[
+            a.band.rows.len() as u32,
+            a.pass.c,
+            a.band.rows.start as u32,
+            g.long_len,
+            alpha.to_bits(),
+            0,
+            0,
+            0,
+        ],
+    );
+    let v = v.unwrap_or(&plan.dummy);
+    let (col_idx, values) = a.entries;
+    let bg = rows.bind_ranges(
+        gpu,
+        &[
+            params.as_entire_buffer_binding(),
+            a.band.row_ptr.raw().as_entire_buffer_binding(),
+            bands::window(col_idx, a.band),
+            bands::window(values, a.band),
+            whole(y),
+            whole(v),
+            whole(out),
+        ],
+    )?;
+    batch.dispatch(&rows, bg, [a.pass.groups, 1, 1])?;
+    if a.pass.nchunks == 0 {
+        return Ok(());
+    }
+    let mut defs: Vec<&str> = defs.into_iter().filter(|&d| d == "ROW_V").collect();
+    if native {
+        defs.push("F32_ATOMIC");
+    }
+    let chunks = gpu.kernel(&KernelSpec {
+        name: "fused/gather_chunks",
+        defines: defs,
+        constants: vec![("WG", g.workgroup as f64)],
+        bindings: &BINDINGS,
+    })?;
+    let params = gpu.uniform(
+        "fused.gather_chunks.params",
+        &[a.pass.nchunks, alpha.to_bits(), 0, 0],
+    );
+    let bg = chunks.bind_ranges(
+        gpu,
+        &[
+            params.as_entire_buffer_binding(),
+            whole(&a.pass.chunks),
+            bands::window(col_idx, a.band),
+            bands::window(values, a.band),
+            whole(y),
+            whole(v),
+            whole(out),
+        ],
+    )?;
+    batch.dispatch(&chunks, bg, [a.pass.chunk_groups, 1, 1])
+}

@@ -1,0 +1,219 @@
+//! The fused pattern's transpose variant (`transpose`: Xᵀ materialized at plan time, p =
+//! α·v ⊙ (X·y) by X's rows, then w = β·z + Xᵀp by Xᵀ's rows) against the f64 twin: every
+//! pattern, with and without subgroups, native and compare-exchange adds; X's heavy rows and
+//! heavy columns (Xᵀ's rows) in chunks over whole workgroups, at the model's threshold and a
+//! tiny one; both matrices in several row bands; empty rows and columns, m = 1, n = 1, X
+//! without entries; w added onto (`record_onto`); dense X runs `fused`.
+
+mod common;
+
+use common::fused::{check, check_op, host_op, sparse_x, vectors, with_hot_columns};
+use wgsparse::fused::{Atomics, Matrix, Op, Options, Pattern, Plan, Variant};
+use wgsparse::gpu::{Batch, GpuBuffer};
+use wgsparse::sddmm::cpu::compare;
+use wgsparse::sparse::{Csr, Dense};
+use wgsparse::Gpu;
+
+fn opts(subgroups: bool, atomics: Atomics, long_row: Option<u32>) -> Options {
+    Options {
+        variant: Variant::Transpose,
+        subgroups,
+        atomics,
+        long_row,
+        ..Default::default()
+    }
+}
+
+/// `x` with rows `rows` replaced by `len` entries each (columns 0, 1, … spread over n),
+/// random values: rows past the long-row threshold.
+fn with_heavy_rows(x: &Csr, rows: &[usize], len: usize, seed: u64) -> Csr {
+    let vals = wgsparse::gen::dense_uniform(1, len, seed).data;
+    let step = (x.ncols / len).max(1);
+    let mut row_ptr = vec![0u32];
+    let (mut col_idx, mut values) = (vec![], vec![]);
+    for r in 0..x.nrows {
+        if rows.contains(&r) {
+            col_idx.extend((0..len).map(|i| ((i * step) % x.ncols) as u32));
+            values.extend(vals.iter().map(|v| v + r as f32 * 1e-3));
+        } else {
+            col_idx.extend(x.row_range(r).map(|e| x.col_idx[e]));
+            values.extend(x.row_range(r).map(|e| x.values[e]));
+        }
+        row_ptr.push(col_idx.len() as u32);
+    }
+    Csr::new(x.nrows, x.ncols, row_ptr, col_idx, values).unwrap()
+}
+
+/// Power-law X whose two hot columns hold more entries than the model's threshold (1,024)
+/// and whose rows 3 and 700 hold 1,300 entries each.
+fn heavy_x() -> Csr {
+    let x = with_hot_columns(&sparse_x(1_500, 1_400, 9_000, 301), &[5, 77], 302);
+    with_heavy_rows(&x, &[3, 700], 1_300, 303)
+}
+
+fn check_transpose(g: &Gpu, x: &Csr, o: &Options, p: Pattern, seed: u64) -> Plan {
+    let (_, plan) = check(g, Matrix::Sparse(x), o, p, seed);
+    assert_eq!(plan.config.variant, Variant::Transpose);
+    plan
+}
+
+#[test]
+fn every_pattern_with_heavy_rows_and_columns() {
+    let x = heavy_x();
+    for g in [common::gpu(), common::gpu_plain()] {
+        for atomics in [Atomics::Auto, Atomics::Cas] {
+            for p in Pattern::ALL {
+                let plan = check_transpose(g, &x, &opts(true, atomics, None), p, 311);
+                // Both long-row paths ran: X's two heavy rows, Xᵀ's two hot columns.
+                let (_, long_t, chunks_t) = plan.transpose_pass().unwrap();
+                assert_eq!(long_t, 1024);
+                assert!(chunks_t >= 4, "{chunks_t} chunks of Xᵀ's long rows");
+                assert!(plan.long_chunks() >= 4, "{} chunks", plan.long_chunks());
+            }
+        }
+    }
+}
+
+#[test]
+fn without_subgroups_and_a_tiny_threshold() {
+    // Rows of more than 3 entries in chunks of 3: nearly every chunk an atomic add.
+    let x = heavy_x();
+    for p in Pattern::ALL {
+        let plan = check_transpose(
+            common::gpu(),
+            &x,
+            &opts(false, Atomics::Auto, Some(3)),
+            p,
+            321,
+        );
+        assert!(!plan.config.subgroup_reduce);
+        assert!(plan.long_chunks() > 1_000, "{}", plan.long_chunks());
+    }
+}
+
+#[test]
+fn x_and_its_transpose_in_row_bands() {
+    // 8 KiB bindings: X's and Xᵀ's entries each over several bands, heavy rows included.
+    let g = common::gpu_small_bindings();
+    let x = heavy_x();
+    for p in Pattern::ALL {
+        let plan = check_transpose(g, &x, &opts(true, Atomics::Auto, None), p, 331);
+        assert!(plan.n_bands() > 4, "{} bands", plan.n_bands());
+        assert!(plan.transpose_pass().unwrap().2 > 0);
+    }
+}
+
+#[test]
+fn edge_shapes() {
+    let one_row = sparse_x(1, 300, 120, 341);
+    let one_col = Csr::new(
+        400,
+        1,
+        (0..=400u32).map(|r| r.div_ceil(3)).collect(),
+        vec![0; 134],
+        wgsparse::gen::dense_uniform(1, 134, 342).data,
+    )
+    .unwrap();
+    let empty = Csr::new(10, 20, vec![0; 11], vec![], vec![]).unwrap();
+    // Rows and columns without entries: every third row, the upper half of the columns.
+    let x = sparse_x(600, 500, 2_000, 343);
+    let mut row_ptr = vec![0u32];
+    let (mut col_idx, mut values) = (vec![], vec![]);
+    for r in 0..x.nrows {
+        for e in x.row_range(r).filter(|_| r % 3 != 0) {
+            if x.col_idx[e] < 250 {
+                col_idx.push(x.col_idx[e]);
+                values.push(x.values[e]);
+            }
+        }
+        row_ptr.push(col_idx.len() as u32);
+    }
+    let holes = Csr::new(600, 500, row_ptr, col_idx, values).unwrap();
+    // `wgsparse fused --gen demo --scale 0.02`: one lane per row, rows of up to 384 entries
+    // (a form of the unrolled loop that loaded the column indices first summed wrong here on
+    // lavapipe).
+    let demo = sparse_x(400, 500, 2_000, 1);
+    for x in [&one_row, &one_col, &empty, &holes, &demo] {
+        for p in Pattern::ALL {
+            check_transpose(common::gpu(), x, &opts(true, Atomics::Auto, None), p, 344);
+            check_transpose(
+                common::gpu_plain(),
+                x,
+                &opts(true, Atomics::Cas, Some(2)),
+                p,
+                345,
+            );
+        }
+    }
+}
+
+#[test]
+fn adds_onto_w() {
+    // record_onto: w holds β·z already (written here), the plan adds α·Xᵀ(v ⊙ (X·y)).
+    let g = common::gpu();
+    let x = heavy_x();
+    let plan = Plan::new(g, Matrix::Sparse(&x), &opts(true, Atomics::Auto, None)).unwrap();
+    assert!(plan.accumulates(false) && plan.accumulates(true));
+    let vecs = vectors(x.nrows, x.ncols, false, 351);
+    let op = host_op(Pattern::Full, &vecs, 0.5, -1.5);
+    let base: Vec<f32> = vecs.z.iter().map(|z| -1.5 * z).collect();
+    let (y, v) = (
+        GpuBuffer::upload(g, "y", &vecs.y).unwrap(),
+        GpuBuffer::upload(g, "v", &vecs.v).unwrap(),
+    );
+    let w = GpuBuffer::upload(g, "w", &base).unwrap();
+    let mut batch = Batch::new(g);
+    let dop = Op {
+        alpha: 0.5,
+        y: &y,
+        v: Some(&v),
+        beta: 0.0,
+        z: None,
+        xty: false,
+    };
+    plan.record_onto(&mut batch, &dop, &w).unwrap();
+    batch.submit().unwrap();
+    let got = w.read(g).unwrap();
+    let (want, mag) = Matrix::Sparse(&x).reference(&op);
+    let cmp = compare(&got, &want, &mag, Matrix::Sparse(&x).rounding_terms());
+    assert!(cmp.ok(), "w[{:?}]", cmp.first_bad);
+}
+
+#[test]
+fn dense_x_runs_fused() {
+    let d = Dense {
+        nrows: 50,
+        ncols: 40,
+        data: wgsparse::gen::dense_uniform(50, 40, 361).data,
+    };
+    let vecs = vectors(50, 40, false, 362);
+    let op = host_op(Pattern::Full, &vecs, 0.5, 2.0);
+    let o = opts(true, Atomics::Auto, None);
+    let (_, plan) = check_op(common::gpu(), Matrix::Dense(&d), &o, &op);
+    assert_eq!(plan.config.variant, Variant::Fused);
+}
+
+#[test]
+fn the_tuner_times_the_transpose_where_w_is_beyond_workgroup_memory() {
+    // n past lavapipe's 32 KiB of workgroup memory (and the H200's 48 KiB): w in global
+    // memory, so the transpose is among the timed candidates; the pick equals the twin.
+    let g = common::gpu();
+    let x = with_hot_columns(&sparse_x(2_000, 20_000, 16_000, 371), &[11], 372);
+    let (pick, timed) =
+        wgsparse::fused::tune::tune(g, Matrix::Sparse(&x), &Options::default()).unwrap();
+    assert!(
+        timed.iter().any(|o| o.variant == Variant::Transpose),
+        "the transpose was not timed: {timed:?}"
+    );
+    let vecs = vectors(2_000, 20_000, false, 373);
+    let op = host_op(Pattern::Full, &vecs, 0.5, -1.5);
+    let got = pick.run_host(g, &op).unwrap();
+    let (want, mag) = Matrix::Sparse(&x).reference(&op);
+    let cmp = compare(&got, &want, &mag, Matrix::Sparse(&x).rounding_terms());
+    assert!(
+        cmp.ok(),
+        "{}: w[{:?}]",
+        pick.config.describe(),
+        cmp.first_bad
+    );
+}
