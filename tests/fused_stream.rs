@@ -293,15 +293,5 @@ fn the_tuner_times_stream() {
             .any(|o| o.epl.is_some() && o.variant == Variant::Stream),
         "no stream candidate timed: {timed:?}"
     );
-    let vecs = common::fused::vectors(3_000, 200, false, 223);
-    let op = common::fused::host_op(Pattern::Full, &vecs, 0.5, -1.5);
-    let got = pick.run_host(gpu, &op).unwrap();
-    let (want, mag) = Matrix::Sparse(&x).reference(&op);
-    let cmp = compare(&got, &want, &mag, Matrix::Sparse(&x).rounding_terms());
-    assert!(
-        cmp.ok(),
-        "{}: w[{:?}]",
-        pick.config.describe(),
-        cmp.first_bad
-    );
+    common::fused::check_plan(gpu, Matrix::Sparse(&x), &pick, 223);
 }

@@ -205,15 +205,5 @@ fn the_tuner_times_the_transpose_where_w_is_beyond_workgroup_memory() {
         timed.iter().any(|o| o.variant == Variant::Transpose),
         "the transpose was not timed: {timed:?}"
     );
-    let vecs = vectors(2_000, 20_000, false, 373);
-    let op = host_op(Pattern::Full, &vecs, 0.5, -1.5);
-    let got = pick.run_host(g, &op).unwrap();
-    let (want, mag) = Matrix::Sparse(&x).reference(&op);
-    let cmp = compare(&got, &want, &mag, Matrix::Sparse(&x).rounding_terms());
-    assert!(
-        cmp.ok(),
-        "{}: w[{:?}]",
-        pick.config.describe(),
-        cmp.first_bad
-    );
+    common::fused::check_plan(g, Matrix::Sparse(&x), &pick, 373);
 }

@@ -1,17 +1,16 @@
 // The `transpose` variant's row pass (src/fused/transpose.rs): out = s·(A·y) by CSR rows of A,
 // which is X (y ∈ ℝⁿ, out = p ∈ ℝᵐ) or X's materialized transpose (y = p, out = w). VS
 // consecutive lanes per row, C rows per vector (a uniform trip count, so every lane reaches
-// the reduction), the row's products summed by shared/reduce. A lane takes UNROLL entries of
-// its row per trip (independent loads and sums): each row's loads wait on memory once per
-// trip, and the gathers of y wait on the column indices, so a lane keeps several in flight
-// (the launch model picks VS for rows of about VS·UNROLL entries). s = α, times v[row] with
-// ROW_V.
+// the reduction), the row's products summed by shared/reduce. A lane takes 4 entries of its
+// row per trip (fused/csr_row4; the launch model picks VS for rows of about 4·VS entries).
+// s = α, times v[row] with ROW_V.
 // Rows of more than params.long_len entries are left to fused/gather_chunks: without ACCUM
 // their out is zeroed here, for the chunks to add onto. ACCUM: out already holds its base
 // (w = β·z) and every row adds onto it, out[row] += s·Σ (each row owned by one vector, the
 // long rows untouched). Row indices are the band's (src/fused/bands.rs); out and v are
 // indexed from params.row_base.
 #import shared/reduce
+#import fused/csr_row4
 
 override WG: u32 = 256u;
 override VS: u32 = 8u;
@@ -36,35 +35,9 @@ struct Params {
 @group(0) @binding(5) var<storage, read> v: array<f32>;
 @group(0) @binding(6) var<storage, read_write> out: array<f32>;
 
-const UNROLL: u32 = 4u;
-
-// One lane's share of row `row`'s dot product with y: entries lane, lane + VS, … (0 when `ok`
-// is false), UNROLL of them per trip into separate sums, the row's remainder one at a time.
-fn row_partial(row: u32, lane: u32, ok: bool) -> f32 {
-    var s0 = 0.0;
-    var s1 = 0.0;
-    var s2 = 0.0;
-    var s3 = 0.0;
-    if ok {
-        let end = row_ptr[row + 1u];
-        var i = row_ptr[row] + lane;
-        // i + 3·VS < end: all four entries are in the row (a band's window fits one binding,
-        // so the sums stay below 2^32).
-        for (; i + 3u * VS < end; i += UNROLL * VS) {
-            let x0 = vals[i];
-            let x1 = vals[i + VS];
-            let x2 = vals[i + 2u * VS];
-            let x3 = vals[i + 3u * VS];
-            s0 += x0 * y[col_idx[i]];
-            s1 += x1 * y[col_idx[i + VS]];
-            s2 += x2 * y[col_idx[i + 2u * VS]];
-            s3 += x3 * y[col_idx[i + 3u * VS]];
-        }
-        for (; i < end; i += VS) {
-            s0 += vals[i] * y[col_idx[i]];
-        }
-    }
-    return (s0 + s1) + (s2 + s3);
+// Entry i's column (fused/csr_row4).
+fn col_at(i: u32) -> u32 {
+    return col_idx[i];
 }
 
 @compute @workgroup_size(WG)
@@ -82,7 +55,7 @@ fn main(
         if ok {
             is_short = row_ptr[row + 1u] - row_ptr[row] <= params.long_len;
         }
-        let total = vsg_sum(row_partial(row, lane, ok && is_short), VS, tid);
+        let total = vsg_sum(csr_row_partial4(row, lane, ok && is_short), VS, tid);
         if ok && lane == 0u {
             let r = params.row_base + row;
             var s = params.alpha;

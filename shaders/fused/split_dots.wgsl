@@ -4,11 +4,12 @@
 // reduction). It also sets w = β·z (flags bit 1; else w = 0) for fused/split's adds.
 // COL16 (n ≤ 65,536): X's column indices 16 bits each, two per word (entry i in word i / 2,
 // low half first): 6 bytes per entry read instead of 8.
-// A lane takes UNROLL entries of its row per trip (independent loads and sums): the pass ends
+// A lane takes 4 entries of its row per trip (fused/csr_row4): the pass ends
 // with its longest row, and on power-law X a few hundred rows hold all n entries, walked by
 // one vector in n / VS trips of memory latency each (128 at n = 4,096, VS 32) when a trip
-// loads one entry; UNROLL cuts them to n / (VS·UNROLL).
+// loads one entry; 4 per trip cut them to n / (4·VS).
 #import shared/reduce
+#import fused/csr_row4
 
 override WG: u32 = 256u;
 override VS: u32 = 8u;
@@ -40,8 +41,6 @@ struct Params {
 @group(0) @binding(7) var<storage, read_write> p: array<f32>;
 @group(0) @binding(8) var<storage, read_write> w: array<f32>;
 
-const UNROLL: u32 = 4u;
-
 // Column of entry i.
 fn col_at(i: u32) -> u32 {
 #ifdef COL16
@@ -49,34 +48,6 @@ fn col_at(i: u32) -> u32 {
 #else
     return col_idx[i];
 #endif
-}
-
-// One lane's share of row `row`'s dot product with y: entries lane, lane + VS, … (0 when `ok`
-// is false), UNROLL of them per trip into separate sums, the row's remainder one at a time.
-fn row_partial(row: u32, lane: u32, ok: bool) -> f32 {
-    var s0 = 0.0;
-    var s1 = 0.0;
-    var s2 = 0.0;
-    var s3 = 0.0;
-    if ok {
-        let end = row_ptr[row + 1u];
-        var i = row_ptr[row] + lane;
-        // i + 3·VS < end: all four entries are in the row (no overflow: X fits one binding).
-        for (; i + 3u * VS < end; i += UNROLL * VS) {
-            let x0 = vals[i];
-            let x1 = vals[i + VS];
-            let x2 = vals[i + 2u * VS];
-            let x3 = vals[i + 3u * VS];
-            s0 += x0 * y[col_at(i)];
-            s1 += x1 * y[col_at(i + VS)];
-            s2 += x2 * y[col_at(i + 2u * VS)];
-            s3 += x3 * y[col_at(i + 3u * VS)];
-        }
-        for (; i < end; i += VS) {
-            s0 += vals[i] * y[col_at(i)];
-        }
-    }
-    return (s0 + s1) + (s2 + s3);
 }
 
 @compute @workgroup_size(WG)
@@ -103,7 +74,7 @@ fn main(
             s = y[row];
         }
 #else
-        var s = vsg_sum(row_partial(row, lane, ok), VS, tid);
+        var s = vsg_sum(csr_row_partial4(row, lane, ok), VS, tid);
 #endif
         if ok && lane == 0u {
             if (params.flags & 1u) != 0u {

@@ -23,7 +23,7 @@ use Binding::{Read, ReadWrite, Uniform};
 
 const BINDINGS: [Binding; 7] = [Uniform, Read, Read, Read, Read, Read, ReadWrite];
 
-/// Entries a lane of `fused.gather_rows` takes per trip (its UNROLL).
+/// Entries a lane of `fused.gather_rows` takes per trip (`fused/csr_row4`'s UNROLL_ROW).
 pub const GATHER_UNROLL: u32 = 4;
 
 /// Lanes per row of the gathers: Eq. 4 on the mean row length over [`GATHER_UNROLL`] entries

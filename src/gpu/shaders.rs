@@ -42,6 +42,7 @@ shader_table!(
     "sddmm/tile_count",
     "sddmm/tile_place",
     "fused/csr_row",
+    "fused/csr_row4",
     "fused/finish",
     "fused/long_dot",
     "fused/run_sum",

@@ -64,6 +64,22 @@ pub fn check(gpu: &Gpu, x: Matrix, opts: &Options, p: Pattern, seed: u64) -> (Ve
     check_op(gpu, x, opts, &host_op(p, &vecs, -0.75, 1.25))
 }
 
+/// Runs a ready plan (a tuner's pick) on the full pattern and checks it against the twin.
+pub fn check_plan(gpu: &Gpu, x: Matrix, plan: &Plan, seed: u64) {
+    let (m, n) = x.shape();
+    let vecs = vectors(m, n, false, seed);
+    let op = host_op(Pattern::Full, &vecs, 0.5, -1.5);
+    let got = plan.run_host(gpu, &op).unwrap();
+    let (want, mag) = x.reference(&op);
+    let cmp = compare(&got, &want, &mag, x.rounding_terms());
+    assert!(
+        cmp.ok(),
+        "{}: w[{:?}]",
+        plan.config.describe(),
+        cmp.first_bad
+    );
+}
+
 pub fn opts(variant: Variant) -> Options {
     Options {
         variant,
