@@ -326,19 +326,16 @@ fn gather(
 ) -> Result<()> {
     let gpu = batch.gpu();
     let g = a.grid;
-    let mut defs = vec![];
-    if g.subgroups {
-        defs.push("SUBGROUP");
-    }
-    if v.is_some() {
-        defs.push("ROW_V");
-    }
-    if accum {
-        defs.push("ACCUM");
-    }
+    let row_v = v.is_some().then_some("ROW_V");
+    let v = v.unwrap_or(&plan.dummy);
+    let defs = [
+        g.subgroups.then_some("SUBGROUP"),
+        row_v,
+        accum.then_some("ACCUM"),
+    ];
     let rows = gpu.kernel(&KernelSpec {
         name: "fused/gather_rows",
-        defines: defs.clone(),
+        defines: defs.into_iter().flatten().collect(),
         constants: vec![("WG", g.workgroup as f64), ("VS", g.vs as f64)],
         bindings: &BINDINGS,
     })?;
@@ -355,31 +352,20 @@ fn gather(
             0,
         ],
     );
-    let v = v.unwrap_or(&plan.dummy);
-    let (col_idx, values) = a.entries;
     let bg = rows.bind_ranges(
         gpu,
-        &[
-            params.as_entire_buffer_binding(),
-            a.band.row_ptr.raw().as_entire_buffer_binding(),
-            bands::window(col_idx, a.band),
-            bands::window(values, a.band),
-            whole(y),
-            whole(v),
-            whole(out),
-        ],
+        &bindings([&params, a.band.row_ptr.raw()], a, (y, v, out)),
     )?;
     batch.dispatch(&rows, bg, [a.pass.groups, 1, 1])?;
     if a.pass.nchunks == 0 {
         return Ok(());
     }
-    let mut defs: Vec<&str> = defs.into_iter().filter(|&d| d == "ROW_V").collect();
-    if native {
-        defs.push("F32_ATOMIC");
-    }
     let chunks = gpu.kernel(&KernelSpec {
         name: "fused/gather_chunks",
-        defines: defs,
+        defines: [row_v, native.then_some("F32_ATOMIC")]
+            .into_iter()
+            .flatten()
+            .collect(),
         constants: vec![("WG", g.workgroup as f64)],
         bindings: &BINDINGS,
     })?;
@@ -389,15 +375,26 @@ fn gather(
     );
     let bg = chunks.bind_ranges(
         gpu,
-        &[
-            params.as_entire_buffer_binding(),
-            whole(&a.pass.chunks),
-            bands::window(col_idx, a.band),
-            bands::window(values, a.band),
-            whole(y),
-            whole(v),
-            whole(out),
-        ],
+        &bindings([&params, a.pass.chunks.raw()], a, (y, v, out)),
     )?;
     batch.dispatch(&chunks, bg, [a.pass.chunk_groups, 1, 1])
+}
+
+/// What both gather kernels bind: their parameters and index records (row offsets or
+/// chunks), then the band's entries, y, v and out.
+fn bindings<'a>(
+    [params, index]: [&'a wgpu::Buffer; 2],
+    a: &Operand<'a>,
+    (y, v, out): (&'a GpuBuffer<f32>, &'a GpuBuffer<f32>, &'a GpuBuffer<f32>),
+) -> [wgpu::BufferBinding<'a>; 7] {
+    let (col_idx, values) = a.entries;
+    [
+        params.as_entire_buffer_binding(),
+        index.as_entire_buffer_binding(),
+        bands::window(col_idx, a.band),
+        bands::window(values, a.band),
+        whole(y),
+        whole(v),
+        whole(out),
+    ]
 }
