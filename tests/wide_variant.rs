@@ -569,8 +569,9 @@ fn split_segments_hold_the_same_edges() {
 }
 
 /// The timing-only switches: `no-tile` still equals the twin (Apply reads every edge
-/// globally); `skip-apply` with `skip-tail` leaves every parameter as it was; `fixed` runs
-/// and names all five.
+/// globally); `skip-apply` with `skip-tail` leaves every parameter as it was; the adds
+/// skipped below or from a split leave those features alone and move the others; `fixed`
+/// runs and names all five.
 #[test]
 fn diag_switches_do_what_they_say() {
     let (x, y01) = data(96, 120, 20, 41);
@@ -608,6 +609,43 @@ fn diag_switches_do_what_they_say() {
     let (start, got, _) = run(Diag::parse("skip-apply").unwrap());
     assert_eq!(start[..120], got[..120]);
     assert_ne!(start[120], got[120], "the bias still moves");
+    // Apply's adds dropped on either side of a split (features in their own order).
+    let split = |list: &str| {
+        let options = Options {
+            batch: 48,
+            max_chunk: 16,
+            sync: false,
+            async_groups: 1,
+            shuffle: false,
+            reindex: false,
+            diag: Diag::parse(list).unwrap(),
+            ..Options::default()
+        };
+        let mut t = trainer(&spec, 120, (&x, &y01), None, options);
+        let start: Vec<f32> = random_params(&spec, 120, 3)
+            .iter()
+            .map(|v| (v * 0.3) as f32)
+            .collect();
+        t.set_params(&start).unwrap();
+        t.train_epoch().unwrap();
+        let got = t.params().unwrap();
+        let moved = |r: std::ops::Range<usize>| r.filter(|&j| got[j] != start[j]).count();
+        (moved(0..60), moved(60..120), got[120] != start[120])
+    };
+    let (low, high, bias) = split("skip-hot-adds,add-split=60");
+    assert!(low == 0 && high > 0 && bias, "{low} {high} {bias}");
+    let (low, high, bias) = split("skip-cold-adds,add-split=60");
+    assert!(low > 0 && high == 0 && bias, "{low} {high} {bias}");
+    let (low, high, bias) = split("skip-hot-adds,skip-cold-adds,add-split=60");
+    assert!(low == 0 && high == 0 && bias, "{low} {high} {bias}");
+    assert!(
+        Diag::parse("add-split=60").is_err(),
+        "a split needs a side to skip"
+    );
+    assert_eq!(
+        Diag::parse("skip-cold-adds,add-split=60").unwrap().names(),
+        ["skip-cold-adds", "add-split=60"]
+    );
     let fixed = Diag::parse("fixed").unwrap();
     assert_eq!(fixed.names().len(), 5);
     let (_, got, loss) = run(fixed);

@@ -11,6 +11,7 @@
 #   AUTO=1                         0: no `auto` run (its tuning takes ~2 minutes at kdd2010)
 #   SORTED=1                       0: no `sorted` run at kdd2010
 #   EXTRA="--vs 16"                more transpose runs (re-indexed), ';' between their flags
+#   PEER_REPS=20                   the peer's timed repetitions per option
 # Per input, `full,xty` with --roofline (and --check, the f64 twin, on the first transpose
 # run): transpose with the columns re-indexed and not, sorted re-indexed (kdd2010), `auto`
 # tuned afresh, then fused_peer.py --reorder-cols on. Summary: runs.tsv (tag, exit status,
@@ -23,6 +24,7 @@ STEP_LIMIT=${STEP_LIMIT:-300}
 AUTO=${AUTO:-1}
 SORTED=${SORTED:-1}
 EXTRA=${EXTRA-}
+PEER_REPS=${PEER_REPS:-20}
 ARCHIVE=$OUT/fused_transpose.tgz
 WORK=$(mktemp -d)
 # DRY_RUN=1 skips installing .gl/ into / (a dry run elsewhere).
@@ -67,7 +69,7 @@ for g in $INPUTS; do
   if [ "$AUTO" = 1 ]; then
     run "$g auto tuned" "${common[@]}" --variant auto
   fi
-  step python3 benches/peers/fused_peer.py "$x" --reps 20 --reorder-cols on \
+  step python3 benches/peers/fused_peer.py "$x" --reps "$PEER_REPS" --reorder-cols on \
     > "$WORK/peer_$g.jsonl" 2>>"$WORK/err.txt"
   log "peer $g done"
   rm -rf "$x"

@@ -42,6 +42,9 @@ override HOT_WG: u32 = 1u;
 // Async with HOT_LOCAL: the cache is reloaded every HOT_EVERY chunks of a workgroup, which
 // adds its own updates of the cached features into it in between.
 override HOT_EVERY: u32 = 1u;
+// Timing only (DIAG_SKIP_HOT_ADDS, DIAG_SKIP_COLD_ADDS): the feature id splitting hot from
+// cold adds; 0: HOT.
+override ADD_SPLIT: u32 = 0u;
 // Loads in flight per invocation in the copies (COPY_ILP) and Aggregate (AGG_ILP).
 const ILP: u32 = 8u;
 // EDGE_APPLY: features below SEG_HOT (a chunk's first segments: features ascend within a

@@ -16,6 +16,11 @@ fn item_step(step: f32, j: u32) -> f32 {
 #endif
 }
 
+// The diagnostics' split between hot and cold adds: ADD_SPLIT, or the cache's size.
+fn add_split() -> u32 {
+    return select(HOT, ADD_SPLIT, ADD_SPLIT > 0u);
+}
+
 // Feature j's update d of parameter word k (j · NPARAM + i) into global memory: an atomic
 // add, or with PLAIN_WRITES (async, through the plain-reads binding) a plain read-modify-write
 // for a cold feature, j ≥ cfg.cold: every feature there is expected in at most one of the
@@ -27,6 +32,18 @@ fn item_step(step: f32, j: u32) -> f32 {
 // other features (contended) and the bias (its own `accum_add`) stay atomic; no word is
 // written both ways, as a feature stays on one side of cfg.cold for the whole dispatch.
 fn param_add(j: u32, k: u32, d: f32) {
+    // Timing only: the cached features' adds, or the others', dropped (a NaN sum still
+    // lands, so the sums stay live).
+#ifdef DIAG_SKIP_HOT_ADDS
+    if j < add_split() && d == d {
+        return;
+    }
+#endif
+#ifdef DIAG_SKIP_COLD_ADDS
+    if j >= add_split() && d == d {
+        return;
+    }
+#endif
 #ifdef ASYNC
 #ifndef SNAPSHOT_READS
 #ifdef PLAIN_READS
@@ -51,13 +68,15 @@ fn apply_item(j: u32, i: u32, e: vec2<u32>, tile: vec2<u32>, inv_b: f32, f: f32)
         // λ·θ for each of the segment's samples, scaled by 1/B as their dℓ/dŷ.
         sum = cfg.l2 * param(j, i) * f32(e.y - e.x) * inv_b;
     }
-    for (var k = e.x; k < e.y; k++) {
-        var edge: vec2<u32>;
-        if k - tile.x < tile.y {
-            edge = f_edge_tile(k - tile.x);
-        } else {
-            edge = f_edge(k);
-        }
+    // The tile's part of the segment, then the rest from global memory (segments start at
+    // or after the tile's first edge): two branch-free loops the compiler can unroll.
+    let mid = min(e.y, max(e.x, tile.x + tile.y));
+    for (var k = e.x; k < mid; k++) {
+        let edge = f_edge_tile(k - tile.x);
+        sum += dl_wg[edge.x] * ala_apply(edge.x, j, bitcast<f32>(edge.y), i);
+    }
+    for (var k = mid; k < e.y; k++) {
+        let edge = f_edge(k);
         sum += dl_wg[edge.x] * ala_apply(edge.x, j, bitcast<f32>(edge.y), i);
     }
     let d = f * sum;

@@ -377,6 +377,7 @@ impl Kernels {
             ),
             ("HOT_EVERY", options.variant.hot_every as f64),
             ("SEG_HOT", seg_hot as f64),
+            ("ADD_SPLIT", options.diag.add_split as f64),
         ];
         if options.variant.coherent_reads && !gpu.caps.coherent {
             return Err(Error::Option(format!(

@@ -28,24 +28,41 @@ pub struct Diag {
     /// parameters before its own updates land; not part of `fixed`). The same kernel as
     /// the valid variant [`FlowVariant::no_fence`], kept for the timing-only sets.
     pub no_storage_barrier: bool,
+    /// Apply's global adds of the features below [`Diag::add_split`] dropped; their sums
+    /// are still computed (an add happens only for a NaN sum).
+    pub skip_hot_adds: bool,
+    /// Apply's global adds of the other features dropped, their sums still computed.
+    pub skip_cold_adds: bool,
+    /// The feature id splitting `skip_hot_adds` from `skip_cold_adds` (0: the importance
+    /// cache's size); `add-split=N` in a list.
+    pub add_split: u32,
 }
 
 impl Diag {
     /// The switches by name, as the CLI's `--diag` takes them.
-    pub const NAMES: [&'static str; 7] = [
+    pub const NAMES: [&'static str; 9] = [
         "skip-apply",
         "skip-aggregate",
         "no-hot-copy",
         "no-tile",
         "skip-tail",
         "no-storage-barrier",
+        "skip-hot-adds",
+        "skip-cold-adds",
         "fixed",
     ];
 
-    /// Parses a comma-separated list of [`Diag::NAMES`] (`fixed`: all of them).
+    /// Parses a comma-separated list of [`Diag::NAMES`] (`fixed`: all of them) and
+    /// `add-split=N`.
     pub fn parse(list: &str) -> Result<Self> {
         let mut d = Diag::default();
         for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            if let Some(n) = name.strip_prefix("add-split=") {
+                d.add_split = n.parse().map_err(|_| {
+                    Error::Option(format!("--diag {name}: add-split takes a feature id"))
+                })?;
+                continue;
+            }
             match name {
                 "skip-apply" => d.skip_apply = true,
                 "skip-aggregate" => d.skip_aggregate = true,
@@ -53,6 +70,8 @@ impl Diag {
                 "no-tile" => d.no_tile = true,
                 "skip-tail" => d.skip_tail = true,
                 "no-storage-barrier" => d.no_storage_barrier = true,
+                "skip-hot-adds" => d.skip_hot_adds = true,
+                "skip-cold-adds" => d.skip_cold_adds = true,
                 "fixed" => {
                     d.skip_apply = true;
                     d.skip_aggregate = true;
@@ -62,11 +81,17 @@ impl Diag {
                 }
                 other => {
                     return Err(Error::Option(format!(
-                        "--diag {other}: expected one of {}",
+                        "--diag {other}: expected one of {}, or add-split=N",
                         Diag::NAMES.join(", ")
                     )))
                 }
             }
+        }
+        if d.add_split > 0 && !(d.skip_hot_adds || d.skip_cold_adds) {
+            return Err(Error::Option(format!(
+                "--diag add-split={}: it splits skip-hot-adds from skip-cold-adds; name one",
+                d.add_split
+            )));
         }
         Ok(d)
     }
@@ -76,8 +101,8 @@ impl Diag {
         *self != Diag::default()
     }
 
-    /// The switches that are on, by name.
-    pub fn names(&self) -> Vec<&'static str> {
+    /// The switches that are on, by name, and `add-split=N` where set.
+    pub fn names(&self) -> Vec<String> {
         let on = [
             self.skip_apply,
             self.skip_aggregate,
@@ -85,14 +110,20 @@ impl Diag {
             self.no_tile,
             self.skip_tail,
             self.no_storage_barrier,
+            self.skip_hot_adds,
+            self.skip_cold_adds,
         ];
         // NAMES ends with `fixed`, which the zip leaves out.
-        Diag::NAMES
+        let mut names: Vec<String> = Diag::NAMES
             .iter()
             .zip(on)
             .filter(|(_, o)| *o)
-            .map(|(n, _)| *n)
-            .collect()
+            .map(|(n, _)| n.to_string())
+            .collect();
+        if self.add_split > 0 {
+            names.push(format!("add-split={}", self.add_split));
+        }
+        names
     }
 
     /// The flow kernel's defines.
@@ -105,6 +136,8 @@ impl Diag {
             (self.no_tile, "DIAG_NO_TILE"),
             (self.skip_tail, "DIAG_SKIP_TAIL"),
             (self.no_storage_barrier, "NO_FENCE"),
+            (self.skip_hot_adds, "DIAG_SKIP_HOT_ADDS"),
+            (self.skip_cold_adds, "DIAG_SKIP_COLD_ADDS"),
         ] {
             if on {
                 d.push(name);
