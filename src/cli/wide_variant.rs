@@ -90,8 +90,9 @@ pub struct VariantArgs {
     #[arg(long, default_value_t = 0, requires = "plain_writes")]
     cold_from: usize,
     /// Timing only, results NOT valid: drop parts of the flow kernel (comma-separated:
-    /// skip-apply, skip-aggregate, no-hot-copy, no-tile, skip-tail, no-storage-barrier;
-    /// fixed: the first five).
+    /// skip-apply, skip-aggregate, no-hot-copy, no-tile, skip-tail, no-storage-barrier,
+    /// skip-hot-adds and skip-cold-adds (Apply's adds of the features below or from
+    /// add-split=N, default the importance cache's size); fixed: the first five).
     #[arg(long, hide = true)]
     diag: Option<String>,
 }
