@@ -584,13 +584,15 @@ fn diag_switches_do_what_they_say() {
         FlowVariant::default(),
     );
     let spec = Model::Lr.spec().unwrap();
-    let run = |diag: Diag| {
+    // One async epoch from random parameters; `reindex` false keeps the features' own order.
+    let run_ordered = |diag: Diag, reindex: bool| {
         let options = Options {
             batch: 48,
             max_chunk: 16,
             sync: false,
             async_groups: 1,
             shuffle: false,
+            reindex,
             diag,
             ..Options::default()
         };
@@ -603,6 +605,7 @@ fn diag_switches_do_what_they_say() {
         let (loss, _) = t.train_epoch().unwrap();
         (start, t.params().unwrap(), loss)
     };
+    let run = |diag: Diag| run_ordered(diag, true);
     let (start, got, loss) = run(Diag::parse("skip-apply,skip-tail").unwrap());
     assert_eq!(start, got);
     assert_eq!(loss, 0.0);
@@ -611,24 +614,7 @@ fn diag_switches_do_what_they_say() {
     assert_ne!(start[120], got[120], "the bias still moves");
     // Apply's adds dropped on either side of a split (features in their own order).
     let split = |list: &str| {
-        let options = Options {
-            batch: 48,
-            max_chunk: 16,
-            sync: false,
-            async_groups: 1,
-            shuffle: false,
-            reindex: false,
-            diag: Diag::parse(list).unwrap(),
-            ..Options::default()
-        };
-        let mut t = trainer(&spec, 120, (&x, &y01), None, options);
-        let start: Vec<f32> = random_params(&spec, 120, 3)
-            .iter()
-            .map(|v| (v * 0.3) as f32)
-            .collect();
-        t.set_params(&start).unwrap();
-        t.train_epoch().unwrap();
-        let got = t.params().unwrap();
+        let (start, got, _) = run_ordered(Diag::parse(list).unwrap(), false);
         let moved = |r: std::ops::Range<usize>| r.filter(|&j| got[j] != start[j]).count();
         (moved(0..60), moved(60..120), got[120] != start[120])
     };
