@@ -2,7 +2,7 @@
 // added to global memory, and the bias's and loss's tail sums. The importing kernel declares
 // `cfg`, `f_edge`, `f_edge_tile`, `dl_wg`, `loss_wg`, `hot_wg`, `param`, `accum_add`, the
 // model's `ala_apply` and NPARAM, `step_scale` and `scale` (ASYNC), `params_plain` (ASYNC
-// with PLAIN_READS), and the override HOT.
+// with PLAIN_READS), and the overrides HOT and ADD_SPLIT.
 #ifndef PREDICT
 // Work items per invocation in flight in Apply (APPLY_ILP).
 const APPLY_ILP_N: u32 = 4u;
@@ -32,8 +32,8 @@ fn add_split() -> u32 {
 // other features (contended) and the bias (its own `accum_add`) stay atomic; no word is
 // written both ways, as a feature stays on one side of cfg.cold for the whole dispatch.
 fn param_add(j: u32, k: u32, d: f32) {
-    // Timing only: the cached features' adds, or the others', dropped (a NaN sum still
-    // lands, so the sums stay live).
+    // Timing only: the adds of the features below the split, or from it on, dropped (a NaN
+    // sum still lands, so the sums stay live).
 #ifdef DIAG_SKIP_HOT_ADDS
     if j < add_split() && d == d {
         return;
