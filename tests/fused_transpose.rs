@@ -65,9 +65,14 @@ fn every_pattern_with_heavy_rows_and_columns() {
             for p in Pattern::ALL {
                 let plan = check_transpose(g, &x, &opts(true, atomics, None), p, 311);
                 // Both long-row paths ran: X's two heavy rows, Xᵀ's two hot columns.
-                let (_, long_t, chunks_t) = plan.transpose_pass().unwrap();
-                assert_eq!(long_t, 1024);
-                assert!(chunks_t >= 4, "{chunks_t} chunks of Xᵀ's long rows");
+                let t = plan.transpose_pass().unwrap();
+                assert_eq!(t.long_row, 1024);
+                assert!(
+                    t.long_chunks >= 4,
+                    "{} chunks of Xᵀ's long rows",
+                    t.long_chunks
+                );
+                assert_eq!(t.tiles, 0, "the row kernel without --epl");
                 assert!(plan.long_chunks() >= 4, "{} chunks", plan.long_chunks());
             }
         }
@@ -99,7 +104,7 @@ fn x_and_its_transpose_in_row_bands() {
     for p in Pattern::ALL {
         let plan = check_transpose(g, &x, &opts(true, Atomics::Auto, None), p, 331);
         assert!(plan.n_bands() > 4, "{} bands", plan.n_bands());
-        assert!(plan.transpose_pass().unwrap().2 > 0);
+        assert!(plan.transpose_pass().unwrap().long_chunks > 0);
     }
 }
 

@@ -7,6 +7,7 @@ use clap::ValueEnum;
 use serde_json::json;
 
 use wgsparse::fused::bench::{self, Input, Measurement, Operands, Reference};
+use wgsparse::fused::transpose::PassFacts;
 use wgsparse::fused::{Atomics, Diag, Options, Pattern, Plan, Reorder, Variant};
 use wgsparse::{io, report, Error, Gpu, Result};
 
@@ -135,7 +136,8 @@ pub struct FusedArgs {
     /// scatter; `auto` tunes it.
     #[arg(long)]
     prefetch: bool,
-    /// Sparse `stream`: entries per invocation, 4 or 8 (default 8).
+    /// Sparse `stream`: entries per invocation, 4 or 8 (default 8); `transpose`: its gathers in
+    /// row tiles of this many entries per invocation (1, 2, 4 or 8; default: the row kernel).
     #[arg(long)]
     epl: Option<u32>,
     /// Sparse `split`: rows per row tile of the column-split layout (default: 4,096 or the
@@ -449,8 +451,10 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
                             json!({ "entries": e, "adds": a, "wide_keys": wide })),
                         "split_adds": f.split_adds.map(|(e, a, c)|
                             json!({ "entries": e, "adds": a, "chunks": c })),
-                        "transpose_pass": f.transpose_pass.map(|(vs, long, chunks)|
-                            json!({ "vs": vs, "long_row": long, "long_chunks": chunks })) }),
+                        "x_tiles": f.x_tiles,
+                        "transpose_pass": f.transpose_pass.map(|t|
+                            json!({ "vs": t.vs, "long_row": t.long_row,
+                                    "long_chunks": t.long_chunks, "tiles": t.tiles })) }),
                     (Err(e), _) => json!({ "pattern": p.name(), "variant": v.name(), "error": e,
                         "wall_s": wall }),
                     (Ok(_), None) => unreachable!("a measured plan reports its facts"),
@@ -537,8 +541,9 @@ struct PlanFacts {
     bands: usize,
     dispatches: usize,
     split_adds: Option<(usize, usize, usize)>,
-    /// `transpose`: Xᵀ's (lanes per row, long-row threshold, long-row chunks).
-    transpose_pass: Option<(u32, u32, usize)>,
+    /// `transpose`: X's row tiles (0: the row kernel) and Xᵀ's pass.
+    x_tiles: Option<usize>,
+    transpose_pass: Option<PassFacts>,
 }
 
 impl PlanFacts {
@@ -549,6 +554,7 @@ impl PlanFacts {
             bands: plan.n_bands(),
             dispatches: plan.dispatches(pattern),
             split_adds: plan.split_adds(),
+            x_tiles: plan.transpose_x_tiles(),
             transpose_pass: plan.transpose_pass(),
         }
     }

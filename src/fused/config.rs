@@ -351,6 +351,7 @@ pub(crate) fn resolve(
         },
         _ => u32::MAX,
     };
+    let tile = transpose_tile(gpu, variant, options.epl, wg)?;
     let config = Config {
         variant,
         dense,
@@ -363,7 +364,7 @@ pub(crate) fn resolve(
         workgroup_w: wants_w,
         hot_cols,
         long_row,
-        tile: 0,
+        tile,
         native_atomics,
         subgroup_reduce: options.subgroups && caps.shuffle_fits(vs),
         subgroup_wide: false,
@@ -378,6 +379,38 @@ pub(crate) fn resolve(
         diag: Default::default(),
     };
     Ok((config, used_cols))
+}
+
+/// Entries per invocation the `transpose` variant's row tiles take (`--epl`).
+pub const GATHER_TILE_EPL: [u32; 4] = [1, 2, 4, 8];
+
+/// `transpose` with entries per invocation `epl`: its gathers in row tiles of `epl` × `wg`
+/// entries (`fused.gather_tiles`: the products, the rows' offsets and the reduction's scratch
+/// in workgroup memory, checked here); 0 (the row kernel) without `epl` or for the others.
+fn transpose_tile(gpu: &Gpu, variant: Variant, epl: Option<u32>, wg: u32) -> Result<u32> {
+    let epl = match (variant, epl) {
+        (Variant::Transpose, Some(e)) if GATHER_TILE_EPL.contains(&e) => e,
+        (Variant::Transpose, Some(e)) => {
+            return Err(option_err(format!(
+                "entries per invocation (--epl) = {e}: the transpose variant's row tiles take \
+                 1, 2, 4 or 8"
+            )))
+        }
+        _ => return Ok(0),
+    };
+    let caps = &gpu.caps;
+    let bytes = 4 * (epl as u64 * wg as u64 + wg as u64 + 1) + 4 * wg as u64;
+    if bytes > caps.max_workgroup_storage_bytes as u64 {
+        return Err(Error::TooLarge {
+            what: format!("row tiles of {epl} × {wg} entries"),
+            needed: format!("{bytes} bytes of workgroup memory"),
+            limit: format!(
+                "{} bytes on {}",
+                caps.max_workgroup_storage_bytes, caps.adapter_name
+            ),
+        });
+    }
+    Ok(epl * wg)
 }
 
 /// Dense: rows in flight per vector at most (`fused.dense`'s RIF_MAX).

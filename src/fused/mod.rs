@@ -23,6 +23,7 @@ mod dense;
 mod describe;
 mod device;
 pub mod diag;
+pub mod gather_tiles;
 pub mod hot;
 mod kernels;
 pub mod linreg;
@@ -50,7 +51,7 @@ use crate::{Error, Result};
 use device::{DeviceX, Finish, Layouts, LongRows, SortedX, SplitX, StreamX};
 use transpose::TransposeX;
 
-pub use config::{SORTED_EPL_MAX, SPLIT_EPL, STREAM_EPL};
+pub use config::{GATHER_TILE_EPL, SORTED_EPL_MAX, SPLIT_EPL, STREAM_EPL};
 pub use cpu::HostOp;
 pub use device::FINISH_COLUMNS;
 pub use diag::Diag;
@@ -355,9 +356,14 @@ impl Plan {
         }
     }
 
-    /// `Transpose`: Xᵀ's pass, (lanes per row, long-row threshold, long-row chunks).
-    pub fn transpose_pass(&self) -> Option<(u32, u32, usize)> {
+    /// `Transpose`: Xᵀ's pass.
+    pub fn transpose_pass(&self) -> Option<transpose::PassFacts> {
         self.transpose.as_ref().map(|t| t.transpose_pass())
+    }
+
+    /// `Transpose`: X's pass's row tiles (0: the row kernel).
+    pub fn transpose_x_tiles(&self) -> Option<usize> {
+        self.transpose.as_ref().map(|t| t.tiles().0)
     }
 
     /// Whether the main kernel's last workgroup writes w (one dispatch, [`Config::fold`]).

@@ -7,11 +7,15 @@
 //! `fused.gather_rows` (VS lanes per row, C rows per vector, Eq. 4 and 5 on that matrix) and,
 //! for the rows longer than its threshold (a power-law X's heaviest rows and columns),
 //! `fused.gather_chunks`: chunks of consecutive entries over whole workgroups, one atomic add
-//! per chunk. Both matrices are bound in row bands when they exceed one binding ([`bands`]).
+//! per chunk. With [`Config::tile`] set, each pass is `fused.gather_tiles` instead of the row
+//! kernel: runs of short rows cut into tiles whose entries a workgroup loads at consecutive
+//! positions ([`gather_tiles`]), rows longer than a tile to the chunks. Both matrices are
+//! bound in row bands when they exceed one binding ([`bands`]).
 
 use crate::fused::bands::{self, SparseBand};
 use crate::fused::config::{grid, LONG_ROW_MIN};
 use crate::fused::device::DeviceX;
+use crate::fused::gather_tiles::{self, TileRule};
 use crate::fused::kernels::{upload, whole};
 use crate::fused::vectors::scale;
 use crate::fused::{long, loops, plan, Config, Matrix, Op, Options, Plan};
@@ -22,6 +26,8 @@ use crate::{limits, Error, Result};
 use Binding::{Read, ReadWrite, Uniform};
 
 const BINDINGS: [Binding; 7] = [Uniform, Read, Read, Read, Read, Read, ReadWrite];
+/// `fused.gather_tiles`: the tiles' first rows before the row offsets.
+const TILE_BINDINGS: [Binding; 8] = [Uniform, Read, Read, Read, Read, Read, Read, ReadWrite];
 
 /// Entries a lane of `fused.gather_rows` takes per trip (`fused/csr_row4`'s UNROLL_ROW).
 pub const GATHER_UNROLL: u32 = 4;
@@ -49,14 +55,22 @@ pub(crate) struct RowPass {
     workgroup: u32,
     subgroups: bool,
     long_len: u32,
+    /// `fused.gather_tiles` in place of the row kernel: (entries per invocation, lanes per row
+    /// at most).
+    tiled: Option<(u32, u32)>,
     bands: Vec<BandPass>,
 }
 
 /// A band's share of a [`RowPass`].
 struct BandPass {
-    /// Rows per vector and workgroups of `fused.gather_rows`.
+    /// Rows per vector (0 with tiles) and workgroups of the row or tile kernel.
     c: u32,
     groups: u32,
+    /// With tiles, (first row, its first entry) per tile and then (the band's rows, its
+    /// entries) ([`gather_tiles::with_entries`]); a stand-in record for the row kernel.
+    /// `ntiles` tiles.
+    tiles: GpuBuffer<u32>,
+    ntiles: u32,
     /// `[row, begin, end, 0]` per chunk (the matrix's row, positions rebased to the band's
     /// window), at least one record so the buffer binds; `nchunks` of them are real.
     chunks: GpuBuffer<u32>,
@@ -68,13 +82,16 @@ struct BandPass {
 impl RowPass {
     /// The passes over `a` (uploaded in `bands`) at `vs` lanes per row and `wg` invocations:
     /// Eq. 5's C per band (within a software device's loop budget) and the chunks of the rows
-    /// longer than `long_len` (`None`: [`long_row`]).
+    /// longer than `long_len` (`None`: [`long_row`]). With `tiled` (entries per invocation,
+    /// lanes per row at most), tiles of `wg` × that many entries in place of the row grid,
+    /// and every row longer than a tile in the chunks.
     fn build(
         gpu: &Gpu,
         a: &Csr,
         bands: &[SparseBand],
         (vs, wg, subgroups): (u32, u32, bool),
         long_len: Option<u32>,
+        tiled: Option<(u32, u32)>,
     ) -> Result<RowPass> {
         let caps = &gpu.caps;
         let mu = a.nnz() as f64 / a.nrows.max(1) as f64;
@@ -85,6 +102,13 @@ impl RowPass {
         let options = Options::default();
         let resident = r.units.saturating_mul(r.groups_resident(wg, scratch)) as u64;
         let long_len = long_len.unwrap_or_else(|| long_row(a.nnz(), resident * nv as u64));
+        let rule = tiled.map(|(epl, tpr_max)| TileRule {
+            wg,
+            tile: epl * wg,
+            long: long_len.min(epl * wg),
+            tpr_max,
+        });
+        let long_len = rule.map_or(long_len, |t| t.long);
         let (records, _) = long::chunks(a, long_len)?;
         let chunk = long_len.min(long::CHUNK_MAX);
         let per_band = bands::split_chunks(&records, bands);
@@ -92,14 +116,39 @@ impl RowPass {
         let max_groups = caps.max_workgroups_per_dimension;
         let mut out = Vec::with_capacity(bands.len());
         for (band, mut flat) in bands.iter().zip(per_band) {
-            let (c, groups) = grid(
-                &options,
-                band.rows.len(),
-                nv,
-                (&r, wg, scratch),
-                caps,
-                per_row,
-            )?;
+            let ((c, groups), tiles) = match &rule {
+                None => (
+                    grid(
+                        &options,
+                        band.rows.len(),
+                        nv,
+                        (&r, wg, scratch),
+                        caps,
+                        per_row,
+                    )?,
+                    vec![0, 0],
+                ),
+                Some(rule) => {
+                    let starts = gather_tiles::cut(a, band.rows.clone(), rule)?;
+                    let ntiles = (starts.len() - 1) as u32;
+                    let tiles = gather_tiles::with_entries(a, band, &starts)?;
+                    let groups = ntiles.clamp(1, max_groups);
+                    // A workgroup's tiles, each its offsets, loads, a row's sum and reduction.
+                    let per_tile = (rule.tile / wg) as u64
+                        + rule.serial_max() as u64
+                        + 2 * wg.ilog2() as u64
+                        + 4;
+                    let iterations = (ntiles as u64).div_ceil(groups as u64) * per_tile;
+                    if let Some(b) = budget.filter(|&b| iterations > b) {
+                        return Err(Error::TooLarge {
+                            what: format!("{ntiles} row tiles of a gather"),
+                            needed: format!("{iterations} loop iterations per invocation"),
+                            limit: format!("{b} on {}", caps.adapter_name),
+                        });
+                    }
+                    ((0, groups), tiles)
+                }
+            };
             let nchunks = (flat.len() / 4) as u32;
             let chunk_groups = nchunks.clamp(1, max_groups);
             // A workgroup's chunks, each its entries over the workgroup and a tree sum.
@@ -118,6 +167,8 @@ impl RowPass {
             out.push(BandPass {
                 c,
                 groups,
+                ntiles: (tiles.len() / 2 - 1) as u32,
+                tiles: GpuBuffer::upload(gpu, "fused.gather_tiles", &tiles)?,
                 chunks: GpuBuffer::upload(gpu, "fused.gather_chunks", &flat)?,
                 nchunks,
                 chunk_groups,
@@ -128,8 +179,14 @@ impl RowPass {
             workgroup: wg,
             subgroups,
             long_len,
+            tiled,
             bands: out,
         })
+    }
+
+    /// Row tiles over all bands (0 for the row kernel).
+    pub(crate) fn tiles(&self) -> usize {
+        self.bands.iter().map(|b| b.ntiles as usize).sum()
     }
 
     /// Long-row chunks over all bands.
@@ -147,6 +204,19 @@ impl RowPass {
     }
 }
 
+/// What a plan reports of one gather pass.
+#[derive(Clone, Copy, Debug)]
+pub struct PassFacts {
+    /// Lanes per row of the row kernel.
+    pub vs: u32,
+    /// Rows with more entries go to the long-row chunks.
+    pub long_row: u32,
+    /// Long-row chunks.
+    pub long_chunks: usize,
+    /// Row tiles of `fused.gather_tiles` (0: the row kernel).
+    pub tiles: usize,
+}
+
 /// X's materialized transpose on the device and both passes' grids.
 pub(crate) struct TransposeX {
     xt: DeviceX,
@@ -154,16 +224,17 @@ pub(crate) struct TransposeX {
     xt_pass: RowPass,
     /// The configuration the grids were built for (a plan of another configuration builds
     /// its own).
-    key: (u32, u32, u32, bool),
+    key: (u32, u32, u32, bool, u32),
 }
 
 /// The configuration's part the passes depend on.
-fn key_of(config: &Config) -> (u32, u32, u32, bool) {
+fn key_of(config: &Config) -> (u32, u32, u32, bool, u32) {
     (
         config.vs,
         config.workgroup,
         config.long_row,
         config.subgroup_reduce,
+        config.tile,
     )
 }
 
@@ -197,14 +268,31 @@ impl TransposeX {
         else {
             unreachable!("a CSR matrix uploads as sparse X")
         };
+        // Tiles: the rows' sums reduced by shuffles where the caller left subgroups on, at
+        // most as many lanes per row as the smallest subgroup holds.
+        let wg = config.workgroup;
+        let sub_tiles = caps.subgroups && (config.subgroup_reduce || !caps.shuffle_fits(config.vs));
+        let tiled = (config.tile > 0).then(|| {
+            let tpr_max = if sub_tiles {
+                caps.subgroup_min_size.min(32)
+            } else {
+                32
+            };
+            (config.tile / wg, tpr_max.min(wg))
+        });
+        let (sub_x, sub_t) = match tiled {
+            Some(_) => (sub_tiles, sub_tiles),
+            None => (config.subgroup_reduce, sub_t),
+        };
         let x_pass = RowPass::build(
             gpu,
             x,
             x_bands,
-            (config.vs, config.workgroup, config.subgroup_reduce),
+            (config.vs, wg, sub_x),
             Some(config.long_row),
+            tiled,
         )?;
-        let xt_pass = RowPass::build(gpu, &xt, xt_bands, (vs_t, config.workgroup, sub_t), None)?;
+        let xt_pass = RowPass::build(gpu, &xt, xt_bands, (vs_t, wg, sub_t), None, tiled)?;
         Ok(TransposeX {
             xt: dxt,
             x_pass,
@@ -218,19 +306,25 @@ impl TransposeX {
         self.key == key_of(config)
     }
 
-    /// Xᵀ's lanes per row, its long-row threshold and its long-row chunks (X's are the
-    /// plan's configuration and [`TransposeX::x_chunks`]).
-    pub fn transpose_pass(&self) -> (u32, u32, usize) {
-        (
-            self.xt_pass.vs,
-            self.xt_pass.long_len,
-            self.xt_pass.chunks(),
-        )
+    /// Xᵀ's pass (X's are the plan's configuration, [`TransposeX::x_chunks`] and
+    /// [`TransposeX::tiles`]).
+    pub fn transpose_pass(&self) -> PassFacts {
+        PassFacts {
+            vs: self.xt_pass.vs,
+            long_row: self.xt_pass.long_len,
+            long_chunks: self.xt_pass.chunks(),
+            tiles: self.xt_pass.tiles(),
+        }
     }
 
     /// X's long-row chunks.
     pub fn x_chunks(&self) -> usize {
         self.x_pass.chunks()
+    }
+
+    /// Row tiles of X's and Xᵀ's passes (0, 0 for the row kernel).
+    pub fn tiles(&self) -> (usize, usize) {
+        (self.x_pass.tiles(), self.xt_pass.tiles())
     }
 
     /// Dispatches after `fused.axpy`: X's pass (none under `xty`; there a `fused.scale` when
@@ -333,30 +427,66 @@ fn gather(
         row_v,
         accum.then_some("ACCUM"),
     ];
-    let rows = gpu.kernel(&KernelSpec {
-        name: "fused/gather_rows",
-        defines: defs.into_iter().flatten().collect(),
-        constants: vec![("WG", g.workgroup as f64), ("VS", g.vs as f64)],
-        bindings: &BINDINGS,
-    })?;
-    let params = gpu.uniform(
-        "fused.gather_rows.params",
-        &[
-            a.band.rows.len() as u32,
-            a.pass.c,
-            a.band.rows.start as u32,
-            g.long_len,
-            alpha.to_bits(),
-            0,
-            0,
-            0,
-        ],
-    );
-    let bg = rows.bind_ranges(
-        gpu,
-        &bindings([&params, a.band.row_ptr.raw()], a, (y, v, out)),
-    )?;
-    batch.dispatch(&rows, bg, [a.pass.groups, 1, 1])?;
+    if let Some((epl, tpr_max)) = g.tiled {
+        let tiles = gpu.kernel(&KernelSpec {
+            name: "fused/gather_tiles",
+            defines: defs.into_iter().flatten().collect(),
+            constants: vec![
+                ("WG", g.workgroup as f64),
+                ("EPL", epl as f64),
+                ("TPR_MAX", tpr_max as f64),
+            ],
+            bindings: &TILE_BINDINGS,
+        })?;
+        let params = gpu.uniform(
+            "fused.gather_tiles.params",
+            &[
+                a.pass.ntiles,
+                a.band.rows.start as u32,
+                g.long_len,
+                alpha.to_bits(),
+            ],
+        );
+        let [p, _, rest @ ..] = bindings([&params, a.band.row_ptr.raw()], a, (y, v, out));
+        let [c, x, y, v, o] = rest;
+        let bound = [
+            p,
+            a.pass.tiles.raw().as_entire_buffer_binding(),
+            a.band.row_ptr.raw().as_entire_buffer_binding(),
+            c,
+            x,
+            y,
+            v,
+            o,
+        ];
+        let bg = tiles.bind_ranges(gpu, &bound)?;
+        batch.dispatch(&tiles, bg, [a.pass.groups, 1, 1])?;
+    } else {
+        let rows = gpu.kernel(&KernelSpec {
+            name: "fused/gather_rows",
+            defines: defs.into_iter().flatten().collect(),
+            constants: vec![("WG", g.workgroup as f64), ("VS", g.vs as f64)],
+            bindings: &BINDINGS,
+        })?;
+        let params = gpu.uniform(
+            "fused.gather_rows.params",
+            &[
+                a.band.rows.len() as u32,
+                a.pass.c,
+                a.band.rows.start as u32,
+                g.long_len,
+                alpha.to_bits(),
+                0,
+                0,
+                0,
+            ],
+        );
+        let bg = rows.bind_ranges(
+            gpu,
+            &bindings([&params, a.band.row_ptr.raw()], a, (y, v, out)),
+        )?;
+        batch.dispatch(&rows, bg, [a.pass.groups, 1, 1])?;
+    }
     if a.pass.nchunks == 0 {
         return Ok(());
     }

@@ -66,6 +66,7 @@ shader_table!(
     "fused/permute",
     "fused/gather_rows",
     "fused/gather_chunks",
+    "fused/gather_tiles",
     "mf/storage",
     "mf/vec_half",
     "mf/vec",
