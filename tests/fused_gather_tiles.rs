@@ -3,12 +3,13 @@
 //! from workgroup memory) against the f64 twin: every pattern at every tile size, with and
 //! without subgroups and native adds, rows past a tile in the long-row chunks, a medium row
 //! among short ones (the cut's bound on a lane's share), runs of rows of one entry and of
-//! none, both matrices in row bands, the edge shapes, and a bad tile size refused.
+//! none, both matrices in row bands, the edge shapes, tiles as the variant's default, and a bad
+//! tile size refused.
 
 mod common;
 
 use common::fused::{check, sparse_x, with_hot_columns};
-use wgsparse::fused::GATHER_TILE_EPL;
+use wgsparse::fused::{GATHER_TILE_DEFAULT, GATHER_TILE_EPL};
 use wgsparse::fused::{Atomics, Matrix, Options, Pattern, Plan, Variant};
 use wgsparse::sparse::Csr;
 use wgsparse::{Error, Gpu};
@@ -144,6 +145,19 @@ fn edge_shapes() {
     for x in [&one_row, &empty, &one_col] {
         check_tiled(common::gpu(), x, &opts(1, 32, true, Atomics::Auto), 453);
     }
+}
+
+#[test]
+fn tiles_are_the_default() {
+    let x = mixed_x();
+    let o = Options {
+        variant: Variant::Transpose,
+        ..Default::default()
+    };
+    let plan = Plan::new(common::gpu(), Matrix::Sparse(&x), &o).unwrap();
+    let (epl, wg) = GATHER_TILE_DEFAULT;
+    assert_eq!((plan.config.tile, plan.config.workgroup), (epl * wg, wg));
+    assert!(plan.transpose_pass().unwrap().tiles > 0);
 }
 
 #[test]

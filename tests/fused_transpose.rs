@@ -1,5 +1,7 @@
-//! The fused pattern's transpose variant (`transpose`: Xᵀ materialized at plan time, p =
-//! α·v ⊙ (X·y) by X's rows, then w = β·z + Xᵀp by Xᵀ's rows) against the f64 twin: every
+//! The fused pattern's transpose variant by its row kernel (`transpose --epl 0`: Xᵀ
+//! materialized at plan time, p = α·v ⊙ (X·y) by X's rows, then w = β·z + Xᵀp by Xᵀ's rows,
+//! VS lanes per row; its row tiles, the default, in fused_gather_tiles.rs) against the f64
+//! twin: every
 //! pattern, with and without subgroups, native and compare-exchange adds; X's heavy rows and
 //! heavy columns (Xᵀ's rows) in chunks over whole workgroups, at the model's threshold and a
 //! tiny one; both matrices in several row bands; empty rows and columns, m = 1, n = 1, X
@@ -20,6 +22,7 @@ fn opts(subgroups: bool, atomics: Atomics, long_row: Option<u32>) -> Options {
         subgroups,
         atomics,
         long_row,
+        epl: Some(0),
         ..Default::default()
     }
 }
@@ -72,7 +75,7 @@ fn every_pattern_with_heavy_rows_and_columns() {
                     "{} chunks of Xᵀ's long rows",
                     t.long_chunks
                 );
-                assert_eq!(t.tiles, 0, "the row kernel without --epl");
+                assert_eq!(t.tiles, 0, "the row kernel at --epl 0");
                 assert!(plan.long_chunks() >= 4, "{} chunks", plan.long_chunks());
             }
         }

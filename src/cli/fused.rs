@@ -137,7 +137,8 @@ pub struct FusedArgs {
     #[arg(long)]
     prefetch: bool,
     /// Sparse `stream`: entries per invocation, 4 or 8 (default 8); `transpose`: its gathers in
-    /// row tiles of this many entries per invocation (1, 2, 4 or 8; default: the row kernel).
+    /// row tiles of this many entries per invocation (1, 2, 4 or 8; default 4 at a workgroup of
+    /// 256; 0: the row kernel, VS lanes per row).
     #[arg(long)]
     epl: Option<u32>,
     /// Sparse `split`: rows per row tile of the column-split layout (default: 4,096 or the

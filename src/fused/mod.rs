@@ -51,7 +51,7 @@ use crate::{Error, Result};
 use device::{DeviceX, Finish, Layouts, LongRows, SortedX, SplitX, StreamX};
 use transpose::TransposeX;
 
-pub use config::{GATHER_TILE_EPL, SORTED_EPL_MAX, SPLIT_EPL, STREAM_EPL};
+pub use config::{GATHER_TILE_DEFAULT, GATHER_TILE_EPL, SORTED_EPL_MAX, SPLIT_EPL, STREAM_EPL};
 pub use cpu::HostOp;
 pub use device::FINISH_COLUMNS;
 pub use diag::Diag;

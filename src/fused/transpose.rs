@@ -7,9 +7,10 @@
 //! `fused.gather_rows` (VS lanes per row, C rows per vector, Eq. 4 and 5 on that matrix) and,
 //! for the rows longer than its threshold (a power-law X's heaviest rows and columns),
 //! `fused.gather_chunks`: chunks of consecutive entries over whole workgroups, one atomic add
-//! per chunk. With [`Config::tile`] set, each pass is `fused.gather_tiles` instead of the row
-//! kernel: runs of short rows cut into tiles whose entries a workgroup loads at consecutive
-//! positions ([`gather_tiles`]), rows longer than a tile to the chunks. Both matrices are
+//! per chunk. With [`Config::tile`] set (the default, [`crate::fused::GATHER_TILE_DEFAULT`]),
+//! each pass is `fused.gather_tiles` instead of the row kernel: runs of short rows cut into
+//! tiles whose entries a workgroup loads at consecutive positions ([`gather_tiles`]), rows
+//! longer than a tile to the chunks. Both matrices are
 //! bound in row bands when they exceed one binding ([`bands`]).
 
 use crate::fused::bands::{self, SparseBand};

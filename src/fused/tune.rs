@@ -11,6 +11,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::fused::bench::{measure, Operands};
+use crate::fused::GATHER_TILE_DEFAULT;
 use crate::fused::{reorder, split, transpose, Matrix, Options, Pattern, Plan, Reorder, Variant};
 use crate::gpu::Batch;
 use crate::gpu::Gpu;
@@ -71,12 +72,17 @@ struct Tuned {
     /// The `transpose` variant (absent in older caches).
     #[serde(default)]
     transpose: bool,
+    /// `transpose`: entries per invocation of its row tiles (`Some(0)`: the row kernel;
+    /// `None`: not transpose, or the variant's default; absent in older caches).
+    #[serde(default)]
+    gather_epl: Option<u32>,
 }
 
 /// The tuner's revision in its cache keys: entries tuned before a revision are tuned again
 /// (2: the row pipeline among the candidates; 3: the stream variant; 4: workgroup adds in
-/// flight; 5: those dropped, slower everywhere on an H200, and the transpose variant).
-const REVISION: u32 = 5;
+/// flight; 5: those dropped, slower everywhere on an H200, and the transpose variant; 6: the
+/// transpose variant's row tiles).
+const REVISION: u32 = 6;
 
 /// The cache key: adapter, kind and a shape bucket (log₂ of m, n and the stored entries), and
 /// the column re-indexing when the caller fixed it (the other knobs were tuned on that layout).
@@ -137,7 +143,7 @@ fn tuned_options(x: Matrix, options: &Options, t: &Tuned) -> Options {
         row_tile: t.split.or(options.row_tile),
         rows_per_vector: t.split_c.or(options.rows_per_vector),
         key16: t.split_key16.or(options.key16),
-        epl: t.stream.or(options.epl),
+        epl: t.stream.or(t.gather_epl).or(options.epl),
         rows_in_flight: options.rows_in_flight.or(t.rows_in_flight),
         // The tuner's choice only where the caller left it to `auto`.
         reorder: match (options.reorder, t.reorder) {
@@ -220,6 +226,7 @@ fn tune_with(
         reorder: None,
         stream: None,
         transpose: c.variant == Variant::Transpose,
+        gather_epl: (c.variant == Variant::Transpose).then_some(c.tile / c.workgroup.max(1)),
     };
     let mut timed = vec![options.clone()];
     // On a large X (the KDD2010 shape: 424M entries) every timed run costs real time and a
@@ -293,6 +300,7 @@ fn tune_with(
             reorder: None,
             stream: None,
             transpose: false,
+            gather_epl: None,
         };
         let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), like) else {
             continue;
@@ -355,6 +363,7 @@ fn tune_with(
                         reorder: None,
                         stream: None,
                         transpose: false,
+                        gather_epl: None,
                     };
                     let base = like.as_ref().unwrap_or(model);
                     let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), base) else {
@@ -410,15 +419,14 @@ fn tune_with(
     };
     let mut best = pick(finalists)?;
     // Then Xᵀ materialized, where w is beyond workgroup memory: two gathers instead of a
-    // scatter whose adds spread over all of w (the KDD2010 shape's 29.9M columns), at the
-    // gathers' own VS (on the H200 at KDD2010: 9.12 ms at its VS of 4, 9.68 at the fused
-    // kernel's 16).
+    // scatter whose adds spread over all of w (the KDD2010 shape's 29.9M columns): in row
+    // tiles, and by rows at the gathers' own VS (on the H200 at KDD2010: tiles of 4 × 256
+    // entries 6.81 ms, rows at VS 4 9.30, at the fused kernel's VS 16 9.68).
     if matches!(x, Matrix::Sparse(_)) && !mc.workgroup_w && options.workgroup_w != Some(true) {
         let t = best.0 .1;
         let mu = x.nnz() as f64 / m.max(1) as f64;
-        let mut cands = std::iter::once(Tuned {
+        let gathers = Tuned {
             vs: transpose::gather_vs(mu),
-            workgroup: mc.workgroup,
             sorted: false,
             split: None,
             split_c: None,
@@ -426,7 +434,21 @@ fn tune_with(
             stream: None,
             transpose: true,
             ..t
-        });
+        };
+        let (epl, wg) = GATHER_TILE_DEFAULT;
+        let mut cands = [
+            Tuned {
+                workgroup: wg,
+                gather_epl: Some(epl),
+                ..gathers
+            },
+            Tuned {
+                workgroup: mc.workgroup,
+                gather_epl: Some(0),
+                ..gathers
+            },
+        ]
+        .into_iter();
         best = refine(&mut timed, best, &mut cands, None)?;
     }
     // Then the long-row threshold at the best (VS, workgroup size): a power-law X's heavy
@@ -507,6 +529,7 @@ fn tune_with(
             long_row: None,
             hot_copies: None,
             transpose: false,
+            gather_epl: None,
             ..best.0 .1
         };
         let mut cands = WIDE_PIPELINE.2.into_iter().map(|k| Tuned {
@@ -532,6 +555,7 @@ fn tune_with(
             regs: None,
             prefetch: None,
             transpose: false,
+            gather_epl: None,
             ..best.0 .1
         };
         let mut cands = TUNE_STREAM.into_iter().map(|(wg, epl)| Tuned {
