@@ -9,8 +9,8 @@
 mod common;
 
 use common::fused::{check, sparse_x, with_hot_columns};
-use wgsparse::fused::{GATHER_TILE_DEFAULT, GATHER_TILE_EPL};
 use wgsparse::fused::{Atomics, Matrix, Options, Pattern, Plan, Variant};
+use wgsparse::fused::{GATHER_TILE_DEFAULT, GATHER_TILE_EPL};
 use wgsparse::sparse::Csr;
 use wgsparse::{Error, Gpu};
 
