@@ -591,7 +591,7 @@ fn staging_ring_equals_twin() {
         ..Default::default()
     };
     let packed = wgsparse::wide::FlowVariant {
-        slot16: true,
+        slot_bits: 16,
         apply_whole: true,
         ..Default::default()
     };

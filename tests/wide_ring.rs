@@ -16,7 +16,7 @@ fn staging_ring_equals_resident_parts_bit_for_bit() {
     let mut ones = x.clone();
     ones.values.iter_mut().for_each(|v| *v = 1.0);
     let packed = FlowVariant {
-        slot16: true,
+        slot_bits: 16,
         apply_whole: true,
         ..Default::default()
     };

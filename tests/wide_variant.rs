@@ -78,19 +78,42 @@ fn variants() -> Vec<FlowVariant> {
         },
         // 16-bit slots (packed on one-hot data; valued data keep their edges): alone, with a
         // small tile that the chunks overflow, and with split segments.
-        FlowVariant { slot16: true, ..d },
+        FlowVariant { slot_bits: 16, ..d },
         FlowVariant {
-            slot16: true,
+            slot_bits: 16,
             plain_reads: true,
             copy_ilp: true,
             edge_tile_words: 256,
             ..d
         },
         FlowVariant {
-            slot16: true,
+            slot_bits: 16,
             apply_ilp: true,
             max_segment: 3,
             edge_tile_words: 256,
+            ..d
+        },
+        // 8-bit slots, four per word: alone, with a tile small enough that chunks start at
+        // every word phase and overflow it, and with split segments and Apply edge by edge.
+        FlowVariant { slot_bits: 8, ..d },
+        FlowVariant {
+            slot_bits: 8,
+            plain_reads: true,
+            copy_ilp: true,
+            edge_tile_words: 64,
+            ..d
+        },
+        FlowVariant {
+            slot_bits: 8,
+            apply_whole: true,
+            max_segment: 3,
+            edge_tile_words: 128,
+            ..d
+        },
+        FlowVariant {
+            slot_bits: 8,
+            edge_apply: true,
+            edge_features: 5,
             ..d
         },
         // Apply by whole segments: alone, with split segments and a small tile, with the
@@ -114,7 +137,7 @@ fn variants() -> Vec<FlowVariant> {
         },
         FlowVariant {
             apply_whole: true,
-            slot16: true,
+            slot_bits: 16,
             plain_reads: true,
             ..d
         },
@@ -144,7 +167,7 @@ fn variants() -> Vec<FlowVariant> {
         FlowVariant {
             edge_apply: true,
             edge_features: 5,
-            slot16: true,
+            slot_bits: 16,
             tail_spread: true,
             ..d
         },
@@ -337,17 +360,22 @@ fn async_variants_equal_twin_one_hot_criteo_chunking() {
 }
 
 /// One-hot data whose samples hold any number of features (empty ones too), so chunks
-/// start in either half of a packed word of 16-bit slots: the 16-bit-slot variants and the
-/// default, LR and FM, chunks of 16 × 2 with a tile of 16 words (31 edges at most), then of
-/// 16 × 4 with the variant's tile.
+/// start at every phase of a packed word of 16- or 8-bit slots: the packed-slot variants
+/// and the default, LR and FM, chunks of 16 × 2 with a tile of 16 words (31 or 61 edges at
+/// most), then of 16 × 4 with the variant's tile.
 #[test]
 fn async_variants_equal_twin_one_hot_odd_chunks() {
-    let (mut x, y01) = data(96, 120, 30, 29);
+    let (mut x, y01) = data(96, 120, 30, 23);
     x.values.iter_mut().for_each(|v| *v = 1.0);
-    assert!((1..6).any(|c| x.row_ptr[16 * c] % 2 == 1));
+    for phase in 1..4 {
+        assert!(
+            (1..6).any(|c| x.row_ptr[16 * c] % 4 == phase),
+            "phase {phase}"
+        );
+    }
     for variant in variants()
         .into_iter()
-        .filter(|v| v.slot16 || *v == FlowVariant::default())
+        .filter(|v| v.packed_slots() || *v == FlowVariant::default())
     {
         let small = FlowVariant {
             edge_tile_words: 16,
@@ -372,7 +400,11 @@ fn sync_variants_equal_twin() {
     let runs = variants()
         .into_iter()
         .filter(|v| {
-            v.hot_every == 1 && !v.snapshot_reads && !v.slot16 && !v.no_fence && !v.kernel_copies
+            v.hot_every == 1
+                && !v.snapshot_reads
+                && !v.packed_slots()
+                && !v.no_fence
+                && !v.kernel_copies
         })
         .flat_map(|v| [(v, SyncKernel::Persistent), (v, SyncKernel::Dispatch)])
         .filter(|(v, k)| {

@@ -22,7 +22,21 @@ fn bad_variant_settings_are_refused() {
         (
             true,
             FlowVariant {
-                slot16: true,
+                slot_bits: 16,
+                ..FlowVariant::default()
+            },
+        ),
+        (
+            true,
+            FlowVariant {
+                slot_bits: 8,
+                ..FlowVariant::default()
+            },
+        ),
+        (
+            false,
+            FlowVariant {
+                slot_bits: 12,
                 ..FlowVariant::default()
             },
         ),
@@ -110,6 +124,22 @@ fn bad_variant_settings_are_refused() {
         .err()
         .expect("refused");
     assert!(e.to_string().contains("edge tile"), "{e}");
+    // 8-bit slots number at most 256 samples: larger chunks are refused before chunking.
+    let options = Options {
+        sync: false,
+        batch: 512,
+        max_chunk: 512,
+        lanes: 2,
+        variant: FlowVariant {
+            slot_bits: 8,
+            ..FlowVariant::default()
+        },
+        ..Options::default()
+    };
+    let e = Trainer::new(common::gpu(), &spec, 40, (&x, &y01), None, options)
+        .err()
+        .expect("refused");
+    assert!(e.to_string().contains("--max-chunk 256"), "{e}");
     assert!(!Diag::parse("").unwrap().any());
     // The messages name the conflict.
     for (sync, variant, says) in [
@@ -343,6 +373,23 @@ fn cli_takes_variants_and_sweeps_them() {
         ],
         vec!["wide", "sweep", "--train", d, "--run", "snapshot-rounds=0"],
         vec!["wide", "train", "--train", d, "--sync", "--slot16"],
+        vec![
+            "wide", "train", "--train", d, "--async", "--slot16", "--slot8",
+        ],
+        vec![
+            "wide",
+            "train",
+            "--train",
+            d,
+            "--async",
+            "--slot8",
+            "--batch",
+            "1024",
+            "--max-chunk",
+            "512",
+            "--lanes",
+            "2",
+        ],
         vec![
             "wide",
             "sweep",

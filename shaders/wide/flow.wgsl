@@ -72,14 +72,22 @@ var<workgroup> seg_hot_wg: u32;
 fn s_edge(e: u32) -> vec2<u32> {
     return vec2<u32>(sedge[e], 0x3f800000u);
 }
-#ifdef SLOT16
-// The feature-sorted slots two per word: edge e in half e & 1 of word e >> 1 (a slot is
-// below CHUNK_WG ≤ 1,024).
-fn half16(w: u32, e: u32) -> u32 {
-    return (w >> ((e & 1u) * 16u)) & 0xffffu;
+#ifdef PACKED_SLOTS
+// The feature-sorted slots packed SLOT_PER to a word, SLOT_BITS each (16, or 8 with SLOT8):
+// edge e in part e mod SLOT_PER of word e / SLOT_PER, low bits first (a slot is below
+// CHUNK_WG ≤ 1,024, ≤ 256 with SLOT8).
+#ifdef SLOT8
+const SLOT_LOG2: u32 = 2u;
+#else
+const SLOT_LOG2: u32 = 1u;
+#endif
+const SLOT_PER: u32 = 1u << SLOT_LOG2;
+const SLOT_BITS: u32 = 32u >> SLOT_LOG2;
+fn packed_slot(w: u32, e: u32) -> u32 {
+    return (w >> ((e & (SLOT_PER - 1u)) * SLOT_BITS)) & ((1u << SLOT_BITS) - 1u);
 }
 fn f_edge(e: u32) -> vec2<u32> {
-    return vec2<u32>(half16(fedge[e >> 1u], e), 0x3f800000u);
+    return vec2<u32>(packed_slot(fedge[e >> SLOT_LOG2], e), 0x3f800000u);
 }
 #else
 fn f_edge(e: u32) -> vec2<u32> {
@@ -202,20 +210,21 @@ override EDGE_WG: u32 = 1024u;
 #ifndef PREDICT
 #ifdef ONE_HOT
 var<workgroup> fedge_wg: array<u32, EDGE_WG>;
-#ifdef SLOT16
+#ifdef PACKED_SLOTS
 // The tile holds the packed words from the one of the chunk's first edge on: tile edge t is
-// edge ef0 + t, in half (ef0 + t) & 1 of tile word ((ef0 & 1) + t) >> 1. Set per chunk.
-var<private> tile_parity: u32;
+// edge ef0 + t, in part (ef0 + t) mod SLOT_PER of tile word (tile_phase + t) / SLOT_PER,
+// tile_phase = ef0 mod SLOT_PER. Set per chunk.
+var<private> tile_phase: u32;
 fn f_edge_tile(t: u32) -> vec2<u32> {
-    let h = tile_parity + t;
-    return vec2<u32>(half16(fedge_wg[h >> 1u], h), 0x3f800000u);
+    let h = tile_phase + t;
+    return vec2<u32>(packed_slot(fedge_wg[h >> SLOT_LOG2], h), 0x3f800000u);
 }
 #else
 fn f_edge_tile(t: u32) -> vec2<u32> {
     return vec2<u32>(fedge_wg[t], 0x3f800000u);
 }
 #endif
-// One slot word per edge (SLOT16's tile copy moves the packed words itself and never
+// One slot word per edge (PACKED_SLOTS' tile copy moves the packed words itself and never
 // calls these).
 fn f_edge_fill(t: u32, e: u32) {
     fedge_wg[t] = fedge[e];
@@ -316,12 +325,12 @@ fn hot_copy(lid: u32) {
 // The edge tile's copy of feature-sorted edges ef0 .. ef0 + tile.
 fn tile_copy(lid: u32, ef0: u32, tile: u32) {
 #ifdef ONE_HOT
-#ifdef SLOT16
-    // The packed words holding those edges (at most EDGE_WG: tile ≤ 2 · EDGE_WG − 1),
-    // copied as they are.
-    tile_parity = ef0 & 1u;
-    let w0 = ef0 >> 1u;
-    let words = (tile_parity + tile + 1u) >> 1u;
+#ifdef PACKED_SLOTS
+    // The packed words holding those edges (at most EDGE_WG: tile ≤ SLOT_PER · EDGE_WG −
+    // SLOT_PER + 1), copied as they are.
+    tile_phase = ef0 & (SLOT_PER - 1u);
+    let w0 = ef0 >> SLOT_LOG2;
+    let words = (tile_phase + tile + SLOT_PER - 1u) >> SLOT_LOG2;
     for (var t = lid; t < words; t += WG) {
         fedge_wg[t] = fedge[w0 + t];
     }
@@ -385,12 +394,12 @@ fn run_chunk(c: u32, lid: u32, fresh: bool, inv_b: f32) {
 #ifdef DIAG_NO_TILE
     let tile = 0u;
 #else
-    // Edges the tile holds: EDGE_WG words of one edge each, or two with SLOT16 (less one
-    // for a chunk that starts in a word's high half).
+    // Edges the tile holds: EDGE_WG words of one edge each, or SLOT_PER with PACKED_SLOTS
+    // (less SLOT_PER − 1 for a chunk that starts past a word's first part).
     var tile_cap = EDGE_WG;
 #ifdef ONE_HOT
-#ifdef SLOT16
-    tile_cap = 2u * EDGE_WG - 1u;
+#ifdef PACKED_SLOTS
+    tile_cap = SLOT_PER * EDGE_WG - (SLOT_PER - 1u);
 #endif
 #endif
     // Only the segments' edges (EDGE_APPLY: of the features below SEG_HOT).

@@ -54,8 +54,12 @@ pub struct VariantArgs {
     #[arg(long, default_value_t = 0)]
     tile_words: usize,
     /// Async, one-hot data: the feature-sorted edges' slots 16 bits each, two per word.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "slot8")]
     slot16: bool,
+    /// Async, one-hot data, chunks of at most 256 samples: the slots 8 bits each, four per
+    /// word.
+    #[arg(long)]
+    slot8: bool,
     /// Apply by one invocation per segment for all of its feature's parameters.
     #[arg(long, conflicts_with = "apply_ilp")]
     apply_whole: bool,
@@ -121,7 +125,13 @@ impl VariantArgs {
             } else {
                 b.edge_tile_words
             },
-            slot16: self.slot16 || b.slot16,
+            slot_bits: if self.slot8 {
+                8
+            } else if self.slot16 {
+                16
+            } else {
+                b.slot_bits
+            },
             apply_whole: self.apply_whole || b.apply_whole,
             edge_apply: self.edge_apply || b.edge_apply,
             edge_features: self.edge_features,

@@ -65,22 +65,37 @@ pub(crate) struct HostArrays {
     pub fedge: Vec<u32>,
 }
 
-/// The feature-sorted edges' slots (each < 2^16: a chunk holds at most 1,024 samples), two
-/// per word: edge e in the low half of word e / 2 when e is even, else the high half (the
-/// kernels' SLOT16).
-pub(crate) fn pack_slots(what: &str, e: &[[u32; 2]]) -> Result<Vec<u32>> {
-    let mut v = crate::limits::try_with_capacity(what, e.len().div_ceil(2))?;
-    v.extend(e.chunks(2).map(|p| {
-        debug_assert!(p.iter().all(|q| q[0] <= 0xffff));
-        p[0][0] | p.get(1).map_or(0, |q| q[0] << 16)
+/// The feature-sorted edges' slots in `bits` (16 or 8) each, 32 / `bits` per word: edge e
+/// in part e mod (32 / bits) of word e / (32 / bits), the low bits first (the kernels'
+/// PACKED_SLOTS). Fails with [`Error::Option`] on a slot that does not fit (a chunk of more
+/// samples than `bits` can number).
+pub(crate) fn pack_slots(what: &str, e: &[[u32; 2]], bits: u32) -> Result<Vec<u32>> {
+    if !matches!(bits, 8 | 16) {
+        return Err(Error::Option(format!(
+            "{what}: slots of {bits} bits (16 or 8)"
+        )));
+    }
+    let per = (32 / bits) as usize;
+    let limit = 1u32 << bits;
+    if let Some(p) = e.iter().position(|q| q[0] >= limit) {
+        return Err(Error::Option(format!(
+            "{what}: edge {p}'s sample slot {} does not fit {bits} bits (chunks of at most {limit} samples)",
+            e[p][0]
+        )));
+    }
+    let mut v = crate::limits::try_with_capacity(what, e.len().div_ceil(per))?;
+    v.extend(e.chunks(per).map(|p| {
+        p.iter()
+            .enumerate()
+            .fold(0u32, |w, (i, q)| w | q[0] << (i as u32 * bits))
     }));
     Ok(v)
 }
 
 impl HostArrays {
-    /// `c`'s arrays; `one_hot` drops the values, `slot16` (with `one_hot`) packs the
-    /// feature-sorted slots two per word ([`pack_slots`]).
-    pub fn of(c: &Chunks, one_hot: bool, slot16: bool) -> Result<Self> {
+    /// `c`'s arrays; `one_hot` drops the values, `slot_bits` below 32 (with `one_hot`)
+    /// packs the feature-sorted slots ([`pack_slots`]).
+    pub fn of(c: &Chunks, one_hot: bool, slot_bits: u32) -> Result<Self> {
         let edges = |what: &str, e: &[[u32; 2]]| -> Result<Vec<u32>> {
             let per = if one_hot { 1 } else { 2 };
             let mut v = crate::limits::try_with_capacity(what, per * e.len())?;
@@ -94,8 +109,8 @@ impl HostArrays {
         Ok(HostArrays {
             meta: c.meta.clone(),
             sedge: edges("wide sample-sorted edges", &c.sedge)?,
-            fedge: if one_hot && slot16 {
-                pack_slots("wide feature-sorted slots", &c.fedge)?
+            fedge: if one_hot && slot_bits < 32 {
+                pack_slots("wide feature-sorted slots", &c.fedge, slot_bits)?
             } else {
                 edges("wide feature-sorted edges", &c.fedge)?
             },
@@ -118,13 +133,13 @@ impl ChunksInfo {
 impl DeviceChunks {
     /// Uploads `c`; `predict` sizes the output per sample instead of per chunk; `one_hot`
     /// (every value of the data set is 1, for the kernels' ONE_HOT) drops the values;
-    /// `slot16` (with `one_hot`) packs the feature-sorted slots ([`pack_slots`]).
+    /// `slot_bits` below 32 (with `one_hot`) packs the feature-sorted slots ([`pack_slots`]).
     pub fn upload(
         gpu: &Gpu,
         c: &Chunks,
         predict: bool,
         one_hot: bool,
-        slot16: bool,
+        slot_bits: u32,
     ) -> Result<Self> {
         let edges = |label: &str, e: &[[u32; 2]]| -> Result<GpuBuffer<u32>> {
             if one_hot {
@@ -139,8 +154,9 @@ impl DeviceChunks {
             host: ChunksInfo::of(c),
             meta: GpuBuffer::upload(gpu, "wide.meta", &c.meta)?,
             sedge: edges("wide.sedge", &c.sedge)?,
-            fedge: if one_hot && slot16 {
-                GpuBuffer::upload(gpu, "wide.fedge", &pack_slots("wide.fedge", &c.fedge)?)?
+            fedge: if one_hot && slot_bits < 32 {
+                let packed = pack_slots("wide.fedge", &c.fedge, slot_bits)?;
+                GpuBuffer::upload(gpu, "wide.fedge", &packed)?
             } else {
                 edges("wide.fedge", &c.fedge)?
             },
@@ -397,10 +413,13 @@ impl Kernels {
             }
             if one_hot {
                 d.push("ONE_HOT");
-                // The training data's slots packed (FlowVariant::slot16; prediction reads
+                // The training data's slots packed (FlowVariant::slot_bits; prediction reads
                 // no feature-sorted edges).
-                if options.variant.slot16 && extra != Some("PREDICT") {
-                    d.push("SLOT16");
+                if options.variant.packed_slots() && extra != Some("PREDICT") {
+                    d.push("PACKED_SLOTS");
+                    if options.variant.slot_bits == 8 {
+                        d.push("SLOT8");
+                    }
                 }
             }
             gpu.kernel_with(
@@ -643,10 +662,31 @@ mod tests {
     #[test]
     fn slots_pack_two_per_word_low_half_first() {
         let e = [[5u32, 9], [1023, 0], [0, 1], [65535, 7], [17, 3]];
-        let w = pack_slots("test", &e).unwrap();
+        let w = pack_slots("test", &e, 16).unwrap();
         assert_eq!(w, vec![5 | 1023 << 16, 65535 << 16, 17]);
         for (i, p) in e.iter().enumerate() {
             assert_eq!((w[i / 2] >> ((i % 2) * 16)) & 0xffff, p[0]);
         }
+    }
+
+    #[test]
+    fn slots_pack_four_per_word_low_byte_first() {
+        let e = [[5u32, 9], [255, 0], [0, 1], [128, 7], [17, 3], [1, 1]];
+        let w = pack_slots("test", &e, 8).unwrap();
+        assert_eq!(w, vec![5 | 255 << 8 | 128 << 24, 17 | 1 << 8]);
+        for (i, p) in e.iter().enumerate() {
+            assert_eq!((w[i / 4] >> ((i % 4) * 8)) & 0xff, p[0]);
+        }
+    }
+
+    #[test]
+    fn slots_too_wide_for_their_bits_are_refused() {
+        let err = pack_slots("test", &[[3u32, 0], [256, 0]], 8).unwrap_err();
+        assert!(
+            err.to_string().contains("edge 1's sample slot 256"),
+            "{err}"
+        );
+        assert!(pack_slots("test", &[[65536u32, 0]], 16).is_err());
+        assert!(pack_slots("test", &[[1u32, 0]], 4).is_err());
     }
 }

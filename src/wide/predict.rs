@@ -122,7 +122,7 @@ pub fn predict(
             &band
         };
         let c = Chunks::build(part, &vec![1.0; part.nrows], &order, chunk)?;
-        let data = DeviceChunks::upload(gpu, &c, true, one_hot, false)?;
+        let data = DeviceChunks::upload(gpu, &c, true, one_hot, 32)?;
         let config = gpu.uniform("wide.predict.config", &data.config(bias_index, 0.0, 1));
         let sched = Schedule::new(gpu, "wide.predict.sched", c.n_chunks, c.n_chunks)?;
         let ids: Vec<u32> = (0..c.n_chunks as u32).collect();

@@ -210,11 +210,12 @@ pub struct FlowVariant {
     /// per valued edge; edges past it are read globally); 0: 2,048 (8 KiB). A larger tile
     /// leaves less workgroup memory to the importance cache.
     pub edge_tile_words: usize,
-    /// Async, one-hot training data: the feature-sorted edges' sample slots stored as 16
-    /// bits, two per word (a chunk holds at most 1,024 samples), half the bytes of that
-    /// array and twice the edges in the edge tile. Fixed when the data are chunked; data
-    /// with other values than 1 keep their 32-bit (slot, value) edges.
-    pub slot16: bool,
+    /// Async, one-hot training data: the bits of each feature-sorted edge's sample slot, 32
+    /// (a word each), 16 (two per word: a chunk holds at most 1,024 samples) or 8 (four per
+    /// word: chunks of at most 256 samples), so that array's bytes shrink and the edge tile
+    /// holds 2 or 4 times the edges. Fixed when the data are chunked; data with other
+    /// values than 1 keep their 32-bit (slot, value) edges.
+    pub slot_bits: u32,
     /// Apply by one invocation per segment for all of its feature's parameters (else one
     /// per (segment, parameter)): the same sums and adds, the segment's bounds, edges and
     /// step scale read once instead of once per parameter (FM k = 10: 11 times), fewer
@@ -268,8 +269,8 @@ pub struct FlowVariant {
 }
 
 /// What [`FlowVariant::build_key`] returns: (max_segment, snapshot_reads, snapshot rounds or
-/// 0, slot16).
-pub type BuildKey = (usize, bool, u32, bool);
+/// 0, slot bits).
+pub type BuildKey = (usize, bool, u32, u32);
 
 /// [`FlowVariant::snapshot_rounds`] by default: a dispatch holds 4 chunks per persistent
 /// workgroup (criteo-s on the H200, P = 1,024: 18 dispatches and 18 copies of 4 MB per
@@ -290,7 +291,7 @@ impl Default for FlowVariant {
             snapshot_rounds: SNAPSHOT_ROUNDS,
             max_segment: 0,
             edge_tile_words: 0,
-            slot16: false,
+            slot_bits: 32,
             apply_whole: false,
             edge_apply: false,
             edge_features: 0,
@@ -322,7 +323,18 @@ impl FlowVariant {
         } else {
             0
         };
-        (self.max_segment, self.snapshot_reads, rounds, self.slot16)
+        (
+            self.max_segment,
+            self.snapshot_reads,
+            rounds,
+            self.slot_bits,
+        )
+    }
+
+    /// Whether the feature-sorted slots are packed several to a word
+    /// ([`FlowVariant::slot_bits`] below 32).
+    pub fn packed_slots(&self) -> bool {
+        self.slot_bits < 32
     }
 
     /// Fails with [`Error::Option`] on an out-of-range or conflicting setting.
@@ -371,10 +383,17 @@ impl FlowVariant {
                     .into(),
             ));
         }
-        if self.slot16 && sync {
-            return Err(Error::Option(
-                "slot16 is an async-mode layout of the feature-sorted edges".into(),
-            ));
+        if !matches!(self.slot_bits, 8 | 16 | 32) {
+            return Err(Error::Option(format!(
+                "slot bits {}: 32, 16 or 8",
+                self.slot_bits
+            )));
+        }
+        if self.packed_slots() && sync {
+            return Err(Error::Option(format!(
+                "slot{} is an async-mode layout of the feature-sorted edges",
+                self.slot_bits
+            )));
         }
         if self.snapshot_reads && self.plain_reads {
             return Err(Error::Option(
@@ -450,7 +469,7 @@ impl FlowVariant {
 
     /// Parses a run of a variant sweep: comma-separated `default`, `hot-every=R`,
     /// `copy-ilp`, `agg-ilp`, `apply-ilp`, `tail-spread`, `plain-reads`, `coherent-reads`, `snapshot-reads`,
-    /// `snapshot-rounds=K` (with snapshot reads), `max-segment=N`, `tile-words=N`, `slot16`, `apply-whole`,
+    /// `snapshot-rounds=K` (with snapshot reads), `max-segment=N`, `tile-words=N`, `slot16`, `slot8`, `apply-whole`,
     /// `edge-apply`, `edge-apply=N` (N segmented features), `no-fence`, `kernel-copies`,
     /// `plain-writes` (with plain reads), `plain-writes=N` (features N.. cold) and `diag=A+B`
     /// (A, B … from [`Diag::NAMES`]); unnamed settings keep their defaults.
@@ -479,7 +498,8 @@ impl FlowVariant {
                         .map_err(|_| Error::Option(format!("run {run:?}: hot-every={r}")))?
                 }
                 None if token == "snapshot-reads" => v.snapshot_reads = true,
-                None if token == "slot16" => v.slot16 = true,
+                None if token == "slot16" => v.slot_bits = 16,
+                None if token == "slot8" => v.slot_bits = 8,
                 None if token == "apply-whole" => v.apply_whole = true,
                 None if token == "edge-apply" => v.edge_apply = true,
                 None if token == "no-fence" => v.no_fence = true,
@@ -505,7 +525,7 @@ impl FlowVariant {
                     return Err(Error::Option(format!(
                         "run {run:?}: unknown setting {token:?} (default, hot-every=R, \
                          copy-ilp, agg-ilp, apply-ilp, tail-spread, plain-reads, coherent-reads, snapshot-reads, snapshot-rounds=K, max-segment=N, \
-                         tile-words=N, slot16, apply-whole, edge-apply, edge-apply=N, no-fence, kernel-copies, plain-writes, plain-writes=N, \
+                         tile-words=N, slot16, slot8, apply-whole, edge-apply, edge-apply=N, no-fence, kernel-copies, plain-writes, plain-writes=N, \
                          diag=A+B)"
                     )))
                 }
@@ -542,8 +562,8 @@ impl FlowVariant {
         if self.edge_tile_words > 0 {
             f.extend(["--tile-words".into(), self.edge_tile_words.to_string()]);
         }
-        if self.slot16 {
-            f.push("--slot16".into());
+        if self.packed_slots() {
+            f.push(format!("--slot{}", self.slot_bits));
         }
         if self.apply_whole {
             f.push("--apply-whole".into());
@@ -600,8 +620,8 @@ impl FlowVariant {
         if self.edge_tile_words > 0 {
             parts.push(format!("tile-words={}", self.edge_tile_words));
         }
-        if self.slot16 {
-            parts.push("slot16".into());
+        if self.packed_slots() {
+            parts.push(format!("slot{}", self.slot_bits));
         }
         if self.apply_whole {
             parts.push("apply-whole".into());

@@ -215,6 +215,16 @@ impl<'g> Trainer<'g> {
             }
         }
         let chunk = chunk_for_batch(options.batch, options.max_chunk);
+        // A slot of `slot_bits` numbers at most 2^bits samples in a chunk.
+        let slot_bits = options.variant.slot_bits;
+        if slot_bits < 32 && chunk > 1usize << slot_bits {
+            return Err(Error::Option(format!(
+                "slot{slot_bits}: chunks of {chunk} samples; {slot_bits}-bit slots number at \
+                 most {} (--max-chunk {})",
+                1usize << slot_bits,
+                1usize << slot_bits
+            )));
+        }
         if train.0.ncols > n_features {
             return Err(Error::Shape(format!(
                 "training data has {} feature columns, the model {n_features}",
@@ -288,7 +298,7 @@ impl<'g> Trainer<'g> {
                 options.variant.max_segment,
             )?;
             let (data, host) = if options.ring {
-                let h = HostArrays::of(&chunks, one_hot, options.variant.slot16)?;
+                let h = HostArrays::of(&chunks, one_hot, options.variant.slot_bits)?;
                 for (m, len) in
                     ring_lens
                         .iter_mut()
@@ -299,7 +309,7 @@ impl<'g> Trainer<'g> {
                 (DeviceChunks::ring_part(gpu, &chunks)?, Some(h))
             } else {
                 (
-                    DeviceChunks::upload(gpu, &chunks, false, one_hot, options.variant.slot16)?,
+                    DeviceChunks::upload(gpu, &chunks, false, one_hot, options.variant.slot_bits)?,
                     None,
                 )
             };
@@ -394,7 +404,7 @@ impl<'g> Trainer<'g> {
                 }
                 let labels = labels_pm1(y);
                 let c = Chunks::build(x, &labels, &order, chunk)?;
-                let d = DeviceChunks::upload(gpu, &c, true, valid_one_hot, false)?;
+                let d = DeviceChunks::upload(gpu, &c, true, valid_one_hot, 32)?;
                 let config = gpu.uniform("wide.valid.config", &d.config(bias_index, 0.0, 1));
                 let sched = Schedule::new(gpu, "wide.valid.sched", c.n_chunks, c.n_chunks)?;
                 let ids: Vec<u32> = (0..c.n_chunks as u32).collect();
