@@ -20,13 +20,17 @@ fn staging_ring_equals_resident_parts_bit_for_bit() {
         apply_whole: true,
         ..Default::default()
     };
+    let packed8 = FlowVariant {
+        slot_bits: 8,
+        ..Default::default()
+    };
     let snapshot = FlowVariant {
         snapshot_reads: true,
         snapshot_rounds: 1,
         ..Default::default()
     };
     // Sync (both kernels) and async with one persistent workgroup, so every run is
-    // deterministic; one-hot data with 16-bit slots changes every array's length.
+    // deterministic; one-hot data with 16- or 8-bit slots changes every array's length.
     for (model, sync, kernel, variant, x) in [
         (
             Model::Lr,
@@ -45,6 +49,7 @@ fn staging_ring_equals_resident_parts_bit_for_bit() {
         (Model::Lr, false, SyncKernel::Auto, Default::default(), &x),
         (Model::Fm { k: 3 }, false, SyncKernel::Auto, snapshot, &x),
         (Model::Fm { k: 3 }, false, SyncKernel::Auto, packed, &ones),
+        (Model::Lr, false, SyncKernel::Auto, packed8, &ones),
     ] {
         let spec = model.spec().unwrap();
         let what = format!("{} sync {sync} {kernel:?} {}", spec.name, variant.label());
