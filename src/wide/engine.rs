@@ -79,7 +79,8 @@ pub(crate) fn pack_slots(what: &str, e: &[[u32; 2]], bits: u32) -> Result<Vec<u3
     let limit = 1u32 << bits;
     if let Some(p) = e.iter().position(|q| q[0] >= limit) {
         return Err(Error::Option(format!(
-            "{what}: edge {p}'s sample slot {} does not fit {bits} bits (chunks of at most {limit} samples)",
+            "{what}: edge {p}'s sample slot {} does not fit {bits} bits (chunks of at most \
+             {limit} samples)",
             e[p][0]
         )));
     }
