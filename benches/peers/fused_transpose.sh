@@ -12,7 +12,10 @@
 #   SORTED=1                       0: no `sorted` run at kdd2010
 #   EXTRA="--vs 16"                more transpose runs (re-indexed), ';' between their flags
 #   PEER_REPS=20                   the peer's timed repetitions per option
-# Per input, `full,xty` with --roofline (and --check, the f64 twin, on the first transpose
+#   PEER=1                         0: no peer run
+#   PATTERNS=full,xty              the patterns of every timed run (e.g. xty,xty,full,xty: the
+#                                  same Xᵀ pass timed again in one process)
+# Per input, PATTERNS with --roofline (and --check, the f64 twin, on the first transpose
 # run): transpose with the columns re-indexed and not, sorted re-indexed (kdd2010), `auto`
 # tuned afresh, then fused_peer.py --reorder-cols on. Summary: runs.tsv (tag, exit status,
 # JSON) inside the archive.
@@ -25,6 +28,8 @@ AUTO=${AUTO:-1}
 SORTED=${SORTED:-1}
 EXTRA=${EXTRA-}
 PEER_REPS=${PEER_REPS:-20}
+PEER=${PEER:-1}
+PATTERNS=${PATTERNS:-full,xty}
 ARCHIVE=$OUT/fused_transpose.tgz
 WORK=$(mktemp -d)
 # DRY_RUN=1 skips installing .gl/ into / (a dry run elsewhere).
@@ -55,7 +60,7 @@ for g in $INPUTS; do
   esac
   run "$g export, transpose" --gen "$g" --pattern full --variant transpose --reps 3 \
     --reorder-cols off --export "$x"
-  common=(--matrix-raw "$x" --pattern full,xty --roofline --reps "$reps")
+  common=(--matrix-raw "$x" --pattern "$PATTERNS" --roofline --reps "$reps")
   run "$g transpose re-indexed, checked" "${common[@]}" --variant transpose --reorder-cols on --check
   run "$g transpose" "${common[@]}" --variant transpose --reorder-cols off
   IFS=';' read -ra extras <<< "$EXTRA"
@@ -69,9 +74,11 @@ for g in $INPUTS; do
   if [ "$AUTO" = 1 ]; then
     run "$g auto tuned" "${common[@]}" --variant auto
   fi
-  step python3 benches/peers/fused_peer.py "$x" --reps "$PEER_REPS" --reorder-cols on \
-    > "$WORK/peer_$g.jsonl" 2>>"$WORK/err.txt"
-  log "peer $g done"
+  if [ "$PEER" = 1 ]; then
+    step python3 benches/peers/fused_peer.py "$x" --reps "$PEER_REPS" --reorder-cols on \
+      > "$WORK/peer_$g.jsonl" 2>>"$WORK/err.txt"
+    log "peer $g done"
+  fi
   rm -rf "$x"
   pack
 done
