@@ -218,11 +218,10 @@ impl<'g> Trainer<'g> {
         // A slot of `slot_bits` numbers at most 2^bits samples in a chunk.
         let slot_bits = options.variant.slot_bits;
         if slot_bits < 32 && chunk > 1usize << slot_bits {
+            let most = 1usize << slot_bits;
             return Err(Error::Option(format!(
                 "slot{slot_bits}: chunks of {chunk} samples; {slot_bits}-bit slots number at \
-                 most {} (--max-chunk {})",
-                1usize << slot_bits,
-                1usize << slot_bits
+                 most {most} (--max-chunk {most})"
             )));
         }
         if train.0.ncols > n_features {
