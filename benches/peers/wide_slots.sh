@@ -14,8 +14,12 @@
 # 2. `wide train --async --check` (2 epochs) at the fastest chunking and run of step 1.
 # 3. The PyTorch peer (`wide_torch.py`, EmbeddingBag + sparse SGD), LR, 2 epochs. PEER=0
 #    skips it.
-# Limits: gen 75 s, each sweep 75 s, check 60 s, peer 75 s: 435 s if every step ran to its
-# limit. Raw lines in $OUT/wide_slots_*.jsonl, the summary in $OUT/wide_slots.md.
+# SWEEPS replaces step 1's list: one sweep per line, `chunk lanes run …`, each run a `wide
+# sweep --run`, a leading `P` standing for the default flags, e.g.
+#   SWEEPS=$'256 2 P,slot8 P,slot8,agg-ilp\n512 1 P,slot16,tile-words=4096'
+# Limits: gen 75 s, each sweep STEP_LIMIT (75 s), check 60 s, peer 75 s: 435 s if every step
+# ran to its limit with the default list. Raw lines in $OUT/wide_slots_*.jsonl, the summary
+# in $OUT/wide_slots.md.
 # Dry run elsewhere (lavapipe): DRY_RUN=1 skips installing .gl/; SAMPLES / FEATURES shrink
 # the data; BIN names the binary, e.g.
 #   DRY_RUN=1 SAMPLES=20000 FEATURES=5000 PEER=0 BIN=target/release/wgsparse OUT=/tmp/s \
@@ -31,20 +35,24 @@ J="$OUT/wide_slots_sweep.jsonl"
 C="$OUT/wide_slots_check.jsonl"
 COMMON=(--train $D --holdout 0.1 --batch 1024 --lr 0.5)
 P=plain-reads,kernel-copies
-STEP_LIMIT=75
+STEP_LIMIT=${STEP_LIMIT:-75}
+SWEEPS=${SWEEPS:-"64 8 P P,slot16 P,slot8
+128 4 P P,slot16 P,slot8
+256 2 P P,slot16 P,slot8 P,slot8,tile-words=1024"}
 log "gen criteo-s"
 step $W gen ctr --samples "${SAMPLES:-5134149}" --features "${FEATURES:-1000000}" \
   --nnz-per-sample 40 --seed 1 --raw --out $D --json >> "$OUT/wide_slots_gen.jsonl" 2>>"$OUT/log.txt"
-# chunk × lanes, then that sweep's extra runs.
-for cl in "64 8" "128 4" "256 2"; do
-  set -- $cl
-  extra=()
-  [ "$1" = 256 ] && extra=(--run "$P,slot8,tile-words=1024")
-  log "sweep lr, chunks of $1 × $2"
-  step $W wide sweep --model lr "${COMMON[@]}" --epochs 3 --passes 2 --max-chunk "$1" --lanes "$2" \
-    --run $P --run $P,slot16 --run $P,slot8 "${extra[@]}" 2>>"$OUT/log.txt" \
-    | sed "s/^{/{\"sweep_chunk\":$1,/" >> "$J"
-done
+while read -r chunk lanes runs; do
+  [ -n "$chunk" ] || continue
+  args=()
+  for r in $runs; do
+    args+=(--run "${r/#P/$P}")
+  done
+  log "sweep lr, chunks of $chunk × $lanes"
+  step $W wide sweep --model lr "${COMMON[@]}" --epochs 3 --passes 2 --max-chunk "$chunk" \
+    --lanes "$lanes" "${args[@]}" 2>>"$OUT/log.txt" </dev/null \
+    | sed "s/^{/{\"sweep_chunk\":$chunk,/" >> "$J"
+done <<< "$SWEEPS"
 # The fastest valid run: its chunk, lanes and flags.
 read -r CHUNK LANES FLAGS < <(python3 - "$J" <<'PY'
 import json, statistics, sys
