@@ -116,6 +116,29 @@ fn variants() -> Vec<FlowVariant> {
             edge_features: 5,
             ..d
         },
+        // Apply's walk past the tile 8 edges at a time: a tile of one valued edge (feature
+        // 0's segment, in nearly every sample, walked globally), with 8-bit slots, with
+        // 16-bit slots, split segments and Apply's items 4 at a time.
+        FlowVariant {
+            walk_ilp: true,
+            edge_tile_words: 2,
+            ..d
+        },
+        FlowVariant {
+            walk_ilp: true,
+            slot_bits: 8,
+            edge_tile_words: 2,
+            plain_reads: true,
+            ..d
+        },
+        FlowVariant {
+            walk_ilp: true,
+            slot_bits: 16,
+            apply_ilp: true,
+            max_segment: 12,
+            edge_tile_words: 4,
+            ..d
+        },
         // Apply by whole segments: alone, with split segments and a small tile, with the
         // cache reloaded every 3 chunks, with 16-bit slots.
         FlowVariant {

@@ -49,6 +49,14 @@ fn bad_variant_settings_are_refused() {
             },
         ),
         (
+            false,
+            FlowVariant {
+                apply_whole: true,
+                walk_ilp: true,
+                ..FlowVariant::default()
+            },
+        ),
+        (
             true,
             FlowVariant {
                 hot_every: 2,
@@ -219,6 +227,7 @@ fn cli_takes_variants_and_sweeps_them() {
             "--copy-ilp",
             "--agg-ilp",
             "--apply-ilp",
+            "--walk-ilp",
             "--tail-spread",
             "--plain-reads",
             "--check",
@@ -227,7 +236,7 @@ fn cli_takes_variants_and_sweeps_them() {
     ));
     assert_eq!(
         train["variant"],
-        "hot-every=4,copy-ilp,agg-ilp,apply-ilp,tail-spread,plain-reads,kernel-copies"
+        "hot-every=4,copy-ilp,agg-ilp,apply-ilp,walk-ilp,tail-spread,plain-reads,kernel-copies"
     );
     assert_eq!(train["check_ok"], true, "{train}");
     let snap = common::wgsparse_json(&train_args(

@@ -45,7 +45,8 @@ override HOT_EVERY: u32 = 1u;
 // Timing only (DIAG_SKIP_HOT_ADDS, DIAG_SKIP_COLD_ADDS): the feature id splitting hot from
 // cold adds; 0: HOT.
 override ADD_SPLIT: u32 = 0u;
-// Loads in flight per invocation in the copies (COPY_ILP) and Aggregate (AGG_ILP).
+// Loads in flight per invocation in the copies (COPY_ILP), Aggregate (AGG_ILP) and Apply's
+// walk past the edge tile (WALK_ILP).
 const ILP: u32 = 8u;
 // EDGE_APPLY: features below SEG_HOT (a chunk's first segments: features ascend within a
 // chunk) are applied by segments; the others edge by edge, each by the lane that aggregated

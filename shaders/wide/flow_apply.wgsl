@@ -1,6 +1,6 @@
 // The flow engine's Apply work items (`wide/flow`): a chunk's segment sums of the gradient
 // added to global memory, and the bias's and loss's tail sums. The importing kernel declares
-// `cfg`, `f_edge`, `f_edge_tile`, `dl_wg`, `loss_wg`, `hot_wg`, `param`, `accum_add`, the
+// `cfg`, `f_edge`, `f_edge_tile`, `dl_wg`, ILP, `loss_wg`, `hot_wg`, `param`, `accum_add`, the
 // model's `ala_apply` and NPARAM, `step_scale` and `scale` (ASYNC), `params_plain` (ASYNC
 // with PLAIN_READS), and the overrides HOT and ADD_SPLIT.
 #ifndef PREDICT
@@ -75,7 +75,20 @@ fn apply_item(j: u32, i: u32, e: vec2<u32>, tile: vec2<u32>, inv_b: f32, f: f32)
         let edge = f_edge_tile(k - tile.x);
         sum += dl_wg[edge.x] * ala_apply(edge.x, j, bitcast<f32>(edge.y), i);
     }
-    for (var k = mid; k < e.y; k++) {
+    var k = mid;
+#ifdef WALK_ILP
+    // WALK_ILP: ILP edges' loads issued before their sums, which keep the order.
+    for (; k + ILP <= e.y; k += ILP) {
+        var f8: array<vec2<u32>, ILP>;
+        for (var u = 0u; u < ILP; u++) {
+            f8[u] = f_edge(k + u);
+        }
+        for (var u = 0u; u < ILP; u++) {
+            sum += dl_wg[f8[u].x] * ala_apply(f8[u].x, j, bitcast<f32>(f8[u].y), i);
+        }
+    }
+#endif
+    for (; k < e.y; k++) {
         let edge = f_edge(k);
         sum += dl_wg[edge.x] * ala_apply(edge.x, j, bitcast<f32>(edge.y), i);
     }

@@ -53,7 +53,7 @@ pub struct SweepArgs {
     #[arg(long, default_value_t = 2)]
     passes: usize,
     /// One run (repeatable): comma-separated `default`, `hot-every=R`, `copy-ilp`,
-    /// `agg-ilp`, `apply-ilp`, `tail-spread`, `plain-reads`, `coherent-reads`, `snapshot-reads`,
+    /// `agg-ilp`, `apply-ilp`, `walk-ilp`, `tail-spread`, `plain-reads`, `coherent-reads`, `snapshot-reads`,
     /// `snapshot-rounds=K`, `max-segment=N`, `tile-words=N`, `slot16`, `slot8`, `apply-whole`, `edge-apply`,
     /// `edge-apply=N` (features 0 .. N keep Apply's segments), `no-fence`, `kernel-copies`, `plain-writes`, `plain-writes=N` (features N.. written
     /// plainly), `diag=A+B` (timing only), `lanes=L` (invocations per sample, same chunks), `cache=N` (the

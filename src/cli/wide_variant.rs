@@ -20,6 +20,9 @@ pub struct VariantArgs {
     /// Apply: 4 work items' loads in flight per invocation.
     #[arg(long)]
     apply_ilp: bool,
+    /// Apply: a segment's edges past the edge tile loaded 8 at a time before their sums.
+    #[arg(long, conflicts_with = "apply_whole")]
+    walk_ilp: bool,
     /// A chunk's bias and loss sums by two invocations other than the first.
     #[arg(long)]
     tail_spread: bool,
@@ -113,6 +116,7 @@ impl VariantArgs {
             copy_ilp: self.copy_ilp || b.copy_ilp,
             agg_ilp: self.agg_ilp || b.agg_ilp,
             apply_ilp: self.apply_ilp || b.apply_ilp,
+            walk_ilp: self.walk_ilp || b.walk_ilp,
             tail_spread: self.tail_spread || b.tail_spread,
             plain_reads,
             coherent_reads: self.coherent_reads,

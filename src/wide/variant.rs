@@ -169,6 +169,12 @@ pub struct FlowVariant {
     /// features and step scales loaded together before the sums (else one item's loads,
     /// then its sum, then the next item's).
     pub apply_ilp: bool,
+    /// Apply's walk over a segment's edges past the edge tile (read from global memory)
+    /// loads 8 edges before their sums (the same sums in the same order; else one edge's
+    /// load, then its sum). A long segment past the tile otherwise waits on one load per
+    /// edge (per packed word with `slot_bits` < 32). Not with `apply_whole`, whose walk is
+    /// its own.
+    pub walk_ilp: bool,
     /// The chunk's bias and loss sums by the last two invocations with four partial sums
     /// each (else invocation 0, which also walks the hottest feature's segment, serially).
     pub tail_spread: bool,
@@ -284,6 +290,7 @@ impl Default for FlowVariant {
             copy_ilp: false,
             agg_ilp: false,
             apply_ilp: false,
+            walk_ilp: false,
             tail_spread: false,
             plain_reads: false,
             coherent_reads: false,
@@ -358,6 +365,13 @@ impl FlowVariant {
         if self.apply_whole && self.apply_ilp {
             return Err(Error::Option(
                 "apply_whole and apply_ilp are two ways of cutting Apply's work: choose one".into(),
+            ));
+        }
+        if self.apply_whole && self.walk_ilp {
+            return Err(Error::Option(
+                "walk_ilp speeds Apply's per-parameter walks; apply_whole walks each segment \
+                 its own way: choose one"
+                    .into(),
             ));
         }
         if self.edge_apply && (self.max_segment > 0 || self.hot_every > 1) {
@@ -444,6 +458,7 @@ impl FlowVariant {
             (self.copy_ilp, "COPY_ILP"),
             (self.agg_ilp, "AGG_ILP"),
             (self.apply_ilp, "APPLY_ILP"),
+            (self.walk_ilp, "WALK_ILP"),
             (self.apply_whole, "APPLY_WHOLE"),
             (self.edge_apply, "EDGE_APPLY"),
             (!sync && self.no_fence, "NO_FENCE"),
@@ -468,7 +483,7 @@ impl FlowVariant {
     }
 
     /// Parses a run of a variant sweep: comma-separated `default`, `hot-every=R`,
-    /// `copy-ilp`, `agg-ilp`, `apply-ilp`, `tail-spread`, `plain-reads`, `coherent-reads`, `snapshot-reads`,
+    /// `copy-ilp`, `agg-ilp`, `apply-ilp`, `walk-ilp`, `tail-spread`, `plain-reads`, `coherent-reads`, `snapshot-reads`,
     /// `snapshot-rounds=K` (with snapshot reads), `max-segment=N`, `tile-words=N`, `slot16`, `slot8`, `apply-whole`,
     /// `edge-apply`, `edge-apply=N` (N segmented features), `no-fence`, `kernel-copies`,
     /// `plain-writes` (with plain reads), `plain-writes=N` (features N.. cold) and `diag=A+B`
@@ -487,6 +502,7 @@ impl FlowVariant {
                 None if token == "copy-ilp" => v.copy_ilp = true,
                 None if token == "agg-ilp" => v.agg_ilp = true,
                 None if token == "apply-ilp" => v.apply_ilp = true,
+                None if token == "walk-ilp" => v.walk_ilp = true,
                 None if token == "tail-spread" => v.tail_spread = true,
                 None if token == "plain-reads" => v.plain_reads = true,
                 None if token == "coherent-reads" => {
@@ -524,7 +540,7 @@ impl FlowVariant {
                 _ => {
                     return Err(Error::Option(format!(
                         "run {run:?}: unknown setting {token:?} (default, hot-every=R, \
-                         copy-ilp, agg-ilp, apply-ilp, tail-spread, plain-reads, coherent-reads, snapshot-reads, snapshot-rounds=K, max-segment=N, \
+                         copy-ilp, agg-ilp, apply-ilp, walk-ilp, tail-spread, plain-reads, coherent-reads, snapshot-reads, snapshot-rounds=K, max-segment=N, \
                          tile-words=N, slot16, slot8, apply-whole, edge-apply, edge-apply=N, no-fence, kernel-copies, plain-writes, plain-writes=N, \
                          diag=A+B)"
                     )))
@@ -544,6 +560,7 @@ impl FlowVariant {
             (self.copy_ilp, "--copy-ilp"),
             (self.agg_ilp, "--agg-ilp"),
             (self.apply_ilp, "--apply-ilp"),
+            (self.walk_ilp, "--walk-ilp"),
             (self.tail_spread, "--tail-spread"),
             (self.plain_reads, "--plain-reads"),
             (self.coherent_reads, "--coherent-reads"),
@@ -599,6 +616,7 @@ impl FlowVariant {
             (self.copy_ilp, "copy-ilp"),
             (self.agg_ilp, "agg-ilp"),
             (self.apply_ilp, "apply-ilp"),
+            (self.walk_ilp, "walk-ilp"),
             (self.tail_spread, "tail-spread"),
             (self.plain_reads && !self.coherent_reads, "plain-reads"),
             (self.coherent_reads, "coherent-reads"),
