@@ -217,8 +217,8 @@ fn cli_async_default_and_guard() {
     assert_eq!(code, 0, "{err}");
     let lr = json(&out);
     assert_eq!(lr["reads"], "plain", "{lr}");
-    assert_eq!(lr["variant"], "plain-reads,kernel-copies", "{lr}");
-    assert_eq!(lr["lanes"], 8, "{lr}");
+    assert_eq!(lr["variant"], "plain-reads,slot8,kernel-copies", "{lr}");
+    assert_eq!(lr["lanes"], 2, "{lr}");
     assert_eq!(lr["check_ok"], true, "{lr}");
     assert_eq!(lr["redone_epochs"], 0, "{lr}");
     let (code, out, err) = train(&["--epochs", "2", "--check", "--model", "fm", "--k", "4"]);
@@ -240,12 +240,12 @@ fn cli_async_default_and_guard() {
     let atomic = json(&out);
     assert_eq!(
         (atomic["reads"].as_str(), atomic["variant"].as_str()),
-        (Some("atomic"), Some("kernel-copies"))
+        (Some("atomic"), Some("slot8,kernel-copies"))
     );
     let (code, out, err) = train(&["--epochs", "1", "--transfer-copies"]);
     assert_eq!(code, 0, "{err}");
     let transfer = json(&out);
-    assert_eq!(transfer["variant"], "plain-reads", "{transfer}");
+    assert_eq!(transfer["variant"], "plain-reads,slot8", "{transfer}");
     let (code, out, err) = train(&["--epochs", "1", "--lr", "10000"]);
     if code == 0 {
         let big = json(&out);

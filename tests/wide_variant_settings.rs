@@ -236,7 +236,7 @@ fn cli_takes_variants_and_sweeps_them() {
     ));
     assert_eq!(
         train["variant"],
-        "hot-every=4,copy-ilp,agg-ilp,apply-ilp,walk-ilp,tail-spread,plain-reads,kernel-copies"
+        "hot-every=4,copy-ilp,agg-ilp,apply-ilp,walk-ilp,tail-spread,plain-reads,slot8,kernel-copies"
     );
     assert_eq!(train["check_ok"], true, "{train}");
     let snap = common::wgsparse_json(&train_args(
@@ -248,11 +248,13 @@ fn cli_takes_variants_and_sweeps_them() {
             "--snapshot-reads",
             "--snapshot-rounds",
             "2",
+            "--max-chunk",
+            "64",
             "--check",
             "--json",
         ],
     ));
-    assert_eq!(snap["variant"], "snapshot-rounds=2,kernel-copies");
+    assert_eq!(snap["variant"], "snapshot-rounds=2,slot8,kernel-copies");
     // Async FM takes its mode's edge tile unless --tile-words names one; LR keeps the default.
     for (extra, want) in [
         (
@@ -263,7 +265,7 @@ fn cli_takes_variants_and_sweeps_them() {
             &["--model", "fm", "--k", "3", "--tile-words", "1024"][..],
             "plain-reads,tile-words=1024,kernel-copies",
         ),
-        (&["--model", "lr"][..], "plain-reads,kernel-copies"),
+        (&["--model", "lr"][..], "plain-reads,slot8,kernel-copies"),
     ] {
         let mut args = vec!["--epochs", "1", "--async", "--json"];
         args.extend_from_slice(extra);
@@ -285,12 +287,15 @@ fn cli_takes_variants_and_sweeps_them() {
             "--snapshot-reads",
             "--async-in-flight",
             "2.5",
+            "--max-chunk",
+            "64",
             "--json",
         ],
     ));
     assert_eq!(set["in_flight"], 2.5, "{set}");
     assert_eq!(set["dispatches"], 11, "{set}");
-    let (ok, out, err) = common::wgsparse(&sweep_args(
+    // Chunks of 64 (two per mini-batch of 128), as the snapshot runs above.
+    let mut args = sweep_args(
         d,
         "2",
         "2",
@@ -301,7 +306,9 @@ fn cli_takes_variants_and_sweeps_them() {
             "lanes=8,cache=0,plain-reads,no-read-guard",
             "snapshot-rounds=2,slot16",
         ],
-    ));
+    );
+    args.extend(["--max-chunk", "64"]);
+    let (ok, out, err) = common::wgsparse(&args);
     assert!(ok, "{err}");
     let lines: Vec<serde_json::Value> = out
         .lines()
@@ -336,7 +343,7 @@ fn cli_takes_variants_and_sweeps_them() {
     assert_eq!(lines[3]["hot_features"], 0);
     assert_eq!(
         lines[3]["flags"],
-        "--plain-reads --lanes 8 --cache 0 --no-read-guard"
+        "--plain-reads --slot32 --lanes 8 --cache 0 --no-read-guard"
     );
     // `no-read-guard` turns the guard off for its run alone (the base reads plainly).
     assert!(lines[3]["read_guard"].is_null(), "{}", lines[3]);
@@ -624,4 +631,59 @@ fn edge_apply_settings_and_cli() {
         .output()
         .unwrap();
     assert_eq!(bad.status.code(), Some(2));
+}
+
+/// `wide train --async` defaults: LR in chunks of 256 samples × 2 lanes with 8-bit slots; a
+/// `--max-chunk` past 256 without `--slot8` takes 16-bit slots instead of a refusal;
+/// `--lanes 8` narrows the chunk to 128; FM keeps chunks of 64 × 4 and 32-bit slots.
+#[test]
+fn cli_async_defaults_and_slot_fallback() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("ctr");
+    let d = d.to_str().unwrap();
+    gen_ctr(d, 3000, 500, 5);
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "wide",
+            "train",
+            "--train",
+            d,
+            "--holdout",
+            "0.1",
+            "--batch",
+            "1024",
+            "--epochs",
+            "1",
+            "--async",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        common::wgsparse_json(&args)
+    };
+    let variant = |j: &serde_json::Value| j["variant"].as_str().unwrap().to_string();
+    let lr = run(&[]);
+    assert_eq!(
+        (lr["chunk"].as_u64(), lr["lanes"].as_u64()),
+        (Some(256), Some(2))
+    );
+    assert!(variant(&lr).contains("slot8"), "{lr}");
+    let wide = run(&["--max-chunk", "512"]);
+    assert_eq!(wide["chunk"].as_u64(), Some(512));
+    assert!(variant(&wide).contains("slot16"), "{wide}");
+    // More lanes than the mode's narrow the default chunk to a workgroup of 1,024.
+    let narrow = run(&["--lanes", "8"]);
+    assert_eq!(
+        (narrow["chunk"].as_u64(), narrow["lanes"].as_u64()),
+        (Some(128), Some(8))
+    );
+    // --slot32: the layout before packing, as a sweep's 32-bit runs name it.
+    let plain = run(&["--slot32"]);
+    assert_eq!(plain["chunk"].as_u64(), Some(256));
+    assert!(!variant(&plain).contains("slot"), "{plain}");
+    let fm = run(&["--model", "fm", "--k", "2"]);
+    assert_eq!(
+        (fm["chunk"].as_u64(), fm["lanes"].as_u64()),
+        (Some(64), Some(4))
+    );
+    assert!(!variant(&fm).contains("slot"), "{fm}");
 }

@@ -17,8 +17,9 @@
 # SWEEPS replaces step 1's list: one sweep per line, `chunk lanes run …`, each run a `wide
 # sweep --run`, a leading `P` standing for the default flags, e.g.
 #   SWEEPS=$'256 2 P,slot8 P,slot8,agg-ilp\n512 1 P,slot16,tile-words=4096'
-# Limits: gen 75 s, each sweep STEP_LIMIT (75 s), check 60 s, peer 75 s: 435 s if every step
-# ran to its limit with the default list. Raw lines in $OUT/wide_slots_*.jsonl, the summary
+# Limits: gen 75 s, each sweep STEP_LIMIT (150 s), check 60 s, peer 75 s. On the H100
+# machine each run of a sweep costs 10–20 s beside its epochs (the data chunked, the
+# pipelines built) and gen 5 s: a sweep of 4–5 runs × 2 passes outgrows 60 s. Raw lines in $OUT/wide_slots_*.jsonl, the summary
 # in $OUT/wide_slots.md.
 # Dry run elsewhere (lavapipe): DRY_RUN=1 skips installing .gl/; SAMPLES / FEATURES shrink
 # the data; BIN names the binary, e.g.
@@ -27,6 +28,9 @@
 set -uo pipefail
 # shellcheck source=benches/peers/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+# Log lines to the job's stdout even from inside a sweep's pipe into the JSON lines.
+exec 3>&1
+LOG_FD=3
 D=/tmp/wide/criteo_s_slots
 mkdir -p /tmp/wide
 install_gl --dry-run
@@ -35,7 +39,7 @@ J="$OUT/wide_slots_sweep.jsonl"
 C="$OUT/wide_slots_check.jsonl"
 COMMON=(--train $D --holdout 0.1 --batch 1024 --lr 0.5)
 P=plain-reads,kernel-copies
-STEP_LIMIT=${STEP_LIMIT:-75}
+STEP_LIMIT=${STEP_LIMIT:-150}
 SWEEPS=${SWEEPS:-"64 8 P P,slot16 P,slot8
 128 4 P P,slot16 P,slot8
 256 2 P P,slot16 P,slot8 P,slot8,tile-words=1024"}
@@ -58,7 +62,10 @@ read -r CHUNK LANES FLAGS < <(python3 - "$J" <<'PY'
 import json, statistics, sys
 runs = {}
 for l in open(sys.argv[1]):
-    r = json.loads(l)
+    try:
+        r = json.loads(l)
+    except json.JSONDecodeError:  # a line cut by a step's time limit
+        continue
     if "error" not in r and r["valid_result"]:
         runs.setdefault((r["sweep_chunk"], r["lanes"], r["flags"]), []).append(r["epoch_ms_median"])
 if runs:
@@ -82,7 +89,13 @@ python3 - "$J" "$C" "$OUT/wide_slots_peer.jsonl" <<'PY' | tee "$OUT/wide_slots.m
 import json, os, statistics, sys
 
 def lines(path):
-    return [json.loads(l) for l in open(path) if l.startswith("{")] if os.path.exists(path) else []
+    out = []
+    for l in open(path) if os.path.exists(path) else []:
+        try:
+            out.append(json.loads(l))
+        except json.JSONDecodeError:  # a line cut by a step's time limit
+            pass
+    return out
 
 rows = {}
 for r in lines(sys.argv[1]):

@@ -103,10 +103,12 @@ enum What {
         /// chunk / batch, or a whole dispatch's with --snapshot-reads).
         #[arg(long)]
         async_in_flight: Option<f64>,
-        /// Invocations per sample in Aggregate [default: 8, 4 with --async --model fm].
+        /// Invocations per sample in Aggregate [default: 8; with --async 2, or 4 for FM].
         #[arg(long)]
         lanes: Option<u32>,
-        /// Largest chunk (samples per workgroup) [default: 32, 64 with --async].
+        /// Largest chunk (samples per workgroup) [default: 32; with --async 256, or 64 for FM;
+        /// at most 1024 / lanes; past 256 the async default's 8-bit slots become 16-bit unless
+        /// --slot8 is given].
         #[arg(long)]
         max_chunk: Option<usize>,
         /// Features in the importance cache (default: the cost rule; 0 turns it off).
@@ -213,7 +215,16 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
             } else {
                 wide::Options::default()
             };
-            let (flow_variant, diag) = variant.resolve(&base)?;
+            let (mut flow_variant, diag) = variant.resolve(&base)?;
+            let lanes = lanes.unwrap_or(base.lanes);
+            // The mode's chunk, narrowed so chunk · lanes stays within a workgroup when
+            // --lanes asks for more than the mode's.
+            let max_chunk = max_chunk.unwrap_or(base.max_chunk.min(1024 / lanes.max(1) as usize));
+            // The async default's 8-bit slots number 256 samples: a larger chunk asked for
+            // takes 16-bit ones (an explicit --slot8 is refused at build instead).
+            if flow_variant.slot_bits == 8 && !variant.slot_width_given() && max_chunk > 256 {
+                flow_variant.slot_bits = 16;
+            }
             let options = wide::Options {
                 batch,
                 lr,
@@ -228,8 +239,8 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
                 async_scale: !no_async_scale,
                 async_in_flight,
                 stage: mode == ModeArg::Stage,
-                lanes: lanes.unwrap_or(base.lanes),
-                max_chunk: max_chunk.unwrap_or(base.max_chunk),
+                lanes,
+                max_chunk,
                 cache: cache.or(base.cache),
                 early_stop: !no_early_stop,
                 seed,

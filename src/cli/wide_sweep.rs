@@ -43,10 +43,11 @@ pub struct SweepArgs {
     /// Async: persistent workgroups.
     #[arg(long, default_value_t = 1024)]
     async_groups: usize,
-    /// Invocations per sample [default: the mode's].
+    /// Invocations per sample [default: the mode's, as `wide train` for the model].
     #[arg(long)]
     lanes: Option<u32>,
-    /// Largest chunk [default: the mode's].
+    /// Largest chunk [default: the mode's, as `wide train` for the model, at most 1024 /
+    /// the most lanes of any run].
     #[arg(long)]
     max_chunk: Option<usize>,
     /// Passes over the run list.
@@ -88,17 +89,29 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
         .iter()
         .map(|r| Run::parse(r))
         .collect::<Result<_>>()?;
+    let spec = model.spec()?;
     let base = if a.sync {
         wide::Options::default()
     } else {
-        wide::Options::asynchronous()
+        wide::Options::asynchronous_for(&spec)
     };
+    // The mode's chunk, narrowed so that the run with the most lanes fits a workgroup.
+    let lanes = a.lanes.unwrap_or(base.lanes);
+    let widest = runs
+        .iter()
+        .filter_map(|r| r.lanes)
+        .chain([lanes])
+        .max()
+        .unwrap_or(1)
+        .max(1);
     let options = wide::Options {
         batch: a.batch,
         lr: a.lr,
         async_groups: a.async_groups,
-        lanes: a.lanes.unwrap_or(base.lanes),
-        max_chunk: a.max_chunk.unwrap_or(base.max_chunk),
+        lanes,
+        max_chunk: a
+            .max_chunk
+            .unwrap_or(base.max_chunk.min(1024 / widest as usize)),
         early_stop: false,
         seed: a.seed,
         ..base
@@ -116,7 +129,6 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
     }
     let (tr, va) = crate::cli::wide::load_split(&a.train, a.valid.as_deref(), a.holdout)?;
     let gpu = Gpu::new()?;
-    let spec = model.spec()?;
     let n_features = tr.0.ncols.max(va.as_ref().map_or(0, |v| v.0.ncols));
     // One trainer per segment cut and snapshot-read layout (the data chunked once each),
     // built on first use.
@@ -172,7 +184,7 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
                 "run": name,
                 "pass": pass,
                 "variant": variant.label(),
-                "flags": run.flags().join(" "),
+                "flags": run.flags(options.variant.slot_bits).join(" "),
                 "diag": diag.names(),
                 "valid_result": !diag.any() || *diag == Diag::parse("no-tile")?,
                 "model": spec.name,
@@ -251,9 +263,14 @@ struct Run {
 }
 
 impl Run {
-    /// The `wgsparse wide train` flags of this run (not its timing-only switches).
-    fn flags(&self) -> Vec<String> {
+    /// The `wgsparse wide train` flags of this run (not its timing-only switches), in a mode
+    /// whose default slots are `default_slot_bits` wide.
+    fn flags(&self, default_slot_bits: u32) -> Vec<String> {
         let mut f = self.variant.flags();
+        // A run's variant starts from 32-bit slots; the async default packs them.
+        if self.variant.slot_bits == 32 && default_slot_bits != 32 {
+            f.push("--slot32".into());
+        }
         if let Some(l) = self.lanes {
             f.extend(["--lanes".into(), l.to_string()]);
         }

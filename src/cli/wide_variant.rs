@@ -57,8 +57,12 @@ pub struct VariantArgs {
     #[arg(long, default_value_t = 0)]
     tile_words: usize,
     /// Async, one-hot data: the feature-sorted edges' slots 16 bits each, two per word.
-    #[arg(long, conflicts_with = "slot8")]
+    #[arg(long, conflicts_with_all = ["slot8", "slot32"])]
     slot16: bool,
+    /// The feature-sorted edges' slots a word each (sync mode's layout; async LR's default
+    /// packs them 8 bits each).
+    #[arg(long, conflicts_with = "slot8")]
+    slot32: bool,
     /// Async, one-hot data, chunks of at most 256 samples: the slots 8 bits each, four per
     /// word.
     #[arg(long)]
@@ -105,6 +109,11 @@ pub struct VariantArgs {
 }
 
 impl VariantArgs {
+    /// Whether --slot8, --slot16 or --slot32 was given (else the slots' width is the mode's).
+    pub fn slot_width_given(&self) -> bool {
+        self.slot8 || self.slot16 || self.slot32
+    }
+
     /// The variant and timing switches these flags ask for, on top of `base`'s defaults
     /// (async mode reads plainly unless atomic or snapshot reads are asked for).
     pub fn resolve(&self, base: &wide::Options) -> Result<(wide::FlowVariant, wide::Diag)> {
@@ -133,6 +142,8 @@ impl VariantArgs {
                 8
             } else if self.slot16 {
                 16
+            } else if self.slot32 {
+                32
             } else {
                 b.slot_bits
             },

@@ -100,7 +100,8 @@
 //! - **Variants and attribution** ([`variant`]): candidate changes to the flow kernel's
 //!   per-chunk work ([`FlowVariant`]: loads in flight in the copies, Aggregate and Apply,
 //!   the chunk's tail off invocation 0, plain async reads, the cache reloaded every R
-//!   chunks, split segments, the edge tile's size, 16-bit feature-sorted slots, Apply by whole segments,
+//!   chunks, split segments, the edge tile's size, 16- or 8-bit feature-sorted slots, Apply's
+//!   walk past the tile 8 edges at a time, Apply by whole segments,
 //!   Apply edge by edge past the segmented features, no fence between a workgroup's
 //!   chunks, the guard's and snapshots' copies by a dispatch, Hogwild!-style plain writes
 //!   of the cold features), each equal to
@@ -125,7 +126,10 @@
 //!   validation pass runs after the timed submission. At 2.6 ms per epoch the stream is a
 //!   fifth of the time; [`FlowVariant::edge_apply`] halves it (1.25 GB: no segment index
 //!   or feature-sorted edge for the features past the cached ones) and cuts Apply's work
-//!   items from 1,452 to 200 per chunk for 6% more adds (1,535).
+//!   items from 1,452 to 200 per chunk for 6% more adds (1,535). The default is now chunks
+//!   of 256 samples × 2 lanes with 8-bit slots ([`Options::asynchronous`]): 18,050 chunks of
+//!   ≈ 10,240 edges in ≈ 4,640 segments (84 M adds an epoch instead of 105 M), the
+//!   feature-sorted edges 185 MB instead of 739 MB.
 //! - **Validation** each epoch on the GPU: ŷ and ℓ per sample, loss sums per workgroup and
 //!   per-class score histograms (`wide/metrics`); the AUC comes from the histograms with an
 //!   error bound (half the within-bin pairs), [`Trainer::evaluate_exact`] gives the exact one.
@@ -261,6 +265,12 @@ pub struct Options {
 /// nothing (2.56 against 2.58 ms).
 pub const FM_TILE_WORDS: usize = 512;
 
+/// [`Options::asynchronous`]'s largest chunk: 256 samples, the most 8-bit slots number.
+pub const ASYNC_CHUNK: usize = 256;
+
+/// [`Options::asynchronous_for`]'s largest chunk for FM-shaped models: 64 samples.
+pub const ASYNC_FM_CHUNK: usize = 64;
+
 /// [`Options::read_guard`] by default: a 2% rise of the validation loss in one epoch.
 pub const READ_GUARD: f64 = 0.02;
 
@@ -281,14 +291,25 @@ impl Options {
     /// The guard's copy is a compute dispatch ([`FlowVariant::kernel_copies`]): on the H200,
     /// criteo-s LR 2.56 ms per epoch against 2.60 with a transfer copy, FM k = 10 10.89
     /// against 11.34.
+    ///
+    /// Chunks of [`ASYNC_CHUNK`] samples × 2 lanes with 8-bit feature-sorted slots
+    /// ([`FlowVariant::slot_bits`], four to a word, so the 2,048-word edge tile holds 8,189
+    /// of a chunk's ≈ 10,240 one-hot edges): a chunk of 256 merges more of Apply's global
+    /// adds than one of 64 (45% of the edges against 57%), and the packed slots keep the
+    /// longer segments' walks in workgroup memory. On an H100 in one lease, criteo-s LR
+    /// 2.07–2.10 ms per epoch against 2.83–2.89 at 64 × 8 with 32-bit slots (2.50–2.55 at
+    /// 256 × 2 with them, 2.12–2.19 with 16-bit ones); `--check` passed (logloss 0.59410,
+    /// the f64 twin 0.59415). A chunk of more than 256 samples needs 16-bit slots (the
+    /// CLI switches to them when `--max-chunk` is raised past 256 without `--slot8`).
     pub fn asynchronous() -> Self {
         Options {
             sync: false,
-            lanes: 8,
-            max_chunk: 64,
+            lanes: 2,
+            max_chunk: ASYNC_CHUNK,
             variant: FlowVariant {
                 plain_reads: true,
                 kernel_copies: true,
+                slot_bits: 8,
                 ..FlowVariant::default()
             },
             ..Default::default()
@@ -300,7 +321,9 @@ impl Options {
     /// importance cache off, plain reads alone (on the H200, FM k = 10 criteo-s with k + 2
     /// Accums: 11.32 ms per epoch, against 11.85 with the four per-chunk ILP variants on as
     /// well, 13.44 at 8 lanes and 26.6 with atomic reads and the cache), and an edge tile of
-    /// [`FM_TILE_WORDS`]: 8.36 ms against 10.88 with the 2,048-word tile in the same job.
+    /// [`FM_TILE_WORDS`]: 8.36 ms against 10.88 with the 2,048-word tile in the same job,
+    /// in chunks of [`ASYNC_FM_CHUNK`] samples with 32-bit slots (LR's larger chunks and
+    /// packed slots are not timed on FM).
     pub fn asynchronous_for(spec: &ModelSpec) -> Self {
         let base = Options::asynchronous();
         if spec.params_per_feature == 1 {
@@ -308,9 +331,11 @@ impl Options {
         }
         Options {
             lanes: 4,
+            max_chunk: ASYNC_FM_CHUNK,
             cache: Some(0),
             variant: FlowVariant {
                 edge_tile_words: FM_TILE_WORDS,
+                slot_bits: 32,
                 ..base.variant
             },
             ..base
