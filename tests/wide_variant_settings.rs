@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::wide::{data, gen_ctr, sweep_args, train_args, trainer};
+use common::wide::{data, gen_ctr, sweep_args, train_args, train_args_batch, trainer};
 use wgsparse::wide::{Diag, FlowVariant, Model, Options, Trainer};
 
 /// Bad settings are refused before anything runs.
@@ -643,20 +643,7 @@ fn cli_async_defaults_and_slot_fallback() {
     let d = d.to_str().unwrap();
     gen_ctr(d, 3000, 500, 5);
     let run = |extra: &[&str]| {
-        let mut args = vec![
-            "wide",
-            "train",
-            "--train",
-            d,
-            "--holdout",
-            "0.1",
-            "--batch",
-            "1024",
-            "--epochs",
-            "1",
-            "--async",
-            "--json",
-        ];
+        let mut args = train_args_batch(d, "1024", &["--epochs", "1", "--async", "--json"]);
         args.extend_from_slice(extra);
         common::wgsparse_json(&args)
     };

@@ -217,12 +217,13 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
             };
             let (mut flow_variant, diag) = variant.resolve(&base)?;
             let lanes = lanes.unwrap_or(base.lanes);
-            // The mode's chunk, narrowed so chunk · lanes stays within a workgroup when
-            // --lanes asks for more than the mode's.
-            let max_chunk = max_chunk.unwrap_or(base.max_chunk.min(1024 / lanes.max(1) as usize));
+            let max_chunk = max_chunk.unwrap_or(base.max_chunk_for(lanes));
             // The async default's 8-bit slots number 256 samples: a larger chunk asked for
             // takes 16-bit ones (an explicit --slot8 is refused at build instead).
-            if flow_variant.slot_bits == 8 && !variant.slot_width_given() && max_chunk > 256 {
+            if flow_variant.slot_bits == 8
+                && !variant.slot_width_given()
+                && max_chunk > 1 << flow_variant.slot_bits
+            {
                 flow_variant.slot_bits = 16;
             }
             let options = wide::Options {

@@ -102,16 +102,13 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
         .filter_map(|r| r.lanes)
         .chain([lanes])
         .max()
-        .unwrap_or(1)
-        .max(1);
+        .unwrap_or(lanes);
     let options = wide::Options {
         batch: a.batch,
         lr: a.lr,
         async_groups: a.async_groups,
         lanes,
-        max_chunk: a
-            .max_chunk
-            .unwrap_or(base.max_chunk.min(1024 / widest as usize)),
+        max_chunk: a.max_chunk.unwrap_or(base.max_chunk_for(widest)),
         early_stop: false,
         seed: a.seed,
         ..base

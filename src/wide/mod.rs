@@ -225,7 +225,7 @@ pub struct Options {
     /// Invocations per sample in Aggregate (a power of two, 1 ..= 32).
     pub lanes: u32,
     /// Largest chunk (samples per workgroup); the chunk is the largest divisor of `batch`
-    /// up to this, and `chunk · lanes` ≤ 1024.
+    /// up to this, and `chunk · lanes` ≤ [`MAX_WORKGROUP`].
     pub max_chunk: usize,
     /// Native f32 atomics when the adapter has them (else the CAS loop).
     pub native_atomics: bool,
@@ -264,6 +264,9 @@ pub struct Options {
 /// more L1 to the parameter gathers); 384 words was slower again (11.6 ms) and LR gained
 /// nothing (2.56 against 2.58 ms).
 pub const FM_TILE_WORDS: usize = 512;
+
+/// The most invocations of a flow workgroup: `chunk · lanes` (the adapters' common limit).
+pub const MAX_WORKGROUP: usize = 1024;
 
 /// [`Options::asynchronous`]'s largest chunk: 256 samples, the most 8-bit slots number.
 pub const ASYNC_CHUNK: usize = 256;
@@ -314,6 +317,13 @@ impl Options {
             },
             ..Default::default()
         }
+    }
+
+    /// This mode's largest chunk narrowed for `lanes` invocations per sample, so that
+    /// `chunk · lanes` stays within [`MAX_WORKGROUP`] (what `wgsparse wide train` takes when
+    /// `--lanes` is given without `--max-chunk`).
+    pub fn max_chunk_for(&self, lanes: u32) -> usize {
+        self.max_chunk.min(MAX_WORKGROUP / lanes.max(1) as usize)
     }
 
     /// [`Options::asynchronous`] with the fastest settings measured for `spec`'s shape of
@@ -443,9 +453,9 @@ impl Options {
             )));
         }
         self.variant.check(self.sync)?;
-        if self.max_chunk == 0 || self.max_chunk * self.lanes as usize > 1024 {
+        if self.max_chunk == 0 || self.max_chunk * self.lanes as usize > MAX_WORKGROUP {
             return Err(Error::Option(format!(
-                "max_chunk {} × lanes {} must be within 1 ..= 1024",
+                "max_chunk {} × lanes {} must be within 1 ..= {MAX_WORKGROUP}",
                 self.max_chunk, self.lanes
             )));
         }

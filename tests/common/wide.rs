@@ -68,6 +68,11 @@ pub fn gen_ctr(d: &str, samples: usize, features: usize, seed: u64) {
 
 /// `wide train` on `d` with a 10% holdout and mini-batches of 128, then `extra`.
 pub fn train_args<'a>(d: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    train_args_batch(d, "128", extra)
+}
+
+/// `wide train` on `d` with a 10% holdout and mini-batches of `batch`, then `extra`.
+pub fn train_args_batch<'a>(d: &'a str, batch: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec![
         "wide",
         "train",
@@ -76,7 +81,7 @@ pub fn train_args<'a>(d: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
         "--holdout",
         "0.1",
         "--batch",
-        "128",
+        batch,
     ];
     args.extend_from_slice(extra);
     args
