@@ -218,7 +218,7 @@ fn cli_async_default_and_guard() {
     let lr = json(&out);
     assert_eq!(lr["reads"], "plain", "{lr}");
     assert_eq!(lr["variant"], "plain-reads,slot8,kernel-copies", "{lr}");
-    assert_eq!(lr["lanes"], 2, "{lr}");
+    assert_eq!(lr["lanes"], 4, "{lr}");
     assert_eq!(lr["check_ok"], true, "{lr}");
     assert_eq!(lr["redone_epochs"], 0, "{lr}");
     let (code, out, err) = train(&["--epochs", "2", "--check", "--model", "fm", "--k", "4"]);

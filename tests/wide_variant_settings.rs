@@ -633,9 +633,10 @@ fn edge_apply_settings_and_cli() {
     assert_eq!(bad.status.code(), Some(2));
 }
 
-/// `wide train --async` defaults: LR in chunks of 256 samples × 2 lanes with 8-bit slots; a
-/// `--max-chunk` past 256 without `--slot8` takes 16-bit slots instead of a refusal;
-/// `--lanes 8` narrows the chunk to 128; FM keeps chunks of 64 × 4 and 32-bit slots.
+/// `wide train --async` defaults: LR in chunks of 256 samples × 4 lanes with 8-bit slots; a
+/// `--max-chunk` past 256 without `--slot8` takes 16-bit slots instead of a refusal, and
+/// fewer lanes (512 × 2); `--lanes 8` narrows the chunk to 128; FM keeps chunks of 64 × 4
+/// and 32-bit slots.
 #[test]
 fn cli_async_defaults_and_slot_fallback() {
     let dir = tempfile::tempdir().unwrap();
@@ -651,11 +652,14 @@ fn cli_async_defaults_and_slot_fallback() {
     let lr = run(&[]);
     assert_eq!(
         (lr["chunk"].as_u64(), lr["lanes"].as_u64()),
-        (Some(256), Some(2))
+        (Some(256), Some(4))
     );
     assert!(variant(&lr).contains("slot8"), "{lr}");
     let wide = run(&["--max-chunk", "512"]);
-    assert_eq!(wide["chunk"].as_u64(), Some(512));
+    assert_eq!(
+        (wide["chunk"].as_u64(), wide["lanes"].as_u64()),
+        (Some(512), Some(2))
+    );
     assert!(variant(&wide).contains("slot16"), "{wide}");
     // More lanes than the mode's narrow the default chunk to a workgroup of 1,024.
     let narrow = run(&["--lanes", "8"]);

@@ -6,12 +6,12 @@
 # packages in .gl/ (../shared/GPU.md):
 #   OUT=$OUT bash benches/peers/wide_slots.sh
 # Data: the criteo-s shape (`gen ctr --samples 5134149 --features 1000000 --nnz-per-sample
-# 40 --seed 1`, the last 10% held out), batch 1024, lr 0.5, async, 1,024 persistent
-# workgroups, plain reads and the guard's copy by a dispatch (P below; a run's slots are
-# 32-bit unless it packs them).
+# 40 --seed 1`, the last 10% held out), batch 1024, lr 0.5, async, persistent workgroups as
+# the library caps them (epoch chunks / 64, the GPU's resident ones), plain reads and the
+# guard's copy by a dispatch (P below; a run's slots are 32-bit unless it packs them).
 # 1. `wide sweep` per chunking (3 epochs, 2 passes): the former default 64 × 8 (P, P+slot16,
-#    P+slot8), 128 × 4 and 256 × 2 (the same three, P+slot8 being async LR's default; 256 × 2
-#    also P+slot8 with a 1,024-word tile).
+#    P+slot8), 128 × 4 and 256 × 2 (the same three; 256 × 2 also P+slot8 with a 1,024-word
+#    tile). Async LR's default is P+slot8 at 256 × 4.
 # 2. `wide train --async --check` (2 epochs) at the fastest chunking and run of step 1.
 # 3. The PyTorch peer (`wide_torch.py`, EmbeddingBag + sparse SGD), LR, 2 epochs. PEER=0
 #    skips it.

@@ -103,7 +103,8 @@ enum What {
         /// chunk / batch, or a whole dispatch's with --snapshot-reads).
         #[arg(long)]
         async_in_flight: Option<f64>,
-        /// Invocations per sample in Aggregate [default: 8; with --async 2, or 4 for FM].
+        /// Invocations per sample in Aggregate [default: 8; with --async 4; at most 1024 /
+        /// --max-chunk when that is given].
         #[arg(long)]
         lanes: Option<u32>,
         /// Largest chunk (samples per workgroup) [default: 32; with --async 256, or 64 for FM;
@@ -216,8 +217,12 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
                 wide::Options::default()
             };
             let (mut flow_variant, diag) = variant.resolve(&base)?;
-            let lanes = lanes.unwrap_or(base.lanes);
-            let max_chunk = max_chunk.unwrap_or(base.max_chunk_for(lanes));
+            // One of the two given narrows the other's default to a workgroup of 1,024.
+            let (lanes, max_chunk) = match (lanes, max_chunk) {
+                (Some(l), c) => (l, c.unwrap_or(base.max_chunk_for(l))),
+                (None, Some(c)) => (base.lanes_for(c), c),
+                (None, None) => (base.lanes, base.max_chunk),
+            };
             // The async default's 8-bit slots number 256 samples: a larger chunk asked for
             // takes 16-bit ones (an explicit --slot8 is refused at build instead).
             if flow_variant.slot_bits == 8

@@ -43,7 +43,8 @@ pub struct SweepArgs {
     /// Async: persistent workgroups.
     #[arg(long, default_value_t = 1024)]
     async_groups: usize,
-    /// Invocations per sample [default: the mode's, as `wide train` for the model].
+    /// Invocations per sample [default: the mode's, as `wide train` for the model, at most
+    /// 1024 / --max-chunk].
     #[arg(long)]
     lanes: Option<u32>,
     /// Largest chunk [default: the mode's, as `wide train` for the model, at most 1024 /
@@ -96,7 +97,9 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
         wide::Options::asynchronous_for(&spec)
     };
     // The mode's chunk, narrowed so that the run with the most lanes fits a workgroup.
-    let lanes = a.lanes.unwrap_or(base.lanes);
+    let lanes = a
+        .lanes
+        .unwrap_or(a.max_chunk.map_or(base.lanes, |c| base.lanes_for(c)));
     let widest = runs
         .iter()
         .filter_map(|r| r.lanes)

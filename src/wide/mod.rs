@@ -127,7 +127,7 @@
 //!   fifth of the time; [`FlowVariant::edge_apply`] halves it (1.25 GB: no segment index
 //!   or feature-sorted edge for the features past the cached ones) and cuts Apply's work
 //!   items from 1,452 to 200 per chunk for 6% more adds (1,535). The default is now chunks
-//!   of 256 samples × 2 lanes with 8-bit slots ([`Options::asynchronous`]): 18,050 chunks of
+//!   of 256 samples × 4 lanes with 8-bit slots ([`Options::asynchronous`]): 18,050 chunks of
 //!   ≈ 10,240 edges in ≈ 4,640 segments (84 M adds an epoch instead of 105 M), the
 //!   feature-sorted edges 185 MB instead of 739 MB.
 //! - **Validation** each epoch on the GPU: ŷ and ℓ per sample, loss sums per workgroup and
@@ -198,7 +198,8 @@ pub struct Options {
     /// by up to its dispatch's chunks: with one dispatch per epoch, a whole epoch).
     pub async_span: usize,
     /// Async: persistent workgroups per dispatch (P, at most the epoch's chunks /
-    /// [`MIN_WINDOWS`]), each taking every P-th chunk of the dispatch, so about P chunks
+    /// [`MIN_WINDOWS`] and, on a GPU, at most the workgroups it holds at once, by the estimate
+    /// of [`sync::resident_groups`]: more would run in a second wave), each taking every P-th chunk of the dispatch, so about P chunks
     /// (S = P · chunk / batch mini-batches) read stale parameters at once, whatever the span. cuWide's released kernel launches one workgroup per chunk
     /// and diverged on the H200 at lr 0.5 (every resident workgroup's update from one stale
     /// w); P also fixes the S that [`Options::async_scale`] scales for.
@@ -295,19 +296,21 @@ impl Options {
     /// criteo-s LR 2.56 ms per epoch against 2.60 with a transfer copy, FM k = 10 10.89
     /// against 11.34.
     ///
-    /// Chunks of [`ASYNC_CHUNK`] samples × 2 lanes with 8-bit feature-sorted slots
+    /// Chunks of [`ASYNC_CHUNK`] samples × 4 lanes with 8-bit feature-sorted slots
     /// ([`FlowVariant::slot_bits`], four to a word, so the 2,048-word edge tile holds 8,189
     /// of a chunk's ≈ 10,240 one-hot edges): a chunk of 256 merges more of Apply's global
     /// adds than one of 64 (45% of the edges against 57%), and the packed slots keep the
-    /// longer segments' walks in workgroup memory. On an H100 in one lease, criteo-s LR
-    /// 2.07–2.10 ms per epoch against 2.83–2.89 at 64 × 8 with 32-bit slots (2.50–2.55 at
-    /// 256 × 2 with them, 2.12–2.19 with 16-bit ones); `--check` passed (logloss 0.59410,
-    /// the f64 twin 0.59415). A chunk of more than 256 samples needs 16-bit slots (the
-    /// CLI switches to them when `--max-chunk` is raised past 256 without `--slot8`).
+    /// longer segments' walks in workgroup memory. Workgroups of 1,024 invocations, 264 of
+    /// them on a 132-unit GPU (the resident cap of [`Options::async_groups`]), fill its
+    /// threads; 256 × 2 held half of them. On an H200, criteo-s LR 1.75–1.82 ms per epoch
+    /// against 1.99–2.03 at 256 × 2 and 2.58–2.62 at 64 × 8 with 32-bit slots (the default
+    /// before either), `--check` passed (logloss 0.59409, the f64 twin 0.59415). A chunk of
+    /// more than 256 samples needs 16-bit slots (the CLI switches to them, and to fewer
+    /// lanes, when `--max-chunk` is raised past 256 without `--slot8` or `--lanes`).
     pub fn asynchronous() -> Self {
         Options {
             sync: false,
-            lanes: 2,
+            lanes: 4,
             max_chunk: ASYNC_CHUNK,
             variant: FlowVariant {
                 plain_reads: true,
@@ -324,6 +327,14 @@ impl Options {
     /// `--lanes` is given without `--max-chunk`).
     pub fn max_chunk_for(&self, lanes: u32) -> usize {
         self.max_chunk.min(MAX_WORKGROUP / lanes.max(1) as usize)
+    }
+
+    /// This mode's lanes narrowed for chunks of up to `max_chunk` samples, so that
+    /// `max_chunk · lanes` stays within [`MAX_WORKGROUP`] (at least 1; what `wgsparse wide
+    /// train` takes when `--max-chunk` is given without `--lanes`).
+    pub fn lanes_for(&self, max_chunk: usize) -> u32 {
+        let most = (MAX_WORKGROUP / max_chunk.max(1)).max(1);
+        self.lanes.min(most.min(u32::MAX as usize) as u32)
     }
 
     /// [`Options::asynchronous`] with the fastest settings measured for `spec`'s shape of

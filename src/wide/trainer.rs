@@ -235,7 +235,7 @@ impl<'g> Trainer<'g> {
     }
 
     /// Async: persistent workgroups per dispatch ([`Options::async_groups`], at most the
-    /// epoch's chunks / [`MIN_WINDOWS`]).
+    /// epoch's chunks / [`MIN_WINDOWS`] and at most the flow kernel's resident workgroups).
     pub fn async_groups(&self) -> usize {
         self.groups
     }
