@@ -217,12 +217,7 @@ pub fn run(args: WideArgs) -> Result<ExitCode> {
                 wide::Options::default()
             };
             let (mut flow_variant, diag) = variant.resolve(&base)?;
-            // One of the two given narrows the other's default to a workgroup of 1,024.
-            let (lanes, max_chunk) = match (lanes, max_chunk) {
-                (Some(l), c) => (l, c.unwrap_or(base.max_chunk_for(l))),
-                (None, Some(c)) => (base.lanes_for(c), c),
-                (None, None) => (base.lanes, base.max_chunk),
-            };
+            let (lanes, max_chunk) = base.fit_workgroup(lanes, max_chunk);
             // The async default's 8-bit slots number 256 samples: a larger chunk asked for
             // takes 16-bit ones (an explicit --slot8 is refused at build instead).
             if flow_variant.slot_bits == 8

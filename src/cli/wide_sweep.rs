@@ -97,9 +97,7 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
         wide::Options::asynchronous_for(&spec)
     };
     // The mode's chunk, narrowed so that the run with the most lanes fits a workgroup.
-    let lanes = a
-        .lanes
-        .unwrap_or(a.max_chunk.map_or(base.lanes, |c| base.lanes_for(c)));
+    let (lanes, _) = base.fit_workgroup(a.lanes, a.max_chunk);
     let widest = runs
         .iter()
         .filter_map(|r| r.lanes)

@@ -337,6 +337,16 @@ impl Options {
         self.lanes.min(most.min(u32::MAX as usize) as u32)
     }
 
+    /// (lanes, largest chunk) from those asked: one given narrows this mode's default of
+    /// the other ([`Options::max_chunk_for`], [`Options::lanes_for`]); neither, the mode's.
+    pub fn fit_workgroup(&self, lanes: Option<u32>, max_chunk: Option<usize>) -> (u32, usize) {
+        match (lanes, max_chunk) {
+            (Some(l), c) => (l, c.unwrap_or(self.max_chunk_for(l))),
+            (None, Some(c)) => (self.lanes_for(c), c),
+            (None, None) => (self.lanes, self.max_chunk),
+        }
+    }
+
     /// [`Options::asynchronous`] with the fastest settings measured for `spec`'s shape of
     /// model. Models with several parameters per feature (FM): 4 invocations per sample, the
     /// importance cache off, plain reads alone (on the H200, FM k = 10 criteo-s with k + 2

@@ -91,11 +91,11 @@ fn async_per_dispatch(
     .max(1)
 }
 
-/// Async mode's mini-batches in flight: the chunks one dispatch's persistent workgroups
-/// hold at once (at most [`async_groups`], at most the dispatch's chunks) in mini-batches;
+/// Async mode's mini-batches in flight: the chunks one dispatch's `groups` persistent
+/// workgroups ([`async_groups`]) hold at once (at most the dispatch's chunks) in mini-batches;
 /// with snapshot reads every chunk of a dispatch reads the parameters as it began, so the
 /// dispatch's chunks; 1 in sync mode; `async_in_flight` when given.
-fn in_flight(options: &Options, chunk: usize, total_chunks: usize, resident: usize) -> f64 {
+fn in_flight(options: &Options, chunk: usize, total_chunks: usize, groups: usize) -> f64 {
     if options.sync {
         return 1.0;
     }
@@ -103,7 +103,6 @@ fn in_flight(options: &Options, chunk: usize, total_chunks: usize, resident: usi
         return s;
     }
     let per_batch = (options.batch / chunk).max(1);
-    let groups = async_groups(options, total_chunks, resident);
     let per_dispatch = async_per_dispatch(options, chunk, total_chunks, groups);
     let chunks = if options.variant.snapshot_reads {
         per_dispatch
@@ -115,9 +114,28 @@ fn in_flight(options: &Options, chunk: usize, total_chunks: usize, resident: usi
     (chunks as f64 / per_batch as f64).max(1.0)
 }
 
+/// The flow kernel's workgroups resident at once for `options` with `hot` features cached,
+/// and the compute units ([`resident_groups`] of its invocations and workgroup memory).
+fn flow_residency(
+    gpu: &Gpu,
+    spec: &ModelSpec,
+    options: &Options,
+    chunk: usize,
+    hot: usize,
+) -> (usize, usize) {
+    let shared = workgroup_bytes(
+        spec,
+        chunk,
+        options.lanes,
+        options.variant.tile_words(),
+        hot,
+    );
+    resident_groups(gpu, (chunk * options.lanes as usize) as u32, shared)
+}
+
 /// The persistent sync kernel's workgroups G for `options` with `hot` features cached
 /// ([`crate::wide::sync::persistent_groups`], bounded by the flow kernel's resident
-/// workgroups); 0 when training does not run that kernel.
+/// workgroups, [`flow_residency`]); 0 when training does not run that kernel.
 pub(super) fn sync_groups(
     gpu: &Gpu,
     spec: &ModelSpec,
@@ -128,19 +146,11 @@ pub(super) fn sync_groups(
     if !options.persistent_sync() {
         return Ok(0);
     }
-    let shared = workgroup_bytes(
-        spec,
-        chunk,
-        options.lanes,
-        options.variant.tile_words(),
-        hot,
-    );
-    let resident = resident_groups(gpu, (chunk * options.lanes as usize) as u32, shared);
     persistent_groups(
         gpu,
         options.sync_groups,
         (options.batch / chunk).max(1),
-        resident,
+        flow_residency(gpu, spec, options, chunk, hot),
     )
 }
 
@@ -280,16 +290,15 @@ impl<'g> Trainer<'g> {
             None => hot_rule,
         }
         .min(n_features);
-        let shared = workgroup_bytes(spec, chunk, lanes, tile_words, hot);
         // A CPU device runs workgroups on a thread pool, one after another: no resident set
         // to stay within.
         let resident = if gpu.caps.device_type == "Cpu" {
             usize::MAX
         } else {
-            resident_groups(gpu, (chunk * lanes as usize) as u32, shared).0
+            flow_residency(gpu, spec, &options, chunk, hot).0
         };
-        let in_flight = in_flight(&options, chunk, total_chunks, resident);
         let groups = async_groups(&options, total_chunks, resident);
+        let in_flight = in_flight(&options, chunk, total_chunks, groups);
         let scale = if options.sync {
             None
         } else {
@@ -526,6 +535,7 @@ mod tests {
         assert_eq!(async_groups(&few, 18_050, 264), 100);
         assert_eq!(async_groups(&options, 10, 0), 1);
         // The step scale's S follows the capped count: 264 · 256 / 1,024.
-        assert_eq!(in_flight(&options, 256, 18_050, 264), 66.0);
+        let groups = async_groups(&options, 18_050, 264);
+        assert_eq!(in_flight(&options, 256, 18_050, groups), 66.0);
     }
 }
