@@ -6,7 +6,8 @@
 # .gpu/ and the Vulkan loader packages in .gl/ (../shared/GPU.md):
 #   OUT=$OUT bash benches/peers/wide_matrix.sh
 # STEP_LIMIT (default 150 s) bounds each run: a kddb run spends ≈ 60 s chunking on the host
-# before its epochs. KDDB=0 skips the kddb shape. One JSON line per run, tagged, lands in
+# before its epochs. KDDB=0 skips the kddb shape, CRITEO=0 the criteo-s one; RING=1 adds
+# kddb FM k = 10 through the staging ring. One JSON line per run, tagged, lands in
 # $OUT/matrix.jsonl as it finishes; the summary in $OUT/matrix.md.
 set -uo pipefail
 # shellcheck source=benches/peers/common.sh
@@ -30,19 +31,22 @@ gen() {
   "$W" gen ctr --samples "$2" --features "$3" --nnz-per-sample "$4" --seed 1 --raw --out $D \
     --json > /dev/null 2>>"$OUT/err.txt"
 }
-gen criteo-s 5134149 1000000 40
-for b in 512 4096 16384; do t "criteo-s lr async b$b" --model lr --batch $b --async; done
-t "criteo-s fm3 async" --model fm --k 3 --async
-t "criteo-s fm10 async" --model fm --k 10 --async
-for b in 512 16384; do t "criteo-s lr sync b$b" --model lr --batch $b; done
-t "criteo-s fm10 sync" --model fm --k 10
-rm -rf $D
+if [ "${CRITEO:-1}" = 1 ]; then
+  gen criteo-s 5134149 1000000 40
+  for b in 512 4096 16384; do t "criteo-s lr async b$b" --model lr --batch $b --async; done
+  t "criteo-s fm3 async" --model fm --k 3 --async
+  t "criteo-s fm10 async" --model fm --k 10 --async
+  for b in 512 16384; do t "criteo-s lr sync b$b" --model lr --batch $b; done
+  t "criteo-s fm10 sync" --model fm --k 10
+  rm -rf $D
+fi
 if [ "${KDDB:-1}" = 1 ]; then
   gen kddb 19264097 29890095 30
   t "kddb fm10 async" --model fm --k 10 --async
   t "kddb fm3 async" --model fm --k 3 --async
   t "kddb lr async" --model lr --async
   t "kddb lr sync" --model lr
+  [ "${RING:-0}" = 1 ] && t "kddb fm10 async ring" --model fm --k 10 --async --ring
   rm -rf $D
 fi
 python3 - "$OUT/matrix.jsonl" <<'PY' | tee "$OUT/matrix.md"
