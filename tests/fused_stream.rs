@@ -3,8 +3,8 @@
 //! from registers. Against the f64 twin (w poisoned with NaN) for every pattern: rows that
 //! span many subgroups, one-entry and empty rows, long rows taken whole by a workgroup of the
 //! same kernel, tiles cut by their row cap, the next tile's entries loaded during the scatter,
-//! 4 or 8 entries per invocation, native or compare-exchange adds, the one-dispatch ending
-//! over repeated runs (with and without long rows);
+//! 4 or 8 entries per invocation, 16- or 32-bit keys, native or compare-exchange adds, the
+//! one-dispatch ending over repeated runs (with and without long rows);
 //! where it does not apply it runs `Fused`, and a bad entry count is refused.
 
 mod common;
@@ -256,6 +256,26 @@ fn y_in_workgroup_memory_or_not_equals_the_twin() {
         .err()
         .expect("y in workgroup memory refused");
     assert!(e.to_string().contains("y in workgroup memory"), "{e}");
+}
+
+#[test]
+fn sixteen_or_thirty_two_bit_keys_equal_the_twin() {
+    // 16-bit keys by default (X of at most 32,767 columns), 32-bit ones when asked; long
+    // rows included (their keys are read twice, from the same packed words).
+    let gpu = common::gpu();
+    let x = with_hot_columns(&sparse_x(700, 5_000, 6_000, 196), &[4_999], 197);
+    for key16 in [None, Some(false), Some(true)] {
+        let o = Options {
+            key16,
+            ..stream(128, 4, true, Some(40))
+        };
+        for p in Pattern::ALL {
+            let (_, plan) = check(gpu, Matrix::Sparse(&x), &o, p, 198);
+            assert_eq!(plan.config.variant, Variant::Stream);
+            assert_eq!(plan.config.key16, key16 != Some(false));
+            assert!(plan.long_chunks() > 0);
+        }
+    }
 }
 
 #[test]

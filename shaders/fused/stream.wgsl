@@ -2,9 +2,10 @@
 // w += α·Xᵀ(v ⊙ (X·y)) with X copied into tiles of consecutive rows (at most EPL·WG entries
 // and RMAX rows each), every tile starting at a multiple of 4 entries and padded to one; an
 // entry is a key (its column, | START on its row's first entry; PAD past the tile's end) and a
-// value. A workgroup takes tiles wid, wid + G, …; invocation t takes the tile's entries
-// t·EPL .. t·EPL + EPL (whole vec4 loads: every lane of the workgroup streams X) and `lead`,
-// the tile row of its first entry, and knows each entry's row by counting START bits:
+// value (KEY16: keys of 16 bits, two per word). A workgroup takes tiles wid, wid + G, …;
+// invocation t takes the tile's entries t·EPL .. t·EPL + EPL (whole vec4 loads: every lane
+// of the workgroup streams X) and `lead`, the tile row of its first entry, and knows each
+// entry's row by counting START bits:
 // 1. the products x·y[col] summed per row segment: a row that starts and ends in the
 //    invocation is stored to rsum[row]; the part before its first START (a row begun
 //    earlier) goes to head[t], and whether it holds a START to open[t];
@@ -61,7 +62,33 @@ struct Params {
 @group(0) @binding(0) var<uniform> params: Params;
 // Per tile: first entry, entries (padded), first index into rows, rows.
 @group(0) @binding(1) var<storage, read> tiles: array<vec4<u32>>;
+#ifdef KEY16
+// 16 bits a key (column | 0x8000 on a row's first entry; 0xffff: padding), two per word:
+// an entry is 6 bytes of X instead of 8.
+@group(0) @binding(2) var<storage, read> keys: array<vec2<u32>>;
+fn widen_key(h: u32) -> u32 {
+    if h == 0xffffu {
+        return PAD;
+    }
+    return (h & 0x7fffu) | ((h & 0x8000u) << 16u);
+}
+#else
 @group(0) @binding(2) var<storage, read> keys: array<vec4<u32>>;
+#endif
+// Keys 4q .. 4q + 3 in the 32-bit form (column | START, or PAD).
+fn key_quad(q: u32) -> vec4<u32> {
+#ifdef KEY16
+    let p = keys[q];
+    return vec4<u32>(
+        widen_key(p.x & 0xffffu),
+        widen_key(p.x >> 16u),
+        widen_key(p.y & 0xffffu),
+        widen_key(p.y >> 16u),
+    );
+#else
+    return keys[q];
+#endif
+}
 @group(0) @binding(3) var<storage, read> vals: array<vec4<f32>>;
 // Per tile, WG / 2 words: the tile row of each invocation's first entry, 16 bits each.
 @group(0) @binding(4) var<storage, read> lead: array<u32>;
@@ -142,7 +169,7 @@ fn load_entries(tile: u32, slot: u32) -> Entries {
         e.k[q] = vec4<u32>(PAD);
         e.x[q] = vec4<f32>(0.0);
         if at < t.y {
-            e.k[q] = keys[(t.x + at) / 4u];
+            e.k[q] = key_quad((t.x + at) / 4u);
             e.x[q] = vals[(t.x + at) / 4u];
         }
     }
@@ -195,7 +222,7 @@ fn long_row(item: u32, tid: u32, sg_lane: u32, sg_size: u32, sg_id: u32) {
 #else
     var d = 0.0;
     for (var i = tid; i < quads; i += WG) {
-        let k = keys[base + i];
+        let k = key_quad(base + i);
         let x = vals[base + i];
         for (var c = 0u; c < 4u; c++) {
             if k[c] != PAD {
@@ -206,7 +233,7 @@ fn long_row(item: u32, tid: u32, sg_lane: u32, sg_size: u32, sg_id: u32) {
     s *= workgroup_total(d, tid, sg_lane, sg_size, sg_id);
 #endif
     for (var i = tid; i < quads; i += WG) {
-        let k = keys[base + i];
+        let k = key_quad(base + i);
         let x = vals[base + i];
         for (var c = 0u; c < 4u; c++) {
             if k[c] != PAD {

@@ -40,6 +40,9 @@ impl Config {
             if self.y_shared {
                 s += " y-wg";
             }
+            if self.variant == super::Variant::Stream && self.key16 {
+                s += " key16";
+            }
         }
         if self.regs > 0 {
             s += &format!(" regs={}", self.regs);

@@ -105,7 +105,15 @@ impl StreamX {
             nlong: s.longs.len() as u32,
             rows_max: s.rows_max.max(1),
             tiles: GpuBuffer::upload(gpu, "fused.stream_tiles", &pad4(items))?,
-            keys: GpuBuffer::upload(gpu, "fused.stream_keys", &pad4(s.keys))?,
+            keys: GpuBuffer::upload(
+                gpu,
+                "fused.stream_keys",
+                &pad4(if config.key16 {
+                    stream::pack16(&s.keys)?
+                } else {
+                    s.keys
+                }),
+            )?,
             values: GpuBuffer::upload(gpu, "fused.stream_values", &values)?,
             lead: GpuBuffer::upload(gpu, "fused.stream_lead", &pad4(s.lead))?,
             rows: GpuBuffer::upload(gpu, "fused.stream_rows", &pad4(s.rows))?,

@@ -247,7 +247,8 @@ pub struct Config {
     pub row_tile: u32,
     /// `Split`: the scatter reads X's copy 16 bits per row offset beside each value, with a
     /// marker slot per run of a column in a chunk ([`split::build16`]: 6 bytes per entry
-    /// instead of 8); else packed 32-bit keys ([`split::build`]).
+    /// instead of 8); else packed 32-bit keys ([`split::build`]). `Stream`: the tiles' keys
+    /// are 16 bits each ([`stream::pack16`]: 6 bytes per entry instead of 8).
     pub key16: bool,
     /// `Stream`: y copied into workgroup memory beside w at the kernel's start, so the dot
     /// products' gathers read it there (the row cap leaves it room); false for the others.
@@ -453,11 +454,13 @@ impl Plan {
                     like.config.tile,
                     like.config.long_row,
                     like.config.y_shared,
+                    like.config.key16,
                 ) == (
                     config.workgroup,
                     config.tile,
                     config.long_row,
                     config.y_shared,
+                    config.key16,
                 )
         });
         let transpose = like
@@ -590,7 +593,9 @@ impl Plan {
     }
 
     /// Bytes the fused kernel must move at least: X once (values, and indices when sparse;
-    /// dense X's m·n values, its rows stored unpadded), y, v, z and w.
+    /// dense X's m·n values, its rows stored unpadded), y, v, z and w. Sparse X counts as CSR
+    /// (8 bytes an entry) whatever layout a variant reads, so a narrower layout (16-bit keys)
+    /// shows as a higher effective bandwidth.
     pub fn min_bytes(&self, op_has_v: bool, op_has_z: bool) -> f64 {
         let x = match &*self.x {
             DeviceX::Sparse { .. } => self.nnz as f64 * 8.0 + (self.m as f64 + 1.0) * 4.0,

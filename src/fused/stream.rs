@@ -49,6 +49,42 @@ pub fn fits(ncols: usize) -> bool {
     (ncols as u64) < u64::from(START) - 1
 }
 
+/// The 16-bit key of a row's first entry: [`START`]'s place in [`pack16`]'s halves.
+const START16: u32 = 1 << 15;
+/// A padding entry's 16-bit key.
+const PAD16: u32 = 0xffff;
+
+/// Whether X's columns fit a 16-bit key beside its start bit (and differ from its padding:
+/// the last column, 32,766, with the start bit is 0xfffe).
+pub fn fits16(ncols: usize) -> bool {
+    ncols < START16 as usize
+}
+
+/// `keys` ([`Stream::keys`], a multiple of 4 long) as 16-bit halves, two per word (low half
+/// first): a column below `START16 − 1`, `START16` on a row's first entry, `PAD16` for
+/// padding. A column beyond (X wider than [`fits16`]) is refused.
+pub fn pack16(keys: &[u32]) -> Result<Vec<u32>> {
+    let half = |k: u32| -> Result<u32> {
+        if k == PAD {
+            return Ok(PAD16);
+        }
+        let col = k & !START;
+        if col >= START16 - 1 {
+            return Err(Error::Unsupported(format!(
+                "16-bit stream keys hold columns below {}; column {col} does not fit",
+                START16 - 1
+            )));
+        }
+        Ok(col | if k & START != 0 { START16 } else { 0 })
+    };
+    let mut out = limits::try_with_capacity("stream-tile 16-bit keys", keys.len().div_ceil(2))?;
+    for pair in keys.chunks(2) {
+        let hi = pair.get(1).map_or(Ok(PAD16), |&k| half(k))?;
+        out.push(half(pair[0])? | hi << 16);
+    }
+    Ok(out)
+}
+
 /// Cuts X into tiles of at most `wg · epl` entries and `rows_cap` rows, skipping empty rows
 /// and rows longer than `long` (at most a tile), which follow as [`Stream::longs`]. `epl` is
 /// a multiple of 4 and `wg` even.
@@ -265,6 +301,34 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn sixteen_bit_keys_keep_columns_starts_and_padding() {
+        let keys = [5 | START, 7, 32_765 | START, PAD, 0, 32_765, PAD, PAD];
+        let packed = pack16(&keys).unwrap();
+        assert_eq!(packed.len(), 4);
+        let halves: Vec<u32> = packed.iter().flat_map(|w| [w & 0xffff, w >> 16]).collect();
+        assert_eq!(
+            halves,
+            [
+                5 | START16,
+                7,
+                32_765 | START16,
+                PAD16,
+                0,
+                32_765,
+                PAD16,
+                PAD16
+            ]
+        );
+        assert!(fits16(32_767) && !fits16(32_768));
+        assert_eq!(
+            pack16(&[32_766 | START, PAD]).unwrap(),
+            [0xfffe | PAD16 << 16]
+        );
+        assert!(pack16(&[32_767, PAD]).is_err());
+        assert!(pack16(&[32_767 | START, PAD]).is_err());
     }
 
     #[test]

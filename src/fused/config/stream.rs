@@ -94,6 +94,15 @@ pub(super) fn stream(
     {
         return Ok(None);
     }
+    let key16 = match options.key16 {
+        Some(true) if !stream::fits16(n) => {
+            return Err(option_err(format!(
+                "16-bit stream keys hold at most 32,767 columns (X has {n})"
+            )))
+        }
+        Some(on) => on,
+        None => stream::fits16(n),
+    };
     if options.y_shared == Some(true) && !y_shared {
         return Err(option_err(format!(
             "y in workgroup memory: {n} columns twice leave a tile fewer than {rows_min} rows"
@@ -151,7 +160,7 @@ pub(super) fn stream(
         regs: 0,
         prefetch: options.prefetch,
         row_tile: 0,
-        key16: false,
+        key16,
         y_shared,
         reorder: false,
         diag: Default::default(),

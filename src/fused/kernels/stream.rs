@@ -41,6 +41,9 @@ pub(super) fn stream(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
     if cfg.segmented {
         defs.push("SEGMENTED");
     }
+    if cfg.key16 {
+        defs.push("KEY16");
+    }
     if finish.is_some() {
         defs.push("FINISH");
     }
