@@ -147,7 +147,7 @@ pub struct FusedArgs {
     row_tile: Option<u32>,
     /// Sparse `split`: the scatter's 16-bit layout (row offsets beside values, a marker per
     /// run of a column; default on where it applies; `auto` tunes it). Sparse `stream`: keys
-    /// of 16 bits (default on up to 32,767 columns).
+    /// of 16 bits (default off; X of at most 32,767 columns).
     #[arg(long, value_enum)]
     key16: Option<FoldArg>,
     /// Sparse `stream`: y copied into workgroup memory beside w for the dot products' gathers

@@ -53,9 +53,9 @@ pub struct Options {
     /// `split`: rows per row tile ([`Config::row_tile`]; `None`: the launch model's,
     /// [`split::default_row_tile`]).
     pub row_tile: Option<u32>,
-    /// `split` and `stream`: the 16-bit layout ([`Config::key16`]; `None`: where it applies:
-    /// for `split` with subgroup operations and row tiles of at most 32,768 rows, for
-    /// `stream` on X of at most 32,767 columns).
+    /// `split` and `stream`: the 16-bit layout ([`Config::key16`]; `None`: for `split` where
+    /// it applies, with subgroup operations and row tiles of at most 32,768 rows; off for
+    /// `stream`, where `Some(true)` needs X of at most 32,767 columns).
     pub key16: Option<bool>,
     /// `stream`: y in workgroup memory ([`Config::y_shared`]; `None`: off, the faster on an
     /// H200; `Some(true)` is refused where it would leave a tile fewer than 32 rows).

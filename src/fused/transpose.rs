@@ -341,7 +341,7 @@ impl TransposeX {
 }
 
 /// Records both passes (w already holds β·z): p = α·v ⊙ (X·y), then w += Xᵀp. Under `xty`,
-/// Xᵀ's pass gathers α·y (α·v ⊙ y when v is given) from y copied into p.
+/// Xᵀ's pass gathers α·y (α·v ⊙ y, copied into p first, when v is given).
 pub(crate) fn record(
     plan: &Plan,
     t: &TransposeX,
@@ -382,16 +382,12 @@ pub(crate) fn record(
             }
             (p, 1.0)
         }
-        // Xᵀ's pass gathers from the plan's own p, y copied in (≈ 2·4·m bytes, under 1% of
-        // the pass): gathering the caller's y straight took 2–4× longer in some processes
-        // (BENCHMARKS.md, the `xty` spread), gathering p never did.
-        (true, v) => {
+        (true, Some(v)) => {
             batch.copy(op.y.raw(), p.raw(), plan.m as u64 * 4);
-            if let Some(v) = v {
-                scale(batch, plan.m, v, p)?;
-            }
+            scale(batch, plan.m, v, p)?;
             (p, op.alpha)
         }
+        (true, None) => (op.y, op.alpha),
     };
     for (band, pass) in t_bands.iter().zip(&t.xt_pass.bands) {
         let a = Operand {
