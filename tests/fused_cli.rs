@@ -286,3 +286,39 @@ fn fused_reports_its_row_bands() {
     ]);
     assert_eq!(j["results"][0]["bands"], 1);
 }
+
+#[test]
+fn fused_times_one_plan_several_passes() {
+    // `--passes 3`: each result carries three positive medians, the first its own.
+    let j = json(&[
+        "fused",
+        "--gen",
+        "demo",
+        "--scale",
+        "0.1",
+        "--variant",
+        "stream,transpose",
+        "--pattern",
+        "xty",
+        "--passes",
+        "3",
+        "--reps",
+        "2",
+        "--json",
+    ]);
+    assert_eq!(j["ok"], true);
+    for r in j["results"].as_array().unwrap() {
+        let ms: Vec<f64> = r["passes_ms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_f64().unwrap())
+            .collect();
+        assert_eq!(ms.len(), 3, "{r}");
+        assert!(ms.iter().all(|&t| t > 0.0), "{r}");
+        assert_eq!(ms[0], r["measurement"]["ms"].as_f64().unwrap(), "{r}");
+    }
+    let (ok, _, err) = wgsparse(&["fused", "--gen", "demo", "--passes", "0"]);
+    assert!(!ok);
+    assert!(err.contains("--passes"), "{err}");
+}

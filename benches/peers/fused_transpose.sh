@@ -15,6 +15,8 @@
 #   PEER=1                         0: no peer run
 #   PATTERNS=full,xty              the patterns of every timed run (e.g. xty,xty,full,xty: the
 #                                  same Xᵀ pass timed again in one process)
+#   PASSES=1                       times each plan is measured (`--passes`: whether a slow
+#                                  plan stays slow in its process)
 # Per input, PATTERNS with --roofline (and --check, the f64 twin, on the first transpose
 # run): transpose with the columns re-indexed and not, sorted re-indexed (kdd2010), `auto`
 # tuned afresh, then fused_peer.py --reorder-cols on. Summary: runs.tsv (tag, exit status,
@@ -30,6 +32,7 @@ EXTRA=${EXTRA-}
 PEER_REPS=${PEER_REPS:-20}
 PEER=${PEER:-1}
 PATTERNS=${PATTERNS:-full,xty}
+PASSES=${PASSES:-1}
 ARCHIVE=$OUT/fused_transpose.tgz
 WORK=$(mktemp -d)
 # DRY_RUN=1 skips installing .gl/ into / (a dry run elsewhere).
@@ -60,7 +63,7 @@ for g in $INPUTS; do
   esac
   run "$g export, transpose" --gen "$g" --pattern full --variant transpose --reps 3 \
     --reorder-cols off --export "$x"
-  common=(--matrix-raw "$x" --pattern "$PATTERNS" --roofline --reps "$reps")
+  common=(--matrix-raw "$x" --pattern "$PATTERNS" --roofline --reps "$reps" --passes "$PASSES")
   run "$g transpose re-indexed, checked" "${common[@]}" --variant transpose --reorder-cols on --check
   run "$g transpose" "${common[@]}" --variant transpose --reorder-cols off
   IFS=';' read -ra extras <<< "$EXTRA"

@@ -191,6 +191,10 @@ pub struct FusedArgs {
     /// Timed repetitions (median reported, after warm-up).
     #[arg(long, default_value_t = 20)]
     reps: usize,
+    /// Measure each plan this many times on the same operands (`passes_ms`: each pass's
+    /// median; whether a plan's time holds within one process).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    passes: u32,
     /// Write X, the full pattern's y, v, z, α, β and this run's w as raw arrays into this
     /// folder (for benches/peers/fused_peer.py).
     #[arg(long)]
@@ -367,6 +371,8 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
     // Per result: wall seconds of its plan (tuning included) and measurement, and what its plan
     // reports.
     let mut walls: Vec<(f64, Option<PlanFacts>)> = vec![];
+    // Per result: the median ms of each pass (`--passes`; the first is the result's own).
+    let mut passes: Vec<Vec<f64>> = vec![];
     let roofline = if a.roofline {
         Some(report::roofline::measure(&gpu, 1 << 30, 10, 10)?.copy_gbps)
     } else {
@@ -393,21 +399,24 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
                 None => Plan::new(&gpu, x, &options),
             };
             let measured = plan.and_then(|plan| {
-                Ok((
-                    bench::measure(&gpu, &plan, &ops, a.reps, reference.as_ref())?,
-                    plan,
-                ))
+                let meas = bench::measure(&gpu, &plan, &ops, a.reps, reference.as_ref())?;
+                let mut ms = vec![meas.ms];
+                for _ in 1..a.passes {
+                    ms.push(bench::measure(&gpu, &plan, &ops, a.reps, None)?.ms);
+                }
+                Ok((meas, plan, ms))
             });
             walls.push((
                 clock.elapsed().as_secs_f64(),
                 measured
                     .as_ref()
                     .ok()
-                    .map(|(_, plan)| PlanFacts::of(plan, p)),
+                    .map(|(_, plan, _)| PlanFacts::of(plan, p)),
             ));
             match measured {
-                Ok((meas, plan)) => {
+                Ok((meas, plan, ms)) => {
                     results.push((p, v, Ok(meas)));
+                    passes.push(ms);
                     first.get_or_insert(plan);
                 }
                 Err(
@@ -423,6 +432,7 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
                         eprintln!("{} {}: {e}", p.name(), v.name());
                     }
                     results.push((p, v, Err(e.to_string())));
+                    passes.push(vec![]);
                 }
                 Err(e) => return Err(e),
             }
@@ -444,9 +454,10 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
                 "reorder_cols": base.reorder.name(),
                 "diag": base.diag.names(),
                 "valid_result": !base.diag.any(),
-                "results": results.iter().zip(&walls).map(|((p, v, r), (wall, facts))| match (r, facts) {
+                "results": results.iter().zip(&walls).zip(&passes).map(|(((p, v, r), (wall, facts)), ms)| match (r, facts) {
                     (Ok(meas), Some(f)) => json!({ "pattern": p.name(), "variant": v.name(),
                         "measurement": meas, "roofline_fraction": fraction(meas.gbps),
+                        "passes_ms": ms,
                         "wall_s": wall, "long_chunks": f.long_chunks, "bands": f.bands,
                         "dispatches": f.dispatches,
                         "sorted_adds": f.sorted_adds.map(|((e, a), wide)|
@@ -505,6 +516,12 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
             };
         }
         println!("{t}");
+        if a.passes > 1 {
+            for ((p, v, _), ms) in results.iter().zip(&passes).filter(|(_, ms)| !ms.is_empty()) {
+                let ms: Vec<String> = ms.iter().map(|t| format!("{t:.4}")).collect();
+                println!("{} {}: ms per pass {}", p.name(), v.name(), ms.join(", "));
+            }
+        }
         let most_bands = walls
             .iter()
             .filter_map(|(_, f)| f.as_ref().map(|f| f.bands));
