@@ -82,6 +82,18 @@ pub fn try_with_capacity<T>(what: &str, len: usize) -> Result<Vec<T>> {
     Ok(v)
 }
 
+/// `len` zero elements from the allocator's zeroed memory (fresh pages, no pass over them):
+/// the pages are touched first by whoever writes them, e.g. threads filling their own
+/// ranges. Checked like [`try_with_capacity`].
+pub fn try_zeroed<T: bytemuck::Zeroable>(what: &str, len: usize) -> Result<Vec<T>> {
+    check_host_len::<T>(what, len)?;
+    bytemuck::allocation::try_zeroed_vec(len).map_err(|()| Error::HostMemory {
+        what: what.to_string(),
+        bytes: bytes_of::<T>(what, len).unwrap_or(u64::MAX),
+        reason: "allocation failed".into(),
+    })
+}
+
 /// `len` copies of `value`, allocated like [`try_with_capacity`].
 pub fn try_vec<T: Clone>(what: &str, len: usize, value: T) -> Result<Vec<T>> {
     let mut v = try_with_capacity(what, len)?;

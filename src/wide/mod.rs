@@ -156,6 +156,7 @@ pub mod metrics;
 mod model;
 pub mod plan;
 pub mod predict;
+mod segments;
 pub mod sync;
 mod trainer;
 pub mod variant;

@@ -148,58 +148,27 @@ impl Chunks {
             });
         }
         crate::limits::check_host("wide chunks", (4 * meta_max + 16 * nnz as u128) as u64)?;
-        let mut meta: Vec<u32> =
-            crate::limits::try_with_capacity("wide chunk index", meta_max as usize)?;
-        let mut sedge = crate::limits::try_with_capacity("wide sample-sorted edges", nnz)?;
-        let mut fedge = crate::limits::try_with_capacity("wide feature-sorted edges", nnz)?;
-        let row = 0u32;
-        meta.extend_from_slice(&x.row_ptr);
-        for e in 0..nnz {
-            sedge.push([
-                order.new_of_old[x.col_idx[e] as usize],
-                x.values[e].to_bits(),
-            ]);
-        }
-        // Segments: per chunk, its edges sorted by (feature, slot).
-        let mut seg_ptr = Vec::with_capacity(n_chunks + 1);
-        let mut seg_feat = Vec::new();
-        let mut seg_edge = Vec::new();
-        let mut tmp: Vec<(u32, u32, u32)> = Vec::new();
-        for c in 0..n_chunks {
-            seg_ptr.push(seg_feat.len() as u32);
-            let s0 = c * chunk;
-            let s1 = (s0 + chunk).min(n);
-            tmp.clear();
-            for s in s0..s1 {
-                for e in x.row_range(s) {
-                    tmp.push((sedge[e][0], (s - s0) as u32, sedge[e][1]));
-                }
-            }
-            tmp.sort_unstable();
-            let mut run = 0;
-            for (k, &(j, slot, v)) in tmp.iter().enumerate() {
-                if k == 0 || tmp[k - 1].0 != j || run == max_segment {
-                    seg_feat.push(j);
-                    seg_edge.push(fedge.len() as u32);
-                    run = 0;
-                }
-                run += 1;
-                fedge.push([slot, v]);
-            }
-        }
-        seg_ptr.push(seg_feat.len() as u32);
-        seg_edge.push(fedge.len() as u32);
+        let super::segments::Segmented {
+            sedge,
+            fedge,
+            seg_ptr,
+            seg_feat,
+            seg_edge,
+        } = super::segments::segment(x, order, chunk, max_segment)?;
         let n_segments = seg_feat.len();
-        let mut offsets = MetaOffsets {
-            row,
-            ..Default::default()
-        };
-        offsets.seg_ptr = meta.len() as u32;
-        meta.extend_from_slice(&seg_ptr);
-        offsets.seg_feat = meta.len() as u32;
-        meta.extend_from_slice(&seg_feat);
-        offsets.seg_edge = meta.len() as u32;
-        meta.extend_from_slice(&seg_edge);
+        let meta_len = x.row_ptr.len() + seg_ptr.len() + 2 * n_segments + 1 + n;
+        let mut meta: Vec<u32> = crate::limits::try_with_capacity("wide chunk index", meta_len)?;
+        let mut offsets = MetaOffsets::default();
+        meta.extend_from_slice(&x.row_ptr);
+        // Each list dropped once copied: the peak holds one of them beside `meta`.
+        for (at, list) in [
+            (&mut offsets.seg_ptr, seg_ptr),
+            (&mut offsets.seg_feat, seg_feat),
+            (&mut offsets.seg_edge, seg_edge),
+        ] {
+            *at = meta.len() as u32;
+            meta.extend_from_slice(&list);
+        }
         offsets.label = meta.len() as u32;
         meta.extend(labels.iter().map(|l| l.to_bits()));
         Ok(Chunks {
