@@ -14,7 +14,8 @@
 //! - **Plan, once per data set** ([`plan`]): features re-indexed by descending frequency;
 //!   samples cut into chunks of C consecutive samples (C divides the mini-batch); each chunk
 //!   stored twice, sample-sorted `(feature, value)` for Aggregate and feature-sorted
-//!   `(sample slot, value)` with one segment per distinct feature for Apply. Both are 8 bytes
+//!   `(sample slot, value)` with one segment per distinct feature for Apply (built on the
+//!   host's threads, runs of chunks each, the same on any thread count). Both are 8 bytes
 //!   per nonzero (4 for one-hot data, whose values are all 1 and dropped), so an epoch reads
 //!   the data twice (the ≈ 2 ms/epoch bar on the criteo-s shape: ≈ 1.5 GB of one-hot edges
 //!   at ≈ 4 TB/s plus the segment index and the parameter traffic).
