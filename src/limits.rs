@@ -1,7 +1,7 @@
 //! Host-memory limits shared by every system: a budget that each size following from an
 //! input is checked against before anything large is allocated, and fallible allocation.
 //!
-//! Device limits live with the device ([`crate::GpuBuffer::check_fits`]); this module covers
+//! Device limits live with the device ([`crate::gpu::GpuBuffer::check_fits`]); this module covers
 //! the host side, so that no input file (a lying size line, a huge index) can abort the
 //! process: an oversized request is an [`Error::HostMemory`] naming the size and what
 //! needed it.

@@ -66,7 +66,7 @@ pub fn signed_labels(labels: &[f32]) -> Vec<f32> {
 }
 
 /// What TRON needs of its vectors: the GPU ([`logreg_tron`]) and the f64 twin
-/// ([`crate::fused::cpu::logreg_tron`]) run the same algorithm ([`tron`]) on these.
+/// ([`crate::fused::cpu::LogregTwin`]) run the same algorithm ([`tron`]) on these.
 pub trait TronOps {
     /// A vector of n weights.
     type V;

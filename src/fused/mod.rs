@@ -2,7 +2,7 @@
 //! w = α·Xᵀ(v ⊙ (X·y)) + β·z with X m×n sparse (CSR) or dense (row-major), y, z, w ∈ ℝⁿ and
 //! v ∈ ℝᵐ, and every instantiation of the paper's Table 1 ([`Pattern`]).
 //!
-//! One pass over X computes each row's dot product, scales it by v[r] and scatters the row back
+//! One pass over X computes each row's dot product, scales it by v\[r\] and scatters the row back
 //! into w while it is still on chip, so X is read once and Xᵀ is never built. Variants
 //! ([`Variant`]): the fused kernel (w aggregated in workgroup memory when n fits, straight in
 //! global memory otherwise), a deterministic two-pass form, and the unfused sequence of

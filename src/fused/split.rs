@@ -5,7 +5,7 @@
 //! with `row_bits = 32 − bits(n − 1)` (X's columns in the high bits, a row offset within the
 //! tile in the low ones: `row_tile ≤ 2^row_bits`). A tile's entries are cut into chunks of at
 //! most `chunk` entries (never across tiles): a workgroup takes a chunk, each subgroup a run
-//! of its consecutive entries, and adds p[row]·x over each run of equal columns once.
+//! of its consecutive entries, and adds p\[row\]·x over each run of equal columns once.
 //!
 //! The plan computes p = α·v ⊙ (X·y) first (`fused.split_dots`, CSR rows, which also sets
 //! w = β·z), then `fused.split` adds Xᵀp by chunks: X is read twice, but the scatter owns its
@@ -294,7 +294,7 @@ impl Split16Layout {
 
 /// Twin of the `split` sequence, in f64 from the arrays the kernels bind: `fused.split_dots`'
 /// row scales p = α·v ⊙ (X·y) (`xty`: α·v ⊙ y) from X's rows and w = β·z, then
-/// `fused.split`'s scatter of p[row]·x over the layout's chunks. Returns w and the magnitude
+/// `fused.split`'s scatter of p\[row\]·x over the layout's chunks. Returns w and the magnitude
 /// bounding its rounding error, as [`crate::fused::cpu::sparse`] does.
 pub fn twin(x: &Csr, layout: &SplitLayout, op: &HostOp) -> (Vec<f64>, Vec<f64>) {
     let (p, p_abs) = row_scales(x, op);
@@ -350,7 +350,7 @@ fn beta_z(n: usize, op: &HostOp) -> (Vec<f64>, Vec<f64>) {
 }
 
 /// [`twin`] over the 16-bit layout: the same row scales, the scatter over its chunks (markers
-/// set the column, entries add p[row]·x).
+/// set the column, entries add p\[row\]·x).
 pub fn twin16(x: &Csr, layout: &Split16Layout, op: &HostOp) -> (Vec<f64>, Vec<f64>) {
     let (p, p_abs) = row_scales(x, op);
     let (mut w, mut mag) = beta_z(x.ncols, op);

@@ -11,7 +11,7 @@
 //! each pass is `fused.gather_tiles` instead of the row kernel: runs of short rows cut into
 //! tiles whose entries a workgroup loads at consecutive positions ([`gather_tiles`]), rows
 //! longer than a tile to the chunks. Both matrices are
-//! bound in row bands when they exceed one binding ([`bands`]).
+//! bound in row bands when they exceed one binding (`fused::bands`).
 
 use crate::fused::bands::{self, SparseBand};
 use crate::fused::config::{grid, LONG_ROW_MIN};
@@ -40,7 +40,7 @@ pub fn gather_vs(mu: f64) -> u32 {
 }
 
 /// The gathers' long-row threshold: a row holding more entries than one resident vector's
-/// share of all `nnz` (at least [`LONG_ROW_MIN`]) would end its pass late, so it goes to
+/// share of all `nnz` (at least `LONG_ROW_MIN`) would end its pass late, so it goes to
 /// chunks over whole workgroups (on the H200: 500k × 4,096's transpose has 4,096 rows of
 /// ≈ 5,000 entries, too few rows to fill the device one vector each).
 pub fn long_row(nnz: usize, resident_vectors: u64) -> u32 {

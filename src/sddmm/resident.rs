@@ -234,7 +234,7 @@ impl Resident {
     /// [`WriteMode::Overlapped`] each piece's copy into the spare operands is queued as soon
     /// as it is laid out, and runs still read the current ones. Either way the new operands
     /// become the ones runs read only at [`Resident::flush`]. Shapes are the caller's to
-    /// check ([`check_host_shapes`]).
+    /// check (`check_host_shapes`).
     pub fn stage(&self, gpu: &Gpu, a: &Dense, b: &Dense) -> Result<()> {
         self.staged.store(false, Ordering::SeqCst);
         let overlapped = self.mode == WriteMode::Overlapped;

@@ -137,7 +137,7 @@
 //! - **Beyond one binding**: training data larger than a storage binding is cut into parts
 //!   of whole chunks ([`plan::split_rows`]), each with its own buffers and dispatches, all
 //!   resident and recorded in the epoch's one submission (parts in shuffled order);
-//!   [`predict`] goes part by part too.
+//!   [`mod@predict`] goes part by part too.
 //! - **Staging ring** ([`Options::ring`], for data beyond device memory): the parts stay on
 //!   the host and stream through two device slots each epoch: each part is laid out (on
 //!   the host's cores) in its slot's reused staging buffers, its prefix copied into the

@@ -72,7 +72,7 @@ impl MultiTrainer<'_> {
     }
 
     /// Test RMSE of the current model in rating units (`None` without test ratings), after
-    /// checking P and Q for NaN or infinity; fails with [`Error::Diverged`] naming the epoch
+    /// checking P and Q for NaN or infinity; fails with [`crate::Error::Diverged`] naming the epoch
     /// when they hold one. Evaluated on the devices: Q's blocks shared first, then every
     /// device checks its P and its (now whole) Q and scores its test ratings, all at once;
     /// two scalars per device come back (the squared errors summed in f32 on each device).
