@@ -19,6 +19,11 @@ const BLOCK_ROWS: usize = 256;
 /// `d * HEAVY_DIV >= n`, by rejection from the alias table otherwise.
 const HEAVY_DIV: usize = 4;
 
+/// Rows of at most this many columns find repeats among their draws by scanning them; longer
+/// ones by a hash set of their ranks sized to the row (cache-resident, unlike a stamp per
+/// column).
+const SCAN_MAX: usize = 64;
+
 /// SplitMix64 finalizer: a bijective mix of 64 bits.
 fn splitmix64(x: u64) -> u64 {
     let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -72,10 +77,10 @@ pub(crate) fn permutation(n: usize, rng: &mut StdRng) -> Vec<u32> {
 
 /// Walker/Vose alias table: O(1) draws from a discrete distribution with one `u64`.
 pub(crate) struct Alias {
-    /// Acceptance threshold of each bucket, out of 2^32.
-    thresh: Vec<u64>,
-    /// The bucket's alias.
-    alias: Vec<u32>,
+    /// Per bucket: its acceptance threshold out of 2^32 and its alias, side by side (a draw
+    /// reads one 8-byte entry). A full bucket has threshold `u32::MAX` and itself as alias,
+    /// so it returns itself whatever the draw.
+    buckets: Vec<[u32; 2]>,
 }
 
 impl Alias {
@@ -87,30 +92,30 @@ impl Alias {
         let scale = n as f64 / total;
         let mut p: Vec<f64> = w.iter().map(|&x| x * scale).collect();
         let (mut small, mut large): (Vec<usize>, Vec<usize>) = (0..n).partition(|&i| p[i] < 1.0);
-        let mut thresh = vec![1u64 << 32; n];
-        let mut alias: Vec<u32> = (0..n as u32).collect();
+        let mut buckets: Vec<[u32; 2]> = (0..n as u32).map(|i| [u32::MAX, i]).collect();
         while let (Some(&s), Some(&l)) = (small.last(), large.last()) {
             small.pop();
-            thresh[s] = (p[s] * 4_294_967_296.0) as u64;
-            alias[s] = l as u32;
+            // p[s] < 1: the threshold fits 32 bits.
+            buckets[s] = [(p[s] * 4_294_967_296.0) as u32, l as u32];
             p[l] = (p[l] + p[s]) - 1.0;
             if p[l] < 1.0 {
                 large.pop();
                 small.push(l);
             }
         }
-        Alias { thresh, alias }
+        Alias { buckets }
     }
 
     /// One draw.
     #[inline]
     pub(crate) fn sample<R: RngCore>(&self, rng: &mut R) -> usize {
         let x = rng.next_u64();
-        let i = (((x >> 32) * self.thresh.len() as u64) >> 32) as usize;
-        if (x & 0xFFFF_FFFF) < self.thresh[i] {
+        let i = (((x >> 32) * self.buckets.len() as u64) >> 32) as usize;
+        let [thresh, alias] = self.buckets[i];
+        if (x & 0xFFFF_FFFF) < u64::from(thresh) {
             i
         } else {
-            self.alias[i] as usize
+            alias as usize
         }
     }
 }
@@ -231,8 +236,8 @@ impl Columns {
             }
             return;
         }
-        let cur = sc.next_stamp();
         if d * HEAVY_DIV >= n {
+            let cur = sc.next_stamp(n);
             // Efraimidis–Spirakis: the d smallest keys Exp(1) / w are a successive sample.
             sc.keys.clear();
             for (r, &w) in self.weights.iter().enumerate() {
@@ -259,13 +264,23 @@ impl Columns {
         sc.ranks.clear();
         let budget = 4 * d + 64;
         let mut draws = 0;
-        while sc.ranks.len() < d && draws < budget {
-            draws += 1;
-            let r = self.alias.sample(rng);
-            let id = self.perm[r] as usize;
-            if sc.stamp[id] != cur {
-                sc.stamp[id] = cur;
-                sc.ranks.push(r as u32);
+        // A rank repeats exactly when its column does (perm is a bijection).
+        if d <= SCAN_MAX {
+            while sc.ranks.len() < d && draws < budget {
+                draws += 1;
+                let r = self.alias.sample(rng) as u32;
+                if !sc.ranks.contains(&r) {
+                    sc.ranks.push(r);
+                }
+            }
+        } else {
+            sc.seen.reset(d);
+            while sc.ranks.len() < d && draws < budget {
+                draws += 1;
+                let r = self.alias.sample(rng) as u32;
+                if sc.seen.insert(r) {
+                    sc.ranks.push(r);
+                }
             }
         }
         if sc.ranks.len() < d {
@@ -291,9 +306,44 @@ impl Columns {
     }
 }
 
+/// A set of u32 keys (never `u32::MAX`) by open addressing, sized per use.
+struct RankSet {
+    slots: Vec<u32>,
+}
+
+impl RankSet {
+    const EMPTY: u32 = u32::MAX;
+
+    /// Empties the set and sizes it for `n` keys (at most half full).
+    fn reset(&mut self, n: usize) {
+        let cap = (2 * n).next_power_of_two().max(16);
+        self.slots.clear();
+        self.slots.resize(cap, Self::EMPTY);
+    }
+
+    /// Adds `k`; whether it was new.
+    fn insert(&mut self, k: u32) -> bool {
+        let mask = self.slots.len() - 1;
+        let mut i = (k.wrapping_mul(0x9E37_79B9) as usize) & mask;
+        loop {
+            match self.slots[i] {
+                s if s == k => return false,
+                Self::EMPTY => {
+                    self.slots[i] = k;
+                    return true;
+                }
+                _ => i = (i + 1) & mask,
+            }
+        }
+    }
+}
+
 /// Per-thread scratch of [`Columns::sample_row`].
 struct Scratch {
+    /// Per column, the row that last drew it (heavy rows).
     stamp: Vec<u32>,
+    /// The ranks a long row has drawn.
+    seen: RankSet,
     cur: u32,
     ranks: Vec<u32>,
     keys: Vec<(f64, u32)>,
@@ -301,9 +351,10 @@ struct Scratch {
 }
 
 impl Scratch {
-    fn new(n: usize) -> Scratch {
+    fn new() -> Scratch {
         Scratch {
-            stamp: vec![0; n],
+            stamp: Vec::new(),
+            seen: RankSet { slots: Vec::new() },
             cur: 0,
             ranks: Vec::new(),
             keys: Vec::new(),
@@ -311,7 +362,13 @@ impl Scratch {
         }
     }
 
-    fn next_stamp(&mut self) -> u32 {
+    /// A fresh stamp over `n` columns (the stamps allocated on first use: rows short enough
+    /// to scan never need them).
+    fn next_stamp(&mut self, n: usize) -> u32 {
+        if self.stamp.len() != n {
+            self.stamp = vec![0; n];
+            self.cur = 0;
+        }
         self.cur = self.cur.wrapping_add(1);
         if self.cur == 0 {
             self.stamp.fill(0);
@@ -510,7 +567,7 @@ where
         &row_ptr,
         &mut col_idx,
         &mut values,
-        || Scratch::new(ncols),
+        Scratch::new,
         |sc, blk| {
             let mut rng = stream_rng(seed, blk.index as u64);
             for i in blk.rows.clone() {
@@ -548,4 +605,50 @@ where
             }
         },
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rank_set_keeps_each_key_once() {
+        let mut s = RankSet { slots: Vec::new() };
+        // 300 inserts of at most 97 distinct keys (the set is sized for 100).
+        s.reset(100);
+        let keys: Vec<u32> = (0..300).map(|i| (i * 7919) % 97).collect();
+        let mut want = std::collections::HashSet::new();
+        for k in keys {
+            assert_eq!(s.insert(k), want.insert(k), "key {k}");
+        }
+        s.reset(3);
+        assert!(s.insert(5) && !s.insert(5));
+    }
+
+    #[test]
+    fn rows_of_every_length_are_distinct_and_sorted() {
+        // Steep weights: long rows exhaust the rejection budget and finish exactly.
+        let n = 5_000;
+        let weights: Vec<f64> = (0..n).map(|k| ((k + 1) as f64).powf(-1.6)).collect();
+        let mut perm: Vec<u32> = (0..n as u32).collect();
+        perm.reverse();
+        let cols = Columns::new(weights, perm);
+        let mut sc = Scratch::new();
+        let mut rng = stream_rng(9, 0);
+        for d in [
+            1,
+            2,
+            SCAN_MAX,
+            SCAN_MAX + 1,
+            700,
+            n / HEAVY_DIV - 1,
+            n / HEAVY_DIV,
+            n,
+        ] {
+            let mut out = vec![0u32; d];
+            cols.sample_row(&mut out, &mut rng, &mut sc);
+            assert!(out.windows(2).all(|p| p[0] < p[1]), "d = {d}");
+            assert!(out.iter().all(|&c| (c as usize) < n), "d = {d}");
+        }
+    }
 }
