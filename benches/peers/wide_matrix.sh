@@ -7,7 +7,9 @@
 #   OUT=$OUT bash benches/peers/wide_matrix.sh
 # STEP_LIMIT (default 150 s) bounds each run: a kddb run spends ≈ 60 s chunking on the host
 # before its epochs. KDDB=0 skips the kddb shape, CRITEO=0 the criteo-s one; RING=1 adds
-# kddb FM k = 10 through the staging ring. One JSON line per run, tagged, lands in
+# kddb FM k = 10 through the staging ring; KDDB_CHUNKS=1 runs, in place of the kddb runs
+# above, async LR at chunks × lanes of 256 × 4 (the default), 64 × 8, 128 × 8 and 128 × 4
+# (CRITEO=0 KDDB_CHUNKS=1: that study alone). One JSON line per run, tagged, lands in
 # $OUT/matrix.jsonl as it finishes; the summary in $OUT/matrix.md.
 set -uo pipefail
 # shellcheck source=benches/peers/common.sh
@@ -42,11 +44,18 @@ if [ "${CRITEO:-1}" = 1 ]; then
 fi
 if [ "${KDDB:-1}" = 1 ]; then
   gen kddb 19264097 29890095 30
-  t "kddb fm10 async" --model fm --k 10 --async
-  t "kddb fm3 async" --model fm --k 3 --async
-  t "kddb lr async" --model lr --async
-  t "kddb lr sync" --model lr
-  [ "${RING:-0}" = 1 ] && t "kddb fm10 async ring" --model fm --k 10 --async --ring
+  if [ "${KDDB_CHUNKS:-0}" = 1 ]; then
+    for c in "256 4" "64 8" "128 8" "128 4"; do
+      read -r chunk lanes <<< "$c"
+      t "kddb lr async $chunk x $lanes" --model lr --async --max-chunk "$chunk" --lanes "$lanes"
+    done
+  else
+    t "kddb fm10 async" --model fm --k 10 --async
+    t "kddb fm3 async" --model fm --k 3 --async
+    t "kddb lr async" --model lr --async
+    t "kddb lr sync" --model lr
+    [ "${RING:-0}" = 1 ] && t "kddb fm10 async ring" --model fm --k 10 --async --ring
+  fi
   rm -rf $D
 fi
 python3 - "$OUT/matrix.jsonl" <<'PY' | tee "$OUT/matrix.md"
