@@ -19,11 +19,6 @@ const BLOCK_ROWS: usize = 256;
 /// `d * HEAVY_DIV >= n`, by rejection from the alias table otherwise.
 const HEAVY_DIV: usize = 4;
 
-/// Rows of at most this many columns find repeats among their draws by scanning them; longer
-/// ones by a hash set of their ranks sized to the row (cache-resident, unlike a stamp per
-/// column).
-const SCAN_MAX: usize = 64;
-
 /// SplitMix64 finalizer: a bijective mix of 64 bits.
 fn splitmix64(x: u64) -> u64 {
     let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -264,23 +259,14 @@ impl Columns {
         sc.ranks.clear();
         let budget = 4 * d + 64;
         let mut draws = 0;
-        // A rank repeats exactly when its column does (perm is a bijection).
-        if d <= SCAN_MAX {
-            while sc.ranks.len() < d && draws < budget {
-                draws += 1;
-                let r = self.alias.sample(rng) as u32;
-                if !sc.ranks.contains(&r) {
-                    sc.ranks.push(r);
-                }
-            }
-        } else {
-            sc.seen.reset(d);
-            while sc.ranks.len() < d && draws < budget {
-                draws += 1;
-                let r = self.alias.sample(rng) as u32;
-                if sc.seen.insert(r) {
-                    sc.ranks.push(r);
-                }
+        // A rank repeats exactly when its column does (perm is a bijection); the row's ranks
+        // are kept in a set sized to the row (cache-resident, unlike a stamp per column).
+        sc.seen.reset(d);
+        while sc.ranks.len() < d && draws < budget {
+            draws += 1;
+            let r = self.alias.sample(rng) as u32;
+            if sc.seen.insert(r) {
+                sc.ranks.push(r);
             }
         }
         if sc.ranks.len() < d {
@@ -342,7 +328,7 @@ impl RankSet {
 struct Scratch {
     /// Per column, the row that last drew it (heavy rows).
     stamp: Vec<u32>,
-    /// The ranks a long row has drawn.
+    /// The ranks a row has drawn.
     seen: RankSet,
     cur: u32,
     ranks: Vec<u32>,
@@ -362,8 +348,8 @@ impl Scratch {
         }
     }
 
-    /// A fresh stamp over `n` columns (the stamps allocated on first use: rows short enough
-    /// to scan never need them).
+    /// A fresh stamp over `n` columns (the stamps allocated on first use: only heavy rows
+    /// need them).
     fn next_stamp(&mut self, n: usize) -> u32 {
         if self.stamp.len() != n {
             self.stamp = vec![0; n];
@@ -635,16 +621,7 @@ mod tests {
         let cols = Columns::new(weights, perm);
         let mut sc = Scratch::new();
         let mut rng = stream_rng(9, 0);
-        for d in [
-            1,
-            2,
-            SCAN_MAX,
-            SCAN_MAX + 1,
-            700,
-            n / HEAVY_DIV - 1,
-            n / HEAVY_DIV,
-            n,
-        ] {
+        for d in [1, 2, 64, 700, n / HEAVY_DIV - 1, n / HEAVY_DIV, n] {
             let mut out = vec![0u32; d];
             cols.sample_row(&mut out, &mut rng, &mut sc);
             assert!(out.windows(2).all(|p| p[0] < p[1]), "d = {d}");
