@@ -22,7 +22,12 @@
 // invocation still scatters the tile before; the next tile's factors are loaded in step 3);
 // head and open are read between a tile's two barriers, so the next tile's step 1 may
 // rewrite them.
-// PIPE: the next tile's entries are loaded before step 3, in flight during the scatter.
+// PIPE: the next tile's entries and row factors are loaded at the top of the tile before
+// (into registers: at most EPL factors an invocation, since a tile has at most EPL·WG rows),
+// in flight during that tile's row sums and scatter, and the descriptor of the tile after
+// (so no load waits on another but the factors' on their rows); the factors are stored
+// after the barrier that ends the tile's step 2 (when no invocation still reads the buffer
+// they fill).
 // XTY: Algorithm 1, no dot product (steps 1 and 2 skipped): an entry's scale is fac alone.
 // Each workgroup ends by adding α·its copy to `accum`: w itself, which already holds β·z
 // (fused/axpy), or under FINISH the plan's accumulator (all zero before the dispatch), the last
@@ -158,10 +163,9 @@ fn chain_sum(h: f32, ends: bool, sg_lane: u32, sg_size: u32) -> vec2<f32> {
 }
 #endif
 
-// Slot `slot`'s entries of tile `tile`.
-fn load_entries(tile: u32, slot: u32) -> Entries {
+// Slot `slot`'s entries of tile `tile`, whose descriptor is `t` (tiles[tile]).
+fn load_entries(tile: u32, t: vec4<u32>, slot: u32) -> Entries {
     var e: Entries;
-    let t = tiles[tile];
     let w = lead[tile * (WG / 2u) + slot / 2u];
     e.lead = (w >> (16u * (slot % 2u))) & 0xffffu;
     for (var q = 0u; q < EPL / 4u; q++) {
@@ -245,19 +249,23 @@ fn long_row(item: u32, tid: u32, sg_lane: u32, sg_size: u32, sg_id: u32) {
     workgroupBarrier();
 }
 
+// X's row `row`'s factor: v[row] (1 without v), times y[row] under XTY.
+fn row_factor(row: u32) -> f32 {
+    var f = 1.0;
+    if (params.flags & 1u) != 0u {
+        f = v[row];
+    }
+#ifdef XTY
+    f *= y[row];
+#endif
+    return f;
+}
+
 // The tile's row factors into fac[base ..].
 fn load_fac(tile: u32, base: u32, tid: u32) {
     let t = tiles[tile];
     for (var i = tid; i < t.w; i += WG) {
-        let row = rows[t.z + i];
-        var f = 1.0;
-        if (params.flags & 1u) != 0u {
-            f = v[row];
-        }
-#ifdef XTY
-        f *= y[row];
-#endif
-        fac[base + i] = f;
+        fac[base + i] = row_factor(rows[t.z + i]);
     }
 }
 
@@ -301,15 +309,40 @@ fn main(
     var cur: Entries;
     if tile < params.ntiles {
         load_fac(tile, 0u, tid);
-        cur = load_entries(tile, slot);
+        cur = load_entries(tile, tiles[tile], slot);
     }
+#ifdef PIPE
+    // The next tile's descriptor, loaded a tile ahead of its entries.
+    var tn = vec4<u32>(0u);
+    if tile + nwg.x < params.ntiles {
+        tn = tiles[tile + nwg.x];
+    }
+#endif
     workgroupBarrier();
     for (var k = 0u; tile < params.ntiles; k++) {
         let fb = (k % 2u) * RMAX;
         let next = tile + nwg.x;
-#ifndef PIPE
+#ifdef PIPE
+        // The next tile's loads, issued before this tile's work (consumed after it).
+        var nxt: Entries;
+        var nfac: array<f32, 8>;
+        var nrows = 0u;
+        if next < params.ntiles {
+            nxt = load_entries(next, tn, slot);
+            nrows = tn.w;
+            for (var q = 0u; q < EPL; q++) {
+                let i = tid + q * WG;
+                if i < nrows {
+                    nfac[q] = row_factor(rows[tn.z + i]);
+                }
+            }
+            if next + nwg.x < params.ntiles {
+                tn = tiles[next + nwg.x];
+            }
+        }
+#else
         if k > 0u {
-            cur = load_entries(tile, slot);
+            cur = load_entries(tile, tiles[tile], slot);
         }
 #endif
 #ifndef XTY
@@ -383,14 +416,17 @@ fn main(
 #endif
         workgroupBarrier();
 #ifdef PIPE
-        var nxt: Entries;
-        if next < params.ntiles {
-            nxt = load_entries(next, slot);
+        for (var q = 0u; q < EPL; q++) {
+            let i = tid + q * WG;
+            if i < nrows {
+                fac[(1u - k % 2u) * RMAX + i] = nfac[q];
+            }
         }
-#endif
+#else
         if next < params.ntiles {
             load_fac(next, ((k + 1u) % 2u) * RMAX, tid);
         }
+#endif
         // 3. The scatter.
         var row = cur.lead;
 #ifdef XTY

@@ -132,8 +132,8 @@ pub struct FusedArgs {
     regs: Option<u32>,
     /// Sparse `fused` with --regs: load the next row's entries, its factor and the bounds of
     /// the row after it before this row's reduction and scatter (a software pipeline over a
-    /// vector's rows); sparse `stream`: load the next tile's entries during this tile's
-    /// scatter; `auto` tunes it.
+    /// vector's rows); sparse `stream`: load the next tile's entries and row factors before
+    /// this tile's row sums and scatter; `auto` tunes it.
     #[arg(long)]
     prefetch: bool,
     /// Sparse `stream`: entries per invocation, 4 or 8 (default 8); `transpose`: its gathers in

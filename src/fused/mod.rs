@@ -240,7 +240,7 @@ pub struct Config {
     /// Sparse `fused` with `regs`: the next row's entries in registers, its factor (v, y
     /// under `xty`) and the bounds of the row after it are loaded before this row's
     /// reduction and scatter (a software pipeline: more loads in flight per vector).
-    /// `Stream`: the next tile's entries are loaded before this tile's scatter.
+    /// `Stream`: the next tile's entries and row factors are loaded before this tile's work.
     pub prefetch: bool,
     /// `Split`: rows per row tile of the column-split layout ([`split`]); its chunks hold
     /// [`SPLIT_EPL`] × the workgroup size entries. 0 for the other variants.

@@ -45,8 +45,8 @@ pub struct Options {
     /// its scatter ([`Config::regs`]; `None`: none, every entry read twice).
     pub regs: Option<u32>,
     /// Sparse `fused` with `regs`: the software pipeline over a vector's rows
-    /// ([`Config::prefetch`]); `stream`: each tile's entries loaded during the scatter of the
-    /// tile before.
+    /// ([`Config::prefetch`]); `stream`: each tile's entries and row factors loaded at the top
+    /// of the tile before, in flight during its row sums and scatter.
     pub prefetch: bool,
     /// `stream`: entries per invocation, 4 or 8 (`None`: [`STREAM_EPL`]).
     pub epl: Option<u32>,
