@@ -20,6 +20,7 @@ fn info_roofline_and_demo_print_json() {
         "100000",
     ]);
     assert!(r["roofline"]["copy_gbps"].as_f64().unwrap() > 0.0);
+    assert!(r["roofline"]["read_gbps"].as_f64().unwrap() > 0.0);
     // Global adds (single words and runs) and loads, at 4 MiB and at --mib; workgroup f32
     // and u32 adds and loads at 16 KiB, f32 adds at 1 KiB.
     let scatter = r["scatter"].as_array().unwrap();

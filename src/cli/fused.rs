@@ -374,7 +374,8 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
     // Per result: the median ms of each pass (`--passes`; the first is the result's own).
     let mut passes: Vec<Vec<f64>> = vec![];
     let roofline = if a.roofline {
-        Some(report::roofline::measure(&gpu, 1 << 30, 10, 10)?.copy_gbps)
+        let r = report::roofline::measure(&gpu, 1 << 30, 10, 10)?;
+        Some((r.copy_gbps, r.read_gbps))
     } else {
         None
     };
@@ -442,7 +443,9 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
             sweeps.push((p, sw));
         }
     }
-    let fraction = |gbps: f64| roofline.map(|r| gbps / r);
+    // Shares of the copy roofline (the bar's denominator) and of the read-only stream's.
+    let fraction = |gbps: f64| roofline.map(|r| gbps / r.0);
+    let read_fraction = |gbps: f64| roofline.map(|r| gbps / r.1);
     if a.json {
         println!(
             "{}",
@@ -450,13 +453,15 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
                 "adapter": gpu.caps.adapter_name,
                 "input": { "name": name, "m": m, "n": n, "nnz": x.nnz(),
                            "dense": matches!(input, Input::Dense(_)) },
-                "roofline_gbps": roofline,
+                "roofline_gbps": roofline.map(|r| r.0),
+                "read_roofline_gbps": roofline.map(|r| r.1),
                 "reorder_cols": base.reorder.name(),
                 "diag": base.diag.names(),
                 "valid_result": !base.diag.any(),
                 "results": results.iter().zip(&walls).zip(&passes).map(|(((p, v, r), (wall, facts)), ms)| match (r, facts) {
                     (Ok(meas), Some(f)) => json!({ "pattern": p.name(), "variant": v.name(),
                         "measurement": meas, "roofline_fraction": fraction(meas.gbps),
+                        "read_roofline_fraction": read_fraction(meas.gbps),
                         "passes_ms": ms,
                         "wall_s": wall, "long_chunks": f.long_chunks, "bands": f.bands,
                         "dispatches": f.dispatches,
@@ -485,7 +490,9 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
             "fused pattern on {} — X = {name}: {m}×{n}, {} stored entries{}",
             gpu.caps.adapter_name,
             x.nnz(),
-            roofline.map_or(String::new(), |r| format!("; copy roofline {r:.1} GB/s"))
+            roofline.map_or(String::new(), |(c, r)| format!(
+                "; copy roofline {c:.1} GB/s, read-only stream {r:.1} GB/s"
+            ))
         );
         let mut t = super::table(&[
             "pattern",

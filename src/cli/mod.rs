@@ -219,6 +219,8 @@ fn roofline(a: RooflineArgs) -> Result<ExitCode> {
         "bytes moved",
         "copy GB/s (best)",
         "copy GB/s (median)",
+        "read GB/s (best)",
+        "read GB/s (median)",
         "µs / dispatch",
         "timing",
     ]);
@@ -227,6 +229,8 @@ fn roofline(a: RooflineArgs) -> Result<ExitCode> {
         r.bytes_moved.to_string(),
         format!("{:.1}", r.copy_gbps),
         format!("{:.1}", r.copy_gbps_median),
+        format!("{:.1}", r.read_gbps),
+        format!("{:.1}", r.read_gbps_median),
         format!("{:.2}", r.dispatch_us),
         r.timing.clone(),
     ]);

@@ -19,6 +19,7 @@ shader_table!(
     "shared/wg_sum",
     "runtime/copy",
     "runtime/copy_words",
+    "runtime/read",
     "runtime/gate",
     "runtime/empty",
     "runtime/scan_blocks",

@@ -17,6 +17,13 @@ pub struct Roofline {
     pub copy_gbps: f64,
     /// Median copy bandwidth, GB/s.
     pub copy_gbps_median: f64,
+    /// Bytes a read-only run moves: the source once, and one word per invocation.
+    pub read_bytes: u64,
+    /// Best read-only bandwidth (each invocation sums its vec4s of the source), GB/s: the
+    /// ceiling of a kernel that streams its input and writes little.
+    pub read_gbps: f64,
+    /// Median read-only bandwidth, GB/s.
+    pub read_gbps_median: f64,
     /// Cost of one dispatch inside a compute pass, microseconds.
     pub dispatch_us: f64,
     /// Timing source ("timestamps" or "wall clock").
@@ -71,6 +78,7 @@ pub fn measure(gpu: &Gpu, bytes: u64, reps: usize, dispatches: u32) -> Result<Ro
         batch.submit_timed()
     })?;
     let moved = 2 * (n4 as u64) * 16;
+    let read = measure_read(gpu, &src, reps)?;
     let empty = gpu.kernel(&KernelSpec {
         name: "runtime/empty",
         defines: vec![],
@@ -96,7 +104,72 @@ pub fn measure(gpu: &Gpu, bytes: u64, reps: usize, dispatches: u32) -> Result<Ro
         bytes_moved: moved,
         copy_gbps: moved as f64 / times[0].seconds / 1e9,
         copy_gbps_median: moved as f64 / times[times.len() / 2].seconds / 1e9,
+        read_bytes: read.bytes,
+        read_gbps: read.bytes as f64 / read.times[0] / 1e9,
+        read_gbps_median: read.bytes as f64 / read.times[read.times.len() / 2] / 1e9,
         dispatch_us: per[per.len() / 2] * 1e6,
         timing: times[0].source().into(),
+    })
+}
+
+/// A read-only run's bytes and its times (seconds, fastest first).
+struct ReadTimes {
+    bytes: u64,
+    times: Vec<f64>,
+}
+
+/// vec4s each invocation of the read probe sums at least: its one store is then at most
+/// 1/64 of the bytes it reads.
+const READ_PER_INVOCATION: usize = 16;
+
+/// Times `runtime/read` over `src` (filled with 1, 2, 3, 4), then checks every invocation's
+/// sum (10 per vec4 it read: exact in f32), so the figure is of a run that read it all.
+fn measure_read(gpu: &Gpu, src: &GpuBuffer<[f32; 4]>, reps: usize) -> Result<ReadTimes> {
+    let n4 = src.len();
+    let wg = 256u32;
+    let groups = (n4.div_ceil(wg as usize * READ_PER_INVOCATION) as u32)
+        .clamp(1, gpu.caps.max_workgroups_per_dimension);
+    let threads = (groups * wg) as usize;
+    let sums = GpuBuffer::<f32>::zeroed(gpu, "roofline.read.sums", threads)?;
+    let kernel = gpu.kernel(&KernelSpec {
+        name: "runtime/read",
+        defines: vec![],
+        constants: vec![("WG", wg as f64)],
+        bindings: &[Binding::Uniform, Binding::Read, Binding::ReadWrite],
+    })?;
+    let params = gpu.uniform(
+        "roofline.read.params",
+        &CopyParams {
+            n4: n4 as u32,
+            stride: threads as u32,
+        },
+    );
+    let bg = kernel.bind(gpu, &[&params, src.raw(), sums.raw()])?;
+    sums.fill(gpu, f32::NAN)?;
+    // Fastest first.
+    let times = crate::gpu::timed_warm(gpu, reps, || {
+        let mut batch = Batch::new(gpu);
+        batch.dispatch(&kernel, bg.clone(), [groups, 1, 1])?;
+        batch.submit_timed()
+    })?
+    .iter()
+    .map(|t| t.seconds)
+    .collect();
+    let got = sums.read(gpu)?;
+    for (t, &s) in got.iter().enumerate() {
+        let count = n4.saturating_sub(t).div_ceil(threads);
+        if s != 10.0 * count as f32 {
+            return Err(crate::Error::Gpu {
+                kernel: "runtime/read".into(),
+                message: format!(
+                    "invocation {t} summed {s}, expected {} ({count} vec4s)",
+                    10 * count
+                ),
+            });
+        }
+    }
+    Ok(ReadTimes {
+        bytes: n4 as u64 * 16 + threads as u64 * 4,
+        times,
     })
 }
