@@ -85,3 +85,31 @@ step() {
   [ $rc -ne 0 ] && [ $rc -ne 124 ] && log "step exit $rc: $*"
   return 0
 }
+
+# archive_init NAME: a fresh work folder WORK whose contents `pack` archives into
+# $OUT/NAME.tgz (a device call returns at most 8 files: everything goes into one archive),
+# its x/ (exported inputs) left out.
+archive_init() {
+  WORK=$(mktemp -d)
+  ARCHIVE=$OUT/$1.tgz
+}
+
+# pack: (re)writes $ARCHIVE from $WORK and the job's log; after every step, so a call cut
+# at its limit still returns what ran.
+pack() {
+  cp "$OUT/log.txt" "$WORK/log.txt" 2>/dev/null
+  tar czf "$ARCHIVE" --exclude=./x -C "$WORK" .
+}
+
+# run_fused TAG ARGS…: `$W fused ARGS… --json` under `timeout "$STEP_LIMIT"`, one line of
+# $WORK/runs.tsv (tag, exit status, JSON), then pack.
+run_fused() {
+  local tag=$1
+  shift
+  local out
+  out=$(timeout "$STEP_LIMIT" "$W" fused "$@" --json 2>>"$WORK/err.txt")
+  local rc=$?
+  printf '%s\t%s\t%s\n' "$tag" "$rc" "$(echo "$out" | tr -d '\n')" >> "$WORK/runs.tsv"
+  log "$tag: exit $rc"
+  pack
+}

@@ -33,49 +33,33 @@ PEER_REPS=${PEER_REPS:-20}
 PEER=${PEER:-1}
 PATTERNS=${PATTERNS:-full,xty}
 PASSES=${PASSES:-1}
-ARCHIVE=$OUT/fused_transpose.tgz
-WORK=$(mktemp -d)
+archive_init fused_transpose
 # DRY_RUN=1 skips installing .gl/ into / (a dry run elsewhere).
 install_gl --dry-run --if-present
 use_wgsparse W
 export WGSPARSE_CACHE_DIR=$WORK/cache
 mkdir -p "$WGSPARSE_CACHE_DIR"
-pack() {
-  cp "$OUT/log.txt" "$WORK/log.txt" 2>/dev/null
-  tar czf "$ARCHIVE" --exclude=./x -C "$WORK" .
-}
-# run TAG ARGS…: one line of runs.tsv per run.
-run() {
-  local tag=$1
-  shift
-  local out
-  out=$(timeout "$STEP_LIMIT" "$W" fused "$@" --json 2>>"$WORK/err.txt")
-  local rc=$?
-  printf '%s\t%s\t%s\n' "$tag" "$rc" "$(echo "$out" | tr -d '\n')" >> "$WORK/runs.tsv"
-  log "$tag: exit $rc"
-  pack
-}
 for g in $INPUTS; do
   x=$WORK/x/$g
   case $g in
     kdd2010) reps=10 ;;
     *) reps=50 ;;
   esac
-  run "$g export, transpose" --gen "$g" --pattern full --variant transpose --reps 3 \
+  run_fused "$g export, transpose" --gen "$g" --pattern full --variant transpose --reps 3 \
     --reorder-cols off --export "$x"
   common=(--matrix-raw "$x" --pattern "$PATTERNS" --roofline --reps "$reps" --passes "$PASSES")
-  run "$g transpose re-indexed, checked" "${common[@]}" --variant transpose --reorder-cols on --check
-  run "$g transpose" "${common[@]}" --variant transpose --reorder-cols off
+  run_fused "$g transpose re-indexed, checked" "${common[@]}" --variant transpose --reorder-cols on --check
+  run_fused "$g transpose" "${common[@]}" --variant transpose --reorder-cols off
   IFS=';' read -ra extras <<< "$EXTRA"
   for e in "${extras[@]}"; do
     # shellcheck disable=SC2086  # the flags split on purpose
-    run "$g transpose re-indexed $e" "${common[@]}" --variant transpose --reorder-cols on $e
+    run_fused "$g transpose re-indexed $e" "${common[@]}" --variant transpose --reorder-cols on $e
   done
   if [ "$g" = kdd2010 ] && [ "$SORTED" = 1 ]; then
-    run "$g sorted re-indexed" "${common[@]}" --variant sorted --reorder-cols on
+    run_fused "$g sorted re-indexed" "${common[@]}" --variant sorted --reorder-cols on
   fi
   if [ "$AUTO" = 1 ]; then
-    run "$g auto tuned" "${common[@]}" --variant auto
+    run_fused "$g auto tuned" "${common[@]}" --variant auto
   fi
   if [ "$PEER" = 1 ]; then
     step python3 benches/peers/fused_peer.py "$x" --reps "$PEER_REPS" --reorder-cols on \
