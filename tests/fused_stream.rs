@@ -315,3 +315,49 @@ fn the_tuner_times_stream() {
     );
     common::fused::check_plan(gpu, Matrix::Sparse(&x), &pick, 223);
 }
+
+#[test]
+fn a_capped_grid_equals_the_twin_and_other_variants_refuse_it() {
+    // Fewer workgroups take more tiles each (the next tile's loads in flight or not, long
+    // rows first); a grid of 0, or one for a variant without it, is refused by name.
+    let gpu = common::gpu();
+    let x = with_hot_columns(&sparse_x(1_300, 420, 10_000, 201), &[7], 202);
+    for groups in [1, 2, 5] {
+        for prefetch in [false, true] {
+            let o = Options {
+                groups: Some(groups),
+                ..stream(64, 8, prefetch, Some(40))
+            };
+            every_pattern(gpu, &x, &o, 203);
+            let plan = wgsparse::fused::Plan::new(gpu, Matrix::Sparse(&x), &o).unwrap();
+            assert_eq!(plan.config.groups, groups, "{}", plan.config.describe());
+        }
+    }
+    for (variant, groups, what) in [
+        (Variant::Stream, 0, "at least 1"),
+        (Variant::Fused, 4, "only the stream variant"),
+        (Variant::Auto, 4, "only the stream variant"),
+    ] {
+        let o = Options {
+            variant,
+            groups: Some(groups),
+            ..Default::default()
+        };
+        match wgsparse::fused::Plan::new(gpu, Matrix::Sparse(&x), &o) {
+            Err(Error::Option(msg)) => assert!(msg.contains(what), "{msg}"),
+            other => panic!("{variant:?} with {groups} groups: {:?}", other.err()),
+        }
+    }
+    let (code, _, err) = common::wgsparse_exit(&[
+        "fused",
+        "--gen",
+        "demo",
+        "--variant",
+        "stream",
+        "--groups",
+        "0",
+        "--no-tune",
+    ]);
+    assert_ne!(code, 0);
+    assert!(err.contains("at least 1"), "{err}");
+}

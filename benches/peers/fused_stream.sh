@@ -5,16 +5,20 @@
 # (`--diag skip-wg-adds`), `auto` tuned afresh and the peer on the same exported X in the same
 # job. Run on the NVIDIA machine from the repository root with the release binary in .gpu/
 # and the Vulkan loader packages in .gl/ (as fused_suite.sh). Everything goes into one
-# archive, $OUT/fused_stream.tgz, rewritten after each step. About 7 minutes of GPU wall time.
+# archive, $OUT/fused_stream.tgz, rewritten after each step. About 9 minutes of GPU wall time
+# (INPUTS in two calls where a call is limited to 10).
 #   INPUTS="sparse-4096 sparse-1024 sparse-200"
 #   STEP_LIMIT=200                 seconds any one step may take
 #   AUTO=1                         0: no `auto` run
 #   PEER=1                         0: no peer run
 #   PEER_REPS=20                   the peer's timed repetitions per option
-# Per input: `wgsparse roofline` first (copy and read-only stream), then pattern full,xty at
-# three (workgroup size, entries per invocation), the first of them --check'ed, timed twice
-# and with --diag skip-wg-adds, each with and without --prefetch; `auto`; fused_peer.py
-# --reorder-cols on. Summary: runs.tsv (tag, exit status, JSON) inside the archive.
+#   GROUPS="132 264 396"           grids (--groups) the first configuration is also timed at
+#                                  (the default is one workgroup per resident slot by the
+#                                  device model, which counts no registers)
+# `wgsparse roofline` first (copy and read-only stream); then per input pattern full,xty at
+# three (workgroup size, entries per invocation), each with and without --prefetch, the first
+# of them also --check'ed, timed again, with --diag skip-wg-adds and at the GROUPS grids;
+# `auto`; fused_peer.py --reorder-cols on. Summary: runs.tsv (tag, exit status, JSON) inside the archive.
 set -uo pipefail
 # shellcheck source=benches/peers/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -23,6 +27,7 @@ STEP_LIMIT=${STEP_LIMIT:-200}
 AUTO=${AUTO:-1}
 PEER=${PEER:-1}
 PEER_REPS=${PEER_REPS:-20}
+GROUPS=${GROUPS-"132 264 396"}
 archive_init fused_stream
 # DRY_RUN=1 skips installing .gl/ into / (a dry run elsewhere).
 install_gl --dry-run --if-present
@@ -51,6 +56,9 @@ for g in $INPUTS; do
         run_fused "$tag, checked" "${base[@]}" "${s[@]}" $p --check
         run_fused "$tag, again" "${base[@]}" "${s[@]}" $p
         run_fused "$tag, skip-wg-adds" "${base[@]}" "${s[@]}" $p --diag skip-wg-adds
+        for gr in $GROUPS; do
+          run_fused "$tag, $gr groups" "${base[@]}" "${s[@]}" $p --groups "$gr"
+        done
       else
         run_fused "$tag" "${base[@]}" "${s[@]}" $p
       fi

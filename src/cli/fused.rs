@@ -141,6 +141,10 @@ pub struct FusedArgs {
     /// 256; 0: the row kernel, VS lanes per row).
     #[arg(long)]
     epl: Option<u32>,
+    /// Sparse `stream`: workgroups in its grid at most (default: one per resident slot by
+    /// the device model; more tiles each where fewer).
+    #[arg(long)]
+    groups: Option<u32>,
     /// Sparse `split`: rows per row tile of the column-split layout (default: 4,096 or the
     /// most X's columns allow; `auto` tunes it).
     #[arg(long)]
@@ -336,6 +340,7 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
         row_tile: a.row_tile,
         key16: a.key16.map(|k| k == FoldArg::On),
         y_shared: a.stream_y.map(|k| k == FoldArg::On),
+        groups: a.groups,
         reorder: match a.reorder_cols {
             ReorderArg::Auto => Reorder::Auto,
             ReorderArg::On => Reorder::On,

@@ -62,6 +62,15 @@ pub(crate) fn resolve(
         }
         v => v,
     };
+    match options.groups {
+        Some(0) => return Err(option_err("a grid of at least 1 workgroup".into())),
+        Some(g) if variant != Variant::Stream => {
+            return Err(option_err(format!(
+                "a grid of {g} workgroups: only the stream variant (on sparse X) takes one"
+            )))
+        }
+        _ => {}
+    }
     let native_atomics = match options.atomics {
         Atomics::Auto => caps.f32_atomics,
         Atomics::Cas => false,

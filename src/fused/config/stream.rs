@@ -112,7 +112,11 @@ pub(super) fn stream(
     let resident = r.units.saturating_mul(r.groups_resident(wg, shared));
     let tiles_about = s.nnz().div_ceil(tile as usize).max(1);
     let max_groups = caps.max_workgroups_per_dimension as usize;
-    let groups = (resident as usize).min(tiles_about).min(max_groups).max(1);
+    let groups = (resident as usize)
+        .min(options.groups.map_or(usize::MAX, |g| g as usize))
+        .min(tiles_about)
+        .min(max_groups)
+        .max(1);
     // Tiles end at row boundaries (and at `rows` rows): on a device with a loop budget,
     // enough workgroups that each takes few enough tiles.
     let mu = s.nnz() as f64 / m.max(1) as f64;
