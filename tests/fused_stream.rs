@@ -361,3 +361,30 @@ fn a_capped_grid_equals_the_twin_and_other_variants_refuse_it() {
     assert_ne!(code, 0);
     assert!(err.contains("at least 1"), "{err}");
 }
+
+#[test]
+fn tiles_capped_by_rows_equal_the_twin() {
+    // A cap on a tile's rows cuts tiles early (3 rows: most tiles hold far fewer entries than
+    // they could); plans with other caps do not share its tiles; a cap of 0 is refused.
+    let gpu = common::gpu();
+    let x = rows_of(700, 300, &[9, 1, 0, 40, 2, 130], 211);
+    for (cap, prefetch) in [(3, false), (3, true), (17, true), (100_000, false)] {
+        let o = Options {
+            row_tile: Some(cap),
+            ..stream(64, 8, prefetch, Some(64))
+        };
+        every_pattern(gpu, &x, &o, 212);
+        let plan = wgsparse::fused::Plan::new(gpu, Matrix::Sparse(&x), &o).unwrap();
+        assert!(plan.config.row_tile >= 1 && plan.config.row_tile <= cap);
+        let rows_max = plan.stream_rows_max().unwrap();
+        assert!(rows_max <= cap && rows_max >= cap.min(3), "{rows_max} rows");
+    }
+    let o = Options {
+        row_tile: Some(0),
+        ..stream(64, 8, false, None)
+    };
+    match wgsparse::fused::Plan::new(gpu, Matrix::Sparse(&x), &o) {
+        Err(Error::Option(msg)) => assert!(msg.contains("at least 1"), "{msg}"),
+        other => panic!("{:?}", other.err()),
+    }
+}

@@ -5,7 +5,7 @@
 # (`--diag skip-wg-adds`), `auto` tuned afresh and the peer on the same exported X in the same
 # job. Run on the NVIDIA machine from the repository root with the release binary in .gpu/
 # and the Vulkan loader packages in .gl/ (as fused_suite.sh). Everything goes into one
-# archive, $OUT/fused_stream.tgz, rewritten after each step. About 9 minutes of GPU wall time
+# archive, $OUT/fused_stream.tgz, rewritten after each step. About 11 minutes of GPU wall time
 # (INPUTS in two calls where a call is limited to 10).
 #   INPUTS="sparse-4096 sparse-1024 sparse-200"
 #   STEP_LIMIT=200                 seconds any one step may take
@@ -15,9 +15,12 @@
 #   GROUPS="132 264 396"           grids (--groups) the first configuration is also timed at
 #                                  (the default is one workgroup per resident slot by the
 #                                  device model, which counts no registers)
+#   ROW_TILES="128 256"            caps on a tile's rows (--row-tile) every configuration is
+#                                  also timed at (less workgroup memory a workgroup)
 # `wgsparse roofline` first (copy and read-only stream); then per input pattern full,xty at
 # three (workgroup size, entries per invocation), each with and without --prefetch, the first
-# of them also --check'ed, timed again, with --diag skip-wg-adds and at the GROUPS grids;
+# of them also --check'ed, timed again, with --diag skip-wg-adds and at the GROUPS grids,
+# and each at the ROW_TILES caps;
 # `auto`; fused_peer.py --reorder-cols on. Summary: runs.tsv (tag, exit status, JSON) inside the archive.
 set -uo pipefail
 # shellcheck source=benches/peers/common.sh
@@ -28,6 +31,7 @@ AUTO=${AUTO:-1}
 PEER=${PEER:-1}
 PEER_REPS=${PEER_REPS:-20}
 GROUPS=${GROUPS-"132 264 396"}
+ROW_TILES=${ROW_TILES-"128 256"}
 archive_init fused_stream
 # DRY_RUN=1 skips installing .gl/ into / (a dry run elsewhere).
 install_gl --dry-run --if-present
@@ -62,6 +66,9 @@ for g in $INPUTS; do
       else
         run_fused "$tag" "${base[@]}" "${s[@]}" $p
       fi
+    done
+    for rt in $ROW_TILES; do
+      run_fused "$g stream ${c/:/ × }, at most $rt rows a tile" "${base[@]}" "${s[@]}" --row-tile "$rt"
     done
     first=0
   done

@@ -146,7 +146,8 @@ pub struct FusedArgs {
     #[arg(long)]
     groups: Option<u32>,
     /// Sparse `split`: rows per row tile of the column-split layout (default: 4,096 or the
-    /// most X's columns allow; `auto` tunes it).
+    /// most X's columns allow; `auto` tunes it). Sparse `stream`: rows per tile at most
+    /// (default: as many as workgroup memory holds beside w).
     #[arg(long)]
     row_tile: Option<u32>,
     /// Sparse `split`: the scatter's 16-bit layout (row offsets beside values, a marker per
@@ -475,6 +476,7 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
                         "split_adds": f.split_adds.map(|(e, a, c)|
                             json!({ "entries": e, "adds": a, "chunks": c })),
                         "x_tiles": f.x_tiles,
+                        "stream_rows_max": f.stream_rows_max,
                         "transpose_pass": f.transpose_pass.map(|t|
                             json!({ "vs": t.vs, "long_row": t.long_row,
                                     "long_chunks": t.long_chunks, "tiles": t.tiles })) }),
@@ -575,6 +577,8 @@ struct PlanFacts {
     /// `transpose`: X's row tiles (0: the row kernel) and Xᵀ's pass.
     x_tiles: Option<usize>,
     transpose_pass: Option<PassFacts>,
+    /// `stream`: the rows of its fullest tile.
+    stream_rows_max: Option<u32>,
 }
 
 impl PlanFacts {
@@ -586,6 +590,7 @@ impl PlanFacts {
             dispatches: plan.dispatches(pattern),
             split_adds: plan.split_adds(),
             x_tiles: plan.transpose_x_tiles(),
+            stream_rows_max: plan.stream_rows_max(),
             transpose_pass: plan.transpose_pass(),
         }
     }

@@ -90,7 +90,11 @@ pub(super) struct StreamX {
 impl StreamX {
     fn build(gpu: &Gpu, x: &crate::sparse::Csr, config: &Config) -> Result<StreamX> {
         let wg = config.workgroup;
-        let cap = super::config::stream_rows_cap(gpu, x.ncols, wg, config.tile, config.y_shared);
+        let mut cap =
+            super::config::stream_rows_cap(gpu, x.ncols, wg, config.tile, config.y_shared);
+        if config.row_tile > 0 {
+            cap = cap.min(config.row_tile);
+        }
         let s = stream::build(x, wg, config.tile / wg, config.long_row, cap)?;
         // Every buffer holds a vec4 at least (an X with no tile reads none of them).
         let pad4 = |mut v: Vec<u32>| {

@@ -243,7 +243,8 @@ pub struct Config {
     /// `Stream`: the next tile's entries and row factors are loaded before this tile's work.
     pub prefetch: bool,
     /// `Split`: rows per row tile of the column-split layout ([`split`]); its chunks hold
-    /// [`SPLIT_EPL`] × the workgroup size entries. 0 for the other variants.
+    /// [`SPLIT_EPL`] × the workgroup size entries. `Stream`: the caller's cap on a tile's
+    /// rows, where given (0: as many as workgroup memory holds). 0 for the other variants.
     pub row_tile: u32,
     /// `Split`: the scatter reads X's copy 16 bits per row offset beside each value, with a
     /// marker slot per run of a column in a chunk ([`split::build16`]: 6 bytes per entry
@@ -362,6 +363,12 @@ impl Plan {
         self.transpose.as_ref().map(|t| t.transpose_pass())
     }
 
+    /// `Stream`: the rows of its fullest tile (the kernel's per-tile row buffers in
+    /// workgroup memory are sized to it).
+    pub fn stream_rows_max(&self) -> Option<u32> {
+        self.stream.as_ref().map(|t| t.rows_max)
+    }
+
     /// `Transpose`: X's pass's row tiles (0: the row kernel).
     pub fn transpose_x_tiles(&self) -> Option<usize> {
         self.transpose.as_ref().map(|t| t.tiles().0)
@@ -455,12 +462,14 @@ impl Plan {
                     like.config.long_row,
                     like.config.y_shared,
                     like.config.key16,
+                    like.config.row_tile,
                 ) == (
                     config.workgroup,
                     config.tile,
                     config.long_row,
                     config.y_shared,
                     config.key16,
+                    config.row_tile,
                 )
         });
         let transpose = like

@@ -51,7 +51,8 @@ pub struct Options {
     /// `stream`: entries per invocation, 4 or 8 (`None`: [`STREAM_EPL`]).
     pub epl: Option<u32>,
     /// `split`: rows per row tile ([`Config::row_tile`]; `None`: the launch model's,
-    /// [`split::default_row_tile`]).
+    /// [`split::default_row_tile`]). `stream`: rows per tile at most (`None`: as many as
+    /// workgroup memory holds beside w; fewer leave more workgroups resident).
     pub row_tile: Option<u32>,
     /// `split` and `stream`: the 16-bit layout ([`Config::key16`]; `None`: for `split` where
     /// it applies, with subgroup operations and row tiles of at most 32,768 rows; off for

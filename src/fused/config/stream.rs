@@ -70,6 +70,9 @@ pub(super) fn stream(
     if options.rows_per_vector == Some(0) {
         return Err(option_err("rows per vector must be at least 1".into()));
     }
+    if options.row_tile == Some(0) {
+        return Err(option_err("rows per tile must be at least 1".into()));
+    }
     if let Some(0) = options.long_row {
         return Err(option_err(
             "the long-row threshold must be at least 1".into(),
@@ -107,6 +110,8 @@ pub(super) fn stream(
             "y in workgroup memory: {n} columns twice leave a tile fewer than {rows_min} rows"
         )));
     }
+    // The caller's cap on a tile's rows (less workgroup memory a workgroup, more resident).
+    let rows = rows.min(options.row_tile.unwrap_or(u32::MAX));
     let shared = (fixed_bytes(n, wg, y_shared) + ROW_BYTES * rows as u64) as u32;
     let r = Residency::of(caps);
     let resident = r.units.saturating_mul(r.groups_resident(wg, shared));
@@ -162,7 +167,7 @@ pub(super) fn stream(
         fold: super::fold_fits(gpu, options),
         regs: 0,
         prefetch: options.prefetch,
-        row_tile: 0,
+        row_tile: options.row_tile.map_or(0, |_| rows),
         key16,
         y_shared,
         reorder: false,
