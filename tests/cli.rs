@@ -244,3 +244,44 @@ fn sddmm_exports_the_operands_and_p_the_peer_compares_with() {
         .chunks(4)
         .all(|b| f32::from_le_bytes(b.try_into().unwrap()).is_finite()));
 }
+
+#[test]
+fn calibrate_stores_the_residency_that_info_and_the_models_then_use() {
+    // A cache folder of its own: the stored calibration changes every launch model's grid.
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| -> serde_json::Value {
+        let out = std::process::Command::new(common::binary())
+            .args(args)
+            .env("WGSPARSE_CACHE_DIR", dir.path())
+            .env_remove("WGSPARSE_COMPUTE_UNITS")
+            .env_remove("WGSPARSE_UNIT_THREADS")
+            .env_remove("WGSPARSE_UNIT_SHARED_BYTES")
+            .env_remove("WGSPARSE_UNIT_GROUPS")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    assert_eq!(run(&["info", "--json"])["residency_source"], "default");
+    let dry = run(&["calibrate", "--no-save", "--json"]);
+    assert!(dry["saved"].is_null());
+    assert_eq!(run(&["info", "--json"])["residency_source"], "default");
+    let c = run(&["calibrate", "--json"]);
+    let r = &c["calibration"]["residency"];
+    assert!(r["units"].as_u64().unwrap() >= 1);
+    // Every probe's peak is what the derived residency gives (derive refuses otherwise).
+    for p in c["calibration"]["probes"].as_array().unwrap() {
+        assert_eq!(
+            p["peak"].as_u64().unwrap() % r["units"].as_u64().unwrap(),
+            0
+        );
+    }
+    assert!(dir.path().join("residency.json").exists());
+    let info = run(&["info", "--json"]);
+    assert_eq!(info["residency_source"], "calibrated");
+    assert_eq!(&info["residency"], r);
+}

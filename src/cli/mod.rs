@@ -42,6 +42,9 @@ enum Command {
     Info(JsonFlag),
     /// Measure copy bandwidth and per-dispatch overhead: the denominator of every report.
     Roofline(RooflineArgs),
+    /// Measure how many workgroups the device keeps resident (the launch models' residency)
+    /// and store it for this adapter and driver.
+    Calibrate(CalibrateArgs),
     /// Write a generated data set in a standard format.
     Gen(gen::GenArgs),
     /// Run every implemented system on built-in data, check each against its CPU twin.
@@ -87,11 +90,22 @@ struct RooflineArgs {
     json: bool,
 }
 
+#[derive(clap::Args)]
+struct CalibrateArgs {
+    /// Measure and print only; keep what is stored.
+    #[arg(long)]
+    no_save: bool,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
 /// Runs the parsed command; the exit code is 1 when a check failed.
 pub fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Info(a) => info(a.json),
         Command::Roofline(a) => roofline(a),
+        Command::Calibrate(a) => calibrate(a),
         Command::Gen(a) => gen::run(a),
         Command::Demo(a) => demo(a.json),
         Command::Sddmm(a) => sddmm::run(a),
@@ -127,8 +141,12 @@ pub(crate) fn table(header: &[&str]) -> Table {
 fn info(as_json: bool) -> Result<ExitCode> {
     let gpu = Gpu::new()?;
     let c = &gpu.caps;
+    let (residency, source) = wgsparse::gpu::Residency::with_source(c);
     if as_json {
-        println!("{}", json!({ "caps": c }));
+        println!(
+            "{}",
+            json!({ "caps": c, "residency": residency, "residency_source": source })
+        );
         return Ok(ExitCode::SUCCESS);
     }
     let mut t = table(&["property", "value"]);
@@ -189,11 +207,62 @@ fn info(as_json: bool) -> Result<ExitCode> {
                 format!("{k} iterations (probed; loops end silently beyond)")
             }),
         ),
+        (
+            "residency (launch models)",
+            format!(
+                "{} units of {} invocations, {} B (+ {} B a workgroup), {} workgroups ({})",
+                residency.units,
+                residency.threads_per_unit,
+                residency.shared_per_unit,
+                residency.shared_reserved,
+                residency.groups_per_unit,
+                match source {
+                    wgsparse::gpu::ResidencySource::Default => "defaults; `wgsparse calibrate`",
+                    wgsparse::gpu::ResidencySource::Calibrated => "calibrated",
+                    wgsparse::gpu::ResidencySource::Environment => "environment overrides",
+                }
+            ),
+        ),
     ];
     for (k, v) in rows {
         t.add_row(vec![k.to_string(), v]);
     }
     println!("{t}");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn calibrate(a: CalibrateArgs) -> Result<ExitCode> {
+    let gpu = Gpu::new()?;
+    let before = wgsparse::gpu::Residency::with_source(&gpu.caps);
+    let c = wgsparse::gpu::calibrate::calibrate(&gpu)?;
+    let saved = if a.no_save { None } else { Some(c.save(&gpu)?) };
+    if a.json {
+        println!(
+            "{}",
+            json!({ "calibration": c, "before": before.0, "before_source": before.1,
+                    "saved": saved })
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut t = table(&["invocations", "workgroup memory", "resident workgroups"]);
+    for p in &c.probes {
+        t.add_row(vec![
+            p.workgroup.to_string(),
+            format!("{} B", p.shared),
+            p.peak.to_string(),
+        ]);
+    }
+    println!("residency probes on {} ({})\n{t}", c.adapter, c.driver);
+    let r = c.residency;
+    println!(
+        "{} units of {} invocations, {} B of workgroup memory ({} B set aside a workgroup) and \
+         {} workgroups each",
+        r.units, r.threads_per_unit, r.shared_per_unit, r.shared_reserved, r.groups_per_unit
+    );
+    match saved {
+        Some(p) => println!("stored in {}", p.display()),
+        None => println!("not stored (--no-save)"),
+    }
     Ok(ExitCode::SUCCESS)
 }
 

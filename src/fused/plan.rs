@@ -4,10 +4,9 @@
 //! resident vector (Eq. 5).
 //!
 //! wgpu reports neither the number of compute units nor their resident invocations or
-//! workgroup memory, so [`Residency`] takes them from the environment
-//! (`WGSPARSE_COMPUTE_UNITS`, `WGSPARSE_UNIT_THREADS`, `WGSPARSE_UNIT_SHARED_BYTES`), with
-//! defaults for Hopper (132 units of 2,048 invocations and 228 KiB) on discrete GPUs and
-//! one unit per CPU core otherwise.
+//! workgroup memory, so [`Residency`] takes them from the environment, else from the
+//! adapter's calibration (`wgsparse calibrate`, [`crate::gpu::calibrate`]), else from
+//! defaults for Hopper on discrete GPUs and one unit per CPU core otherwise.
 
 /// Most elements a dense-kernel lane holds in registers (the shader's `TL_MAX`).
 pub const TL_MAX: u32 = 16;

@@ -6,6 +6,7 @@
 
 mod batch;
 mod buffer;
+pub mod calibrate;
 mod caps;
 mod context;
 mod copy;
@@ -29,7 +30,7 @@ pub use context::{Gpu, GpuOptions};
 pub use copy::WordCopy;
 pub use devices::{each, each_with};
 pub use kernels::{Binding, Kernel, KernelSpec};
-pub use residency::Residency;
+pub use residency::{Residency, Source as ResidencySource};
 pub use scan::ExclusiveScan;
 pub use staging::{Ready, StagedCopy, StagedView, Staging};
 pub use timer::{median_warm, timed_warm, GpuTime, WARM_UP_MAX_SECONDS, WARM_UP_SECONDS};

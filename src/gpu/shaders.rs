@@ -20,6 +20,7 @@ shader_table!(
     "runtime/copy",
     "runtime/copy_words",
     "runtime/read",
+    "runtime/residency",
     "runtime/gate",
     "runtime/empty",
     "runtime/scan_blocks",

@@ -121,7 +121,7 @@ pub fn persistent_groups(
         ))),
         g if g > resident => Err(Error::Option(format!(
             "sync_groups {g}: more than the {resident} workgroups {} keeps resident at once \
-             (WGSPARSE_COMPUTE_UNITS and WGSPARSE_UNIT_* set the estimate); the grid barrier \
+             (`wgsparse calibrate` measures it; WGSPARSE_COMPUTE_UNITS and WGSPARSE_UNIT_* override); the grid barrier \
              would wait for workgroups that cannot start",
             gpu.caps.adapter_name
         ))),
