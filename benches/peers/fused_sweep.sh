@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The launch model against the configurations around it (issue: the model within 5% of the
+# best; the paper's within 2%): `wgsparse fused --variant fused --sweep` per input with the
+# default residency (Hopper's figures), then `wgsparse calibrate` (stored in this job's cache)
+# and the model's configuration again, now sized by the measured residency. Run on the NVIDIA
+# machine from the repository root with the release binary in .gpu/ and the Vulkan loader
+# packages in .gl/ (as fused_suite.sh). Everything goes into one archive, $OUT/fused_sweep.tgz,
+# rewritten after each step. About 2–3 minutes of GPU wall time per input.
+#   INPUTS="sparse-1024 sparse-4096 dense-200"
+#   STEP_LIMIT=300                 seconds any one step may take
+#   REPS=5                         timed repetitions per sweep point
+# Summary: runs.tsv (tag, exit status, JSON: `sweeps` holds the model's gap) and
+# calibrate.json inside the archive.
+set -uo pipefail
+# shellcheck source=benches/peers/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+INPUTS=${INPUTS-"sparse-1024 sparse-4096 dense-200"}
+STEP_LIMIT=${STEP_LIMIT:-300}
+REPS=${REPS:-5}
+archive_init fused_sweep
+# DRY_RUN=1 skips installing .gl/ into / (a dry run elsewhere).
+install_gl --dry-run --if-present
+use_wgsparse W
+export WGSPARSE_CACHE_DIR=$WORK/cache
+mkdir -p "$WGSPARSE_CACHE_DIR"
+for g in $INPUTS; do
+  run_fused "$g sweep, default residency" --gen "$g" --pattern full --variant fused --sweep \
+    --reps "$REPS"
+done
+step "$W" calibrate --json > "$WORK/calibrate.json" 2>>"$WORK/err.txt"
+log "calibrate done"
+pack
+for g in $INPUTS; do
+  run_fused "$g model, calibrated residency" --gen "$g" --pattern full --variant fused --reps 20
+done
+pack
+log "archive: $ARCHIVE"
