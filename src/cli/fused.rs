@@ -315,6 +315,14 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
     // Host wall-clock phases (generation or loading, export, each plan and measurement), so a
     // slow step on a large input shows where its time went.
     let clock = std::time::Instant::now();
+    // What runs now, on stderr where it is a terminal (generation, tuning and sweeps of large
+    // inputs take minutes).
+    let bar = super::spinner(!a.json, "loading X");
+    let say = |msg: String| {
+        if let Some(b) = &bar {
+            b.set_message(msg);
+        }
+    };
     let (name, input) = load(&a)?;
     let load_s = clock.elapsed().as_secs_f64();
     let x = input.matrix();
@@ -371,6 +379,7 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
     }
     let clock = std::time::Instant::now();
     if let Some(dir) = &a.export {
+        say(format!("exporting to {}", dir.display()));
         export(&gpu, dir, &input, &base, a.seed + 17)?;
     }
     let export_s = a.export.as_ref().map(|_| clock.elapsed().as_secs_f64());
@@ -380,6 +389,7 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
     // Per result: the median ms of each pass (`--passes`; the first is the result's own).
     let mut passes: Vec<Vec<f64>> = vec![];
     let roofline = if a.roofline {
+        say("measuring the roofline".into());
         let r = report::roofline::measure(&gpu, 1 << 30, 10, 10)?;
         Some((r.copy_gbps, r.read_gbps))
     } else {
@@ -398,14 +408,20 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
                 ..base.clone()
             };
             let clock = std::time::Instant::now();
+            let tuned = v == Variant::Auto && !a.no_tune;
+            say(format!(
+                "{} {}: {}",
+                p.name(),
+                v.name(),
+                if tuned { "tuning" } else { "planning" }
+            ));
             let plan = match &first {
-                _ if v == Variant::Auto && !a.no_tune => {
-                    wgsparse::fused::tune::autotuned_plan(&gpu, x, &options)
-                }
+                _ if tuned => wgsparse::fused::tune::autotuned_plan(&gpu, x, &options),
                 Some(like) => Plan::new_like(&gpu, x, &options, like),
                 None => Plan::new(&gpu, x, &options),
             };
             let measured = plan.and_then(|plan| {
+                say(format!("{} {}: measuring", p.name(), v.name()));
                 let meas = bench::measure(&gpu, &plan, &ops, a.reps, reference.as_ref())?;
                 let mut ms = vec![meas.ms];
                 for _ in 1..a.passes {
@@ -436,7 +452,11 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
                     // `wgsparse sddmm`); everything else is.
                     failed |= !matches!(e, Error::TooLarge { .. });
                     if !a.json {
-                        eprintln!("{} {}: {e}", p.name(), v.name());
+                        let line = || eprintln!("{} {}: {e}", p.name(), v.name());
+                        match &bar {
+                            Some(b) => b.suspend(line),
+                            None => line(),
+                        }
                     }
                     results.push((p, v, Err(e.to_string())));
                     passes.push(vec![]);
@@ -445,9 +465,16 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
             }
         }
         if a.sweep {
-            let sw = bench::sweep(&gpu, x, &ops, &base, a.reps.min(5), |_| {})?;
+            let mut points = 0;
+            let sw = bench::sweep(&gpu, x, &ops, &base, a.reps.min(5), |_| {
+                points += 1;
+                say(format!("{} sweep: configuration {points} timed", p.name()));
+            })?;
             sweeps.push((p, sw));
         }
+    }
+    if let Some(b) = &bar {
+        b.finish_and_clear();
     }
     // Shares of the copy roofline (the bar's denominator) and of the read-only stream's.
     let fraction = |gbps: f64| roofline.map(|r| gbps / r.0);

@@ -130,6 +130,15 @@ pub(crate) fn open_gpus(arg: &str) -> Result<Vec<Gpu>> {
     Gpu::several(count, &wgsparse::gpu::GpuOptions::default())
 }
 
+/// A spinner on stderr showing `msg` (drawn only where stderr is a terminal), when `on`.
+pub(crate) fn spinner(on: bool, msg: &str) -> Option<indicatif::ProgressBar> {
+    on.then(|| {
+        let b = indicatif::ProgressBar::new_spinner().with_message(msg.to_string());
+        b.enable_steady_tick(std::time::Duration::from_millis(120));
+        b
+    })
+}
+
 /// A table with the house style.
 pub(crate) fn table(header: &[&str]) -> Table {
     let mut t = Table::new();
@@ -341,11 +350,7 @@ fn roofline(a: RooflineArgs) -> Result<ExitCode> {
 
 fn demo(as_json: bool) -> Result<ExitCode> {
     let gpu = Gpu::new()?;
-    let bar = (!as_json).then(|| {
-        let b = indicatif::ProgressBar::new_spinner();
-        b.enable_steady_tick(std::time::Duration::from_millis(120));
-        b
-    });
+    let bar = spinner(!as_json, "");
     let rows = report::demo::run(&gpu, |step| {
         if let Some(b) = &bar {
             b.set_message(step.to_string());

@@ -192,14 +192,6 @@ fn load(args: &SddmmArgs) -> Result<(String, Csr)> {
     }
 }
 
-fn spinner(on: bool, msg: &str) -> Option<indicatif::ProgressBar> {
-    on.then(|| {
-        let b = indicatif::ProgressBar::new_spinner().with_message(msg.to_string());
-        b.enable_steady_tick(std::time::Duration::from_millis(120));
-        b
-    })
-}
-
 mod multi;
 
 /// Runs `wgsparse sddmm`.
@@ -215,7 +207,7 @@ pub fn run(args: SddmmArgs) -> Result<ExitCode> {
     let gpu = Gpu::new()?;
     preflight(&gpu, &args)?;
     let interactive = !args.json;
-    let bar = spinner(interactive, "preparing S");
+    let bar = super::spinner(interactive, "preparing S");
     let (name, s) = load(&args)?;
     if let Some(dir) = &args.export {
         io::write_csr_binary(dir, &s)?;
