@@ -173,3 +173,55 @@ fn a_bad_tile_size_is_refused() {
     assert!(matches!(err, Error::Option(_)), "{err}");
     assert!(err.to_string().contains("--epl"), "{err}");
 }
+
+#[test]
+fn the_pipeline_over_resident_workgroups_equals_the_twin() {
+    // --prefetch: one workgroup per resident slot, each taking many tiles with the next
+    // tile's bounds, offsets and entries loaded during this tile's gathers; long rows (their
+    // tiles skipped) among them, tiles of a workgroup's rows, every tile size, without
+    // subgroups, and in row bands.
+    let x = mixed_x();
+    for (i, &epl) in GATHER_TILE_EPL.iter().enumerate() {
+        let o = Options {
+            prefetch: true,
+            ..opts(epl, 64, true, Atomics::Auto)
+        };
+        let plan = check_tiled(common::gpu(), &x, &o, 470 + i as u64);
+        assert!(plan.config.prefetch);
+        assert!(plan.long_chunks() >= 2);
+    }
+    let piped = |o: Options| Options {
+        prefetch: true,
+        ..o
+    };
+    check_tiled(
+        common::gpu_plain(),
+        &x,
+        &piped(opts(4, 64, true, Atomics::Cas)),
+        481,
+    );
+    let plan = check_tiled(
+        common::gpu_small_bindings(),
+        &x,
+        &piped(opts(2, 128, true, Atomics::Auto)),
+        482,
+    );
+    assert!(plan.n_bands() > 4, "{} bands", plan.n_bands());
+    // Many tiles a workgroup (hundreds of them over a grid of tens of workgroups here).
+    let big = with_hot_columns(&sparse_x(20_000, 3_000, 60_000, 483), &[11], 484);
+    let plan = check_tiled(
+        common::gpu(),
+        &big,
+        &piped(opts(1, 64, true, Atomics::Auto)),
+        485,
+    );
+    let tiles = plan.transpose_x_tiles().unwrap();
+    assert!(tiles >= 500, "{tiles} tiles");
+    // The row kernel has no pipeline.
+    let rows = Options {
+        prefetch: true,
+        ..opts(0, 64, true, Atomics::Auto)
+    };
+    let plan = wgsparse::fused::Plan::new(common::gpu(), Matrix::Sparse(&x), &rows).unwrap();
+    assert!(!plan.config.prefetch);
+}

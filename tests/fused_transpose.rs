@@ -209,9 +209,14 @@ fn the_tuner_times_the_transpose_where_w_is_beyond_workgroup_memory() {
     let x = with_hot_columns(&sparse_x(2_000, 20_000, 16_000, 371), &[11], 372);
     let (pick, timed) =
         wgsparse::fused::tune::tune(g, Matrix::Sparse(&x), &Options::default()).unwrap();
-    assert!(
-        timed.iter().any(|o| o.variant == Variant::Transpose),
-        "the transpose was not timed: {timed:?}"
-    );
+    // In row tiles with and without their pipeline, and by rows.
+    for (epl, prefetch) in [(Some(4), false), (Some(4), true), (Some(0), false)] {
+        assert!(
+            timed
+                .iter()
+                .any(|o| o.variant == Variant::Transpose && o.epl == epl && o.prefetch == prefetch),
+            "the transpose (epl {epl:?}, prefetch {prefetch}) was not timed: {timed:?}"
+        );
+    }
     common::fused::check_plan(g, Matrix::Sparse(&x), &pick, 373);
 }

@@ -10,6 +10,10 @@
 // longer than params.long_len is a long row left to fused/gather_chunks: without ACCUM its out
 // is zeroed here, for the chunks to add onto. s = α, times v[row] with ROW_V; ACCUM adds onto
 // out (w = β·z first). Row indices are the band's; out and v are indexed from params.row_base.
+// PIPE (a grid of resident workgroups, each taking many tiles): the next tile's bounds, row
+// offsets, columns and values are loaded into registers (EPL ≤ 8 entries an invocation)
+// while this tile's gathers of y are in flight, so a tile waits on one load (the gathers)
+// instead of three in a row (bounds, then entries, then gathers).
 #import shared/reduce
 
 override WG: u32 = 256u;
@@ -37,30 +41,114 @@ struct Params {
 var<workgroup> prods: array<f32, WG * EPL>;
 var<workgroup> offsets: array<u32, WG + 1u>;
 
+// Whether tile (first, next) is a long row left to the chunks.
+fn is_long(first: vec2<u32>, next: vec2<u32>) -> bool {
+    return next.x - first.x == 1u && next.y - first.y > params.long_len;
+}
+
+#ifdef PIPE
+// An invocation's share of a tile, loaded ahead: the tile's bounds, its row offsets
+// `lid` (and `WG`, invocation 0 of a tile of WG rows), its entries lid + k·WG.
+struct Ahead {
+    first: vec2<u32>,
+    next: vec2<u32>,
+    off: u32,
+    off_last: u32,
+    col: array<u32, 8>,
+    val: array<f32, 8>,
+}
+
+fn load_ahead(t: u32, lid: u32) -> Ahead {
+    var a: Ahead;
+    a.first = tiles[t];
+    a.next = tiles[t + 1u];
+    if is_long(a.first, a.next) {
+        return a;
+    }
+    let r0 = a.first.x;
+    let rows = a.next.x - r0;
+    let e0 = a.first.y;
+    let len = a.next.y - e0;
+    if lid <= rows {
+        a.off = row_ptr[r0 + lid] - e0;
+    }
+    if lid == 0u && rows == WG {
+        a.off_last = row_ptr[r0 + WG] - e0;
+    }
+    for (var k = 0u; k < EPL; k++) {
+        let p = lid + k * WG;
+        if p < len {
+            a.col[k] = col_idx[e0 + p];
+            a.val[k] = vals[e0 + p];
+        }
+    }
+    return a;
+}
+#endif
+
 @compute @workgroup_size(WG)
 fn main(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(num_workgroups) nwg: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
+#ifdef PIPE
+    var ahead: Ahead;
+    if wid.x < params.ntiles {
+        ahead = load_ahead(wid.x, lid);
+    }
+#endif
     // t is uniform over the workgroup, so every barrier below is reached by all.
     for (var t = wid.x; t < params.ntiles; t += nwg.x) {
         // The previous tile's sums have read prods and offsets.
         workgroupBarrier();
+#ifdef PIPE
+        let cur = ahead;
+        let first = cur.first;
+        let next = cur.next;
+#else
         let first = tiles[t];
         let next = tiles[t + 1u];
+#endif
         let r0 = first.x;
         let rows = next.x - r0;
         let e0 = first.y;
         let len = next.y - e0;
-        if rows == 1u && len > params.long_len {
+        if is_long(first, next) {
 #ifndef ACCUM
             if lid == 0u {
                 out[params.row_base + r0] = 0.0;
             }
 #endif
+#ifdef PIPE
+            if t + nwg.x < params.ntiles {
+                ahead = load_ahead(t + nwg.x, lid);
+            }
+#endif
             continue;
         }
+#ifdef PIPE
+        // This tile's gathers first, then the next tile's loads (in flight together).
+        var x: array<f32, 8>;
+        for (var k = 0u; k < EPL; k++) {
+            x[k] = 0.0;
+            if lid + k * WG < len {
+                x[k] = cur.val[k] * y[cur.col[k]];
+            }
+        }
+        if t + nwg.x < params.ntiles {
+            ahead = load_ahead(t + nwg.x, lid);
+        }
+        if lid <= rows {
+            offsets[lid] = cur.off;
+        }
+        if lid == 0u && rows == WG {
+            offsets[WG] = cur.off_last;
+        }
+        for (var k = 0u; k < EPL; k++) {
+            prods[lid + k * WG] = x[k];
+        }
+#else
         for (var j = lid; j <= rows; j += WG) {
             offsets[j] = row_ptr[r0 + j] - e0;
         }
@@ -72,6 +160,7 @@ fn main(
             }
             prods[p] = x;
         }
+#endif
         workgroupBarrier();
         let tpr = min(TPR_MAX, 1u << (31u - countLeadingZeros(WG / rows)));
         let lane = lid % tpr;

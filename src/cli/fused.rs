@@ -133,7 +133,8 @@ pub struct FusedArgs {
     /// Sparse `fused` with --regs: load the next row's entries, its factor and the bounds of
     /// the row after it before this row's reduction and scatter (a software pipeline over a
     /// vector's rows); sparse `stream`: load the next tile's entries and row factors before
-    /// this tile's row sums and scatter; `auto` tunes it.
+    /// this tile's row sums and scatter; `transpose` in row tiles: resident workgroups, the
+    /// next tile's loads during this tile's gathers; `auto` tunes it.
     #[arg(long)]
     prefetch: bool,
     /// Sparse `stream`: entries per invocation, 4 or 8 (default 8); `transpose`: its gathers in

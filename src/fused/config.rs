@@ -384,7 +384,8 @@ pub(crate) fn resolve(
         segmented: false,
         fold: variant == Variant::Fused && fold_fits(gpu, options),
         regs,
-        prefetch: options.prefetch && regs > 0,
+        // `transpose`: the row tiles' pipeline (the row kernel has none).
+        prefetch: options.prefetch && (regs > 0 || (variant == Variant::Transpose && tile > 0)),
         row_tile: 0,
         key16: false,
         y_shared: false,

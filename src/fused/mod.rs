@@ -241,6 +241,8 @@ pub struct Config {
     /// under `xty`) and the bounds of the row after it are loaded before this row's
     /// reduction and scatter (a software pipeline: more loads in flight per vector).
     /// `Stream`: the next tile's entries and row factors are loaded before this tile's work.
+    /// `Transpose` in row tiles: resident workgroups take many tiles each, the next one's
+    /// bounds, offsets and entries loaded during this one's gathers.
     pub prefetch: bool,
     /// `Split`: rows per row tile of the column-split layout ([`split`]); its chunks hold
     /// [`SPLIT_EPL`] × the workgroup size entries. `Stream`: the caller's cap on a tile's

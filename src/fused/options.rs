@@ -46,7 +46,9 @@ pub struct Options {
     pub regs: Option<u32>,
     /// Sparse `fused` with `regs`: the software pipeline over a vector's rows
     /// ([`Config::prefetch`]); `stream`: each tile's entries and row factors loaded at the top
-    /// of the tile before, in flight during its row sums and scatter.
+    /// of the tile before, in flight during its row sums and scatter; `transpose` in row
+    /// tiles: one workgroup per resident slot, the next tile's loads in flight during this
+    /// tile's gathers.
     pub prefetch: bool,
     /// `stream`: entries per invocation, 4 or 8 (`None`: [`STREAM_EPL`]).
     pub epl: Option<u32>,

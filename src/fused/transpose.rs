@@ -85,14 +85,16 @@ impl RowPass {
     /// Eq. 5's C per band (within a software device's loop budget) and the chunks of the rows
     /// longer than `long_len` (`None`: [`long_row`]). With `tiled` (entries per invocation,
     /// lanes per row at most), tiles of `wg` × that many entries in place of the row grid,
-    /// and every row longer than a tile in the chunks.
+    /// and every row longer than a tile in the chunks; with `pipe` too, one workgroup per
+    /// resident slot (each taking many tiles, the next one's loads in flight during this
+    /// one's gathers) instead of one per tile.
     fn build(
         gpu: &Gpu,
         a: &Csr,
         bands: &[SparseBand],
         (vs, wg, subgroups): (u32, u32, bool),
         long_len: Option<u32>,
-        tiled: Option<(u32, u32)>,
+        (tiled, pipe): (Option<(u32, u32)>, bool),
     ) -> Result<RowPass> {
         let caps = &gpu.caps;
         let mu = a.nnz() as f64 / a.nrows.max(1) as f64;
@@ -133,12 +135,23 @@ impl RowPass {
                     let starts = gather_tiles::cut(a, band.rows.clone(), rule)?;
                     let ntiles = (starts.len() - 1) as u32;
                     let tiles = gather_tiles::with_entries(a, band, &starts)?;
-                    let groups = ntiles.clamp(1, max_groups);
+                    let mut groups = ntiles.clamp(1, max_groups);
                     // A workgroup's tiles, each its offsets, loads, a row's sum and reduction.
                     let per_tile = (rule.tile / wg) as u64
                         + rule.serial_max() as u64
                         + 2 * wg.ilog2() as u64
                         + 4;
+                    if pipe {
+                        // The kernel's products and row offsets in workgroup memory; on a
+                        // device with a loop budget, enough workgroups to stay within it.
+                        let shared = 4 * (rule.tile + wg + 1);
+                        let resident = r.units.saturating_mul(r.groups_resident(wg, shared));
+                        let need = budget.map_or(1, |b| {
+                            let per = (b / per_tile).clamp(1, u32::MAX as u64) as u32;
+                            ntiles.div_ceil(per)
+                        });
+                        groups = groups.min(resident.max(need)).max(1);
+                    }
                     let iterations = (ntiles as u64).div_ceil(groups as u64) * per_tile;
                     if let Some(b) = budget.filter(|&b| iterations > b) {
                         return Err(Error::TooLarge {
@@ -225,17 +238,18 @@ pub(crate) struct TransposeX {
     xt_pass: RowPass,
     /// The configuration the grids were built for (a plan of another configuration builds
     /// its own).
-    key: (u32, u32, u32, bool, u32),
+    key: (u32, u32, u32, bool, u32, bool),
 }
 
 /// The configuration's part the passes depend on.
-fn key_of(config: &Config) -> (u32, u32, u32, bool, u32) {
+fn key_of(config: &Config) -> (u32, u32, u32, bool, u32, bool) {
     (
         config.vs,
         config.workgroup,
         config.long_row,
         config.subgroup_reduce,
         config.tile,
+        config.prefetch,
     )
 }
 
@@ -285,15 +299,16 @@ impl TransposeX {
             Some(_) => (sub_tiles, sub_tiles),
             None => (config.subgroup_reduce, sub_t),
         };
+        let pipe = config.prefetch && tiled.is_some();
         let x_pass = RowPass::build(
             gpu,
             x,
             x_bands,
             (config.vs, wg, sub_x),
             Some(config.long_row),
-            tiled,
+            (tiled, pipe),
         )?;
-        let xt_pass = RowPass::build(gpu, &xt, xt_bands, (vs_t, wg, sub_t), None, tiled)?;
+        let xt_pass = RowPass::build(gpu, &xt, xt_bands, (vs_t, wg, sub_t), None, (tiled, pipe))?;
         Ok(TransposeX {
             xt: dxt,
             x_pass,
@@ -427,6 +442,7 @@ fn gather(
         g.subgroups.then_some("SUBGROUP"),
         row_v,
         accum.then_some("ACCUM"),
+        (plan.config.prefetch && g.tiled.is_some()).then_some("PIPE"),
     ];
     if let Some((epl, tpr_max)) = g.tiled {
         let tiles = gpu.kernel(&KernelSpec {

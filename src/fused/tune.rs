@@ -81,8 +81,8 @@ struct Tuned {
 /// The tuner's revision in its cache keys: entries tuned before a revision are tuned again
 /// (2: the row pipeline among the candidates; 3: the stream variant; 4: workgroup adds in
 /// flight; 5: those dropped, slower everywhere on an H200, and the transpose variant; 6: the
-/// transpose variant's row tiles).
-const REVISION: u32 = 6;
+/// transpose variant's row tiles; 7: their pipeline).
+const REVISION: u32 = 7;
 
 /// The cache key: adapter, kind and a shape bucket (log₂ of m, n and the stored entries), and
 /// the column re-indexing when the caller fixed it (the other knobs were tuned on that layout).
@@ -433,14 +433,22 @@ fn tune_with(
             split_key16: None,
             stream: None,
             transpose: true,
+            regs: None,
+            prefetch: Some(false),
             ..t
         };
         let (epl, wg) = GATHER_TILE_DEFAULT;
+        let tiles = Tuned {
+            workgroup: wg,
+            gather_epl: Some(epl),
+            ..gathers
+        };
+        // The tiles' pipeline over resident workgroups: not yet timed on a GPU.
         let mut cands = [
+            tiles,
             Tuned {
-                workgroup: wg,
-                gather_epl: Some(epl),
-                ..gathers
+                prefetch: Some(true),
+                ..tiles
             },
             Tuned {
                 workgroup: mc.workgroup,
