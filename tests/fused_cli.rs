@@ -289,7 +289,9 @@ fn fused_reports_its_row_bands() {
 
 #[test]
 fn fused_times_one_plan_several_passes() {
-    // `--passes 3`: each result carries three positive medians, the first its own.
+    // `--passes 3` (the clocks spun up before each): each result carries three positive
+    // medians, the first its own, which lies within its fastest and slowest timed runs,
+    // after a warm-up of at least one run.
     let j = json(&[
         "fused",
         "--gen",
@@ -302,6 +304,7 @@ fn fused_times_one_plan_several_passes() {
         "xty",
         "--passes",
         "3",
+        "--spin-first",
         "--reps",
         "2",
         "--json",
@@ -316,7 +319,19 @@ fn fused_times_one_plan_several_passes() {
             .collect();
         assert_eq!(ms.len(), 3, "{r}");
         assert!(ms.iter().all(|&t| t > 0.0), "{r}");
-        assert_eq!(ms[0], r["measurement"]["ms"].as_f64().unwrap(), "{r}");
+        let m = &r["measurement"];
+        assert_eq!(ms[0], m["ms"].as_f64().unwrap(), "{r}");
+        let (lo, hi) = (
+            m["ms_range"][0].as_f64().unwrap(),
+            m["ms_range"][1].as_f64().unwrap(),
+        );
+        assert!(lo <= ms[0] && ms[0] <= hi, "{r}");
+        let w = &m["warm_up"];
+        assert!(w["runs"].as_u64().unwrap() >= 1, "{r}");
+        for k in ["first_s", "fastest_s", "last_s"] {
+            assert!(w[k].as_f64().unwrap() > 0.0, "{k}: {r}");
+        }
+        assert!(w["fastest_s"].as_f64() <= w["first_s"].as_f64(), "{r}");
     }
     let (ok, _, err) = wgsparse(&["fused", "--gen", "demo", "--passes", "0"]);
     assert!(!ok);

@@ -17,6 +17,8 @@
 #                                  same Xᵀ pass timed again in one process)
 #   PASSES=1                       times each plan is measured (`--passes`: whether a slow
 #                                  plan stays slow in its process)
+#   FLAGS=""                       flags added to every timed run (e.g. --spin-first: the
+#                                  clocks spun up before each plan is timed)
 # Per input, PATTERNS with --roofline (and --check, the f64 twin, on the first transpose
 # run): transpose with the columns re-indexed and not, sorted re-indexed (kdd2010), `auto`
 # tuned afresh, then fused_peer.py --reorder-cols on. Summary: runs.tsv (tag, exit status,
@@ -33,6 +35,7 @@ PEER_REPS=${PEER_REPS:-20}
 PEER=${PEER:-1}
 PATTERNS=${PATTERNS:-full,xty}
 PASSES=${PASSES:-1}
+FLAGS=${FLAGS-}
 archive_init fused_transpose
 # DRY_RUN=1 skips installing .gl/ into / (a dry run elsewhere).
 install_gl --dry-run --if-present
@@ -48,6 +51,8 @@ for g in $INPUTS; do
   run_fused "$g export, transpose" --gen "$g" --pattern full --variant transpose --reps 3 \
     --reorder-cols off --export "$x"
   common=(--matrix-raw "$x" --pattern "$PATTERNS" --roofline --reps "$reps" --passes "$PASSES")
+  # shellcheck disable=SC2206  # FLAGS splits into flags on purpose
+  common+=($FLAGS)
   run_fused "$g transpose re-indexed, checked" "${common[@]}" --variant transpose --reorder-cols on --check
   run_fused "$g transpose" "${common[@]}" --variant transpose --reorder-cols off
   IFS=';' read -ra extras <<< "$EXTRA"

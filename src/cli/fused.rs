@@ -201,6 +201,11 @@ pub struct FusedArgs {
     /// median; whether a plan's time holds within one process).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
     passes: u32,
+    /// Before timing each plan, run a compute-bound spin kernel until the clocks settle
+    /// (`gpu::warm_clocks`, at least 0.5 s) besides the plan's own warm-up: an A/B for a
+    /// plan that times slow (`warm_up` in the JSON shows whether its own warm-up ramped).
+    #[arg(long)]
+    spin_first: bool,
     /// Write X, the full pattern's y, v, z, α, β and this run's w as raw arrays into this
     /// folder (for benches/peers/fused_peer.py).
     #[arg(long)]
@@ -423,9 +428,15 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
             };
             let measured = plan.and_then(|plan| {
                 say(format!("{} {}: measuring", p.name(), v.name()));
+                if a.spin_first {
+                    wgsparse::gpu::warm_clocks(&gpu)?;
+                }
                 let meas = bench::measure(&gpu, &plan, &ops, a.reps, reference.as_ref())?;
                 let mut ms = vec![meas.ms];
                 for _ in 1..a.passes {
+                    if a.spin_first {
+                        wgsparse::gpu::warm_clocks(&gpu)?;
+                    }
                     ms.push(bench::measure(&gpu, &plan, &ops, a.reps, None)?.ms);
                 }
                 Ok((meas, plan, ms))

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::fused::{Config, HostOp, Matrix, Op, Options, Pattern, Plan, Variant};
 use crate::gen;
-use crate::gpu::{Gpu, GpuBuffer};
+use crate::gpu::{Gpu, GpuBuffer, WarmUp};
 use crate::sparse::{Csr, Dense};
 use crate::{Error, Result};
 
@@ -183,6 +183,11 @@ pub struct Measurement {
     pub max_rel_error: Option<f64>,
     /// Timing source.
     pub timing: &'static str,
+    /// The fastest and slowest timed runs, milliseconds.
+    pub ms_range: (f64, f64),
+    /// What the warm-up before the timed runs did (a ramp from its first run to its last is
+    /// the clocks rising; a slow plan with no ramp is slow at full clocks).
+    pub warm_up: WarmUp,
 }
 
 /// The kernel name of a configuration.
@@ -239,7 +244,8 @@ pub fn measure(
         plan.run(gpu, &op, &ops.w)?;
         max_rel_error = Some(check("first run")?);
     }
-    let t = plan.time(gpu, &op, &ops.w, reps.max(1))?;
+    let (times, warm_up) = plan.time_report(gpu, &op, &ops.w, reps.max(1))?;
+    let t = times[times.len() / 2];
     if reference.is_some() {
         let last = check("last timed run")?;
         max_rel_error = max_rel_error.map(|e| e.max(last));
@@ -253,6 +259,8 @@ pub fn measure(
         gflops: plan.flops(xty) / t.seconds / 1e9,
         max_rel_error,
         timing: t.source(),
+        ms_range: (times[0].ms(), times[times.len() - 1].ms()),
+        warm_up,
     })
 }
 

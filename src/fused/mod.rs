@@ -596,7 +596,19 @@ impl Plan {
     /// GPU time of one run: the median of `reps` timed submissions after warm-up
     /// ([`crate::gpu::median_warm`]).
     pub fn time(&self, gpu: &Gpu, op: &Op, w: &GpuBuffer<f32>, reps: usize) -> Result<GpuTime> {
-        crate::gpu::median_warm(gpu, reps, || {
+        let (times, _) = self.time_report(gpu, op, w, reps)?;
+        Ok(times[times.len() / 2])
+    }
+
+    /// [`Plan::time`]'s timed runs (fastest first) and what its warm-up did.
+    pub fn time_report(
+        &self,
+        gpu: &Gpu,
+        op: &Op,
+        w: &GpuBuffer<f32>,
+        reps: usize,
+    ) -> Result<(Vec<GpuTime>, crate::gpu::WarmUp)> {
+        crate::gpu::timed_warm_report(gpu, reps, || {
             let mut batch = Batch::new(gpu);
             self.record(&mut batch, op, w)?;
             batch.submit_timed()

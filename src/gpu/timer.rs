@@ -156,18 +156,54 @@ pub fn median_warm(
     Ok(times[times.len() / 2])
 }
 
+/// What a warm-up did before the timed runs: whether the clocks ramped during it (its first
+/// runs slower than its last) or a workload ran slow throughout.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct WarmUp {
+    /// Runs before the timed ones.
+    pub runs: usize,
+    /// Wall-clock seconds they took.
+    pub seconds: f64,
+    /// The first run's time, seconds.
+    pub first_s: f64,
+    /// The fastest run's, seconds.
+    pub fastest_s: f64,
+    /// The last run's, seconds.
+    pub last_s: f64,
+}
+
 /// [`median_warm`]'s timed runs, fastest first (at least one): for reports of the best and
 /// the median.
 pub fn timed_warm(
     gpu: &Gpu,
     reps: usize,
-    mut run: impl FnMut() -> Result<GpuTime>,
+    run: impl FnMut() -> Result<GpuTime>,
 ) -> Result<Vec<GpuTime>> {
+    Ok(timed_warm_report(gpu, reps, run)?.0)
+}
+
+/// [`timed_warm`] and what its warm-up did.
+pub fn timed_warm_report(
+    gpu: &Gpu,
+    reps: usize,
+    mut run: impl FnMut() -> Result<GpuTime>,
+) -> Result<(Vec<GpuTime>, WarmUp)> {
     let start = std::time::Instant::now();
     let cpu = gpu.caps.device_type == "Cpu";
     let mut last = [f64::NAN; 3];
+    let mut warm = WarmUp {
+        fastest_s: f64::INFINITY,
+        ..Default::default()
+    };
     for n in 0.. {
         last[n % 3] = run()?.seconds;
+        let t = last[n % 3];
+        if n == 0 {
+            warm.first_s = t;
+        }
+        warm.fastest_s = warm.fastest_s.min(t);
+        warm.last_s = t;
+        warm.runs = n + 1;
         let elapsed = start.elapsed().as_secs_f64();
         let (lo, hi) = last
             .iter()
@@ -177,6 +213,7 @@ pub fn timed_warm(
             || (settled && elapsed >= WARM_UP_SECONDS)
             || elapsed >= WARM_UP_MAX_SECONDS
         {
+            warm.seconds = elapsed;
             break;
         }
     }
@@ -184,5 +221,5 @@ pub fn timed_warm(
         .map(|_| run())
         .collect::<Result<Vec<GpuTime>>>()?;
     times.sort_by(|x, y| x.seconds.total_cmp(&y.seconds));
-    Ok(times)
+    Ok((times, warm))
 }
