@@ -136,6 +136,22 @@ fn cli_train_predict_and_malformed_libsvm() {
         assert!(e[key].is_number(), "epoch lacks {key}: {v}");
     }
     assert!(v["logloss"].as_f64().unwrap() < std::f64::consts::LN_2);
+    // The setup's phases, in seconds, within its total.
+    let phases = v["setup_phases"].as_object().unwrap();
+    for k in [
+        "checks",
+        "feature order",
+        "feature counts",
+        "chunks",
+        "upload",
+        "kernels",
+        "validation",
+        "parameters",
+    ] {
+        assert!(phases[k].as_f64().unwrap() >= 0.0, "{k}: {v}");
+    }
+    let sum: f64 = phases.values().map(|t| t.as_f64().unwrap()).sum();
+    assert!(sum <= v["setup_s"].as_f64().unwrap() + 1e-3, "{v}");
     // --check replays the epochs with the f64 twin: same validation logloss.
     let c = common::wgsparse_json(&train_args(
         data,

@@ -516,6 +516,13 @@ fn train_run(
             "warm_up_seconds": warm_up_s,
             "check_ok": check.map(|c| c.2),
         });
+        // Where the setup's seconds went (outside the object above: the macro's recursion).
+        line["setup_phases"] = trainer
+            .setup_phases()
+            .iter()
+            .map(|&(k, v)| (k.to_string(), json!(v)))
+            .collect::<serde_json::Map<_, _>>()
+            .into();
         // Async plain writes' bound (`wide::plan::cold_from`), past json!'s recursion limit.
         line["cold_from"] = json!(trainer.cold_from());
         println!("{line}");

@@ -23,8 +23,20 @@ impl FeatureOrder {
 
     /// [`FeatureOrder::by_frequency`] over `n ≥ x.ncols` features (the others unseen).
     pub fn by_frequency_of(x: &Csr, n: usize) -> Result<Self> {
-        let counts = crate::sparse::order::column_counts(x, n);
-        Self::from_old_of_new(crate::sparse::order::by_count(&counts)?)
+        Self::by_counts(&crate::sparse::order::column_counts(x, n))
+    }
+
+    /// The order of features by descending `counts` (samples holding each), ties the lower
+    /// feature first.
+    pub fn by_counts(counts: &[u32]) -> Result<Self> {
+        Self::from_old_of_new(crate::sparse::order::by_count(counts)?)
+    }
+
+    /// `old_counts` (per original feature) in this order: per new feature id.
+    pub fn permute_counts(&self, old_counts: &[u32]) -> Result<Vec<u32>> {
+        let mut out = crate::limits::try_with_capacity("wide feature counts", self.len())?;
+        out.extend(self.old_of_new.iter().map(|&o| old_counts[o as usize]));
+        Ok(out)
     }
 
     /// The identity order on `n` features; fails when the host cannot hold it.

@@ -109,6 +109,8 @@ pub struct Trainer<'g> {
     snapshot_copy: Option<crate::gpu::WordCopy>,
     /// The divergence guard's reference loss (the last accepted epoch's).
     guard_ref: Option<f64>,
+    /// Wall-clock seconds of [`Trainer::new`]'s phases, in order.
+    setup_phases: Vec<(&'static str, f64)>,
 }
 
 /// Training samples that fit one storage binding, with their dispatches.
@@ -145,6 +147,13 @@ impl<'g> Trainer<'g> {
     /// The model descriptor.
     pub fn spec(&self) -> &ModelSpec {
         &self.spec
+    }
+
+    /// Wall-clock seconds of the setup's phases ([`Trainer::new`]), in order: checks, feature
+    /// order, feature counts, chunks (built on the host), upload, kernels, validation,
+    /// parameters.
+    pub fn setup_phases(&self) -> &[(&'static str, f64)] {
+        &self.setup_phases
     }
 
     /// Samples per chunk (one workgroup's share).

@@ -162,6 +162,32 @@ fn check_labels(what: &str, y: &[f32]) -> Result<()> {
     }
 }
 
+/// Wall-clock seconds of a setup's phases, in order, a phase met again adding to its entry.
+struct Phases {
+    last: std::time::Instant,
+    list: Vec<(&'static str, f64)>,
+}
+
+impl Phases {
+    fn new() -> Self {
+        Phases {
+            last: std::time::Instant::now(),
+            list: vec![],
+        }
+    }
+
+    /// Ends phase `name` (the time since the last mark).
+    fn mark(&mut self, name: &'static str) {
+        let now = std::time::Instant::now();
+        let s = (now - self.last).as_secs_f64();
+        self.last = now;
+        match self.list.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, t)) => *t += s,
+            None => self.list.push((name, s)),
+        }
+    }
+}
+
 impl<'g> Trainer<'g> {
     /// Uploads `train` (labels > 0 positive, others negative) and optional validation data
     /// with `n_features` features, chunked once; parameters start at [`initial_params`].
@@ -173,6 +199,7 @@ impl<'g> Trainer<'g> {
         valid: Option<(&Csr, &[f32])>,
         options: Options,
     ) -> Result<Self> {
+        let mut phases = Phases::new();
         spec.check()?;
         // Checked with the sync kernel resolved (its variants depend on it).
         let options = Options {
@@ -259,11 +286,16 @@ impl<'g> Trainer<'g> {
         if options.variant.snapshot_reads && !options.sync {
             GpuBuffer::<f32>::check_binding(gpu, "wide parameter snapshot", n_params)?;
         }
+        phases.mark("checks");
+        // Samples holding each feature: the re-indexing's key, and (in the new order) the
+        // cost rule's and async mode's input.
+        let old_counts = crate::sparse::order::column_counts(train.0, n_features);
         let order = if options.reindex {
-            FeatureOrder::by_frequency_of(train.0, n_features)?
+            FeatureOrder::by_counts(&old_counts)?
         } else {
             FeatureOrder::identity(n_features)?
         };
+        phases.mark("feature order");
         let labels = labels_pm1(train.1);
         let bias_index = n_features * spec.params_per_feature;
         // One-hot data (every value 1, as CTR data) is stored without its values.
@@ -271,11 +303,8 @@ impl<'g> Trainer<'g> {
         let valid_one_hot =
             options.drop_ones && valid.is_some_and(|v| v.0.values.iter().all(|&x| x == 1.0));
         let ranges = split_rows(train.0, chunk, gpu.caps.max_storage_binding_bytes)?;
-        // Sample count of each feature (re-indexed): the cost rule's and async mode's input.
-        let mut counts = crate::limits::try_vec("wide feature counts", order.len(), 0u32)?;
-        for &j in &train.0.col_idx {
-            counts[order.new_of_old[j as usize] as usize] += 1;
-        }
+        let counts = order.permute_counts(&old_counts)?;
+        drop(old_counts);
         let total_chunks = train.0.nrows.div_ceil(chunk);
         // The importance cache: its size sets the flow kernel's workgroup memory, and with it
         // the workgroups resident at once (parts are whole chunks: their chunks sum to
@@ -319,6 +348,7 @@ impl<'g> Trainer<'g> {
         let cold = cold_bound(&options, cold_rule, n_features);
         let mut parts = vec![];
         let mut ring_lens = [1usize; 3];
+        phases.mark("feature counts");
         for r in &ranges {
             let band;
             let x = if ranges.len() == 1 {
@@ -334,6 +364,7 @@ impl<'g> Trainer<'g> {
                 chunk,
                 options.variant.max_segment,
             )?;
+            phases.mark("chunks");
             let (data, host) = if options.ring {
                 let h = HostArrays::of(&chunks, one_hot, options.variant.slot_bits)?;
                 for (m, len) in
@@ -391,6 +422,7 @@ impl<'g> Trainer<'g> {
                 host,
                 steps: [vec![], vec![]],
             });
+            phases.mark("upload");
         }
         let ring = if options.ring {
             Some([Slot::new(gpu, ring_lens)?, Slot::new(gpu, ring_lens)?])
@@ -401,6 +433,7 @@ impl<'g> Trainer<'g> {
         debug_assert_eq!(n_chunks, total_chunks);
         drop(counts);
         let sync_groups = sync_groups(gpu, spec, &options, chunk, hot)?;
+        phases.mark("upload");
         let kernels = Kernels::new(
             gpu,
             spec,
@@ -422,6 +455,7 @@ impl<'g> Trainer<'g> {
         } else {
             None
         };
+        phases.mark("kernels");
         let valid = match valid {
             Some((x, y)) => {
                 if x.ncols > n_features {
@@ -458,6 +492,7 @@ impl<'g> Trainer<'g> {
             }
             None => None,
         };
+        phases.mark("validation");
         let mut t = Trainer {
             gpu,
             spec: spec.clone(),
@@ -498,6 +533,7 @@ impl<'g> Trainer<'g> {
             backup_copy: None,
             snapshot_copy: None,
             guard_ref: None,
+            setup_phases: vec![],
         };
         if let Some(snap) = &t.snapshot {
             t.snapshot_copy = Some(WordCopy::new(gpu, &t.params, snap, t.params.len())?);
@@ -505,6 +541,8 @@ impl<'g> Trainer<'g> {
         t.grad.fill(gpu, 0.0)?;
         let init = initial_params(spec, n_features, t.options.seed)?;
         t.set_params(&init)?;
+        phases.mark("parameters");
+        t.setup_phases = phases.list;
         Ok(t)
     }
 }
