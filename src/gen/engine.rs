@@ -115,7 +115,7 @@ impl Alias {
     }
 }
 
-/// A Fenwick tree of integer weights, for exact draws without replacement.
+/// A Fenwick tree of integer weights (here: the blocks' remaining weights).
 struct Fenwick {
     tree: Vec<u64>,
     total: u64,
@@ -163,8 +163,9 @@ impl Fenwick {
         }
     }
 
-    /// The index whose cumulative weight range holds `target` (< total).
-    fn find(&self, mut target: u64) -> usize {
+    /// The index whose cumulative weight range holds `target` (< total), and `target` less
+    /// the weight of the indices before it.
+    fn find(&self, mut target: u64) -> (usize, u64) {
         let mut pos = 0;
         let mut step = self.top;
         while step > 0 {
@@ -175,7 +176,7 @@ impl Fenwick {
             }
             step >>= 1;
         }
-        pos
+        (pos, target)
     }
 }
 
@@ -185,8 +186,70 @@ impl Fenwick {
 pub(crate) struct Columns {
     weights: Vec<f64>,
     int_weights: Vec<u64>,
+    /// `int_weights` summed per block of [`DRAW_BLOCK`] ranks: the exact draws' coarse level.
+    block_weights: Vec<u64>,
     alias: Alias,
     perm: Vec<u32>,
+}
+
+/// Ranks per block of the exact draws without replacement ([`ExactDraws`]).
+const DRAW_BLOCK: usize = 64;
+
+/// Exact draws without replacement over the ranks' integer weights, per thread: a Fenwick
+/// tree over the blocks' remaining weights (n / 64 entries, cache-resident where a tree over
+/// every rank was not) and a bit per rank drawn; a draw finds its block in the tree, then its
+/// rank by a scan of the block's weights, skipping those drawn. It returns what one Fenwick
+/// tree over every rank's remaining weight returns for the same target: the first rank whose
+/// cumulative remaining weight exceeds it (every rank weighs at least 1, so only drawn ranks
+/// weigh 0).
+struct ExactDraws {
+    blocks: Fenwick,
+    drawn: Vec<u64>,
+}
+
+impl ExactDraws {
+    fn new(cols: &Columns) -> ExactDraws {
+        ExactDraws {
+            blocks: Fenwick::new(&cols.block_weights),
+            drawn: vec![0; cols.n().div_ceil(64)],
+        }
+    }
+
+    fn total(&self) -> u64 {
+        self.blocks.total
+    }
+
+    fn is_drawn(&self, r: usize) -> bool {
+        self.drawn[r / 64] >> (r % 64) & 1 != 0
+    }
+
+    /// Takes rank `r` (not drawn) out of the draws.
+    fn remove(&mut self, r: usize, w: &[u64]) {
+        self.blocks.sub(r / DRAW_BLOCK, w[r]);
+        self.drawn[r / 64] |= 1 << (r % 64);
+    }
+
+    /// Puts rank `r` (drawn) back.
+    fn restore(&mut self, r: usize, w: &[u64]) {
+        self.blocks.add(r / DRAW_BLOCK, w[r]);
+        self.drawn[r / 64] &= !(1 << (r % 64));
+    }
+
+    /// The rank whose cumulative remaining weight range holds `target` (< total).
+    fn find(&self, target: u64, w: &[u64]) -> usize {
+        let (b, mut rest) = self.blocks.find(target);
+        let end = ((b + 1) * DRAW_BLOCK).min(w.len());
+        for (r, &wr) in w.iter().enumerate().take(end).skip(b * DRAW_BLOCK) {
+            if self.is_drawn(r) {
+                continue;
+            }
+            if rest < wr {
+                return r;
+            }
+            rest -= wr;
+        }
+        unreachable!("the block holds the target's weight")
+    }
 }
 
 impl Columns {
@@ -200,14 +263,19 @@ impl Columns {
             .collect();
         let total: f64 = weights.iter().sum();
         let scale = (1u64 << 52) as f64 / total;
-        let int_weights = weights
+        let int_weights: Vec<u64> = weights
             .iter()
             .map(|&w| ((w * scale) as u64).max(1))
             .collect();
         let alias = Alias::new(&weights);
+        let block_weights = int_weights
+            .chunks(DRAW_BLOCK)
+            .map(|c: &[u64]| c.iter().sum())
+            .collect();
         Columns {
             weights,
             int_weights,
+            block_weights,
             alias,
             perm,
         }
@@ -254,8 +322,8 @@ impl Columns {
             debug_assert_eq!(k, d);
             return;
         }
-        // Draw with replacement, skip repeats; fall back to an exact Fenwick draw over the
-        // columns not yet chosen if repeats eat the budget (very skewed weights).
+        // Draw with replacement, skip repeats; fall back to exact draws ([`ExactDraws`]) over
+        // the columns not yet chosen if repeats eat the budget (very skewed weights).
         sc.ranks.clear();
         let budget = 4 * d + 64;
         let mut draws = 0;
@@ -270,19 +338,18 @@ impl Columns {
             }
         }
         if sc.ranks.len() < d {
-            let fen = sc
-                .fenwick
-                .get_or_insert_with(|| Fenwick::new(&self.int_weights));
+            let w = &self.int_weights;
+            let exact = sc.exact.get_or_insert_with(|| ExactDraws::new(self));
             for &r in &sc.ranks {
-                fen.sub(r as usize, self.int_weights[r as usize]);
+                exact.remove(r as usize, w);
             }
             while sc.ranks.len() < d {
-                let r = fen.find(rng.random_range(0..fen.total));
-                fen.sub(r, self.int_weights[r]);
+                let r = exact.find(rng.random_range(0..exact.total()), w);
+                exact.remove(r, w);
                 sc.ranks.push(r as u32);
             }
             for &r in &sc.ranks {
-                fen.add(r as usize, self.int_weights[r as usize]);
+                exact.restore(r as usize, w);
             }
         }
         for (o, &r) in out.iter_mut().zip(&sc.ranks) {
@@ -333,7 +400,7 @@ struct Scratch {
     cur: u32,
     ranks: Vec<u32>,
     keys: Vec<(f64, u32)>,
-    fenwick: Option<Fenwick>,
+    exact: Option<ExactDraws>,
 }
 
 impl Scratch {
@@ -344,7 +411,7 @@ impl Scratch {
             cur: 0,
             ranks: Vec::new(),
             keys: Vec::new(),
-            fenwick: None,
+            exact: None,
         }
     }
 
@@ -596,6 +663,49 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn exact_draws_find_what_a_scan_of_the_remaining_weights_finds() {
+        // 1,000 ranks (not a whole number of blocks) of skewed weights; ranks drawn and put
+        // back in turn; every target against the first rank whose cumulative remaining
+        // weight exceeds it.
+        let weights: Vec<f64> = (0..1_000)
+            .map(|k| 1.0 / (k as f64 + 1.0).powf(1.3))
+            .collect();
+        let cols = Columns::new(weights, (0..1_000).collect());
+        let w = &cols.int_weights;
+        let mut exact = ExactDraws::new(&cols);
+        let mut rng = StdRng::seed_from_u64(5);
+        let mut drawn = vec![];
+        for step in 0..300 {
+            if step % 7 == 6 {
+                if let Some(r) = drawn.pop() {
+                    exact.restore(r, w);
+                }
+            } else {
+                let r = exact.find(rng.random_range(0..exact.total()), w);
+                assert!(!exact.is_drawn(r));
+                exact.remove(r, w);
+                drawn.push(r);
+            }
+            let remaining: Vec<u64> = (0..w.len())
+                .map(|r| if drawn.contains(&r) { 0 } else { w[r] })
+                .collect();
+            assert_eq!(exact.total(), remaining.iter().sum::<u64>());
+            for _ in 0..20 {
+                let t = rng.random_range(0..exact.total());
+                let mut acc = 0;
+                let want = remaining
+                    .iter()
+                    .position(|&x| {
+                        acc += x;
+                        acc > t
+                    })
+                    .unwrap();
+                assert_eq!(exact.find(t, w), want, "target {t}");
+            }
+        }
+    }
 
     #[test]
     fn rank_set_keeps_each_key_once() {
