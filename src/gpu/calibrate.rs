@@ -12,7 +12,7 @@
 //! it from there (environment overrides first).
 //!
 //! The probe's workgroups use few registers, so kernels that use many keep fewer resident than
-//! the calibration says; launch models that matter bound their grids by their own options.
+//! the calibration says (the `stream` variant's `--groups` times smaller grids).
 
 use serde::{Deserialize, Serialize};
 
