@@ -317,12 +317,38 @@ fn the_tuner_times_stream() {
 }
 
 #[test]
-fn a_capped_grid_equals_the_twin_and_other_variants_refuse_it() {
-    // Fewer workgroups take more tiles each (the next tile's loads in flight or not, long
-    // rows first); a grid of 0, or one for a variant without it, is refused by name.
+fn where_stream_wins_the_tuner_times_its_grid() {
+    // Rows of about two entries over 200 columns (the 500k × 200 input's shape, smaller):
+    // stream wins, and grids of a few workgroups per compute unit are timed against the
+    // model's; the pick equals the twin.
+    let gpu = common::gpu();
+    let x = sparse_x(12_000, 200, 24_000, 231);
+    let (pick, timed) =
+        wgsparse::fused::tune::tune(gpu, Matrix::Sparse(&x), &Options::default()).unwrap();
+    assert_eq!(
+        pick.config.variant,
+        Variant::Stream,
+        "{}",
+        pick.config.describe()
+    );
+    let grids: Vec<u32> = timed.iter().filter_map(|o| o.groups).collect();
+    assert!(
+        !grids.is_empty(),
+        "no grid timed: {}",
+        pick.config.describe()
+    );
+    assert!(grids.iter().all(|&g| g >= 1));
+    common::fused::check_plan(gpu, Matrix::Sparse(&x), &pick, 232);
+}
+
+#[test]
+fn a_grid_of_any_size_equals_the_twin_and_other_variants_refuse_it() {
+    // Fewer workgroups take more tiles each, more run in waves (the next tile's loads in
+    // flight or not, long rows first); a grid of 0, or one for a variant without it, is
+    // refused by name.
     let gpu = common::gpu();
     let x = with_hot_columns(&sparse_x(1_300, 420, 10_000, 201), &[7], 202);
-    for groups in [1, 2, 5] {
+    for groups in [1, 2, 5, 64] {
         for prefetch in [false, true] {
             let o = Options {
                 groups: Some(groups),
@@ -330,13 +356,16 @@ fn a_capped_grid_equals_the_twin_and_other_variants_refuse_it() {
             };
             every_pattern(gpu, &x, &o, 203);
             let plan = wgsparse::fused::Plan::new(gpu, Matrix::Sparse(&x), &o).unwrap();
-            // At most the cap (fewer where the device keeps fewer resident).
-            let g = plan.config.groups;
-            assert!(
-                g <= groups && (groups > 1 || g == 1),
-                "{}",
-                plan.config.describe()
+            // The grid asked for, at most one workgroup per tile (about 23 here), raised
+            // only where a software device's loop budget needs more workgroups.
+            let (g, tiles) = (
+                plan.config.groups,
+                x.nnz().div_ceil(plan.config.tile as usize),
             );
+            assert!(g <= groups.max(tiles as u32), "{}", plan.config.describe());
+            if gpu.caps.loop_cap.is_none() {
+                assert_eq!(g, groups.min(tiles as u32), "{}", plan.config.describe());
+            }
         }
     }
     for (variant, groups, what) in [

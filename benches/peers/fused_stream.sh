@@ -12,14 +12,14 @@
 #   AUTO=1                         0: no `auto` run
 #   PEER=1                         0: no peer run
 #   PEER_REPS=20                   the peer's timed repetitions per option
-#   GROUPS="132 264 396"           grids (--groups) the first configuration is also timed at
+#   GRIDS="132 264 396"            grids (--groups) the first configuration is also timed at
 #                                  (the default is one workgroup per resident slot by the
 #                                  device model, which counts no registers)
 #   ROW_TILES="128 256"            caps on a tile's rows (--row-tile) every configuration is
 #                                  also timed at (less workgroup memory a workgroup)
 # `wgsparse roofline` first (copy and read-only stream); then per input pattern full,xty at
 # three (workgroup size, entries per invocation), each with and without --prefetch, the first
-# of them also --check'ed, timed again, with --diag skip-wg-adds and at the GROUPS grids,
+# of them also --check'ed, timed again, with --diag skip-wg-adds and at the GRIDS grids,
 # and each at the ROW_TILES caps;
 # `auto`; fused_peer.py --reorder-cols on. Summary: runs.tsv (tag, exit status, JSON) inside the archive.
 set -uo pipefail
@@ -30,7 +30,7 @@ STEP_LIMIT=${STEP_LIMIT:-200}
 AUTO=${AUTO:-1}
 PEER=${PEER:-1}
 PEER_REPS=${PEER_REPS:-20}
-GROUPS=${GROUPS-"132 264 396"}
+GRIDS=${GRIDS-"132 264 396"}
 ROW_TILES=${ROW_TILES-"128 256"}
 archive_init fused_stream
 # DRY_RUN=1 skips installing .gl/ into / (a dry run elsewhere).
@@ -60,7 +60,7 @@ for g in $INPUTS; do
         run_fused "$tag, checked" "${base[@]}" "${s[@]}" $p --check
         run_fused "$tag, again" "${base[@]}" "${s[@]}" $p
         run_fused "$tag, skip-wg-adds" "${base[@]}" "${s[@]}" $p --diag skip-wg-adds
-        for gr in $GROUPS; do
+        for gr in $GRIDS; do
           run_fused "$tag, $gr groups" "${base[@]}" "${s[@]}" $p --groups "$gr"
         done
       else

@@ -142,8 +142,8 @@ pub struct FusedArgs {
     /// 256; 0: the row kernel, VS lanes per row).
     #[arg(long)]
     epl: Option<u32>,
-    /// Sparse `stream`: workgroups in its grid at most (default: one per resident slot by
-    /// the device model; more tiles each where fewer).
+    /// Sparse `stream`: workgroups in its grid, at most one per tile (default: one per
+    /// resident slot by the device model; `auto` tunes it).
     #[arg(long)]
     groups: Option<u32>,
     /// Sparse `split`: rows per row tile of the column-split layout (default: 4,096 or the

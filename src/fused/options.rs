@@ -60,8 +60,8 @@ pub struct Options {
     /// it applies, with subgroup operations and row tiles of at most 32,768 rows; off for
     /// `stream`, where `Some(true)` needs X of at most 32,767 columns).
     pub key16: Option<bool>,
-    /// `stream`: workgroups in its grid at most (`None`: one per resident slot by the device
-    /// model, [`crate::gpu::Residency`]); refused by the other variants.
+    /// `stream`: workgroups in its grid (at most one per tile; `None`: one per resident slot
+    /// by the device model, [`crate::gpu::Residency`]); refused by the other variants.
     pub groups: Option<u32>,
     /// `stream`: y in workgroup memory ([`Config::y_shared`]; `None`: off, the faster on an
     /// H200; `Some(true)` is refused where it would leave a tile fewer than 32 rows).

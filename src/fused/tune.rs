@@ -76,13 +76,16 @@ struct Tuned {
     /// `None`: not transpose, or the variant's default; absent in older caches).
     #[serde(default)]
     gather_epl: Option<u32>,
+    /// `stream`: its grid (`None`: the launch model's; absent in older caches).
+    #[serde(default)]
+    stream_groups: Option<u32>,
 }
 
 /// The tuner's revision in its cache keys: entries tuned before a revision are tuned again
 /// (2: the row pipeline among the candidates; 3: the stream variant; 4: workgroup adds in
 /// flight; 5: those dropped, slower everywhere on an H200, and the transpose variant; 6: the
-/// transpose variant's row tiles; 7: their pipeline).
-const REVISION: u32 = 7;
+/// transpose variant's row tiles; 7: their pipeline; 8: the stream variant's grid).
+const REVISION: u32 = 8;
 
 /// The cache key: adapter, kind and a shape bucket (log₂ of m, n and the stored entries), and
 /// the column re-indexing when the caller fixed it (the other knobs were tuned on that layout).
@@ -144,6 +147,7 @@ fn tuned_options(x: Matrix, options: &Options, t: &Tuned) -> Options {
         rows_per_vector: t.split_c.or(options.rows_per_vector),
         key16: t.split_key16.or(options.key16),
         epl: t.stream.or(t.gather_epl).or(options.epl),
+        groups: t.stream_groups.or(options.groups),
         rows_in_flight: options.rows_in_flight.or(t.rows_in_flight),
         // The tuner's choice only where the caller left it to `auto`.
         reorder: match (options.reorder, t.reorder) {
@@ -227,6 +231,7 @@ fn tune_with(
         stream: None,
         transpose: c.variant == Variant::Transpose,
         gather_epl: (c.variant == Variant::Transpose).then_some(c.tile / c.workgroup.max(1)),
+        stream_groups: None,
     };
     let mut timed = vec![options.clone()];
     // On a large X (the KDD2010 shape: 424M entries) every timed run costs real time and a
@@ -301,6 +306,7 @@ fn tune_with(
             stream: None,
             transpose: false,
             gather_epl: None,
+            stream_groups: None,
         };
         let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), like) else {
             continue;
@@ -364,6 +370,7 @@ fn tune_with(
                         stream: None,
                         transpose: false,
                         gather_epl: None,
+                        stream_groups: None,
                     };
                     let base = like.as_ref().unwrap_or(model);
                     let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), base) else {
@@ -572,9 +579,25 @@ fn tune_with(
             ..base
         });
         best = refine(&mut timed, best, &mut cands, None)?;
+        // Then, where stream won, its grid: a few workgroups per compute unit against the
+        // model's one per resident slot (on an H100 at 500k × 200, 528 workgroups of 128 × 4
+        // took 0.031 ms and the model's 1,954 0.037; the model counts 228 KiB of workgroup
+        // memory per unit where `wgsparse calibrate` measured 48 KiB).
+        if best.0 .1.stream.is_some() {
+            let (c, t) = (best.0 .0.config, best.0 .1);
+            let units = crate::gpu::Residency::of(&gpu.caps).units;
+            let mut cands = TUNE_STREAM_GRIDS.into_iter().map(|k| Tuned {
+                stream_groups: Some(units.saturating_mul(k)),
+                ..t
+            });
+            best = refine(&mut timed, best, &mut cands, Some(c))?;
+        }
     }
     Ok((best.0 .1, timed))
 }
+
+/// Workgroups per compute unit the tuner tries for the stream variant's grid.
+const TUNE_STREAM_GRIDS: [u32; 3] = [2, 4, 8];
 
 /// The stream variant's (workgroup size, entries per invocation) the tuner tries.
 const TUNE_STREAM: [(u32, u32); 6] = [(128, 4), (128, 8), (256, 4), (256, 8), (512, 4), (512, 8)];

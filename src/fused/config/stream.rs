@@ -117,8 +117,9 @@ pub(super) fn stream(
     let resident = r.units.saturating_mul(r.groups_resident(wg, shared));
     let tiles_about = s.nnz().div_ceil(tile as usize).max(1);
     let max_groups = caps.max_workgroups_per_dimension as usize;
-    let groups = (resident as usize)
-        .min(options.groups.map_or(usize::MAX, |g| g as usize))
+    let groups = options
+        .groups
+        .map_or(resident as usize, |g| g as usize)
         .min(tiles_about)
         .min(max_groups)
         .max(1);
