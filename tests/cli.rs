@@ -267,10 +267,10 @@ fn calibrate_stores_the_residency_that_info_and_the_models_then_use() {
         serde_json::from_slice(&out.stdout).unwrap()
     };
     assert_eq!(run(&["info", "--json"])["residency_source"], "default");
-    let dry = run(&["calibrate", "--no-save", "--json"]);
+    let dry = run(&["calibrate", "--json"]);
     assert!(dry["saved"].is_null());
     assert_eq!(run(&["info", "--json"])["residency_source"], "default");
-    let c = run(&["calibrate", "--json"]);
+    let c = run(&["calibrate", "--save", "--json"]);
     let r = &c["calibration"]["residency"];
     assert!(r["units"].as_u64().unwrap() >= 1);
     // Every probe's peak is what the derived residency gives (derive refuses otherwise).

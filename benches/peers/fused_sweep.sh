@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The launch model against the configurations around it (issue: the model within 5% of the
 # best; the paper's within 2%): `wgsparse fused --variant fused --sweep` per input with the
-# default residency (Hopper's figures), then `wgsparse calibrate` (stored in this job's cache)
-# and the model's configuration again, now sized by the measured residency. Run on the NVIDIA
+# default residency (Hopper's figures), then `wgsparse calibrate --save` (stored in this job's
+# cache) and the model's configuration again, now sized by the measured residency. Run on the NVIDIA
 # machine from the repository root with the release binary in .gpu/ and the Vulkan loader
 # packages in .gl/ (as fused_suite.sh). Everything goes into one archive, $OUT/fused_sweep.tgz,
 # rewritten after each step. About 2–3 minutes of GPU wall time per input.
@@ -27,7 +27,7 @@ for g in $INPUTS; do
   run_fused "$g sweep, default residency" --gen "$g" --pattern full --variant fused --sweep \
     --reps "$REPS"
 done
-step "$W" calibrate --json > "$WORK/calibrate.json" 2>>"$WORK/err.txt"
+step "$W" calibrate --save --json > "$WORK/calibrate.json" 2>>"$WORK/err.txt"
 log "calibrate done"
 pack
 for g in $INPUTS; do

@@ -31,9 +31,11 @@ pub(super) struct RooflineArgs {
 /// `wgsparse calibrate`'s options.
 #[derive(clap::Args)]
 pub(super) struct CalibrateArgs {
-    /// Measure and print only; keep what is stored.
+    /// Store the result for this adapter and driver, for the launch models to take from now
+    /// on (on an H100 the fused pattern's `auto` picked slower plans with it: BENCHMARKS.md,
+    /// twenty-second measurements).
     #[arg(long)]
-    no_save: bool,
+    save: bool,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
@@ -138,7 +140,7 @@ pub(super) fn calibrate(a: CalibrateArgs) -> Result<ExitCode> {
     let gpu = Gpu::new()?;
     let before = wgsparse::gpu::Residency::with_source(&gpu.caps);
     let c = wgsparse::gpu::calibrate::calibrate(&gpu)?;
-    let saved = if a.no_save { None } else { Some(c.save(&gpu)?) };
+    let saved = if a.save { Some(c.save(&gpu)?) } else { None };
     if a.json {
         println!(
             "{}",
@@ -164,7 +166,7 @@ pub(super) fn calibrate(a: CalibrateArgs) -> Result<ExitCode> {
     );
     match saved {
         Some(p) => println!("stored in {}", p.display()),
-        None => println!("not stored (--no-save)"),
+        None => println!("not stored (--save stores it)"),
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -8,8 +8,8 @@
 //! smallest, and the per-unit workgroup memory (and what a unit sets aside per workgroup
 //! beyond it) the tightest bound the memory-limited peaks give; then the model must
 //! reproduce every peak, else the calibration is refused.
-//! `wgsparse calibrate` stores the result per adapter and driver, and [`Residency::of`] takes
-//! it from there (environment overrides first).
+//! `wgsparse calibrate --save` stores the result per adapter and driver, and
+//! [`Residency::of`] takes it from there (environment overrides first).
 //!
 //! The probe's workgroups use few registers, so kernels that use many keep fewer resident than
 //! the calibration says (the `stream` variant's `--groups` times smaller grids).

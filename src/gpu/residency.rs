@@ -2,8 +2,8 @@
 //! compute units nor their resident invocations or workgroup memory, so [`Residency::of`]
 //! takes each from the environment (`WGSPARSE_COMPUTE_UNITS`, `WGSPARSE_UNIT_THREADS`,
 //! `WGSPARSE_UNIT_SHARED_BYTES`, `WGSPARSE_UNIT_GROUPS`), else from this adapter and
-//! driver's calibration when `wgsparse calibrate` stored one ([`crate::gpu::calibrate`]),
-//! else from defaults for Hopper (132 units of 2,048 invocations, 228 KiB and 32 workgroups)
+//! driver's calibration when `wgsparse calibrate --save` stored one
+//! ([`crate::gpu::calibrate`]), else from defaults for Hopper (132 units of 2,048 invocations, 228 KiB and 32 workgroups)
 //! on discrete GPUs and one unit per CPU core otherwise. Launch models size their grids from
 //! it, and persistent kernels that need every workgroup resident bound their grids by it.
 
