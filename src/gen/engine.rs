@@ -9,6 +9,7 @@ use rand::seq::SliceRandom;
 use rand::{Rng, RngCore, SeedableRng};
 use rand_distr::{Distribution, Poisson};
 
+use super::draws::{block_weights, ExactDraws, RankSet};
 use crate::sparse::{offsets, Csr};
 use crate::{Error, Result};
 
@@ -115,141 +116,16 @@ impl Alias {
     }
 }
 
-/// A Fenwick tree of integer weights (here: the blocks' remaining weights).
-struct Fenwick {
-    tree: Vec<u64>,
-    total: u64,
-    top: usize,
-}
-
-impl Fenwick {
-    fn new(w: &[u64]) -> Fenwick {
-        let n = w.len();
-        let mut tree = vec![0u64; n + 1];
-        for i in 1..=n {
-            tree[i] += w[i - 1];
-            let j = i + (i & i.wrapping_neg());
-            if j <= n {
-                tree[j] += tree[i];
-            }
-        }
-        let top = if n == 0 {
-            0
-        } else {
-            1 << (usize::BITS - 1 - n.leading_zeros())
-        };
-        Fenwick {
-            tree,
-            total: w.iter().sum(),
-            top,
-        }
-    }
-
-    fn add(&mut self, i: usize, w: u64) {
-        self.total += w;
-        let mut j = i + 1;
-        while j < self.tree.len() {
-            self.tree[j] += w;
-            j += j & j.wrapping_neg();
-        }
-    }
-
-    fn sub(&mut self, i: usize, w: u64) {
-        self.total -= w;
-        let mut j = i + 1;
-        while j < self.tree.len() {
-            self.tree[j] -= w;
-            j += j & j.wrapping_neg();
-        }
-    }
-
-    /// The index whose cumulative weight range holds `target` (< total), and `target` less
-    /// the weight of the indices before it.
-    fn find(&self, mut target: u64) -> (usize, u64) {
-        let mut pos = 0;
-        let mut step = self.top;
-        while step > 0 {
-            let next = pos + step;
-            if next < self.tree.len() && self.tree[next] <= target {
-                pos = next;
-                target -= self.tree[next];
-            }
-            step >>= 1;
-        }
-        (pos, target)
-    }
-}
-
 /// The column distribution of a generator: popularity weights by rank, and the permutation
 /// from rank to column id. Draws sets of distinct columns ("successive sampling": each next
 /// column with probability proportional to its weight among those not yet drawn).
 pub(crate) struct Columns {
     weights: Vec<f64>,
     int_weights: Vec<u64>,
-    /// `int_weights` summed per block of [`DRAW_BLOCK`] ranks: the exact draws' coarse level.
+    /// `int_weights` summed per block ([`block_weights`]): the exact draws' coarse level.
     block_weights: Vec<u64>,
     alias: Alias,
     perm: Vec<u32>,
-}
-
-/// Ranks per block of the exact draws without replacement ([`ExactDraws`]).
-const DRAW_BLOCK: usize = 64;
-
-/// Exact draws without replacement over the ranks' integer weights, per thread: a Fenwick
-/// tree over the blocks' remaining weights (n / 64 entries, cache-resident where a tree over
-/// every rank was not) and a bit per rank drawn; a draw finds its block in the tree, then its
-/// rank by a scan of the block's weights, skipping those drawn. It returns what one Fenwick
-/// tree over every rank's remaining weight returns for the same target: the first rank whose
-/// cumulative remaining weight exceeds it (every rank weighs at least 1, so only drawn ranks
-/// weigh 0).
-struct ExactDraws {
-    blocks: Fenwick,
-    drawn: Vec<u64>,
-}
-
-impl ExactDraws {
-    fn new(cols: &Columns) -> ExactDraws {
-        ExactDraws {
-            blocks: Fenwick::new(&cols.block_weights),
-            drawn: vec![0; cols.n().div_ceil(64)],
-        }
-    }
-
-    fn total(&self) -> u64 {
-        self.blocks.total
-    }
-
-    fn is_drawn(&self, r: usize) -> bool {
-        self.drawn[r / 64] >> (r % 64) & 1 != 0
-    }
-
-    /// Takes rank `r` (not drawn) out of the draws.
-    fn remove(&mut self, r: usize, w: &[u64]) {
-        self.blocks.sub(r / DRAW_BLOCK, w[r]);
-        self.drawn[r / 64] |= 1 << (r % 64);
-    }
-
-    /// Puts rank `r` (drawn) back.
-    fn restore(&mut self, r: usize, w: &[u64]) {
-        self.blocks.add(r / DRAW_BLOCK, w[r]);
-        self.drawn[r / 64] &= !(1 << (r % 64));
-    }
-
-    /// The rank whose cumulative remaining weight range holds `target` (< total).
-    fn find(&self, target: u64, w: &[u64]) -> usize {
-        let (b, mut rest) = self.blocks.find(target);
-        let end = ((b + 1) * DRAW_BLOCK).min(w.len());
-        for (r, &wr) in w.iter().enumerate().take(end).skip(b * DRAW_BLOCK) {
-            if self.is_drawn(r) {
-                continue;
-            }
-            if rest < wr {
-                return r;
-            }
-            rest -= wr;
-        }
-        unreachable!("the block holds the target's weight")
-    }
 }
 
 impl Columns {
@@ -268,10 +144,7 @@ impl Columns {
             .map(|&w| ((w * scale) as u64).max(1))
             .collect();
         let alias = Alias::new(&weights);
-        let block_weights = int_weights
-            .chunks(DRAW_BLOCK)
-            .map(|c: &[u64]| c.iter().sum())
-            .collect();
+        let block_weights = block_weights(&int_weights);
         Columns {
             weights,
             int_weights,
@@ -339,7 +212,9 @@ impl Columns {
         }
         if sc.ranks.len() < d {
             let w = &self.int_weights;
-            let exact = sc.exact.get_or_insert_with(|| ExactDraws::new(self));
+            let exact = sc
+                .exact
+                .get_or_insert_with(|| ExactDraws::new(&self.block_weights, self.n()));
             for &r in &sc.ranks {
                 exact.remove(r as usize, w);
             }
@@ -359,38 +234,6 @@ impl Columns {
     }
 }
 
-/// A set of u32 keys (never `u32::MAX`) by open addressing, sized per use.
-struct RankSet {
-    slots: Vec<u32>,
-}
-
-impl RankSet {
-    const EMPTY: u32 = u32::MAX;
-
-    /// Empties the set and sizes it for `n` keys (at most half full).
-    fn reset(&mut self, n: usize) {
-        let cap = (2 * n).next_power_of_two().max(16);
-        self.slots.clear();
-        self.slots.resize(cap, Self::EMPTY);
-    }
-
-    /// Adds `k`; whether it was new.
-    fn insert(&mut self, k: u32) -> bool {
-        let mask = self.slots.len() - 1;
-        let mut i = (k.wrapping_mul(0x9E37_79B9) as usize) & mask;
-        loop {
-            match self.slots[i] {
-                s if s == k => return false,
-                Self::EMPTY => {
-                    self.slots[i] = k;
-                    return true;
-                }
-                _ => i = (i + 1) & mask,
-            }
-        }
-    }
-}
-
 /// Per-thread scratch of [`Columns::sample_row`].
 struct Scratch {
     /// Per column, the row that last drew it (heavy rows).
@@ -407,7 +250,7 @@ impl Scratch {
     fn new() -> Scratch {
         Scratch {
             stamp: Vec::new(),
-            seen: RankSet { slots: Vec::new() },
+            seen: RankSet::new(),
             cur: 0,
             ranks: Vec::new(),
             keys: Vec::new(),
@@ -663,63 +506,6 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn exact_draws_find_what_a_scan_of_the_remaining_weights_finds() {
-        // 1,000 ranks (not a whole number of blocks) of skewed weights; ranks drawn and put
-        // back in turn; every target against the first rank whose cumulative remaining
-        // weight exceeds it.
-        let weights: Vec<f64> = (0..1_000)
-            .map(|k| 1.0 / (k as f64 + 1.0).powf(1.3))
-            .collect();
-        let cols = Columns::new(weights, (0..1_000).collect());
-        let w = &cols.int_weights;
-        let mut exact = ExactDraws::new(&cols);
-        let mut rng = StdRng::seed_from_u64(5);
-        let mut drawn = vec![];
-        for step in 0..300 {
-            if step % 7 == 6 {
-                if let Some(r) = drawn.pop() {
-                    exact.restore(r, w);
-                }
-            } else {
-                let r = exact.find(rng.random_range(0..exact.total()), w);
-                assert!(!exact.is_drawn(r));
-                exact.remove(r, w);
-                drawn.push(r);
-            }
-            let remaining: Vec<u64> = (0..w.len())
-                .map(|r| if drawn.contains(&r) { 0 } else { w[r] })
-                .collect();
-            assert_eq!(exact.total(), remaining.iter().sum::<u64>());
-            for _ in 0..20 {
-                let t = rng.random_range(0..exact.total());
-                let mut acc = 0;
-                let want = remaining
-                    .iter()
-                    .position(|&x| {
-                        acc += x;
-                        acc > t
-                    })
-                    .unwrap();
-                assert_eq!(exact.find(t, w), want, "target {t}");
-            }
-        }
-    }
-
-    #[test]
-    fn rank_set_keeps_each_key_once() {
-        let mut s = RankSet { slots: Vec::new() };
-        // 300 inserts of at most 97 distinct keys (the set is sized for 100).
-        s.reset(100);
-        let keys: Vec<u32> = (0..300).map(|i| (i * 7919) % 97).collect();
-        let mut want = std::collections::HashSet::new();
-        for k in keys {
-            assert_eq!(s.insert(k), want.insert(k), "key {k}");
-        }
-        s.reset(3);
-        assert!(s.insert(5) && !s.insert(5));
-    }
 
     #[test]
     fn rows_of_every_length_are_distinct_and_sorted() {

@@ -6,6 +6,7 @@
 
 mod ctr;
 mod dense;
+mod draws;
 mod engine;
 mod power_law;
 mod radix;
