@@ -249,23 +249,7 @@ fn sddmm_exports_the_operands_and_p_the_peer_compares_with() {
 fn calibrate_stores_the_residency_that_info_and_the_models_then_use() {
     // A cache folder of its own: the stored calibration changes every launch model's grid.
     let dir = tempfile::tempdir().unwrap();
-    let run = |args: &[&str]| -> serde_json::Value {
-        let out = std::process::Command::new(common::binary())
-            .args(args)
-            .env("WGSPARSE_CACHE_DIR", dir.path())
-            .env_remove("WGSPARSE_COMPUTE_UNITS")
-            .env_remove("WGSPARSE_UNIT_THREADS")
-            .env_remove("WGSPARSE_UNIT_SHARED_BYTES")
-            .env_remove("WGSPARSE_UNIT_GROUPS")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
-    };
+    let run = |args: &[&str]| common::wgsparse_json_in(dir.path(), args);
     assert_eq!(run(&["info", "--json"])["residency_source"], "default");
     let dry = run(&["calibrate", "--json"]);
     assert!(dry["saved"].is_null());

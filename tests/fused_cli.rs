@@ -205,19 +205,7 @@ fn linreg_uses_the_tuned_configuration() {
     // `fused --variant auto` tunes and caches a configuration; the cached entry is then changed
     // to one the launch model would not pick, and linreg's CG must run with it.
     let dir = tempfile::tempdir().unwrap();
-    let run = |args: &[&str]| {
-        let out = std::process::Command::new(common::binary())
-            .args(args)
-            .env("WGSPARSE_CACHE_DIR", dir.path())
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
-    };
+    let run = |args: &[&str]| common::wgsparse_json_in(dir.path(), args);
     let gen = ["--gen", "demo", "--scale", "0.1", "--json"];
     let tuned = run(&[&["fused", "--variant", "auto", "--reps", "1"], &gen[..]].concat());
     assert_eq!(tuned["ok"], true);

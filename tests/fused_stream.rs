@@ -27,6 +27,31 @@ fn stream(workgroup: u32, epl: u32, prefetch: bool, long_row: Option<u32>) -> Op
     }
 }
 
+/// Asserts that a plan of `o` on `x` is refused as a bad option naming `says`.
+fn refused(gpu: &Gpu, x: &Csr, o: &Options, says: &str) {
+    match wgsparse::fused::Plan::new(gpu, Matrix::Sparse(x), o) {
+        Err(Error::Option(msg)) => assert!(msg.contains(says), "{msg}"),
+        other => panic!("{o:?}: {:?}", other.err()),
+    }
+}
+
+/// Asserts that `wgsparse fused --gen demo --variant stream --no-tune FLAG VALUE` exits
+/// non-zero naming `says`.
+fn cli_refuses(flag: &str, value: &str, says: &str) {
+    let (code, _, err) = common::wgsparse_exit(&[
+        "fused",
+        "--gen",
+        "demo",
+        "--variant",
+        "stream",
+        flag,
+        value,
+        "--no-tune",
+    ]);
+    assert_ne!(code, 0);
+    assert!(err.contains(says), "{err}");
+}
+
 /// Rows of `lens` entries (distinct random columns below n, random values), in turn.
 fn rows_of(m: usize, n: usize, lens: &[usize], seed: u64) -> Csr {
     let total: usize = (0..m).map(|r| lens[r % lens.len()]).sum();
@@ -197,23 +222,9 @@ fn runs_fused_where_it_does_not_apply_and_refuses_bad_entry_counts() {
             epl: Some(epl),
             ..stream(64, 8, false, None)
         };
-        match wgsparse::fused::Plan::new(gpu, Matrix::Sparse(&x), &o) {
-            Err(Error::Option(msg)) => assert!(msg.contains("4 or 8"), "{msg}"),
-            other => panic!("epl {epl}: {:?}", other.err()),
-        }
+        refused(gpu, &x, &o, "4 or 8");
     }
-    let (code, _, err) = common::wgsparse_exit(&[
-        "fused",
-        "--gen",
-        "demo",
-        "--variant",
-        "stream",
-        "--epl",
-        "6",
-        "--no-tune",
-    ]);
-    assert_ne!(code, 0);
-    assert!(err.contains("4 or 8"), "{err}");
+    cli_refuses("--epl", "6", "4 or 8");
 }
 
 #[test]
@@ -378,23 +389,9 @@ fn a_grid_of_any_size_equals_the_twin_and_other_variants_refuse_it() {
             groups: Some(groups),
             ..Default::default()
         };
-        match wgsparse::fused::Plan::new(gpu, Matrix::Sparse(&x), &o) {
-            Err(Error::Option(msg)) => assert!(msg.contains(what), "{msg}"),
-            other => panic!("{variant:?} with {groups} groups: {:?}", other.err()),
-        }
+        refused(gpu, &x, &o, what);
     }
-    let (code, _, err) = common::wgsparse_exit(&[
-        "fused",
-        "--gen",
-        "demo",
-        "--variant",
-        "stream",
-        "--groups",
-        "0",
-        "--no-tune",
-    ]);
-    assert_ne!(code, 0);
-    assert!(err.contains("at least 1"), "{err}");
+    cli_refuses("--groups", "0", "at least 1");
 }
 
 #[test]
@@ -418,8 +415,5 @@ fn tiles_capped_by_rows_equal_the_twin() {
         row_tile: Some(0),
         ..stream(64, 8, false, None)
     };
-    match wgsparse::fused::Plan::new(gpu, Matrix::Sparse(&x), &o) {
-        Err(Error::Option(msg)) => assert!(msg.contains("at least 1"), "{msg}"),
-        other => panic!("{:?}", other.err()),
-    }
+    refused(gpu, &x, &o, "at least 1");
 }

@@ -53,19 +53,18 @@ const ROUNDS: usize = 3;
 /// What a unit may set aside per workgroup beyond its declared memory, bytes, smallest first.
 const RESERVED_STEPS: [u32; 6] = [0, 128, 256, 512, 1024, 2048];
 
-/// The probe shapes on `gpu`: the smallest workgroup and the larger ones without workgroup
-/// memory (the invocations and workgroups per unit), then the smallest with the most
-/// workgroup memory a workgroup may have and with about ½, ⅓ and ⅕ of it (the memory per
-/// unit).
-fn shapes(gpu: &Gpu) -> Vec<(u32, u32)> {
-    let caps = &gpu.caps;
-    let max_wg = caps.max_invocations_per_workgroup.min(1024);
+/// The probe shapes (invocations, workgroup memory) on a device of `max_wg` invocations and
+/// `most` bytes of workgroup memory a workgroup at most: the smallest workgroup and the larger
+/// ones without workgroup memory (the invocations and workgroups per unit), then the smallest
+/// with `most` and with about ½, ⅓ and ⅕ of it (the memory per unit).
+fn shapes(max_wg: u32, most: u32) -> Vec<(u32, u32)> {
+    let max_wg = max_wg.min(1024);
     let mut out: Vec<(u32, u32)> = [32, 256, 512, 1024]
         .into_iter()
         .filter(|&w| w <= max_wg)
         .map(|w| (w, NO_SHARED))
         .collect();
-    let most = caps.max_workgroup_storage_bytes / 4 * 4;
+    let most = most / 4 * 4;
     for part in [1, 2, 3, 5] {
         // A little over the part, so a unit holding exactly `part` such footprints is told
         // apart from one holding more; whole 256-byte steps, the allocation granule of the
@@ -99,7 +98,11 @@ pub fn calibrate(gpu: &Gpu) -> Result<Calibration> {
     let mut probes: Vec<Probe> = Vec::new();
     // Every shape in ROUNDS rounds, the highest peak kept: a round may start before the
     // device's workers (a software device's threads) are all up.
-    for (wg, shared) in (0..ROUNDS).flat_map(|_| shapes(gpu)) {
+    let shapes = shapes(
+        caps.max_invocations_per_workgroup,
+        caps.max_workgroup_storage_bytes,
+    );
+    for &(wg, shared) in (0..ROUNDS).flat_map(|_| &shapes) {
         let kernel = gpu.kernel(&KernelSpec {
             name: "runtime/residency",
             defines: vec![],
@@ -248,19 +251,19 @@ pub fn derive(probes: &[Probe]) -> Result<Residency> {
 mod tests {
     use super::*;
 
+    /// Hopper as the defaults describe it: 132 SMs of 2,048 invocations, 228 KiB, 32 blocks.
+    const HOPPER: Residency = Residency {
+        units: 132,
+        threads_per_unit: 2048,
+        shared_per_unit: 228 << 10,
+        groups_per_unit: 32,
+        shared_reserved: 0,
+    };
+
     /// The peaks a device of this residency would show at the probe shapes of a device with
     /// `most` bytes of workgroup memory a workgroup.
     fn peaks(r: &Residency, most: u32) -> Vec<Probe> {
-        let mut shapes: Vec<(u32, u32)> = [32, 256, 512, 1024].map(|w| (w, NO_SHARED)).to_vec();
-        for part in [1, 2, 3, 5] {
-            let s = if part == 1 {
-                most
-            } else {
-                (most / part + 256) / 256 * 256
-            };
-            shapes.push((32, s));
-        }
-        shapes
+        shapes(1024, most)
             .into_iter()
             .map(|(workgroup, shared)| Probe {
                 workgroup,
@@ -273,17 +276,7 @@ mod tests {
     #[test]
     fn derives_what_hopper_ada_and_a_software_device_keep_resident() {
         for (r, most) in [
-            // Hopper: 132 SMs of 2,048 invocations, 228 KiB, 32 blocks.
-            (
-                Residency {
-                    units: 132,
-                    threads_per_unit: 2048,
-                    shared_per_unit: 228 << 10,
-                    groups_per_unit: 32,
-                    shared_reserved: 0,
-                },
-                48 << 10,
-            ),
+            (HOPPER, 48 << 10),
             // Ada: 128 SMs of 1,536 invocations, 100 KiB, 24 blocks.
             (
                 Residency {
@@ -309,11 +302,8 @@ mod tests {
             // Hopper as it is: 1 KiB set aside per block.
             (
                 Residency {
-                    units: 132,
-                    threads_per_unit: 2048,
-                    shared_per_unit: 228 << 10,
-                    groups_per_unit: 32,
                     shared_reserved: 1024,
+                    ..HOPPER
                 },
                 48 << 10,
             ),
@@ -348,16 +338,7 @@ mod tests {
 
     #[test]
     fn refuses_peaks_no_residency_reproduces() {
-        let mut probes = peaks(
-            &Residency {
-                units: 132,
-                threads_per_unit: 2048,
-                shared_per_unit: 228 << 10,
-                groups_per_unit: 32,
-                shared_reserved: 0,
-            },
-            48 << 10,
-        );
+        let mut probes = peaks(&HOPPER, 48 << 10);
         // Seven a unit at 256 invocations but four at 512: no residency of the model's form.
         probes[1].peak -= 132;
         assert!(derive(&probes).is_err());

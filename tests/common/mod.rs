@@ -110,6 +110,26 @@ pub fn wgsparse_json(args: &[&str]) -> serde_json::Value {
     serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{args:?}: {e}\n{stdout}"))
 }
 
+/// [`wgsparse_json`] with its own cache folder (the tuning cache and the stored residency
+/// calibration) and no residency overrides from the environment.
+pub fn wgsparse_json_in(cache: &std::path::Path, args: &[&str]) -> serde_json::Value {
+    let out = std::process::Command::new(binary())
+        .args(args)
+        .env("WGSPARSE_CACHE_DIR", cache)
+        .env_remove("WGSPARSE_COMPUTE_UNITS")
+        .env_remove("WGSPARSE_UNIT_THREADS")
+        .env_remove("WGSPARSE_UNIT_SHARED_BYTES")
+        .env_remove("WGSPARSE_UNIT_GROUPS")
+        .output()
+        .expect("the binary runs");
+    assert!(
+        out.status.success(),
+        "wgsparse {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{args:?}: {e}"))
+}
+
 /// Helpers of the `wide` tests.
 pub mod wide;
 
