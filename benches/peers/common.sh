@@ -88,10 +88,13 @@ step() {
 
 # archive_init NAME: a fresh work folder WORK whose contents `pack` archives into
 # $OUT/NAME.tgz (a device call returns at most 8 files: everything goes into one archive),
-# its x/ (exported inputs) left out.
+# its x/ (exported inputs) left out; the tuning cache in WORK/cache (exports
+# WGSPARSE_CACHE_DIR: every plan tuned afresh in the job, the cache kept with its outputs).
 archive_init() {
   WORK=$(mktemp -d)
   ARCHIVE=$OUT/$1.tgz
+  export WGSPARSE_CACHE_DIR=$WORK/cache
+  mkdir -p "$WGSPARSE_CACHE_DIR"
 }
 
 # pack: (re)writes $ARCHIVE from $WORK and the job's log; after every step, so a call cut
@@ -111,5 +114,14 @@ run_fused() {
   local rc=$?
   printf '%s\t%s\t%s\n' "$tag" "$rc" "$(echo "$out" | tr -d '\n')" >> "$WORK/runs.tsv"
   log "$tag: exit $rc"
+  pack
+}
+
+# run_peer NAME DIR: benches/peers/fused_peer.py on the export in DIR (--reps $PEER_REPS,
+# --reorder-cols on) into $WORK/peer_NAME.jsonl, under `step`, then pack.
+run_peer() {
+  step python3 benches/peers/fused_peer.py "$2" --reps "$PEER_REPS" --reorder-cols on \
+    > "$WORK/peer_$1.jsonl" 2>>"$WORK/err.txt"
+  log "peer $1 done"
   pack
 }

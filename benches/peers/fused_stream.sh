@@ -21,7 +21,8 @@
 # three (workgroup size, entries per invocation), each with and without --prefetch, the first
 # of them also --check'ed, timed again, with --diag skip-wg-adds and at the GRIDS grids,
 # and each at the ROW_TILES caps;
-# `auto`; fused_peer.py --reorder-cols on. Summary: runs.tsv (tag, exit status, JSON) inside the archive.
+# `auto`; fused_peer.py --reorder-cols on. Summary: runs.tsv (tag, exit status, JSON) inside
+# the archive.
 set -uo pipefail
 # shellcheck source=benches/peers/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -36,8 +37,6 @@ archive_init fused_stream
 # DRY_RUN=1 skips installing .gl/ into / (a dry run elsewhere).
 install_gl --dry-run --if-present
 use_wgsparse W
-export WGSPARSE_CACHE_DIR=$WORK/cache
-mkdir -p "$WGSPARSE_CACHE_DIR"
 step "$W" roofline --json > "$WORK/roofline.json" 2>>"$WORK/err.txt"
 for g in $INPUTS; do
   x=$WORK/x/$g
@@ -76,9 +75,7 @@ for g in $INPUTS; do
     run_fused "$g auto tuned" "${base[@]}" --variant auto
   fi
   if [ "$PEER" = 1 ]; then
-    step python3 benches/peers/fused_peer.py "$x" --reps "$PEER_REPS" --reorder-cols on \
-      > "$WORK/peer_$g.jsonl" 2>>"$WORK/err.txt"
-    log "peer $g done"
+    run_peer "$g" "$x"
   fi
   rm -rf "$x"
   pack

@@ -21,8 +21,6 @@ archive_init fused_sweep
 # DRY_RUN=1 skips installing .gl/ into / (a dry run elsewhere).
 install_gl --dry-run --if-present
 use_wgsparse W
-export WGSPARSE_CACHE_DIR=$WORK/cache
-mkdir -p "$WGSPARSE_CACHE_DIR"
 for g in $INPUTS; do
   run_fused "$g sweep, default residency" --gen "$g" --pattern full --variant fused --sweep \
     --reps "$REPS"

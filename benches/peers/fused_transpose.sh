@@ -40,8 +40,6 @@ archive_init fused_transpose
 # DRY_RUN=1 skips installing .gl/ into / (a dry run elsewhere).
 install_gl --dry-run --if-present
 use_wgsparse W
-export WGSPARSE_CACHE_DIR=$WORK/cache
-mkdir -p "$WGSPARSE_CACHE_DIR"
 for g in $INPUTS; do
   x=$WORK/x/$g
   case $g in
@@ -67,9 +65,7 @@ for g in $INPUTS; do
     run_fused "$g auto tuned" "${common[@]}" --variant auto
   fi
   if [ "$PEER" = 1 ]; then
-    step python3 benches/peers/fused_peer.py "$x" --reps "$PEER_REPS" --reorder-cols on \
-      > "$WORK/peer_$g.jsonl" 2>>"$WORK/err.txt"
-    log "peer $g done"
+    run_peer "$g" "$x"
   fi
   rm -rf "$x"
   pack
