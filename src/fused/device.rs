@@ -90,11 +90,11 @@ pub(super) struct StreamX {
 impl StreamX {
     fn build(gpu: &Gpu, x: &crate::sparse::Csr, config: &Config) -> Result<StreamX> {
         let wg = config.workgroup;
-        let mut cap =
-            super::config::stream_rows_cap(gpu, x.ncols, wg, config.tile, config.y_shared);
-        if config.row_tile > 0 {
-            cap = cap.min(config.row_tile);
-        }
+        // The caller's cap on a tile's rows (already within what workgroup memory holds).
+        let cap = match config.row_tile {
+            0 => super::config::stream_rows_cap(gpu, x.ncols, wg, config.tile, config.y_shared),
+            rows => rows,
+        };
         let s = stream::build(x, wg, config.tile / wg, config.long_row, cap)?;
         // Every buffer holds a vec4 at least (an X with no tile reads none of them).
         let pad4 = |mut v: Vec<u32>| {

@@ -59,6 +59,8 @@ pub(crate) struct RowPass {
     /// `fused.gather_tiles` in place of the row kernel: (entries per invocation, lanes per row
     /// at most).
     tiled: Option<(u32, u32)>,
+    /// With tiles: the pipeline over resident workgroups (the grid below is sized for it).
+    pipe: bool,
     bands: Vec<BandPass>,
 }
 
@@ -194,6 +196,7 @@ impl RowPass {
             subgroups,
             long_len,
             tiled,
+            pipe: pipe && tiled.is_some(),
             bands: out,
         })
     }
@@ -299,16 +302,22 @@ impl TransposeX {
             Some(_) => (sub_tiles, sub_tiles),
             None => (config.subgroup_reduce, sub_t),
         };
-        let pipe = config.prefetch && tiled.is_some();
         let x_pass = RowPass::build(
             gpu,
             x,
             x_bands,
             (config.vs, wg, sub_x),
             Some(config.long_row),
-            (tiled, pipe),
+            (tiled, config.prefetch),
         )?;
-        let xt_pass = RowPass::build(gpu, &xt, xt_bands, (vs_t, wg, sub_t), None, (tiled, pipe))?;
+        let xt_pass = RowPass::build(
+            gpu,
+            &xt,
+            xt_bands,
+            (vs_t, wg, sub_t),
+            None,
+            (tiled, config.prefetch),
+        )?;
         Ok(TransposeX {
             xt: dxt,
             x_pass,
@@ -442,7 +451,7 @@ fn gather(
         g.subgroups.then_some("SUBGROUP"),
         row_v,
         accum.then_some("ACCUM"),
-        (plan.config.prefetch && g.tiled.is_some()).then_some("PIPE"),
+        g.pipe.then_some("PIPE"),
     ];
     if let Some((epl, tpr_max)) = g.tiled {
         let tiles = gpu.kernel(&KernelSpec {
