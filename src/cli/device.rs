@@ -121,7 +121,8 @@ pub(super) fn info(as_json: bool) -> Result<ExitCode> {
                 residency.shared_reserved,
                 residency.groups_per_unit,
                 match source {
-                    wgsparse::gpu::ResidencySource::Default => "defaults; `wgsparse calibrate`",
+                    wgsparse::gpu::ResidencySource::Default =>
+                        "defaults; `wgsparse calibrate` measures",
                     wgsparse::gpu::ResidencySource::Calibrated => "calibrated",
                     wgsparse::gpu::ResidencySource::Environment => "environment overrides",
                 }
