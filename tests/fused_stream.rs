@@ -417,3 +417,34 @@ fn tiles_capped_by_rows_equal_the_twin() {
     };
     refused(gpu, &x, &o, "at least 1");
 }
+
+#[test]
+fn quad_adds_equal_the_twin_under_contention() {
+    // Quads of entries issued together, where many invocations and the same invocation's own
+    // entries hit one word: every row of X₁ starts at column 0 (31 columns), and X₂ has hot
+    // columns in nearly every row. Variants without quad adds refuse them.
+    let one_word = rows_of(600, 31, &[1, 1, 1, 3, 1, 7, 2], 221);
+    let hot = with_hot_columns(&sparse_x(1_300, 420, 10_000, 222), &[5, 300], 223);
+    for g in [common::gpu(), common::gpu_plain()] {
+        for (x, wg, epl, prefetch, long_row) in [
+            (&one_word, 64, 4, false, None),
+            (&one_word, 32, 8, true, Some(5)),
+            (&hot, 64, 4, true, Some(24)),
+            (&hot, 256, 8, false, None),
+        ] {
+            let o = Options {
+                quad_adds: true,
+                ..stream(wg, epl, prefetch, long_row)
+            };
+            every_pattern(g, x, &o, 224);
+            let plan = wgsparse::fused::Plan::new(g, Matrix::Sparse(x), &o).unwrap();
+            assert!(plan.config.quad_adds, "{}", plan.config.describe());
+        }
+    }
+    let o = Options {
+        variant: Variant::Fused,
+        quad_adds: true,
+        ..Default::default()
+    };
+    refused(common::gpu(), &hot, &o, "only the stream variant");
+}
