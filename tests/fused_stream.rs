@@ -328,10 +328,10 @@ fn the_tuner_times_stream() {
 }
 
 #[test]
-fn where_stream_wins_the_tuner_times_its_grid() {
+fn where_stream_wins_the_tuner_times_its_grid_and_quad_adds() {
     // Rows of about two entries over 200 columns (the 500k × 200 input's shape, smaller):
     // stream wins, and grids of a few workgroups per compute unit are timed against the
-    // model's; the pick equals the twin.
+    // model's, then quad adds against one loop after another; the pick equals the twin.
     let gpu = common::gpu();
     let x = sparse_x(12_000, 200, 24_000, 231);
     let (pick, timed) =
@@ -349,6 +349,11 @@ fn where_stream_wins_the_tuner_times_its_grid() {
         pick.config.describe()
     );
     assert!(grids.iter().all(|&g| g >= 1));
+    assert!(
+        timed.iter().any(|o| o.quad_adds && o.variant == Variant::Stream),
+        "no quad adds timed: {}",
+        pick.config.describe()
+    );
     common::fused::check_plan(gpu, Matrix::Sparse(&x), &pick, 232);
 }
 
