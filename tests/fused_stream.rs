@@ -350,7 +350,9 @@ fn where_stream_wins_the_tuner_times_its_grid_and_quad_adds() {
     );
     assert!(grids.iter().all(|&g| g >= 1));
     assert!(
-        timed.iter().any(|o| o.quad_adds && o.variant == Variant::Stream),
+        timed
+            .iter()
+            .any(|o| o.quad_adds && o.variant == Variant::Stream),
         "no quad adds timed: {}",
         pick.config.describe()
     );
