@@ -125,6 +125,30 @@ fn fused_checks_every_variant_and_exports() {
 }
 
 #[test]
+fn the_sweep_reports_every_point_and_the_models_gap() {
+    // The launch model's configuration among the points, the best the fastest of them, and
+    // the gap computed from the two (sparse and dense X).
+    for input in ["demo", "dense-32"] {
+        let j = json(&[
+            "fused", "--gen", input, "--scale", "0.002", "--sweep", "--reps", "1", "--json",
+        ]);
+        assert_eq!(j["ok"], true, "{j}");
+        let s = &j["sweeps"][0];
+        let points = s["points"].as_array().unwrap();
+        assert!(points.len() > 4, "{input}: {} points", points.len());
+        let ms = |m: &serde_json::Value| m["ms"].as_f64().unwrap();
+        let fastest = points.iter().map(ms).fold(f64::INFINITY, f64::min);
+        assert_eq!(ms(&s["best"]), fastest, "{input}");
+        assert!(points.iter().any(|p| p["config"] == s["model"]["config"]));
+        let gap = (ms(&s["model"]) - fastest) / fastest;
+        assert!(
+            (s["model_gap"].as_f64().unwrap() - gap).abs() < 1e-9,
+            "{input}"
+        );
+    }
+}
+
+#[test]
 fn solvers_print_their_keys() {
     let j = json(&[
         "linreg",

@@ -530,7 +530,7 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
                 }).collect::<Vec<_>>(),
                 "host_s": { "load": load_s, "export": export_s },
                 "sweeps": sweeps.iter().map(|(p, s)| json!({
-                    "pattern": p.name(), "points": s.points.len(), "best": s.best,
+                    "pattern": p.name(), "points": s.points, "best": s.best,
                     "model": s.model, "model_gap": s.model_gap,
                 })).collect::<Vec<_>>(),
                 "ok": !failed,
