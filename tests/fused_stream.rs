@@ -328,10 +328,10 @@ fn the_tuner_times_stream() {
 }
 
 #[test]
-fn where_stream_wins_the_tuner_times_its_grid_and_quad_adds() {
+fn where_stream_wins_the_tuner_times_its_grid() {
     // Rows of about two entries over 200 columns (the 500k × 200 input's shape, smaller):
     // stream wins, and grids of a few workgroups per compute unit are timed against the
-    // model's, then quad adds against one loop after another; the pick equals the twin.
+    // model's; the pick equals the twin.
     let gpu = common::gpu();
     let x = sparse_x(12_000, 200, 24_000, 231);
     let (pick, timed) =
@@ -349,13 +349,6 @@ fn where_stream_wins_the_tuner_times_its_grid_and_quad_adds() {
         pick.config.describe()
     );
     assert!(grids.iter().all(|&g| g >= 1));
-    assert!(
-        timed
-            .iter()
-            .any(|o| o.quad_adds && o.variant == Variant::Stream),
-        "no quad adds timed: {}",
-        pick.config.describe()
-    );
     common::fused::check_plan(gpu, Matrix::Sparse(&x), &pick, 232);
 }
 
@@ -423,35 +416,4 @@ fn tiles_capped_by_rows_equal_the_twin() {
         ..stream(64, 8, false, None)
     };
     refused(gpu, &x, &o, "at least 1");
-}
-
-#[test]
-fn quad_adds_equal_the_twin_under_contention() {
-    // Quads of entries issued together, where many invocations and the same invocation's own
-    // entries hit one word: every row of X₁ starts at column 0 (31 columns), and X₂ has hot
-    // columns in nearly every row. Variants without quad adds refuse them.
-    let one_word = rows_of(600, 31, &[1, 1, 1, 3, 1, 7, 2], 221);
-    let hot = with_hot_columns(&sparse_x(1_300, 420, 10_000, 222), &[5, 300], 223);
-    for g in [common::gpu(), common::gpu_plain()] {
-        for (x, wg, epl, prefetch, long_row) in [
-            (&one_word, 64, 4, false, None),
-            (&one_word, 32, 8, true, Some(5)),
-            (&hot, 64, 4, true, Some(24)),
-            (&hot, 256, 8, false, None),
-        ] {
-            let o = Options {
-                quad_adds: true,
-                ..stream(wg, epl, prefetch, long_row)
-            };
-            every_pattern(g, x, &o, 224);
-            let plan = wgsparse::fused::Plan::new(g, Matrix::Sparse(x), &o).unwrap();
-            assert!(plan.config.quad_adds, "{}", plan.config.describe());
-        }
-    }
-    let o = Options {
-        variant: Variant::Fused,
-        quad_adds: true,
-        ..Default::default()
-    };
-    refused(common::gpu(), &hot, &o, "only the stream variant");
 }

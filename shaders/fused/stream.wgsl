@@ -28,8 +28,6 @@
 // (so no load waits on another but the factors' on their rows); the factors are stored
 // after the barrier that ends the tile's step 2 (when no invocation still reads the buffer
 // they fill).
-// QUAD_ADDS: step 3's adds a quad of entries at a time (shared/atomic_f32_wg's
-// `wg_accum_add4`: four compare-exchanges in flight) instead of one loop after another.
 // XTY: Algorithm 1, no dot product (steps 1 and 2 skipped): an entry's scale is fac alone.
 // Each workgroup ends by adding α·its copy to `accum`: w itself, which already holds β·z
 // (fused/axpy), or under FINISH the plan's accumulator (all zero before the dispatch), the last
@@ -436,10 +434,6 @@ fn main(
 #else
         var s = rsum[fb + row] * fac[fb + row];
 #endif
-#ifdef QUAD_ADDS
-        var cols = vec4<u32>(ADD_NONE);
-        var terms = vec4<f32>(0.0);
-#endif
         for (var j = 0u; j < EPL; j++) {
             let key = cur.k[j / 4u][j % 4u];
             if key != PAD {
@@ -451,19 +445,8 @@ fn main(
                     s = rsum[fb + row] * fac[fb + row];
 #endif
                 }
-#ifdef QUAD_ADDS
-                cols[j % 4u] = key & ~START;
-                terms[j % 4u] = cur.x[j / 4u][j % 4u] * s;
-#else
                 wg_accum_add(key & ~START, cur.x[j / 4u][j % 4u] * s);
-#endif
             }
-#ifdef QUAD_ADDS
-            if j % 4u == 3u {
-                wg_accum_add4(cols, terms);
-                cols = vec4<u32>(ADD_NONE);
-            }
-#endif
         }
 #ifdef PIPE
         cur = nxt;

@@ -146,10 +146,6 @@ pub struct FusedArgs {
     /// resident slot by the device model; `auto` tunes it).
     #[arg(long)]
     groups: Option<u32>,
-    /// Sparse `stream`: the scatter's adds into the workgroup copy of w a quad of entries at
-    /// a time (four compare-exchanges in flight) instead of one loop after another.
-    #[arg(long)]
-    quad_adds: bool,
     /// Sparse `split`: rows per row tile of the column-split layout (default: 4,096 or the
     /// most X's columns allow; `auto` tunes it). Sparse `stream`: rows per tile at most
     /// (default: as many as workgroup memory holds beside w).
@@ -360,7 +356,6 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
         key16: a.key16.map(|k| k == FoldArg::On),
         y_shared: a.stream_y.map(|k| k == FoldArg::On),
         groups: a.groups,
-        quad_adds: a.quad_adds,
         reorder: match a.reorder_cols {
             ReorderArg::Auto => Reorder::Auto,
             ReorderArg::On => Reorder::On,

@@ -71,11 +71,6 @@ pub(crate) fn resolve(
         }
         _ => {}
     }
-    if options.quad_adds && variant != Variant::Stream {
-        return Err(option_err(
-            "quad adds: only the stream variant (on sparse X) takes them".into(),
-        ));
-    }
     let native_atomics = match options.atomics {
         Atomics::Auto => caps.f32_atomics,
         Atomics::Cas => false,
@@ -182,7 +177,6 @@ pub(crate) fn resolve(
                 prefetch: false,
                 row_tile: 0,
                 key16: false,
-                quad_adds: false,
                 y_shared: false,
                 reorder: false,
                 diag: Default::default(),
@@ -394,7 +388,6 @@ pub(crate) fn resolve(
         prefetch: options.prefetch && (regs > 0 || (variant == Variant::Transpose && tile > 0)),
         row_tile: 0,
         key16: false,
-        quad_adds: false,
         y_shared: false,
         reorder: false,
         diag: Default::default(),

@@ -43,9 +43,6 @@ impl Config {
             if self.variant == super::Variant::Stream && self.key16 {
                 s += " key16";
             }
-            if self.quad_adds {
-                s += " quad-adds";
-            }
         }
         if self.regs > 0 {
             s += &format!(" regs={}", self.regs);

@@ -253,10 +253,6 @@ pub struct Config {
     /// instead of 8); else packed 32-bit keys ([`split::build`]). `Stream`: the tiles' keys
     /// are 16 bits each ([`stream::pack16`]: 6 bytes per entry instead of 8).
     pub key16: bool,
-    /// `Stream`: an invocation's adds into the workgroup copy of w issued a quad at a time
-    /// (four compare-exchanges in flight, the losers retried together) instead of one
-    /// compare-exchange loop after another; false for the others.
-    pub quad_adds: bool,
     /// `Stream`: y copied into workgroup memory beside w at the kernel's start, so the dot
     /// products' gathers read it there (the row cap leaves it room); false for the others.
     pub y_shared: bool,

@@ -63,9 +63,6 @@ pub struct Options {
     /// `stream`: workgroups in its grid (at most one per tile; `None`: one per resident slot
     /// by the device model, [`crate::gpu::Residency`]); refused by the other variants.
     pub groups: Option<u32>,
-    /// `stream`: the scatter's adds into the workgroup copy of w a quad of entries at a time
-    /// ([`Config::quad_adds`]); refused by the other variants.
-    pub quad_adds: bool,
     /// `stream`: y in workgroup memory ([`Config::y_shared`]; `None`: off, the faster on an
     /// H200; `Some(true)` is refused where it would leave a tile fewer than 32 rows).
     pub y_shared: Option<bool>,
@@ -99,7 +96,6 @@ impl Default for Options {
             key16: None,
             y_shared: None,
             groups: None,
-            quad_adds: false,
             reorder: Reorder::Auto,
             diag: Diag::default(),
         }

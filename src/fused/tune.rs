@@ -79,17 +79,13 @@ struct Tuned {
     /// `stream`: its grid (`None`: the launch model's; absent in older caches).
     #[serde(default)]
     stream_groups: Option<u32>,
-    /// `stream`: its adds a quad at a time (`None`: off; absent in older caches).
-    #[serde(default)]
-    quad_adds: Option<bool>,
 }
 
 /// The tuner's revision in its cache keys: entries tuned before a revision are tuned again
 /// (2: the row pipeline among the candidates; 3: the stream variant; 4: workgroup adds in
 /// flight; 5: those dropped, slower everywhere on an H200, and the transpose variant; 6: the
-/// transpose variant's row tiles; 7: their pipeline; 8: the stream variant's grid; 9: its
-/// quad adds).
-const REVISION: u32 = 9;
+/// transpose variant's row tiles; 7: their pipeline; 8: the stream variant's grid).
+const REVISION: u32 = 8;
 
 /// The cache key: adapter, kind and a shape bucket (log₂ of m, n and the stored entries), and
 /// the column re-indexing when the caller fixed it (the other knobs were tuned on that layout).
@@ -152,7 +148,6 @@ fn tuned_options(x: Matrix, options: &Options, t: &Tuned) -> Options {
         key16: t.split_key16.or(options.key16),
         epl: t.stream.or(t.gather_epl).or(options.epl),
         groups: t.stream_groups.or(options.groups),
-        quad_adds: t.quad_adds.unwrap_or(options.quad_adds),
         rows_in_flight: options.rows_in_flight.or(t.rows_in_flight),
         // The tuner's choice only where the caller left it to `auto`.
         reorder: match (options.reorder, t.reorder) {
@@ -237,7 +232,6 @@ fn tune_with(
         transpose: c.variant == Variant::Transpose,
         gather_epl: (c.variant == Variant::Transpose).then_some(c.tile / c.workgroup.max(1)),
         stream_groups: None,
-        quad_adds: None,
     };
     let mut timed = vec![options.clone()];
     // On a large X (the KDD2010 shape: 424M entries) every timed run costs real time and a
@@ -313,7 +307,6 @@ fn tune_with(
             transpose: false,
             gather_epl: None,
             stream_groups: None,
-            quad_adds: None,
         };
         let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), like) else {
             continue;
@@ -378,7 +371,6 @@ fn tune_with(
                         transpose: false,
                         gather_epl: None,
                         stream_groups: None,
-                        quad_adds: None,
                     };
                     let base = like.as_ref().unwrap_or(model);
                     let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), base) else {
@@ -599,15 +591,6 @@ fn tune_with(
                 ..t
             });
             best = refine(&mut timed, best, &mut cands, Some(c))?;
-            // Then its adds a quad at a time against one loop after another.
-            if !options.quad_adds {
-                let (c, t) = (best.0 .0.config, best.0 .1);
-                let mut cands = std::iter::once(Tuned {
-                    quad_adds: Some(true),
-                    ..t
-                });
-                best = refine(&mut timed, best, &mut cands, Some(c))?;
-            }
         }
     }
     Ok((best.0 .1, timed))

@@ -134,7 +134,6 @@ pub(super) fn split(
         prefetch: false,
         row_tile,
         key16,
-        quad_adds: false,
         y_shared: false,
         reorder: false,
         diag: Default::default(),

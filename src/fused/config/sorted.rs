@@ -127,7 +127,6 @@ pub(super) fn sorted(
             prefetch: false,
             row_tile: 0,
             key16: false,
-            quad_adds: false,
             y_shared: false,
             reorder: false,
             diag: Default::default(),

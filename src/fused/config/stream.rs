@@ -170,7 +170,6 @@ pub(super) fn stream(
         prefetch: options.prefetch,
         row_tile: options.row_tile.map_or(0, |_| rows),
         key16,
-        quad_adds: options.quad_adds,
         y_shared,
         reorder: false,
         diag: Default::default(),

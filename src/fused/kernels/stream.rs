@@ -44,9 +44,6 @@ pub(super) fn stream(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
     if cfg.key16 {
         defs.push("KEY16");
     }
-    if cfg.quad_adds {
-        defs.push("QUAD_ADDS");
-    }
     if finish.is_some() {
         defs.push("FINISH");
     }
