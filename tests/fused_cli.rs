@@ -149,6 +149,35 @@ fn the_sweep_reports_every_point_and_the_models_gap() {
 }
 
 #[test]
+fn settle_waits_before_timing_and_refuses_bad_seconds() {
+    let clock = std::time::Instant::now();
+    let j = json(&[
+        "fused",
+        "--gen",
+        "demo",
+        "--scale",
+        "0.01",
+        "--variant",
+        "stream",
+        "--pattern",
+        "xty,full",
+        "--settle",
+        "0.4",
+        "--reps",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(j["ok"], true, "{j}");
+    // One settle per timed plan.
+    assert!(clock.elapsed().as_secs_f64() >= 0.8);
+    for bad in ["-1", "61", "nan", "soon"] {
+        let flag = format!("--settle={bad}");
+        let (ok, _, stderr) = wgsparse(&["fused", "--gen", "demo", &flag]);
+        assert!(!ok && stderr.contains("--settle"), "{bad}: {stderr}");
+    }
+}
+
+#[test]
 fn solvers_print_their_keys() {
     let j = json(&[
         "linreg",

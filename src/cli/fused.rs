@@ -206,6 +206,11 @@ pub struct FusedArgs {
     /// plan that times slow (`warm_up` in the JSON shows whether its own warm-up ramped).
     #[arg(long)]
     spin_first: bool,
+    /// Before timing each plan, leave the device idle this many seconds (0 to 60) after
+    /// building it: an A/B for plans that time slow right after large uploads and frees,
+    /// whose first pass alone runs slow (`passes_ms`) while the clocks are already up.
+    #[arg(long, default_value_t = 0.0, value_parser = settle_seconds)]
+    settle: f64,
     /// Write X, the full pattern's y, v, z, α, β and this run's w as raw arrays into this
     /// folder (for benches/peers/fused_peer.py).
     #[arg(long)]
@@ -217,6 +222,15 @@ pub struct FusedArgs {
     /// into more row bands (`bands` in the JSON), to time the banded path on any input.
     #[arg(long)]
     max_binding_bytes: Option<u64>,
+}
+
+/// `--settle`'s seconds: a finite number from 0 to 60.
+fn settle_seconds(s: &str) -> std::result::Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if (0.0..=60.0).contains(&v) => Ok(v),
+        Ok(v) => Err(format!("{v} seconds: expected 0 to 60")),
+        Err(e) => Err(format!("{s:?}: {e}")),
+    }
 }
 
 fn load(a: &FusedArgs) -> Result<(String, Input)> {
@@ -427,6 +441,15 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
                 None => Plan::new(&gpu, x, &options),
             };
             let measured = plan.and_then(|plan| {
+                if a.settle > 0.0 {
+                    say(format!(
+                        "{} {}: settling {} s",
+                        p.name(),
+                        v.name(),
+                        a.settle
+                    ));
+                    std::thread::sleep(std::time::Duration::from_secs_f64(a.settle));
+                }
                 say(format!("{} {}: measuring", p.name(), v.name()));
                 if a.spin_first {
                     wgsparse::gpu::warm_clocks(&gpu)?;
