@@ -9,8 +9,9 @@
 #   INPUTS="sparse-1024 sparse-4096 dense-200"
 #   STEP_LIMIT=300                 seconds any one step may take
 #   REPS=5                         timed repetitions per sweep point
-# Summary: runs.tsv (tag, exit status, JSON: `sweeps` holds the model's gap) and
-# calibrate.json inside the archive.
+# Summary: runs.tsv (tag, exit status, JSON: `sweeps` holds every point and the model's
+# gap), summary.md (fused_sweep_summary.py: the model, the best and a few alternative rules,
+# read off the points) and calibrate.json inside the archive.
 set -uo pipefail
 # shellcheck source=benches/peers/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -31,5 +32,7 @@ pack
 for g in $INPUTS; do
   run_fused "$g model, calibrated residency" --gen "$g" --pattern full --variant fused --reps 20
 done
+python3 "$(dirname "${BASH_SOURCE[0]}")/fused_sweep_summary.py" "$WORK/runs.tsv" \
+  > "$WORK/summary.md" 2>>"$WORK/err.txt"
 pack
 log "archive: $ARCHIVE"
