@@ -121,6 +121,36 @@ fn the_tuner_times_rows_in_flight_on_dense_and_its_pick_equals_the_twin() {
 }
 
 #[test]
+fn the_tuner_times_workgroups_up_to_four_times_the_models() {
+    // n = 200: the model's workgroup is the paper's 128; 512 (the sweep's best on an H100)
+    // is among the candidates, and the pick equals the twin.
+    let gpu = common::gpu();
+    let d = gen::dense_uniform(2_000, 200, 9);
+    let model = wgsparse::fused::Plan::new(gpu, Matrix::Dense(&d), &opts(Variant::Fused)).unwrap();
+    let wg = model.config.workgroup;
+    let (pick, timed) = tune::tune(gpu, Matrix::Dense(&d), &Options::default()).unwrap();
+    let max = gpu.caps.max_invocations_per_workgroup.min(1024);
+    for w in [wg / 4, wg * 2, wg * 4]
+        .into_iter()
+        .filter(|&w| w >= 32 && w <= max)
+    {
+        assert!(
+            timed.iter().any(|o| o.workgroup == Some(w)),
+            "workgroup {w} not timed (model {wg}): {:?}",
+            timed.iter().map(|o| o.workgroup).collect::<Vec<_>>()
+        );
+    }
+    let picked = Options {
+        vs: Some(pick.config.vs),
+        tl: Some(pick.config.tl),
+        workgroup: Some(pick.config.workgroup),
+        rows_in_flight: Some(pick.config.rows_in_flight),
+        ..opts(pick.config.variant)
+    };
+    check(gpu, Matrix::Dense(&d), &picked, Pattern::Full, 10);
+}
+
+#[test]
 fn the_cli_takes_rows_in_flight_and_reports_it() {
     let args = |r: &'static str| {
         [
