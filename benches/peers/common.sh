@@ -125,3 +125,18 @@ run_peer() {
   log "peer $1 done"
   pack
 }
+
+# input_done NAME DIR ARGS…: an input's last steps, `auto` tuned afresh on ARGS (the job's
+# AUTO=1) and the peer on the export in DIR (PEER=1), then DIR removed and the archive packed.
+input_done() {
+  local name=$1 dir=$2
+  shift 2
+  if [ "${AUTO:-1}" = 1 ]; then
+    run_fused "$name auto tuned" "$@" --variant auto
+  fi
+  if [ "${PEER:-1}" = 1 ]; then
+    run_peer "$name" "$dir"
+  fi
+  rm -rf "$dir"
+  pack
+}

@@ -71,14 +71,7 @@ for g in $INPUTS; do
     done
     first=0
   done
-  if [ "$AUTO" = 1 ]; then
-    run_fused "$g auto tuned" "${base[@]}" --variant auto
-  fi
-  if [ "$PEER" = 1 ]; then
-    run_peer "$g" "$x"
-  fi
-  rm -rf "$x"
-  pack
+  input_done "$g" "$x" "${base[@]}"
 done
 pack
 log "archive: $ARCHIVE"

@@ -61,14 +61,7 @@ for g in $INPUTS; do
   if [ "$g" = kdd2010 ] && [ "$SORTED" = 1 ]; then
     run_fused "$g sorted re-indexed" "${common[@]}" --variant sorted --reorder-cols on
   fi
-  if [ "$AUTO" = 1 ]; then
-    run_fused "$g auto tuned" "${common[@]}" --variant auto
-  fi
-  if [ "$PEER" = 1 ]; then
-    run_peer "$g" "$x"
-  fi
-  rm -rf "$x"
-  pack
+  input_done "$g" "$x" "${common[@]}"
 done
 pack
 log "archive: $ARCHIVE"
