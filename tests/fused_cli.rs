@@ -127,25 +127,59 @@ fn fused_checks_every_variant_and_exports() {
 #[test]
 fn the_sweep_reports_every_point_and_the_models_gap() {
     // The launch model's configuration among the points, the best the fastest of them, and
-    // the gap computed from the two (sparse and dense X).
-    for input in ["demo", "dense-32"] {
+    // the gap computed from the two (sparse and dense X); one plot per pattern, named by it
+    // when several share --plot, the model's configuration in its legend.
+    let dir = tempfile::tempdir().unwrap();
+    for (input, patterns) in [("demo", "full,xty"), ("dense-32", "full")] {
+        let plot = dir.path().join(format!("{input}.svg"));
         let j = json(&[
-            "fused", "--gen", input, "--scale", "0.002", "--sweep", "--reps", "1", "--json",
+            "fused",
+            "--gen",
+            input,
+            "--scale",
+            "0.002",
+            "--pattern",
+            patterns,
+            "--sweep",
+            "--plot",
+            plot.to_str().unwrap(),
+            "--reps",
+            "1",
+            "--json",
         ]);
         assert_eq!(j["ok"], true, "{j}");
-        let s = &j["sweeps"][0];
-        let points = s["points"].as_array().unwrap();
-        assert!(points.len() > 4, "{input}: {} points", points.len());
-        let ms = |m: &serde_json::Value| m["ms"].as_f64().unwrap();
-        let fastest = points.iter().map(ms).fold(f64::INFINITY, f64::min);
-        assert_eq!(ms(&s["best"]), fastest, "{input}");
-        assert!(points.iter().any(|p| p["config"] == s["model"]["config"]));
-        let gap = (ms(&s["model"]) - fastest) / fastest;
-        assert!(
-            (s["model_gap"].as_f64().unwrap() - gap).abs() < 1e-9,
-            "{input}"
-        );
+        let sweeps = j["sweeps"].as_array().unwrap();
+        assert_eq!(sweeps.len(), patterns.split(',').count());
+        for s in sweeps {
+            let points = s["points"].as_array().unwrap();
+            assert!(points.len() > 4, "{input}: {} points", points.len());
+            let ms = |m: &serde_json::Value| m["ms"].as_f64().unwrap();
+            let fastest = points.iter().map(ms).fold(f64::INFINITY, f64::min);
+            assert_eq!(ms(&s["best"]), fastest, "{input}");
+            assert!(points.iter().any(|p| p["config"] == s["model"]["config"]));
+            let gap = (ms(&s["model"]) - fastest) / fastest;
+            assert!(
+                (s["model_gap"].as_f64().unwrap() - gap).abs() < 1e-9,
+                "{input}"
+            );
+        }
+        let files: Vec<_> = if patterns.contains(',') {
+            assert!(!plot.exists(), "several patterns write suffixed plots");
+            ["full", "xty"]
+                .map(|p| dir.path().join(format!("{input}-{p}.svg")))
+                .into()
+        } else {
+            vec![plot]
+        };
+        for f in files {
+            let svg = std::fs::read_to_string(&f).unwrap();
+            assert!(svg.starts_with("<svg"), "{}", f.display());
+            assert!(svg.contains("model: ") && svg.contains("rows per vector C"));
+        }
     }
+    // --plot without --sweep is refused.
+    let (ok, _, stderr) = wgsparse(&["fused", "--gen", "demo", "--plot", "p.svg"]);
+    assert!(!ok && stderr.contains("--sweep"), "{stderr}");
 }
 
 #[test]

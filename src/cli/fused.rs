@@ -183,6 +183,10 @@ pub struct FusedArgs {
     /// Search (VS, workgroup size, C) around the model; report the model's distance to the best.
     #[arg(long)]
     sweep: bool,
+    /// With --sweep: write an SVG plot of time against C per (variant, VS, workgroup size) to
+    /// this file (`-PATTERN` is added before the extension when several patterns are given).
+    #[arg(long, requires = "sweep")]
+    plot: Option<PathBuf>,
     /// Skip the autotuner for `auto` (the model's configuration alone). By default `auto`
     /// times the model's VS and workgroup size and their neighbours once per adapter and
     /// shape bucket and caches the fastest (WGSPARSE_CACHE_DIR).
@@ -321,6 +325,20 @@ fn export(gpu: &Gpu, dir: &Path, input: &Input, base: &Options, seed: u64) -> Re
     });
     let p = dir.join("operands.json");
     std::fs::write(&p, meta.to_string()).map_err(|e| Error::io(&p, e))
+}
+
+/// `path`, with `-PATTERN` before the extension when several patterns share one --plot.
+fn plot_path(path: &Path, pattern: &str, several: bool) -> PathBuf {
+    if !several {
+        return path.to_path_buf();
+    }
+    let stem = path
+        .file_stem()
+        .map_or("sweep".into(), |s| s.to_string_lossy().into_owned());
+    let ext = path
+        .extension()
+        .map_or("svg".into(), |e| e.to_string_lossy().into_owned());
+    path.with_file_name(format!("{stem}-{pattern}.{ext}"))
 }
 
 /// (pattern, variant, measurement or why it did not run).
@@ -505,6 +523,19 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
                 points += 1;
                 say(format!("{} sweep: configuration {points} timed", p.name()));
             })?;
+            if let Some(path) = &a.plot {
+                let path = plot_path(path, p.name(), a.pattern.len() > 1);
+                let title = format!(
+                    "fused sweep: {}, {}, {}",
+                    name,
+                    p.name(),
+                    gpu.caps.adapter_name
+                );
+                report::plot::write_svg(&path, &report::plot::fused_sweep_svg(&sw, &title)?)?;
+                if let Some(b) = &bar {
+                    b.println(format!("plot written to {}", path.display()));
+                }
+            }
             sweeps.push((p, sw));
         }
     }
