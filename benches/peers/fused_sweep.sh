@@ -10,8 +10,9 @@
 #   STEP_LIMIT=300                 seconds any one step may take
 #   REPS=5                         timed repetitions per sweep point
 # Summary: runs.tsv (tag, exit status, JSON: `sweeps` holds every point and the model's
-# gap), summary.md (fused_sweep_summary.py: the model, the best and a few alternative rules,
-# read off the points) and calibrate.json inside the archive.
+# gap), sweep-INPUT.svg (time against C per VS and workgroup size), summary.md
+# (fused_sweep_summary.py: the model, the best and a few alternative rules, read off the
+# points) and calibrate.json inside the archive.
 set -uo pipefail
 # shellcheck source=benches/peers/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -24,7 +25,7 @@ install_gl --dry-run --if-present
 use_wgsparse W
 for g in $INPUTS; do
   run_fused "$g sweep, default residency" --gen "$g" --pattern full --variant fused --sweep \
-    --reps "$REPS"
+    --reps "$REPS" --plot "$WORK/sweep-$g.svg"
 done
 step "$W" calibrate --save --json > "$WORK/calibrate.json" 2>>"$WORK/err.txt"
 log "calibrate done"
