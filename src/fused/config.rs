@@ -186,10 +186,11 @@ pub(crate) fn resolve(
     }
     let nnz = x.nnz();
     let mu = if m == 0 { 0.0 } else { nnz as f64 / m as f64 };
-    let model_vs = if variant == Variant::Transpose {
-        transpose::gather_vs(mu)
-    } else {
-        plan::sparse_vs(mu)
+    let model_vs = match variant {
+        Variant::Transpose => transpose::gather_vs(mu),
+        // The rule refitted on the fused kernel's sweeps; the others keep Eq. 4.
+        Variant::Fused | Variant::TwoPass => plan::fused_vs(mu),
+        _ => plan::sparse_vs(mu),
     };
     let vs = pow2_in("vs", options.vs.unwrap_or(model_vs), 1, 32)?;
     if variant == Variant::Sorted {

@@ -1,5 +1,6 @@
 //! The launch model of Ashari et al. §3.3: the vector size VS from the mean row length
-//! (Eq. 4, sparse) or the row length per lane (Eq. 6, dense), the workgroup size that keeps
+//! (Eq. 4, sparse; [`fused_vs`] its threshold refitted for the fused kernel) or the row length
+//! per lane (Eq. 6, dense), the workgroup size that keeps
 //! the most invocations resident, and the rows per vector C that spreads the rows over every
 //! resident vector (Eq. 5).
 //!
@@ -28,6 +29,25 @@ pub fn sparse_vs(mu: f64) -> u32 {
         }
     }
     1
+}
+
+/// How many times the mean row length the fused kernel's VS rule reads ([`fused_vs`]).
+pub const FUSED_VS_ROW_SCALE: f64 = 4.0;
+
+/// Lanes per row of the fused kernel (and its two-pass form): the largest power of two up to
+/// [`FUSED_VS_ROW_SCALE`]·μ, from 1 to 32 — Eq. 4 with the threshold four times lower. Fitted
+/// to the sweeps of power-law X (500k rows, density 0.01) on an H100 (BENCHMARKS.md,
+/// twenty-fourth measurements): the fastest VS was 8 at μ = 2 and 32 at μ = 10.24 and 40.96,
+/// where Eq. 4 gives 1, 8 and 32 and left the model 168% and 68% behind the best at the
+/// first two. Most rows there are far shorter than μ (the median 0, 2 and 9 entries), so
+/// the vector's width is set by the long rows that hold most entries, not the mean.
+pub fn fused_vs(mu: f64) -> u32 {
+    let target = FUSED_VS_ROW_SCALE * mu;
+    let mut vs = 1;
+    while vs < 32 && (2 * vs) as f64 <= target {
+        vs *= 2;
+    }
+    vs
 }
 
 /// Eq. 6: lanes per row when each holds `tl` elements of a row of `n`, with `bs` the
@@ -121,6 +141,22 @@ mod tests {
         assert_eq!(sparse_vs(2.0), 1);
         assert_eq!(sparse_vs(2.5), 2);
         assert_eq!(sparse_vs(28.24), 16); // KDD2010
+    }
+
+    #[test]
+    fn fused_vs_is_eq4_at_four_times_the_mean() {
+        // The sweeps' best: μ = 2 → 8, 10.24 → 32, 40.96 → 32.
+        assert_eq!(fused_vs(2.0), 8);
+        assert_eq!(fused_vs(10.24), 32);
+        assert_eq!(fused_vs(40.96), 32);
+        assert_eq!(fused_vs(1.99), 4);
+        assert_eq!(fused_vs(0.1), 1);
+        assert_eq!(fused_vs(0.0), 1);
+        assert_eq!(fused_vs(5.0), 16);
+        for mu in [0.3, 0.7, 1.5, 3.0, 6.5, 9.0, 100.0] {
+            // Never fewer lanes than Eq. 4, never more than a subgroup of 32.
+            assert!(fused_vs(mu) >= sparse_vs(mu) && fused_vs(mu) <= 32, "{mu}");
+        }
     }
 
     #[test]
