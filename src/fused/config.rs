@@ -39,6 +39,9 @@ fn pow2_in(what: &str, v: u32, lo: u32, hi: u32) -> Result<u32> {
 /// cheaper in one vector than in the two-dispatch long-row path).
 pub(crate) const LONG_ROW_MIN: u64 = 1024;
 
+/// The dense kernel's workgroup size when the caller gives none (the paper's BS).
+const DENSE_BS: u32 = 128;
+
 /// The configuration for `x` under `options`: the launch model fills what they leave open.
 /// Also returns how many columns of a sparse X hold entries when it was needed (for the hot
 /// columns; `used_hint` passes it in when known, since counting costs a pass over X).
@@ -94,12 +97,12 @@ pub(crate) fn resolve(
     };
     let w_bytes = 4 * n.max(1) as u64;
     if dense {
+        // The paper's BS of 128 at every n: at n ≤ 32 workgroups of 1,024 (the earlier
+        // default) ran 46% behind 128 in the H100 sweep of 500k × 32 (BENCHMARKS.md,
+        // twenty-fourth measurements), the slowest of the sizes at the model's VS.
         let bs = pow2_in(
             "workgroup size",
-            options
-                .workgroup
-                .unwrap_or(if n <= 32 { 1024 } else { 128 })
-                .min(max_wg),
+            options.workgroup.unwrap_or(DENSE_BS).min(max_wg),
             32,
             max_wg,
         )?;
