@@ -87,8 +87,9 @@ struct Tuned {
 /// flight; 5: those dropped, slower everywhere on an H200, and the transpose variant; 6: the
 /// transpose variant's row tiles; 7: their pipeline; 8: the stream variant's grid; 9:
 /// workgroups up to four times the model's, and the fused kernel's C at half and twice
-/// Eq. 5's).
-const REVISION: u32 = 9;
+/// Eq. 5's; 10: the candidates around the refitted model, [`super::plan::fused_vs`] and
+/// dense workgroups of 128 at n ≤ 32).
+const REVISION: u32 = 10;
 
 /// The cache key: adapter, kind and a shape bucket (log₂ of m, n and the stored entries), and
 /// the column re-indexing when the caller fixed it (the other knobs were tuned on that layout).
