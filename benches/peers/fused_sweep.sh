@@ -10,7 +10,7 @@
 #   STEP_LIMIT=300                 seconds any one step may take
 #   REPS=5                         timed repetitions per sweep point
 # Summary: runs.tsv (tag, exit status, JSON: `sweeps` holds every point and the model's
-# gap), sweep-INPUT.svg (time against C per VS and workgroup size), summary.md
+# gap), sweep-INPUT.svg (time against C per VS), summary.md
 # (fused_sweep_summary.py: the model, the best and a few alternative rules, read off the
 # points) and calibrate.json inside the archive.
 set -uo pipefail

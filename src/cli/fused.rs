@@ -183,8 +183,8 @@ pub struct FusedArgs {
     /// Search (VS, workgroup size, C) around the model; report the model's distance to the best.
     #[arg(long)]
     sweep: bool,
-    /// With --sweep: write an SVG plot of time against C per (variant, VS, workgroup size) to
-    /// this file (`-PATTERN` is added before the extension when several patterns are given).
+    /// With --sweep: write an SVG plot of time against C per (variant, VS) to this file
+    /// (`-PATTERN` is added before the extension when several patterns are given).
     #[arg(long, requires = "sweep")]
     plot: Option<PathBuf>,
     /// Skip the autotuner for `auto` (the model's configuration alone). By default `auto`

@@ -1,7 +1,7 @@
 //! SVG plots of sweeps: time against one launch parameter, one line per setting of the
 //! others, the model's choice marked. [`lines_svg`] draws; the sweeps' functions pick the
 //! lines: SDDMM's time against panel width per k-slice width, the fused pattern's time
-//! against rows per vector C per (variant, VS, workgroup size).
+//! against rows per vector C per (variant, VS).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -188,32 +188,34 @@ pub fn write_sweep_svg(path: &Path, sweep: &Sweep, title: &str) -> Result<()> {
 }
 
 /// A fused-pattern sweep as SVG text: time against rows per vector C (log axis), one line
-/// per (variant, VS, workgroup size) with the fastest point at each C, the model's C marked
-/// and its point ringed.
+/// per (variant, VS) with the fastest workgroup size at each C (a legend of a few lines, not
+/// one per workgroup size), the model's C marked and its point ringed.
 pub fn fused_sweep_svg(sweep: &crate::fused::bench::Sweep, title: &str) -> Result<String> {
     let points = sweep.points.iter().map(|p| {
         let c = &p.config;
-        (
-            (c.variant.name(), c.vs, c.workgroup),
-            c.rows_per_vector as f64,
-            p.ms,
-        )
+        ((c.variant.name(), c.vs), c.rows_per_vector as f64, p.ms)
     });
     let lines = fastest_per_x(points)
         .into_iter()
-        .map(|((variant, vs, wg), l)| (format!("{variant}, VS {vs}, wg {wg}"), l))
+        .map(|((variant, vs), l)| (format!("{variant}, VS {vs}"), l))
         .collect();
-    let m = &sweep.model;
-    let c = m.config.rows_per_vector as f64;
+    let m = &sweep.model.config;
+    let c = m.rows_per_vector as f64;
     lines_svg(&Lines {
         title: title.into(),
         x_desc: "rows per vector C".into(),
-        y_desc: "GPU time (ms, best at each C)".into(),
+        y_desc: "GPU time (ms, fastest workgroup size at each C)".into(),
         lines,
         mark: Some(Mark {
-            label: format!("model: {}", m.config.describe()),
+            label: format!(
+                "model: {}, VS {}, wg {}, C {}",
+                m.variant.name(),
+                m.vs,
+                m.workgroup,
+                m.rows_per_vector
+            ),
             x: c,
-            point: Some((c, m.ms)),
+            point: Some((c, sweep.model.ms)),
         }),
     })
 }
