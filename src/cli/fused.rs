@@ -327,20 +327,6 @@ fn export(gpu: &Gpu, dir: &Path, input: &Input, base: &Options, seed: u64) -> Re
     std::fs::write(&p, meta.to_string()).map_err(|e| Error::io(&p, e))
 }
 
-/// `path`, with `-PATTERN` before the extension when several patterns share one --plot.
-fn plot_path(path: &Path, pattern: &str, several: bool) -> PathBuf {
-    if !several {
-        return path.to_path_buf();
-    }
-    let stem = path
-        .file_stem()
-        .map_or("sweep".into(), |s| s.to_string_lossy().into_owned());
-    let ext = path
-        .extension()
-        .map_or("svg".into(), |e| e.to_string_lossy().into_owned());
-    path.with_file_name(format!("{stem}-{pattern}.{ext}"))
-}
-
 /// (pattern, variant, measurement or why it did not run).
 type Outcome = (Pattern, Variant, std::result::Result<Measurement, String>);
 
@@ -524,7 +510,7 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
                 say(format!("{} sweep: configuration {points} timed", p.name()));
             })?;
             if let Some(path) = &a.plot {
-                let path = plot_path(path, p.name(), a.pattern.len() > 1);
+                let path = super::plot_path(path, p.name(), a.pattern.len() > 1);
                 let title = format!(
                     "fused sweep: {}, {}, {}",
                     name,

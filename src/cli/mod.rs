@@ -15,6 +15,7 @@ mod wide_predict;
 mod wide_sweep;
 mod wide_variant;
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -110,6 +111,21 @@ pub(crate) fn spinner(on: bool, msg: &str) -> Option<indicatif::ProgressBar> {
         b.enable_steady_tick(std::time::Duration::from_millis(120));
         b
     })
+}
+
+/// The file one of several sweeps' plots goes to: `path`, with `-SUFFIX` before the
+/// extension when `several` sweeps share one --plot (`sweep.svg` → `sweep-k32.svg`).
+pub(crate) fn plot_path(path: &std::path::Path, suffix: &str, several: bool) -> PathBuf {
+    if !several {
+        return path.to_path_buf();
+    }
+    let stem = path
+        .file_stem()
+        .map_or("sweep".into(), |s| s.to_string_lossy().into_owned());
+    let ext = path
+        .extension()
+        .map_or("svg".into(), |e| e.to_string_lossy().into_owned());
+    path.with_file_name(format!("{stem}-{suffix}.{ext}"))
 }
 
 /// A table with the house style.

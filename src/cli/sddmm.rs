@@ -307,9 +307,9 @@ pub fn run(args: SddmmArgs) -> Result<ExitCode> {
                 pb.finish_and_clear();
             }
             if let Some(path) = &args.plot {
-                let path = plot_path(path, k, args.k.len() > 1);
+                let path = super::plot_path(path, &format!("k{k}"), args.k.len() > 1);
                 let title = format!("SDDMM sweep: {name}, K = {k}, {}", gpu.caps.adapter_name);
-                report::plot::write_sweep_svg(&path, &sw, &title)?;
+                report::plot::write_svg(&path, &report::plot::sweep_svg(&sw, &title)?)?;
                 if interactive {
                     eprintln!("plot written to {}", path.display());
                 }
@@ -385,20 +385,6 @@ fn preflight(gpu: &Gpu, args: &SddmmArgs) -> Result<()> {
         }
     }
     first.map_or(Ok(()), Err)
-}
-
-/// `path`, with `-kK` before the extension when several K share one --plot.
-fn plot_path(path: &std::path::Path, k: usize, several: bool) -> PathBuf {
-    if !several {
-        return path.to_path_buf();
-    }
-    let stem = path
-        .file_stem()
-        .map_or("sweep".into(), |s| s.to_string_lossy().into_owned());
-    let ext = path
-        .extension()
-        .map_or("svg".into(), |e| e.to_string_lossy().into_owned());
-    path.with_file_name(format!("{stem}-k{k}.{ext}"))
 }
 
 /// The options that reproduce a resolved configuration.

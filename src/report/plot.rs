@@ -182,11 +182,6 @@ pub fn sweep_svg(sweep: &Sweep, title: &str) -> Result<String> {
     })
 }
 
-/// Writes [`sweep_svg`] to `path` atomically.
-pub fn write_sweep_svg(path: &Path, sweep: &Sweep, title: &str) -> Result<()> {
-    write_svg(path, &sweep_svg(sweep, title)?)
-}
-
 /// A fused-pattern sweep as SVG text: time against rows per vector C (log axis), one line
 /// per (variant, VS) with the fastest workgroup size at each C (a legend of a few lines, not
 /// one per workgroup size), the model's C marked and its point ringed.
