@@ -3,7 +3,7 @@
 
 use crate::fused::dense::x_stride;
 use crate::fused::plan::{self, Residency, TL_MAX};
-use crate::fused::{hot, loops, transpose};
+use crate::fused::{hot, loops, schedule, transpose};
 use crate::fused::{Atomics, Config, Matrix, Options, Variant};
 use crate::gpu::{loop_cap, Gpu, GpuBuffer};
 use crate::sparse::bands::row_step;
@@ -338,6 +338,23 @@ pub(crate) fn resolve(
         fixed,
     );
     let (c, groups) = grid(options, m, nv, (&r, wg, shared), caps, iters)?;
+    // Eq. 5's C weighed on X's own rows (power-law rows favour a second wave).
+    let (c, groups) = match (variant, options.rows_per_vector, x) {
+        (Variant::Fused, None, Matrix::Sparse(csr)) => {
+            let long_row = |c: u32| options.long_row.unwrap_or_else(|| fused_long_row(c, mu));
+            let grid = schedule::RowGrid {
+                vs,
+                nv,
+                resident: r.units.saturating_mul(r.groups_resident(wg, shared)),
+                fixed: iters.1,
+                long_row: &long_row,
+            };
+            let c_max =
+                loops::max_per_invocation(loop_cap::budget(caps.loop_cap), iters.0, iters.1);
+            schedule::rows_per_vector(csr, &grid, c, c_max, caps.max_workgroups_per_dimension)
+        }
+        _ => (c, groups),
+    };
     // fused/reduce_parts sums the G workgroups' partials of a column in one invocation.
     if let (true, Some(b)) = (two_pass, loop_cap::budget(caps.loop_cap)) {
         if groups as u64 > b {
@@ -362,9 +379,7 @@ pub(crate) fn resolve(
                 let resident = r.units.saturating_mul(r.groups_resident(wg, shared));
                 transpose::long_row(nnz, resident as u64 * nv as u64)
             }
-            None => {
-                ((c as f64 * mu.max(1.0)).ceil() as u64).clamp(LONG_ROW_MIN, u32::MAX as u64) as u32
-            }
+            None => fused_long_row(c, mu),
         },
         _ => u32::MAX,
     };
@@ -553,6 +568,12 @@ fn loop_err(caps: &crate::Caps, what: String, iterations: u64) -> Error {
 /// iterations one invocation runs per row of its vector and besides ([`loops`]); on a device
 /// with a loop cap C stays within its budget (more workgroups instead), and a caller's C
 /// beyond it is refused.
+/// The fused kernel's long-row threshold at C rows per vector: a vector takes about C·μ
+/// entries, and a row much longer would hold it (and the dispatch) long after the others.
+fn fused_long_row(c: u32, mu: f64) -> u32 {
+    ((c as f64 * mu.max(1.0)).ceil() as u64).clamp(LONG_ROW_MIN, u32::MAX as u64) as u32
+}
+
 pub(crate) fn grid(
     options: &Options,
     m: usize,

@@ -34,6 +34,7 @@ mod options;
 mod pattern;
 pub mod plan;
 pub mod reorder;
+pub mod schedule;
 pub mod split;
 pub mod stream;
 pub mod tiles;

@@ -88,8 +88,9 @@ struct Tuned {
 /// transpose variant's row tiles; 7: their pipeline; 8: the stream variant's grid; 9:
 /// workgroups up to four times the model's, and the fused kernel's C at half and twice
 /// Eq. 5's; 10: the candidates around the refitted model, [`super::plan::fused_vs`] and
-/// dense workgroups of 128 at n ≤ 32).
-const REVISION: u32 = 10;
+/// dense workgroups of 128 at n ≤ 32; 11: the fused kernel's C from the schedule estimate,
+/// [`super::schedule`]).
+const REVISION: u32 = 11;
 
 /// The cache key: adapter, kind and a shape bucket (log₂ of m, n and the stored entries), and
 /// the column re-indexing when the caller fixed it (the other knobs were tuned on that layout).
@@ -474,8 +475,8 @@ fn tune_with(
         .into_iter();
         best = refine(&mut timed, best, &mut cands, None)?;
     }
-    // Then the `fused` kernel's rows per vector at half and twice Eq. 5's: on an H100 at
-    // 500k × 4,096 its sweep found C halved (two waves of workgroups) 11% faster.
+    // Then the `fused` kernel's rows per vector at half and twice the model's (the schedule
+    // estimate's pick among multiples of Eq. 5's C).
     let (c, t) = (best.0 .0.config, best.0 .1);
     if c.variant == Variant::Fused && options.rows_per_vector.is_none() && !big {
         let c0 = c.rows_per_vector;
