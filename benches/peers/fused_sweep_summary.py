@@ -4,7 +4,8 @@
 from the best a few alternative rules would have landed, each read off the sweep's own points
 (no figure here is measured twice or estimated):
 
-  model       the launch model (Eqs. 4-6)
+  model       the launch model (Eqs. 4-6; the sparse row kernel's C by the schedule estimate
+              of src/fused/schedule.rs)
   C/2         the model's VS and workgroup size, half its C (two waves of workgroups)
   C*2         the same at twice its C
   wg N        the model's VS (and TL) and C at workgroup size N (Eq. 5's C there when

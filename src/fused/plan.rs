@@ -1,7 +1,8 @@
 //! The launch model of Ashari et al. §3.3: the vector size VS from the mean row length
 //! (Eq. 4, sparse; [`fused_vs`] its threshold refitted for the fused kernel) or the row length
 //! per lane (Eq. 6, dense), the workgroup size that keeps the most invocations resident, and
-//! the rows per vector C that spreads the rows over every resident vector (Eq. 5).
+//! the rows per vector C that spreads the rows over every resident vector (Eq. 5; for the
+//! sparse row kernel weighed on X's own rows by [`super::schedule`]).
 //!
 //! wgpu reports neither the number of compute units nor their resident invocations or
 //! workgroup memory, so [`Residency`] takes them from the environment, else from the
