@@ -39,9 +39,6 @@ fn pow2_in(what: &str, v: u32, lo: u32, hi: u32) -> Result<u32> {
 /// cheaper in one vector than in the two-dispatch long-row path).
 pub(crate) const LONG_ROW_MIN: u64 = 1024;
 
-/// The dense kernel's workgroup size when the caller gives none (the paper's BS).
-const DENSE_BS: u32 = 128;
-
 /// The configuration for `x` under `options`: the launch model fills what they leave open.
 /// Also returns how many columns of a sparse X hold entries when it was needed (for the hot
 /// columns; `used_hint` passes it in when known, since counting costs a pass over X).
@@ -97,17 +94,17 @@ pub(crate) fn resolve(
     };
     let w_bytes = 4 * n.max(1) as u64;
     if dense {
-        // The paper's BS of 128 at every n: at n ≤ 32 workgroups of 1,024 (the earlier
-        // default) ran 46% behind 128 in the H100 sweep of 500k × 32 (BENCHMARKS.md,
-        // twenty-fourth measurements), the slowest of the sizes at the model's VS.
         let bs = pow2_in(
             "workgroup size",
-            options.workgroup.unwrap_or(DENSE_BS).min(max_wg),
+            options
+                .workgroup
+                .unwrap_or(plan::dense_workgroup(n))
+                .min(max_wg),
             32,
             max_wg,
         )?;
         let (tl, vs) = match (options.vs, options.tl) {
-            (None, None) => plan::dense_tl_vs(n, bs, max_wg).ok_or_else(|| {
+            (None, None) => plan::dense_tl_vs(n, max_wg).ok_or_else(|| {
                 Error::Unsupported(format!(
                     "dense fused kernel with n = {n}: a row needs more than {max_wg} lanes × \
                      {TL_MAX} elements"

@@ -70,32 +70,51 @@ pub fn dense_vs(n: usize, tl: u32, bs: u32) -> u32 {
 }
 
 /// Dense TL and VS (Eq. 6): TL first, the fewest elements per lane that let a row fit one
-/// subgroup-sized vector of ≤ 32 lanes; when even TL_MAX does not, the whole workgroup
-/// (`bs` lanes, more if a row needs it) takes a row. 8 < n ≤ 32 (HIGGS: 28): vectors of
-/// [`DENSE_SMALL_VS`] lanes of ⌈n/8⌉ elements, so a subgroup takes several rows — the paper's
-/// one element per lane (VS 32 at n = 28) spends 5 shuffle rounds over 32 lanes per row
-/// (160 lane-shuffles) against 3 over 8 (24), and 8 lanes still read a row's 32-byte
+/// subgroup-sized vector of ≤ 32 lanes; when even TL_MAX does not, the fewest lanes (a power
+/// of two, up to `max_wg`) that hold a row at TL_MAX each. 8 < n ≤ 32 (HIGGS: 28): vectors
+/// of [`DENSE_SMALL_VS`] lanes of ⌈n/8⌉ elements, so a subgroup takes several rows — the
+/// paper's one element per lane (VS 32 at n = 28) spends 5 shuffle rounds over 32 lanes per
+/// row (160 lane-shuffles) against 3 over 8 (24), and 8 lanes still read a row's 32-byte
 /// sectors whole. n ≤ 8: one element per lane.
-pub fn dense_tl_vs(n: usize, bs: u32, max_wg: u32) -> Option<(u32, u32)> {
+///
+/// Past 32 lanes the paper gives a row the whole workgroup (BS lanes). At n = 1,000 that is
+/// 128 lanes of 8, which ran 11.8% behind 64 lanes of 16 in the H200 sweep of 500k × 1,000
+/// (BENCHMARKS.md, twenty-fifth measurements): half the lanes to reduce over per row.
+pub fn dense_tl_vs(n: usize, max_wg: u32) -> Option<(u32, u32)> {
     if n <= 32 {
         if n > DENSE_SMALL_VS as usize {
             return Some((n.div_ceil(DENSE_SMALL_VS as usize) as u32, DENSE_SMALL_VS));
         }
-        return Some((1, dense_vs(n, 1, bs).max(1)));
+        return Some((1, dense_vs(n, 1, 32).max(1)));
     }
     let tl0 = n.div_ceil(32) as u32;
     if tl0 <= TL_MAX {
-        let vs = dense_vs(n, tl0, bs);
+        let vs = dense_vs(n, tl0, 32);
         return Some((n.div_ceil(vs as usize) as u32, vs));
     }
-    let mut vs = bs;
-    while (vs as usize) * (TL_MAX as usize) < n {
-        vs *= 2;
-        if vs > max_wg {
-            return None;
-        }
+    let vs = n.div_ceil(TL_MAX as usize).next_power_of_two();
+    (vs <= max_wg as usize).then(|| (n.div_ceil(vs) as u32, vs as u32))
+}
+
+/// The dense kernel's workgroup size at n ≤ 32 (the paper's BS): there a workgroup of
+/// 8-lane vectors takes many short rows, and in the sweeps of 500k × 32 (H100 and H200)
+/// larger workgroups ran 7–57% behind 128.
+pub const DENSE_SMALL_BS: u32 = 128;
+
+/// The dense kernel's workgroup size at n > 32: in the H200 sweeps of 500k × 200, 1,000 and
+/// 2,000 (BENCHMARKS.md, twenty-fifth measurements; the H100's of the day before agree),
+/// workgroups of 512 at the model's VS and Eq. 5's C were the fastest or within 1.5% of it,
+/// and the paper's 128 ran 11–20% behind.
+pub const DENSE_BS: u32 = 512;
+
+/// The dense kernel's workgroup size when the caller gives none: [`DENSE_SMALL_BS`] at
+/// n ≤ 32, else [`DENSE_BS`].
+pub fn dense_workgroup(n: usize) -> u32 {
+    if n <= 32 {
+        DENSE_SMALL_BS
+    } else {
+        DENSE_BS
     }
-    Some((n.div_ceil(vs as usize) as u32, vs))
 }
 
 /// Eq. 5 and the grid: with `resident` workgroups of `nv` vectors, C = ⌈m / (resident·nv)⌉
@@ -164,14 +183,28 @@ mod tests {
         // n = 200, TL = 7 → n/TL ≈ 28.6 → VS = 32; TL = 2 → 100 > 32 → VS = BS.
         assert_eq!(dense_vs(200, 7, 128), 32);
         assert_eq!(dense_vs(200, 2, 128), 128);
-        assert_eq!(dense_tl_vs(200, 128, 1024), Some((7, 32)));
+        assert_eq!(dense_tl_vs(200, 1024), Some((7, 32)));
         // n ≤ 32: Eq. 6 gives one element over 32 lanes; the model takes 8 lanes of 4.
         assert_eq!(dense_vs(28, 1, 128), 32);
-        assert_eq!(dense_tl_vs(28, 128, 1024), Some((4, 8)));
-        assert_eq!(dense_tl_vs(7, 128, 1024), Some((1, 8)));
-        assert_eq!(dense_tl_vs(2000, 128, 1024), Some((16, 128)));
-        assert_eq!(dense_tl_vs(4000, 128, 1024), Some((16, 256)));
-        assert_eq!(dense_tl_vs(1_000_000, 128, 1024), None);
+        assert_eq!(dense_tl_vs(28, 1024), Some((4, 8)));
+        assert_eq!(dense_tl_vs(7, 1024), Some((1, 8)));
+        // Past 32 lanes: the fewest lanes of at most TL_MAX elements.
+        assert_eq!(dense_tl_vs(512, 1024), Some((16, 32)));
+        assert_eq!(dense_tl_vs(600, 1024), Some((10, 64)));
+        assert_eq!(dense_tl_vs(1000, 1024), Some((16, 64)));
+        assert_eq!(dense_tl_vs(2000, 1024), Some((16, 128)));
+        assert_eq!(dense_tl_vs(4000, 1024), Some((16, 256)));
+        assert_eq!(dense_tl_vs(16_384, 1024), Some((16, 1024)));
+        assert_eq!(dense_tl_vs(16_385, 1024), None);
+        assert_eq!(dense_tl_vs(1_000_000, 1024), None);
+    }
+
+    #[test]
+    fn dense_workgroups_are_small_only_for_short_rows() {
+        assert_eq!(dense_workgroup(28), DENSE_SMALL_BS);
+        assert_eq!(dense_workgroup(32), DENSE_SMALL_BS);
+        assert_eq!(dense_workgroup(33), DENSE_BS);
+        assert_eq!(dense_workgroup(2000), DENSE_BS);
     }
 
     #[test]

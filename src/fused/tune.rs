@@ -89,8 +89,9 @@ struct Tuned {
 /// workgroups up to four times the model's, and the fused kernel's C at half and twice
 /// Eq. 5's; 10: the candidates around the refitted model, [`super::plan::fused_vs`] and
 /// dense workgroups of 128 at n ≤ 32; 11: the fused kernel's C from the schedule estimate,
-/// [`super::schedule`]).
-const REVISION: u32 = 11;
+/// [`super::schedule`]; 12: dense workgroups of 512 past n = 32 and the fewest lanes past 32
+/// per row).
+const REVISION: u32 = 12;
 
 /// The cache key: adapter, kind and a shape bucket (log₂ of m, n and the stored entries), and
 /// the column re-indexing when the caller fixed it (the other knobs were tuned on that layout).
