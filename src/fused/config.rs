@@ -228,7 +228,15 @@ pub(crate) fn resolve(
         None if variant == Variant::Transpose && options.epl != Some(0) => {
             Ok(GATHER_TILE_DEFAULT.1.clamp(32, max_wg).max(vs))
         }
-        None => Ok(plan::best_workgroup(&r, max_wg, |wg| shared_of(on, wg)).max(vs)),
+        None => {
+            // The fused kernel aims for FUSED_VECTORS vectors a workgroup where residency
+            // allows; the unfused kernels keep the largest size.
+            let least = match variant {
+                Variant::Fused => plan::FUSED_VECTORS.saturating_mul(vs),
+                _ => u32::MAX,
+            };
+            Ok(plan::best_workgroup(&r, max_wg, least, |wg| shared_of(on, wg)).max(vs))
+        }
     };
     let wants_w = match (variant, options.workgroup_w) {
         (Variant::Unfused | Variant::Transpose, _) => false,

@@ -132,20 +132,32 @@ pub fn rows_per_vector(m: usize, nv: u32, resident: u32, max_groups: u32) -> (u3
 }
 
 /// The workgroup size (power of two, 32 …`max`) that keeps the most invocations resident
-/// when a workgroup of `wg` invocations needs `shared(wg)` bytes; ties go to the larger size
-/// (fewer workgroups, fewer global adds).
-pub fn best_workgroup(r: &Residency, max: u32, shared: impl Fn(u32) -> u32) -> u32 {
-    let mut best = (0u64, 32u32);
+/// when a workgroup of `wg` invocations needs `shared(wg)` bytes. Among sizes that tie, the
+/// smallest of at least `least` invocations, else the largest (fewer workgroups, fewer
+/// global adds).
+pub fn best_workgroup(r: &Residency, max: u32, least: u32, shared: impl Fn(u32) -> u32) -> u32 {
+    let mut sizes = vec![];
     let mut wg = 32;
     while wg <= max.min(1024) {
-        let resident = wg as u64 * r.groups_resident(wg, shared(wg)) as u64;
-        if resident >= best.0 {
-            best = (resident, wg);
-        }
+        sizes.push((wg as u64 * r.groups_resident(wg, shared(wg)) as u64, wg));
         wg *= 2;
     }
-    best.1
+    let most = sizes.iter().map(|s| s.0).max().unwrap_or(0);
+    let ties = sizes.iter().filter(|s| s.0 == most).map(|s| s.1);
+    ties.clone()
+        .filter(|&wg| wg >= least)
+        .min()
+        .or(ties.max())
+        .unwrap_or(32)
 }
+
+/// Vectors per workgroup the fused row kernel's workgroup size aims for ([`best_workgroup`]'s
+/// `least` = this × VS). In the H200 sweeps of power-law X (BENCHMARKS.md, twenty-fifth
+/// measurements), where workgroup memory left the size open (n = 200 and 1,024) and VS ≥ 8,
+/// 32 vectors a workgroup were the fastest or within 4% of it. At VS 8 and n = 200, 1,024
+/// invocations (128 vectors) ran 13.5% behind; at VS 32 and n = 1,024, 16 vectors ran 17%
+/// behind.
+pub const FUSED_VECTORS: u32 = 32;
 
 #[cfg(test)]
 mod tests {
@@ -205,6 +217,30 @@ mod tests {
         assert_eq!(dense_workgroup(32), DENSE_SMALL_BS);
         assert_eq!(dense_workgroup(33), DENSE_BS);
         assert_eq!(dense_workgroup(2000), DENSE_BS);
+    }
+
+    #[test]
+    fn workgroups_aim_for_the_least_size_among_the_most_resident() {
+        // Hopper-like: 2,048 invocations, 48 KiB and 32 workgroups a unit.
+        let r = Residency {
+            units: 132,
+            threads_per_unit: 2048,
+            shared_per_unit: 48 * 1024,
+            groups_per_unit: 32,
+            shared_reserved: 0,
+        };
+        let small = |_| 800;
+        // 64 … 1,024 keep 2,048 invocations resident: the least of at least 256 is taken.
+        assert_eq!(best_workgroup(&r, 1024, 8 * FUSED_VECTORS, small), 256);
+        assert_eq!(best_workgroup(&r, 1024, 32 * FUSED_VECTORS, small), 1024);
+        // No tie at least that large: the largest.
+        assert_eq!(best_workgroup(&r, 1024, u32::MAX, small), 1024);
+        assert_eq!(best_workgroup(&r, 512, 32 * FUSED_VECTORS, small), 512);
+        // A 16 KiB copy of w: 3 workgroups a unit, so only 1,024 keeps 2,048 resident.
+        assert_eq!(
+            best_workgroup(&r, 1024, 8 * FUSED_VECTORS, |_| 16 * 1024),
+            1024
+        );
     }
 
     #[test]

@@ -90,8 +90,8 @@ struct Tuned {
 /// Eq. 5's; 10: the candidates around the refitted model, [`super::plan::fused_vs`] and
 /// dense workgroups of 128 at n ≤ 32; 11: the fused kernel's C from the schedule estimate,
 /// [`super::schedule`]; 12: dense workgroups of 512 past n = 32 and the fewest lanes past 32
-/// per row).
-const REVISION: u32 = 12;
+/// per row; 13: the fused kernel's workgroups aimed at 32 vectors, [`super::plan::FUSED_VECTORS`]).
+const REVISION: u32 = 13;
 
 /// The cache key: adapter, kind and a shape bucket (log₂ of m, n and the stored entries), and
 /// the column re-indexing when the caller fixed it (the other knobs were tuned on that layout).
