@@ -10,9 +10,11 @@
 //! workgroups in dispatch order on the resident slots (each on the slot that frees first),
 //! and adds the long-row passes; the candidate with the shortest estimate wins.
 //!
-//! On the H100 sweeps of power-law X (500k rows, BENCHMARKS.md, twenty-fourth measurements)
-//! this picks C/2 at n = 4,096 (measured 16.4% faster than Eq. 5's C) and Eq. 5's C at
-//! n = 1,024 (its half measured 12.6% slower) and n = 200.
+//! Checked against the H100 sweeps of power-law X (500k rows, BENCHMARKS.md, twenty-fourth
+//! measurements), it picks C/2 at n = 4,096 (measured 16.4% faster than Eq. 5's C) and
+//! Eq. 5's C at n = 1,024 (its half 12.6% slower) and n = 200. In the H200 sweeps that
+//! followed (twenty-fifth) its picks were the fastest of 190 and 180 points at n = 4,096 and
+//! 1,024.
 
 use crate::sparse::Csr;
 
