@@ -77,9 +77,10 @@ pub fn dense_vs(n: usize, tl: u32, bs: u32) -> u32 {
 /// row (160 lane-shuffles) against 3 over 8 (24), and 8 lanes still read a row's 32-byte
 /// sectors whole. n ≤ 8: one element per lane.
 ///
-/// Past 32 lanes the paper gives a row the whole workgroup (BS lanes). At n = 1,000 that is
-/// 128 lanes of 8, which ran 11.8% behind 64 lanes of 16 in the H200 sweep of 500k × 1,000
-/// (BENCHMARKS.md, twenty-fifth measurements): half the lanes to reduce over per row.
+/// Past 32 lanes the paper gives a row the whole workgroup (BS lanes). At n = 1,000 and
+/// workgroups of 512 that was 128 lanes of 8, which ran 29% behind 64 lanes of 16 in the
+/// H200 sweep of 500k × 1,000 (0.6857 against 0.5300 ms at Eq. 5's C; BENCHMARKS.md,
+/// twenty-fifth measurements): half the lanes to reduce over per row.
 pub fn dense_tl_vs(n: usize, max_wg: u32) -> Option<(u32, u32)> {
     if n <= 32 {
         if n > DENSE_SMALL_VS as usize {
@@ -97,12 +98,12 @@ pub fn dense_tl_vs(n: usize, max_wg: u32) -> Option<(u32, u32)> {
 }
 
 /// The dense kernel's workgroup size at n ≤ 32 (the paper's BS): there a workgroup of
-/// 8-lane vectors takes many short rows, and in the sweeps of 500k × 32 (H100 and H200)
-/// larger workgroups ran 7–57% behind 128.
+/// 8-lane vectors takes many short rows, and in the H200 sweep of 500k × 32 larger
+/// workgroups ran 6.5–57% behind 128 (1,024 ran 46% behind on an H100).
 pub const DENSE_SMALL_BS: u32 = 128;
 
 /// The dense kernel's workgroup size at n > 32: in the H200 sweeps of 500k × 200, 1,000 and
-/// 2,000 (BENCHMARKS.md, twenty-fifth measurements; the H100's of the day before agree),
+/// 2,000 (BENCHMARKS.md, twenty-fifth measurements; the H100's of the twenty-fourth agree),
 /// workgroups of 512 at the model's VS and Eq. 5's C were the fastest or within 1.5% of it,
 /// and the paper's 128 ran 11–20% behind.
 pub const DENSE_BS: u32 = 512;
