@@ -4,32 +4,16 @@
 
 mod common;
 
-use common::fused::{check, opts};
+use common::fused::{check, opts, rows_of};
 use wgsparse::fused::{Matrix, Options, Pattern, Plan, Variant};
 use wgsparse::sparse::Csr;
 
-/// `m` rows over `n` columns: the first `heavy` rows hold `long` entries, the others `short`;
-/// values power-law-ish and never zero.
+/// `m` rows over `n` columns: the first `heavy` rows hold `long` entries, the others `short`.
 fn rows(m: usize, n: usize, heavy: usize, long: usize, short: usize) -> Csr {
-    let mut row_ptr = vec![0u32];
-    let (mut col_idx, mut values) = (vec![], vec![]);
-    for r in 0..m {
-        let len = if r < heavy { long } else { short };
-        for k in 0..len {
-            col_idx.push(((r * 7 + k * 13) % n) as u32);
-            values.push(1.0 / (1.0 + ((r + k) % 97) as f32).powf(0.7));
-        }
-        let row = &mut col_idx[*row_ptr.last().unwrap() as usize..];
-        row.sort_unstable();
-        row_ptr.push(col_idx.len() as u32);
-    }
-    Csr {
-        nrows: m,
-        ncols: n,
-        row_ptr,
-        col_idx,
-        values,
-    }
+    let lens: Vec<usize> = (0..m)
+        .map(|r| if r < heavy { long } else { short })
+        .collect();
+    rows_of(m, n, &lens, 5)
 }
 
 fn fused() -> Options {

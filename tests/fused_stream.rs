@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::fused::{check, sparse_x, with_hot_columns};
+use common::fused::{check, rows_of, sparse_x, with_hot_columns};
 use wgsparse::fused::{Atomics, Matrix, Options, Pattern, Variant, STREAM_EPL};
 use wgsparse::gen;
 use wgsparse::sddmm::cpu::compare;
@@ -50,35 +50,6 @@ fn cli_refuses(flag: &str, value: &str, says: &str) {
     ]);
     assert_ne!(code, 0);
     assert!(err.contains(says), "{err}");
-}
-
-/// Rows of `lens` entries (distinct random columns below n, random values), in turn.
-fn rows_of(m: usize, n: usize, lens: &[usize], seed: u64) -> Csr {
-    let total: usize = (0..m).map(|r| lens[r % lens.len()]).sum();
-    let vals = gen::dense_uniform(1, total, seed).data;
-    let mut row_ptr = vec![0u32];
-    let mut col_idx = vec![];
-    for r in 0..m {
-        let len = lens[r % lens.len()];
-        // A stride coprime to n walks distinct columns from a row-dependent start.
-        let stride = [7usize, 11, 13]
-            .into_iter()
-            .find(|s| !n.is_multiple_of(*s))
-            .unwrap();
-        let mut cols: Vec<u32> = (0..len)
-            .map(|i| ((r * 31 + i * stride) % n) as u32)
-            .collect();
-        cols.sort_unstable();
-        col_idx.extend(cols);
-        row_ptr.push(col_idx.len() as u32);
-    }
-    Csr {
-        nrows: m,
-        ncols: n,
-        row_ptr,
-        col_idx,
-        values: vals,
-    }
 }
 
 fn every_pattern(gpu: &Gpu, x: &Csr, o: &Options, seed: u64) {

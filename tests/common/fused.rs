@@ -1,5 +1,5 @@
 //! Helpers of the `fused` tests: the pattern's vectors and host operands, runs checked
-//! against the f64 twin, power-law X with hot columns.
+//! against the f64 twin, power-law X with hot columns, X of given row lengths.
 
 use wgsparse::fused::{HostOp, Matrix, Options, Pattern, Plan, Variant};
 use wgsparse::gen;
@@ -134,4 +134,33 @@ pub fn top_shares(x: &Csr) -> (f64, f64) {
         .max()
         .unwrap_or(0);
     (row as f64 / nnz, col as f64 / nnz)
+}
+
+/// Rows of `lens` entries (distinct random columns below n, random values), in turn.
+pub fn rows_of(m: usize, n: usize, lens: &[usize], seed: u64) -> Csr {
+    let total: usize = (0..m).map(|r| lens[r % lens.len()]).sum();
+    let vals = gen::dense_uniform(1, total, seed).data;
+    let mut row_ptr = vec![0u32];
+    let mut col_idx = vec![];
+    for r in 0..m {
+        let len = lens[r % lens.len()];
+        // A stride coprime to n walks distinct columns from a row-dependent start.
+        let stride = [7usize, 11, 13]
+            .into_iter()
+            .find(|s| !n.is_multiple_of(*s))
+            .unwrap();
+        let mut cols: Vec<u32> = (0..len)
+            .map(|i| ((r * 31 + i * stride) % n) as u32)
+            .collect();
+        cols.sort_unstable();
+        col_idx.extend(cols);
+        row_ptr.push(col_idx.len() as u32);
+    }
+    Csr {
+        nrows: m,
+        ncols: n,
+        row_ptr,
+        col_idx,
+        values: vals,
+    }
 }
