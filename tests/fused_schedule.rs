@@ -1,6 +1,6 @@
-//! The launch model's C for the sparse row kernel (`fused::schedule`): on rows of equal
-//! length it keeps Eq. 5's C, on a few heavy rows it takes a smaller one (a second wave of
-//! workgroups), and the plan at that C matches the f64 twin.
+//! The launch model's C for the sparse row kernel (`fused::schedule`): on a few heavy rows
+//! it is smaller than on even rows of the same shape (a second wave of workgroups), and the
+//! plan at that C matches the f64 twin.
 
 mod common;
 
