@@ -630,6 +630,23 @@ fn clock_warm_up_runs_the_spin_kernel_and_reports_its_time() {
     );
 }
 
+/// The warm-up counts a device as cold (the longer least warm-up) before its first timed
+/// workload and again once it has idled past `IDLE_SECONDS`, and as warm right after one.
+#[test]
+fn warm_up_is_cold_after_idle_and_warm_right_after_a_timed_workload() {
+    use wgsparse::gpu::{timed_warm_report, GpuTime, IDLE_SECONDS};
+    // A device of its own: other tests' timed work would warm the shared one.
+    let gpu = wgsparse::Gpu::new().unwrap();
+    let run = || Ok(GpuTime::wall(1e-4));
+    let (_, first) = timed_warm_report(&gpu, 1, run).unwrap();
+    assert!(first.cold, "{first:?}");
+    let (_, next) = timed_warm_report(&gpu, 1, run).unwrap();
+    assert!(!next.cold, "{next:?}");
+    std::thread::sleep(std::time::Duration::from_secs_f64(IDLE_SECONDS + 0.1));
+    let (_, idled) = timed_warm_report(&gpu, 1, run).unwrap();
+    assert!(idled.cold, "{idled:?}");
+}
+
 /// `Batch::time_copies`: a batch of copy → dispatch → copy → dispatch → copy runs in order
 /// (each step sees the one before) and is timed by timestamps where the adapter has them,
 /// the leading and trailing copies inside the bracket; without it such a batch is timed by

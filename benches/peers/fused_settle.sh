@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# KDD2010: does idling after each plan is built remove the slow first phase that followed the
-# plans' multi-GB uploads and frees (BENCHMARKS.md, twenty-third measurements)? One export,
-# then the re-indexed transpose alternately without and with `--settle S`, three passes each
-# (no --check: the checked run idles while the host compares, and settled at once). Run on
+# KDD2010: does a plan's first pass run as fast as its later ones, with and without idling
+# after the plan is built? The slow first phase of the twenty-third measurements was the
+# clocks' plateau after host work, which a 0.5 s warm-up could end in (twenty-sixth
+# measurements); warm-ups after idling now last 1.5 s. One export, then the re-indexed
+# transpose alternately without and with `--settle S` (S seconds idle: the clocks fall),
+# three passes each (no --check: the checked run idles while the host compares). Run on
 # the NVIDIA machine from the repository root with the release binary in .gpu/ and the Vulkan
 # loader packages in .gl/ (as fused_suite.sh). Everything goes into one archive,
 # $OUT/fused_settle.tgz, rewritten after each step. About 5 minutes of GPU wall time.

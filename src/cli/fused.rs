@@ -211,8 +211,8 @@ pub struct FusedArgs {
     #[arg(long)]
     spin_first: bool,
     /// Before timing each plan, leave the device idle this many seconds (0 to 60) after
-    /// building it: an A/B for plans that time slow right after large uploads and frees,
-    /// whose first pass alone runs slow (`passes_ms`) while the clocks are already up.
+    /// building it, so its clocks fall: whether the warm-up brings them back before timing
+    /// (`passes_ms`: a first pass slower than the later ones says it did not).
     #[arg(long, default_value_t = 0.0, value_parser = settle_seconds)]
     settle: f64,
     /// Write X, the full pattern's y, v, z, α, β and this run's w as raw arrays into this

@@ -35,6 +35,9 @@ pub struct Gpu {
     pub caps: Caps,
     pub(crate) checked_shaders: bool,
     pub(crate) kernels: Mutex<HashMap<KernelKey, Arc<Kernel>>>,
+    /// When the last warmed, timed workload on this device ended ([`crate::gpu::timed_warm`]):
+    /// how long the clocks have had to fall since.
+    pub(crate) last_timed_end: Mutex<Option<std::time::Instant>>,
 }
 
 /// Optional features the kernels use when present.
@@ -272,6 +275,7 @@ impl Gpu {
             caps,
             checked_shaders,
             kernels: Mutex::new(HashMap::new()),
+            last_timed_end: Mutex::new(None),
         }
     }
 

@@ -34,8 +34,8 @@ pub use residency::{Residency, Source as ResidencySource};
 pub use scan::ExclusiveScan;
 pub use staging::{Ready, StagedCopy, StagedView, Staging};
 pub use timer::{
-    median_warm, timed_warm, timed_warm_report, GpuTime, WarmUp, WARM_UP_MAX_SECONDS,
-    WARM_UP_SECONDS,
+    median_warm, timed_warm, timed_warm_report, GpuTime, WarmUp, COLD_WARM_UP_SECONDS,
+    IDLE_SECONDS, WARM_UP_MAX_SECONDS, WARM_UP_SECONDS,
 };
 pub(crate) use upload::SendWrite;
 pub use upload::{copy_parallel, copy_threads, host_cores, write_parallel, Upload};

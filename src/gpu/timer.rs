@@ -138,15 +138,24 @@ impl Timestamps {
 /// instead of 1,980 MHz and ran kernels 3–4× slower until about 0.3 s of continuous load
 /// brought it back (see BENCHMARKS.md).
 pub const WARM_UP_SECONDS: f64 = 0.5;
+/// Least warm-up when the device has been idle (no timed workload ended within
+/// [`IDLE_SECONDS`]): an H100 held a steady plateau 3–4× slow for 0.5–0.6 s of load after
+/// seconds of plan building, so a warm-up of [`WARM_UP_SECONDS`] could end, its timings
+/// agreeing, before the clocks rose (BENCHMARKS.md, twenty-sixth measurements).
+pub const COLD_WARM_UP_SECONDS: f64 = 1.5;
+/// Idle time after which the clocks may have fallen: about a second of idling took an H200
+/// to its lowest clock; half of it counts as idle here.
+pub const IDLE_SECONDS: f64 = 0.5;
 /// Most wall-clock time spent warming up when timings do not settle.
 pub const WARM_UP_MAX_SECONDS: f64 = 3.0;
 /// Warm-up ends once the last three timings are within this fraction of each other.
 const SETTLED: f64 = 0.03;
 
 /// Runs `run` back to back until the GPU's clocks have settled (at least
-/// [`WARM_UP_SECONDS`], and the last three timings within 3% of each other, at most
-/// [`WARM_UP_MAX_SECONDS`]; on a CPU device, which has no clock scaling, two runs), then
-/// `reps` more times (at least once), and returns the median of those timings.
+/// [`WARM_UP_SECONDS`], or [`COLD_WARM_UP_SECONDS`] when the device has been idle, and the
+/// last three timings within 3% of each other, at most [`WARM_UP_MAX_SECONDS`]; on a CPU
+/// device, which has no clock scaling, two runs), then `reps` more times (at least once),
+/// and returns the median of those timings.
 pub fn median_warm(
     gpu: &Gpu,
     reps: usize,
@@ -162,6 +171,8 @@ pub fn median_warm(
 pub struct WarmUp {
     /// Runs before the timed ones.
     pub runs: usize,
+    /// Whether the device had been idle before it ([`COLD_WARM_UP_SECONDS`] of load at least).
+    pub cold: bool,
     /// Wall-clock seconds they took.
     pub seconds: f64,
     /// The first run's time, seconds.
@@ -190,8 +201,16 @@ pub fn timed_warm_report(
 ) -> Result<(Vec<GpuTime>, WarmUp)> {
     let start = std::time::Instant::now();
     let cpu = gpu.caps.device_type == "Cpu";
+    let cold = last_timed_end(gpu)
+        .is_none_or(|end| start.saturating_duration_since(end).as_secs_f64() > IDLE_SECONDS);
+    let least = if cold {
+        COLD_WARM_UP_SECONDS
+    } else {
+        WARM_UP_SECONDS
+    };
     let mut last = [f64::NAN; 3];
     let mut warm = WarmUp {
+        cold,
         fastest_s: f64::INFINITY,
         ..Default::default()
     };
@@ -209,10 +228,7 @@ pub fn timed_warm_report(
             .iter()
             .fold((f64::INFINITY, 0f64), |(l, h), &t| (l.min(t), h.max(t)));
         let settled = n >= 2 && hi <= lo * (1.0 + SETTLED);
-        if (cpu && n >= 1)
-            || (settled && elapsed >= WARM_UP_SECONDS)
-            || elapsed >= WARM_UP_MAX_SECONDS
-        {
+        if (cpu && n >= 1) || (settled && elapsed >= least) || elapsed >= WARM_UP_MAX_SECONDS {
             warm.seconds = elapsed;
             break;
         }
@@ -220,6 +236,13 @@ pub fn timed_warm_report(
     let mut times = (0..reps.max(1))
         .map(|_| run())
         .collect::<Result<Vec<GpuTime>>>()?;
+    // A poisoned lock still holds a valid instant.
+    *gpu.last_timed_end.lock().unwrap_or_else(|e| e.into_inner()) = Some(std::time::Instant::now());
     times.sort_by(|x, y| x.seconds.total_cmp(&y.seconds));
     Ok((times, warm))
+}
+
+/// When the last warmed, timed workload on `gpu` ended (None: none yet).
+fn last_timed_end(gpu: &Gpu) -> Option<std::time::Instant> {
+    *gpu.last_timed_end.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -15,8 +15,8 @@ const GROUPS: u32 = 4096;
 const ROUNDS: u32 = 1 << 14;
 
 /// Runs the spin kernel back to back until the clocks have settled (see [`median_warm`]:
-/// at least its `WARM_UP_SECONDS` on a GPU, two short runs on a CPU device) and returns the
-/// wall-clock seconds spent.
+/// at least its `WARM_UP_SECONDS`, `COLD_WARM_UP_SECONDS` after idling, on a GPU; two short
+/// runs on a CPU device) and returns the wall-clock seconds spent.
 pub fn warm_clocks(gpu: &Gpu) -> Result<f64> {
     let start = std::time::Instant::now();
     let cpu = gpu.caps.device_type == "Cpu";

@@ -312,7 +312,8 @@ impl Plan {
     }
 
     /// GPU time of one SDDMM: the median of `reps` timed submissions after a warm-up of
-    /// [`crate::gpu::WARM_UP_SECONDS`] (see [`crate::gpu::median_warm`]).
+    /// [`crate::gpu::WARM_UP_SECONDS`] ([`crate::gpu::COLD_WARM_UP_SECONDS`] after idling;
+    /// see [`crate::gpu::median_warm`]).
     pub fn time(
         &self,
         gpu: &Gpu,

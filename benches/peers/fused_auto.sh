@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# `wgsparse fused --variant auto` against the fastest peer on the same exported X in the same
+# job: per input the export, `auto` tuned afresh (checked against the twin), `auto` again from
+# the job's cache, then fused_peer.py on the export. Run on the NVIDIA machine from the
+# repository root with the release binary in .gpu/ and the Vulkan loader packages in .gl/ (as
+# fused_suite.sh). A dense X is generated again for `auto` (--matrix-raw reads CSR only).
+# Everything goes into one archive, $OUT/fused_auto.tgz, rewritten after each step. On an H200: about 1.5 minutes per sparse input, 1 per dense one.
+#   INPUTS="sparse-4096 sparse-1024 sparse-200 dense-200"
+#   STEP_LIMIT=200                 seconds any one step may take
+#   PEER_REPS=20                   the peer's timed repetitions per option
+#   DEADLINE=""                    seconds: no input starts after them (a call's limit)
+# `wgsparse roofline` first (copy and read-only stream). Summary: runs.tsv (tag, exit status,
+# JSON) and peer_INPUT.jsonl inside the archive.
+set -uo pipefail
+# shellcheck source=benches/peers/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+INPUTS=${INPUTS-"sparse-4096 sparse-1024 sparse-200 dense-200"}
+STEP_LIMIT=${STEP_LIMIT:-200}
+PEER_REPS=${PEER_REPS:-20}
+DEADLINE=${DEADLINE-}
+archive_init fused_auto
+# DRY_RUN=1 skips installing .gl/ into / (a dry run elsewhere).
+install_gl --dry-run --if-present
+use_wgsparse W
+step "$W" roofline --json > "$WORK/roofline.json" 2>>"$WORK/err.txt"
+start=$(date +%s)
+for g in $INPUTS; do
+  if [ -n "$DEADLINE" ] && [ $(($(date +%s) - start)) -ge "$DEADLINE" ]; then
+    log "deadline: $g not started"
+    break
+  fi
+  x=$WORK/x/$g
+  run_fused "$g export" --gen "$g" --pattern full --variant fused --reps 3 --export "$x"
+  # --matrix-raw reads CSR only: a dense X is generated again (same seed, same values).
+  case $g in
+    dense-*|higgs) source=(--gen "$g") ;;
+    *) source=(--matrix-raw "$x") ;;
+  esac
+  base=("${source[@]}" --pattern full,xty --roofline --reps 50 --variant auto)
+  run_fused "$g auto tuned, checked" "${base[@]}" --check
+  run_fused "$g auto cached" "${base[@]}"
+  run_peer "$g" "$x"
+  rm -rf "$x"
+  pack
+done
+log "archive: $ARCHIVE"
