@@ -4,7 +4,8 @@
 # the job's cache, then fused_peer.py on the export. Run on the NVIDIA machine from the
 # repository root with the release binary in .gpu/ and the Vulkan loader packages in .gl/ (as
 # fused_suite.sh). A dense X is generated again for `auto` (--matrix-raw reads CSR only).
-# Everything goes into one archive, $OUT/fused_auto.tgz, rewritten after each step. On an H200: about 1.5 minutes per sparse input, 1 per dense one.
+# Everything goes into one archive, $OUT/fused_auto.tgz, rewritten after each step. On an
+# H100: about 2 minutes per sparse input (most of it tuning), half a minute per dense one.
 #   INPUTS="sparse-4096 sparse-1024 sparse-200 dense-200"
 #   STEP_LIMIT=200                 seconds any one step may take
 #   PEER_REPS=20                   the peer's timed repetitions per option
