@@ -343,6 +343,7 @@ pub(crate) fn resolve(
         fixed,
     );
     let (c, groups) = grid(options, m, nv, (&r, wg, shared), caps, iters)?;
+    let resident = r.units.saturating_mul(r.groups_resident(wg, shared));
     // Eq. 5's C weighed on X's own rows (power-law rows favour a second wave).
     let (c, groups) = match (variant, options.rows_per_vector, x) {
         (Variant::Fused, None, Matrix::Sparse(csr)) => {
@@ -350,7 +351,7 @@ pub(crate) fn resolve(
             let grid = schedule::RowGrid {
                 vs,
                 nv,
-                resident: r.units.saturating_mul(r.groups_resident(wg, shared)),
+                resident,
                 fixed: iters.1,
                 long_row: &long_row,
             };
@@ -381,7 +382,6 @@ pub(crate) fn resolve(
             }
             Some(l) => l,
             None if variant == Variant::Transpose => {
-                let resident = r.units.saturating_mul(r.groups_resident(wg, shared));
                 transpose::long_row(nnz, resident as u64 * nv as u64)
             }
             None => fused_long_row(c, mu),
@@ -569,16 +569,16 @@ fn loop_err(caps: &crate::Caps, what: String, iterations: u64) -> Error {
     }
 }
 
-/// Eq. 5 (or the caller's C) and the number of workgroups. `(per_row, fixed)`: the loop
-/// iterations one invocation runs per row of its vector and besides ([`loops`]); on a device
-/// with a loop cap C stays within its budget (more workgroups instead), and a caller's C
-/// beyond it is refused.
 /// The fused kernel's long-row threshold at C rows per vector: a vector takes about C·μ
 /// entries, and a row much longer would hold it (and the dispatch) long after the others.
 fn fused_long_row(c: u32, mu: f64) -> u32 {
     ((c as f64 * mu.max(1.0)).ceil() as u64).clamp(LONG_ROW_MIN, u32::MAX as u64) as u32
 }
 
+/// Eq. 5 (or the caller's C) and the number of workgroups. `(per_row, fixed)`: the loop
+/// iterations one invocation runs per row of its vector and besides ([`loops`]); on a device
+/// with a loop cap C stays within its budget (more workgroups instead), and a caller's C
+/// beyond it is refused.
 pub(crate) fn grid(
     options: &Options,
     m: usize,
