@@ -276,14 +276,21 @@ fn virtual_subgroup_sums_on_both_paths() {
     }
 }
 
-fn run_atomic(gpu: &Gpu, native: bool) {
+fn run_atomic(gpu: &Gpu, native: bool, native_wg: bool) {
     let (wg, bins, groups) = (64u32, 5u32, 16u32);
     let n = (wg * groups) as usize;
     let x = random_values(n, 11);
+    let mut defines = vec![];
+    if native {
+        defines.push("F32_ATOMIC");
+    }
+    if native_wg {
+        defines.push("WG_F32_NATIVE");
+    }
     let kernel = gpu
         .kernel(&KernelSpec {
             name: "selftest/atomic",
-            defines: if native { vec!["F32_ATOMIC"] } else { vec![] },
+            defines,
             constants: vec![("WG", wg as f64), ("BINS", bins as f64)],
             bindings: &[Binding::Read, Binding::ReadWrite],
         })
@@ -312,7 +319,7 @@ fn run_atomic(gpu: &Gpu, native: bool) {
             let g = got[half * bins as usize + b] as f64;
             assert!(
                 (g - want).abs() <= n as f64 * f32::EPSILON as f64 * mag,
-                "native {native} bin {b} half {half}: {g} vs {want}"
+                "native {native}, workgroup {native_wg}: bin {b} half {half}: {g} vs {want}"
             );
         }
     }
@@ -321,10 +328,49 @@ fn run_atomic(gpu: &Gpu, native: bool) {
 #[test]
 fn f32_atomics_native_and_cas() {
     let gpu = common::gpu();
-    run_atomic(gpu, false);
+    run_atomic(gpu, false, false);
     if gpu.caps.f32_atomics {
-        run_atomic(gpu, true);
+        run_atomic(gpu, true, false);
     }
+    if gpu.caps.wg_f32_atomics {
+        run_atomic(gpu, false, true);
+        run_atomic(gpu, true, true);
+    }
+}
+
+/// Lavapipe and NVIDIA's Vulkan drivers both have `shaderSharedFloat32AtomicAdd`, so the
+/// native workgroup path above is not skipped where the suite runs (CI's lavapipe, the
+/// NVIDIA machine).
+#[test]
+fn workgroup_f32_adds_are_native_on_the_suites_devices() {
+    let gpu = common::gpu();
+    let name = gpu.caps.adapter_name.to_lowercase();
+    let known = name.contains("llvmpipe") || name.contains("nvidia");
+    if gpu.caps.backend == "Vulkan"
+        && known
+        && std::env::var("WGSPARSE_WG_F32_ATOMICS").as_deref() != Ok("0")
+    {
+        assert!(
+            gpu.caps.wg_f32_atomics,
+            "{} opened without workgroup f32 adds",
+            gpu.caps.adapter_name
+        );
+    }
+}
+
+#[test]
+fn a_native_workgroup_kernel_is_refused_on_a_device_without_the_feature() {
+    let gpu = common::gpu_plain();
+    let err = gpu
+        .kernel(&KernelSpec {
+            name: "selftest/atomic",
+            defines: vec!["WG_F32_NATIVE"],
+            constants: vec![("WG", 64.0), ("BINS", 5.0)],
+            bindings: &[Binding::Read, Binding::ReadWrite],
+        })
+        .err()
+        .expect("refused");
+    assert!(err.to_string().contains("workgroup memory"), "{err}");
 }
 
 #[test]
@@ -417,8 +463,9 @@ fn roofline_probe_runs() {
 fn fallback_device_has_no_optional_features_and_still_reduces() {
     let gpu = common::gpu_plain();
     assert!(!gpu.caps.subgroups && !gpu.caps.f32_atomics && !gpu.caps.timestamps);
+    assert!(!gpu.caps.wg_f32_atomics);
     run_reduce(gpu, 8, false);
-    run_atomic(gpu, false);
+    run_atomic(gpu, false, false);
 }
 
 #[test]

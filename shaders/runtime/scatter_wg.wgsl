@@ -1,7 +1,7 @@
 // Scatter probe, workgroup memory: each workgroup takes its grid-stride share of `count`
 // operations at pseudo-random words (runtime/scatter_hash) of a WORDS-word workgroup array:
-// f32 adds by the compare-exchange loop the kernels use (shared/atomic_f32_wg; wgpu exposes
-// no workgroup f32 atomics), native u32 adds (U32), or plain loads (GATHER). With
+// f32 adds as the kernels make them (shared/atomic_f32_wg: a compare-exchange loop, or
+// native under WG_F32_NATIVE), native u32 adds (U32), or plain loads (GATHER). With
 // params.flush the workgroup then adds its words to the global target, so the host can
 // check that every add landed.
 #import runtime/scatter_hash

@@ -65,6 +65,16 @@ enum AtomicsArg {
     Cas,
 }
 
+impl From<AtomicsArg> for Atomics {
+    fn from(a: AtomicsArg) -> Self {
+        match a {
+            AtomicsArg::Auto => Atomics::Auto,
+            AtomicsArg::Native => Atomics::Native,
+            AtomicsArg::Cas => Atomics::Cas,
+        }
+    }
+}
+
 /// Arguments of `wgsparse fused`.
 #[derive(clap::Args)]
 pub struct FusedArgs {
@@ -96,6 +106,10 @@ pub struct FusedArgs {
     /// Global f32 additions.
     #[arg(long, value_enum, default_value = "auto")]
     atomics: AtomicsArg,
+    /// f32 additions into the workgroup copy of w (native: Vulkan's
+    /// shaderSharedFloat32AtomicAdd; cas: compare-exchange loops).
+    #[arg(long, value_enum, default_value = "auto")]
+    wg_atomics: AtomicsArg,
     /// Lanes per row VS.
     #[arg(long)]
     vs: Option<u32>,
@@ -352,11 +366,8 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
     let x = input.matrix();
     let (m, n) = x.shape();
     let base = Options {
-        atomics: match a.atomics {
-            AtomicsArg::Auto => Atomics::Auto,
-            AtomicsArg::Native => Atomics::Native,
-            AtomicsArg::Cas => Atomics::Cas,
-        },
+        atomics: a.atomics.into(),
+        wg_atomics: a.wg_atomics.into(),
         subgroups: !a.no_subgroups,
         workgroup_w: a.global_w.then_some(false),
         hot_cols: a.hot_cols,

@@ -48,6 +48,38 @@ pub(crate) fn resolve(
     options: &Options,
     used_hint: Option<usize>,
 ) -> Result<(Config, Option<usize>)> {
+    let caps = &gpu.caps;
+    let wg_native = match options.wg_atomics {
+        Atomics::Auto => caps.wg_f32_atomics,
+        Atomics::Cas => false,
+        Atomics::Native if caps.wg_f32_atomics => true,
+        Atomics::Native => {
+            return Err(Error::Unsupported(format!(
+                "native f32 adds in workgroup memory (Vulkan's shaderSharedFloat32AtomicAdd) \
+                 on {}",
+                caps.adapter_name
+            )))
+        }
+    };
+    let (mut config, used) = resolve_open(gpu, x, options, used_hint)?;
+    // The sparse kernels that add into workgroup memory: w's copy, or the hot columns'.
+    config.wg_native_atomics = wg_native
+        && !config.dense
+        && (config.workgroup_w || config.hot_cols > 0)
+        && matches!(
+            config.variant,
+            Variant::Fused | Variant::Sorted | Variant::Stream
+        );
+    Ok((config, used))
+}
+
+/// [`resolve`] but for the workgroup adds' kind.
+fn resolve_open(
+    gpu: &Gpu,
+    x: Matrix,
+    options: &Options,
+    used_hint: Option<usize>,
+) -> Result<(Config, Option<usize>)> {
     // w (and y, z) hold one value per column of X and are bound whole: a LIBSVM index in the
     // billions is refused here, before any per-column work on the host.
     GpuBuffer::<f32>::check_binding(gpu, "fused vector over X's columns", x.shape().1)?;
@@ -169,6 +201,7 @@ pub(crate) fn resolve(
                 long_row: u32::MAX,
                 tile: 0,
                 native_atomics,
+                wg_native_atomics: false,
                 subgroup_reduce: shuffle || wide,
                 subgroup_wide: wide,
                 segmented: false,
@@ -403,6 +436,7 @@ pub(crate) fn resolve(
         long_row,
         tile,
         native_atomics,
+        wg_native_atomics: false,
         subgroup_reduce: options.subgroups && caps.shuffle_fits(vs),
         subgroup_wide: false,
         segmented: false,

@@ -70,6 +70,9 @@ impl Config {
         } else {
             " cas"
         };
+        if self.wg_native_atomics {
+            s += " wg-native";
+        }
         s += if self.subgroup_reduce {
             " sg"
         } else {

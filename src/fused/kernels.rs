@@ -9,7 +9,7 @@ pub(crate) use crate::fused::config::resolve;
 use crate::fused::dense::{dense, dense_unfused, X_STRIDE_MULTIPLE};
 use crate::fused::vectors::{axpy, reduce_parts, scale};
 use crate::fused::{Config, DeviceX, Matrix, Op, Plan, Variant};
-use crate::gpu::{Batch, Binding, Gpu, GpuBuffer, KernelSpec};
+use crate::gpu::{Batch, Binding, Gpu, GpuBuffer, KernelSpec, WG_F32_NATIVE};
 use crate::sparse::GpuDense;
 use crate::{Error, Result};
 
@@ -112,6 +112,10 @@ pub(crate) fn defines(
     }
     if config.native_atomics && !two_pass {
         d.push("F32_ATOMIC");
+    }
+    // Set by the configuration only where the kernel adds into workgroup memory.
+    if config.wg_native_atomics && !two_pass {
+        d.push(WG_F32_NATIVE);
     }
     if two_pass {
         d.push("TWO_PASS");

@@ -126,12 +126,15 @@ impl Variant {
     }
 }
 
-/// How global f32 additions are made.
+/// How f32 atomic additions are made: in global memory ([`Options::atomics`]) or into
+/// workgroup memory ([`Options::wg_atomics`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum Atomics {
-    /// Native when the adapter has `SHADER_FLOAT32_ATOMIC`, else compare-exchange.
+    /// Native when the device has them (global: `SHADER_FLOAT32_ATOMIC`; workgroup:
+    /// [`crate::gpu::Caps::wg_f32_atomics`]), else compare-exchange. The tuner times the
+    /// workgroup kinds against each other for its pick.
     Auto,
-    /// Native `atomic<f32>` (fails when the adapter lacks it).
+    /// Native f32 atomics (fails when the device lacks them).
     Native,
     /// Compare-exchange on the bit pattern.
     Cas,
@@ -217,6 +220,8 @@ pub struct Config {
     pub tile: u32,
     /// Global adds by native f32 atomics (else compare-exchange).
     pub native_atomics: bool,
+    /// Adds into a workgroup copy of w by native f32 atomics (else compare-exchange loops).
+    pub wg_native_atomics: bool,
     /// Row dot products reduced by subgroup operations (else workgroup memory).
     pub subgroup_reduce: bool,
     /// Dense: a vector spans several subgroups, reduced by subgroupAdd and then workgroup

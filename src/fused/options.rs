@@ -12,6 +12,9 @@ pub struct Options {
     pub variant: Variant,
     /// Global f32 additions.
     pub atomics: Atomics,
+    /// f32 additions into a workgroup copy of w (`Auto`: native where the device has them,
+    /// [`crate::gpu::Caps::wg_f32_atomics`]).
+    pub wg_atomics: Atomics,
     /// Reduce with subgroup shuffles when the adapter can (else workgroup memory).
     pub subgroups: bool,
     /// Aggregate w in workgroup memory (sparse fused; `None`: when n fits).
@@ -79,6 +82,7 @@ impl Default for Options {
         Options {
             variant: Variant::Auto,
             atomics: Atomics::Auto,
+            wg_atomics: Atomics::Auto,
             subgroups: true,
             workgroup_w: None,
             hot_cols: None,

@@ -23,6 +23,11 @@ pub struct Caps {
     pub f16: bool,
     /// Native `atomic<f32>` add on storage buffers (`Features::SHADER_FLOAT32_ATOMIC`).
     pub f32_atomics: bool,
+    /// Native f32 add on workgroup memory (Vulkan's `shaderSharedFloat32AtomicAdd`): the
+    /// device was opened with it and passes kernels through as SPIR-V
+    /// ([`crate::gpu::GpuOptions::no_wg_f32_atomics`]). Only devices this crate opens have
+    /// it; kernels built with `WG_F32_NATIVE` need it.
+    pub wg_f32_atomics: bool,
     /// The `@coherent` decoration on storage buffers (`Features::MEMORY_DECORATION_COHERENT`):
     /// loads see other workgroups' stores of the same dispatch instead of a per-compute-unit
     /// cached copy (NVIDIA's L1 is not coherent across SMs).
@@ -88,6 +93,7 @@ impl Caps {
             subgroup_max_size: if subgroups { info.subgroup_max_size } else { 1 },
             f16: features.contains(wgpu::Features::SHADER_F16),
             f32_atomics: features.contains(wgpu::Features::SHADER_FLOAT32_ATOMIC),
+            wg_f32_atomics: false,
             coherent: features.contains(wgpu::Features::MEMORY_DECORATION_COHERENT),
             timestamps: features.contains(wgpu::Features::TIMESTAMP_QUERY),
             timestamps_inside_passes: features

@@ -23,6 +23,10 @@ pub struct GpuOptions {
     /// [`Gpu::several`]: when the machine has fewer adapters than devices asked for, open the
     /// first adapter as several devices instead of failing (`WGSPARSE_SHARE_ADAPTERS=1` too).
     pub share_adapters: bool,
+    /// Do not open the device with native f32 adds in workgroup memory
+    /// ([`Caps::wg_f32_atomics`]; `WGSPARSE_WG_F32_ATOMICS=0` too): the kernels then add
+    /// there by compare-exchange loops, as on adapters without them.
+    pub no_wg_f32_atomics: bool,
 }
 
 /// A device, its queue, its capabilities and the pipeline cache.
@@ -214,23 +218,46 @@ impl Gpu {
             adapter.features() & wanted_features()
         };
         let info = adapter.get_info();
-        let (device, queue) = adapter
-            .request_device(&wgpu::DeviceDescriptor {
-                label: Some("wgsparse"),
-                required_features: features,
-                required_limits: adapter.limits(),
-                experimental_features: wgpu::ExperimentalFeatures::disabled(),
-                memory_hints: wgpu::MemoryHints::Performance,
-                trace: wgpu::Trace::Off,
-            })
-            .await
-            .map_err(|e| Error::RequestDevice {
-                adapter: info.name.clone(),
-                message: e.to_string(),
-            })?;
+        let desc = wgpu::DeviceDescriptor {
+            label: Some("wgsparse"),
+            required_features: features,
+            required_limits: adapter.limits(),
+            experimental_features: wgpu::ExperimentalFeatures::disabled(),
+            memory_hints: wgpu::MemoryHints::Performance,
+            trace: wgpu::Trace::Off,
+        };
+        let request_error = |message: String| Error::RequestDevice {
+            adapter: info.name.clone(),
+            message,
+        };
+        let wg_adds = !options.no_optional_features
+            && !options.no_wg_f32_atomics
+            && std::env::var("WGSPARSE_WG_F32_ATOMICS").map_or(true, |v| v != "0");
+        #[cfg(not(target_vendor = "apple"))]
+        let opened = if wg_adds {
+            crate::gpu::vulkan_device::open_with_wg_f32_adds(adapter, &desc)
+        } else {
+            None
+        };
+        #[cfg(target_vendor = "apple")]
+        let opened: Option<std::result::Result<_, String>> = None;
+        let (device, queue, wg_f32_atomics) = match opened {
+            Some(result) => {
+                let (device, queue) = result.map_err(request_error)?;
+                (device, queue, true)
+            }
+            None => {
+                let (device, queue) = adapter
+                    .request_device(&desc)
+                    .await
+                    .map_err(|e| request_error(e.to_string()))?;
+                (device, queue, false)
+            }
+        };
         let checked = options.checked_shaders
             || std::env::var("WGSPARSE_CHECKED").is_ok_and(|v| !v.is_empty() && v != "0");
         let mut gpu = Self::assemble(&info, device, queue, checked);
+        gpu.caps.wg_f32_atomics = wg_f32_atomics;
         if let Some(limit) = options.max_binding_bytes {
             let caps = &mut gpu.caps;
             caps.max_storage_binding_bytes = caps.max_storage_binding_bytes.min(limit.max(256));

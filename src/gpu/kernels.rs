@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use crate::gpu::{preprocess, workgroup_memory, Gpu};
+use crate::gpu::{preprocess, spirv_wg_adds, workgroup_memory, Gpu};
 use crate::{Error, Result};
 
 /// How a kernel binds each buffer; binding `i` of group 0 is entry `i` of the list.
@@ -193,12 +193,49 @@ impl Gpu {
                 count: None,
             })
             .collect();
+        let native_wg_adds = spec.defines.contains(&spirv_wg_adds::DEFINE);
+        let spirv = if native_wg_adds {
+            if !self.caps.wg_f32_atomics {
+                return Err(Error::Unsupported(format!(
+                    "kernel {label}: native f32 adds in workgroup memory on {}",
+                    self.caps.adapter_name
+                )));
+            }
+            Some(spirv_wg_adds::compile(
+                &label,
+                &naga_module,
+                &spec.constants,
+            )?)
+        } else {
+            None
+        };
         self.scoped(&label, || {
             let desc = wgpu::ShaderModuleDescriptor {
                 label: Some(&label),
                 source: wgpu::ShaderSource::Wgsl(wgsl.into()),
             };
-            let module = if self.checked_shaders {
+            let module = if let Some(words) = spirv {
+                // SAFETY: the words are naga's own SPIR-V for this kernel, validated as WGSL,
+                // with the one rewrite `spirv_wg_adds` makes (refused unless its uses are
+                // the adds, loads and stores it rewrites); the device has the feature the
+                // rewrite needs (checked above).
+                unsafe {
+                    self.device.create_shader_module_passthrough(
+                        wgpu::ShaderModuleDescriptorPassthrough {
+                            label: Some(&label),
+                            entry_points: std::borrow::Cow::Owned(vec![
+                                wgpu::PassthroughShaderEntryPoint {
+                                    name: "main".into(),
+                                    // Unused for SPIR-V.
+                                    workgroup_size: (0, 0, 0),
+                                },
+                            ]),
+                            spirv: Some(words.into()),
+                            ..Default::default()
+                        },
+                    )
+                }
+            } else if self.checked_shaders {
                 self.device.create_shader_module(desc)
             } else {
                 // SAFETY: every index a kernel uses is validated on the host at upload
@@ -230,7 +267,8 @@ impl Gpu {
                     module: &module,
                     entry_point: Some("main"),
                     compilation_options: wgpu::PipelineCompilationOptions {
-                        constants: &spec.constants,
+                        // SPIR-V passed through has its overrides set already.
+                        constants: if native_wg_adds { &[] } else { &spec.constants },
                         zero_initialize_workgroup_memory: false,
                     },
                     cache: None,

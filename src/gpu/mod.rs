@@ -17,9 +17,12 @@ pub mod preprocess;
 mod residency;
 mod scan;
 pub mod shaders;
+pub(crate) mod spirv_wg_adds;
 mod staging;
 mod timer;
 mod upload;
+#[cfg(not(target_vendor = "apple"))]
+mod vulkan_device;
 mod warm;
 pub mod workgroup_memory;
 
@@ -32,6 +35,7 @@ pub use devices::{each, each_with};
 pub use kernels::{Binding, Kernel, KernelSpec};
 pub use residency::{Residency, Source as ResidencySource};
 pub use scan::ExclusiveScan;
+pub(crate) use spirv_wg_adds::DEFINE as WG_F32_NATIVE;
 pub use staging::{Ready, StagedCopy, StagedView, Staging};
 pub use timer::{
     median_warm, timed_warm, timed_warm_report, GpuTime, WarmUp, COLD_WARM_UP_SECONDS,

@@ -12,9 +12,9 @@ use crate::{Error, Result};
 /// What each operation of a scatter run does at its word.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ScatterOp {
-    /// An f32 atomic add: native where the adapter has `SHADER_FLOAT32_ATOMIC` and the spec
-    /// asks for it in global memory, else (and always in workgroup memory, where wgpu has no
-    /// f32 atomics) the compare-exchange loop on the bit pattern.
+    /// An f32 atomic add: native where the spec asks for it and the device has it (global:
+    /// `SHADER_FLOAT32_ATOMIC`; workgroup: [`crate::gpu::Caps::wg_f32_atomics`]), else the
+    /// compare-exchange loop on the bit pattern.
     Add,
     /// A native u32 atomic add.
     AddU32,
@@ -88,8 +88,8 @@ pub struct ScatterSpec {
     pub op: ScatterOp,
     /// Where the words are.
     pub memory: Memory,
-    /// Native f32 atomics (global adds) when the adapter has them, else the compare-exchange
-    /// loop.
+    /// Native f32 atomic adds when the device has them (global: `SHADER_FLOAT32_ATOMIC`;
+    /// workgroup: [`crate::gpu::Caps::wg_f32_atomics`]), else the compare-exchange loop.
     pub native_atomics: bool,
 }
 
@@ -135,17 +135,26 @@ pub fn measure_scatter(gpu: &Gpu, spec: ScatterSpec, reps: usize) -> Result<Scat
         )));
     }
     let workgroup = spec.memory == Memory::Workgroup;
-    let native =
-        gpu.caps.f32_atomics && spec.native_atomics && spec.op == ScatterOp::Add && !workgroup;
+    let native = spec.native_atomics
+        && spec.op == ScatterOp::Add
+        && if workgroup {
+            gpu.caps.wg_f32_atomics
+        } else {
+            gpu.caps.f32_atomics
+        };
     let mut defines = Vec::new();
     match spec.op {
         ScatterOp::Load => defines.push("GATHER"),
         ScatterOp::AddU32 => defines.push("U32"),
-        // The workgroup probe's flush to the global target may use native adds either way.
-        ScatterOp::Add if native || (workgroup && gpu.caps.f32_atomics) => {
-            defines.push("F32_ATOMIC")
+        ScatterOp::Add => {
+            // The workgroup probe's flush to the global target may use native adds either way.
+            if (native && !workgroup) || (workgroup && gpu.caps.f32_atomics) {
+                defines.push("F32_ATOMIC");
+            }
+            if native && workgroup {
+                defines.push(crate::gpu::WG_F32_NATIVE);
+            }
         }
-        ScatterOp::Add => {}
     }
     let per_invocation = if workgroup { WG_OPS_PER_INVOCATION } else { 1 };
     let groups = spec
@@ -225,9 +234,10 @@ fn check_lands(kernel: &Kernel, words: &[u32], spec: ScatterSpec) -> Result<()> 
 
 /// `wgsparse roofline`'s scatter rows: in global memory, f32 adds and loads at random words
 /// of a 4 MiB array (L2-resident on discrete GPUs) and of a `large_bytes` one, and adds in
-/// runs of 8 words; in workgroup memory, f32 adds (compare-exchange), u32 adds and loads at
-/// random words of a 16 KiB array (the fused kernel's copy of w at n = 4,096) and f32 adds
-/// into 1 KiB (hot words shared by many invocations).
+/// runs of 8 words; in workgroup memory, f32 adds (compare-exchange, then native where the
+/// device has them), u32 adds and loads at random words of a 16 KiB array (the fused kernel's
+/// copy of w at n = 4,096) and f32 adds into 1 KiB (hot words shared by many invocations),
+/// both kinds.
 pub fn measure_suite(
     gpu: &Gpu,
     large_bytes: u64,
@@ -241,27 +251,28 @@ pub fn measure_suite(
             (8, ScatterOp::Add),
             (1, ScatterOp::Load),
         ] {
-            specs.push((target_bytes, run, op, Memory::Global));
+            specs.push((target_bytes, run, op, Memory::Global, true));
         }
     }
-    for (target_bytes, op) in [
-        (16 << 10, ScatterOp::Add),
-        (16 << 10, ScatterOp::AddU32),
-        (16 << 10, ScatterOp::Load),
-        (1 << 10, ScatterOp::Add),
-    ] {
-        specs.push((target_bytes, 1, op, Memory::Workgroup));
+    for target_bytes in [16 << 10, 1 << 10] {
+        specs.push((target_bytes, 1, ScatterOp::Add, Memory::Workgroup, false));
+        if gpu.caps.wg_f32_atomics {
+            specs.push((target_bytes, 1, ScatterOp::Add, Memory::Workgroup, true));
+        }
+    }
+    for op in [ScatterOp::AddU32, ScatterOp::Load] {
+        specs.push((16 << 10, 1, op, Memory::Workgroup, false));
     }
     specs
         .into_iter()
-        .map(|(target_bytes, run, op, memory)| {
+        .map(|(target_bytes, run, op, memory, native_atomics)| {
             let spec = ScatterSpec {
                 target_bytes,
                 count,
                 run,
                 op,
                 memory,
-                native_atomics: true,
+                native_atomics,
             };
             measure_scatter(gpu, spec, reps)
         })

@@ -126,6 +126,7 @@ pub(super) fn split(
         long_row: u32::MAX,
         tile: 0,
         native_atomics,
+        wg_native_atomics: false,
         subgroup_reduce: shuffle,
         subgroup_wide: false,
         segmented,

@@ -119,6 +119,7 @@ pub(super) fn sorted(
             long_row,
             tile,
             native_atomics,
+            wg_native_atomics: false,
             subgroup_reduce: shuffle,
             subgroup_wide: false,
             segmented: options.subgroups && caps.subgroups,

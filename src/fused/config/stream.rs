@@ -159,6 +159,7 @@ pub(super) fn stream(
         long_row,
         tile,
         native_atomics,
+        wg_native_atomics: false,
         // The row passes a caller runs on this plan (the logistic terms) reduce with VS.
         subgroup_reduce: options.subgroups && caps.subgroups && caps.shuffle_fits(vs),
         subgroup_wide: false,

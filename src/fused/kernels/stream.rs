@@ -3,7 +3,7 @@
 
 use super::{finish_bindings, finishing, whole};
 use crate::fused::{Op, Plan};
-use crate::gpu::{Batch, Binding, GpuBuffer, KernelSpec};
+use crate::gpu::{Batch, Binding, GpuBuffer, KernelSpec, WG_F32_NATIVE};
 use crate::Result;
 
 use Binding::{Read, ReadWrite, Uniform};
@@ -28,6 +28,9 @@ pub(super) fn stream(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
     let mut defs = vec![];
     if cfg.native_atomics {
         defs.push("F32_ATOMIC");
+    }
+    if cfg.wg_native_atomics {
+        defs.push(WG_F32_NATIVE);
     }
     if op.xty {
         defs.push("XTY");
