@@ -302,3 +302,57 @@ fn workgroup_pointer(id: Word, target: Word) -> Instruction {
 fn bitcast(to: Word, id: Word, from: Word) -> Instruction {
     Instruction::new(Op::Bitcast, Some(to), Some(id), vec![Operand::IdRef(from)])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::preprocess;
+
+    const CONSTANTS: [(&str, f64); 2] = [("WG", 64.0), ("BINS", 5.0)];
+
+    fn module(defines: &[&str]) -> naga::Module {
+        let wgsl = preprocess::preprocess_with("selftest/atomic", defines, &[]).unwrap();
+        preprocess::validate("selftest.atomic", &wgsl).unwrap()
+    }
+
+    fn opcodes(words: &[u32]) -> Vec<Op> {
+        let m = dr::load_words(words).unwrap();
+        m.functions
+            .iter()
+            .flat_map(|f| f.blocks.iter())
+            .flat_map(|b| b.instructions.iter())
+            .map(|i| i.class.opcode)
+            .collect()
+    }
+
+    #[test]
+    fn the_integer_adds_become_float_adds() {
+        let words = compile("selftest.atomic", &module(&[DEFINE]), &CONSTANTS).unwrap();
+        let ops = opcodes(&words);
+        assert_eq!(ops.iter().filter(|&&o| o == Op::AtomicFAddEXT).count(), 1);
+        assert!(!ops.contains(&Op::AtomicIAdd), "{ops:?}");
+        let m = dr::load_words(&words).unwrap();
+        let cap = Operand::Capability(Capability::AtomicFloat32AddEXT);
+        assert!(m.capabilities.iter().any(|i| i.operands[0] == cap));
+        assert!(m
+            .extensions
+            .iter()
+            .any(|i| i.operands[0] == Operand::from(EXTENSION)));
+        // Every id the rewrite made is below the header's bound.
+        let bound = m.header.as_ref().unwrap().bound;
+        let ids = m
+            .all_inst_iter()
+            .filter_map(|i| i.result_id)
+            .collect::<Vec<_>>();
+        assert!(ids.iter().all(|&id| id < bound), "bound {bound}");
+    }
+
+    #[test]
+    fn other_uses_of_the_array_are_refused() {
+        // Without the define the adds are compare-exchange loops on the array.
+        let e = compile("selftest.atomic", &module(&[]), &CONSTANTS).unwrap_err();
+        assert!(e.to_string().contains("AtomicCompareExchange"), "{e}");
+        let e = native_wg_adds(&[0x0723_0203, 0x0001_0300, 0, 1, 0], "nothing").unwrap_err();
+        assert!(e.contains("no variable named nothing"), "{e}");
+    }
+}
