@@ -22,14 +22,40 @@ fn info_roofline_and_demo_print_json() {
     assert!(r["roofline"]["copy_gbps"].as_f64().unwrap() > 0.0);
     assert!(r["roofline"]["read_gbps"].as_f64().unwrap() > 0.0);
     // Global adds (single words and runs) and loads, at 4 MiB and at --mib; workgroup f32
-    // and u32 adds and loads at 16 KiB, f32 adds at 1 KiB.
+    // adds at 16 KiB and at 1 KiB (the loop, then native ones where the device has them),
+    // then u32 adds and loads at 16 KiB.
+    let native = info["caps"]["wg_f32_atomics"].as_bool().unwrap();
     let scatter = r["scatter"].as_array().unwrap();
-    assert_eq!(scatter.len(), 10);
+    let f32_rows: &[(u64, bool)] = if native {
+        &[
+            (16 << 10, false),
+            (16 << 10, true),
+            (1 << 10, false),
+            (1 << 10, true),
+        ]
+    } else {
+        &[(16 << 10, false), (1 << 10, false)]
+    };
+    assert_eq!(scatter.len(), 8 + f32_rows.len());
     assert!(scatter.iter().all(|s| s["gops"].as_f64().unwrap() > 0.0));
     assert_eq!(scatter[3]["target_bytes"], 8 << 20);
-    assert_eq!(scatter[6]["memory"], "workgroup");
-    assert_eq!(scatter[7]["op"], "add-u32");
-    assert_eq!(scatter[9]["target_bytes"], 1 << 10);
+    for (s, &(bytes, native)) in scatter[6..].iter().zip(f32_rows) {
+        assert_eq!(
+            (&s["memory"], &s["op"], &s["target_bytes"], &s["native"]),
+            (
+                &"workgroup".into(),
+                &"add".into(),
+                &bytes.into(),
+                &native.into()
+            ),
+            "{s}"
+        );
+    }
+    let last = &scatter[scatter.len() - 2..];
+    assert_eq!(
+        (&last[0]["op"], &last[1]["op"]),
+        (&"add-u32".into(), &"load".into())
+    );
     let demo = json(&["demo", "--json"]);
     assert_eq!(demo["ok"], true);
     assert!(demo["rows"].as_array().unwrap().len() >= 5);
