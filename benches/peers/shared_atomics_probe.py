@@ -2,8 +2,11 @@
 compare-exchange loop the WGSL kernels use (naga accepts `atomic<f32>` only in storage
 buffers), the native f32 atomic add (what SPV_EXT_shader_atomic_float's shared form would
 give), the integer atomic add (same traffic, wrong sums: a floor) and plain load + store
-(racing, wrong sums). A CUDA probe, not a peer: it decides whether a native shared-memory
-path is worth building.
+(racing, wrong sums). A CUDA probe, not a peer: it asked whether the native shared-memory
+path (`--wg-atomics native`) was worth building. On an H100 under the default power law it
+ran 11–13× the loop's rate, while `wgsparse roofline`'s uniform random adds over 16 KiB ran at
+half the loop's rate (BENCHMARKS.md, twenty-seventh measurements); `--alpha 0` draws the
+columns uniformly.
 
 Each block of THREADS invocations zeroes a shared copy of w (n columns), makes ADDS adds per
 invocation at columns drawn from a power law (hot columns first, as the stream kernel's
@@ -11,7 +14,7 @@ re-indexed columns), then flushes its copy into global w by native atomics. The 
 read coalesced from a precomputed array, so every mode streams the same bytes.
 
     python3 benches/peers/shared_atomics_probe.py [--n 200,1024,4096] [--blocks 528]
-        [--threads 512] [--adds 64] [--reps 50]
+        [--threads 512] [--adds 64] [--reps 50] [--alpha 1.1]
 
 Prints one JSON line per (n, mode): ms (median after the clock warm-up), G adds/s, and for
 the exact modes whether the sums match the float64 reference (relative error).

@@ -39,6 +39,20 @@ fn pow2_in(what: &str, v: u32, lo: u32, hi: u32) -> Result<u32> {
 /// cheaper in one vector than in the two-dispatch long-row path).
 pub(crate) const LONG_ROW_MIN: u64 = 1024;
 
+/// Whether f32 adds of the `kind` asked for are native, the device having them or not
+/// (`has`); `Native` without them is refused, naming `what`.
+fn native(kind: Atomics, has: bool, what: &str, caps: &crate::Caps) -> Result<bool> {
+    match kind {
+        Atomics::Auto => Ok(has),
+        Atomics::Cas => Ok(false),
+        Atomics::Native if has => Ok(true),
+        Atomics::Native => Err(Error::Unsupported(format!(
+            "{what} on {}",
+            caps.adapter_name
+        ))),
+    }
+}
+
 /// The configuration for `x` under `options`: the launch model fills what they leave open.
 /// Also returns how many columns of a sparse X hold entries when it was needed (for the hot
 /// columns; `used_hint` passes it in when known, since counting costs a pass over X).
@@ -49,18 +63,12 @@ pub(crate) fn resolve(
     used_hint: Option<usize>,
 ) -> Result<(Config, Option<usize>)> {
     let caps = &gpu.caps;
-    let wg_native = match options.wg_atomics {
-        Atomics::Auto => caps.wg_f32_atomics,
-        Atomics::Cas => false,
-        Atomics::Native if caps.wg_f32_atomics => true,
-        Atomics::Native => {
-            return Err(Error::Unsupported(format!(
-                "native f32 adds in workgroup memory (Vulkan's shaderSharedFloat32AtomicAdd) \
-                 on {}",
-                caps.adapter_name
-            )))
-        }
-    };
+    let wg_native = native(
+        options.wg_atomics,
+        caps.wg_f32_atomics,
+        "native f32 adds in workgroup memory (Vulkan's shaderSharedFloat32AtomicAdd)",
+        caps,
+    )?;
     let (mut config, used) = resolve_open(gpu, x, options, used_hint)?;
     // The sparse kernels that add into workgroup memory: w's copy, or the hot columns'.
     config.wg_native_atomics = wg_native
@@ -103,17 +111,12 @@ fn resolve_open(
         }
         _ => {}
     }
-    let native_atomics = match options.atomics {
-        Atomics::Auto => caps.f32_atomics,
-        Atomics::Cas => false,
-        Atomics::Native if caps.f32_atomics => true,
-        Atomics::Native => {
-            return Err(Error::Unsupported(format!(
-                "native f32 atomics (SHADER_FLOAT32_ATOMIC) on {}",
-                caps.adapter_name
-            )))
-        }
-    };
+    let native_atomics = native(
+        options.atomics,
+        caps.f32_atomics,
+        "native f32 atomics (SHADER_FLOAT32_ATOMIC)",
+        caps,
+    )?;
     let max_wg = caps.max_invocations_per_workgroup.min(1024);
     let wg_mem = caps.max_workgroup_storage_bytes;
     let r = Residency::of(caps);
