@@ -205,6 +205,7 @@ impl Gpu {
                 &label,
                 &naga_module,
                 &spec.constants,
+                self.checked_shaders,
             )?)
         } else {
             None

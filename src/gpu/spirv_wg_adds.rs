@@ -33,12 +33,14 @@ pub const DEFINE: &str = "WG_F32_NATIVE";
 
 /// SPIR-V for `module` (already validated) with its overrides set to `constants` and the
 /// adds into [`WG_ACCUM`] made native: what a kernel built with [`DEFINE`] runs. The writer's
-/// settings follow wgpu's own for a trusted module: no bounds checks, no zeroing of
-/// workgroup memory, SPIR-V 1.3 (subgroup operations; Vulkan 1.1).
+/// settings follow wgpu's own: no bounds checks for a trusted module (`checked`: naga's
+/// clamping, as `WGSPARSE_CHECKED=1` asks), no zeroing of workgroup memory, SPIR-V 1.3
+/// (subgroup operations; Vulkan 1.1).
 pub(crate) fn compile(
     label: &str,
     module: &naga::Module,
     constants: &[(&str, f64)],
+    checked: bool,
 ) -> Result<Vec<u32>> {
     let err = |message: String| Error::Shader {
         kernel: label.to_string(),
@@ -66,7 +68,17 @@ pub(crate) fn compile(
         flags: naga::back::spv::WriterFlags::DEBUG,
         // Bindings as declared (group = descriptor set, binding = binding).
         fake_missing_bindings: true,
-        bounds_check_policies: naga::proc::BoundsCheckPolicies::default(),
+        bounds_check_policies: if checked {
+            let restrict = naga::proc::BoundsCheckPolicy::Restrict;
+            naga::proc::BoundsCheckPolicies {
+                index: restrict,
+                buffer: restrict,
+                image_load: restrict,
+                binding_array: restrict,
+            }
+        } else {
+            naga::proc::BoundsCheckPolicies::default()
+        },
         zero_initialize_workgroup_memory: naga::back::spv::ZeroInitializeWorkgroupMemoryMode::None,
         force_loop_bounding: false,
         ..Default::default()
@@ -327,7 +339,7 @@ mod tests {
 
     #[test]
     fn the_integer_adds_become_float_adds() {
-        let words = compile("selftest.atomic", &module(&[DEFINE]), &CONSTANTS).unwrap();
+        let words = compile("selftest.atomic", &module(&[DEFINE]), &CONSTANTS, false).unwrap();
         let ops = opcodes(&words);
         assert_eq!(ops.iter().filter(|&&o| o == Op::AtomicFAddEXT).count(), 1);
         assert!(!ops.contains(&Op::AtomicIAdd), "{ops:?}");
@@ -350,7 +362,7 @@ mod tests {
     #[test]
     fn other_uses_of_the_array_are_refused() {
         // Without the define the adds are compare-exchange loops on the array.
-        let e = compile("selftest.atomic", &module(&[]), &CONSTANTS).unwrap_err();
+        let e = compile("selftest.atomic", &module(&[]), &CONSTANTS, true).unwrap_err();
         assert!(e.to_string().contains("AtomicCompareExchange"), "{e}");
         let e = native_wg_adds(&[0x0723_0203, 0x0001_0300, 0, 1, 0], "nothing").unwrap_err();
         assert!(e.contains("no variable named nothing"), "{e}");
