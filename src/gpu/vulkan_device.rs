@@ -2,9 +2,10 @@
 //!
 //! wgpu enables `VK_EXT_shader_atomic_float` for storage buffers only
 //! (`Features::SHADER_FLOAT32_ATOMIC`); its `shaderSharedFloat32AtomicAdd` feature is what
-//! the kernels' adds into a workgroup copy of w need to be single instructions instead of a
-//! compare-exchange loop (a CUDA probe on an H100, `benches/peers/shared_atomics_probe.py`:
-//! about 12× the loop's rate under power-law contention). This module creates the device
+//! the kernels' adds into a workgroup copy of w need to be native instead of a
+//! compare-exchange loop. On an H100 they ran 11–13× the loop's rate under power-law
+//! contention (`benches/peers/shared_atomics_probe.py`) but half its rate over random words
+//! (`wgsparse roofline`), so the fused tuner times both kinds. This module creates the device
 //! itself, with wgpu-hal's own extension list and feature chain plus that one bit, and hands
 //! it to wgpu; the kernels then reach the driver as SPIR-V rewritten by
 //! [`crate::gpu::spirv_wg_adds`] (`Features::PASSTHROUGH_SHADERS`).
