@@ -226,38 +226,45 @@ fn tune_with(
     options: &Options,
     model: &Plan,
 ) -> Result<(Tuned, Vec<Options>)> {
-    let (t, mut timed) = tune_knobs(gpu, x, options, model)?;
-    if options.wg_atomics != Atomics::Auto {
+    let (m, n) = x.shape();
+    let ops = Operands::random(gpu, m, n, Pattern::Full, 99)?;
+    let ((native, t), mut timed) = tune_knobs(gpu, x, options, model, &ops)?;
+    if options.wg_atomics != Atomics::Auto || !native.config.wg_native_atomics {
         return Ok((t, timed));
     }
     let with = |t: &Tuned| tuned_options(x, options, t);
-    let native = Plan::new_like(gpu, x, &with(&t), model)?;
-    if !native.config.wg_native_atomics {
-        return Ok((t, timed));
-    }
     let loops = Tuned {
         wg_cas: Some(true),
         ..t
     };
-    let Ok(looped) = Plan::new_like(gpu, x, &with(&loops), model) else {
+    let Ok(looped) = Plan::new_like(gpu, x, &with(&loops), &native) else {
         return Ok((t, timed));
     };
-    let (m, n) = x.shape();
-    let ops = Operands::random(gpu, m, n, Pattern::Full, 99)?;
-    let op = ops.op();
-    let reps = if x.nnz() > TUNE_BIG_NNZ { 2 } else { 5 };
     let mut finalists: Finalists<(Plan, Tuned)> = Finalists::default();
     for (plan, tuned) in [(native, t), (looped, loops)] {
-        let ms = measure(gpu, &plan, &ops, reps, None)?.ms;
+        let ms = measure(gpu, &plan, &ops, tune_reps(x), None)?.ms;
         timed.push(with(&tuned));
         finalists.offer(ms, (plan, tuned));
     }
-    let best = finalists.decide(gpu, |(plan, _)| {
-        let mut batch = Batch::new(gpu);
-        plan.record(&mut batch, &op, &ops.w)?;
-        batch.submit_timed()
-    })?;
+    let best = finalists.decide(gpu, |(plan, _)| run_once(gpu, plan, &ops))?;
     Ok((best.map_or(t, |((_, tuned), _)| tuned), timed))
+}
+
+/// Timed repetitions of one screening: fewer on a large X (the KDD2010 shape: 424M
+/// entries), where every run costs real time.
+fn tune_reps(x: Matrix) -> usize {
+    if x.nnz() > TUNE_BIG_NNZ {
+        2
+    } else {
+        5
+    }
+}
+
+/// One timed run of `plan` on the tuner's operands.
+fn run_once(gpu: &Gpu, plan: &Plan, ops: &Operands) -> Result<crate::gpu::GpuTime> {
+    let mut batch = Batch::new(gpu);
+    plan.record(&mut batch, &ops.op(), &ops.w)?;
+    batch.submit_timed()
 }
 
 /// The fastest of the candidates around the launch model's configuration (`model`'s plan),
@@ -270,16 +277,11 @@ fn tune_knobs(
     x: Matrix,
     options: &Options,
     model: &Plan,
-) -> Result<(Tuned, Vec<Options>)> {
+    ops: &Operands,
+) -> Result<((Plan, Tuned), Vec<Options>)> {
     let with = |t: &Tuned| tuned_options(x, options, t);
     let (m, n) = x.shape();
-    let ops = Operands::random(gpu, m, n, Pattern::Full, 99)?;
-    let op = ops.op();
-    let once = |plan: &Plan| {
-        let mut batch = Batch::new(gpu);
-        plan.record(&mut batch, &op, &ops.w)?;
-        batch.submit_timed()
-    };
+    let once = |plan: &Plan| run_once(gpu, plan, ops);
     let mc = model.config;
     let tuned_of = |c: &crate::fused::Config, long_row: Option<u32>| Tuned {
         vs: c.vs,
@@ -305,11 +307,11 @@ fn tune_knobs(
     // On a large X (the KDD2010 shape: 424M entries) every timed run costs real time and a
     // candidate with another hot-column count re-ranks X: a few candidates, fewer repetitions.
     let big = x.nnz() > TUNE_BIG_NNZ;
-    let reps = if big { 2 } else { 5 };
+    let reps = tune_reps(x);
     let mut finalists: Finalists<(Plan, Tuned)> = Finalists::default();
     let first = Plan::new_like(gpu, x, options, model)?;
     finalists.offer(
-        measure(gpu, &first, &ops, reps, None)?.ms,
+        measure(gpu, &first, ops, reps, None)?.ms,
         (first, tuned_of(&mc, None)),
     );
     let max_wg = gpu.caps.max_invocations_per_workgroup.min(1024);
@@ -386,7 +388,7 @@ fn tune_knobs(
         if plan.config == mc {
             continue;
         }
-        let ms = measure(gpu, &plan, &ops, reps, None)?.ms;
+        let ms = measure(gpu, &plan, ops, reps, None)?.ms;
         timed.push(with(&cand));
         let tuned = tuned_of(&plan.config, None);
         let back = finalists.offer(ms, (plan, tuned)).map(|(p, _)| p);
@@ -453,7 +455,7 @@ fn tune_knobs(
                         continue;
                     }
                     seen.push(plan.config);
-                    let ms = measure(gpu, &plan, &ops, reps, None)?.ms;
+                    let ms = measure(gpu, &plan, ops, reps, None)?.ms;
                     timed.push(with(&cand));
                     let tuned = Tuned {
                         c,
@@ -491,7 +493,7 @@ fn tune_knobs(
             if same == Some(plan.config) {
                 continue;
             }
-            let ms = measure(gpu, &plan, &ops, reps, None)?.ms;
+            let ms = measure(gpu, &plan, ops, reps, None)?.ms;
             timed.push(with(&cand));
             finalists.offer(ms, (plan, cand));
         }
@@ -589,19 +591,19 @@ fn tune_knobs(
     // their reductions) at the best (VS, workgroup size).
     if c.dense {
         if c.variant != Variant::Fused || options.rows_in_flight.is_some() {
-            return Ok((t, timed));
+            return Ok((best.0, timed));
         }
         let mut cands = TUNE_ROWS_IN_FLIGHT.into_iter().map(|r| Tuned {
             rows_in_flight: Some(r),
             ..t
         });
-        return Ok((refine(&mut timed, best, &mut cands, None)?.0 .1, timed));
+        return Ok((refine(&mut timed, best, &mut cands, None)?.0, timed));
     }
     // Last the entries held in registers from the dot product to the scatter, then the row
     // pipeline (the next row's loads in flight) at each register count: on the H200 at
     // 500k × 4,096 it helped regs 2 (0.248 → 0.190 ms) and slowed regs 4 (0.204 → 0.238).
     if options.regs.is_some() || options.prefetch || big {
-        return Ok((t, timed));
+        return Ok((best.0, timed));
     }
     if c.variant == Variant::Fused {
         let mut cands = TUNE_REGS.into_iter().map(|k| Tuned { regs: Some(k), ..t });
@@ -678,7 +680,7 @@ fn tune_knobs(
             best = refine(&mut timed, best, &mut cands, Some(c))?;
         }
     }
-    Ok((best.0 .1, timed))
+    Ok((best.0, timed))
 }
 
 /// Workgroups per compute unit the tuner tries for the stream variant's grid.
