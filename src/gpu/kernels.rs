@@ -163,7 +163,7 @@ impl Gpu {
     fn compile(&self, spec: &KernelSpec, sources: &[(&str, &str)]) -> Result<Kernel> {
         let label = spec.name.replace('/', ".");
         let wgsl = preprocess::preprocess_with(spec.name, &spec.defines, sources)?;
-        let naga_module = preprocess::validate(&label, &wgsl)?;
+        let (naga_module, naga_info) = preprocess::validate_with_info(&label, &wgsl)?;
         // Checked before the driver sees it: wgpu does not, and a driver may hang on it.
         let wg_bytes = workgroup_memory::workgroup_bytes(&label, &naga_module, &spec.constants)?;
         let wg_limit = self.caps.max_workgroup_storage_bytes as u64;
@@ -203,7 +203,7 @@ impl Gpu {
             }
             Some(spirv_wg_adds::compile(
                 &label,
-                &naga_module,
+                (&naga_module, &naga_info),
                 &spec.constants,
                 self.checked_shaders,
             )?)

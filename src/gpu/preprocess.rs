@@ -142,11 +142,19 @@ pub fn defines_used(name: &str) -> Result<BTreeSet<String>> {
 /// Parses and validates WGSL with naga (all capabilities), returning naga's annotated
 /// message on failure.
 pub fn validate(kernel: &str, wgsl: &str) -> Result<naga::Module> {
+    validate_with_info(kernel, wgsl).map(|(module, _)| module)
+}
+
+/// [`validate`], also returning naga's validation results (what its backends write from).
+pub fn validate_with_info(
+    kernel: &str,
+    wgsl: &str,
+) -> Result<(naga::Module, naga::valid::ModuleInfo)> {
     let module = naga::front::wgsl::parse_str(wgsl).map_err(|e| Error::Shader {
         kernel: kernel.to_string(),
         message: e.emit_to_string_with_path(wgsl, kernel),
     })?;
-    naga::valid::Validator::new(
+    let info = naga::valid::Validator::new(
         naga::valid::ValidationFlags::all(),
         naga::valid::Capabilities::all(),
     )
@@ -155,5 +163,5 @@ pub fn validate(kernel: &str, wgsl: &str) -> Result<naga::Module> {
         kernel: kernel.to_string(),
         message: e.emit_to_string_with_path(wgsl, kernel),
     })?;
-    Ok(module)
+    Ok((module, info))
 }

@@ -31,14 +31,14 @@ const EXTENSION: &str = "SPV_EXT_shader_atomic_float_add";
 /// compiled by [`compile`] and passed through to the driver.
 pub const DEFINE: &str = "WG_F32_NATIVE";
 
-/// SPIR-V for `module` (already validated) with its overrides set to `constants` and the
+/// SPIR-V for `module` (validated: `info`) with its overrides set to `constants` and the
 /// adds into [`WG_ACCUM`] made native: what a kernel built with [`DEFINE`] runs. The writer's
 /// settings follow wgpu's own: no bounds checks for a trusted module (`checked`: naga's
 /// clamping, as `WGSPARSE_CHECKED=1` asks), no zeroing of workgroup memory, SPIR-V 1.3
 /// (subgroup operations; Vulkan 1.1).
 pub(crate) fn compile(
     label: &str,
-    module: &naga::Module,
+    (module, info): (&naga::Module, &naga::valid::ModuleInfo),
     constants: &[(&str, f64)],
     checked: bool,
 ) -> Result<Vec<u32>> {
@@ -46,19 +46,13 @@ pub(crate) fn compile(
         kernel: label.to_string(),
         message,
     };
-    let info = naga::valid::Validator::new(
-        naga::valid::ValidationFlags::all(),
-        naga::valid::Capabilities::all(),
-    )
-    .validate(module)
-    .map_err(|e| err(format!("{e:?}")))?;
     let mut values = naga::back::PipelineConstants::default();
     for (name, value) in constants {
         values.insert(name.to_string(), *value);
     }
     let (module, info) = naga::back::pipeline_constants::process_overrides(
         module,
-        &info,
+        info,
         Some((naga::ShaderStage::Compute, "main")),
         &values,
     )
@@ -90,14 +84,12 @@ pub(crate) fn compile(
     let words = naga::back::spv::write_vec(&module, &info, &options, Some(&pipeline))
         .map_err(|e| err(format!("SPIR-V: {e}")))?;
     // No adds at all is valid: a timing-only build that skips them (fused/diag).
-    native_wg_adds(&words, WG_ACCUM)
-        .map(|(words, _adds)| words)
-        .map_err(err)
+    native_wg_adds(&words, WG_ACCUM).map_err(err)
 }
 
 /// Rewrites `words` (naga's SPIR-V, written with debug names) so that the workgroup array
-/// named `array` takes native f32 adds. Returns the new module and how many adds it holds.
-pub(crate) fn native_wg_adds(words: &[u32], array: &str) -> Result<(Vec<u32>, usize), String> {
+/// named `array` takes native f32 adds.
+pub(crate) fn native_wg_adds(words: &[u32], array: &str) -> Result<Vec<u32>, String> {
     let mut m = dr::load_words(words).map_err(|e| format!("SPIR-V not readable: {e}"))?;
     let var = m
         .debug_names
@@ -204,7 +196,6 @@ pub(crate) fn native_wg_adds(words: &[u32], array: &str) -> Result<(Vec<u32>, us
     m.annotations.extend(strides);
 
     let mut pointers: HashSet<Word> = HashSet::from([var]);
-    let mut adds = 0;
     for block in m.functions.iter_mut().flat_map(|f| f.blocks.iter_mut()) {
         let mut out = Vec::with_capacity(block.instructions.len());
         for mut i in block.instructions.drain(..) {
@@ -238,7 +229,6 @@ pub(crate) fn native_wg_adds(words: &[u32], array: &str) -> Result<(Vec<u32>, us
                     add.operands[3] = Operand::IdRef(value_f);
                     out.push(add);
                     out.push(bitcast(elem_u, old_u.expect("add id"), old_f));
-                    adds += 1;
                 }
                 Op::AtomicLoad if uses(&i, 0) => {
                     let (old_u, old_f) = (i.result_id.expect("load id"), fresh());
@@ -287,7 +277,7 @@ pub(crate) fn native_wg_adds(words: &[u32], array: &str) -> Result<(Vec<u32>, us
     if let Some(h) = m.header.as_mut() {
         h.bound = next_id;
     }
-    Ok((m.assemble(), adds))
+    Ok(m.assemble())
 }
 
 /// The type a workgroup pointer type `ptr` points to.
@@ -322,9 +312,9 @@ mod tests {
 
     const CONSTANTS: [(&str, f64); 2] = [("WG", 64.0), ("BINS", 5.0)];
 
-    fn module(defines: &[&str]) -> naga::Module {
+    fn module(defines: &[&str]) -> (naga::Module, naga::valid::ModuleInfo) {
         let wgsl = preprocess::preprocess_with("selftest/atomic", defines, &[]).unwrap();
-        preprocess::validate("selftest.atomic", &wgsl).unwrap()
+        preprocess::validate_with_info("selftest.atomic", &wgsl).unwrap()
     }
 
     fn opcodes(words: &[u32]) -> Vec<Op> {
@@ -339,7 +329,8 @@ mod tests {
 
     #[test]
     fn the_integer_adds_become_float_adds() {
-        let words = compile("selftest.atomic", &module(&[DEFINE]), &CONSTANTS, false).unwrap();
+        let (module, info) = module(&[DEFINE]);
+        let words = compile("selftest.atomic", (&module, &info), &CONSTANTS, false).unwrap();
         let ops = opcodes(&words);
         assert_eq!(ops.iter().filter(|&&o| o == Op::AtomicFAddEXT).count(), 1);
         assert!(!ops.contains(&Op::AtomicIAdd), "{ops:?}");
@@ -362,7 +353,8 @@ mod tests {
     #[test]
     fn other_uses_of_the_array_are_refused() {
         // Without the define the adds are compare-exchange loops on the array.
-        let e = compile("selftest.atomic", &module(&[]), &CONSTANTS, true).unwrap_err();
+        let (module, info) = module(&[]);
+        let e = compile("selftest.atomic", (&module, &info), &CONSTANTS, true).unwrap_err();
         assert!(e.to_string().contains("AtomicCompareExchange"), "{e}");
         let e = native_wg_adds(&[0x0723_0203, 0x0001_0300, 0, 1, 0], "nothing").unwrap_err();
         assert!(e.contains("no variable named nothing"), "{e}");
