@@ -60,6 +60,11 @@ fn no_adds_or_no_flush_leave_beta_z_alone() {
         let got = plan.run_host(gpu, &op).unwrap();
         assert!(got.iter().all(|g| g.is_finite()), "{variant:?}");
         assert!(got.iter().zip(&want).any(|(g, w)| g != w), "{variant:?}");
+        // Integer adds of the bits never become native float adds.
+        let plan = Plan::new(gpu, Matrix::Sparse(&x), &diag_opts(variant, "int-wg-adds")).unwrap();
+        assert!(!plan.config.wg_native_atomics);
+        let got = plan.run_host(gpu, &op).unwrap();
+        assert!(got.iter().zip(&want).any(|(g, w)| g != w), "{variant:?}");
     }
 }
 

@@ -8,7 +8,8 @@
 //   invocation's adds issued together ran slower on NVIDIA GPUs both times they were built,
 //   1.05–8× with arrays (H200) and 2.2–3.2× with vector components (H100; BENCHMARKS.md).
 // Timing-only defines (src/fused/diag.rs; results not valid): DIAG_SKIP_WG_ADDS consumes v
-// without adding it, DIAG_PLAIN_WG_ADDS adds by a plain load and store (racing adds lost).
+// without adding it, DIAG_PLAIN_WG_ADDS adds by a plain load and store (racing adds lost),
+// DIAG_INT_WG_ADDS adds the bits as integers (garbage sums; a fixed-point accumulation's cost).
 fn wg_accum_add(i: u32, v: f32) {
 #ifdef DIAG_SKIP_WG_ADDS
     if v == 1.0e38 {
@@ -17,6 +18,9 @@ fn wg_accum_add(i: u32, v: f32) {
 #else
 #ifdef DIAG_PLAIN_WG_ADDS
     wg_accum_add_alone(i, v);
+#else
+#ifdef DIAG_INT_WG_ADDS
+    atomicAdd(&wg_accum[i], bitcast<u32>(v));
 #else
 #ifdef WG_F32_NATIVE
     atomicAdd(&wg_accum[i], bitcast<u32>(v));
@@ -29,6 +33,7 @@ fn wg_accum_add(i: u32, v: f32) {
         }
         old = r.old_value;
     }
+#endif
 #endif
 #endif
 #endif

@@ -191,7 +191,8 @@ pub struct FusedArgs {
     /// Timing only, results not valid: switches of the sparse fused, sorted and stream kernels
     /// with w in workgroup memory, comma separated: skip-wg-adds (no adds into the workgroup
     /// copy of w), plain-wg-adds (plain load and store instead of compare-exchange),
-    /// skip-flush (no flush into global w). Not with --check, --export or a tuned `auto`.
+    /// skip-flush (no flush into global w), int-wg-adds (integer adds of the bits: a
+    /// fixed-point accumulation's cost). Not with --check, --export or a tuned `auto`.
     #[arg(long)]
     diag: Option<String>,
     /// Search (VS, workgroup size, C) around the model; report the model's distance to the best.

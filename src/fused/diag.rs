@@ -22,11 +22,16 @@ pub struct Diag {
     pub plain_wg_adds: bool,
     /// No flush of the workgroup copy into global w.
     pub skip_flush: bool,
+    /// The workgroup adds as integer adds of the f32 bits (the sums are garbage): what a
+    /// fixed-point accumulation in workgroup memory would pay for its adds. The compare-exchange
+    /// loop or native f32 add is not taken.
+    pub int_wg_adds: bool,
 }
 
 impl Diag {
     /// The switches by name, as the CLI's `--diag` takes them.
-    pub const NAMES: [&'static str; 3] = ["skip-wg-adds", "plain-wg-adds", "skip-flush"];
+    pub const NAMES: [&'static str; 4] =
+        ["skip-wg-adds", "plain-wg-adds", "skip-flush", "int-wg-adds"];
 
     /// Parses a comma-separated list of [`Diag::NAMES`].
     pub fn parse(list: &str) -> Result<Self> {
@@ -36,6 +41,7 @@ impl Diag {
                 "skip-wg-adds" => d.skip_wg_adds = true,
                 "plain-wg-adds" => d.plain_wg_adds = true,
                 "skip-flush" => d.skip_flush = true,
+                "int-wg-adds" => d.int_wg_adds = true,
                 other => {
                     return Err(Error::Option(format!(
                         "--diag {other}: expected one of {}",
@@ -44,9 +50,14 @@ impl Diag {
                 }
             }
         }
-        if d.skip_wg_adds && d.plain_wg_adds {
+        if [d.skip_wg_adds, d.plain_wg_adds, d.int_wg_adds]
+            .iter()
+            .filter(|on| **on)
+            .count()
+            > 1
+        {
             return Err(Error::Option(
-                "--diag: skip-wg-adds and plain-wg-adds exclude each other".into(),
+                "--diag: skip-wg-adds, plain-wg-adds and int-wg-adds exclude each other".into(),
             ));
         }
         Ok(d)
@@ -69,16 +80,26 @@ impl Diag {
 
     /// The kernels' defines.
     pub(crate) fn defines(&self) -> Vec<&'static str> {
-        ["DIAG_SKIP_WG_ADDS", "DIAG_PLAIN_WG_ADDS", "DIAG_SKIP_FLUSH"]
-            .into_iter()
-            .zip(self.flags())
-            .filter(|(_, on)| *on)
-            .map(|(d, _)| d)
-            .collect()
+        [
+            "DIAG_SKIP_WG_ADDS",
+            "DIAG_PLAIN_WG_ADDS",
+            "DIAG_SKIP_FLUSH",
+            "DIAG_INT_WG_ADDS",
+        ]
+        .into_iter()
+        .zip(self.flags())
+        .filter(|(_, on)| *on)
+        .map(|(d, _)| d)
+        .collect()
     }
 
-    fn flags(&self) -> [bool; 3] {
-        [self.skip_wg_adds, self.plain_wg_adds, self.skip_flush]
+    fn flags(&self) -> [bool; 4] {
+        [
+            self.skip_wg_adds,
+            self.plain_wg_adds,
+            self.skip_flush,
+            self.int_wg_adds,
+        ]
     }
 }
 
@@ -100,6 +121,8 @@ pub(super) fn apply(config: &mut Config, diag: Diag) -> Result<()> {
         )));
     }
     config.diag = diag;
+    // Integer adds replace the adds' kind: never rewritten into float ones.
+    config.wg_native_atomics &= !diag.int_wg_adds;
     Ok(())
 }
 
@@ -116,5 +139,10 @@ mod tests {
         assert!(!Diag::parse("").unwrap().any());
         assert!(Diag::parse("skip-apply").is_err());
         assert!(Diag::parse("skip-wg-adds,plain-wg-adds").is_err());
+        assert!(Diag::parse("int-wg-adds,plain-wg-adds").is_err());
+        assert_eq!(
+            Diag::parse("int-wg-adds").unwrap().defines(),
+            ["DIAG_INT_WG_ADDS"]
+        );
     }
 }

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# What a fixed-point accumulation in the workgroup copy of w would pay for its adds: the
+# stream kernel (at the configurations `auto` picked on an H100) and the launch model's `fused`
+# kernel with `--diag int-wg-adds` (integer adds of the f32 bits; garbage sums, timing only)
+# against native f32 adds, the compare-exchange loops, plain loads and stores, and no adds.
+# Run on the NVIDIA machine from the repository root with the release binary in .gpu/ and the
+# Vulkan loader packages in .gl/ (as fused_suite.sh). Everything goes into
+# $OUT/fused_int_adds.tgz, rewritten after each input. About 40 s per input on an H100.
+#   INPUTS="sparse-4096 sparse-1024 sparse-200"
+#   STEP_LIMIT=120     seconds any one step may take
+# Summary: runs.tsv (tag, exit status, JSON) inside the archive.
+set -uo pipefail
+# shellcheck source=benches/peers/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+INPUTS=${INPUTS-"sparse-4096 sparse-1024 sparse-200"}
+STEP_LIMIT=${STEP_LIMIT:-120}
+archive_init fused_int_adds
+# DRY_RUN=1 skips installing .gl/ into / (a dry run elsewhere).
+install_gl --dry-run --if-present
+use_wgsparse W
+for g in $INPUTS; do
+  case $g in
+    sparse-4096) stream=(--wg 512 --epl 4 --groups 264) ;;
+    sparse-1024) stream=(--wg 512 --epl 8 --groups 264) ;;
+    *) stream=(--wg 256 --epl 4 --groups 528) ;;
+  esac
+  x=$WORK/x/$g
+  run_fused "$g export" --gen "$g" --pattern full --variant fused --reps 3 --export "$x"
+  base=(--matrix-raw "$x" --pattern full,xty --reps 50)
+  for kernel in stream fused; do
+    extra=()
+    [ "$kernel" = stream ] && extra=("${stream[@]}")
+    for kind in native cas; do
+      run_fused "$g $kernel $kind" "${base[@]}" --variant "$kernel" "${extra[@]}" \
+        --wg-atomics "$kind" --check
+    done
+    for d in int-wg-adds plain-wg-adds skip-wg-adds int-wg-adds; do
+      run_fused "$g $kernel diag $d" "${base[@]}" --variant "$kernel" "${extra[@]}" \
+        --diag "$d"
+    done
+  done
+  rm -rf "$x"
+  pack
+done
+log "archive: $ARCHIVE"
