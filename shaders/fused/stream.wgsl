@@ -37,8 +37,16 @@
 // them first, each whole: its dot product summed over the workgroup, then its entries read
 // again (from cache) and added to the copy of w by plain adds (a row's columns are distinct,
 // and barriers keep the workgroup's other adds apart). No other pass is needed.
+// WG_FIXED: the copy of w holds exact integer sums (shared/fixed_wg): each tile's maxima —
+// of |x| over its entries, |rsum| and |fac| over its rows — are noted before the barrier that
+// ends its step 2 and settled after it (a long row: |x| noted before its dot product's
+// barrier, settled with its factor).
 #import shared/atomic_f32
+#ifdef WG_FIXED
+#import shared/fixed_wg
+#else
 #import shared/atomic_f32_wg
+#endif
 
 override WG: u32 = 256u;
 // Entries per invocation: 4 or 8.
@@ -60,7 +68,8 @@ struct Params {
     beta: f32,
     // Long rows: tiles[ntiles ..] = (first entry, padded entries, X's row, entries).
     nlong: u32,
-    _pad1: u32,
+    // WG_FIXED: ceil(log₂(N + 1)), N the most rows a workgroup takes.
+    ln_rows: u32,
     _pad2: u32,
 }
 
@@ -110,7 +119,28 @@ var<workgroup> finish_last: u32;
 #import fused/finish
 #endif
 
+#ifdef WG_FIXED
+fn w_add(i: u32, c: f32) {
+    fx_add(i, c);
+}
+fn w_add_alone(i: u32, c: f32) {
+    fx_add(i, c);
+}
+fn w_load(i: u32) -> f32 {
+    return fx_load(i);
+}
+#else
 var<workgroup> wg_accum: array<atomic<u32>, NCOLS>;
+fn w_add(i: u32, c: f32) {
+    wg_accum_add(i, c);
+}
+fn w_add_alone(i: u32, c: f32) {
+    wg_accum_add_alone(i, c);
+}
+fn w_load(i: u32) -> f32 {
+    return wg_accum_load(i);
+}
+#endif
 #ifdef Y_SHARED
 // y copied in at the start: the dot products' gathers read workgroup memory.
 var<workgroup> y_wg: array<f32, NCOLS>;
@@ -160,6 +190,28 @@ fn chain_sum(h: f32, ends: bool, sg_lane: u32, sg_size: u32) -> vec2<f32> {
         }
     }
     return vec2<f32>(a, f32(done));
+}
+#endif
+
+#ifdef WG_FIXED
+// Notes the maxima (shared/fixed_wg) of this invocation, or with subgroups of its subgroup.
+// Call in uniform control flow.
+fn note_maxima(x: f32, s: f32, f: f32, sg_lane: u32) {
+#ifdef SEGMENTED
+    fx_note(subgroupMax(x), subgroupMax(s), subgroupMax(f), sg_lane == 0u);
+#else
+    fx_note(x, s, f, true);
+#endif
+}
+
+// The largest |x| of an invocation's entries (padding holds 0).
+fn entries_max(e: Entries) -> f32 {
+    var m = 0.0;
+    for (var q = 0u; q < EPL / 4u; q++) {
+        let a = abs(e.x[q]);
+        m = max(m, max(max(a.x, a.y), max(a.z, a.w)));
+    }
+    return m;
 }
 #endif
 
@@ -221,20 +273,41 @@ fn long_row(item: u32, tid: u32, sg_lane: u32, sg_size: u32, sg_id: u32) {
     if (params.flags & 1u) != 0u {
         s = v[t.z];
     }
+#ifdef WG_FIXED
+    var xm = 0.0;
+#endif
 #ifdef XTY
     s *= y[t.z];
+#ifdef WG_FIXED
+    for (var i = tid; i < quads; i += WG) {
+        let a = abs(vals[base + i]);
+        xm = max(xm, max(max(a.x, a.y), max(a.z, a.w)));
+    }
+    note_maxima(xm, 0.0, 0.0, sg_lane);
+    workgroupBarrier();
+#endif
 #else
     var d = 0.0;
     for (var i = tid; i < quads; i += WG) {
         let k = key_quad(base + i);
         let x = vals[base + i];
+#ifdef WG_FIXED
+        let a = abs(x);
+        xm = max(xm, max(max(a.x, a.y), max(a.z, a.w)));
+#endif
         for (var c = 0u; c < 4u; c++) {
             if k[c] != PAD {
                 d += x[c] * y_col(k[c]);
             }
         }
     }
+#ifdef WG_FIXED
+    note_maxima(xm, 0.0, 0.0, sg_lane);
+#endif
     s *= workgroup_total(d, tid, sg_lane, sg_size, sg_id);
+#endif
+#ifdef WG_FIXED
+    fx_settle(tid, params.n, fx_noted().x * abs(s));
 #endif
     for (var i = tid; i < quads; i += WG) {
         let k = key_quad(base + i);
@@ -242,7 +315,7 @@ fn long_row(item: u32, tid: u32, sg_lane: u32, sg_size: u32, sg_id: u32) {
         for (var c = 0u; c < 4u; c++) {
             if k[c] != PAD {
                 // A row's columns are distinct; the barriers keep other adds apart.
-                wg_accum_add_alone(k[c], x[c] * s);
+                w_add_alone(k[c], x[c] * s);
             }
         }
     }
@@ -261,12 +334,16 @@ fn row_factor(row: u32) -> f32 {
     return f;
 }
 
-// The tile's row factors into fac[base ..].
-fn load_fac(tile: u32, base: u32, tid: u32) {
+// The tile's row factors into fac[base ..]; returns the largest |factor| stored.
+fn load_fac(tile: u32, base: u32, tid: u32) -> f32 {
     let t = tiles[tile];
+    var m = 0.0;
     for (var i = tid; i < t.w; i += WG) {
-        fac[base + i] = row_factor(rows[t.z + i]);
+        let f = row_factor(rows[t.z + i]);
+        fac[base + i] = f;
+        m = max(m, abs(f));
     }
+    return m;
 }
 
 @compute @workgroup_size(WG)
@@ -287,8 +364,13 @@ fn main(
 #else
     let slot = tid;
 #endif
+#ifdef WG_FIXED
+    fx_init(tid, params.ln_rows, params.alpha);
+#endif
     for (var i = tid; i < params.n; i += WG) {
+#ifndef WG_FIXED
         atomicStore(&wg_accum[i], 0u);
+#endif
 #ifdef Y_SHARED
         y_wg[i] = y[i];
 #endif
@@ -307,8 +389,10 @@ fn main(
     }
     var tile = item - params.nlong;
     var cur: Entries;
+    // The largest |factor| this invocation stored for the tile (WG_FIXED's notes).
+    var fm = 0.0;
     if tile < params.ntiles {
-        load_fac(tile, 0u, tid);
+        fm = load_fac(tile, 0u, tid);
         cur = load_entries(tile, tiles[tile], slot);
     }
 #ifdef PIPE
@@ -353,12 +437,15 @@ fn main(
         // Whether a row starts here yet; h: the part of a row begun before.
         var started = first != PAD && (first & START) != 0u;
         var h = 0.0;
+        // The largest |row sum| this invocation stores (WG_FIXED's notes).
+        var rm = 0.0;
         for (var j = 0u; j < EPL; j++) {
             let key = cur.k[j / 4u][j % 4u];
             if key != PAD {
                 if (key & START) != 0u && j > 0u {
                     if started {
                         rsum[fb + lr] = seg;
+                        rm = max(rm, abs(seg));
                     } else {
                         h = seg;
                     }
@@ -396,6 +483,7 @@ fn main(
                 done = chain_ends[g] != 0u;
             }
             rsum[fb + lr] = sum;
+            rm = max(rm, abs(sum));
         }
 #else
         head[tid] = h;
@@ -411,20 +499,39 @@ fn main(
                 }
             }
             rsum[fb + lr] = sum;
+            rm = max(rm, abs(sum));
         }
 #endif
 #endif
+#ifdef WG_FIXED
+#ifdef XTY
+        note_maxima(entries_max(cur), 0.0, fm, sg_lane);
+#else
+        note_maxima(entries_max(cur), rm, fm, sg_lane);
+#endif
+#endif
         workgroupBarrier();
+#ifdef WG_FIXED
+        // Every |x · rsum · fac| (XTY: |x · fac|) of the tile is at most the bound.
+        let mx = fx_noted();
+#ifdef XTY
+        fx_settle(tid, params.n, mx.x * mx.z);
+#else
+        fx_settle(tid, params.n, mx.x * (mx.y * mx.z));
+#endif
+        fm = 0.0;
+#endif
 #ifdef PIPE
         for (var q = 0u; q < EPL; q++) {
             let i = tid + q * WG;
             if i < nrows {
                 fac[(1u - k % 2u) * RMAX + i] = nfac[q];
+                fm = max(fm, abs(nfac[q]));
             }
         }
 #else
         if next < params.ntiles {
-            load_fac(next, ((k + 1u) % 2u) * RMAX, tid);
+            fm = load_fac(next, ((k + 1u) % 2u) * RMAX, tid);
         }
 #endif
         // 3. The scatter.
@@ -445,7 +552,7 @@ fn main(
                     s = rsum[fb + row] * fac[fb + row];
 #endif
                 }
-                wg_accum_add(key & ~START, cur.x[j / 4u][j % 4u] * s);
+                w_add(key & ~START, cur.x[j / 4u][j % 4u] * s);
             }
         }
 #ifdef PIPE
@@ -456,7 +563,7 @@ fn main(
     workgroupBarrier();
 #ifndef DIAG_SKIP_FLUSH
     for (var i = tid; i < params.n; i += WG) {
-        let t = wg_accum_load(i);
+        let t = w_load(i);
         if t != 0.0 {
             accum_add(i, params.alpha * t);
         }

@@ -110,6 +110,11 @@ pub struct FusedArgs {
     /// shaderSharedFloat32AtomicAdd; cas: compare-exchange loops).
     #[arg(long, value_enum, default_value = "auto")]
     wg_atomics: AtomicsArg,
+    /// Sparse `stream`: the workgroup copy of w as exact fixed-point integer sums (two words a
+    /// column, scaled by each tile's bounds) instead of f32 adds (default off; `auto` times
+    /// both).
+    #[arg(long, value_enum)]
+    wg_fixed: Option<FoldArg>,
     /// Lanes per row VS.
     #[arg(long)]
     vs: Option<u32>,
@@ -369,6 +374,7 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
     let base = Options {
         atomics: a.atomics.into(),
         wg_atomics: a.wg_atomics.into(),
+        wg_fixed: a.wg_fixed.map(|k| k == FoldArg::On),
         subgroups: !a.no_subgroups,
         workgroup_w: a.global_w.then_some(false),
         hot_cols: a.hot_cols,

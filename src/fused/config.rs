@@ -70,8 +70,16 @@ pub(crate) fn resolve(
         caps,
     )?;
     let (mut config, used) = resolve_open(gpu, x, options, used_hint)?;
-    // The sparse kernels that add into workgroup memory: w's copy, or the hot columns'.
+    if options.wg_fixed == Some(true) && !config.wg_fixed {
+        return Err(Error::Option(format!(
+            "fixed-point sums of w: the stream kernel only (this plan: {})",
+            config.describe()
+        )));
+    }
+    // The sparse kernels that add into workgroup memory as floats: w's copy, or the hot
+    // columns'.
     config.wg_native_atomics = wg_native
+        && !config.wg_fixed
         && !config.dense
         && (config.workgroup_w || config.hot_cols > 0)
         && matches!(
@@ -205,6 +213,7 @@ fn resolve_open(
                 tile: 0,
                 native_atomics,
                 wg_native_atomics: false,
+                wg_fixed: false,
                 subgroup_reduce: shuffle || wide,
                 subgroup_wide: wide,
                 segmented: false,
@@ -440,6 +449,7 @@ fn resolve_open(
         tile,
         native_atomics,
         wg_native_atomics: false,
+        wg_fixed: false,
         subgroup_reduce: options.subgroups && caps.shuffle_fits(vs),
         subgroup_wide: false,
         segmented: false,

@@ -73,6 +73,9 @@ impl Config {
         if self.wg_native_atomics {
             s += " wg-native";
         }
+        if self.wg_fixed {
+            s += " wg-fixed";
+        }
         s += if self.subgroup_reduce {
             " sg"
         } else {

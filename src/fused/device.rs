@@ -85,6 +85,22 @@ pub(super) struct StreamX {
     /// Long rows after the tiles in `tiles`.
     pub(super) nlong: u32,
     pub(super) rows_max: u32,
+    /// Rows of each item in the kernel's order: 1 per long row, then each tile's.
+    pub(super) item_rows: Vec<u32>,
+}
+
+impl StreamX {
+    /// ceil(log₂(N + 1)) for N the most rows one of `groups` workgroups takes (items are
+    /// strided over the grid): the fixed-point sums' headroom ([`Config::wg_fixed`]).
+    pub(super) fn ln_rows(&self, groups: u32) -> u32 {
+        let g = groups.max(1) as usize;
+        let mut per = vec![0u64; g];
+        for (i, &r) in self.item_rows.iter().enumerate() {
+            per[i % g] += u64::from(r);
+        }
+        let most = per.into_iter().max().unwrap_or(0);
+        (u64::BITS - most.leading_zeros()).max(1)
+    }
 }
 
 impl StreamX {
@@ -92,7 +108,13 @@ impl StreamX {
         let wg = config.workgroup;
         // The caller's cap on a tile's rows (already within what workgroup memory holds).
         let cap = match config.row_tile {
-            0 => super::config::stream_rows_cap(gpu, x.ncols, wg, config.tile, config.y_shared),
+            0 => super::config::stream_rows_cap(
+                gpu,
+                x.ncols,
+                wg,
+                config.tile,
+                (config.y_shared, config.wg_fixed),
+            ),
             rows => rows,
         };
         let s = stream::build(x, wg, config.tile / wg, config.long_row, cap)?;
@@ -104,7 +126,11 @@ impl StreamX {
         let mut values = s.values;
         values.resize(values.len().max(4), 0.0);
         let items: Vec<u32> = s.tiles.iter().chain(&s.longs).flatten().copied().collect();
+        let item_rows = std::iter::repeat_n(1, s.longs.len())
+            .chain(s.tiles.iter().map(|t| t[3]))
+            .collect();
         Ok(StreamX {
+            item_rows,
             ntiles: s.tiles.len() as u32,
             nlong: s.longs.len() as u32,
             rows_max: s.rows_max.max(1),

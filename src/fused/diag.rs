@@ -120,6 +120,12 @@ pub(super) fn apply(config: &mut Config, diag: Diag) -> Result<()> {
             config.describe()
         )));
     }
+    if config.wg_fixed && (diag.skip_wg_adds || diag.plain_wg_adds || diag.int_wg_adds) {
+        return Err(Error::Option(format!(
+            "--diag {}: the switches of float adds, not with fixed-point sums of w",
+            diag.names().join(",")
+        )));
+    }
     config.diag = diag;
     // Integer adds replace the adds' kind: never rewritten into float ones.
     config.wg_native_atomics &= !diag.int_wg_adds;

@@ -222,6 +222,13 @@ pub struct Config {
     pub native_atomics: bool,
     /// Adds into a workgroup copy of w by native f32 atomics (else compare-exchange loops).
     pub wg_native_atomics: bool,
+    /// `Stream`: the workgroup copy of w holds exact integer sums in fixed point, two words a
+    /// column, scaled by bounds the kernel takes from each tile ([`fixed`]): an integer add
+    /// is one fast instruction where a float add into workgroup memory is a loop or a slow
+    /// native add, and the sums do not depend on the order of the adds. At least 61 − 2·LN
+    /// bits below the largest product a workgroup adds (LN: log₂ of the rows it takes), less
+    /// 3 bits of headroom.
+    pub wg_fixed: bool,
     /// Row dot products reduced by subgroup operations (else workgroup memory).
     pub subgroup_reduce: bool,
     /// Dense: a vector spans several subgroups, reduced by subgroupAdd and then workgroup
@@ -462,8 +469,19 @@ impl Plan {
                     like.config.key16,
                 ) == (config.row_tile, config.workgroup, config.key16)
         });
-        let stream = like.stream.clone().filter(|_| {
+        // Fixed-point sums take more workgroup memory: a layout is shared where its tiles'
+        // rows still fit beside them.
+        let stream = like.stream.clone().filter(|s| {
             config.variant == Variant::Stream
+                && (config.row_tile != 0
+                    || s.rows_max
+                        <= config::stream_rows_cap(
+                            gpu,
+                            x.shape().1,
+                            config.workgroup,
+                            config.tile,
+                            (config.y_shared, config.wg_fixed),
+                        ))
                 && (
                     like.config.workgroup,
                     like.config.tile,

@@ -15,6 +15,9 @@ pub struct Options {
     /// f32 additions into a workgroup copy of w (`Auto`: native where the device has them,
     /// [`crate::gpu::Caps::wg_f32_atomics`]).
     pub wg_atomics: Atomics,
+    /// `stream`: the workgroup copy of w as exact fixed-point integer sums ([`Config::wg_fixed`];
+    /// `None`: off, and `auto` times both on its pick; `Some(true)` elsewhere is refused).
+    pub wg_fixed: Option<bool>,
     /// Reduce with subgroup shuffles when the adapter can (else workgroup memory).
     pub subgroups: bool,
     /// Aggregate w in workgroup memory (sparse fused; `None`: when n fits).
@@ -83,6 +86,7 @@ impl Default for Options {
             variant: Variant::Auto,
             atomics: Atomics::Auto,
             wg_atomics: Atomics::Auto,
+            wg_fixed: None,
             subgroups: true,
             workgroup_w: None,
             hot_cols: None,

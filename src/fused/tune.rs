@@ -86,6 +86,10 @@ struct Tuned {
     /// the options' kind; absent in older caches).
     #[serde(default)]
     wg_cas: Option<bool>,
+    /// `stream`: fixed-point sums of w where the caller left them open (`None`: the options'
+    /// choice; absent in older caches).
+    #[serde(default)]
+    wg_fixed: Option<bool>,
 }
 
 /// The tuner's revision in its cache keys: entries tuned before a revision are tuned again
@@ -97,18 +101,20 @@ struct Tuned {
 /// dense workgroups of 128 at n ≤ 32; 11: the fused kernel's C from the schedule estimate,
 /// [`super::schedule`]; 12: dense workgroups of 512 past n = 32 and the fewest lanes past 32
 /// per row; 13: the fused kernel's workgroups aimed at 32 vectors, [`super::plan::FUSED_VECTORS`];
-/// 14: native adds into workgroup memory where the device has them).
-const REVISION: u32 = 14;
+/// 14: native adds into workgroup memory where the device has them; 15: the stream kernel's
+/// fixed-point sums of w).
+const REVISION: u32 = 15;
 
 /// The cache key: adapter, kind and a shape bucket (log₂ of m, n and the stored entries), the
 /// column re-indexing when the caller fixed it (the other knobs were tuned on that layout),
-/// and whether the workgroup adds may be native (the picks differ with their cost).
+/// whether the workgroup adds may be native (the picks differ with their cost), and the
+/// fixed-point sums when the caller fixed them.
 fn key(gpu: &Gpu, x: Matrix, options: &Options) -> String {
     let lg = |v: usize| usize::BITS - v.max(1).leading_zeros();
     let (m, n) = x.shape();
     let wg_native = gpu.caps.wg_f32_atomics && options.wg_atomics != Atomics::Cas;
     format!(
-        "{}|r{REVISION}|{}|m{}|n{}|nnz{}{}{}",
+        "{}|r{REVISION}|{}|m{}|n{}|nnz{}{}{}{}",
         gpu.caps.adapter_name,
         if matches!(x, Matrix::Dense(_)) {
             "dense"
@@ -123,7 +129,12 @@ fn key(gpu: &Gpu, x: Matrix, options: &Options) -> String {
             Reorder::On => "|reorder-on",
             Reorder::Off => "|reorder-off",
         },
-        if wg_native { "|wg-native" } else { "" }
+        if wg_native { "|wg-native" } else { "" },
+        match options.wg_fixed {
+            None => "",
+            Some(true) => "|fixed-on",
+            Some(false) => "|fixed-off",
+        }
     )
 }
 
@@ -169,6 +180,7 @@ fn tuned_options(x: Matrix, options: &Options, t: &Tuned) -> Options {
         } else {
             options.wg_atomics
         },
+        wg_fixed: options.wg_fixed.or(t.wg_fixed),
         rows_in_flight: options.rows_in_flight.or(t.rows_in_flight),
         // The tuner's choice only where the caller left it to `auto`.
         reorder: match (options.reorder, t.reorder) {
@@ -214,12 +226,12 @@ pub fn autotuned_plan(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Plan> {
     Plan::new_like(gpu, x, &with(&t), &model)
 }
 
-/// [`tune_knobs`], then the kind of workgroup adds: where the pick adds natively into
-/// workgroup memory and the caller left the kind open, the same configuration with
-/// compare-exchange loops is timed against it. Native adds win under contention and lose
-/// where it is low: on an H100 random adds over 16 KiB ran 334 G/s native against 632 by the
-/// loop, the stream kernel at 500k × 4,096 0.157 against 0.167 ms, the `fused` kernel there
-/// 0.246 against 0.224.
+/// [`tune_knobs`], then how the pick adds into workgroup memory, where the caller left it
+/// open: the same configuration with compare-exchange loops where it adds natively, and
+/// (the stream kernel) with fixed-point sums of w, each timed against it. Native adds win
+/// under contention and lose where it is low: on an H100 random adds over 16 KiB ran 334 G/s
+/// native against 632 by the loop, the stream kernel at 500k × 4,096 0.157 against 0.167 ms,
+/// the `fused` kernel there 0.246 against 0.224.
 fn tune_with(
     gpu: &Gpu,
     x: Matrix,
@@ -228,20 +240,44 @@ fn tune_with(
 ) -> Result<(Tuned, Vec<Options>)> {
     let (m, n) = x.shape();
     let ops = Operands::random(gpu, m, n, Pattern::Full, 99)?;
-    let ((native, t), mut timed) = tune_knobs(gpu, x, options, model, &ops)?;
-    if options.wg_atomics != Atomics::Auto || !native.config.wg_native_atomics {
+    let ((pick, t), mut timed) = tune_knobs(gpu, x, options, model, &ops)?;
+    let with = |t: &Tuned| tuned_options(x, options, t);
+    let c = &pick.config;
+    let mut rivals = vec![];
+    if options.wg_atomics == Atomics::Auto && c.wg_native_atomics {
+        rivals.push(Tuned {
+            wg_cas: Some(true),
+            ..t
+        });
+    }
+    if options.wg_fixed.is_none() && c.variant == Variant::Stream && !c.wg_fixed {
+        // At the pick's grid, and at the launch model's for the sums' larger footprint
+        // (fewer workgroups resident).
+        let mut grids = vec![None];
+        if t.stream_groups.is_some() {
+            grids.insert(0, t.stream_groups);
+        }
+        for stream_groups in grids {
+            rivals.push(Tuned {
+                wg_fixed: Some(true),
+                stream_groups,
+                ..t
+            });
+        }
+    }
+    let mut entrants = vec![];
+    for tuned in rivals {
+        // A rival that does not fit (fixed-point sums beyond workgroup memory) is skipped.
+        if let Ok(plan) = Plan::new_like(gpu, x, &with(&tuned), &pick) {
+            entrants.push((plan, tuned));
+        }
+    }
+    if entrants.is_empty() {
         return Ok((t, timed));
     }
-    let with = |t: &Tuned| tuned_options(x, options, t);
-    let loops = Tuned {
-        wg_cas: Some(true),
-        ..t
-    };
-    let Ok(looped) = Plan::new_like(gpu, x, &with(&loops), &native) else {
-        return Ok((t, timed));
-    };
+    entrants.insert(0, (pick, t));
     let mut finalists: Finalists<(Plan, Tuned)> = Finalists::default();
-    for (plan, tuned) in [(native, t), (looped, loops)] {
+    for (plan, tuned) in entrants {
         let ms = measure(gpu, &plan, &ops, tune_reps(x), None)?.ms;
         timed.push(with(&tuned));
         finalists.offer(ms, (plan, tuned));
@@ -302,6 +338,7 @@ fn tune_knobs(
         gather_epl: (c.variant == Variant::Transpose).then_some(c.tile / c.workgroup.max(1)),
         stream_groups: None,
         wg_cas: None,
+        wg_fixed: None,
     };
     let mut timed = vec![options.clone()];
     // On a large X (the KDD2010 shape: 424M entries) every timed run costs real time and a
@@ -381,6 +418,7 @@ fn tune_knobs(
             gather_epl: None,
             stream_groups: None,
             wg_cas: None,
+            wg_fixed: None,
         };
         let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), like) else {
             continue;
@@ -446,6 +484,7 @@ fn tune_knobs(
                         gather_epl: None,
                         stream_groups: None,
                         wg_cas: None,
+                        wg_fixed: None,
                     };
                     let base = like.as_ref().unwrap_or(model);
                     let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), base) else {

@@ -14,6 +14,7 @@ shader_table!(
     "shared/reduce",
     "shared/atomic_f32",
     "shared/atomic_f32_wg",
+    "shared/fixed_wg",
     "shared/half",
     "shared/rng",
     "shared/wg_sum",

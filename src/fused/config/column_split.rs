@@ -127,6 +127,7 @@ pub(super) fn split(
         tile: 0,
         native_atomics,
         wg_native_atomics: false,
+        wg_fixed: false,
         subgroup_reduce: shuffle,
         subgroup_wide: false,
         segmented,

@@ -120,6 +120,7 @@ pub(super) fn sorted(
             tile,
             native_atomics,
             wg_native_atomics: false,
+            wg_fixed: false,
             subgroup_reduce: shuffle,
             subgroup_wide: false,
             segmented: options.subgroups && caps.subgroups,

@@ -15,21 +15,32 @@ const ROW_BYTES: u64 = 4 * 4;
 /// Workgroup-memory bytes per invocation: its head and whether a row starts in it.
 const INVOCATION_BYTES: u64 = 4 * 2;
 
+/// Workgroup-memory bytes of the fixed-point sums' bookkeeping: three slots of three maxima.
+const FIXED_SLOT_BYTES: u64 = 4 * 9;
+
 /// Rows per tile at most: a tile's entries, and what workgroup memory leaves beside the copy
-/// of w's `n` columns (and of y's with `y_shared`) and the `wg` invocations' words (0: not
-/// even one row).
-pub(crate) fn rows_cap(gpu: &Gpu, n: usize, wg: u32, tile: u32, y_shared: bool) -> u32 {
+/// of w's `n` columns (two words a column with `fixed`; and of y's with `y_shared`) and the
+/// `wg` invocations' words (0: not even one row).
+pub(crate) fn rows_cap(
+    gpu: &Gpu,
+    n: usize,
+    wg: u32,
+    tile: u32,
+    (y_shared, fixed): (bool, bool),
+) -> u32 {
     // The one-dispatch ending's flag is reserved whether or not the plan takes it.
     let room = (gpu.caps.max_workgroup_storage_bytes as u64)
-        .saturating_sub(fixed_bytes(n, wg, y_shared) + super::FINISH_FLAG_BYTES);
+        .saturating_sub(besides_rows(n, wg, y_shared, fixed) + super::FINISH_FLAG_BYTES);
     (room / ROW_BYTES).min(tile as u64).min(1 << 16) as u32
 }
 
-/// Workgroup-memory bytes besides the tile rows': the copy of w (and of y with `y_shared`)
-/// and the `wg` invocations' words.
-fn fixed_bytes(n: usize, wg: u32, y_shared: bool) -> u64 {
-    let copies = if y_shared { 2 } else { 1 };
-    4 * copies * n.max(1) as u64 + INVOCATION_BYTES * wg as u64
+/// Workgroup-memory bytes besides the tile rows': the copy of w (two words a column and the
+/// maxima's slots with `fixed`; and of y with `y_shared`) and the `wg` invocations' words.
+fn besides_rows(n: usize, wg: u32, y_shared: bool, fixed: bool) -> u64 {
+    let w_words = if fixed { 2 } else { 1 };
+    let y_words = u64::from(y_shared);
+    let slots = if fixed { FIXED_SLOT_BYTES } else { 0 };
+    4 * (w_words + y_words) * n.max(1) as u64 + slots + INVOCATION_BYTES * wg as u64
 }
 
 /// Fewest rows a tile may be capped at (or the tile's entries, if fewer): below it the
@@ -86,8 +97,16 @@ pub(super) fn stream(
     // y's copy is opt-in: on the H200 its gathers from workgroup memory, beside the scatter's
     // compare-exchanges there, cost more than L1-cached global loads (0.27 against 0.165 ms at
     // 500k × 4,096).
-    let y_shared = options.y_shared == Some(true) && rows_cap(gpu, n, wg, tile, true) >= rows_min;
-    let rows = rows_cap(gpu, n, wg, tile, y_shared);
+    let wg_fixed = options.wg_fixed == Some(true);
+    let y_shared =
+        options.y_shared == Some(true) && rows_cap(gpu, n, wg, tile, (true, wg_fixed)) >= rows_min;
+    let rows = rows_cap(gpu, n, wg, tile, (y_shared, wg_fixed));
+    if wg_fixed && rows < rows_min {
+        return Err(option_err(format!(
+            "fixed-point sums of w: {n} columns at two words each leave a tile fewer than \
+             {rows_min} rows of workgroup memory"
+        )));
+    }
     // Padding adds at most 3 entries a row; keys and values are bound whole.
     let copy = 4 * (s.nnz() as u64 + 3 * m as u64);
     if options.workgroup_w == Some(false)
@@ -112,7 +131,7 @@ pub(super) fn stream(
     }
     // The caller's cap on a tile's rows (less workgroup memory a workgroup, more resident).
     let rows = rows.min(options.row_tile.unwrap_or(u32::MAX));
-    let shared = (fixed_bytes(n, wg, y_shared) + ROW_BYTES * rows as u64) as u32;
+    let shared = (besides_rows(n, wg, y_shared, wg_fixed) + ROW_BYTES * rows as u64) as u32;
     let r = Residency::of(caps);
     let resident = r.units.saturating_mul(r.groups_resident(wg, shared));
     let tiles_about = s.nnz().div_ceil(tile as usize).max(1);
@@ -133,7 +152,9 @@ pub(super) fn stream(
     } else {
         0
     };
-    let fixed = loops::workgroup_w(n, wg) + 3 * (rows as u64).div_ceil(wg as u64) + y_copy;
+    // Fixed-point sums zero two words a column (and read both in the flush).
+    let w_words = if wg_fixed { 2 * n } else { n };
+    let fixed = loops::workgroup_w(w_words, wg) + 3 * (rows as u64).div_ceil(wg as u64) + y_copy;
     let full = s.nnz().div_ceil(tile as usize);
     let long_row = options.long_row.unwrap_or(tile).min(tile);
     // A long row costs a workgroup two passes over its entries (at most a tile's loop
@@ -160,6 +181,7 @@ pub(super) fn stream(
         tile,
         native_atomics,
         wg_native_atomics: false,
+        wg_fixed,
         // The row passes a caller runs on this plan (the logistic terms) reduce with VS.
         subgroup_reduce: options.subgroups && caps.subgroups && caps.shuffle_fits(vs),
         subgroup_wide: false,

@@ -4,7 +4,11 @@
 use super::{finish_bindings, finishing, whole};
 use crate::fused::{Op, Plan};
 use crate::gpu::{Batch, Binding, GpuBuffer, KernelSpec, WG_F32_NATIVE};
-use crate::Result;
+use crate::{Error, Result};
+
+/// Most rows (as log₂) a workgroup may take with fixed-point sums: 61 − 2·20 = 21 bits below
+/// the largest product remain (shared/fixed_wg).
+const MAX_LN_ROWS: u32 = 20;
 
 use Binding::{Read, ReadWrite, Uniform};
 
@@ -29,7 +33,9 @@ pub(super) fn stream(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
     if cfg.native_atomics {
         defs.push("F32_ATOMIC");
     }
-    if cfg.wg_native_atomics {
+    if cfg.wg_fixed {
+        defs.push("WG_FIXED");
+    } else if cfg.wg_native_atomics {
         defs.push(WG_F32_NATIVE);
     }
     if op.xty {
@@ -51,6 +57,14 @@ pub(super) fn stream(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
         defs.push("FINISH");
     }
     defs.extend(cfg.diag.defines());
+    let groups = cfg.groups.min(t.ntiles + t.nlong).max(1);
+    let ln_rows = t.ln_rows(groups);
+    if cfg.wg_fixed && ln_rows > MAX_LN_ROWS {
+        return Err(Error::Unsupported(format!(
+            "fixed-point sums of w: a workgroup of {groups} takes up to 2^{ln_rows} rows, \
+             beyond 2^{MAX_LN_ROWS} (too few bits left below the largest product)"
+        )));
+    }
     let k = gpu.kernel(&KernelSpec {
         name: "fused/stream",
         defines: defs,
@@ -75,7 +89,7 @@ pub(super) fn stream(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
             op.alpha.to_bits(),
             op.beta.to_bits(),
             t.nlong,
-            0,
+            ln_rows,
             0,
         ],
     );
@@ -96,6 +110,5 @@ pub(super) fn stream(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
         all.extend(rest);
     }
     let bg = k.bind_ranges(gpu, &all)?;
-    let groups = cfg.groups.min(t.ntiles + t.nlong).max(1);
     batch.dispatch(&k, bg, [groups, 1, 1])
 }
