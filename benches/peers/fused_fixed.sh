@@ -4,13 +4,16 @@
 # them), then `auto` (which times both on its stream pick) against the peer. Run on the
 # NVIDIA machine from the repository root with the release binary in .gpu/ and the Vulkan
 # loader packages in .gl/ (as fused_suite.sh). Per input: the export; the stream kernel at
-# the configuration `auto` picked on an H100 (tuner revision 14), off / on / off / on, and on
-# at the GRIDS grids; `auto` tuned afresh and checked, then cached; the peer on the same
-# export. Every run but the grids' is checked against the twin. `wgsparse roofline` first.
+# the configuration `auto` picked on an H100 (tuner revision 14), off / on / off / on, on at
+# the GRIDS grids, the float kernel with `--diag int-wg-adds` (what the integer adds alone
+# cost) and at n = 4,096 on with workgroups of 1,024; then `auto` tuned afresh and checked,
+# then cached, and the peer on the same export. Every valid run but the grids' is checked
+# against the twin. `wgsparse roofline` first.
 # Everything goes into $OUT/fused_fixed.tgz, rewritten after each step. About 2.5 minutes
 # per input on an H100.
 #   INPUTS="sparse-4096 sparse-1024 sparse-200"
 #   GRIDS="132 528"    more grids (--groups) for the fixed sums
+#   AUTO=1             0: no `auto` runs and no peer
 #   STEP_LIMIT=200     seconds any one step may take
 #   PEER_REPS=20       the peer's timed repetitions per option
 #   DEADLINE=""        seconds: no input starts after them (a call's limit)
@@ -21,6 +24,7 @@ set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 INPUTS=${INPUTS-"sparse-4096 sparse-1024 sparse-200"}
 GRIDS=${GRIDS-"132 528"}
+AUTO=${AUTO:-1}
 STEP_LIMIT=${STEP_LIMIT:-200}
 PEER_REPS=${PEER_REPS:-20}
 DEADLINE=${DEADLINE-}
@@ -54,6 +58,18 @@ for g in $INPUTS; do
   for gr in $GRIDS; do
     run_fused "$g stream fixed on groups $gr" "${base[@]}" --groups "$gr" --wg-fixed on
   done
+  # Integer adds of the bits in the float kernel: what the sums' adds alone would cost.
+  run_fused "$g stream diag int-wg-adds" "${base[@]}" --groups "$grid" --diag int-wg-adds
+  if [ "$g" = sparse-4096 ]; then
+    # w's two words leave one workgroup an SM: 1,024 invocations fill it.
+    run_fused "$g stream fixed on wg 1024" --matrix-raw "$x" --pattern full,xty --reps 50 \
+      --variant stream --wg 1024 --epl 4 --wg-fixed on --check
+  fi
+  if [ "$AUTO" = 0 ]; then
+    rm -rf "$x"
+    pack
+    continue
+  fi
   run_fused "$g auto tuned, checked" --matrix-raw "$x" --pattern full,xty --reps 50 \
     --check --roofline --variant auto
   run_fused "$g auto cached" --matrix-raw "$x" --pattern full,xty --reps 50 --variant auto

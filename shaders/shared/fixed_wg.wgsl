@@ -44,6 +44,9 @@ var<private> fx_global: bool;
 var<private> fx_phase: u32;
 var<private> fx_ln: i32;
 var<private> fx_alpha: f32;
+// 2^−(fx_e + LN − 30) and 2^K: exact power-of-two scalings of a value into hi's and lo's units.
+var<private> fx_to_hi: f32;
+var<private> fx_lo_units: f32;
 
 fn fx_init(tid: u32, ln: u32, alpha: f32) {
     for (var i = tid; i < NCOLS; i += WG) {
@@ -59,6 +62,8 @@ fn fx_init(tid: u32, ln: u32, alpha: f32) {
     fx_phase = 0u;
     fx_ln = i32(ln);
     fx_alpha = alpha;
+    fx_to_hi = 1.0;
+    fx_lo_units = ldexp(1.0, fx_k());
 }
 
 fn fx_k() -> i32 {
@@ -141,6 +146,7 @@ fn fx_settle(tid: u32, n: u32, bound: f32) {
     if fx_empty {
         fx_e = e;
         fx_empty = false;
+        fx_to_hi = ldexp(1.0, -fx_hi_exp());
         return;
     }
     if e <= fx_e {
@@ -151,6 +157,7 @@ fn fx_settle(tid: u32, n: u32, bound: f32) {
         fx_shift(i, d);
     }
     fx_e = e;
+    fx_to_hi = ldexp(1.0, -fx_hi_exp());
     workgroupBarrier();
 }
 
@@ -161,9 +168,10 @@ fn fx_add(i: u32, c: f32) {
         accum_add(i, fx_alpha * c);
         return;
     }
-    let t = ldexp(c, -fx_hi_exp());
+    // Both scalings are exact: |t| < 2^(30 − LN), and t − h is t's fraction.
+    let t = c * fx_to_hi;
     let h = floor(t);
-    let l = u32(round(ldexp(t - h, fx_k())));
+    let l = u32(round((t - h) * fx_lo_units));
     if l != 0u {
         atomicAdd(&fix_lo[i], l);
     }
