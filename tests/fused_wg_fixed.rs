@@ -156,16 +156,27 @@ fn options_refuse_what_does_not_apply() {
         };
         assert!(Plan::new(gpu, Matrix::Sparse(&x), &o).is_err(), "{list}");
     }
-    let o = Options {
-        diag: Diag::parse("skip-flush").unwrap(),
-        ..fixed(64, 4)
-    };
-    assert!(
-        Plan::new(gpu, Matrix::Sparse(&x), &o)
-            .unwrap()
-            .config
-            .wg_fixed
-    );
+    for list in ["skip-flush", "fixed-no-global", "fixed-lo-only"] {
+        let o = Options {
+            diag: Diag::parse(list).unwrap(),
+            ..fixed(64, 4)
+        };
+        let plan = Plan::new(gpu, Matrix::Sparse(&x), &o).unwrap();
+        assert!(plan.config.wg_fixed, "{list}");
+        let vecs = vectors(400, 100, false, 343);
+        plan.run_host(gpu, &host_op(Pattern::Full, &vecs, 1.0, 0.0))
+            .unwrap();
+        // The sums' switches need the sums.
+        let float = Options {
+            wg_fixed: Some(false),
+            ..o
+        };
+        assert_eq!(
+            Plan::new(gpu, Matrix::Sparse(&x), &float).is_ok(),
+            list == "skip-flush",
+            "{list}"
+        );
+    }
 }
 
 #[test]

@@ -14,6 +14,7 @@
 #   INPUTS="sparse-4096 sparse-1024 sparse-200"
 #   GRIDS="132 528"    more grids (--groups) for the fixed sums
 #   AUTO=1             0: no `auto` runs and no peer
+#   FIXED_DIAGS="fixed-no-global fixed-lo-only"   timing switches of the sums, each run once
 #   STEP_LIMIT=200     seconds any one step may take
 #   PEER_REPS=20       the peer's timed repetitions per option
 #   DEADLINE=""        seconds: no input starts after them (a call's limit)
@@ -25,6 +26,7 @@ set -uo pipefail
 INPUTS=${INPUTS-"sparse-4096 sparse-1024 sparse-200"}
 GRIDS=${GRIDS-"132 528"}
 AUTO=${AUTO:-1}
+FIXED_DIAGS=${FIXED_DIAGS-"fixed-no-global fixed-lo-only"}
 STEP_LIMIT=${STEP_LIMIT:-200}
 PEER_REPS=${PEER_REPS:-20}
 DEADLINE=${DEADLINE-}
@@ -57,6 +59,9 @@ for g in $INPUTS; do
   done
   for gr in $GRIDS; do
     run_fused "$g stream fixed on groups $gr" "${base[@]}" --groups "$gr" --wg-fixed on
+  done
+  for d in $FIXED_DIAGS; do
+    run_fused "$g stream fixed on diag $d" "${base[@]}" --groups "$grid" --wg-fixed on --diag "$d"
   done
   # Integer adds of the bits in the float kernel: what the sums' adds alone would cost.
   run_fused "$g stream diag int-wg-adds" "${base[@]}" --groups "$grid" --diag int-wg-adds

@@ -22,6 +22,9 @@
 // that ended event p − 1) and its settle resets slot (p + 2) % 3, whose last reader settled
 // before the barrier just passed and whose next writers come after the next one.
 //
+// Timing-only defines (src/fused/diag.rs; results not valid): DIAG_FX_NO_GLOBAL never takes
+// the global path, DIAG_FX_LO_ONLY adds the low word only.
+//
 // The importing kernel declares NCOLS, WG and `accum` (shared/atomic_f32), calls fx_init in
 // uniform control flow before its first barrier, and reads columns with fx_load after its
 // last add and a barrier.
@@ -139,7 +142,9 @@ fn fx_settle(tid: u32, n: u32, bound: f32) {
         return;
     }
     if !(bound <= 3.4028235e38) {
+#ifndef DIAG_FX_NO_GLOBAL
         fx_global = true;
+#endif
         return;
     }
     let e = max(frexp(bound).exp + FX_SLACK, FX_EMIN);
@@ -164,10 +169,12 @@ fn fx_settle(tid: u32, n: u32, bound: f32) {
 // Adds c (|c| ≤ the settled bound) to column i; NaN and infinities (which the bound's maxima
 // may have missed) go to global memory as float adds.
 fn fx_add(i: u32, c: f32) {
+#ifndef DIAG_FX_NO_GLOBAL
     if fx_global || !(abs(c) <= 3.4028235e38) {
         accum_add(i, fx_alpha * c);
         return;
     }
+#endif
     // Both scalings are exact: |t| < 2^(30 − LN), and t − h is t's fraction.
     let t = c * fx_to_hi;
     let h = floor(t);
@@ -175,9 +182,11 @@ fn fx_add(i: u32, c: f32) {
     if l != 0u {
         atomicAdd(&fix_lo[i], l);
     }
+#ifndef DIAG_FX_LO_ONLY
     if h != 0.0 {
         atomicAdd(&fix_hi[i], bitcast<u32>(i32(h)));
     }
+#endif
 }
 
 // Column i's sum as an f32 (after the last add and a barrier).

@@ -26,12 +26,23 @@ pub struct Diag {
     /// fixed-point accumulation in workgroup memory would pay for its adds. The compare-exchange
     /// loop or native f32 add is not taken.
     pub int_wg_adds: bool,
+    /// Fixed-point sums of w ([`Config::wg_fixed`]): never send a workgroup's adds to global
+    /// memory (a bound that is not finite then garbles its sums).
+    pub fixed_no_global: bool,
+    /// Fixed-point sums of w: only the low word's add (the sums are garbage).
+    pub fixed_lo_only: bool,
 }
 
 impl Diag {
     /// The switches by name, as the CLI's `--diag` takes them.
-    pub const NAMES: [&'static str; 4] =
-        ["skip-wg-adds", "plain-wg-adds", "skip-flush", "int-wg-adds"];
+    pub const NAMES: [&'static str; 6] = [
+        "skip-wg-adds",
+        "plain-wg-adds",
+        "skip-flush",
+        "int-wg-adds",
+        "fixed-no-global",
+        "fixed-lo-only",
+    ];
 
     /// Parses a comma-separated list of [`Diag::NAMES`].
     pub fn parse(list: &str) -> Result<Self> {
@@ -42,6 +53,8 @@ impl Diag {
                 "plain-wg-adds" => d.plain_wg_adds = true,
                 "skip-flush" => d.skip_flush = true,
                 "int-wg-adds" => d.int_wg_adds = true,
+                "fixed-no-global" => d.fixed_no_global = true,
+                "fixed-lo-only" => d.fixed_lo_only = true,
                 other => {
                     return Err(Error::Option(format!(
                         "--diag {other}: expected one of {}",
@@ -85,6 +98,8 @@ impl Diag {
             "DIAG_PLAIN_WG_ADDS",
             "DIAG_SKIP_FLUSH",
             "DIAG_INT_WG_ADDS",
+            "DIAG_FX_NO_GLOBAL",
+            "DIAG_FX_LO_ONLY",
         ]
         .into_iter()
         .zip(self.flags())
@@ -93,12 +108,14 @@ impl Diag {
         .collect()
     }
 
-    fn flags(&self) -> [bool; 4] {
+    fn flags(&self) -> [bool; 6] {
         [
             self.skip_wg_adds,
             self.plain_wg_adds,
             self.skip_flush,
             self.int_wg_adds,
+            self.fixed_no_global,
+            self.fixed_lo_only,
         ]
     }
 }
@@ -123,6 +140,12 @@ pub(super) fn apply(config: &mut Config, diag: Diag) -> Result<()> {
     if config.wg_fixed && (diag.skip_wg_adds || diag.plain_wg_adds || diag.int_wg_adds) {
         return Err(Error::Option(format!(
             "--diag {}: the switches of float adds, not with fixed-point sums of w",
+            diag.names().join(",")
+        )));
+    }
+    if !config.wg_fixed && (diag.fixed_no_global || diag.fixed_lo_only) {
+        return Err(Error::Option(format!(
+            "--diag {}: switches of the fixed-point sums of w (--wg-fixed on)",
             diag.names().join(",")
         )));
     }
