@@ -302,7 +302,8 @@ fn the_tuner_times_stream() {
 fn where_stream_wins_the_tuner_times_its_grid() {
     // Rows of about two entries over 200 columns (the 500k × 200 input's shape, smaller):
     // stream wins, and grids of a few workgroups per compute unit are timed against the
-    // model's; the pick equals the twin.
+    // model's, for every workgroup size and entries per invocation (searched jointly); the
+    // pick equals the twin.
     let gpu = common::gpu();
     let x = sparse_x(12_000, 200, 24_000, 231);
     let (pick, timed) =
@@ -320,6 +321,12 @@ fn where_stream_wins_the_tuner_times_its_grid() {
         pick.config.describe()
     );
     assert!(grids.iter().all(|&g| g >= 1));
+    let sizes: std::collections::HashSet<(Option<u32>, Option<u32>)> = timed
+        .iter()
+        .filter(|o| o.groups.is_some())
+        .map(|o| (o.workgroup, o.epl))
+        .collect();
+    assert!(sizes.len() > 1, "grids timed at one size only: {sizes:?}");
     common::fused::check_plan(gpu, Matrix::Sparse(&x), &pick, 232);
 }
 

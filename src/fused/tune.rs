@@ -102,8 +102,8 @@ struct Tuned {
 /// [`super::schedule`]; 12: dense workgroups of 512 past n = 32 and the fewest lanes past 32
 /// per row; 13: the fused kernel's workgroups aimed at 32 vectors, [`super::plan::FUSED_VECTORS`];
 /// 14: native adds into workgroup memory where the device has them; 15: the stream kernel's
-/// fixed-point sums of w).
-const REVISION: u32 = 15;
+/// fixed-point sums of w; 16: its workgroup sizes and grids searched jointly).
+const REVISION: u32 = 16;
 
 /// The cache key: adapter, kind and a shape bucket (log₂ of m, n and the stored entries), the
 /// column re-indexing when the caller fixed it (the other knobs were tuned on that layout),
@@ -699,25 +699,46 @@ fn tune_knobs(
             gather_epl: None,
             ..best.0 .1
         };
-        let mut cands = TUNE_STREAM.into_iter().map(|(wg, epl)| Tuned {
-            workgroup: wg,
-            stream: Some(epl),
-            ..base
-        });
-        best = refine(&mut timed, best, &mut cands, None)?;
-        // Then, where stream won, its grid: a few workgroups per compute unit against the
-        // model's one per resident slot (on an H100 at 500k × 200, 528 workgroups of 128 × 4
-        // took 0.031 ms and the model's 1,954 0.037; the model counts 228 KiB of workgroup
-        // memory per unit where `wgsparse calibrate` measured 48 KiB).
-        if best.0 .1.stream.is_some() {
-            let (c, t) = (best.0 .0.config, best.0 .1);
-            let units = crate::gpu::Residency::of(&gpu.caps).units;
-            let mut cands = TUNE_STREAM_GRIDS.into_iter().map(|k| Tuned {
-                stream_groups: Some(units.saturating_mul(k)),
-                ..t
-            });
-            best = refine(&mut timed, best, &mut cands, Some(c))?;
+        // Each (workgroup size, entries) at the launch model's grid and at a few workgroups
+        // per compute unit, the grids sharing its layout: searched jointly, since the best
+        // size at the model's grid need not be the best at its own (on an H100 at 500k × 200
+        // the model's grid picked 256 × 8, tuned to 264 workgroups 0.0243 ms, where 256 × 4 at
+        // 528 took 0.0194; the model counts 228 KiB of workgroup memory per unit where
+        // `wgsparse calibrate` measured 48 KiB).
+        let units = crate::gpu::Residency::of(&gpu.caps).units;
+        let ((plan, t), seconds) = best;
+        let mut finalists = Finalists::default();
+        finalists.offer(seconds * 1e3, (plan, t));
+        for (wg, epl) in TUNE_STREAM {
+            let cand = Tuned {
+                workgroup: wg,
+                stream: Some(epl),
+                ..base
+            };
+            let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), model) else {
+                continue;
+            };
+            let mut grids = vec![];
+            // The caller's grid stands.
+            let free_grid = options.groups.is_none();
+            for k in TUNE_STREAM_GRIDS.into_iter().filter(|_| free_grid) {
+                let g = Tuned {
+                    stream_groups: Some(units.saturating_mul(k)),
+                    ..cand
+                };
+                if let Ok(p) = Plan::new_like(gpu, x, &with(&g), &plan) {
+                    if p.config != plan.config {
+                        grids.push((p, g));
+                    }
+                }
+            }
+            for (p, tuned) in std::iter::once((plan, cand)).chain(grids) {
+                let ms = measure(gpu, &p, ops, reps, None)?.ms;
+                timed.push(with(&tuned));
+                finalists.offer(ms, (p, tuned));
+            }
         }
+        best = pick(finalists)?;
     }
     Ok((best.0, timed))
 }
