@@ -126,6 +126,28 @@ run_peer() {
   pack
 }
 
+# device_tests NAME SECONDS ARGS…: where the test binary .gpu/NAME was shipped (from `cargo
+# test --release --test NAME --no-run`), runs it with ARGS against the job's binary into
+# $WORK/tests_NAME.txt and logs whether it passed.
+device_tests() {
+  local name=$1 limit=$2
+  shift 2
+  [ -x ".gpu/$name" ] || return 0
+  WGSPARSE_BIN=$W timeout "$limit" "./.gpu/$name" --test-threads 1 "$@" \
+    > "$WORK/tests_$name.txt" 2>&1 && log "$name tests passed" \
+    || log "$name tests FAILED (exit $?)"
+}
+
+# past_deadline NAME: true (and logged) once $DEADLINE seconds have passed since $start, so
+# input NAME is not started.
+past_deadline() {
+  if [ -n "${DEADLINE:-}" ] && [ $(($(date +%s) - start)) -ge "$DEADLINE" ]; then
+    log "deadline: $1 not started"
+    return 0
+  fi
+  return 1
+}
+
 # input_done NAME DIR ARGS…: an input's last steps, `auto` tuned afresh on ARGS (the job's
 # AUTO=1) and the peer on the export in DIR (PEER=1), then DIR removed and the archive packed.
 input_done() {

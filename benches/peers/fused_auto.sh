@@ -26,10 +26,7 @@ use_wgsparse W
 step "$W" roofline --json > "$WORK/roofline.json" 2>>"$WORK/err.txt"
 start=$(date +%s)
 for g in $INPUTS; do
-  if [ -n "$DEADLINE" ] && [ $(($(date +%s) - start)) -ge "$DEADLINE" ]; then
-    log "deadline: $g not started"
-    break
-  fi
+  past_deadline "$g" && break
   x=$WORK/x/$g
   run_fused "$g export" --gen "$g" --pattern full --variant fused --reps 3 --export "$x"
   # --matrix-raw reads CSR only: a dense X is generated again (same seed, same values).

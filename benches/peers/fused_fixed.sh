@@ -34,18 +34,11 @@ archive_init fused_fixed
 # DRY_RUN=1 skips installing .gl/ into / (a dry run elsewhere).
 install_gl --dry-run --if-present
 use_wgsparse W
-if [ -x .gpu/fused_wg_fixed ]; then
-  WGSPARSE_BIN=$W timeout 200 ./.gpu/fused_wg_fixed --test-threads 1 \
-    > "$WORK/tests_fused_wg_fixed.txt" 2>&1 && log "fused_wg_fixed tests passed" \
-    || log "fused_wg_fixed tests FAILED (exit $?)"
-fi
+device_tests fused_wg_fixed 200
 step "$W" roofline --json > "$WORK/roofline.json" 2>>"$WORK/err.txt"
 start=$(date +%s)
 for g in $INPUTS; do
-  if [ -n "$DEADLINE" ] && [ $(($(date +%s) - start)) -ge "$DEADLINE" ]; then
-    log "deadline: $g not started"
-    break
-  fi
+  past_deadline "$g" && break
   case $g in
     sparse-4096) stream=(--wg 512 --epl 4) grid=264 ;;
     sparse-1024) stream=(--wg 256 --epl 4) grid=528 ;;

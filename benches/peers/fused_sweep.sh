@@ -35,10 +35,7 @@ summarize() {
 }
 start=$(date +%s)
 for g in $INPUTS; do
-  if [ -n "$DEADLINE" ] && [ $(($(date +%s) - start)) -ge "$DEADLINE" ]; then
-    log "deadline: $g not started"
-    break
-  fi
+  past_deadline "$g" && break
   run_fused "$g sweep, default residency" --gen "$g" --pattern full --variant fused --sweep \
     --reps "$REPS" --plot "$WORK/sweep-$g.svg"
   summarize

@@ -26,18 +26,11 @@ archive_init fused_wg_adds
 # DRY_RUN=1 skips installing .gl/ into / (a dry run elsewhere).
 install_gl --dry-run --if-present
 use_wgsparse W
-if [ -x .gpu/gpu_runtime ]; then
-  WGSPARSE_BIN=$W timeout 120 ./.gpu/gpu_runtime --test-threads 1 atomic workgroup \
-    > "$WORK/tests_gpu_runtime.txt" 2>&1 && log "gpu_runtime tests passed" \
-    || log "gpu_runtime tests FAILED (exit $?)"
-fi
+device_tests gpu_runtime 120 atomic workgroup
 step "$W" roofline --json > "$WORK/roofline.json" 2>>"$WORK/err.txt"
 start=$(date +%s)
 for g in $INPUTS; do
-  if [ -n "$DEADLINE" ] && [ $(($(date +%s) - start)) -ge "$DEADLINE" ]; then
-    log "deadline: $g not started"
-    break
-  fi
+  past_deadline "$g" && break
   case $g in
     sparse-4096) stream=(--wg 512 --epl 4 --groups 528) ;;
     sparse-1024) stream=(--wg 256 --epl 4 --groups 528) ;;
