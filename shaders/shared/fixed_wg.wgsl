@@ -1,7 +1,7 @@
-// f32 adds into a workgroup copy of a vector as exact integer sums (src/fused/fixed.rs): where
-// float adds into workgroup memory cost a compare-exchange loop or a slow native add, an
-// integer atomicAdd is a single fast instruction, and integer sums do not depend on the
-// order of the adds.
+// f32 adds into a workgroup copy of a vector as exact integer sums (Config::wg_fixed in
+// src/fused/mod.rs): where float adds into workgroup memory cost a compare-exchange loop or a
+// slow native add, an integer atomicAdd is a single fast instruction, and integer sums do not
+// depend on the order of the adds.
 //
 // Column i holds V = hi·2^K + lo in units of q = 2^(fx_e − 61 + 2·LN): `lo` (fix_lo[i],
 // unsigned) and `hi` (fix_hi[i], two's complement), LN = ceil(log₂(N + 1)) for N the most rows a

@@ -1,7 +1,8 @@
 //! Timing-only switches of the sparse `fused`, `sorted` and `stream` kernels, to attribute their time
 //! to the scatter into the workgroup copy of w and to its flush into global w (issue 9: at
 //! 500k × 4,096 the kernel streams X at 19% of the copy roofline, and neither the atomics'
-//! kind nor the workgroup footprint was the lever).
+//! kind nor the workgroup footprint was the lever), and of the stream kernel's fixed-point
+//! sums of w ([`Config::wg_fixed`]).
 //!
 //! **Results are not valid** with any switch on: never a default, refused with `--check`
 //! and by the autotuner.

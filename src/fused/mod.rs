@@ -223,12 +223,13 @@ pub struct Config {
     /// Adds into a workgroup copy of w by native f32 atomics (else compare-exchange loops).
     pub wg_native_atomics: bool,
     /// `Stream`: the workgroup copy of w holds exact integer sums in fixed point, two words a
-    /// column, scaled by bounds the kernel takes from each tile ([`fixed`]): an integer add
-    /// is one fast instruction where a float add into workgroup memory is a loop or a slow
-    /// native add, and the sums do not depend on the order of the adds. At least 61 − 2·LN
-    /// bits below the largest product a workgroup adds (LN: log₂ of the rows it takes), less
-    /// 3 bits of headroom. Slower than native float adds on an H100 and an H200 so far (2.1–2.5×
-    /// in `full` at 500k × 1,024 and 4,096; BENCHMARKS.md), so opt-in and timed by the tuner.
+    /// column, scaled by bounds the kernel takes from each tile (`shaders/shared/fixed_wg`):
+    /// an integer add is one fast instruction where a float add into workgroup memory is a
+    /// loop or a slow native add, and the sums do not depend on the order of the adds. At
+    /// least 61 − 2·LN bits below the largest product a workgroup adds (LN: log₂ of the rows
+    /// it takes), less 3 bits of headroom. Slower than native float adds on an H100 and an
+    /// H200 so far (2.1–2.5× in `full` at 500k × 1,024 and 4,096; BENCHMARKS.md), so opt-in
+    /// and timed by the tuner.
     pub wg_fixed: bool,
     /// Row dot products reduced by subgroup operations (else workgroup memory).
     pub subgroup_reduce: bool,

@@ -231,7 +231,9 @@ pub fn autotuned_plan(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Plan> {
 /// (the stream kernel) with fixed-point sums of w, each timed against it. Native adds win
 /// under contention and lose where it is low: on an H100 random adds over 16 KiB ran 334 G/s
 /// native against 632 by the loop, the stream kernel at 500k × 4,096 0.157 against 0.167 ms,
-/// the `fused` kernel there 0.246 against 0.224.
+/// the `fused` kernel there 0.246 against 0.224. The sums ran slower than float adds on an
+/// H100 and an H200 so far (BENCHMARKS.md, twenty-eighth measurements), but integer adds
+/// cost what plain loads and stores do there: where float adds cost more, they may win.
 fn tune_with(
     gpu: &Gpu,
     x: Matrix,
