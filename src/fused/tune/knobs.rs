@@ -1,0 +1,469 @@
+//! The tuner's search around the launch model's configuration ([`tune_knobs`]): one knob at
+//! a time past the (VS, workgroup size) search, each stage screening its candidates and
+//! timing its fastest few.
+
+use super::{run_once, tune_reps, tuned_options, Tuned, TUNE_BIG_NNZ};
+use crate::fused::bench::{measure, Operands};
+use crate::fused::GATHER_TILE_DEFAULT;
+use crate::fused::{reorder, split, transpose, Matrix, Options, Plan, Reorder, Variant};
+use crate::gpu::Gpu;
+use crate::tune::Finalists;
+use crate::Result;
+
+/// The fastest of the candidates around the launch model's configuration (`model`'s plan),
+/// with every candidate's options in the order timed (the model's first). Each stage
+/// screens its candidates one by one, then times its fastest few in turn
+/// ([`Finalists::decide`]): first (VS, workgroup size, fused or sorted), then the long-row
+/// threshold at the winner.
+pub(super) fn tune_knobs(
+    gpu: &Gpu,
+    x: Matrix,
+    options: &Options,
+    model: &Plan,
+    ops: &Operands,
+) -> Result<((Plan, Tuned), Vec<Options>)> {
+    let with = |t: &Tuned| tuned_options(x, options, t);
+    let (m, n) = x.shape();
+    let once = |plan: &Plan| run_once(gpu, plan, ops);
+    let mc = model.config;
+    let tuned_of = |c: &crate::fused::Config, long_row: Option<u32>| Tuned {
+        vs: c.vs,
+        workgroup: c.workgroup,
+        tl: c.tl,
+        sorted: c.variant == Variant::Sorted,
+        long_row,
+        hot_copies: None,
+        regs: None,
+        prefetch: None,
+        split: (c.variant == Variant::Split).then_some(c.row_tile),
+        c: None,
+        split_key16: None,
+        rows_in_flight: None,
+        reorder: None,
+        stream: None,
+        transpose: c.variant == Variant::Transpose,
+        gather_epl: (c.variant == Variant::Transpose).then_some(c.tile / c.workgroup.max(1)),
+        stream_groups: None,
+        wg_cas: None,
+        wg_fixed: None,
+    };
+    let mut timed = vec![options.clone()];
+    // On a large X (the KDD2010 shape: 424M entries) every timed run costs real time and a
+    // candidate with another hot-column count re-ranks X: a few candidates, fewer repetitions.
+    let big = x.nnz() > TUNE_BIG_NNZ;
+    let reps = tune_reps(x);
+    let mut finalists: Finalists<(Plan, Tuned)> = Finalists::default();
+    let first = Plan::new_like(gpu, x, options, model)?;
+    finalists.offer(
+        measure(gpu, &first, ops, reps, None)?.ms,
+        (first, tuned_of(&mc, None)),
+    );
+    let max_wg = gpu.caps.max_invocations_per_workgroup.min(1024);
+    let vss: &[u32] = if big {
+        &[mc.vs]
+    } else {
+        &[mc.vs / 2, mc.vs, mc.vs * 2]
+    };
+    let mut wgs: Vec<u32> = if big {
+        vec![mc.workgroup / 2, mc.workgroup]
+    } else {
+        vec![
+            mc.workgroup / 4,
+            mc.workgroup / 2,
+            mc.workgroup,
+            mc.workgroup * 2,
+            // Dense: on an H100 at 500k × 200 the launch model's sweep found 512 (four times
+            // the paper's 128) 8% faster, the same vectors summing w in fewer workgroups.
+            mc.workgroup * 4,
+            // Sorted: the largest tiles (longest runs) and fewest workgroups to flush.
+            1024,
+        ]
+    };
+    wgs.sort_unstable();
+    wgs.dedup();
+    // Sorted takes any column count (wide keys beyond a packed key: KDD2010's 29.9M).
+    let sorts: &[bool] = match x {
+        Matrix::Sparse(_) => &[false, true],
+        _ => &[false],
+    };
+    // The last sorted candidate when it is not a finalist: the next one at its workgroup
+    // size (its tile size) reuses its tiles instead of sorting X again (the workgroup size
+    // is the outer loop); a sorted finalist serves the same way.
+    let mut last_sorted: Option<Plan> = None;
+    for (wg, vs, &sorted) in wgs
+        .iter()
+        .copied()
+        .flat_map(|wg| vss.iter().map(move |&vs| (wg, vs)))
+        .filter(|&(w, vs)| vs >= 1 && (32..=max_wg).contains(&w) && w >= vs)
+        .flat_map(|(wg, vs)| sorts.iter().map(move |p| (wg, vs, p)))
+        // On a large X each tile size sorts X again on the host: sorted at one size alone.
+        .filter(|&(w, _, &sorted)| !(big && sorted && Some(&w) != wgs.last()))
+    {
+        let sorted_like = last_sorted.as_ref().or_else(|| {
+            finalists
+                .iter()
+                .map(|(p, _)| p)
+                .find(|p| p.config.variant == Variant::Sorted && p.config.workgroup == wg)
+        });
+        let like = sorted_like.filter(|_| sorted).unwrap_or(model);
+        let cand = Tuned {
+            vs,
+            workgroup: wg,
+            tl: n.div_ceil(vs as usize).max(1) as u32,
+            sorted,
+            long_row: None,
+            hot_copies: None,
+            regs: None,
+            prefetch: None,
+            split: None,
+            c: None,
+            split_key16: None,
+            rows_in_flight: None,
+            reorder: None,
+            stream: None,
+            transpose: false,
+            gather_epl: None,
+            stream_groups: None,
+            wg_cas: None,
+            wg_fixed: None,
+        };
+        let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), like) else {
+            continue;
+        };
+        if plan.config == mc {
+            continue;
+        }
+        let ms = measure(gpu, &plan, ops, reps, None)?.ms;
+        timed.push(with(&cand));
+        let tuned = tuned_of(&plan.config, None);
+        let back = finalists.offer(ms, (plan, tuned)).map(|(p, _)| p);
+        if let Some(p) = back.filter(|p| p.config.variant == Variant::Sorted) {
+            last_sorted = Some(p);
+        } else if sorted {
+            last_sorted = None;
+        }
+    }
+    // The column split (X read twice, the scatter by runs of a column): a few row tiles at two
+    // workgroup sizes, the row pass at one row per vector (the model's VS, half and twice it)
+    // and at Eq. 5's C, and the 32-bit keys beside the 16-bit layout (at the model's row
+    // tile), on sparse X whose columns fit its keys (not on a large X: each (row tile,
+    // workgroup size, layout) lays X out again on the host; the row-pass candidates share a
+    // layout).
+    if matches!(x, Matrix::Sparse(_)) && !big {
+        let max_rt = split::max_row_tile(n).unwrap_or(0);
+        for wg in [256, 1024]
+            .into_iter()
+            .filter(|&w| w <= max_wg && w >= mc.vs)
+        {
+            let eq5 = crate::fused::config::split_model_c(gpu, m, mc.vs, wg, options.subgroups);
+            let rows = [
+                (mc.vs, None, None),
+                (mc.vs, Some(eq5), None),
+                (mc.vs / 2, None, None),
+                (mc.vs * 2, None, None),
+                (mc.vs, None, Some(false)),
+            ];
+            for rt in split::TUNE_ROW_TILES.into_iter().filter(|&t| t <= max_rt) {
+                let mut like: Option<Plan> = None;
+                let mut seen = vec![];
+                // 32-bit keys at the model's row tile only (one more layout per workgroup size).
+                let default_rt = split::default_row_tile(n) == Some(rt);
+                let cands = rows
+                    .into_iter()
+                    .filter(|&(v, _, k)| (1..=32).contains(&v) && (k.is_none() || default_rt));
+                for (vs, c, k) in cands {
+                    let cand = Tuned {
+                        vs,
+                        workgroup: wg,
+                        tl: 1,
+                        sorted: false,
+                        long_row: None,
+                        hot_copies: None,
+                        regs: None,
+                        prefetch: None,
+                        split: Some(rt),
+                        c,
+                        split_key16: k,
+                        rows_in_flight: None,
+                        reorder: None,
+                        stream: None,
+                        transpose: false,
+                        gather_epl: None,
+                        stream_groups: None,
+                        wg_cas: None,
+                        wg_fixed: None,
+                    };
+                    let base = like.as_ref().unwrap_or(model);
+                    let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), base) else {
+                        continue;
+                    };
+                    if plan.config.variant != Variant::Split || seen.contains(&plan.config) {
+                        continue;
+                    }
+                    seen.push(plan.config);
+                    let ms = measure(gpu, &plan, ops, reps, None)?.ms;
+                    timed.push(with(&cand));
+                    let tuned = Tuned {
+                        c,
+                        split_key16: k,
+                        ..tuned_of(&plan.config, None)
+                    };
+                    // The next candidate shares this layout (the plan may leave as a finalist).
+                    if like.is_none() {
+                        like = Some(Plan::new_like(gpu, x, &with(&cand), &plan)?);
+                    }
+                    finalists.offer(ms, (plan, tuned));
+                }
+            }
+        }
+    }
+    let pick = |f: Finalists<(Plan, Tuned)>| -> Result<((Plan, Tuned), f64)> {
+        f.decide(gpu, |(p, _)| once(p))?
+            .ok_or_else(|| crate::Error::Option("no configuration fits this adapter".into()))
+    };
+    // One knob at a time past the (VS, workgroup size) search: the incumbent against each
+    // candidate whose plan builds (and, where `same` is given, whose configuration differs
+    // from it), every timed candidate recorded.
+    let refine = |timed: &mut Vec<Options>,
+                  incumbent: ((Plan, Tuned), f64),
+                  cands: &mut dyn Iterator<Item = Tuned>,
+                  same: Option<crate::fused::Config>|
+     -> Result<((Plan, Tuned), f64)> {
+        let ((plan, t), seconds) = incumbent;
+        let mut finalists = Finalists::default();
+        finalists.offer(seconds * 1e3, (plan, t));
+        for cand in cands {
+            let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), model) else {
+                continue;
+            };
+            if same == Some(plan.config) {
+                continue;
+            }
+            let ms = measure(gpu, &plan, ops, reps, None)?.ms;
+            timed.push(with(&cand));
+            finalists.offer(ms, (plan, cand));
+        }
+        pick(finalists)
+    };
+    let mut best = pick(finalists)?;
+    // Then Xᵀ materialized, where w is beyond workgroup memory: two gathers instead of a
+    // scatter whose adds spread over all of w (the KDD2010 shape's 29.9M columns): in row
+    // tiles, and by rows at the gathers' own VS (on the H200 at KDD2010: tiles of 4 × 256
+    // entries 6.81 ms, rows at VS 4 9.30, at the fused kernel's VS 16 9.68).
+    if matches!(x, Matrix::Sparse(_)) && !mc.workgroup_w && options.workgroup_w != Some(true) {
+        let t = best.0 .1;
+        let mu = x.nnz() as f64 / m.max(1) as f64;
+        let gathers = Tuned {
+            vs: transpose::gather_vs(mu),
+            sorted: false,
+            split: None,
+            c: None,
+            split_key16: None,
+            stream: None,
+            transpose: true,
+            regs: None,
+            prefetch: Some(false),
+            ..t
+        };
+        let (epl, wg) = GATHER_TILE_DEFAULT;
+        let tiles = Tuned {
+            workgroup: wg,
+            gather_epl: Some(epl),
+            ..gathers
+        };
+        // The tiles' pipeline over resident workgroups (slower at KDD2010 on an H100: 9.73
+        // against 8.25 ms).
+        let mut cands = [
+            tiles,
+            Tuned {
+                prefetch: Some(true),
+                ..tiles
+            },
+            Tuned {
+                workgroup: mc.workgroup,
+                gather_epl: Some(0),
+                ..gathers
+            },
+        ]
+        .into_iter();
+        best = refine(&mut timed, best, &mut cands, None)?;
+    }
+    // Then the `fused` kernel's rows per vector at half and twice the model's (the schedule
+    // estimate's pick among multiples of Eq. 5's C).
+    let (c, t) = (best.0 .0.config, best.0 .1);
+    if c.variant == Variant::Fused && options.rows_per_vector.is_none() && !big {
+        let c0 = c.rows_per_vector;
+        let mut cands = [c0 / 2, c0 * 2]
+            .into_iter()
+            .filter(move |&k| k >= 1 && k != c0)
+            .map(|k| Tuned { c: Some(k), ..t });
+        best = refine(&mut timed, best, &mut cands, Some(c))?;
+    }
+    // Then the long-row threshold at the best (VS, workgroup size): a power-law X's heavy
+    // rows cost more in one vector or in the chunked path depending on the device.
+    if matches!(x, Matrix::Sparse(_)) && options.long_row.is_none() {
+        let (c, t) = (best.0 .0.config, best.0 .1);
+        let candidates: &[u32] = if big { &[1024] } else { &[256, 1024, u32::MAX] };
+        let mut cands = candidates.iter().map(|&l| Tuned {
+            long_row: Some(l),
+            ..t
+        });
+        best = refine(&mut timed, best, &mut cands, Some(c))?;
+    }
+    // Then the column re-indexing, where `Auto`'s rule is near its edge (the large-n path,
+    // the top columns' share within a factor of 2 of its threshold): the other choice timed.
+    if options.reorder == Reorder::Auto && reorder::unsure(&best.0 .0) {
+        let (c, t) = (best.0 .0.config, best.0 .1);
+        let mut cands = std::iter::once(Tuned {
+            reorder: Some(!c.reorder),
+            ..t
+        });
+        best = refine(&mut timed, best, &mut cands, Some(c))?;
+    }
+    // Then the hot copies, where w is in workgroup memory: on power-law X every vector adds
+    // to the same few hot columns' words.
+    let hot_free = options.hot_cols.is_none() && options.workgroup_w != Some(false);
+    let c = best.0 .0.config;
+    if c.variant == Variant::Fused && c.workgroup_w && hot_free {
+        let t = best.0 .1;
+        let mut cands = HOT_COPIES.into_iter().map(|h| Tuned {
+            hot_copies: Some(h),
+            ..t
+        });
+        best = refine(&mut timed, best, &mut cands, None)?;
+    }
+    let (c, t) = (best.0 .0.config, best.0 .1);
+    // Dense `fused`: last the rows in flight per vector (loads of several rows issued before
+    // their reductions) at the best (VS, workgroup size).
+    if c.dense {
+        if c.variant != Variant::Fused || options.rows_in_flight.is_some() {
+            return Ok((best.0, timed));
+        }
+        let mut cands = TUNE_ROWS_IN_FLIGHT.into_iter().map(|r| Tuned {
+            rows_in_flight: Some(r),
+            ..t
+        });
+        return Ok((refine(&mut timed, best, &mut cands, None)?.0, timed));
+    }
+    // Last the entries held in registers from the dot product to the scatter, then the row
+    // pipeline (the next row's loads in flight) at each register count: on the H200 at
+    // 500k × 4,096 it helped regs 2 (0.248 → 0.190 ms) and slowed regs 4 (0.204 → 0.238).
+    if options.regs.is_some() || options.prefetch || big {
+        return Ok((best.0, timed));
+    }
+    if c.variant == Variant::Fused {
+        let mut cands = TUNE_REGS.into_iter().map(|k| Tuned { regs: Some(k), ..t });
+        best = refine(&mut timed, best, &mut cands, None)?;
+        let t = best.0 .1;
+        let mut cands = TUNE_REGS.into_iter().map(|k| Tuned {
+            regs: Some(k),
+            prefetch: Some(true),
+            ..t
+        });
+        best = refine(&mut timed, best, &mut cands, None)?;
+    }
+    // And the pipeline on whole-subgroup vectors in the largest workgroups, whatever won so
+    // far: latency-bound rows gain more from loads in flight than they lose to idle lanes (on
+    // the H200 the fastest sparse configuration at n = 1,024 and 4,096, 0.079 and 0.194 ms,
+    // where the model's VS is 8 and 32).
+    if options.vs.is_none() && options.workgroup.is_none() {
+        let wide = Tuned {
+            vs: WIDE_PIPELINE.0,
+            workgroup: WIDE_PIPELINE.1,
+            sorted: false,
+            split: None,
+            c: None,
+            split_key16: None,
+            long_row: None,
+            hot_copies: None,
+            transpose: false,
+            gather_epl: None,
+            ..best.0 .1
+        };
+        let mut cands = WIDE_PIPELINE.2.into_iter().map(|k| Tuned {
+            regs: Some(k),
+            prefetch: Some(true),
+            ..wide
+        });
+        best = refine(&mut timed, best, &mut cands, None)?;
+    }
+    // Last the row tiles streamed in CSR order, at a few workgroup sizes and entries per
+    // invocation: on the H200 at 500k × 1,024 (rows of ≈ 10 entries) 0.060 ms against the
+    // row kernel's 0.078, at × 4,096 within 3% of it (job C of BENCHMARKS' thirteenth
+    // measurements).
+    let stream_fits = mc.workgroup_w && options.workgroup_w != Some(false);
+    if stream_fits && options.workgroup.is_none() && options.long_row.is_none() {
+        let base = Tuned {
+            sorted: false,
+            split: None,
+            c: None,
+            split_key16: None,
+            long_row: None,
+            hot_copies: None,
+            regs: None,
+            prefetch: None,
+            transpose: false,
+            gather_epl: None,
+            ..best.0 .1
+        };
+        // Each (workgroup size, entries) at the launch model's grid and at a few workgroups
+        // per compute unit, the grids sharing its layout: searched jointly, since the best
+        // size at the model's grid need not be the best at its own (on an H100 at 500k × 200
+        // the model's grid picked 256 × 8, tuned to 264 workgroups 0.0243 ms, where 256 × 4 at
+        // 528 took 0.0194; the model counts 228 KiB of workgroup memory per unit where
+        // `wgsparse calibrate` measured 48 KiB).
+        let units = crate::gpu::Residency::of(&gpu.caps).units;
+        let ((plan, t), seconds) = best;
+        let mut finalists = Finalists::default();
+        finalists.offer(seconds * 1e3, (plan, t));
+        for (wg, epl) in TUNE_STREAM {
+            let cand = Tuned {
+                workgroup: wg,
+                stream: Some(epl),
+                ..base
+            };
+            let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), model) else {
+                continue;
+            };
+            let mut grids = vec![];
+            // The caller's grid stands.
+            let free_grid = options.groups.is_none();
+            for k in TUNE_STREAM_GRIDS.into_iter().filter(|_| free_grid) {
+                let g = Tuned {
+                    stream_groups: Some(units.saturating_mul(k)),
+                    ..cand
+                };
+                if let Ok(p) = Plan::new_like(gpu, x, &with(&g), &plan) {
+                    if p.config != plan.config {
+                        grids.push((p, g));
+                    }
+                }
+            }
+            for (p, tuned) in std::iter::once((plan, cand)).chain(grids) {
+                let ms = measure(gpu, &p, ops, reps, None)?.ms;
+                timed.push(with(&tuned));
+                finalists.offer(ms, (p, tuned));
+            }
+        }
+        best = pick(finalists)?;
+    }
+    Ok((best.0, timed))
+}
+
+/// Workgroups per compute unit the tuner tries for the stream variant's grid.
+const TUNE_STREAM_GRIDS: [u32; 3] = [2, 4, 8];
+
+/// The stream variant's (workgroup size, entries per invocation) the tuner tries.
+const TUNE_STREAM: [(u32, u32); 6] = [(128, 4), (128, 8), (256, 4), (256, 8), (512, 4), (512, 8)];
+
+/// The wide-vector row pipeline the tuner tries on sparse X: (VS, workgroup size, regs).
+const WIDE_PIPELINE: (u32, u32, [u32; 2]) = (32, 1024, [1, 2]);
+
+/// Rows in flight per vector the tuner tries beside 1 (dense `fused`).
+const TUNE_ROWS_IN_FLIGHT: [u32; 2] = [2, 4];
+
+/// Entries per lane in registers the tuner tries (sparse `fused`).
+const TUNE_REGS: [u32; 2] = [2, 4];
+
+/// Hot columns per vector's copy the tuner tries (sparse, w in workgroup memory).
+const HOT_COPIES: [u32; 2] = [16, 64];
