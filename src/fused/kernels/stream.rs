@@ -58,8 +58,9 @@ pub(super) fn stream(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
     }
     defs.extend(cfg.diag.defines());
     let groups = cfg.groups.min(t.ntiles + t.nlong).max(1);
-    let ln_rows = t.ln_rows(groups);
-    if cfg.wg_fixed && ln_rows > MAX_LN_ROWS {
+    // A pass over the items: only where the sums read it.
+    let ln_rows = if cfg.wg_fixed { t.ln_rows(groups) } else { 0 };
+    if ln_rows > MAX_LN_ROWS {
         return Err(Error::Unsupported(format!(
             "fixed-point sums of w: a workgroup of {groups} takes up to 2^{ln_rows} rows, \
              beyond 2^{MAX_LN_ROWS} (too few bits left below the largest product)"
