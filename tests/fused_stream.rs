@@ -217,9 +217,16 @@ fn y_in_workgroup_memory_or_not_equals_the_twin() {
         }
     }
     let wg = 64u64;
-    let bytes = gpu.caps.max_workgroup_storage_bytes as u64;
-    // 8 bytes a column for w and y, 8 an invocation, the 4-byte flag, 16 a row.
-    let n = ((bytes - 8 * wg - 4 - 16 * 32) / 8 + 2) as usize;
+    let caps = &gpu.caps;
+    let bytes = caps.max_workgroup_storage_bytes as u64;
+    // Scratch slots: one a subgroup where subgroups sum the row chains, else one an invocation.
+    let slots = if caps.subgroups && wg >= caps.subgroup_max_size as u64 {
+        wg.div_ceil(caps.subgroup_min_size.max(1) as u64)
+    } else {
+        wg
+    };
+    // 8 bytes a column for w and y, 8 a slot, the 4-byte flag, 16 a row.
+    let n = ((bytes - 8 * slots - 4 - 16 * 32) / 8 + 2) as usize;
     let wide = sparse_x(300, n, 3_000, 194);
     let (_, plan) = check(
         gpu,
@@ -299,21 +306,15 @@ fn the_tuner_times_stream() {
 }
 
 #[test]
-fn where_stream_wins_the_tuner_times_its_grid() {
+fn the_tuner_times_stream_grids_at_every_size() {
     // Rows of about two entries over 200 columns (the 500k × 200 input's shape, smaller):
-    // stream wins, and grids of a few workgroups per compute unit are timed against the
-    // model's, for every workgroup size and entries per invocation (searched jointly); the
-    // pick equals the twin.
+    // grids of a few workgroups per compute unit are timed against the model's for every
+    // workgroup size and entries per invocation (searched jointly); the pick, whichever
+    // variant the timings chose, equals the twin.
     let gpu = common::gpu();
     let x = sparse_x(12_000, 200, 24_000, 231);
     let (pick, timed) =
         wgsparse::fused::tune::tune(gpu, Matrix::Sparse(&x), &Options::default()).unwrap();
-    assert_eq!(
-        pick.config.variant,
-        Variant::Stream,
-        "{}",
-        pick.config.describe()
-    );
     let grids: Vec<u32> = timed.iter().filter_map(|o| o.groups).collect();
     assert!(
         !grids.is_empty(),
@@ -394,4 +395,28 @@ fn tiles_capped_by_rows_equal_the_twin() {
         ..stream(64, 8, false, None)
     };
     refused(gpu, &x, &o, "at least 1");
+}
+
+#[test]
+fn the_tuner_times_the_fastest_stream_size_with_fewer_rows_a_tile() {
+    // Runs of one-entry rows between runs of 60-entry ones: the fullest tile holds far more
+    // rows than a tile's mean, so the fastest stream size is timed again with its tiles cut
+    // at fewer rows (less workgroup memory), at its grids; the pick equals the twin.
+    let gpu = common::gpu();
+    let lens: Vec<usize> = [1; 300].into_iter().chain([60; 300]).collect();
+    let x = rows_of(1_200, 300, &lens, 241);
+    let (pick, timed) =
+        wgsparse::fused::tune::tune(gpu, Matrix::Sparse(&x), &Options::default()).unwrap();
+    let trimmed: Vec<u32> = timed
+        .iter()
+        .filter(|o| o.variant == Variant::Stream)
+        .filter_map(|o| o.row_tile)
+        .collect();
+    assert!(!trimmed.is_empty(), "no trimmed tiles timed");
+    // Half again a tile's mean rows (its entries over 30.5 a row), a multiple of 32.
+    assert!(
+        trimmed.iter().all(|&r| r % 32 == 0 && r < 1_024),
+        "{trimmed:?}"
+    );
+    common::fused::check_plan(gpu, Matrix::Sparse(&x), &pick, 242);
 }

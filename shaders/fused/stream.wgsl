@@ -54,6 +54,8 @@ override EPL: u32 = 8u;
 // Rows per tile at most.
 override RMAX: u32 = 1024u;
 override NCOLS: u32 = 1u;
+// Subgroups a workgroup holds at most (WG over the adapter's least subgroup size).
+override NSG: u32 = 32u;
 
 const START: u32 = 0x80000000u;
 const PAD: u32 = 0xffffffffu;
@@ -156,8 +158,8 @@ var<workgroup> rsum: array<f32, 2u * RMAX>;
 var<workgroup> fac: array<f32, 2u * RMAX>;
 #ifdef SEGMENTED
 // Per subgroup: the chain of heads from its first lane, and whether it ends in the subgroup.
-var<workgroup> chain: array<f32, WG>;
-var<workgroup> chain_ends: array<u32, WG>;
+var<workgroup> chain: array<f32, NSG>;
+var<workgroup> chain_ends: array<u32, NSG>;
 #else
 var<workgroup> head: array<f32, WG>;
 var<workgroup> open: array<u32, WG>;

@@ -20,9 +20,12 @@ pub(crate) use grid::grid;
 use grid::{loop_err, tile_grid};
 use sorted::sorted;
 pub use sorted::SORTED_EPL_MAX;
-pub(crate) use stream::rows_cap as stream_rows_cap;
 use stream::stream;
 pub use stream::STREAM_EPL;
+pub(crate) use stream::{
+    rows_cap as stream_rows_cap, scratch_slots as stream_scratch_slots,
+    Footprint as StreamFootprint,
+};
 
 fn option_err(msg: String) -> Error {
     Error::Option(msg)

@@ -113,7 +113,7 @@ impl StreamX {
                 x.ncols,
                 wg,
                 config.tile,
-                (config.y_shared, config.wg_fixed),
+                super::config::StreamFootprint::of(config),
             ),
             rows => rows,
         };

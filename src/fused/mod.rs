@@ -482,7 +482,7 @@ impl Plan {
                             x.shape().1,
                             config.workgroup,
                             config.tile,
-                            (config.y_shared, config.wg_fixed),
+                            config::StreamFootprint::of(&config),
                         ))
                 && (
                     like.config.workgroup,

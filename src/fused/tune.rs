@@ -90,6 +90,10 @@ struct Tuned {
     /// choice; absent in older caches).
     #[serde(default)]
     wg_fixed: Option<bool>,
+    /// `stream`: rows a tile holds at most (`None`: what workgroup memory allows; absent in
+    /// older caches).
+    #[serde(default)]
+    stream_rows: Option<u32>,
 }
 
 /// The tuner's revision in its cache keys: entries tuned before a revision are tuned again
@@ -102,8 +106,10 @@ struct Tuned {
 /// [`super::schedule`]; 12: dense workgroups of 512 past n = 32 and the fewest lanes past 32
 /// per row; 13: the fused kernel's workgroups aimed at 32 vectors, [`super::plan::FUSED_VECTORS`];
 /// 14: native adds into workgroup memory where the device has them; 15: the stream kernel's
-/// fixed-point sums of w; 16: its workgroup sizes and grids searched jointly).
-const REVISION: u32 = 16;
+/// fixed-point sums of w; 16: its workgroup sizes and grids searched jointly; 17: grids of 5
+/// and 6 workgroups a unit, workgroups of 1,024, and the fastest size's tiles cut at fewer
+/// rows).
+const REVISION: u32 = 17;
 
 /// The cache key: adapter, kind and a shape bucket (log₂ of m, n and the stored entries), the
 /// column re-indexing when the caller fixed it (the other knobs were tuned on that layout),
@@ -170,7 +176,7 @@ fn tuned_options(x: Matrix, options: &Options, t: &Tuned) -> Options {
         hot_cols: t.hot_copies.or(options.hot_cols),
         regs: t.regs.or(options.regs),
         prefetch: t.prefetch.unwrap_or(options.prefetch),
-        row_tile: t.split.or(options.row_tile),
+        row_tile: t.split.or(t.stream_rows).or(options.row_tile),
         rows_per_vector: t.c.or(options.rows_per_vector),
         key16: t.split_key16.or(options.key16),
         epl: t.stream.or(t.gather_epl).or(options.epl),

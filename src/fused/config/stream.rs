@@ -12,35 +12,62 @@ pub const STREAM_EPL: u32 = 8;
 /// Workgroup-memory bytes per tile row: two row-sum and two factor buffers.
 const ROW_BYTES: u64 = 4 * 4;
 
-/// Workgroup-memory bytes per invocation: its head and whether a row starts in it.
-const INVOCATION_BYTES: u64 = 4 * 2;
+/// Workgroup-memory bytes per scratch slot (an invocation's, or with subgroups a subgroup's):
+/// its chain of row heads and whether the chain ends in it.
+const SLOT_BYTES: u64 = 4 * 2;
 
 /// Workgroup-memory bytes of the fixed-point sums' bookkeeping: three slots of three maxima.
 const FIXED_SLOT_BYTES: u64 = 4 * 9;
 
+/// What a stream plan keeps in workgroup memory besides its tile rows and the copy of w.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Footprint {
+    /// A copy of y too.
+    pub y_shared: bool,
+    /// w's copy as fixed-point sums: two words a column and the maxima's slots.
+    pub fixed: bool,
+    /// Row chains summed across subgroups: scratch slots per subgroup, not per invocation.
+    pub segmented: bool,
+}
+
+impl Footprint {
+    /// The footprint of `config` (a stream configuration).
+    pub(crate) fn of(config: &Config) -> Self {
+        Footprint {
+            y_shared: config.y_shared,
+            fixed: config.wg_fixed,
+            segmented: config.segmented,
+        }
+    }
+}
+
+/// Scratch slots of a workgroup of `wg` (the kernel's chain arrays): one an invocation, or
+/// with `segmented` one a subgroup, as many as the adapter's least subgroup size allows.
+pub(crate) fn scratch_slots(gpu: &Gpu, wg: u32, segmented: bool) -> u32 {
+    if segmented {
+        wg.div_ceil(gpu.caps.subgroup_min_size.max(1))
+    } else {
+        wg
+    }
+}
+
 /// Rows per tile at most: a tile's entries, and what workgroup memory leaves beside the copy
-/// of w's `n` columns (two words a column with `fixed`; and of y's with `y_shared`) and the
-/// `wg` invocations' words (0: not even one row).
-pub(crate) fn rows_cap(
-    gpu: &Gpu,
-    n: usize,
-    wg: u32,
-    tile: u32,
-    (y_shared, fixed): (bool, bool),
-) -> u32 {
+/// of w's `n` columns and the rest of `footprint` (0: not even one row).
+pub(crate) fn rows_cap(gpu: &Gpu, n: usize, wg: u32, tile: u32, footprint: Footprint) -> u32 {
     // The one-dispatch ending's flag is reserved whether or not the plan takes it.
     let room = (gpu.caps.max_workgroup_storage_bytes as u64)
-        .saturating_sub(besides_rows(n, wg, y_shared, fixed) + super::FINISH_FLAG_BYTES);
+        .saturating_sub(besides_rows(gpu, n, wg, footprint) + super::FINISH_FLAG_BYTES);
     (room / ROW_BYTES).min(tile as u64).min(1 << 16) as u32
 }
 
 /// Workgroup-memory bytes besides the tile rows': the copy of w (two words a column and the
-/// maxima's slots with `fixed`; and of y with `y_shared`) and the `wg` invocations' words.
-fn besides_rows(n: usize, wg: u32, y_shared: bool, fixed: bool) -> u64 {
-    let w_words = if fixed { 2 } else { 1 };
-    let y_words = u64::from(y_shared);
-    let slots = if fixed { FIXED_SLOT_BYTES } else { 0 };
-    4 * (w_words + y_words) * n.max(1) as u64 + slots + INVOCATION_BYTES * wg as u64
+/// maxima's slots with fixed-point sums; and of y where shared) and the scratch slots.
+fn besides_rows(gpu: &Gpu, n: usize, wg: u32, f: Footprint) -> u64 {
+    let w_words = if f.fixed { 2 } else { 1 };
+    let y_words = u64::from(f.y_shared);
+    let slots = if f.fixed { FIXED_SLOT_BYTES } else { 0 };
+    let scratch = SLOT_BYTES * scratch_slots(gpu, wg, f.segmented) as u64;
+    4 * (w_words + y_words) * n.max(1) as u64 + slots + scratch
 }
 
 /// Fewest rows a tile may be capped at (or the tile's entries, if fewer): below it the
@@ -98,9 +125,16 @@ pub(super) fn stream(
     // compare-exchanges there, cost more than L1-cached global loads (0.27 against 0.165 ms at
     // 500k × 4,096).
     let wg_fixed = options.wg_fixed == Some(true);
+    // Row chains summed across subgroups: workgroups of whole subgroups.
+    let segmented = options.subgroups && caps.subgroups && wg >= caps.subgroup_max_size;
+    let footprint = |y_shared| Footprint {
+        y_shared,
+        fixed: wg_fixed,
+        segmented,
+    };
     let y_shared =
-        options.y_shared == Some(true) && rows_cap(gpu, n, wg, tile, (true, wg_fixed)) >= rows_min;
-    let rows = rows_cap(gpu, n, wg, tile, (y_shared, wg_fixed));
+        options.y_shared == Some(true) && rows_cap(gpu, n, wg, tile, footprint(true)) >= rows_min;
+    let rows = rows_cap(gpu, n, wg, tile, footprint(y_shared));
     if wg_fixed && rows < rows_min {
         return Err(option_err(format!(
             "fixed-point sums of w: {n} columns at two words each leave a tile fewer than \
@@ -131,7 +165,7 @@ pub(super) fn stream(
     }
     // The caller's cap on a tile's rows (less workgroup memory a workgroup, more resident).
     let rows = rows.min(options.row_tile.unwrap_or(u32::MAX));
-    let shared = (besides_rows(n, wg, y_shared, wg_fixed) + ROW_BYTES * rows as u64) as u32;
+    let shared = (besides_rows(gpu, n, wg, footprint(y_shared)) + ROW_BYTES * rows as u64) as u32;
     let r = Residency::of(caps);
     let resident = r.units.saturating_mul(r.groups_resident(wg, shared));
     let tiles_about = s.nnz().div_ceil(tile as usize).max(1);
@@ -185,8 +219,7 @@ pub(super) fn stream(
         // The row passes a caller runs on this plan (the logistic terms) reduce with VS.
         subgroup_reduce: options.subgroups && caps.subgroups && caps.shuffle_fits(vs),
         subgroup_wide: false,
-        // Row chains summed across subgroups: workgroups of whole subgroups.
-        segmented: options.subgroups && caps.subgroups && wg >= caps.subgroup_max_size,
+        segmented,
         // The one-dispatch ending (long rows are in the same kernel).
         fold: super::fold_fits(gpu, options),
         regs: 0,

@@ -2,6 +2,7 @@
 //! ([`crate::fused::stream`]).
 
 use super::{finish_bindings, finishing, whole};
+use crate::fused::config::stream_scratch_slots;
 use crate::fused::{Op, Plan};
 use crate::gpu::{Batch, Binding, GpuBuffer, KernelSpec, WG_F32_NATIVE};
 use crate::{Error, Result};
@@ -74,6 +75,10 @@ pub(super) fn stream(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
             ("EPL", (cfg.tile / cfg.workgroup) as f64),
             ("RMAX", t.rows_max as f64),
             ("NCOLS", plan.n.max(1) as f64),
+            (
+                "NSG",
+                stream_scratch_slots(gpu, cfg.workgroup, cfg.segmented) as f64,
+            ),
         ],
         bindings: if finish.is_some() {
             &STREAM_FINISH_BINDINGS

@@ -46,6 +46,7 @@ pub(super) fn tune_knobs(
         stream_groups: None,
         wg_cas: None,
         wg_fixed: None,
+        stream_rows: None,
     };
     let mut timed = vec![options.clone()];
     // On a large X (the KDD2010 shape: 424M entries) every timed run costs real time and a
@@ -126,6 +127,7 @@ pub(super) fn tune_knobs(
             stream_groups: None,
             wg_cas: None,
             wg_fixed: None,
+            stream_rows: None,
         };
         let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), like) else {
             continue;
@@ -192,6 +194,7 @@ pub(super) fn tune_knobs(
                         stream_groups: None,
                         wg_cas: None,
                         wg_fixed: None,
+                        stream_rows: None,
                     };
                     let base = like.as_ref().unwrap_or(model);
                     let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), base) else {
@@ -416,29 +419,44 @@ pub(super) fn tune_knobs(
         let ((plan, t), seconds) = best;
         let mut finalists = Finalists::default();
         finalists.offer(seconds * 1e3, (plan, t));
+        // The fastest stream candidate: its screening time, the trimmed rows of its layout.
+        let mut fastest: Option<(f64, Option<u32>, Tuned)> = None;
         for (wg, epl) in TUNE_STREAM {
             let cand = Tuned {
                 workgroup: wg,
                 stream: Some(epl),
                 ..base
             };
-            let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), model) else {
-                continue;
-            };
-            let mut grids = vec![];
-            // The caller's grid stands.
-            let free_grid = options.groups.is_none();
-            for k in TUNE_STREAM_GRIDS.into_iter().filter(|_| free_grid) {
-                let g = Tuned {
-                    stream_groups: Some(units.saturating_mul(k)),
-                    ..cand
-                };
-                if let Ok(p) = Plan::new_like(gpu, x, &with(&g), &plan) {
-                    if p.config != plan.config {
-                        grids.push((p, g));
+            if let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), model) {
+                let grids = stream_grids(gpu, x, options, units, (&plan, cand));
+                for (p, tuned) in std::iter::once((plan, cand)).chain(grids) {
+                    let ms = measure(gpu, &p, ops, reps, None)?.ms;
+                    timed.push(with(&tuned));
+                    if fastest.as_ref().is_none_or(|f| ms < f.0) {
+                        fastest = Some((ms, trimmed_rows(x, &p), tuned));
                     }
+                    finalists.offer(ms, (p, tuned));
                 }
             }
+        }
+        // Then the fastest size's tiles cut at fewer rows, at every grid again: less
+        // workgroup memory, so more workgroups resident (on an H100 at 500k × 1,024, 256 × 4:
+        // 0.0532 ms at 792 workgroups, 0.0488 with tiles of at most 160 rows; BENCHMARKS.md,
+        // twenty-ninth measurements).
+        let trimmed = fastest
+            .filter(|_| options.row_tile.is_none())
+            .and_then(|(_, rows, t)| {
+                let cand = Tuned {
+                    stream_rows: Some(rows?),
+                    stream_groups: None,
+                    ..t
+                };
+                Plan::new_like(gpu, x, &with(&cand), model)
+                    .ok()
+                    .map(|p| (p, cand))
+            });
+        if let Some((plan, cand)) = trimmed {
+            let grids = stream_grids(gpu, x, options, units, (&plan, cand));
             for (p, tuned) in std::iter::once((plan, cand)).chain(grids) {
                 let ms = measure(gpu, &p, ops, reps, None)?.ms;
                 timed.push(with(&tuned));
@@ -450,11 +468,60 @@ pub(super) fn tune_knobs(
     Ok((best.0, timed))
 }
 
-/// Workgroups per compute unit the tuner tries for the stream variant's grid.
-const TUNE_STREAM_GRIDS: [u32; 3] = [2, 4, 8];
+/// The stream candidate `cand` (planned as `plan`) at a few workgroups per compute unit, each
+/// plan sharing its layout, where the caller left the grid open and the grid changes the
+/// configuration.
+fn stream_grids(
+    gpu: &Gpu,
+    x: Matrix,
+    options: &Options,
+    units: u32,
+    (plan, cand): (&Plan, Tuned),
+) -> Vec<(Plan, Tuned)> {
+    if options.groups.is_some() {
+        return vec![];
+    }
+    let with = |t: &Tuned| tuned_options(x, options, t);
+    TUNE_STREAM_GRIDS
+        .into_iter()
+        .filter_map(|k| {
+            let g = Tuned {
+                stream_groups: Some(units.saturating_mul(k)),
+                ..cand
+            };
+            let p = Plan::new_like(gpu, x, &with(&g), plan).ok()?;
+            (p.config != plan.config).then_some((p, g))
+        })
+        .collect()
+}
 
-/// The stream variant's (workgroup size, entries per invocation) the tuner tries.
-const TUNE_STREAM: [(u32, u32); 6] = [(128, 4), (128, 8), (256, 4), (256, 8), (512, 4), (512, 8)];
+/// Rows a stream tile may hold for the trimmed candidate: half again a tile's mean rows,
+/// rounded up to a multiple of 32, where that is below the fullest tile of `plan`'s layout
+/// (`None`: not stream, or no fewer).
+fn trimmed_rows(x: Matrix, plan: &Plan) -> Option<u32> {
+    let rows_max = plan.stream_rows_max()?;
+    let (m, _) = x.shape();
+    let mu = x.nnz() as f64 / m.max(1) as f64;
+    let mean = plan.config.tile as f64 / mu.max(1.0);
+    let rows = ((1.5 * mean / 32.0).ceil() as u32).max(1) * 32;
+    (rows < rows_max).then_some(rows)
+}
+
+/// Workgroups per compute unit the tuner tries for the stream variant's grid (on an H100 at
+/// 500k × 1,024 five and six a unit beat four by 9%).
+const TUNE_STREAM_GRIDS: [u32; 5] = [2, 4, 5, 6, 8];
+
+/// The stream variant's (workgroup size, entries per invocation) the tuner tries (1,024
+/// invocations: two workgroups fill an SM where its 48 KiB hold two copies of w).
+const TUNE_STREAM: [(u32, u32); 7] = [
+    (128, 4),
+    (128, 8),
+    (256, 4),
+    (256, 8),
+    (512, 4),
+    (512, 8),
+    (1024, 4),
+];
 
 /// The wide-vector row pipeline the tuner tries on sparse X: (VS, workgroup size, regs).
 const WIDE_PIPELINE: (u32, u32, [u32; 2]) = (32, 1024, [1, 2]);
