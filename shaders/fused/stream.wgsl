@@ -54,7 +54,9 @@ override EPL: u32 = 8u;
 // Rows per tile at most.
 override RMAX: u32 = 1024u;
 override NCOLS: u32 = 1u;
-// Subgroups a workgroup holds at most (WG over the adapter's least subgroup size).
+// Subgroups a workgroup holds at most (WG over the adapter's least subgroup size). The
+// overrides stay together above every array they size: naga 30's pipeline-constant pass
+// panicked on this one declared below such arrays.
 override NSG: u32 = 32u;
 
 const START: u32 = 0x80000000u;
