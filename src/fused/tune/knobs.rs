@@ -420,7 +420,7 @@ pub(super) fn tune_knobs(
         let mut finalists = Finalists::default();
         finalists.offer(seconds * 1e3, (plan, t));
         // The fastest stream candidate: its screening time, the trimmed rows of its layout.
-        let mut fastest: Option<(f64, Option<u32>, Tuned)> = None;
+        let mut fastest: Option<Fastest> = None;
         for (wg, epl) in TUNE_STREAM {
             let cand = Tuned {
                 workgroup: wg,
@@ -428,14 +428,10 @@ pub(super) fn tune_knobs(
                 ..base
             };
             if let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), model) {
-                let grids = stream_grids(gpu, x, options, units, (&plan, cand));
-                for (p, tuned) in std::iter::once((plan, cand)).chain(grids) {
-                    let ms = measure(gpu, &p, ops, reps, None)?.ms;
-                    timed.push(with(&tuned));
-                    if fastest.as_ref().is_none_or(|f| ms < f.0) {
-                        fastest = Some((ms, trimmed_rows(x, &p), tuned));
-                    }
-                    finalists.offer(ms, (p, tuned));
+                let ctx = (gpu, x, options, ops, reps);
+                let f = time_stream_grids(ctx, units, (plan, cand), &mut finalists, &mut timed)?;
+                if fastest.as_ref().is_none_or(|b| f.0 < b.0) {
+                    fastest = Some(f);
                 }
             }
         }
@@ -455,17 +451,40 @@ pub(super) fn tune_knobs(
                     .ok()
                     .map(|p| (p, cand))
             });
-        if let Some((plan, cand)) = trimmed {
-            let grids = stream_grids(gpu, x, options, units, (&plan, cand));
-            for (p, tuned) in std::iter::once((plan, cand)).chain(grids) {
-                let ms = measure(gpu, &p, ops, reps, None)?.ms;
-                timed.push(with(&tuned));
-                finalists.offer(ms, (p, tuned));
-            }
+        if let Some(layout) = trimmed {
+            let ctx = (gpu, x, options, ops, reps);
+            time_stream_grids(ctx, units, layout, &mut finalists, &mut timed)?;
         }
         best = pick(finalists)?;
     }
     Ok((best.0, timed))
+}
+
+/// A stream candidate's screening time, the rows its layout's tiles would be trimmed to
+/// ([`trimmed_rows`]) and its knobs.
+type Fastest = (f64, Option<u32>, Tuned);
+
+/// Screens the stream candidate `cand` (planned as `plan`) at the launch model's grid and at
+/// [`stream_grids`], offering each to `finalists` and recording it in `timed`; returns the
+/// fastest of them.
+fn time_stream_grids(
+    (gpu, x, options, ops, reps): (&Gpu, Matrix, &Options, &Operands, usize),
+    units: u32,
+    (plan, cand): (Plan, Tuned),
+    finalists: &mut Finalists<(Plan, Tuned)>,
+    timed: &mut Vec<Options>,
+) -> Result<Fastest> {
+    let grids = stream_grids(gpu, x, options, units, (&plan, cand));
+    let mut fastest: Option<Fastest> = None;
+    for (p, tuned) in std::iter::once((plan, cand)).chain(grids) {
+        let ms = measure(gpu, &p, ops, reps, None)?.ms;
+        timed.push(tuned_options(x, options, &tuned));
+        if fastest.as_ref().is_none_or(|f| ms < f.0) {
+            fastest = Some((ms, trimmed_rows(x, &p), tuned));
+        }
+        finalists.offer(ms, (p, tuned));
+    }
+    Ok(fastest.expect("the candidate itself is timed"))
 }
 
 /// The stream candidate `cand` (planned as `plan`) at a few workgroups per compute unit, each
