@@ -34,35 +34,64 @@ pub struct Diag {
     pub fixed_lo_only: bool,
 }
 
-impl Diag {
-    /// The switches by name, as the CLI's `--diag` takes them.
-    pub const NAMES: [&'static str; 6] = [
-        "skip-wg-adds",
-        "plain-wg-adds",
-        "skip-flush",
-        "int-wg-adds",
-        "fixed-no-global",
-        "fixed-lo-only",
-    ];
+/// One switch: its name for `--diag`, its kernels' define and its field.
+struct Switch {
+    name: &'static str,
+    define: &'static str,
+    field: fn(&mut Diag) -> &mut bool,
+}
 
-    /// Parses a comma-separated list of [`Diag::NAMES`].
+/// Every switch, in the order names and defines are listed.
+static SWITCHES: [Switch; 6] = [
+    Switch {
+        name: "skip-wg-adds",
+        define: "DIAG_SKIP_WG_ADDS",
+        field: |d| &mut d.skip_wg_adds,
+    },
+    Switch {
+        name: "plain-wg-adds",
+        define: "DIAG_PLAIN_WG_ADDS",
+        field: |d| &mut d.plain_wg_adds,
+    },
+    Switch {
+        name: "skip-flush",
+        define: "DIAG_SKIP_FLUSH",
+        field: |d| &mut d.skip_flush,
+    },
+    Switch {
+        name: "int-wg-adds",
+        define: "DIAG_INT_WG_ADDS",
+        field: |d| &mut d.int_wg_adds,
+    },
+    Switch {
+        name: "fixed-no-global",
+        define: "DIAG_FX_NO_GLOBAL",
+        field: |d| &mut d.fixed_no_global,
+    },
+    Switch {
+        name: "fixed-lo-only",
+        define: "DIAG_FX_LO_ONLY",
+        field: |d| &mut d.fixed_lo_only,
+    },
+];
+
+impl Diag {
+    /// Every switch's name, as the CLI's `--diag` takes them.
+    pub fn all_names() -> Vec<&'static str> {
+        SWITCHES.iter().map(|s| s.name).collect()
+    }
+
+    /// Parses a comma-separated list of [`Diag::all_names`].
     pub fn parse(list: &str) -> Result<Self> {
         let mut d = Diag::default();
         for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            match name {
-                "skip-wg-adds" => d.skip_wg_adds = true,
-                "plain-wg-adds" => d.plain_wg_adds = true,
-                "skip-flush" => d.skip_flush = true,
-                "int-wg-adds" => d.int_wg_adds = true,
-                "fixed-no-global" => d.fixed_no_global = true,
-                "fixed-lo-only" => d.fixed_lo_only = true,
-                other => {
-                    return Err(Error::Option(format!(
-                        "--diag {other}: expected one of {}",
-                        Diag::NAMES.join(", ")
-                    )))
-                }
-            }
+            let Some(s) = SWITCHES.iter().find(|s| s.name == name) else {
+                return Err(Error::Option(format!(
+                    "--diag {name}: expected one of {}",
+                    Diag::all_names().join(", ")
+                )));
+            };
+            *(s.field)(&mut d) = true;
         }
         if [d.skip_wg_adds, d.plain_wg_adds, d.int_wg_adds]
             .iter()
@@ -84,40 +113,18 @@ impl Diag {
 
     /// The switches that are on, by name.
     pub fn names(&self) -> Vec<&'static str> {
-        Diag::NAMES
-            .iter()
-            .zip(self.flags())
-            .filter(|(_, on)| *on)
-            .map(|(n, _)| *n)
-            .collect()
+        self.on().map(|s| s.name).collect()
     }
 
     /// The kernels' defines.
     pub(crate) fn defines(&self) -> Vec<&'static str> {
-        [
-            "DIAG_SKIP_WG_ADDS",
-            "DIAG_PLAIN_WG_ADDS",
-            "DIAG_SKIP_FLUSH",
-            "DIAG_INT_WG_ADDS",
-            "DIAG_FX_NO_GLOBAL",
-            "DIAG_FX_LO_ONLY",
-        ]
-        .into_iter()
-        .zip(self.flags())
-        .filter(|(_, on)| *on)
-        .map(|(d, _)| d)
-        .collect()
+        self.on().map(|s| s.define).collect()
     }
 
-    fn flags(&self) -> [bool; 6] {
-        [
-            self.skip_wg_adds,
-            self.plain_wg_adds,
-            self.skip_flush,
-            self.int_wg_adds,
-            self.fixed_no_global,
-            self.fixed_lo_only,
-        ]
+    /// The switches that are on.
+    fn on(&self) -> impl Iterator<Item = &'static Switch> {
+        let mut d = *self;
+        SWITCHES.iter().filter(move |s| *(s.field)(&mut d))
     }
 }
 
