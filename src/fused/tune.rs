@@ -96,6 +96,34 @@ struct Tuned {
     stream_rows: Option<u32>,
 }
 
+impl Tuned {
+    /// VS, workgroup size and TL, every other knob left to the options (the `fused` kernel).
+    fn at(vs: u32, workgroup: u32, tl: u32) -> Self {
+        Tuned {
+            vs,
+            workgroup,
+            tl,
+            sorted: false,
+            long_row: None,
+            hot_copies: None,
+            regs: None,
+            prefetch: None,
+            split: None,
+            c: None,
+            split_key16: None,
+            rows_in_flight: None,
+            reorder: None,
+            stream: None,
+            transpose: false,
+            gather_epl: None,
+            stream_groups: None,
+            wg_cas: None,
+            wg_fixed: None,
+            stream_rows: None,
+        }
+    }
+}
+
 /// The tuner's revision in its cache keys: entries tuned before a revision are tuned again
 /// (2: the row pipeline among the candidates; 3: the stream variant; 4: workgroup adds in
 /// flight; 5: those dropped, slower everywhere on an H200, and the transpose variant; 6: the

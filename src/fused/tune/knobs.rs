@@ -27,26 +27,12 @@ pub(super) fn tune_knobs(
     let once = |plan: &Plan| run_once(gpu, plan, ops);
     let mc = model.config;
     let tuned_of = |c: &crate::fused::Config, long_row: Option<u32>| Tuned {
-        vs: c.vs,
-        workgroup: c.workgroup,
-        tl: c.tl,
         sorted: c.variant == Variant::Sorted,
         long_row,
-        hot_copies: None,
-        regs: None,
-        prefetch: None,
         split: (c.variant == Variant::Split).then_some(c.row_tile),
-        c: None,
-        split_key16: None,
-        rows_in_flight: None,
-        reorder: None,
-        stream: None,
         transpose: c.variant == Variant::Transpose,
         gather_epl: (c.variant == Variant::Transpose).then_some(c.tile / c.workgroup.max(1)),
-        stream_groups: None,
-        wg_cas: None,
-        wg_fixed: None,
-        stream_rows: None,
+        ..Tuned::at(c.vs, c.workgroup, c.tl)
     };
     let mut timed = vec![options.clone()];
     // On a large X (the KDD2010 shape: 424M entries) every timed run costs real time and a
@@ -108,26 +94,8 @@ pub(super) fn tune_knobs(
         });
         let like = sorted_like.filter(|_| sorted).unwrap_or(model);
         let cand = Tuned {
-            vs,
-            workgroup: wg,
-            tl: n.div_ceil(vs as usize).max(1) as u32,
             sorted,
-            long_row: None,
-            hot_copies: None,
-            regs: None,
-            prefetch: None,
-            split: None,
-            c: None,
-            split_key16: None,
-            rows_in_flight: None,
-            reorder: None,
-            stream: None,
-            transpose: false,
-            gather_epl: None,
-            stream_groups: None,
-            wg_cas: None,
-            wg_fixed: None,
-            stream_rows: None,
+            ..Tuned::at(vs, wg, n.div_ceil(vs as usize).max(1) as u32)
         };
         let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), like) else {
             continue;
@@ -175,26 +143,10 @@ pub(super) fn tune_knobs(
                     .filter(|&(v, _, k)| (1..=32).contains(&v) && (k.is_none() || default_rt));
                 for (vs, c, k) in cands {
                     let cand = Tuned {
-                        vs,
-                        workgroup: wg,
-                        tl: 1,
-                        sorted: false,
-                        long_row: None,
-                        hot_copies: None,
-                        regs: None,
-                        prefetch: None,
                         split: Some(rt),
                         c,
                         split_key16: k,
-                        rows_in_flight: None,
-                        reorder: None,
-                        stream: None,
-                        transpose: false,
-                        gather_epl: None,
-                        stream_groups: None,
-                        wg_cas: None,
-                        wg_fixed: None,
-                        stream_rows: None,
+                        ..Tuned::at(vs, wg, 1)
                     };
                     let base = like.as_ref().unwrap_or(model);
                     let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), base) else {
