@@ -197,7 +197,9 @@ pub struct FusedArgs {
     /// with w in workgroup memory, comma separated: skip-wg-adds (no adds into the workgroup
     /// copy of w), plain-wg-adds (plain load and store instead of compare-exchange),
     /// skip-flush (no flush into global w), int-wg-adds (integer adds of the bits: a
-    /// fixed-point accumulation's cost). Not with --check, --export or a tuned `auto`.
+    /// fixed-point accumulation's cost); with --wg-fixed on, fixed-no-global (never the
+    /// global fallback) and fixed-lo-only (the low word's add only). Not with --check,
+    /// --export or a tuned `auto`.
     #[arg(long)]
     diag: Option<String>,
     /// Search (VS, workgroup size, C) around the model; report the model's distance to the best.

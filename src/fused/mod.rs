@@ -228,8 +228,9 @@ pub struct Config {
     /// loop or a slow native add, and the sums do not depend on the order of the adds. At
     /// least 61 − 2·LN bits below the largest product a workgroup adds (LN: log₂ of the rows
     /// it takes), less 3 bits of headroom. Slower than native float adds on an H100 and an
-    /// H200 so far (2.1–2.5× in `full` at 500k × 1,024 and 4,096; BENCHMARKS.md), so opt-in
-    /// and timed by the tuner.
+    /// H200 so far (on an H100 at 500k × 1,024 1.26× in `full` at equal residency; at 4,096
+    /// two words a column leave one workgroup an SM; BENCHMARKS.md), so opt-in and timed by
+    /// the tuner.
     pub wg_fixed: bool,
     /// Row dot products reduced by subgroup operations (else workgroup memory).
     pub subgroup_reduce: bool,
