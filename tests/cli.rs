@@ -295,3 +295,21 @@ fn calibrate_stores_the_residency_that_info_and_the_models_then_use() {
     assert_eq!(info["residency_source"], "calibrated");
     assert_eq!(&info["residency"], r);
 }
+
+#[test]
+fn residency_overrides_from_the_environment_show_in_info() {
+    // Workgroup memory a unit and what it sets aside per workgroup, over the defaults.
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(common::binary())
+        .args(["info", "--json"])
+        .env("WGSPARSE_CACHE_DIR", dir.path())
+        .env("WGSPARSE_UNIT_SHARED_BYTES", "49152")
+        .env("WGSPARSE_UNIT_SHARED_RESERVED", "1024")
+        .output()
+        .expect("the binary runs");
+    assert!(out.status.success());
+    let info: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(info["residency_source"], "environment");
+    assert_eq!(info["residency"]["shared_per_unit"], 49152);
+    assert_eq!(info["residency"]["shared_reserved"], 1024);
+}

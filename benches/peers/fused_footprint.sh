@@ -14,6 +14,7 @@
 #   SIZES_<input>   "WGxEPL ..." (defaults below)
 #   FIXED=1         0: float adds only
 #   ROW_TILES="0 160 128"   0: the layout's own cap
+#   EXTRA=""       more `wgsparse fused` arguments for every run (e.g. "--reorder-cols on")
 #   STEP_LIMIT=60   seconds any one step may take
 #   DEADLINE=""     seconds: no input starts after them (a call's limit)
 # With the test binaries .gpu/fused_stream and .gpu/fused_wg_fixed (`cargo test --release
@@ -25,6 +26,7 @@ INPUTS=${INPUTS-"sparse-1024 sparse-200 sparse-4096"}
 ROW_TILES=${ROW_TILES-"0 160 128"}
 STEP_LIMIT=${STEP_LIMIT:-60}
 FIXED=${FIXED:-1}
+read -ra extra <<< "${EXTRA-}"
 DEADLINE=${DEADLINE-}
 archive_init fused_footprint
 # DRY_RUN=1 skips installing .gl/ into / (a dry run elsewhere).
@@ -47,14 +49,14 @@ for g in $INPUTS; do
   run_fused "$g export" --gen "$g" --pattern full --variant fused --reps 3 --export "$x"
   for size in $sizes; do
     base=(--matrix-raw "$x" --pattern full,xty --reps 50 --variant stream
-      --wg "${size%x*}" --epl "${size#*x}")
+      --wg "${size%x*}" --epl "${size#*x}" "${extra[@]}")
     for f in "${fixed[@]}"; do
       for rt in $ROW_TILES; do
         tile=()
         [ "$rt" != 0 ] && tile=(--row-tile "$rt")
         check=(--check)
         for gr in $grids; do
-          run_fused "$g stream $size fixed $f row-tile $rt groups $gr" "${base[@]}" \
+          run_fused "$g stream $size ${EXTRA-} fixed $f row-tile $rt groups $gr" "${base[@]}" \
             "${tile[@]}" --groups "$gr" --wg-fixed "$f" "${check[@]}"
           check=()
         done

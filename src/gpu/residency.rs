@@ -1,11 +1,12 @@
 //! How many workgroups a device keeps resident at once: wgpu reports neither the number of
 //! compute units nor their resident invocations or workgroup memory, so [`Residency::of`]
 //! takes each from the environment (`WGSPARSE_COMPUTE_UNITS`, `WGSPARSE_UNIT_THREADS`,
-//! `WGSPARSE_UNIT_SHARED_BYTES`, `WGSPARSE_UNIT_GROUPS`), else from this adapter and
-//! driver's calibration when `wgsparse calibrate --save` stored one
-//! ([`crate::gpu::calibrate`]), else from defaults for Hopper (132 units of 2,048 invocations, 228 KiB and 32 workgroups)
-//! on discrete GPUs and one unit per CPU core otherwise. Launch models size their grids from
-//! it, and persistent kernels that need every workgroup resident bound their grids by it.
+//! `WGSPARSE_UNIT_SHARED_BYTES`, `WGSPARSE_UNIT_SHARED_RESERVED`, `WGSPARSE_UNIT_GROUPS`),
+//! else from this adapter and driver's calibration when `wgsparse calibrate --save` stored
+//! one ([`crate::gpu::calibrate`]), else from defaults for Hopper (132 units of 2,048
+//! invocations, 228 KiB and 32 workgroups) on discrete GPUs and one unit per CPU core
+//! otherwise. Launch models size their grids from it, and persistent kernels that need every
+//! workgroup resident bound their grids by it.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
@@ -120,6 +121,7 @@ impl Residency {
             env("WGSPARSE_UNIT_THREADS"),
             env("WGSPARSE_UNIT_SHARED_BYTES"),
             env("WGSPARSE_UNIT_GROUPS"),
+            env("WGSPARSE_UNIT_SHARED_RESERVED"),
         ];
         let source = if overrides.iter().any(Option::is_some) {
             Source::Environment
@@ -128,13 +130,13 @@ impl Residency {
         } else {
             Source::Default
         };
-        let [units, threads, shared, groups] = overrides;
+        let [units, threads, shared, groups, reserved] = overrides;
         let r = Residency {
             units: units.unwrap_or(base.units).max(1),
             threads_per_unit: threads.unwrap_or(base.threads_per_unit).max(32),
             shared_per_unit: shared.unwrap_or(base.shared_per_unit).max(1),
             groups_per_unit: groups.unwrap_or(base.groups_per_unit).max(1),
-            shared_reserved: base.shared_reserved,
+            shared_reserved: reserved.unwrap_or(base.shared_reserved),
         };
         (r, source)
     }

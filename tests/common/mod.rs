@@ -120,6 +120,7 @@ pub fn wgsparse_json_in(cache: &std::path::Path, args: &[&str]) -> serde_json::V
         .env_remove("WGSPARSE_UNIT_THREADS")
         .env_remove("WGSPARSE_UNIT_SHARED_BYTES")
         .env_remove("WGSPARSE_UNIT_GROUPS")
+        .env_remove("WGSPARSE_UNIT_SHARED_RESERVED")
         .output()
         .expect("the binary runs");
     assert!(
