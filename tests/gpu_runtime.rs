@@ -1,23 +1,12 @@
 //! The runtime on a real adapter: buffers, limits, the shared WGSL library (reductions,
-//! atomics, half, RNG) on both the feature and the fallback paths, and the roofline probe.
+//! half, RNG) on both the feature and the fallback paths, and the roofline probe (the f32
+//! atomics: `gpu_atomics.rs`).
 
 mod common;
 
 use rand::{Rng, SeedableRng};
 use wgsparse::gpu::{shaders, Batch, Binding, GpuBuffer, KernelSpec};
 use wgsparse::{Error, Gpu};
-
-fn random_values(n: usize, seed: u64) -> Vec<f32> {
-    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    // Power-law magnitudes with random signs: never zero, widely spread.
-    (0..n)
-        .map(|_| {
-            let u: f32 = rng.random_range(0.05..1.0);
-            let sign = if rng.random_bool(0.5) { 1.0 } else { -1.0 };
-            sign * u.powf(-1.5) / 10.0
-        })
-        .collect()
-}
 
 #[test]
 fn buffers_round_trip_and_poison() {
@@ -35,11 +24,11 @@ fn buffers_round_trip_and_poison() {
 #[test]
 fn staged_copies_read_a_range_behind_earlier_work_and_write_at_patches_one() {
     let gpu = common::gpu();
-    let data = random_values(3000, 41);
+    let data = common::random_values(3000, 41);
     let b = GpuBuffer::upload(gpu, "t", &data).unwrap();
     let staging = wgsparse::gpu::Staging::<f32>::new(gpu, "staging", 1000).unwrap();
     // A write queued before the copy is seen by it; one queued after it is not.
-    let patch = random_values(200, 42);
+    let patch = common::random_values(200, 42);
     b.write_at(gpu, 600, &patch).unwrap();
     let copy = staging.copy_from(gpu, &b, 500..1500).unwrap();
     b.write_at(gpu, 500, &[f32::NAN; 100]).unwrap();
@@ -84,7 +73,7 @@ fn uploads_reuse_one_staging_buffer_and_views_read_in_place() {
     // A flush needs a successful fill first.
     assert!(up.flush(gpu, &dst).is_err());
     for seed in 0..3 {
-        let data = random_values(2500, 50 + seed);
+        let data = common::random_values(2500, 50 + seed);
         up.fill(gpu, |mut w| {
             w.copy_from_slice(bytemuck::cast_slice(&data));
             Ok(())
@@ -101,7 +90,7 @@ fn uploads_reuse_one_staging_buffer_and_views_read_in_place() {
     });
     assert!(err.is_err() && !up.is_filled());
     assert!(up.flush(gpu, &dst).is_err());
-    let data = random_values(2500, 60);
+    let data = common::random_values(2500, 60);
     up.fill(gpu, |mut w| {
         w.copy_from_slice(bytemuck::cast_slice(&data));
         Ok(())
@@ -124,7 +113,7 @@ fn uploads_reuse_one_staging_buffer_and_views_read_in_place() {
         .iter()
         .map(|r| wgsparse::gpu::Upload::new(gpu, "piece", 4 * r.len() as u64).unwrap())
         .collect();
-    let data = random_values(2500, 70);
+    let data = common::random_values(2500, 70);
     for (r, up) in pieces.iter().zip(&ups) {
         up.fill(gpu, |mut w| {
             w.copy_from_slice(bytemuck::cast_slice(&data[r.clone()]));
@@ -195,7 +184,7 @@ fn indirect_dispatches_take_their_grid_from_the_buffer() {
     // prefix shows the grid the arguments held (3 workgroups of 64), and a rewrite of the
     // arguments between submissions changes it (5).
     let gpu = common::gpu();
-    let src = GpuBuffer::upload(gpu, "src", &random_values(4 * 1024, 5)).unwrap();
+    let src = GpuBuffer::upload(gpu, "src", &common::random_values(4 * 1024, 5)).unwrap();
     let kernel = common::copy_kernel(gpu);
     let params = gpu.uniform("params", &[1024u32, 1 << 20, 0, 0]);
     let args = GpuBuffer::<u32>::zeroed_indirect(gpu, "args", 6).unwrap();
@@ -227,7 +216,7 @@ fn indirect_dispatches_take_their_grid_from_the_buffer() {
 fn run_reduce(gpu: &Gpu, lanes: u32, subgroup: bool) {
     let wg = 64u32;
     let n = wg as usize * 8;
-    let x = random_values(n, lanes as u64);
+    let x = common::random_values(n, lanes as u64);
     let kernel = gpu
         .kernel(&KernelSpec {
             name: "selftest/reduce",
@@ -276,108 +265,11 @@ fn virtual_subgroup_sums_on_both_paths() {
     }
 }
 
-fn run_atomic(gpu: &Gpu, native: bool, native_wg: bool) {
-    let (wg, bins, groups) = (64u32, 5u32, 16u32);
-    let n = (wg * groups) as usize;
-    let x = random_values(n, 11);
-    let mut defines = vec![];
-    if native {
-        defines.push("F32_ATOMIC");
-    }
-    if native_wg {
-        defines.push("WG_F32_NATIVE");
-    }
-    let kernel = gpu
-        .kernel(&KernelSpec {
-            name: "selftest/atomic",
-            defines,
-            constants: vec![("WG", wg as f64), ("BINS", bins as f64)],
-            bindings: &[Binding::Read, Binding::ReadWrite],
-        })
-        .unwrap();
-    let xb = GpuBuffer::upload(gpu, "x", &x).unwrap();
-    let acc = GpuBuffer::<f32>::zeroed(gpu, "accum", 2 * bins as usize).unwrap();
-    let mut batch = Batch::new(gpu);
-    let bg = kernel.bind(gpu, &[xb.raw(), acc.raw()]).unwrap();
-    batch.dispatch(&kernel, bg, [groups, 1, 1]).unwrap();
-    batch.submit().unwrap();
-    let got = acc.read(gpu).unwrap();
-    for b in 0..bins as usize {
-        let want: f64 = x
-            .iter()
-            .skip(b)
-            .step_by(bins as usize)
-            .map(|&v| v as f64)
-            .sum();
-        let mag: f64 = x
-            .iter()
-            .skip(b)
-            .step_by(bins as usize)
-            .map(|&v| v.abs() as f64)
-            .sum();
-        for half in 0..2 {
-            let g = got[half * bins as usize + b] as f64;
-            assert!(
-                (g - want).abs() <= n as f64 * f32::EPSILON as f64 * mag,
-                "native {native}, workgroup {native_wg}: bin {b} half {half}: {g} vs {want}"
-            );
-        }
-    }
-}
-
-#[test]
-fn f32_atomics_native_and_cas() {
-    let gpu = common::gpu();
-    run_atomic(gpu, false, false);
-    if gpu.caps.f32_atomics {
-        run_atomic(gpu, true, false);
-    }
-    if gpu.caps.wg_f32_atomics {
-        run_atomic(gpu, false, true);
-        run_atomic(gpu, true, true);
-    }
-}
-
-/// Lavapipe and NVIDIA's Vulkan drivers both have `shaderSharedFloat32AtomicAdd`, so the
-/// native workgroup path above is not skipped where the suite runs (CI's lavapipe, the
-/// NVIDIA machine).
-#[test]
-fn workgroup_f32_adds_are_native_on_the_suites_devices() {
-    let gpu = common::gpu();
-    let name = gpu.caps.adapter_name.to_lowercase();
-    let known = name.contains("llvmpipe") || name.contains("nvidia");
-    if gpu.caps.backend == "Vulkan"
-        && known
-        && std::env::var("WGSPARSE_WG_F32_ATOMICS").as_deref() != Ok("0")
-    {
-        assert!(
-            gpu.caps.wg_f32_atomics,
-            "{} opened without workgroup f32 adds",
-            gpu.caps.adapter_name
-        );
-    }
-}
-
-#[test]
-fn a_native_workgroup_kernel_is_refused_on_a_device_without_the_feature() {
-    let gpu = common::gpu_plain();
-    let err = gpu
-        .kernel(&KernelSpec {
-            name: "selftest/atomic",
-            defines: vec!["WG_F32_NATIVE"],
-            constants: vec![("WG", 64.0), ("BINS", 5.0)],
-            bindings: &[Binding::Read, Binding::ReadWrite],
-        })
-        .err()
-        .expect("refused");
-    assert!(err.to_string().contains("workgroup memory"), "{err}");
-}
-
 #[test]
 fn half_packing_and_rng_match_the_cpu() {
     let gpu = common::gpu();
     let n = 256usize;
-    let x = random_values(2 * n, 5);
+    let x = common::random_values(2 * n, 5);
     let pairs: Vec<[f32; 2]> = x.chunks(2).map(|c| [c[0], c[1]]).collect();
     let kernel = gpu
         .kernel(&KernelSpec {
@@ -465,7 +357,6 @@ fn fallback_device_has_no_optional_features_and_still_reduces() {
     assert!(!gpu.caps.subgroups && !gpu.caps.f32_atomics && !gpu.caps.timestamps);
     assert!(!gpu.caps.wg_f32_atomics);
     run_reduce(gpu, 8, false);
-    run_atomic(gpu, false, false);
 }
 
 #[test]
@@ -599,7 +490,7 @@ fn gated_dispatches_follow_the_device_flag() {
     // with empty grids otherwise; the flag may be written earlier in the same batch.
     let gpu = common::gpu();
     let n4 = 300usize;
-    let data: Vec<[f32; 4]> = random_values(4 * n4, 3)
+    let data: Vec<[f32; 4]> = common::random_values(4 * n4, 3)
         .chunks(4)
         .map(|c| [c[0], c[1], c[2], c[3]])
         .collect();
@@ -702,7 +593,7 @@ fn warm_up_is_cold_after_idle_and_warm_right_after_a_timed_workload() {
 fn timed_batches_bracket_copies_between_passes() {
     let gpu = common::gpu();
     let n4 = 256usize;
-    let data: Vec<[f32; 4]> = random_values(4 * n4, 11)
+    let data: Vec<[f32; 4]> = common::random_values(4 * n4, 11)
         .chunks(4)
         .map(|c| [c[0], c[1], c[2], c[3]])
         .collect();

@@ -13,8 +13,8 @@
 #   STEP_LIMIT=200     seconds any one step may take
 #   PEER_REPS=20       the peer's timed repetitions per option
 #   DEADLINE=""        seconds: no input starts after them (a call's limit)
-# With the test binary .gpu/gpu_runtime (from `cargo test --release --test gpu_runtime
-# --no-run`) it first runs the f32 atomics' tests on the device: tests_gpu_runtime.txt.
+# With the test binary .gpu/gpu_atomics (from `cargo test --release --test gpu_atomics
+# --no-run`) it first runs the f32 atomics' tests on the device: tests_gpu_atomics.txt.
 set -uo pipefail
 # shellcheck source=benches/peers/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -26,7 +26,7 @@ archive_init fused_wg_adds
 # DRY_RUN=1 skips installing .gl/ into / (a dry run elsewhere).
 install_gl --dry-run --if-present
 use_wgsparse W
-device_tests gpu_runtime 120 atomic workgroup
+device_tests gpu_atomics 120
 step "$W" roofline --json > "$WORK/roofline.json" 2>>"$WORK/err.txt"
 start=$(date +%s)
 for g in $INPUTS; do

@@ -131,6 +131,20 @@ pub fn wgsparse_json_in(cache: &std::path::Path, args: &[&str]) -> serde_json::V
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{args:?}: {e}"))
 }
 
+/// n power-law values with random signs (never zero, widely spread), seeded.
+pub fn random_values(n: usize, seed: u64) -> Vec<f32> {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    // Power-law magnitudes with random signs: never zero, widely spread.
+    (0..n)
+        .map(|_| {
+            let u: f32 = rng.random_range(0.05..1.0);
+            let sign = if rng.random_bool(0.5) { 1.0 } else { -1.0 };
+            sign * u.powf(-1.5) / 10.0
+        })
+        .collect()
+}
+
 /// Helpers of the `wide` tests.
 pub mod wide;
 
