@@ -56,7 +56,7 @@ for g in $INPUTS; do
         [ "$rt" != 0 ] && tile=(--row-tile "$rt")
         check=(--check)
         for gr in $grids; do
-          run_fused "$g stream $size ${EXTRA-} fixed $f row-tile $rt groups $gr" "${base[@]}" \
+          run_fused "$g stream $size ${EXTRA:+$EXTRA }fixed $f row-tile $rt groups $gr" "${base[@]}" \
             "${tile[@]}" --groups "$gr" --wg-fixed "$f" "${check[@]}"
           check=()
         done
