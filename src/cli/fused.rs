@@ -156,7 +156,7 @@ pub struct FusedArgs {
     /// next tile's loads during this tile's gathers; `auto` tunes it.
     #[arg(long)]
     prefetch: bool,
-    /// Sparse `stream`: entries per invocation, 4 or 8 (default 8); `transpose`: its gathers in
+    /// Sparse `stream`: entries per invocation, 4 or 8 (default 4, at workgroups of 512); `transpose`: its gathers in
     /// row tiles of this many entries per invocation (1, 2, 4 or 8; default 4 at a workgroup of
     /// 256; 0: the row kernel, VS lanes per row).
     #[arg(long)]

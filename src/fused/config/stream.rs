@@ -7,7 +7,13 @@ use crate::gpu::Gpu;
 use crate::Result;
 
 /// Entries per invocation of `fused.stream` when the caller leaves it open.
-pub const STREAM_EPL: u32 = 8;
+pub const STREAM_EPL: u32 = 4;
+
+/// Invocations per workgroup of `fused.stream` when the caller leaves it open (at most the
+/// adapter's). With [`STREAM_EPL`]: at 500k × 4,096 on an H100, 512 × 4 ran 0.155 ms where
+/// 1,024 × 8 ran 0.195 at the same grid (BENCHMARKS.md, thirtieth measurements); `auto`
+/// times the sizes.
+const STREAM_WG: u32 = 512;
 
 /// Workgroup-memory bytes per tile row: two row-sum and two factor buffers.
 const ROW_BYTES: u64 = 4 * 4;
@@ -76,7 +82,7 @@ const ROWS_MIN: u32 = 32;
 
 /// The `Stream` variant's configuration, or `None` where it does not apply (dense X, w beyond
 /// workgroup memory or not wanted there, X's columns beyond a key, its copy beyond one storage
-/// binding: the caller runs `Fused`). A workgroup size (the caller's or 1,024 at most), EPL
+/// binding: the caller runs `Fused`). A workgroup size (the caller's or [`STREAM_WG`]), EPL
 /// entries per invocation (the caller's or [`STREAM_EPL`]), one workgroup per resident slot
 /// (tiles strided over the grid), rows longer than a tile (or the caller's threshold, at most
 /// a tile) each taken whole by a workgroup of the same kernel.
@@ -101,7 +107,7 @@ pub(super) fn stream(
     let max_wg = caps.max_invocations_per_workgroup.min(1024);
     let wg = pow2_in(
         "workgroup size",
-        options.workgroup.unwrap_or(1024).min(max_wg),
+        options.workgroup.unwrap_or(STREAM_WG).min(max_wg),
         32,
         max_wg,
     )?;
