@@ -7,12 +7,21 @@
 # Vulkan loader packages in .gl/ (as fused_suite.sh). Everything goes into
 # $OUT/fused_int_adds.tgz, rewritten after each input. About 40 s per input on an H100.
 #   INPUTS="sparse-4096 sparse-1024 sparse-200"
+#   KERNELS="stream fused"
+#   CFGS_4096="512x4x264" CFGS_1024="512x8x264" CFGS_200="256x4x528"   the stream kernel's
+#                      "WGxEPLxGRID ..." per input (each timed)
+#   DIAGS="int-wg-adds plain-wg-adds skip-wg-adds int-wg-adds"   the timing-only runs
+#                      (skip-flush too: where the flush's time goes)
+#   REPS=50            timed repetitions per run
 #   STEP_LIMIT=120     seconds any one step may take
 # Summary: runs.tsv (tag, exit status, JSON) inside the archive.
 set -uo pipefail
 # shellcheck source=benches/peers/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 INPUTS=${INPUTS-"sparse-4096 sparse-1024 sparse-200"}
+KERNELS=${KERNELS-"stream fused"}
+DIAGS=${DIAGS-"int-wg-adds plain-wg-adds skip-wg-adds int-wg-adds"}
+REPS=${REPS:-50}
 STEP_LIMIT=${STEP_LIMIT:-120}
 archive_init fused_int_adds
 # DRY_RUN=1 skips installing .gl/ into / (a dry run elsewhere).
@@ -20,23 +29,32 @@ install_gl --dry-run --if-present
 use_wgsparse W
 for g in $INPUTS; do
   case $g in
-    sparse-4096) stream=(--wg 512 --epl 4 --groups 264) ;;
-    sparse-1024) stream=(--wg 512 --epl 8 --groups 264) ;;
-    *) stream=(--wg 256 --epl 4 --groups 528) ;;
+    sparse-4096) cfgs=${CFGS_4096-512x4x264} ;;
+    sparse-1024) cfgs=${CFGS_1024-512x8x264} ;;
+    *) cfgs=${CFGS_200-256x4x528} ;;
   esac
   x=$WORK/x/$g
   run_fused "$g export" --gen "$g" --pattern full --variant fused --reps 3 --export "$x"
-  base=(--matrix-raw "$x" --pattern full,xty --reps 50)
-  for kernel in stream fused; do
-    extra=()
-    [ "$kernel" = stream ] && extra=("${stream[@]}")
-    for kind in native cas; do
-      run_fused "$g $kernel $kind" "${base[@]}" --variant "$kernel" "${extra[@]}" \
-        --wg-atomics "$kind" --check
-    done
-    for d in int-wg-adds plain-wg-adds skip-wg-adds int-wg-adds; do
-      run_fused "$g $kernel diag $d" "${base[@]}" --variant "$kernel" "${extra[@]}" \
-        --diag "$d"
+  base=(--matrix-raw "$x" --pattern full,xty --reps "$REPS")
+  for kernel in $KERNELS; do
+    # The stream kernel at each configuration; the fused kernel at its launch model's.
+    runs=(model)
+    [ "$kernel" = stream ] && read -ra runs <<< "$cfgs"
+    for c in "${runs[@]}"; do
+      extra=()
+      tag="$g $kernel"
+      if [ "$kernel" = stream ]; then
+        IFS=x read -r wg epl gr <<< "$c"
+        extra=(--wg "$wg" --epl "$epl" --groups "$gr")
+        tag="$tag $c"
+      fi
+      for kind in native cas; do
+        run_fused "$tag $kind" "${base[@]}" --variant "$kernel" "${extra[@]}" \
+          --wg-atomics "$kind" --check
+      done
+      for d in $DIAGS; do
+        run_fused "$tag diag $d" "${base[@]}" --variant "$kernel" "${extra[@]}" --diag "$d"
+      done
     done
   done
   rm -rf "$x"
