@@ -180,7 +180,7 @@ fn options_refuse_what_does_not_apply() {
 }
 
 #[test]
-fn the_tuner_times_fixed_sums_on_its_stream_pick() {
+fn the_tuner_times_fixed_sums_and_copies_of_w_on_its_stream_pick() {
     let gpu = common::gpu();
     let x = sparse_x(3_000, 256, 24_000, 351);
     let o = Options {
@@ -194,6 +194,12 @@ fn the_tuner_times_fixed_sums_on_its_stream_pick() {
             timed.iter().any(|t| t.wg_fixed == Some(true)),
             "stream timed, fixed-point sums never"
         );
+        for copies in [2, 4] {
+            assert!(
+                timed.iter().any(|t| t.wg_copies == Some(copies)),
+                "stream timed, {copies} copies of w never"
+            );
+        }
     }
     // The caller's choice stands.
     let off = Options {
@@ -203,4 +209,11 @@ fn the_tuner_times_fixed_sums_on_its_stream_pick() {
     let (plan, timed) = tune::tune(gpu, Matrix::Sparse(&x), &off).unwrap();
     assert!(!plan.config.wg_fixed);
     assert!(timed.iter().all(|t| t.wg_fixed != Some(true)));
+    let one = Options {
+        wg_copies: Some(1),
+        ..o
+    };
+    let (plan, timed) = tune::tune(gpu, Matrix::Sparse(&x), &one).unwrap();
+    assert_eq!(plan.config.wg_copies, 1);
+    assert!(timed.iter().all(|t| t.wg_copies == Some(1)));
 }

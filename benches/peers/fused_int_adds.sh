@@ -13,6 +13,8 @@
 #   DIAGS="int-wg-adds plain-wg-adds skip-wg-adds int-wg-adds"   the timing-only runs
 #                      (skip-flush too: where the flush's time goes)
 #   REPS=50            timed repetitions per run
+#   EXTRA=""           more `wgsparse fused` arguments for every run (e.g. "--prefetch"),
+#                      named in every tag
 #   STEP_LIMIT=120     seconds any one step may take
 # Summary: runs.tsv (tag, exit status, JSON) inside the archive.
 set -uo pipefail
@@ -22,6 +24,7 @@ INPUTS=${INPUTS-"sparse-4096 sparse-1024 sparse-200"}
 KERNELS=${KERNELS-"stream fused"}
 DIAGS=${DIAGS-"int-wg-adds plain-wg-adds skip-wg-adds int-wg-adds"}
 REPS=${REPS:-50}
+read -ra more <<< "${EXTRA-}"
 STEP_LIMIT=${STEP_LIMIT:-120}
 archive_init fused_int_adds
 # DRY_RUN=1 skips installing .gl/ into / (a dry run elsewhere).
@@ -35,14 +38,14 @@ for g in $INPUTS; do
   esac
   x=$WORK/x/$g
   run_fused "$g export" --gen "$g" --pattern full --variant fused --reps 3 --export "$x"
-  base=(--matrix-raw "$x" --pattern full,xty --reps "$REPS")
+  base=(--matrix-raw "$x" --pattern full,xty --reps "$REPS" "${more[@]}")
   for kernel in $KERNELS; do
     # The stream kernel at each configuration; the fused kernel at its launch model's.
     runs=(model)
     [ "$kernel" = stream ] && read -ra runs <<< "$cfgs"
     for c in "${runs[@]}"; do
       extra=()
-      tag="$g $kernel"
+      tag="$g $kernel${EXTRA:+ $EXTRA}"
       if [ "$kernel" = stream ]; then
         IFS=x read -r wg epl gr <<< "$c"
         extra=(--wg "$wg" --epl "$epl" --groups "$gr")

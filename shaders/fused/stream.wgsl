@@ -37,6 +37,9 @@
 // them first, each whole: its dot product summed over the workgroup, then its entries read
 // again (from cache) and added to the copy of w by plain adds (a row's columns are distinct,
 // and barriers keep the workgroup's other adds apart). No other pass is needed.
+// WCOPIES > 1: the scatter of slot s adds to copy s % WCOPIES (words (s % WCOPIES)·NCOLS ..),
+// so fewer invocations contend for a word where X has few columns (a subgroup's lanes spread
+// over the copies); long rows add to copy 0; the flush sums the copies.
 // WG_FIXED: the copy of w holds exact integer sums (shared/fixed_wg): each tile's maxima —
 // of |x| over its entries, |rsum| and |fac| over its rows — are noted before the barrier that
 // ends its step 2 and settled after it (a long row: |x| noted before its dot product's
@@ -58,6 +61,9 @@ override NCOLS: u32 = 1u;
 // overrides stay together above every array they size: naga 30's pipeline-constant pass
 // panicked on this one declared below such arrays.
 override NSG: u32 = 32u;
+// Copies of w in workgroup memory, and their words (NCOLS · WCOPIES; WG_FIXED: one).
+override WCOPIES: u32 = 1u;
+override WWORDS: u32 = 1u;
 
 const START: u32 = 0x80000000u;
 const PAD: u32 = 0xffffffffu;
@@ -134,15 +140,21 @@ fn w_load(i: u32) -> f32 {
     return fx_load(i);
 }
 #else
-var<workgroup> wg_accum: array<atomic<u32>, NCOLS>;
+var<workgroup> wg_accum: array<atomic<u32>, WWORDS>;
+// The first word of this invocation's copy of w: (slot % WCOPIES) · NCOLS.
+var<private> w_copy: u32;
 fn w_add(i: u32, c: f32) {
-    wg_accum_add(i, c);
+    wg_accum_add(w_copy + i, c);
 }
 fn w_add_alone(i: u32, c: f32) {
     wg_accum_add_alone(i, c);
 }
 fn w_load(i: u32) -> f32 {
-    return wg_accum_load(i);
+    var t = 0.0;
+    for (var j = 0u; j < WCOPIES; j++) {
+        t += wg_accum_load(j * NCOLS + i);
+    }
+    return t;
 }
 #endif
 #ifdef Y_SHARED
@@ -371,10 +383,13 @@ fn main(
 #ifdef WG_FIXED
     fx_init(tid, params.ln_rows, params.alpha);
 #endif
-    for (var i = tid; i < params.n; i += WG) {
 #ifndef WG_FIXED
+    w_copy = (slot % WCOPIES) * NCOLS;
+    for (var i = tid; i < WWORDS; i += WG) {
         atomicStore(&wg_accum[i], 0u);
+    }
 #endif
+    for (var i = tid; i < params.n; i += WG) {
 #ifdef Y_SHARED
         y_wg[i] = y[i];
 #endif

@@ -180,6 +180,9 @@ pub struct FusedArgs {
     /// refused where a tile would keep fewer than 32 rows).
     #[arg(long, value_enum)]
     stream_y: Option<FoldArg>,
+    /// Sparse `stream`: copies of w in workgroup memory, 1, 2, 4 or 8 (default 1; auto times 2, 4).
+    #[arg(long)]
+    wg_copies: Option<u32>,
     /// Reduce row dot products through workgroup memory, not subgroup shuffles.
     #[arg(long)]
     no_subgroups: bool,
@@ -393,6 +396,7 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
         row_tile: a.row_tile,
         key16: a.key16.map(|k| k == FoldArg::On),
         y_shared: a.stream_y.map(|k| k == FoldArg::On),
+        wg_copies: a.wg_copies,
         groups: a.groups,
         reorder: match a.reorder_cols {
             ReorderArg::Auto => Reorder::Auto,

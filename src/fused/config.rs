@@ -229,6 +229,7 @@ fn resolve_open(
                 row_tile: 0,
                 key16: false,
                 y_shared: false,
+                wg_copies: 1,
                 reorder: false,
                 diag: Default::default(),
             },
@@ -466,6 +467,7 @@ fn resolve_open(
         row_tile: 0,
         key16: false,
         y_shared: false,
+        wg_copies: 1,
         reorder: false,
         diag: Default::default(),
     };

@@ -40,6 +40,9 @@ impl Config {
             if self.y_shared {
                 s += " y-wg";
             }
+            if self.wg_copies > 1 {
+                s += &format!(" w-copies={}", self.wg_copies);
+            }
             if self.variant == super::Variant::Stream && self.key16 {
                 s += " key16";
             }

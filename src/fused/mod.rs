@@ -272,6 +272,10 @@ pub struct Config {
     /// `Stream`: y copied into workgroup memory beside w at the kernel's start, so the dot
     /// products' gathers read it there (the row cap leaves it room); false for the others.
     pub y_shared: bool,
+    /// `Stream`: copies of w in workgroup memory (invocation slot mod copies adds to its
+    /// own, the flush sums them): fewer invocations contend for a column's word where X has
+    /// few columns; 1 for the others.
+    pub wg_copies: u32,
     /// Sparse: X's columns re-indexed by descending entry count ([`reorder`]); each run
     /// gathers y and z into that order and scatters w back.
     pub reorder: bool,

@@ -72,6 +72,10 @@ pub struct Options {
     /// `stream`: y in workgroup memory ([`Config::y_shared`]; `None`: off, the faster on an
     /// H200; `Some(true)` is refused where it would leave a tile fewer than 32 rows).
     pub y_shared: Option<bool>,
+    /// `stream`: copies of w in workgroup memory, 1, 2, 4 or 8 ([`Config::wg_copies`];
+    /// `None`: one); refused where they would leave a tile fewer than 32 rows, or with
+    /// fixed-point sums.
+    pub wg_copies: Option<u32>,
     /// Sparse X: its columns re-indexed by descending entry count at plan time ([`reorder`];
     /// `Auto`: on the large-n path with skewed columns, [`Reorder::Auto`]).
     pub reorder: Reorder,
@@ -103,6 +107,7 @@ impl Default for Options {
             row_tile: None,
             key16: None,
             y_shared: None,
+            wg_copies: None,
             groups: None,
             reorder: Reorder::Auto,
             diag: Diag::default(),

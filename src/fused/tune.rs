@@ -94,6 +94,10 @@ struct Tuned {
     /// older caches).
     #[serde(default)]
     stream_rows: Option<u32>,
+    /// `stream`: copies of w in workgroup memory (`None`: the options' choice; absent in
+    /// older caches).
+    #[serde(default)]
+    wg_copies: Option<u32>,
 }
 
 impl Tuned {
@@ -120,6 +124,7 @@ impl Tuned {
             wg_cas: None,
             wg_fixed: None,
             stream_rows: None,
+            wg_copies: None,
         }
     }
 }
@@ -136,19 +141,19 @@ impl Tuned {
 /// 14: native adds into workgroup memory where the device has them; 15: the stream kernel's
 /// fixed-point sums of w; 16: its workgroup sizes and grids searched jointly; 17: grids of 5
 /// and 6 workgroups a unit, workgroups of 1,024, and the fastest size's tiles cut at fewer
-/// rows).
-const REVISION: u32 = 17;
+/// rows; 18: copies of w in the stream kernel's workgroup memory).
+const REVISION: u32 = 18;
 
 /// The cache key: adapter, kind and a shape bucket (log₂ of m, n and the stored entries), the
 /// column re-indexing when the caller fixed it (the other knobs were tuned on that layout),
 /// whether the workgroup adds may be native (the picks differ with their cost), and the
-/// fixed-point sums when the caller fixed them.
+/// fixed-point sums and copies of w when the caller fixed them.
 fn key(gpu: &Gpu, x: Matrix, options: &Options) -> String {
     let lg = |v: usize| usize::BITS - v.max(1).leading_zeros();
     let (m, n) = x.shape();
     let wg_native = gpu.caps.wg_f32_atomics && options.wg_atomics != Atomics::Cas;
     format!(
-        "{}|r{REVISION}|{}|m{}|n{}|nnz{}{}{}{}",
+        "{}|r{REVISION}|{}|m{}|n{}|nnz{}{}{}{}{}",
         gpu.caps.adapter_name,
         if matches!(x, Matrix::Dense(_)) {
             "dense"
@@ -168,7 +173,10 @@ fn key(gpu: &Gpu, x: Matrix, options: &Options) -> String {
             None => "",
             Some(true) => "|fixed-on",
             Some(false) => "|fixed-off",
-        }
+        },
+        options
+            .wg_copies
+            .map_or(String::new(), |c| format!("|copies-{c}"))
     )
 }
 
@@ -215,6 +223,7 @@ fn tuned_options(x: Matrix, options: &Options, t: &Tuned) -> Options {
             options.wg_atomics
         },
         wg_fixed: options.wg_fixed.or(t.wg_fixed),
+        wg_copies: options.wg_copies.or(t.wg_copies),
         rows_in_flight: options.rows_in_flight.or(t.rows_in_flight),
         // The tuner's choice only where the caller left it to `auto`.
         reorder: match (options.reorder, t.reorder) {
@@ -296,6 +305,30 @@ fn tune_with(
         for stream_groups in grids {
             rivals.push(Tuned {
                 wg_fixed: Some(true),
+                stream_groups,
+                ..t
+            });
+        }
+    }
+    if options.wg_copies.is_none() && c.variant == Variant::Stream && !c.wg_fixed {
+        // Copies of w (fewer adds contend for a word): 2 and 4 with the pick's adds and by
+        // compare-exchange (the faster under copies on an H100), 4 also at half the grid
+        // (their footprint leaves fewer workgroups resident). At 500k × 200, 256 × 4 on 528
+        // workgroups: 0.0195 ms with one copy, 0.0170 with four (BENCHMARKS.md, thirty-first
+        // measurements).
+        let cas_open = c.wg_native_atomics && options.wg_atomics == Atomics::Auto;
+        let kinds: &[bool] = if cas_open { &[false, true] } else { &[false] };
+        let mut copies_at = vec![];
+        for copies in [2, 4] {
+            copies_at.extend(kinds.iter().map(|&cas| (copies, cas, t.stream_groups)));
+        }
+        if options.groups.is_none() {
+            copies_at.push((4, cas_open, Some((c.groups / 2).max(1))));
+        }
+        for (copies, cas, stream_groups) in copies_at {
+            rivals.push(Tuned {
+                wg_copies: Some(copies),
+                wg_cas: cas.then_some(true).or(t.wg_cas),
                 stream_groups,
                 ..t
             });

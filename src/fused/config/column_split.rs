@@ -137,6 +137,7 @@ pub(super) fn split(
         row_tile,
         key16,
         y_shared: false,
+        wg_copies: 1,
         reorder: false,
         diag: Default::default(),
     }))

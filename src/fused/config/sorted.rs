@@ -130,6 +130,7 @@ pub(super) fn sorted(
             row_tile: 0,
             key16: false,
             y_shared: false,
+            wg_copies: 1,
             reorder: false,
             diag: Default::default(),
         },

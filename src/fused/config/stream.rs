@@ -34,6 +34,8 @@ pub(crate) struct Footprint {
     pub fixed: bool,
     /// Row chains summed across subgroups: scratch slots per subgroup, not per invocation.
     pub segmented: bool,
+    /// Copies of w (float sums only).
+    pub copies: u32,
 }
 
 impl Footprint {
@@ -43,6 +45,7 @@ impl Footprint {
             y_shared: config.y_shared,
             fixed: config.wg_fixed,
             segmented: config.segmented,
+            copies: config.wg_copies,
         }
     }
 }
@@ -66,10 +69,10 @@ pub(crate) fn rows_cap(gpu: &Gpu, n: usize, wg: u32, tile: u32, footprint: Footp
     (room / ROW_BYTES).min(tile as u64).min(1 << 16) as u32
 }
 
-/// Workgroup-memory bytes besides the tile rows': the copy of w (two words a column and the
+/// Workgroup-memory bytes besides the tile rows': the copies of w (two words a column and the
 /// maxima's slots with fixed-point sums; and of y where shared) and the scratch slots.
 fn besides_rows(gpu: &Gpu, n: usize, wg: u32, f: Footprint) -> u64 {
-    let w_words = if f.fixed { 2 } else { 1 };
+    let w_words = if f.fixed { 2 } else { u64::from(f.copies) };
     let y_words = u64::from(f.y_shared);
     let slots = if f.fixed { FIXED_SLOT_BYTES } else { 0 };
     let scratch = SLOT_BYTES * scratch_slots(gpu, wg, f.segmented) as u64;
@@ -133,10 +136,22 @@ pub(super) fn stream(
     let wg_fixed = options.wg_fixed == Some(true);
     // Row chains summed across subgroups: workgroups of whole subgroups.
     let segmented = options.subgroups && caps.subgroups && wg >= caps.subgroup_max_size;
+    let copies = options.wg_copies.unwrap_or(1);
+    if ![1, 2, 4, 8].contains(&copies) {
+        return Err(option_err(format!(
+            "copies of w (--wg-copies) = {copies}: must be 1, 2, 4 or 8"
+        )));
+    }
+    if wg_fixed && copies > 1 {
+        return Err(option_err(format!(
+            "{copies} copies of w (--wg-copies): fixed-point sums keep one"
+        )));
+    }
     let footprint = |y_shared| Footprint {
         y_shared,
         fixed: wg_fixed,
         segmented,
+        copies,
     };
     let y_shared =
         options.y_shared == Some(true) && rows_cap(gpu, n, wg, tile, footprint(true)) >= rows_min;
@@ -144,6 +159,17 @@ pub(super) fn stream(
     if wg_fixed && rows < rows_min {
         return Err(option_err(format!(
             "fixed-point sums of w: {n} columns at two words each leave a tile fewer than \
+             {rows_min} rows of workgroup memory"
+        )));
+    }
+    // Where one copy of w would leave room (the variant applies), more are the caller's error.
+    let one_copy = Footprint {
+        copies: 1,
+        ..footprint(y_shared)
+    };
+    if copies > 1 && rows < rows_min && rows_cap(gpu, n, wg, tile, one_copy) >= rows_min {
+        return Err(option_err(format!(
+            "{copies} copies of w (--wg-copies): {n} columns each leave a tile fewer than \
              {rows_min} rows of workgroup memory"
         )));
     }
@@ -233,6 +259,7 @@ pub(super) fn stream(
         row_tile: options.row_tile.map_or(0, |_| rows),
         key16,
         y_shared,
+        wg_copies: copies,
         reorder: false,
         diag: Default::default(),
     }))

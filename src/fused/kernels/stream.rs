@@ -75,6 +75,8 @@ pub(super) fn stream(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
             ("EPL", (cfg.tile / cfg.workgroup) as f64),
             ("RMAX", t.rows_max as f64),
             ("NCOLS", plan.n.max(1) as f64),
+            ("WCOPIES", cfg.wg_copies as f64),
+            ("WWORDS", (plan.n.max(1) as u32 * cfg.wg_copies) as f64),
             (
                 "NSG",
                 stream_scratch_slots(gpu, cfg.workgroup, cfg.segmented) as f64,
