@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::fused::{check, rows_of, sparse_x, with_hot_columns};
+use common::fused::{check, rows_of, sparse_x, stream_cli_refuses, with_hot_columns};
 use wgsparse::fused::{Atomics, Matrix, Options, Pattern, Variant, STREAM_EPL};
 use wgsparse::gen;
 use wgsparse::sddmm::cpu::compare;
@@ -33,23 +33,6 @@ fn refused(gpu: &Gpu, x: &Csr, o: &Options, says: &str) {
         Err(Error::Option(msg)) => assert!(msg.contains(says), "{msg}"),
         other => panic!("{o:?}: {:?}", other.err()),
     }
-}
-
-/// Asserts that `wgsparse fused --gen demo --variant stream --no-tune FLAG VALUE` exits
-/// non-zero naming `says`.
-fn cli_refuses(flag: &str, value: &str, says: &str) {
-    let (code, _, err) = common::wgsparse_exit(&[
-        "fused",
-        "--gen",
-        "demo",
-        "--variant",
-        "stream",
-        flag,
-        value,
-        "--no-tune",
-    ]);
-    assert_ne!(code, 0);
-    assert!(err.contains(says), "{err}");
 }
 
 fn every_pattern(gpu: &Gpu, x: &Csr, o: &Options, seed: u64) {
@@ -195,7 +178,7 @@ fn runs_fused_where_it_does_not_apply_and_refuses_bad_entry_counts() {
         };
         refused(gpu, &x, &o, "4 or 8");
     }
-    cli_refuses("--epl", "6", "4 or 8");
+    stream_cli_refuses("--epl", "6", "4 or 8");
 }
 
 #[test]
@@ -370,7 +353,7 @@ fn a_grid_of_any_size_equals_the_twin_and_other_variants_refuse_it() {
         };
         refused(gpu, &x, &o, what);
     }
-    cli_refuses("--groups", "0", "at least 1");
+    stream_cli_refuses("--groups", "0", "at least 1");
 }
 
 #[test]

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::fused::{check, sparse_x, with_hot_columns};
+use common::fused::{check, sparse_x, stream_cli_refuses, with_hot_columns};
 use wgsparse::fused::{Atomics, Matrix, Options, Pattern, Plan, Variant};
 use wgsparse::sparse::Csr;
 use wgsparse::{Error, Gpu};
@@ -87,16 +87,5 @@ fn bad_counts_fixed_sums_and_copies_beyond_workgroup_memory_are_refused() {
         &copies(8, Atomics::Auto, false, None),
         "8 copies of w",
     );
-    let (code, _, err) = common::wgsparse_exit(&[
-        "fused",
-        "--gen",
-        "demo",
-        "--variant",
-        "stream",
-        "--wg-copies",
-        "3",
-        "--no-tune",
-    ]);
-    assert_ne!(code, 0);
-    assert!(err.contains("1, 2, 4 or 8"), "{err}");
+    stream_cli_refuses("--wg-copies", "3", "1, 2, 4 or 8");
 }

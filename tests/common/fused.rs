@@ -80,6 +80,23 @@ pub fn check_plan(gpu: &Gpu, x: Matrix, plan: &Plan, seed: u64) {
     );
 }
 
+/// Asserts that `wgsparse fused --gen demo --variant stream --no-tune FLAG VALUE` exits
+/// non-zero naming `says`.
+pub fn stream_cli_refuses(flag: &str, value: &str, says: &str) {
+    let (code, _, err) = super::wgsparse_exit(&[
+        "fused",
+        "--gen",
+        "demo",
+        "--variant",
+        "stream",
+        flag,
+        value,
+        "--no-tune",
+    ]);
+    assert_ne!(code, 0);
+    assert!(err.contains(says), "{err}");
+}
+
 pub fn opts(variant: Variant) -> Options {
     Options {
         variant,
