@@ -303,20 +303,23 @@ fn tune_with(
             grids.insert(0, t.stream_groups);
         }
         for stream_groups in grids {
+            // Fixed-point sums keep one copy of w.
             rivals.push(Tuned {
                 wg_fixed: Some(true),
+                wg_copies: None,
                 stream_groups,
                 ..t
             });
         }
     }
     if options.wg_copies.is_none() && c.variant == Variant::Stream && !c.wg_fixed {
-        // Copies of w (fewer adds contend for a word): 2 and 4 with the pick's adds and by
-        // compare-exchange (the faster under copies on an H100), 4 also at half the grid
-        // (their footprint leaves fewer workgroups resident). At 500k × 200, 256 × 4 on 528
-        // workgroups: 0.0195 ms with one copy, 0.0170 with four (BENCHMARKS.md, thirty-first
-        // measurements).
-        let cas_open = c.wg_native_atomics && options.wg_atomics == Atomics::Auto;
+        // Copies of w (fewer adds contend for a word; the search timed four on each stream
+        // finalist): 2 and 4 with native adds and by compare-exchange where both are open
+        // (the loop was the faster under copies on an H100), else with the pick's adds, and 4
+        // also at half the grid (their footprint leaves fewer workgroups resident). At 500k ×
+        // 200, 256 × 4 on 528 workgroups: 0.0195 ms with one copy, 0.0170 with four
+        // (BENCHMARKS.md, thirty-first measurements).
+        let cas_open = gpu.caps.wg_f32_atomics && options.wg_atomics == Atomics::Auto;
         let kinds: &[bool] = if cas_open { &[false, true] } else { &[false] };
         let mut copies_at = vec![];
         for copies in [2, 4] {
@@ -326,9 +329,17 @@ fn tune_with(
             copies_at.push((4, cas_open, Some((c.groups / 2).max(1))));
         }
         for (copies, cas, stream_groups) in copies_at {
+            let wg_cas = if cas_open {
+                cas.then_some(true)
+            } else {
+                t.wg_cas
+            };
+            if (Some(copies), wg_cas, stream_groups) == (t.wg_copies, t.wg_cas, t.stream_groups) {
+                continue; // the pick itself
+            }
             rivals.push(Tuned {
                 wg_copies: Some(copies),
-                wg_cas: cas.then_some(true).or(t.wg_cas),
+                wg_cas,
                 stream_groups,
                 ..t
             });

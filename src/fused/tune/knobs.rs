@@ -5,7 +5,7 @@
 use super::{run_once, tune_reps, tuned_options, Tuned, TUNE_BIG_NNZ};
 use crate::fused::bench::{measure, Operands};
 use crate::fused::GATHER_TILE_DEFAULT;
-use crate::fused::{reorder, split, transpose, Matrix, Options, Plan, Reorder, Variant};
+use crate::fused::{reorder, split, transpose, Atomics, Matrix, Options, Plan, Reorder, Variant};
 use crate::gpu::Gpu;
 use crate::tune::Finalists;
 use crate::Result;
@@ -407,9 +407,47 @@ pub(super) fn tune_knobs(
             let ctx = (gpu, x, options, ops, reps);
             time_stream_grids(ctx, units, layout, &mut finalists, &mut timed)?;
         }
+        let ctx = (gpu, x, options, ops, reps);
+        time_stream_copies(ctx, &mut finalists, &mut timed)?;
         best = pick(finalists)?;
     }
     Ok((best.0, timed))
+}
+
+/// Four copies of w on each stream finalist where the caller left the copies open (by
+/// compare-exchange where native adds were open: the faster under copies), offered to
+/// `finalists` and recorded in `timed`. Copies pay where adds meet on few words, and which
+/// size and grid wins with them differs: on an H100 at 500k × 200, 256 × 4 on 528 workgroups
+/// ran 0.0195 ms with one copy and 0.0170 with four, 128 × 4 on 792 0.0205 and 0.0187
+/// (BENCHMARKS.md, thirty-first measurements). Copies that do not fit are skipped.
+fn time_stream_copies(
+    (gpu, x, options, ops, reps): (&Gpu, Matrix, &Options, &Operands, usize),
+    finalists: &mut Finalists<(Plan, Tuned)>,
+    timed: &mut Vec<Options>,
+) -> Result<()> {
+    if options.wg_copies.is_some() {
+        return Ok(());
+    }
+    let cas = options.wg_atomics == Atomics::Auto && gpu.caps.wg_f32_atomics;
+    let with = |t: &Tuned| tuned_options(x, options, t);
+    let rivals: Vec<(Plan, Tuned)> = finalists
+        .iter()
+        .filter(|(p, _)| p.config.variant == Variant::Stream && p.config.wg_copies == 1)
+        .filter_map(|(p, t)| {
+            let c = Tuned {
+                wg_copies: Some(4),
+                wg_cas: cas.then_some(true).or(t.wg_cas),
+                ..*t
+            };
+            Plan::new_like(gpu, x, &with(&c), p).ok().map(|p| (p, c))
+        })
+        .collect();
+    for (plan, tuned) in rivals {
+        let ms = measure(gpu, &plan, ops, reps, None)?.ms;
+        timed.push(with(&tuned));
+        finalists.offer(ms, (plan, tuned));
+    }
+    Ok(())
 }
 
 /// A stream candidate's screening time, the rows its layout's tiles would be trimmed to
