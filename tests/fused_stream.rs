@@ -9,12 +9,12 @@
 
 mod common;
 
-use common::fused::{check, rows_of, sparse_x, stream_cli_refuses, with_hot_columns};
+use common::fused::{check, refused, rows_of, sparse_x, stream_cli_refuses, with_hot_columns};
 use wgsparse::fused::{Atomics, Matrix, Options, Pattern, Variant, STREAM_EPL};
 use wgsparse::gen;
 use wgsparse::sddmm::cpu::compare;
 use wgsparse::sparse::Csr;
-use wgsparse::{Error, Gpu};
+use wgsparse::Gpu;
 
 fn stream(workgroup: u32, epl: u32, prefetch: bool, long_row: Option<u32>) -> Options {
     Options {
@@ -24,14 +24,6 @@ fn stream(workgroup: u32, epl: u32, prefetch: bool, long_row: Option<u32>) -> Op
         prefetch,
         long_row,
         ..Default::default()
-    }
-}
-
-/// Asserts that a plan of `o` on `x` is refused as a bad option naming `says`.
-fn refused(gpu: &Gpu, x: &Csr, o: &Options, says: &str) {
-    match wgsparse::fused::Plan::new(gpu, Matrix::Sparse(x), o) {
-        Err(Error::Option(msg)) => assert!(msg.contains(says), "{msg}"),
-        other => panic!("{o:?}: {:?}", other.err()),
     }
 }
 

@@ -7,10 +7,8 @@
 
 mod common;
 
-use common::fused::{check, sparse_x, stream_cli_refuses, with_hot_columns};
+use common::fused::{check, refused, sparse_x, stream_cli_refuses, with_hot_columns};
 use wgsparse::fused::{Atomics, Matrix, Options, Pattern, Plan, Variant};
-use wgsparse::sparse::Csr;
-use wgsparse::{Error, Gpu};
 
 fn copies(k: u32, wg_atomics: Atomics, prefetch: bool, long_row: Option<u32>) -> Options {
     Options {
@@ -22,13 +20,6 @@ fn copies(k: u32, wg_atomics: Atomics, prefetch: bool, long_row: Option<u32>) ->
         prefetch,
         long_row,
         ..Default::default()
-    }
-}
-
-fn refused(gpu: &Gpu, x: &Csr, o: &Options, says: &str) {
-    match Plan::new(gpu, Matrix::Sparse(x), o) {
-        Err(Error::Option(msg)) => assert!(msg.contains(says), "{msg}"),
-        other => panic!("{o:?}: {:?}", other.err()),
     }
 }
 

@@ -61,7 +61,9 @@ override NCOLS: u32 = 1u;
 // overrides stay together above every array they size: naga 30's pipeline-constant pass
 // panicked on this one declared below such arrays.
 override NSG: u32 = 32u;
-// Copies of w in workgroup memory, and their words (NCOLS · WCOPIES; WG_FIXED: one).
+// Copies of w in workgroup memory (WG_FIXED: one), and their words NCOLS · WCOPIES, passed
+// as its own override: naga 30's pipeline-constant pass panicked on that product as an
+// array size.
 override WCOPIES: u32 = 1u;
 override WWORDS: u32 = 1u;
 

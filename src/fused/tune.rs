@@ -321,9 +321,10 @@ fn tune_with(
         // (BENCHMARKS.md, thirty-first measurements).
         let cas_open = gpu.caps.wg_f32_atomics && options.wg_atomics == Atomics::Auto;
         let kinds: &[bool] = if cas_open { &[false, true] } else { &[false] };
-        let mut copies_at = vec![];
-        for copies in [2, 4] {
-            copies_at.extend(kinds.iter().map(|&cas| (copies, cas, t.stream_groups)));
+        let mut copies_at: Vec<_> = kinds.iter().map(|&cas| (2, cas, t.stream_groups)).collect();
+        // The search timed four at the pick's grid already, by compare-exchange where open.
+        if cas_open {
+            copies_at.push((4, false, t.stream_groups));
         }
         if options.groups.is_none() {
             copies_at.push((4, cas_open, Some((c.groups / 2).max(1))));

@@ -80,6 +80,14 @@ pub fn check_plan(gpu: &Gpu, x: Matrix, plan: &Plan, seed: u64) {
     );
 }
 
+/// Asserts that a plan of `o` on sparse `x` is refused as a bad option naming `says`.
+pub fn refused(gpu: &Gpu, x: &Csr, o: &Options, says: &str) {
+    match Plan::new(gpu, Matrix::Sparse(x), o) {
+        Err(wgsparse::Error::Option(msg)) => assert!(msg.contains(says), "{msg}"),
+        other => panic!("{o:?}: {:?}", other.err()),
+    }
+}
+
 /// Asserts that `wgsparse fused --gen demo --variant stream --no-tune FLAG VALUE` exits
 /// non-zero naming `says`.
 pub fn stream_cli_refuses(flag: &str, value: &str, says: &str) {

@@ -135,7 +135,6 @@ pub fn wgsparse_json_in(cache: &std::path::Path, args: &[&str]) -> serde_json::V
 pub fn random_values(n: usize, seed: u64) -> Vec<f32> {
     use rand::{Rng, SeedableRng};
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    // Power-law magnitudes with random signs: never zero, widely spread.
     (0..n)
         .map(|_| {
             let u: f32 = rng.random_range(0.05..1.0);

@@ -67,6 +67,7 @@ pub(super) fn stream(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
              beyond 2^{MAX_LN_ROWS} (too few bits left below the largest product)"
         )));
     }
+    let ncols = plan.n.max(1) as u32;
     let k = gpu.kernel(&KernelSpec {
         name: "fused/stream",
         defines: defs,
@@ -74,9 +75,9 @@ pub(super) fn stream(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
             ("WG", cfg.workgroup as f64),
             ("EPL", (cfg.tile / cfg.workgroup) as f64),
             ("RMAX", t.rows_max as f64),
-            ("NCOLS", plan.n.max(1) as f64),
+            ("NCOLS", ncols as f64),
             ("WCOPIES", cfg.wg_copies as f64),
-            ("WWORDS", (plan.n.max(1) as u32 * cfg.wg_copies) as f64),
+            ("WWORDS", (ncols * cfg.wg_copies) as f64),
             (
                 "NSG",
                 stream_scratch_slots(gpu, cfg.workgroup, cfg.segmented) as f64,
