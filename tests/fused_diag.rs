@@ -5,9 +5,9 @@
 
 mod common;
 
-use common::fused::{host_op, sparse_x, vectors};
+use common::fused::{check_op, host_op, sparse_x, vectors};
 use common::{wgsparse, wgsparse_json as json};
-use wgsparse::fused::{tune, Diag, Matrix, Options, Pattern, Plan, Variant};
+use wgsparse::fused::{tune, Diag, HostOp, Matrix, Options, Pattern, Plan, Variant};
 use wgsparse::gen;
 
 fn diag_opts(variant: Variant, list: &str) -> Options {
@@ -65,6 +65,48 @@ fn no_adds_or_no_flush_leave_beta_z_alone() {
         assert!(!plan.config.wg_native_atomics);
         let got = plan.run_host(gpu, &op).unwrap();
         assert!(got.iter().zip(&want).any(|(g, w)| g != w), "{variant:?}");
+    }
+}
+
+#[test]
+fn row_factor_switches_drop_v_or_misplace_it() {
+    let gpu = common::gpu();
+    let x = sparse_x(700, 300, 9_000, 7);
+    let vecs = vectors(x.nrows, x.ncols, false, 8);
+    let full = host_op(Pattern::Full, &vecs, -0.75, 1.25);
+    // Every factor 1: the full pattern without v, against its twin.
+    let no_v = HostOp { v: None, ..full };
+    check_op(
+        gpu,
+        Matrix::Sparse(&x),
+        &diag_opts(Variant::Stream, "skip-row-factors"),
+        &no_v,
+    );
+    // Factors at the tile-row index: finite, and not the true w (X has empty rows, so tile
+    // rows and X's rows part).
+    assert!((0..x.nrows).any(|r| x.row_ptr[r] == x.row_ptr[r + 1]));
+    let plan = Plan::new(
+        gpu,
+        Matrix::Sparse(&x),
+        &diag_opts(Variant::Stream, "direct-rows"),
+    )
+    .unwrap();
+    let got = plan.run_host(gpu, &full).unwrap();
+    let (want, _) = Matrix::Sparse(&x).reference(&full);
+    assert!(got.iter().all(|g| g.is_finite()));
+    assert!(got
+        .iter()
+        .zip(&want)
+        .any(|(g, w)| (*g as f64 - w).abs() > 1e-3 * w.abs().max(1.0)));
+    for variant in [Variant::Fused, Variant::Sorted] {
+        let e = Plan::new(
+            gpu,
+            Matrix::Sparse(&x),
+            &diag_opts(variant, "skip-row-factors"),
+        )
+        .err()
+        .unwrap_or_else(|| panic!("{variant:?} took skip-row-factors"));
+        assert!(e.to_string().contains("stream kernel's row factors"), "{e}");
     }
 }
 

@@ -352,12 +352,27 @@ fn row_factor(row: u32) -> f32 {
     return f;
 }
 
+// The factor of tile row i of the tile whose rows start at rows[first].
+// Timing only (src/fused/diag.rs): DIAG_SKIP_FACTORS makes every factor 1 with no loads;
+// DIAG_DIRECT_ROWS reads the factor at first + i, without loading X's row number.
+fn tile_factor(first: u32, i: u32) -> f32 {
+#ifdef DIAG_SKIP_FACTORS
+    return 1.0;
+#else
+#ifdef DIAG_DIRECT_ROWS
+    return row_factor(first + i);
+#else
+    return row_factor(rows[first + i]);
+#endif
+#endif
+}
+
 // The tile's row factors into fac[base ..]; returns the largest |factor| stored.
 fn load_fac(tile: u32, base: u32, tid: u32) -> f32 {
     let t = tiles[tile];
     var m = 0.0;
     for (var i = tid; i < t.w; i += WG) {
-        let f = row_factor(rows[t.z + i]);
+        let f = tile_factor(t.z, i);
         fac[base + i] = f;
         m = max(m, abs(f));
     }
@@ -438,7 +453,7 @@ fn main(
             for (var q = 0u; q < EPL; q++) {
                 let i = tid + q * WG;
                 if i < nrows {
-                    nfac[q] = row_factor(rows[tn.z + i]);
+                    nfac[q] = tile_factor(tn.z, i);
                 }
             }
             if next + nwg.x < params.ntiles {

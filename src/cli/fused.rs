@@ -198,11 +198,11 @@ pub struct FusedArgs {
     reorder_cols: ReorderArg,
     /// Timing only, results not valid: switches of the sparse fused, sorted and stream kernels
     /// with w in workgroup memory, comma separated: skip-wg-adds (no adds into the workgroup
-    /// copy of w), plain-wg-adds (plain load and store instead of compare-exchange),
-    /// skip-flush (no flush into global w), int-wg-adds (integer adds of the bits: a
-    /// fixed-point accumulation's cost); with --wg-fixed on, fixed-no-global (never the
-    /// global fallback) and fixed-lo-only (the low word's add only). Not with --check,
-    /// --export or a tuned `auto`.
+    /// copy of w), plain-wg-adds (plain load and store for compare-exchange), skip-flush (no
+    /// flush into global w), int-wg-adds (integer adds of the bits); with --wg-fixed on,
+    /// fixed-no-global (never the global fallback), fixed-lo-only (the low word's add only);
+    /// on `stream`, skip-row-factors (every tile row's factor 1, none loaded), direct-rows (v
+    /// read at the tile row, X's row number not loaded). Not with --check, --export, tuning.
     #[arg(long)]
     diag: Option<String>,
     /// Search (VS, workgroup size, C) around the model; report the model's distance to the best.

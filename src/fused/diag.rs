@@ -32,6 +32,13 @@ pub struct Diag {
     pub fixed_no_global: bool,
     /// Fixed-point sums of w: only the low word's add (the sums are garbage).
     pub fixed_lo_only: bool,
+    /// The stream kernel: every tile row's factor 1, with no loads of X's row numbers nor of
+    /// v and y at them (long rows keep theirs; the sums are wrong wherever v or, in `xty`, y
+    /// is not all ones): the factor chain's whole cost.
+    pub skip_row_factors: bool,
+    /// The stream kernel: row factors read at the tile-row index itself, not at X's row
+    /// number loaded from the tile (garbage factors): one dependent load taken off the chain.
+    pub direct_rows: bool,
 }
 
 /// One switch: its name for `--diag`, its kernels' define and its field.
@@ -42,7 +49,7 @@ struct Switch {
 }
 
 /// Every switch, in the order names and defines are listed.
-static SWITCHES: [Switch; 6] = [
+static SWITCHES: [Switch; 8] = [
     Switch {
         name: "skip-wg-adds",
         define: "DIAG_SKIP_WG_ADDS",
@@ -73,6 +80,16 @@ static SWITCHES: [Switch; 6] = [
         define: "DIAG_FX_LO_ONLY",
         field: |d| &mut d.fixed_lo_only,
     },
+    Switch {
+        name: "skip-row-factors",
+        define: "DIAG_SKIP_FACTORS",
+        field: |d| &mut d.skip_row_factors,
+    },
+    Switch {
+        name: "direct-rows",
+        define: "DIAG_DIRECT_ROWS",
+        field: |d| &mut d.direct_rows,
+    },
 ];
 
 impl Diag {
@@ -101,6 +118,11 @@ impl Diag {
         {
             return Err(Error::Option(
                 "--diag: skip-wg-adds, plain-wg-adds and int-wg-adds exclude each other".into(),
+            ));
+        }
+        if d.skip_row_factors && d.direct_rows {
+            return Err(Error::Option(
+                "--diag: skip-row-factors and direct-rows exclude each other".into(),
             ));
         }
         Ok(d)
@@ -151,6 +173,13 @@ pub(super) fn apply(config: &mut Config, diag: Diag) -> Result<()> {
             diag.names().join(",")
         )));
     }
+    if (diag.skip_row_factors || diag.direct_rows) && config.variant != Variant::Stream {
+        return Err(Error::Option(format!(
+            "--diag {}: switches of the stream kernel's row factors (this plan: {})",
+            diag.names().join(","),
+            config.describe()
+        )));
+    }
     if !config.wg_fixed && (diag.fixed_no_global || diag.fixed_lo_only) {
         return Err(Error::Option(format!(
             "--diag {}: switches of the fixed-point sums of w (--wg-fixed on)",
@@ -177,6 +206,11 @@ mod tests {
         assert!(Diag::parse("skip-apply").is_err());
         assert!(Diag::parse("skip-wg-adds,plain-wg-adds").is_err());
         assert!(Diag::parse("int-wg-adds,plain-wg-adds").is_err());
+        assert!(Diag::parse("skip-row-factors,direct-rows").is_err());
+        assert_eq!(
+            Diag::parse("direct-rows").unwrap().defines(),
+            ["DIAG_DIRECT_ROWS"]
+        );
         assert_eq!(
             Diag::parse("int-wg-adds").unwrap().defines(),
             ["DIAG_INT_WG_ADDS"]

@@ -141,8 +141,9 @@ impl Tuned {
 /// 14: native adds into workgroup memory where the device has them; 15: the stream kernel's
 /// fixed-point sums of w; 16: its workgroup sizes and grids searched jointly; 17: grids of 5
 /// and 6 workgroups a unit, workgroups of 1,024, and the fastest size's tiles cut at fewer
-/// rows; 18: copies of w in the stream kernel's workgroup memory).
-const REVISION: u32 = 18;
+/// rows; 18: copies of w in the stream kernel's workgroup memory; 19: the fastest copied
+/// finalist at every stream grid).
+const REVISION: u32 = 19;
 
 /// The cache key: adapter, kind and a shape bucket (log₂ of m, n and the stored entries), the
 /// column re-indexing when the caller fixed it (the other knobs were tuned on that layout),

@@ -408,20 +408,25 @@ pub(super) fn tune_knobs(
             time_stream_grids(ctx, units, layout, &mut finalists, &mut timed)?;
         }
         let ctx = (gpu, x, options, ops, reps);
-        time_stream_copies(ctx, &mut finalists, &mut timed)?;
+        time_stream_copies(ctx, units, &mut finalists, &mut timed)?;
         best = pick(finalists)?;
     }
     Ok((best.0, timed))
 }
 
 /// Four copies of w on each stream finalist where the caller left the copies open (by
-/// compare-exchange where native adds were open: the faster under copies), offered to
-/// `finalists` and recorded in `timed`. Copies pay where adds meet on few words, and which
-/// size and grid wins with them differs: on an H100 at 500k × 200, 256 × 4 on 528 workgroups
-/// ran 0.0195 ms with one copy and 0.0170 with four, 128 × 4 on 792 0.0205 and 0.0187
-/// (BENCHMARKS.md, thirty-first measurements). Copies that do not fit are skipped.
+/// compare-exchange where native adds were open: the faster under copies), then the fastest
+/// of them at [`stream_grids`] too, each offered to `finalists` and recorded in `timed`.
+/// Copies pay where adds meet on few words, and which size and grid wins with them differs:
+/// on an H100 at 500k × 200, 256 × 4 on 528 workgroups ran 0.0195 ms with one copy and 0.0170
+/// with four, 128 × 4 on 792 0.0205 and 0.0187; at 500k × 1,024 the finalists' grids of five
+/// and six workgroups a unit leave room for two copied workgroups an SM, where 512 × 4 with
+/// four copies on 264 workgroups ran 0.0487 against the pick's 0.0523 with one
+/// (BENCHMARKS.md, thirty-first and thirty-second measurements). Copies that do not fit are
+/// skipped.
 fn time_stream_copies(
     (gpu, x, options, ops, reps): (&Gpu, Matrix, &Options, &Operands, usize),
+    units: u32,
     finalists: &mut Finalists<(Plan, Tuned)>,
     timed: &mut Vec<Options>,
 ) -> Result<()> {
@@ -442,7 +447,22 @@ fn time_stream_copies(
             Plan::new_like(gpu, x, &with(&c), p).ok().map(|p| (p, c))
         })
         .collect();
+    let mut runs = vec![];
     for (plan, tuned) in rivals {
+        let ms = measure(gpu, &plan, ops, reps, None)?.ms;
+        timed.push(with(&tuned));
+        runs.push((ms, plan, tuned));
+    }
+    // The fastest copied rival's other grids (planned on its layout before it is offered).
+    let regrid = runs
+        .iter()
+        .min_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, plan, tuned)| stream_grids(gpu, x, options, units, (plan, *tuned)))
+        .unwrap_or_default();
+    for (ms, plan, tuned) in runs {
+        finalists.offer(ms, (plan, tuned));
+    }
+    for (plan, tuned) in regrid {
         let ms = measure(gpu, &plan, ops, reps, None)?.ms;
         timed.push(with(&tuned));
         finalists.offer(ms, (plan, tuned));
