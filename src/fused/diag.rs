@@ -50,47 +50,34 @@ struct Switch {
 
 /// Every switch, in the order names and defines are listed.
 static SWITCHES: [Switch; 8] = [
-    Switch {
-        name: "skip-wg-adds",
-        define: "DIAG_SKIP_WG_ADDS",
-        field: |d| &mut d.skip_wg_adds,
-    },
-    Switch {
-        name: "plain-wg-adds",
-        define: "DIAG_PLAIN_WG_ADDS",
-        field: |d| &mut d.plain_wg_adds,
-    },
-    Switch {
-        name: "skip-flush",
-        define: "DIAG_SKIP_FLUSH",
-        field: |d| &mut d.skip_flush,
-    },
-    Switch {
-        name: "int-wg-adds",
-        define: "DIAG_INT_WG_ADDS",
-        field: |d| &mut d.int_wg_adds,
-    },
-    Switch {
-        name: "fixed-no-global",
-        define: "DIAG_FX_NO_GLOBAL",
-        field: |d| &mut d.fixed_no_global,
-    },
-    Switch {
-        name: "fixed-lo-only",
-        define: "DIAG_FX_LO_ONLY",
-        field: |d| &mut d.fixed_lo_only,
-    },
-    Switch {
-        name: "skip-row-factors",
-        define: "DIAG_SKIP_FACTORS",
-        field: |d| &mut d.skip_row_factors,
-    },
-    Switch {
-        name: "direct-rows",
-        define: "DIAG_DIRECT_ROWS",
-        field: |d| &mut d.direct_rows,
-    },
+    switch("skip-wg-adds", "DIAG_SKIP_WG_ADDS", |d| &mut d.skip_wg_adds),
+    switch("plain-wg-adds", "DIAG_PLAIN_WG_ADDS", |d| {
+        &mut d.plain_wg_adds
+    }),
+    switch("skip-flush", "DIAG_SKIP_FLUSH", |d| &mut d.skip_flush),
+    switch("int-wg-adds", "DIAG_INT_WG_ADDS", |d| &mut d.int_wg_adds),
+    switch("fixed-no-global", "DIAG_FX_NO_GLOBAL", |d| {
+        &mut d.fixed_no_global
+    }),
+    switch("fixed-lo-only", "DIAG_FX_LO_ONLY", |d| &mut d.fixed_lo_only),
+    switch("skip-row-factors", "DIAG_SKIP_FACTORS", |d| {
+        &mut d.skip_row_factors
+    }),
+    switch("direct-rows", "DIAG_DIRECT_ROWS", |d| &mut d.direct_rows),
 ];
+
+/// A row of [`SWITCHES`].
+const fn switch(
+    name: &'static str,
+    define: &'static str,
+    field: fn(&mut Diag) -> &mut bool,
+) -> Switch {
+    Switch {
+        name,
+        define,
+        field,
+    }
+}
 
 impl Diag {
     /// Every switch's name, as the CLI's `--diag` takes them.
