@@ -40,11 +40,20 @@
 // WCOPIES > 1: the scatter of slot s adds to copy s % WCOPIES (words (s % WCOPIES)·NCOLS ..),
 // so fewer invocations contend for a word where X has few columns (a subgroup's lanes spread
 // over the copies); long rows add to copy 0; the flush sums the copies.
+// UNITS: the tiles are taken by units of UNIT lanes with no barrier (fused/stream_units);
+// the workgroup only shares the copy of w (and y), and takes the long rows as above.
 // WG_FIXED: the copy of w holds exact integer sums (shared/fixed_wg): each tile's maxima —
 // of |x| over its entries, |rsum| and |fac| over its rows — are noted before the barrier that
 // ends its step 2 and settled after it (a long row: |x| noted before its dot product's
 // barrier, settled with its factor).
 #import shared/atomic_f32
+#ifdef SEGMENTED
+#import fused/chain_sum
+#endif
+#ifdef UNITS
+#import fused/chain_sum
+#import fused/stream_units
+#endif
 #ifdef WG_FIXED
 #import shared/fixed_wg
 #else
@@ -66,6 +75,8 @@ override NSG: u32 = 32u;
 // array size.
 override WCOPIES: u32 = 1u;
 override WWORDS: u32 = 1u;
+// UNITS: lanes a tile (a power of two dividing the subgroup size).
+override UNIT: u32 = 32u;
 
 const START: u32 = 0x80000000u;
 const PAD: u32 = 0xffffffffu;
@@ -116,7 +127,8 @@ fn key_quad(q: u32) -> vec4<u32> {
 #endif
 }
 @group(0) @binding(3) var<storage, read> vals: array<vec4<f32>>;
-// Per tile, WG / 2 words: the tile row of each invocation's first entry, 16 bits each.
+// Per tile, tile_lanes() / 2 words: the tile row of each invocation's first entry, 16 bits
+// each.
 @group(0) @binding(4) var<storage, read> lead: array<u32>;
 // X's row of each tile row.
 @group(0) @binding(5) var<storage, read> rows: array<u32>;
@@ -170,8 +182,10 @@ fn y_col(c: u32) -> f32 {
     return y[c];
 }
 #endif
+#ifndef UNITS
 var<workgroup> rsum: array<f32, 2u * RMAX>;
 var<workgroup> fac: array<f32, 2u * RMAX>;
+#endif
 #ifdef SEGMENTED
 // Per subgroup: the chain of heads from its first lane, and whether it ends in the subgroup.
 var<workgroup> chain: array<f32, NSG>;
@@ -187,29 +201,6 @@ struct Entries {
     x: array<vec4<f32>, 2>,
     lead: u32,
 }
-
-#ifdef SEGMENTED
-// Lane i's chain of heads: h summed over lanes i, i + 1, … up to the first whose `ends` is
-// set (inclusive), and whether one was met before the subgroup's end. Before the round at
-// distance d each lane holds the chain over [i, i + d). Call in uniform control flow.
-fn chain_sum(h: f32, ends: bool, sg_lane: u32, sg_size: u32) -> vec2<f32> {
-    var a = h;
-    var done = ends;
-    for (var d = 1u; d < sg_size; d <<= 1u) {
-        let extend = !done && sg_lane + d < sg_size;
-        if !subgroupAny(extend) {
-            break;
-        }
-        let ao = subgroupShuffleDown(a, d);
-        let fo = subgroupShuffleDown(u32(done), d);
-        if extend {
-            a += ao;
-            done = fo != 0u;
-        }
-    }
-    return vec2<f32>(a, f32(done));
-}
-#endif
 
 #ifdef WG_FIXED
 // Notes the maxima (shared/fixed_wg) of this invocation, or with subgroups of its subgroup.
@@ -233,10 +224,19 @@ fn entries_max(e: Entries) -> f32 {
 }
 #endif
 
+// Invocations a tile: a unit's lanes, or the workgroup's.
+fn tile_lanes() -> u32 {
+#ifdef UNITS
+    return UNIT;
+#else
+    return WG;
+#endif
+}
+
 // Slot `slot`'s entries of tile `tile`, whose descriptor is `t` (tiles[tile]).
 fn load_entries(tile: u32, t: vec4<u32>, slot: u32) -> Entries {
     var e: Entries;
-    let w = lead[tile * (WG / 2u) + slot / 2u];
+    let w = lead[tile * (tile_lanes() / 2u) + slot / 2u];
     e.lead = (w >> (16u * (slot % 2u))) & 0xffffu;
     for (var q = 0u; q < EPL / 4u; q++) {
         let at = slot * EPL + 4u * q;
@@ -367,6 +367,7 @@ fn tile_factor(first: u32, i: u32) -> f32 {
 #endif
 }
 
+#ifndef UNITS
 // The tile's row factors into fac[base ..]; returns the largest |factor| stored.
 fn load_fac(tile: u32, base: u32, tid: u32) -> f32 {
     let t = tiles[tile];
@@ -378,6 +379,7 @@ fn load_fac(tile: u32, base: u32, tid: u32) -> f32 {
     }
     return m;
 }
+#endif
 
 @compute @workgroup_size(WG)
 fn main(
@@ -388,6 +390,12 @@ fn main(
     @builtin(subgroup_invocation_id) sg_lane: u32,
     @builtin(subgroup_size) sg_size: u32,
     @builtin(subgroup_id) sg_id: u32,
+#else
+#ifdef UNITS
+    @builtin(subgroup_invocation_id) sg_lane: u32,
+    @builtin(subgroup_size) sg_size: u32,
+    @builtin(subgroup_id) sg_id: u32,
+#endif
 #endif
 ) {
 #ifdef SEGMENTED
@@ -415,14 +423,19 @@ fn main(
     // Items are strided over the grid: the long rows first, then the tiles. item and tile
     // are uniform across the workgroup: every barrier below is reached by all.
 #ifndef SEGMENTED
+#ifndef UNITS
     let sg_lane = 0u;
     let sg_size = 1u;
     let sg_id = 0u;
+#endif
 #endif
     var item = wid.x;
     for (; item < params.nlong; item += nwg.x) {
         long_row(params.ntiles + item, tid, sg_lane, sg_size, sg_id);
     }
+#ifdef UNITS
+    unit_tiles(wid.x, nwg.x, sg_lane, sg_size, sg_id);
+#else
     var tile = item - params.nlong;
     var cur: Entries;
     // The largest |factor| this invocation stored for the tile (WG_FIXED's notes).
@@ -596,6 +609,7 @@ fn main(
 #endif
         tile = next;
     }
+#endif
     workgroupBarrier();
 #ifndef DIAG_SKIP_FLUSH
     for (var i = tid; i < params.n; i += WG) {

@@ -1,6 +1,6 @@
 //! `wgsparse fused`: time (and check, sweep) the pattern α·Xᵀ(v ⊙ (X·y)) + β·z.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::ValueEnum;
@@ -8,8 +8,13 @@ use serde_json::json;
 
 use wgsparse::fused::bench::{self, Input, Measurement, Operands, Reference};
 use wgsparse::fused::transpose::PassFacts;
-use wgsparse::fused::{Atomics, Diag, Options, Pattern, Plan, Reorder, Variant};
+use wgsparse::fused::{Atomics, Diag, Options, Pattern, Plan, Reorder, UnitTiles, Variant};
 use wgsparse::{io, report, Error, Gpu, Result};
+
+mod export;
+
+use export::export;
+pub(crate) use export::{export_matrix, write_f32};
 
 #[derive(Clone, Copy, PartialEq, ValueEnum)]
 enum PatternArg {
@@ -183,6 +188,11 @@ pub struct FusedArgs {
     /// Sparse `stream`: copies of w in workgroup memory, 1, 2, 4 or 8 (default 1; auto times 2, 4).
     #[arg(long)]
     wg_copies: Option<u32>,
+    /// Sparse `stream`: tiles taken by units of lanes within a subgroup, with no barrier:
+    /// off (default), on (units of the least subgroup size) or a power of two of lanes up to
+    /// it; needs subgroup operations; not with --wg-fixed, --prefetch or --row-tile.
+    #[arg(long, default_value = "off", value_parser = unit_tiles)]
+    unit_tiles: UnitTiles,
     /// Reduce row dot products through workgroup memory, not subgroup shuffles.
     #[arg(long)]
     no_subgroups: bool,
@@ -253,6 +263,18 @@ pub struct FusedArgs {
     max_binding_bytes: Option<u64>,
 }
 
+/// `--unit-tiles`: off, on or a count of lanes.
+fn unit_tiles(s: &str) -> std::result::Result<UnitTiles, String> {
+    match s {
+        "off" => Ok(UnitTiles::Off),
+        "on" => Ok(UnitTiles::Subgroup),
+        _ => s
+            .parse()
+            .map(UnitTiles::Lanes)
+            .map_err(|_| format!("{s:?}: expected off, on or a count of lanes")),
+    }
+}
+
 /// `--settle`'s seconds: a finite number from 0 to 60.
 fn settle_seconds(s: &str) -> std::result::Result<f64, String> {
     match s.parse::<f64>() {
@@ -308,50 +330,6 @@ fn variants(list: &[VariantArg]) -> Vec<Variant> {
     out
 }
 
-/// Writes `data` as raw little-endian f32.
-pub(crate) fn write_f32(path: &Path, data: &[f32]) -> Result<()> {
-    std::fs::write(path, bytemuck::cast_slice(data)).map_err(|e| Error::io(path, e))
-}
-
-/// Writes X as raw arrays into `dir`: CSR (`wgsparse gen --raw` layout) or `dense.f32`
-/// row-major with `meta.json` (`nrows`, `ncols`, `dense`).
-pub(crate) fn export_matrix(dir: &Path, input: &Input) -> Result<()> {
-    let (m, n) = input.matrix().shape();
-    match input {
-        Input::Sparse(s) => io::write_csr_binary(dir, s)?,
-        Input::Dense(d) => {
-            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-            write_f32(&dir.join("dense.f32"), &d.data)?;
-            let meta = json!({ "nrows": m, "ncols": n, "dense": true });
-            let p = dir.join("meta.json");
-            std::fs::write(&p, meta.to_string()).map_err(|e| Error::io(&p, e))?;
-        }
-    }
-    Ok(())
-}
-
-/// Writes X and the full pattern's operands and w for the peer script.
-fn export(gpu: &Gpu, dir: &Path, input: &Input, base: &Options, seed: u64) -> Result<()> {
-    export_matrix(dir, input)?;
-    let x = input.matrix();
-    let (m, n) = x.shape();
-    let ops = Operands::random(gpu, m, n, Pattern::Full, seed)?;
-    let plan = Plan::new(gpu, x, base)?;
-    plan.run(gpu, &ops.op(), &ops.w)?;
-    let (y, v, z) = ops.host_vectors();
-    write_f32(&dir.join("y.f32"), y)?;
-    write_f32(&dir.join("v.f32"), v)?;
-    write_f32(&dir.join("z.f32"), z)?;
-    write_f32(&dir.join("w_wgsparse.f32"), &ops.w.read(gpu)?)?;
-    let meta = json!({
-        "alpha": ops.alpha, "beta": ops.beta, "pattern": "full",
-        "kind": if matches!(input, Input::Dense(_)) { "dense" } else { "sparse" },
-        "adapter": gpu.caps.adapter_name,
-    });
-    let p = dir.join("operands.json");
-    std::fs::write(&p, meta.to_string()).map_err(|e| Error::io(&p, e))
-}
-
 /// (pattern, variant, measurement or why it did not run).
 type Outcome = (Pattern, Variant, std::result::Result<Measurement, String>);
 
@@ -397,6 +375,7 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
         key16: a.key16.map(|k| k == FoldArg::On),
         y_shared: a.stream_y.map(|k| k == FoldArg::On),
         wg_copies: a.wg_copies,
+        unit_tiles: a.unit_tiles,
         groups: a.groups,
         reorder: match a.reorder_cols {
             ReorderArg::Auto => Reorder::Auto,

@@ -230,6 +230,7 @@ fn resolve_open(
                 key16: false,
                 y_shared: false,
                 wg_copies: 1,
+                unit: 0,
                 reorder: false,
                 diag: Default::default(),
             },
@@ -468,6 +469,7 @@ fn resolve_open(
         key16: false,
         y_shared: false,
         wg_copies: 1,
+        unit: 0,
         reorder: false,
         diag: Default::default(),
     };
@@ -547,6 +549,15 @@ impl Config {
     /// column indices need no rewriting (no hot-column list, no extra load per entry).
     pub fn hot_prefix(&self) -> bool {
         self.reorder && self.workgroup_w && self.hot_cols > 0 && self.variant == Variant::Fused
+    }
+
+    /// `Stream`: the invocations that share a tile (a unit's lanes, or the workgroup).
+    pub fn tile_lanes(&self) -> u32 {
+        if self.unit > 0 {
+            self.unit
+        } else {
+            self.workgroup
+        }
     }
 }
 

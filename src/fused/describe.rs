@@ -43,6 +43,9 @@ impl Config {
             if self.wg_copies > 1 {
                 s += &format!(" w-copies={}", self.wg_copies);
             }
+            if self.unit > 0 {
+                s += &format!(" unit={}", self.unit);
+            }
             if self.variant == super::Variant::Stream && self.key16 {
                 s += " key16";
             }

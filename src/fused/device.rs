@@ -105,9 +105,11 @@ impl StreamX {
 
 impl StreamX {
     fn build(gpu: &Gpu, x: &crate::sparse::Csr, config: &Config) -> Result<StreamX> {
-        let wg = config.workgroup;
+        // Unit tiles are cut for a unit's lanes, and hold as many rows as entries.
+        let wg = config.tile_lanes();
         // The caller's cap on a tile's rows (already within what workgroup memory holds).
         let cap = match config.row_tile {
+            _ if config.unit > 0 => config.tile,
             0 => super::config::stream_rows_cap(
                 gpu,
                 x.ncols,

@@ -51,6 +51,14 @@ pub fn stream_tile(epl: u32, wg: u32, rows: u32, rmax: u32) -> u64 {
     2 + 6 * epl as u64 + (rows as u64).div_ceil(wg) + (rmax as u64).div_ceil(wg)
 }
 
+/// One unit tile of the stream kernel per invocation: its EPL entries loaded, summed per row
+/// segment with their factors loaded, the chain of heads and the scale's broadcast (at most
+/// log₂ of the subgroup size rounds each), and its adds (a compare-exchange loop each).
+pub fn unit_tile(epl: u32, subgroup: u32) -> u64 {
+    let rounds = u64::from(subgroup.max(2).ilog2());
+    2 + 8 * epl as u64 + 2 * rounds
+}
+
 /// One chunk of the column-split scatter (`fused.split`) per invocation: `epl` rounds, each a
 /// load, the 16-bit layout's marker search (at most 4 words), a segmented sum (at most 7
 /// steps, subgroups up to 128 lanes) and an add (compare-exchange).

@@ -56,7 +56,7 @@ pub use config::{GATHER_TILE_DEFAULT, GATHER_TILE_EPL, SORTED_EPL_MAX, SPLIT_EPL
 pub use cpu::HostOp;
 pub use device::FINISH_COLUMNS;
 pub use diag::Diag;
-pub use options::Options;
+pub use options::{Options, UnitTiles};
 pub use pattern::Pattern;
 pub use reorder::Reorder;
 
@@ -85,7 +85,8 @@ pub enum Variant {
     /// tile's entries as whole `vec4`s, the row dot products are summed per row segment in
     /// workgroup memory, and the entries, still in registers, are scaled and added to the
     /// workgroup copy of w. Two barriers a tile; rows longer than a tile each taken whole by
-    /// a workgroup of the same kernel. Sparse X whose copy fits one storage binding and
+    /// a workgroup of the same kernel. With [`Options::unit_tiles`] units of lanes within a
+    /// subgroup take the tiles instead, with no barrier ([`Config::unit`]). Sparse X whose copy fits one storage binding and
     /// whose w fits workgroup memory; otherwise (and on dense X) it runs `Fused`.
     Stream,
     /// Xᵀ materialized at plan time ([`transpose`]): p = α·v ⊙ (X·y) by X's rows, then
@@ -276,6 +277,10 @@ pub struct Config {
     /// own, the flush sums them): fewer invocations contend for a column's word where X has
     /// few columns; 1 for the others.
     pub wg_copies: u32,
+    /// `Stream`: lanes a tile where units of them take the tiles with no barrier (the
+    /// adapter's least subgroup size; the workgroup meets only around its long rows and the
+    /// flush); 0: every tile taken by the whole workgroup. 0 for the others.
+    pub unit: u32,
     /// Sparse: X's columns re-indexed by descending entry count ([`reorder`]); each run
     /// gathers y and z into that order and scatters w back.
     pub reorder: bool,
@@ -477,10 +482,12 @@ impl Plan {
                 ) == (config.row_tile, config.workgroup, config.key16)
         });
         // Fixed-point sums take more workgroup memory: a layout is shared where its tiles'
-        // rows still fit beside them.
+        // rows still fit beside them (unit tiles keep none there). Unit tiles are cut for a
+        // unit's lanes, workgroup tiles for the workgroup's.
         let stream = like.stream.clone().filter(|s| {
             config.variant == Variant::Stream
                 && (config.row_tile != 0
+                    || config.unit > 0
                     || s.rows_max
                         <= config::stream_rows_cap(
                             gpu,
@@ -496,6 +503,7 @@ impl Plan {
                     like.config.y_shared,
                     like.config.key16,
                     like.config.row_tile,
+                    like.config.unit,
                 ) == (
                     config.workgroup,
                     config.tile,
@@ -503,6 +511,7 @@ impl Plan {
                     config.y_shared,
                     config.key16,
                     config.row_tile,
+                    config.unit,
                 )
         });
         let transpose = like

@@ -76,6 +76,10 @@ pub struct Options {
     /// `None`: one); refused where they would leave a tile fewer than 32 rows, or with
     /// fixed-point sums.
     pub wg_copies: Option<u32>,
+    /// `stream`: tiles taken by units of lanes within a subgroup, with no barrier
+    /// ([`Config::unit`]). Needs subgroup operations; refused with fixed-point sums,
+    /// `prefetch` and `row_tile`.
+    pub unit_tiles: UnitTiles,
     /// Sparse X: its columns re-indexed by descending entry count at plan time ([`reorder`];
     /// `Auto`: on the large-n path with skewed columns, [`Reorder::Auto`]).
     pub reorder: Reorder,
@@ -108,9 +112,22 @@ impl Default for Options {
             key16: None,
             y_shared: None,
             wg_copies: None,
+            unit_tiles: UnitTiles::Off,
             groups: None,
             reorder: Reorder::Auto,
             diag: Diag::default(),
         }
     }
+}
+
+/// Who takes the stream kernel's tiles ([`Options::unit_tiles`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum UnitTiles {
+    /// The whole workgroup, meeting at barriers in each tile.
+    #[default]
+    Off,
+    /// Units of the adapter's least subgroup size.
+    Subgroup,
+    /// Units of this many lanes: a power of two from 2 to the adapter's least subgroup size.
+    Lanes(u32),
 }

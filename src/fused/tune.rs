@@ -12,7 +12,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::fused::bench::{measure, Operands};
-use crate::fused::{Atomics, Matrix, Options, Pattern, Plan, Reorder, Variant};
+use crate::fused::{Atomics, Matrix, Options, Pattern, Plan, Reorder, UnitTiles, Variant};
 use crate::gpu::Batch;
 use crate::gpu::Gpu;
 use crate::tune::{Finalists, TuneCache};
@@ -98,6 +98,10 @@ struct Tuned {
     /// older caches).
     #[serde(default)]
     wg_copies: Option<u32>,
+    /// `stream`: tiles taken by units of the least subgroup size (`None`: the options'
+    /// choice; absent in older caches).
+    #[serde(default)]
+    unit_tiles: Option<bool>,
 }
 
 impl Tuned {
@@ -125,6 +129,7 @@ impl Tuned {
             wg_fixed: None,
             stream_rows: None,
             wg_copies: None,
+            unit_tiles: None,
         }
     }
 }
@@ -142,19 +147,19 @@ impl Tuned {
 /// fixed-point sums of w; 16: its workgroup sizes and grids searched jointly; 17: grids of 5
 /// and 6 workgroups a unit, workgroups of 1,024, and the fastest size's tiles cut at fewer
 /// rows; 18: copies of w in the stream kernel's workgroup memory; 19: the fastest copied
-/// finalist at every stream grid).
-const REVISION: u32 = 19;
+/// finalist at every stream grid; 20: the stream kernel's unit tiles).
+const REVISION: u32 = 20;
 
 /// The cache key: adapter, kind and a shape bucket (log₂ of m, n and the stored entries), the
 /// column re-indexing when the caller fixed it (the other knobs were tuned on that layout),
 /// whether the workgroup adds may be native (the picks differ with their cost), and the
-/// fixed-point sums and copies of w when the caller fixed them.
+/// fixed-point sums, copies of w and unit tiles when the caller fixed them.
 fn key(gpu: &Gpu, x: Matrix, options: &Options) -> String {
     let lg = |v: usize| usize::BITS - v.max(1).leading_zeros();
     let (m, n) = x.shape();
     let wg_native = gpu.caps.wg_f32_atomics && options.wg_atomics != Atomics::Cas;
     format!(
-        "{}|r{REVISION}|{}|m{}|n{}|nnz{}{}{}{}{}",
+        "{}|r{REVISION}|{}|m{}|n{}|nnz{}{}{}{}{}{}",
         gpu.caps.adapter_name,
         if matches!(x, Matrix::Dense(_)) {
             "dense"
@@ -177,7 +182,12 @@ fn key(gpu: &Gpu, x: Matrix, options: &Options) -> String {
         },
         options
             .wg_copies
-            .map_or(String::new(), |c| format!("|copies-{c}"))
+            .map_or(String::new(), |c| format!("|copies-{c}")),
+        match options.unit_tiles {
+            UnitTiles::Off => String::new(),
+            UnitTiles::Subgroup => "|units-on".into(),
+            UnitTiles::Lanes(k) => format!("|units-{k}"),
+        }
     )
 }
 
@@ -225,6 +235,10 @@ fn tuned_options(x: Matrix, options: &Options, t: &Tuned) -> Options {
         },
         wg_fixed: options.wg_fixed.or(t.wg_fixed),
         wg_copies: options.wg_copies.or(t.wg_copies),
+        unit_tiles: match t.unit_tiles {
+            Some(true) => UnitTiles::Subgroup,
+            _ => options.unit_tiles,
+        },
         rows_in_flight: options.rows_in_flight.or(t.rows_in_flight),
         // The tuner's choice only where the caller left it to `auto`.
         reorder: match (options.reorder, t.reorder) {

@@ -63,6 +63,8 @@ shader_table!(
     "fused/long_rows",
     "fused/sorted",
     "fused/stream",
+    "fused/stream_units",
+    "fused/chain_sum",
     "fused/split_dots",
     "fused/split",
     "fused/tron_scalars",

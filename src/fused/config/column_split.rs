@@ -138,6 +138,7 @@ pub(super) fn split(
         key16,
         y_shared: false,
         wg_copies: 1,
+        unit: 0,
         reorder: false,
         diag: Default::default(),
     }))

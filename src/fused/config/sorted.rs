@@ -131,6 +131,7 @@ pub(super) fn sorted(
             key16: false,
             y_shared: false,
             wg_copies: 1,
+            unit: 0,
             reorder: false,
             diag: Default::default(),
         },

@@ -2,7 +2,7 @@
 
 use super::{option_err, pow2_in, tile_grid};
 use crate::fused::plan::Residency;
-use crate::fused::{loops, stream, Config, Matrix, Options, Variant};
+use crate::fused::{loops, stream, Config, Matrix, Options, UnitTiles, Variant};
 use crate::gpu::Gpu;
 use crate::Result;
 
@@ -128,14 +128,17 @@ pub(super) fn stream(
     let Matrix::Sparse(s) = x else {
         return Ok(None);
     };
-    let tile = epl * wg;
+    // Row chains summed across subgroups: workgroups of whole subgroups.
+    let segmented = options.subgroups && caps.subgroups && wg >= caps.subgroup_max_size;
+    let unit = unit_lanes(gpu, options, wg, segmented)?;
+    // Entries a workgroup tile holds (the long rows' bound), and a tile's.
+    let wg_tile = epl * wg;
+    let tile = if unit > 0 { epl * unit } else { wg_tile };
     let rows_min = ROWS_MIN.min(tile);
     // y's copy is opt-in: on the H200 its gathers from workgroup memory, beside the scatter's
     // compare-exchanges there, cost more than L1-cached global loads (0.27 against 0.165 ms at
     // 500k × 4,096).
     let wg_fixed = options.wg_fixed == Some(true);
-    // Row chains summed across subgroups: workgroups of whole subgroups.
-    let segmented = options.subgroups && caps.subgroups && wg >= caps.subgroup_max_size;
     let copies = options.wg_copies.unwrap_or(1);
     if ![1, 2, 4, 8].contains(&copies) {
         return Err(option_err(format!(
@@ -196,11 +199,23 @@ pub(super) fn stream(
         )));
     }
     // The caller's cap on a tile's rows (less workgroup memory a workgroup, more resident).
-    let rows = rows.min(options.row_tile.unwrap_or(u32::MAX));
-    let shared = (besides_rows(gpu, n, wg, footprint(y_shared)) + ROW_BYTES * rows as u64) as u32;
+    // Unit tiles keep no rows in workgroup memory: a tile's rows are at most its entries.
+    let rows = if unit > 0 {
+        tile
+    } else {
+        rows.min(options.row_tile.unwrap_or(u32::MAX))
+    };
+    let row_bytes = if unit > 0 { 0 } else { ROW_BYTES * rows as u64 };
+    let shared = (besides_rows(gpu, n, wg, footprint(y_shared)) + row_bytes) as u32;
     let r = Residency::of(caps);
     let resident = r.units.saturating_mul(r.groups_resident(wg, shared));
-    let tiles_about = s.nnz().div_ceil(tile as usize).max(1);
+    // Tiles a workgroup's invocations take at once: one, or one a unit.
+    let at_once = wg.checked_div(unit).unwrap_or(1);
+    let tiles_about = s
+        .nnz()
+        .div_ceil(tile as usize)
+        .div_ceil(at_once as usize)
+        .max(1);
     let max_groups = caps.max_workgroups_per_dimension as usize;
     let groups = options
         .groups
@@ -212,7 +227,11 @@ pub(super) fn stream(
     // enough workgroups that each takes few enough tiles.
     let mu = s.nnz() as f64 / m.max(1) as f64;
     let rows_per_tile = ((tile as f64 / mu.max(1.0)).ceil() as u64).min(rows as u64) as u32;
-    let per_tile = loops::stream_tile(epl, wg, rows_per_tile, rows);
+    let per_tile = if unit > 0 {
+        loops::unit_tile(epl, caps.subgroup_max_size)
+    } else {
+        loops::stream_tile(epl, wg, rows_per_tile, rows)
+    };
     let y_copy = if y_shared {
         n.div_ceil(wg as usize) as u64
     } else {
@@ -223,14 +242,17 @@ pub(super) fn stream(
     let fixed = loops::workgroup_w(w_words, wg) + 3 * (rows as u64).div_ceil(wg as u64) + y_copy;
     let full = s.nnz().div_ceil(tile as usize);
     let long_row = options.long_row.unwrap_or(tile).min(tile);
+    let wg_tile_of = |l: usize| l.div_ceil(wg_tile as usize);
     // A long row costs a workgroup two passes over its entries (at most a tile's loop
     // iterations per tile of them) and its dot product's sum (less than one tile's more).
     let long_items: usize = (0..m)
         .map(|r| s.row_range(r).len())
         .filter(|&l| l > long_row as usize)
-        .map(|l| l.div_ceil(tile as usize) + 1)
+        .map(|l| wg_tile_of(l) + 1)
         .sum();
-    let tiles_max = 2 * full + m.div_ceil(rows.max(1) as usize) + long_items;
+    // An invocation's tiles: a workgroup's (a unit's, its share) and the long rows' passes.
+    let tiles_max =
+        (2 * full + m.div_ceil(rows.max(1) as usize)).div_ceil(at_once as usize) + long_items;
     let groups = tile_grid(caps, groups, tiles_max, tile, (per_tile, fixed))?;
     Ok(Some(Config {
         variant: Variant::Stream,
@@ -260,7 +282,45 @@ pub(super) fn stream(
         key16,
         y_shared,
         wg_copies: copies,
+        unit,
         reorder: false,
         diag: Default::default(),
     }))
+}
+
+/// Lanes a unit tile ([`Config::unit`]) where the caller asks for unit tiles, else 0: the
+/// caller's count or the adapter's least subgroup size (a unit never spans two subgroups).
+/// Refused without subgroup operations or workgroups of whole subgroups, with fixed-point
+/// sums (they settle at each tile's barriers), with `prefetch` and with a cap on a tile's
+/// rows (both of workgroup tiles).
+fn unit_lanes(gpu: &Gpu, options: &Options, wg: u32, segmented: bool) -> Result<u32> {
+    let refuse = |why: &str| Err(option_err(format!("unit tiles (--unit-tiles): {why}")));
+    let sg = gpu.caps.subgroup_min_size;
+    let lanes = match options.unit_tiles {
+        UnitTiles::Off => return Ok(0),
+        UnitTiles::Subgroup => sg,
+        UnitTiles::Lanes(k) if k >= 2 && k.is_power_of_two() && k <= sg => k,
+        UnitTiles::Lanes(k) => {
+            return refuse(&format!(
+                "{k} lanes a unit: must be a power of two from 2 to the least subgroup size, {sg}"
+            ))
+        }
+    };
+    if !segmented || sg < 2 {
+        return refuse(&format!(
+            "need subgroup operations and workgroups of whole subgroups (here {wg} \
+             invocations, subgroups of up to {})",
+            gpu.caps.subgroup_max_size
+        ));
+    }
+    if options.wg_fixed == Some(true) {
+        return refuse("fixed-point sums settle at every tile's barriers; unit tiles have none");
+    }
+    if options.prefetch {
+        return refuse("--prefetch loads workgroup tiles ahead");
+    }
+    if options.row_tile.is_some() {
+        return refuse("--row-tile caps workgroup tiles' rows in workgroup memory");
+    }
+    Ok(lanes)
 }

@@ -54,6 +54,9 @@ pub(super) fn stream(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
     if cfg.key16 {
         defs.push("KEY16");
     }
+    if cfg.unit > 0 {
+        defs.push("UNITS");
+    }
     if finish.is_some() {
         defs.push("FINISH");
     }
@@ -73,11 +76,12 @@ pub(super) fn stream(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
         defines: defs,
         constants: vec![
             ("WG", cfg.workgroup as f64),
-            ("EPL", (cfg.tile / cfg.workgroup) as f64),
+            ("EPL", (cfg.tile / cfg.tile_lanes()) as f64),
             ("RMAX", t.rows_max as f64),
             ("NCOLS", ncols as f64),
             ("WCOPIES", cfg.wg_copies as f64),
             ("WWORDS", (ncols * cfg.wg_copies) as f64),
+            ("UNIT", cfg.unit.max(1) as f64),
             (
                 "NSG",
                 stream_scratch_slots(gpu, cfg.workgroup, cfg.segmented) as f64,

@@ -5,7 +5,9 @@
 use super::{run_once, tune_reps, tuned_options, Tuned, TUNE_BIG_NNZ};
 use crate::fused::bench::{measure, Operands};
 use crate::fused::GATHER_TILE_DEFAULT;
-use crate::fused::{reorder, split, transpose, Atomics, Matrix, Options, Plan, Reorder, Variant};
+use crate::fused::{
+    reorder, split, transpose, Atomics, Matrix, Options, Plan, Reorder, UnitTiles, Variant,
+};
 use crate::gpu::Gpu;
 use crate::tune::Finalists;
 use crate::Result;
@@ -409,6 +411,7 @@ pub(super) fn tune_knobs(
         }
         let ctx = (gpu, x, options, ops, reps);
         time_stream_copies(ctx, units, &mut finalists, &mut timed)?;
+        time_unit_tiles(ctx, units, &mut finalists, &mut timed)?;
         best = pick(finalists)?;
     }
     Ok((best.0, timed))
@@ -447,13 +450,26 @@ fn time_stream_copies(
             Plan::new_like(gpu, x, &with(&c), p).ok().map(|p| (p, c))
         })
         .collect();
+    let ctx = (gpu, x, options, ops, reps);
+    time_with_grids(ctx, units, rivals, finalists, timed)
+}
+
+/// Times `rivals`, then the fastest of them at [`stream_grids`] (planned on its layout before
+/// it is offered), offering each to `finalists` and recording it in `timed`.
+fn time_with_grids(
+    (gpu, x, options, ops, reps): (&Gpu, Matrix, &Options, &Operands, usize),
+    units: u32,
+    rivals: Vec<(Plan, Tuned)>,
+    finalists: &mut Finalists<(Plan, Tuned)>,
+    timed: &mut Vec<Options>,
+) -> Result<()> {
+    let with = |t: &Tuned| tuned_options(x, options, t);
     let mut runs = vec![];
     for (plan, tuned) in rivals {
         let ms = measure(gpu, &plan, ops, reps, None)?.ms;
         timed.push(with(&tuned));
         runs.push((ms, plan, tuned));
     }
-    // The fastest copied rival's other grids (planned on its layout before it is offered).
     let regrid = runs
         .iter()
         .min_by(|a, b| a.0.total_cmp(&b.0))
@@ -469,6 +485,49 @@ fn time_stream_copies(
     }
     Ok(())
 }
+
+/// Stream finalists with [`UNIT_TILE_BASES`] tries unit tiles on, where the caller left them
+/// open: the two fastest stream finalists with 4 and 8 entries a lane (their workgroup
+/// size, copies, adds and grid kept), then the fastest of those at [`stream_grids`] too, each
+/// offered to `finalists` and recorded in `timed`. Unit tiles trade the workgroup's barriers
+/// in every tile for shuffles within a subgroup: on an H100 at 500k × 4,096 streaming X with
+/// no adds at all took 0.079–0.088 ms of the stream kernel's 0.155, half the copy roofline,
+/// whatever its residency (BENCHMARKS.md, thirtieth measurements).
+fn time_unit_tiles(
+    (gpu, x, options, ops, reps): (&Gpu, Matrix, &Options, &Operands, usize),
+    units: u32,
+    finalists: &mut Finalists<(Plan, Tuned)>,
+    timed: &mut Vec<Options>,
+) -> Result<()> {
+    if options.unit_tiles != UnitTiles::Off || !gpu.caps.subgroups {
+        return Ok(());
+    }
+    let with = |t: &Tuned| tuned_options(x, options, t);
+    let rivals: Vec<(Plan, Tuned)> = finalists
+        .iter()
+        .filter(|(p, _)| p.config.variant == Variant::Stream && p.config.unit == 0)
+        .take(UNIT_TILE_BASES)
+        .flat_map(|(p, t)| {
+            [4, 8].into_iter().filter_map(move |epl| {
+                let c = Tuned {
+                    unit_tiles: Some(true),
+                    stream: Some(epl),
+                    prefetch: Some(false),
+                    stream_rows: None,
+                    wg_fixed: None,
+                    stream_groups: t.stream_groups.or(Some(p.config.groups)),
+                    ..*t
+                };
+                Plan::new_like(gpu, x, &with(&c), p).ok().map(|p| (p, c))
+            })
+        })
+        .collect();
+    let ctx = (gpu, x, options, ops, reps);
+    time_with_grids(ctx, units, rivals, finalists, timed)
+}
+
+/// Stream finalists (fastest first) on which [`time_unit_tiles`] tries unit tiles.
+const UNIT_TILE_BASES: usize = 2;
 
 /// A stream candidate's screening time, the rows its layout's tiles would be trimmed to
 /// ([`trimmed_rows`]) and its knobs.
