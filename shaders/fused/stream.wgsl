@@ -127,8 +127,8 @@ fn key_quad(q: u32) -> vec4<u32> {
 #endif
 }
 @group(0) @binding(3) var<storage, read> vals: array<vec4<f32>>;
-// Per tile, tile_lanes() / 2 words: the tile row of each invocation's first entry, 16 bits
-// each.
+// Per tile, WG / 2 words: the tile row of each invocation's first entry, 16 bits each
+// (UNITS: unused; unit_tile counts it).
 @group(0) @binding(4) var<storage, read> lead: array<u32>;
 // X's row of each tile row.
 @group(0) @binding(5) var<storage, read> rows: array<u32>;
@@ -224,20 +224,16 @@ fn entries_max(e: Entries) -> f32 {
 }
 #endif
 
-// Invocations a tile: a unit's lanes, or the workgroup's.
-fn tile_lanes() -> u32 {
-#ifdef UNITS
-    return UNIT;
-#else
-    return WG;
-#endif
-}
-
-// Slot `slot`'s entries of tile `tile`, whose descriptor is `t` (tiles[tile]).
+// Slot `slot`'s entries of tile `tile`, whose descriptor is `t` (tiles[tile]); UNITS: no
+// lead row (unit_tile counts it).
 fn load_entries(tile: u32, t: vec4<u32>, slot: u32) -> Entries {
     var e: Entries;
-    let w = lead[tile * (tile_lanes() / 2u) + slot / 2u];
+#ifdef UNITS
+    e.lead = 0u;
+#else
+    let w = lead[tile * (WG / 2u) + slot / 2u];
     e.lead = (w >> (16u * (slot % 2u))) & 0xffffu;
+#endif
     for (var q = 0u; q < EPL / 4u; q++) {
         let at = slot * EPL + 4u * q;
         e.k[q] = vec4<u32>(PAD);

@@ -2,7 +2,9 @@
 // barrier: src/fused/stream.rs cuts the tiles for UNIT invocations, and UNIT divides the
 // subgroup size, so a unit's lanes are consecutive lanes of one subgroup. Unit u (slots
 // u·UNIT .. of the grid, slots numbered subgroup by subgroup) takes tiles u, u + U, …
-// (U: the grid's units). Lane i of a unit takes the tile's entries i·EPL .. i·EPL + EPL:
+// (U: the grid's units). Lane i of a unit takes the tile's entries i·EPL .. i·EPL + EPL,
+// and finds the tile row of its first entry by counting the STARTs in the lanes before it
+// (a subgroup scan: no lead rows to load). Then:
 // 1. its products summed per row segment within the lane; each entry's segment total
 //    within the lane kept beside it (registers), with its row's factor where the row starts;
 // 2. the row it starts last (if any) completed by the chain of heads after it (chain_sum:
@@ -49,6 +51,24 @@ fn unit_tiles(wid: u32, nwg: u32, sg_lane: u32, sg_size: u32, sg_id: u32) {
     }
 }
 
+// The tile row of this lane's first entry: the rows begun in the unit's lanes before it,
+// less one where that entry continues a row (a tile's first entry starts one). Call in
+// uniform control flow.
+fn unit_lead(e: Entries, sg_lane: u32) -> u32 {
+    var starts = 0u;
+    for (var j = 0u; j < EPL; j++) {
+        let key = e.k[j / 4u][j % 4u];
+        if key != PAD && (key & START) != 0u {
+            starts += 1u;
+        }
+    }
+    let before = subgroupExclusiveAdd(starts);
+    let unit_before = subgroupShuffle(before, sg_lane - sg_lane % UNIT);
+    let k0 = e.k[0].x;
+    let continues = k0 != PAD && (k0 & START) == 0u;
+    return before - unit_before - u32(continues);
+}
+
 // One lane's share of a tile: `e` its entries, `first` the tile's first index into `rows`.
 // Call in uniform control flow.
 fn unit_tile(e: Entries, first: u32, sg_lane: u32, sg_size: u32) {
@@ -59,7 +79,7 @@ fn unit_tile(e: Entries, first: u32, sg_lane: u32, sg_size: u32) {
     // Positions of this lane's first and last START (EPL: none).
     var fs = EPL;
     var ls = EPL;
-    var row = e.lead;
+    var row = unit_lead(e, sg_lane);
     var f = 0.0;
 #ifdef XTY
     // The head's row (begun in an earlier lane) needs its factor here.

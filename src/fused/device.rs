@@ -73,8 +73,8 @@ pub(super) struct SortedX {
 
 /// The device side of [`stream`]: the row tiles (`[first entry, entries, first row index,
 /// rows]` each) followed by the long rows (`[first entry, padded entries, X's row, entries]`
-/// each), keys and values as `vec4` words, each invocation's lead row, X's row of each tile
-/// row, and the rows of the fullest tile (the kernel's RMAX).
+/// each), keys and values as `vec4` words, each invocation's lead row (none for unit tiles),
+/// X's row of each tile row, and the rows of the fullest tile (the kernel's RMAX).
 pub(super) struct StreamX {
     pub(super) tiles: GpuBuffer<u32>,
     pub(super) keys: GpuBuffer<u32>,
@@ -120,6 +120,8 @@ impl StreamX {
             rows => rows,
         };
         let s = stream::build(x, wg, config.tile / wg, config.long_row, cap)?;
+        // Unit tiles find their lanes' first tile rows by a subgroup scan.
+        let lead = if config.unit > 0 { vec![] } else { s.leads() };
         // Every buffer holds a vec4 at least (an X with no tile reads none of them).
         let pad4 = |mut v: Vec<u32>| {
             v.resize(v.len().max(4), 0);
@@ -147,7 +149,7 @@ impl StreamX {
                 }),
             )?,
             values: GpuBuffer::upload(gpu, "fused.stream_values", &values)?,
-            lead: GpuBuffer::upload(gpu, "fused.stream_lead", &pad4(s.lead))?,
+            lead: GpuBuffer::upload(gpu, "fused.stream_lead", &pad4(lead))?,
             rows: GpuBuffer::upload(gpu, "fused.stream_rows", &pad4(s.rows))?,
         })
     }

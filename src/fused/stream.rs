@@ -12,8 +12,9 @@
 //! — so a power-law X needs no other pass.
 //!
 //! Invocation `t` of a workgroup takes the tile's entries `t·epl .. t·epl + epl`;
-//! [`Stream::lead`] holds the tile row of its first entry, so the kernel finds every entry's
-//! row by counting `START` bits from there: no search and no per-entry row array.
+//! [`Stream::leads`] gives the tile row of its first entry, so the kernel finds every entry's
+//! row by counting `START` bits from there: no search and no per-entry row array. (Unit tiles,
+//! cut for a unit's lanes, find it by a subgroup scan instead.)
 
 use crate::sparse::Csr;
 use crate::{limits, Error, Result};
@@ -32,9 +33,10 @@ pub struct Stream {
     pub keys: Vec<u32>,
     /// Per entry: X's value (0 for padding).
     pub values: Vec<f32>,
-    /// Per tile and invocation, the tile row of the invocation's first entry (0 past the
-    /// tile's end), 16 bits each, two per word (low half first): `wg / 2` words a tile.
-    pub lead: Vec<u32>,
+    /// Invocations a tile was cut for (`wg`).
+    pub lanes: u32,
+    /// Entries an invocation takes of a tile (`epl`).
+    pub epl: u32,
     /// X's row of each tile row, tile by tile.
     pub rows: Vec<u32>,
     /// Rows of the fullest tile.
@@ -117,7 +119,6 @@ pub fn build(x: &Csr, wg: u32, epl: u32, long: u32, rows_cap: u32) -> Result<Str
     let mut values: Vec<f32> = limits::try_with_capacity("stream-tile values", about)?;
     let mut rows: Vec<u32> = limits::try_with_capacity("stream-tile rows", rows_in)?;
     let mut tiles: Vec<[u32; 4]> = Vec::new();
-    let mut lead: Vec<u32> = Vec::new();
     let mut r = 0;
     while r < x.nrows {
         let (first, row0) = (keys.len(), rows.len());
@@ -151,7 +152,6 @@ pub fn build(x: &Csr, wg: u32, epl: u32, long: u32, rows_cap: u32) -> Result<Str
             u32::try_from(row0).map_err(|_| too_many(x))?,
             (rows.len() - row0) as u32,
         ]);
-        lead.extend(tile_leads(&keys[first..], wg, epl));
     }
     let rows_max = tiles.iter().map(|t| t[3]).max().unwrap_or(0);
     // Longest first: the heaviest items start early and the grid's tail stays short.
@@ -176,7 +176,8 @@ pub fn build(x: &Csr, wg: u32, epl: u32, long: u32, rows_cap: u32) -> Result<Str
         tiles,
         keys,
         values,
-        lead,
+        lanes: wg,
+        epl,
         rows,
         rows_max,
         longs,
@@ -210,6 +211,17 @@ fn tile_leads(keys: &[u32], wg: u32, epl: u32) -> Vec<u32> {
 }
 
 impl Stream {
+    /// Per tile and invocation, the tile row of the invocation's first entry (0 past the
+    /// tile's end), 16 bits each, two per word (low half first): `lanes / 2` words a tile.
+    pub fn leads(&self) -> Vec<u32> {
+        let mut out = Vec::with_capacity(self.tiles.len() * self.lanes as usize / 2);
+        for t in &self.tiles {
+            let keys = &self.keys[t[0] as usize..(t[0] + t[1]) as usize];
+            out.extend(tile_leads(keys, self.lanes, self.epl));
+        }
+        out
+    }
+
     /// The column of a key.
     pub fn col(key: u32) -> u32 {
         key & !START
@@ -246,6 +258,7 @@ mod tests {
         let x = csr(&refs, 50);
         let (wg, epl, long) = (4, 4, 10);
         let s = build(&x, wg, epl, long, 5).unwrap();
+        let leads = s.leads();
         let mut seen = vec![];
         for (ti, t) in s.tiles.iter().enumerate() {
             assert_eq!(t[0] % 4, 0);
@@ -263,7 +276,7 @@ mod tests {
                 }
                 if (i as u32).is_multiple_of(epl) {
                     let inv = i as u32 / epl;
-                    let word = s.lead[ti * wg as usize / 2 + inv as usize / 2];
+                    let word = leads[ti * wg as usize / 2 + inv as usize / 2];
                     assert_eq!((word >> (16 * (inv % 2))) & 0xffff, row as u32);
                 }
                 let xr = s.rows[t[2] as usize + row] as usize;
