@@ -160,16 +160,9 @@ fn the_tuner_times_unit_tiles_and_keeps_the_callers() {
                 "unit tiles of {epl} entries a lane never timed"
             );
         }
-        let mut grids = std::collections::BTreeMap::<_, std::collections::BTreeSet<_>>::new();
-        for t in &unit {
-            grids
-                .entry((t.workgroup, t.epl))
-                .or_default()
-                .insert(t.groups);
-        }
         assert!(
-            grids.values().any(|g| g.len() >= 5),
-            "unit tiles timed at grids {grids:?}"
+            common::fused::timed_at_grids(unit.iter().copied(), 5),
+            "unit tiles timed at fewer than five grids on any layout"
         );
     }
     let fixed = Options {

@@ -189,3 +189,15 @@ pub fn rows_of(m: usize, n: usize, lens: &[usize], seed: u64) -> Csr {
         values: vals,
     }
 }
+
+/// Whether some (workgroup size, entries per invocation) among the `timed` options was timed
+/// at `grids` grids or more (the tuner's stream grids on one layout).
+pub fn timed_at_grids<'a>(timed: impl IntoIterator<Item = &'a Options>, grids: usize) -> bool {
+    let mut seen = std::collections::BTreeMap::<_, std::collections::BTreeSet<_>>::new();
+    for t in timed {
+        seen.entry((t.workgroup, t.epl))
+            .or_default()
+            .insert(t.groups);
+    }
+    seen.values().any(|g| g.len() >= grids)
+}

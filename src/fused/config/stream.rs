@@ -242,13 +242,12 @@ pub(super) fn stream(
     let fixed = loops::workgroup_w(w_words, wg) + 3 * (rows as u64).div_ceil(wg as u64) + y_copy;
     let full = s.nnz().div_ceil(tile as usize);
     let long_row = options.long_row.unwrap_or(tile).min(tile);
-    let wg_tile_of = |l: usize| l.div_ceil(wg_tile as usize);
     // A long row costs a workgroup two passes over its entries (at most a tile's loop
     // iterations per tile of them) and its dot product's sum (less than one tile's more).
     let long_items: usize = (0..m)
         .map(|r| s.row_range(r).len())
         .filter(|&l| l > long_row as usize)
-        .map(|l| wg_tile_of(l) + 1)
+        .map(|l| l.div_ceil(wg_tile as usize) + 1)
         .sum();
     // An invocation's tiles: a workgroup's (a unit's, its share) and the long rows' passes.
     let tiles_max =
@@ -294,18 +293,11 @@ pub(super) fn stream(
 /// sums (they settle at each tile's barriers), with `prefetch` and with a cap on a tile's
 /// rows (both of workgroup tiles).
 fn unit_lanes(gpu: &Gpu, options: &Options, wg: u32, segmented: bool) -> Result<u32> {
+    if options.unit_tiles == UnitTiles::Off {
+        return Ok(0);
+    }
     let refuse = |why: &str| Err(option_err(format!("unit tiles (--unit-tiles): {why}")));
     let sg = gpu.caps.subgroup_min_size;
-    let lanes = match options.unit_tiles {
-        UnitTiles::Off => return Ok(0),
-        UnitTiles::Subgroup => sg,
-        UnitTiles::Lanes(k) if k >= 2 && k.is_power_of_two() && k <= sg => k,
-        UnitTiles::Lanes(k) => {
-            return refuse(&format!(
-                "{k} lanes a unit: must be a power of two from 2 to the least subgroup size, {sg}"
-            ))
-        }
-    };
     if !segmented || sg < 2 {
         return refuse(&format!(
             "need subgroup operations and workgroups of whole subgroups (here {wg} \
@@ -313,6 +305,15 @@ fn unit_lanes(gpu: &Gpu, options: &Options, wg: u32, segmented: bool) -> Result<
             gpu.caps.subgroup_max_size
         ));
     }
+    let lanes = match options.unit_tiles {
+        UnitTiles::Lanes(k) if !(k >= 2 && k.is_power_of_two() && k <= sg) => {
+            return refuse(&format!(
+                "{k} lanes a unit: must be a power of two from 2 to the least subgroup size, {sg}"
+            ))
+        }
+        UnitTiles::Lanes(k) => k,
+        _ => sg,
+    };
     if options.wg_fixed == Some(true) {
         return refuse("fixed-point sums settle at every tile's barriers; unit tiles have none");
     }
