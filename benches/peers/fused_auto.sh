@@ -10,6 +10,11 @@
 #   STEP_LIMIT=200                 seconds any one step may take
 #   PEER_REPS=20                   the peer's timed repetitions per option
 #   DEADLINE=""                    seconds: no input starts after them (a call's limit)
+#   AB=""                          more `wgsparse fused` arguments (e.g. "--unit-tiles on")
+#                                  timed against none before `auto`: the stream kernel at each
+#                                  configuration of CFGS_4096, CFGS_1024, CFGS_200
+#                                  ("WGxEPLxGRID ..."), both ways, checked, plus
+#                                  `--diag skip-wg-adds` both ways (X streamed with no adds)
 # `wgsparse roofline` first (copy and read-only stream). Summary: runs.tsv (tag, exit status,
 # JSON) and peer_INPUT.jsonl inside the archive.
 set -uo pipefail
@@ -19,6 +24,7 @@ INPUTS=${INPUTS-"sparse-4096 sparse-1024 sparse-200 dense-200"}
 STEP_LIMIT=${STEP_LIMIT:-200}
 PEER_REPS=${PEER_REPS:-20}
 DEADLINE=${DEADLINE-}
+read -ra ab <<< "${AB-}"
 archive_init fused_auto
 # DRY_RUN=1 skips installing .gl/ into / (a dry run elsewhere).
 install_gl --dry-run --if-present
@@ -34,6 +40,19 @@ for g in $INPUTS; do
     dense-*|higgs) source=(--gen "$g") ;;
     *) source=(--matrix-raw "$x") ;;
   esac
+  if [ ${#ab[@]} -gt 0 ]; then
+    cfgs_var="CFGS_${g#sparse-}"
+    read -ra cfgs <<< "${!cfgs_var-}"
+    for c in "${cfgs[@]}"; do
+      IFS=x read -r wg epl gr <<< "$c"
+      fixed=("${source[@]}" --pattern full,xty --roofline --reps 50 --variant stream
+        --wg "$wg" --epl "$epl" --groups "$gr")
+      run_fused "$g stream $c" "${fixed[@]}" --check
+      run_fused "$g stream $c $AB" "${fixed[@]}" "${ab[@]}" --check
+      run_fused "$g stream $c diag skip-wg-adds" "${fixed[@]}" --diag skip-wg-adds
+      run_fused "$g stream $c $AB diag skip-wg-adds" "${fixed[@]}" "${ab[@]}" --diag skip-wg-adds
+    done
+  fi
   base=("${source[@]}" --pattern full,xty --roofline --reps 50 --variant auto)
   run_fused "$g auto tuned, checked" "${base[@]}" --check
   run_fused "$g auto cached" "${base[@]}"
