@@ -137,7 +137,8 @@ fn unit_tiles_are_refused_where_they_do_not_apply() {
 }
 
 /// Revision 20: where a stream finalist is left, the tuner times it with unit tiles of 4 and 8
-/// entries a lane, and the fastest of those at five grids or more; its pick equals the twin.
+/// entries a lane (also with 16-bit keys), and the fastest of those at five grids or more;
+/// its pick equals the twin.
 /// Unit tiles fixed by the caller stay in every candidate and in the pick.
 #[test]
 fn the_tuner_times_unit_tiles_and_keeps_the_callers() {
@@ -160,6 +161,10 @@ fn the_tuner_times_unit_tiles_and_keeps_the_callers() {
                 "unit tiles of {epl} entries a lane never timed"
             );
         }
+        assert!(
+            unit.iter().any(|t| t.key16 == Some(true)),
+            "unit tiles never timed with 16-bit keys"
+        );
         assert!(
             common::fused::timed_at_grids(unit.iter().copied(), 5),
             "unit tiles timed at fewer than five grids on any layout"

@@ -58,7 +58,8 @@ struct Tuned {
     /// allows) or the `fused` kernel's (`None`: Eq. 5's); absent in older caches.
     #[serde(default)]
     c: Option<u32>,
-    /// `split`: the 16-bit layout (`None`: where it applies; absent in older caches).
+    /// `split`, and `stream` with unit tiles: the 16-bit layout (`None`: the options' choice,
+    /// for `split` where it applies; absent in older caches).
     #[serde(default)]
     split_key16: Option<bool>,
     /// Dense: rows in flight per vector (`None`: 1; absent in older caches).

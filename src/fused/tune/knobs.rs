@@ -6,7 +6,7 @@ use super::{run_once, tune_reps, tuned_options, Tuned, TUNE_BIG_NNZ};
 use crate::fused::bench::{measure, Operands};
 use crate::fused::GATHER_TILE_DEFAULT;
 use crate::fused::{
-    reorder, split, transpose, Atomics, Matrix, Options, Plan, Reorder, UnitTiles, Variant,
+    reorder, split, stream, transpose, Atomics, Matrix, Options, Plan, Reorder, UnitTiles, Variant,
 };
 use crate::gpu::Gpu;
 use crate::tune::Finalists;
@@ -488,7 +488,9 @@ fn time_with_grids(
 
 /// Stream finalists with [`UNIT_TILE_BASES`] tries unit tiles on, where the caller left them
 /// open: the two fastest stream finalists with 4 and 8 entries a lane (their workgroup
-/// size, copies, adds and grid kept), then the fastest of those at [`stream_grids`] too, each
+/// size, copies, adds and grid kept; the fastest also with 16-bit keys where they fit and the
+/// caller left them open: a tile's bytes count for more without its barriers), then the
+/// fastest of those at [`stream_grids`] too, each
 /// offered to `finalists` and recorded in `timed`. Unit tiles trade the workgroup's barriers
 /// in every tile for shuffles within a subgroup: on an H100 at 500k × 4,096 streaming X with
 /// no adds at all took 0.079–0.088 ms of the stream kernel's 0.155, half the copy roofline,
@@ -503,15 +505,27 @@ fn time_unit_tiles(
         return Ok(());
     }
     let with = |t: &Tuned| tuned_options(x, options, t);
+    // 16-bit keys where the caller left them open and X's columns fit: on the fastest base.
+    let key16s: &[Option<bool>] = if options.key16.is_none() && stream::fits16(x.shape().1) {
+        &[None, Some(true)]
+    } else {
+        &[None]
+    };
     let rivals: Vec<(Plan, Tuned)> = finalists
         .iter()
         .filter(|(p, _)| p.config.variant == Variant::Stream && p.config.unit == 0)
         .take(UNIT_TILE_BASES)
-        .flat_map(|(p, t)| {
-            [4, 8].into_iter().filter_map(move |epl| {
+        .enumerate()
+        .flat_map(|(i, (p, t))| {
+            let key16s = if i == 0 { key16s } else { &key16s[..1] };
+            let knobs = [4, 8]
+                .into_iter()
+                .flat_map(|epl| key16s.iter().map(move |&k| (epl, k)));
+            knobs.filter_map(move |(epl, key16)| {
                 let c = Tuned {
                     unit_tiles: Some(true),
                     stream: Some(epl),
+                    split_key16: key16.or(t.split_key16),
                     prefetch: Some(false),
                     stream_rows: None,
                     wg_fixed: None,
