@@ -16,17 +16,6 @@
 // before the first tile (w zeroed, long rows) and before the flush.
 // XTY: an entry's scale is its row's factor alone (no sums, no shuffles).
 
-// A lane of no tile: padding alone.
-fn no_entries() -> Entries {
-    var e: Entries;
-    for (var q = 0u; q < 2u; q++) {
-        e.k[q] = vec4<u32>(PAD);
-        e.x[q] = vec4<f32>(0.0);
-    }
-    e.lead = 0u;
-    return e;
-}
-
 // Every tile of this invocation's unit. Call in uniform control flow (the loop runs while
 // any lane of the subgroup has a tile; lanes past the last take padding).
 fn unit_tiles(wid: u32, nwg: u32, sg_lane: u32, sg_size: u32, sg_id: u32) {
@@ -39,14 +28,12 @@ fn unit_tiles(wid: u32, nwg: u32, sg_lane: u32, sg_size: u32, sg_id: u32) {
         if !subgroupAny(has_tile) {
             break;
         }
-        var e = no_entries();
-        var first = 0u;
+        // A lane of no tile takes a tile of no entries: padding alone, nothing loaded.
+        var t = vec4<u32>(0u);
         if has_tile {
-            let t = tiles[tile];
-            e = load_entries(tile, t, lane);
-            first = t.z;
+            t = tiles[tile];
         }
-        unit_tile(e, first, sg_lane, sg_size);
+        unit_tile(load_entries(tile, t, lane), t.z, sg_lane, sg_size);
         tile += stride;
     }
 }

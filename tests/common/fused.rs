@@ -190,12 +190,12 @@ pub fn rows_of(m: usize, n: usize, lens: &[usize], seed: u64) -> Csr {
     }
 }
 
-/// Whether some (workgroup size, entries per invocation) among the `timed` options was timed
-/// at `grids` grids or more (the tuner's stream grids on one layout).
+/// Whether some layout (workgroup size, entries per invocation, key width) among the `timed`
+/// options was timed at `grids` grids or more (the tuner's stream grids on one layout).
 pub fn timed_at_grids<'a>(timed: impl IntoIterator<Item = &'a Options>, grids: usize) -> bool {
     let mut seen = std::collections::BTreeMap::<_, std::collections::BTreeSet<_>>::new();
     for t in timed {
-        seen.entry((t.workgroup, t.epl))
+        seen.entry((t.workgroup, t.epl, t.key16))
             .or_default()
             .insert(t.groups);
     }

@@ -511,17 +511,15 @@ fn time_unit_tiles(
     } else {
         &[None]
     };
-    let rivals: Vec<(Plan, Tuned)> = finalists
+    let bases = finalists
         .iter()
         .filter(|(p, _)| p.config.variant == Variant::Stream && p.config.unit == 0)
-        .take(UNIT_TILE_BASES)
-        .enumerate()
-        .flat_map(|(i, (p, t))| {
-            let key16s = if i == 0 { key16s } else { &key16s[..1] };
-            let knobs = [4, 8]
-                .into_iter()
-                .flat_map(|epl| key16s.iter().map(move |&k| (epl, k)));
-            knobs.filter_map(move |(epl, key16)| {
+        .take(UNIT_TILE_BASES);
+    let mut rivals = vec![];
+    for (i, (p, t)) in bases.enumerate() {
+        let key16s = if i == 0 { key16s } else { &key16s[..1] };
+        for epl in [4, 8] {
+            for &key16 in key16s {
                 let c = Tuned {
                     unit_tiles: Some(true),
                     stream: Some(epl),
@@ -532,10 +530,12 @@ fn time_unit_tiles(
                     stream_groups: t.stream_groups.or(Some(p.config.groups)),
                     ..*t
                 };
-                Plan::new_like(gpu, x, &with(&c), p).ok().map(|p| (p, c))
-            })
-        })
-        .collect();
+                if let Ok(plan) = Plan::new_like(gpu, x, &with(&c), p) {
+                    rivals.push((plan, c));
+                }
+            }
+        }
+    }
     let ctx = (gpu, x, options, ops, reps);
     time_with_grids(ctx, units, rivals, finalists, timed)
 }
