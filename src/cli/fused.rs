@@ -193,6 +193,10 @@ pub struct FusedArgs {
     /// it; needs subgroup operations; not with --wg-fixed, --prefetch or --row-tile.
     #[arg(long, default_value = "off", value_parser = unit_tiles)]
     unit_tiles: UnitTiles,
+    /// Sparse `transpose`: both gathers summed over this many column panels (1–64; default 1),
+    /// each reading a slice of its vector (y, then X·y) at a time.
+    #[arg(long)]
+    panels: Option<u32>,
     /// Reduce row dot products through workgroup memory, not subgroup shuffles.
     #[arg(long)]
     no_subgroups: bool,
@@ -376,6 +380,7 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
         y_shared: a.stream_y.map(|k| k == FoldArg::On),
         wg_copies: a.wg_copies,
         unit_tiles: a.unit_tiles,
+        panels: a.panels,
         groups: a.groups,
         reorder: match a.reorder_cols {
             ReorderArg::Auto => Reorder::Auto,

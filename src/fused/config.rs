@@ -76,6 +76,14 @@ pub(crate) fn resolve(
         caps,
     )?;
     let (mut config, used) = resolve_open(gpu, x, options, used_hint)?;
+    if let Some(p) = options.panels.filter(|&p| p != 1) {
+        if config.variant != Variant::Transpose {
+            return Err(Error::Option(format!(
+                "{p} column panels: the transpose variant on sparse X only (this plan: {})",
+                config.describe()
+            )));
+        }
+    }
     if options.wg_fixed == Some(true) && !config.wg_fixed {
         return Err(Error::Option(format!(
             "fixed-point sums of w: the stream kernel only (this plan: {})",
@@ -231,6 +239,7 @@ fn resolve_open(
                 y_shared: false,
                 wg_copies: 1,
                 unit: 0,
+                panels: 1,
                 reorder: false,
                 diag: Default::default(),
             },
@@ -470,6 +479,7 @@ fn resolve_open(
         y_shared: false,
         wg_copies: 1,
         unit: 0,
+        panels: transpose_panels(variant, options.panels)?,
         reorder: false,
         diag: Default::default(),
     };
@@ -514,6 +524,21 @@ fn transpose_tile(gpu: &Gpu, variant: Variant, epl: Option<u32>, wg: u32) -> Res
         });
     }
     Ok(epl * wg)
+}
+
+/// Column panels of the `transpose` variant at most ([`Config::panels`]).
+pub const PANELS_MAX: u32 = 64;
+
+/// `transpose`'s column panels (`None`: 1); 1 for the other variants, whose callers
+/// [`resolve`] refuses more.
+fn transpose_panels(variant: Variant, panels: Option<u32>) -> Result<u32> {
+    match panels {
+        Some(p) if !(1..=PANELS_MAX).contains(&p) => Err(option_err(format!(
+            "{p} column panels: the transpose variant takes 1 to {PANELS_MAX}"
+        ))),
+        Some(p) if variant == Variant::Transpose => Ok(p),
+        _ => Ok(1),
+    }
 }
 
 /// Dense: rows in flight per vector at most (`fused.dense`'s RIF_MAX).

@@ -56,6 +56,9 @@ impl Config {
                 s += " prefetch";
             }
         }
+        if self.panels > 1 {
+            s += &format!(" panels={}", self.panels);
+        }
         if self.row_tile > 0 {
             s += &format!(" row-tile={}", self.row_tile);
             if self.key16 {

@@ -52,7 +52,9 @@ use crate::{Error, Result};
 use device::{DeviceX, Finish, Layouts, LongRows, SortedX, SplitX, StreamX};
 use transpose::TransposeX;
 
-pub use config::{GATHER_TILE_DEFAULT, GATHER_TILE_EPL, SORTED_EPL_MAX, SPLIT_EPL, STREAM_EPL};
+pub use config::{
+    GATHER_TILE_DEFAULT, GATHER_TILE_EPL, PANELS_MAX, SORTED_EPL_MAX, SPLIT_EPL, STREAM_EPL,
+};
 pub use cpu::HostOp;
 pub use device::FINISH_COLUMNS;
 pub use diag::Diag;
@@ -281,6 +283,10 @@ pub struct Config {
     /// adapter's least subgroup size; the workgroup meets only around its long rows and the
     /// flush); 0: every tile taken by the whole workgroup. 0 for the others.
     pub unit: u32,
+    /// `Transpose`: each gather summed over this many column panels of its matrix (X's
+    /// columns, then Xᵀ's: X's rows), so it reads a slice of its vector (y, then p) at a time
+    /// ([`crate::sparse::panels`]); 1 for the other variants.
+    pub panels: u32,
     /// Sparse: X's columns re-indexed by descending entry count ([`reorder`]); each run
     /// gathers y and z into that order and scatters w back.
     pub reorder: bool,

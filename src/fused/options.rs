@@ -80,6 +80,9 @@ pub struct Options {
     /// ([`Config::unit`]). Needs subgroup operations; refused with fixed-point sums,
     /// `prefetch` and `row_tile`.
     pub unit_tiles: UnitTiles,
+    /// `transpose`: both gathers over this many column panels ([`Config::panels`]; `None`:
+    /// one, each gather a single pass); refused by the other variants.
+    pub panels: Option<u32>,
     /// Sparse X: its columns re-indexed by descending entry count at plan time ([`reorder`];
     /// `Auto`: on the large-n path with skewed columns, [`Reorder::Auto`]).
     pub reorder: Reorder,
@@ -113,6 +116,7 @@ impl Default for Options {
             y_shared: None,
             wg_copies: None,
             unit_tiles: UnitTiles::Off,
+            panels: None,
             groups: None,
             reorder: Reorder::Auto,
             diag: Diag::default(),

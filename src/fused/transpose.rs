@@ -11,7 +11,10 @@
 //! each pass is `fused.gather_tiles` instead of the row kernel: runs of short rows cut into
 //! tiles whose entries a workgroup loads at consecutive positions ([`gather_tiles`]), rows
 //! longer than a tile to the chunks. Both matrices are
-//! bound in row bands when they exceed one binding (`fused::bands`).
+//! bound in row bands when they exceed one binding (`fused::bands`). With
+//! [`Config::panels`] each pass runs once per column panel of its matrix (copies of its
+//! entries by column range, [`crate::sparse::panels`]), so it gathers one slice of its vector
+//! at a time: X's first panel writes p and the others add onto it; Xᵀ's all add onto w.
 
 use crate::fused::bands::{self, SparseBand};
 use crate::fused::config::{grid, LONG_ROW_MIN};
@@ -234,18 +237,26 @@ pub struct PassFacts {
     pub tiles: usize,
 }
 
+/// One column panel of a gather's matrix ([`Config::panels`]): its entries on the device
+/// (`None`: the plan's X, taken whole) and its pass's grids.
+struct Panel {
+    entries: Option<DeviceX>,
+    pass: RowPass,
+}
+
 /// X's materialized transpose on the device and both passes' grids.
 pub(crate) struct TransposeX {
-    xt: DeviceX,
-    x_pass: RowPass,
-    xt_pass: RowPass,
+    /// X's gather: the plan's X whole, or X's column panels.
+    x_panels: Vec<Panel>,
+    /// Xᵀ's gather: Xᵀ whole, or its column panels (ranges of X's rows).
+    xt_panels: Vec<Panel>,
     /// The configuration the grids were built for (a plan of another configuration builds
     /// its own).
-    key: (u32, u32, u32, bool, u32, bool),
+    key: (u32, u32, u32, bool, u32, bool, u32),
 }
 
 /// The configuration's part the passes depend on.
-fn key_of(config: &Config) -> (u32, u32, u32, bool, u32, bool) {
+fn key_of(config: &Config) -> (u32, u32, u32, bool, u32, bool, u32) {
     (
         config.vs,
         config.workgroup,
@@ -253,39 +264,37 @@ fn key_of(config: &Config) -> (u32, u32, u32, bool, u32, bool) {
         config.subgroup_reduce,
         config.tile,
         config.prefetch,
+        config.panels,
     )
 }
 
 impl TransposeX {
-    /// Transposes `x` on the host (host memory checked first) and uploads it; X's pass at the
+    /// Transposes `x` on the host (host memory checked first) and uploads it (with
+    /// [`Config::panels`], X's and Xᵀ's column panels instead); X's pass at the
     /// configuration's VS, workgroup size and long-row threshold, Xᵀ's at [`gather_vs`] on its
-    /// own mean row length and [`long_row`].
+    /// own mean row length (a panel's) and [`long_row`].
     pub(crate) fn build(
         gpu: &Gpu,
         x: &Csr,
         x_bands: &[SparseBand],
         config: &Config,
     ) -> Result<TransposeX> {
-        // The transpose, its entry map and the counting sort's buckets.
-        let bytes = limits::bytes_of::<u32>("X's transpose", x.nnz())?
+        // The transpose, its entry map and the counting sort's buckets; with panels, a copy of
+        // X's entries and of Xᵀ's, and row offsets per panel.
+        let entries = limits::bytes_of::<u32>("X's transpose", x.nnz())?;
+        let mut bytes = entries
             .saturating_mul(4)
             .saturating_add(limits::bytes_of::<u32>("X's transpose", x.ncols + 1)?);
+        let panels = config.panels.max(1) as usize;
+        if panels > 1 {
+            let offsets = limits::bytes_of::<u32>("column panels", x.nrows + x.ncols + 2)?;
+            bytes = bytes
+                .saturating_add(entries.saturating_mul(4))
+                .saturating_add(offsets.saturating_mul(panels as u64));
+        }
         limits::check_host("X's transpose", bytes)?;
         let xt = x.transpose();
         let caps = &gpu.caps;
-        let mu_t = xt.nnz() as f64 / xt.nrows.max(1) as f64;
-        let vs_t = gather_vs(mu_t).min(config.workgroup);
-        // Subgroups where the caller left them on (the configuration's reduction, or X's VS
-        // too wide for shuffles) and Xᵀ's vectors fit them.
-        let sub_t =
-            (config.subgroup_reduce || !caps.shuffle_fits(config.vs)) && caps.shuffle_fits(vs_t);
-        let dxt = upload(gpu, Matrix::Sparse(&xt))?;
-        let DeviceX::Sparse {
-            bands: xt_bands, ..
-        } = &dxt
-        else {
-            unreachable!("a CSR matrix uploads as sparse X")
-        };
         // Tiles: the rows' sums reduced by shuffles where the caller left subgroups on, at
         // most as many lanes per row as the smallest subgroup holds.
         let wg = config.workgroup;
@@ -298,30 +307,61 @@ impl TransposeX {
             };
             (config.tile / wg, tpr_max.min(wg))
         });
-        let (sub_x, sub_t) = match tiled {
-            Some(_) => (sub_tiles, sub_tiles),
-            None => (config.subgroup_reduce, sub_t),
+        let sub_x = if tiled.is_some() {
+            sub_tiles
+        } else {
+            config.subgroup_reduce
         };
-        let x_pass = RowPass::build(
-            gpu,
-            x,
-            x_bands,
-            (config.vs, wg, sub_x),
-            Some(config.long_row),
-            (tiled, config.prefetch),
-        )?;
-        let xt_pass = RowPass::build(
-            gpu,
-            &xt,
-            xt_bands,
-            (vs_t, wg, sub_t),
-            None,
-            (tiled, config.prefetch),
-        )?;
+        let x_pass = |a: &Csr, bands: &[SparseBand]| {
+            RowPass::build(
+                gpu,
+                a,
+                bands,
+                (config.vs, wg, sub_x),
+                Some(config.long_row),
+                (tiled, config.prefetch),
+            )
+        };
+        let xt_pass = |a: &Csr, bands: &[SparseBand]| {
+            let mu_t = a.nnz() as f64 / a.nrows.max(1) as f64;
+            let vs_t = gather_vs(mu_t).min(wg);
+            // Subgroups where the caller left them on (the configuration's reduction, or X's
+            // VS too wide for shuffles) and Xᵀ's vectors fit them.
+            let sub_t = match tiled {
+                Some(_) => sub_tiles,
+                None => {
+                    (config.subgroup_reduce || !caps.shuffle_fits(config.vs))
+                        && caps.shuffle_fits(vs_t)
+                }
+            };
+            RowPass::build(
+                gpu,
+                a,
+                bands,
+                (vs_t, wg, sub_t),
+                None,
+                (tiled, config.prefetch),
+            )
+        };
+        let x_panels = if panels > 1 {
+            uploaded(gpu, x.column_panels(panels), x_pass)?
+        } else {
+            vec![Panel {
+                entries: None,
+                pass: x_pass(x, x_bands)?,
+            }]
+        };
+        let xt_parts = if panels > 1 {
+            let parts = xt.column_panels(panels);
+            drop(xt);
+            parts
+        } else {
+            vec![xt]
+        };
+        let xt_panels = uploaded(gpu, xt_parts, xt_pass)?;
         Ok(TransposeX {
-            xt: dxt,
-            x_pass,
-            xt_pass,
+            x_panels,
+            xt_panels,
             key: key_of(config),
         })
     }
@@ -332,40 +372,74 @@ impl TransposeX {
     }
 
     /// Xᵀ's pass (X's are the plan's configuration, [`TransposeX::x_chunks`] and
-    /// [`TransposeX::tiles`]).
+    /// [`TransposeX::tiles`]); with panels, the first panel's lanes per row and threshold,
+    /// and the chunks and tiles of all.
     pub fn transpose_pass(&self) -> PassFacts {
+        let first = &self.xt_panels[0].pass;
         PassFacts {
-            vs: self.xt_pass.vs,
-            long_row: self.xt_pass.long_len,
-            long_chunks: self.xt_pass.chunks(),
-            tiles: self.xt_pass.tiles(),
+            vs: first.vs,
+            long_row: first.long_len,
+            long_chunks: total(&self.xt_panels, RowPass::chunks),
+            tiles: total(&self.xt_panels, RowPass::tiles),
         }
     }
 
-    /// X's long-row chunks.
+    /// X's long-row chunks (over its panels).
     pub fn x_chunks(&self) -> usize {
-        self.x_pass.chunks()
+        total(&self.x_panels, RowPass::chunks)
     }
 
     /// Row tiles of X's and Xᵀ's passes (0, 0 for the row kernel).
     pub fn tiles(&self) -> (usize, usize) {
-        (self.x_pass.tiles(), self.xt_pass.tiles())
+        (
+            total(&self.x_panels, RowPass::tiles),
+            total(&self.xt_panels, RowPass::tiles),
+        )
     }
 
     /// Dispatches after `fused.axpy`: X's pass (none under `xty`; there a `fused.scale` when
-    /// v is given), then Xᵀ's.
+    /// v is given), then Xᵀ's, each over its panels.
     pub(crate) fn dispatches(&self, xty: bool, has_v: bool) -> usize {
         let first = if xty {
             usize::from(has_v)
         } else {
-            self.x_pass.dispatches()
+            total(&self.x_panels, RowPass::dispatches)
         };
-        first + self.xt_pass.dispatches()
+        first + total(&self.xt_panels, RowPass::dispatches)
     }
 }
 
-/// Records both passes (w already holds β·z): p = α·v ⊙ (X·y), then w += Xᵀp. Under `xty`,
-/// Xᵀ's pass gathers α·y (α·v ⊙ y, copied into p first, when v is given).
+/// `count` of each panel's pass, summed.
+fn total(panels: &[Panel], count: fn(&RowPass) -> usize) -> usize {
+    panels.iter().map(|p| count(&p.pass)).sum()
+}
+
+/// Each of `parts` uploaded (in row bands where it exceeds a binding), with its pass built by
+/// `pass` on those bands.
+fn uploaded(
+    gpu: &Gpu,
+    parts: Vec<Csr>,
+    pass: impl Fn(&Csr, &[SparseBand]) -> Result<RowPass>,
+) -> Result<Vec<Panel>> {
+    parts
+        .into_iter()
+        .map(|a| {
+            let entries = upload(gpu, Matrix::Sparse(&a))?;
+            let DeviceX::Sparse { bands, .. } = &entries else {
+                unreachable!("a CSR matrix uploads as sparse X")
+            };
+            let pass = pass(&a, bands)?;
+            Ok(Panel {
+                entries: Some(entries),
+                pass,
+            })
+        })
+        .collect()
+}
+
+/// Records both passes (w already holds β·z): p = α·v ⊙ (X·y), then w += Xᵀp, each over its
+/// panels (X's first panel writes p, the others add onto it). Under `xty`, Xᵀ's pass gathers
+/// α·y (α·v ⊙ y, copied into p first, when v is given).
 pub(crate) fn record(
     plan: &Plan,
     t: &TransposeX,
@@ -373,36 +447,38 @@ pub(crate) fn record(
     op: &Op,
     w: &GpuBuffer<f32>,
 ) -> Result<()> {
-    let DeviceX::Sparse {
-        col_idx,
-        values,
-        bands: x_bands,
-    } = &*plan.x
-    else {
+    if !matches!(&*plan.x, DeviceX::Sparse { .. }) {
         return Err(Error::Unsupported(
             "the transpose variant takes sparse X".into(),
         ));
-    };
-    let DeviceX::Sparse {
-        col_idx: t_idx,
-        values: t_vals,
-        bands: t_bands,
-    } = &t.xt
-    else {
-        unreachable!("Xᵀ is uploaded as sparse X")
-    };
+    }
     let p = plan.scratch.as_ref().expect("the transpose variant's p");
     let native = plan.config.native_atomics;
+    // A panel's gather over its bands; `accum`: added onto out.
+    let pass = |panel: &Panel, batch: &mut Batch, vectors, alpha, accum| -> Result<()> {
+        let DeviceX::Sparse {
+            col_idx,
+            values,
+            bands,
+        } = panel.entries.as_ref().unwrap_or(&plan.x)
+        else {
+            unreachable!("sparse X and its panels are uploaded as sparse X")
+        };
+        for (band, band_pass) in bands.iter().zip(&panel.pass.bands) {
+            let a = Operand {
+                entries: (col_idx, values),
+                band,
+                pass: band_pass,
+                grid: &panel.pass,
+            };
+            gather(plan, batch, &a, vectors, alpha, (accum, native))?;
+        }
+        Ok(())
+    };
     let (q, alpha) = match (op.xty, op.v) {
         (false, v) => {
-            for (band, pass) in x_bands.iter().zip(&t.x_pass.bands) {
-                let a = Operand {
-                    entries: (col_idx, values),
-                    band,
-                    pass,
-                    grid: &t.x_pass,
-                };
-                gather(plan, batch, &a, (op.y, v, p), op.alpha, (false, native))?;
+            for (i, panel) in t.x_panels.iter().enumerate() {
+                pass(panel, batch, (op.y, v, p), op.alpha, i > 0)?;
             }
             (p, 1.0)
         }
@@ -413,14 +489,8 @@ pub(crate) fn record(
         }
         (true, None) => (op.y, op.alpha),
     };
-    for (band, pass) in t_bands.iter().zip(&t.xt_pass.bands) {
-        let a = Operand {
-            entries: (t_idx, t_vals),
-            band,
-            pass,
-            grid: &t.xt_pass,
-        };
-        gather(plan, batch, &a, (q, None, w), alpha, (true, native))?;
+    for panel in &t.xt_panels {
+        pass(panel, batch, (q, None, w), alpha, true)?;
     }
     Ok(())
 }

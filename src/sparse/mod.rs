@@ -17,6 +17,7 @@ mod device;
 mod device_formats;
 mod ell;
 pub mod order;
+pub mod panels;
 
 pub use coo::Coo;
 pub use csc::Csc;

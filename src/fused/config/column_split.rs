@@ -139,6 +139,7 @@ pub(super) fn split(
         y_shared: false,
         wg_copies: 1,
         unit: 0,
+        panels: 1,
         reorder: false,
         diag: Default::default(),
     }))

@@ -132,6 +132,7 @@ pub(super) fn sorted(
             y_shared: false,
             wg_copies: 1,
             unit: 0,
+            panels: 1,
             reorder: false,
             diag: Default::default(),
         },

@@ -282,6 +282,7 @@ pub(super) fn stream(
         y_shared,
         wg_copies: copies,
         unit,
+        panels: 1,
         reorder: false,
         diag: Default::default(),
     }))
