@@ -19,6 +19,8 @@
 #                                  plan stays slow in its process)
 #   FLAGS=""                       flags added to every timed run (e.g. --spin-first: the
 #                                  clocks spun up before each plan is timed)
+#   PANELS=""                      e.g. "1,2,4,8": spmv_panels.py on the export too (cuSPARSE's
+#                                  X·y and Xᵀ·p summed over that many column panels, re-indexed)
 # Per input, PATTERNS with --roofline (and --check, the f64 twin, on the first transpose
 # run): transpose with the columns re-indexed and not, sorted re-indexed (kdd2010), `auto`
 # tuned afresh, then fused_peer.py --reorder-cols on. Summary: runs.tsv (tag, exit status,
@@ -36,6 +38,7 @@ PEER=${PEER:-1}
 PATTERNS=${PATTERNS:-full,xty}
 PASSES=${PASSES:-1}
 FLAGS=${FLAGS-}
+PANELS=${PANELS-}
 archive_init fused_transpose
 # DRY_RUN=1 skips installing .gl/ into / (a dry run elsewhere).
 install_gl --dry-run --if-present
@@ -60,6 +63,11 @@ for g in $INPUTS; do
   done
   if [ "$g" = kdd2010 ] && [ "$SORTED" = 1 ]; then
     run_fused "$g sorted re-indexed" "${common[@]}" --variant sorted --reorder-cols on
+  fi
+  if [ -n "$PANELS" ]; then
+    (cd benches/peers && step python3 spmv_panels.py --matrix-raw "$x" --panels "$PANELS") \
+      > "$WORK/panels_$g.jsonl" 2>>"$WORK/err.txt"
+    log "$g panels done"
   fi
   input_done "$g" "$x" "${common[@]}"
 done
