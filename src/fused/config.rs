@@ -83,6 +83,12 @@ pub(crate) fn resolve(
                 config.describe()
             )));
         }
+        if !(1..=PANELS_MAX).contains(&p) {
+            return Err(option_err(format!(
+                "{p} column panels: the transpose variant takes 1 to {PANELS_MAX}"
+            )));
+        }
+        config.panels = p;
     }
     if options.wg_fixed == Some(true) && !config.wg_fixed {
         return Err(Error::Option(format!(
@@ -479,7 +485,7 @@ fn resolve_open(
         y_shared: false,
         wg_copies: 1,
         unit: 0,
-        panels: transpose_panels(variant, options.panels)?,
+        panels: 1,
         reorder: false,
         diag: Default::default(),
     };
@@ -526,20 +532,8 @@ fn transpose_tile(gpu: &Gpu, variant: Variant, epl: Option<u32>, wg: u32) -> Res
     Ok(epl * wg)
 }
 
-/// Column panels of the `transpose` variant at most ([`Config::panels`]).
+/// Column panels of the `transpose` variant at most ([`Config::panels`]; set in [`resolve`]).
 pub const PANELS_MAX: u32 = 64;
-
-/// `transpose`'s column panels (`None`: 1); 1 for the other variants, whose callers
-/// [`resolve`] refuses more.
-fn transpose_panels(variant: Variant, panels: Option<u32>) -> Result<u32> {
-    match panels {
-        Some(p) if !(1..=PANELS_MAX).contains(&p) => Err(option_err(format!(
-            "{p} column panels: the transpose variant takes 1 to {PANELS_MAX}"
-        ))),
-        Some(p) if variant == Variant::Transpose => Ok(p),
-        _ => Ok(1),
-    }
-}
 
 /// Dense: rows in flight per vector at most (`fused.dense`'s RIF_MAX).
 pub const RIF_MAX: u32 = 4;
