@@ -494,7 +494,9 @@ fn time_with_grids(
 /// offered to `finalists` and recorded in `timed`. Unit tiles trade the workgroup's barriers
 /// in every tile for shuffles within a subgroup: on an H100 at 500k × 4,096 streaming X with
 /// no adds at all took 0.079–0.088 ms of the stream kernel's 0.155, half the copy roofline,
-/// whatever its residency (BENCHMARKS.md, thirtieth measurements).
+/// whatever its residency (BENCHMARKS.md, thirtieth measurements). There they lost on every
+/// input, slower even with no adds (thirty-third measurements); they stay timed for devices
+/// whose barriers cost more.
 fn time_unit_tiles(
     (gpu, x, options, ops, reps): (&Gpu, Matrix, &Options, &Operands, usize),
     units: u32,
