@@ -382,11 +382,16 @@ fn main(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(num_workgroups) nwg: vec3<u32>,
     @builtin(local_invocation_index) tid: u32,
-// SG_IDS: SEGMENTED or UNITS (set by the host: the preprocessor has no "or").
-#ifdef SG_IDS
+#ifdef SEGMENTED
     @builtin(subgroup_invocation_id) sg_lane: u32,
     @builtin(subgroup_size) sg_size: u32,
     @builtin(subgroup_id) sg_id: u32,
+#else
+#ifdef UNITS
+    @builtin(subgroup_invocation_id) sg_lane: u32,
+    @builtin(subgroup_size) sg_size: u32,
+    @builtin(subgroup_id) sg_id: u32,
+#endif
 #endif
 ) {
 #ifdef SEGMENTED

@@ -99,10 +99,6 @@ pub(super) fn split(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>)
     if cfg.key16 {
         defs.push("KEY16");
     }
-    if cfg.segmented || cfg.key16 {
-        // The scatter's subgroup builtins.
-        defs.push("SG_IDS");
-    }
     let scatter = gpu.kernel(&KernelSpec {
         name: "fused/split",
         defines: defs,

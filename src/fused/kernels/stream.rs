@@ -57,10 +57,6 @@ pub(super) fn stream(plan: &Plan, batch: &mut Batch, op: &Op, w: &GpuBuffer<f32>
     if cfg.unit > 0 {
         defs.push("UNITS");
     }
-    if cfg.segmented || cfg.unit > 0 {
-        // The main entry point's subgroup builtins.
-        defs.push("SG_IDS");
-    }
     if finish.is_some() {
         defs.push("FINISH");
     }
