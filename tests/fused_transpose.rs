@@ -218,5 +218,22 @@ fn the_tuner_times_the_transpose_where_w_is_beyond_workgroup_memory() {
             "the transpose (epl {epl:?}, prefetch {prefetch}) was not timed: {timed:?}"
         );
     }
+    // Column panels on the transpose variant only, and all of them where it was picked (no
+    // later stage changes the variant).
+    assert!(
+        timed
+            .iter()
+            .filter(|o| o.panels.is_some())
+            .all(|o| o.variant == Variant::Transpose),
+        "column panels timed off the transpose variant: {timed:?}"
+    );
+    if pick.config.variant == Variant::Transpose {
+        for p in [2, 4, 8] {
+            assert!(
+                timed.iter().any(|o| o.panels == Some(p)),
+                "{p} column panels were not timed on the transpose pick: {timed:?}"
+            );
+        }
+    }
     common::fused::check_plan(g, Matrix::Sparse(&x), &pick, 373);
 }

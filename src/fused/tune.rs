@@ -103,6 +103,9 @@ struct Tuned {
     /// choice; absent in older caches).
     #[serde(default)]
     unit_tiles: Option<bool>,
+    /// `transpose`: column panels per gather (`None`: one; absent in older caches).
+    #[serde(default)]
+    panels: Option<u32>,
 }
 
 impl Tuned {
@@ -131,6 +134,7 @@ impl Tuned {
             stream_rows: None,
             wg_copies: None,
             unit_tiles: None,
+            panels: None,
         }
     }
 }
@@ -148,8 +152,9 @@ impl Tuned {
 /// fixed-point sums of w; 16: its workgroup sizes and grids searched jointly; 17: grids of 5
 /// and 6 workgroups a unit, workgroups of 1,024, and the fastest size's tiles cut at fewer
 /// rows; 18: copies of w in the stream kernel's workgroup memory; 19: the fastest copied
-/// finalist at every stream grid; 20: the stream kernel's unit tiles).
-const REVISION: u32 = 20;
+/// finalist at every stream grid; 20: the stream kernel's unit tiles; 21: the transpose
+/// variant's column panels).
+const REVISION: u32 = 21;
 
 /// The cache key: adapter, kind and a shape bucket (log₂ of m, n and the stored entries), the
 /// column re-indexing when the caller fixed it (the other knobs were tuned on that layout),
@@ -241,6 +246,7 @@ fn tuned_options(x: Matrix, options: &Options, t: &Tuned) -> Options {
             _ => options.unit_tiles,
         },
         rows_in_flight: options.rows_in_flight.or(t.rows_in_flight),
+        panels: t.panels.or(options.panels),
         // The tuner's choice only where the caller left it to `auto`.
         reorder: match (options.reorder, t.reorder) {
             (Reorder::Auto, Some(true)) => Reorder::On,

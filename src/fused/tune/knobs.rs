@@ -12,6 +12,9 @@ use crate::gpu::Gpu;
 use crate::tune::Finalists;
 use crate::Result;
 
+/// Column panels the tuner times on the `transpose` variant's pick.
+const TUNE_PANELS: [u32; 3] = [2, 4, 8];
+
 /// The fastest of the candidates around the launch model's configuration (`model`'s plan),
 /// with every candidate's options in the order timed (the model's first). Each stage
 /// screens its candidates one by one, then times its fastest few in turn
@@ -244,6 +247,16 @@ pub(super) fn tune_knobs(
         ]
         .into_iter();
         best = refine(&mut timed, best, &mut cands, None)?;
+        // Then, where the gathers won, each summed over column panels: a slice of the
+        // vector at a time for the cache ([`crate::fused::Config::panels`]).
+        let t = best.0 .1;
+        if t.transpose && options.panels.is_none() {
+            let mut cands = TUNE_PANELS.into_iter().map(|p| Tuned {
+                panels: Some(p),
+                ..t
+            });
+            best = refine(&mut timed, best, &mut cands, None)?;
+        }
     }
     // Then the `fused` kernel's rows per vector at half and twice the model's (the schedule
     // estimate's pick among multiples of Eq. 5's C).
