@@ -532,7 +532,8 @@ fn transpose_tile(gpu: &Gpu, variant: Variant, epl: Option<u32>, wg: u32) -> Res
     Ok(epl * wg)
 }
 
-/// Column panels of the `transpose` variant at most ([`Config::panels`]; set in [`resolve`]).
+/// Column panels of the `transpose` variant at most ([`Config::panels`]; checked and set
+/// in `resolve`).
 pub const PANELS_MAX: u32 = 64;
 
 /// Dense: rows in flight per vector at most (`fused.dense`'s RIF_MAX).

@@ -80,7 +80,7 @@ pub fn span(x: &Csr, grid: &RowGrid, c: u32) -> u64 {
     end + 3 * long_entries.div_ceil(lanes)
 }
 
-/// The C among [`C_FACTORS`] × `c0` (Eq. 5's), at most `c_max` and with at most
+/// The C among `C_FACTORS` × `c0` (Eq. 5's), at most `c_max` and with at most
 /// `max_groups` workgroups, with the shortest [`span`]; ties keep the larger C (fewer
 /// workgroups). Returns C and the workgroups that cover X's rows at it.
 pub fn rows_per_vector(

@@ -24,6 +24,7 @@ use crate::fused::kernels::{upload, whole};
 use crate::fused::vectors::scale;
 use crate::fused::{long, loops, plan, Config, Matrix, Op, Options, Plan};
 use crate::gpu::{loop_cap, Batch, Binding, Gpu, GpuBuffer, KernelSpec, Residency};
+use crate::sparse::panels::panel_bounds;
 use crate::sparse::Csr;
 use crate::{limits, Error, Result};
 
@@ -246,7 +247,8 @@ struct Panel {
 
 /// X's materialized transpose on the device and both passes' grids.
 pub(crate) struct TransposeX {
-    /// X's gather: the plan's X whole, or X's column panels.
+    /// X's gather: the plan's X whole, or X's column panels (copies: the plan keeps X, which
+    /// the logistic loss reads, [`crate::fused::kernels`]).
     x_panels: Vec<Panel>,
     /// Xᵀ's gather: Xᵀ whole, or its column panels (ranges of X's rows).
     xt_panels: Vec<Panel>,
@@ -279,18 +281,18 @@ impl TransposeX {
         x_bands: &[SparseBand],
         config: &Config,
     ) -> Result<TransposeX> {
-        // The transpose, its entry map and the counting sort's buckets; with panels, a copy of
-        // X's entries and of Xᵀ's, and row offsets per panel.
+        // The transpose, its entry map and the counting sort's buckets; with panels, one
+        // panel's copy at a time (at most all the entries, and its row offsets).
         let entries = limits::bytes_of::<u32>("X's transpose", x.nnz())?;
         let mut bytes = entries
             .saturating_mul(4)
             .saturating_add(limits::bytes_of::<u32>("X's transpose", x.ncols + 1)?);
         let panels = config.panels.max(1) as usize;
         if panels > 1 {
-            let offsets = limits::bytes_of::<u32>("column panels", x.nrows + x.ncols + 2)?;
+            let offsets = limits::bytes_of::<u32>("a column panel", x.nrows.max(x.ncols) + 1)?;
             bytes = bytes
-                .saturating_add(entries.saturating_mul(4))
-                .saturating_add(offsets.saturating_mul(panels as u64));
+                .saturating_add(entries.saturating_mul(2))
+                .saturating_add(offsets);
         }
         limits::check_host("X's transpose", bytes)?;
         let xt = x.transpose();
@@ -344,21 +346,14 @@ impl TransposeX {
             )
         };
         let x_panels = if panels > 1 {
-            uploaded(gpu, x.column_panels(panels), x_pass)?
+            uploaded(gpu, x, panels, x_pass)?
         } else {
             vec![Panel {
                 entries: None,
                 pass: x_pass(x, x_bands)?,
             }]
         };
-        let xt_parts = if panels > 1 {
-            let parts = xt.column_panels(panels);
-            drop(xt);
-            parts
-        } else {
-            vec![xt]
-        };
-        let xt_panels = uploaded(gpu, xt_parts, xt_pass)?;
+        let xt_panels = uploaded(gpu, &xt, panels, xt_pass)?;
         Ok(TransposeX {
             x_panels,
             xt_panels,
@@ -414,26 +409,32 @@ fn total(panels: &[Panel], count: fn(&RowPass) -> usize) -> usize {
     panels.iter().map(|p| count(&p.pass)).sum()
 }
 
-/// Each of `parts` uploaded (in row bands where it exceeds a binding), with its pass built by
+/// `a`'s `count` column panels (`a` itself when `count` is 1), each built, uploaded (in row
+/// bands where it exceeds a binding) and dropped on the host in turn, with its pass built by
 /// `pass` on those bands.
 fn uploaded(
     gpu: &Gpu,
-    parts: Vec<Csr>,
+    a: &Csr,
+    count: usize,
     pass: impl Fn(&Csr, &[SparseBand]) -> Result<RowPass>,
 ) -> Result<Vec<Panel>> {
-    parts
-        .into_iter()
-        .map(|a| {
-            let entries = upload(gpu, Matrix::Sparse(&a))?;
-            let DeviceX::Sparse { bands, .. } = &entries else {
-                unreachable!("a CSR matrix uploads as sparse X")
-            };
-            let pass = pass(&a, bands)?;
-            Ok(Panel {
-                entries: Some(entries),
-                pass,
-            })
+    let one = |part: &Csr| {
+        let entries = upload(gpu, Matrix::Sparse(part))?;
+        let DeviceX::Sparse { bands, .. } = &entries else {
+            unreachable!("a CSR matrix uploads as sparse X")
+        };
+        let pass = pass(part, bands)?;
+        Ok(Panel {
+            entries: Some(entries),
+            pass,
         })
+    };
+    if count == 1 {
+        return Ok(vec![one(a)?]);
+    }
+    panel_bounds(a.ncols, count)
+        .into_iter()
+        .map(|cut| one(&a.column_panel(cut)))
         .collect()
 }
 

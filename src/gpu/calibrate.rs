@@ -2,7 +2,7 @@
 //! wgpu reports neither the compute units nor what each keeps resident, so [`calibrate`] runs
 //! `runtime/residency` at a few workgroup sizes and workgroup-memory footprints: each
 //! workgroup of a grid many waves deep counts itself in while it holds its slot, and the
-//! highest count seen is the device's resident workgroups of that shape. [`derive`] turns the
+//! highest count seen is the device's resident workgroups of that shape. [`derive()`] turns the
 //! peaks into a [`Residency`]: the units are the peaks' greatest common divisor, the per-unit
 //! invocations the most any workgroup size reached, the per-unit workgroups the peak of the
 //! smallest, and the per-unit workgroup memory (and what a unit sets aside per workgroup
@@ -81,7 +81,7 @@ fn shapes(max_wg: u32, most: u32) -> Vec<(u32, u32)> {
     out
 }
 
-/// Runs the probes on `gpu` and derives its residency ([`derive`]).
+/// Runs the probes on `gpu` and derives its residency ([`derive()`]).
 pub fn calibrate(gpu: &Gpu) -> Result<Calibration> {
     let caps = &gpu.caps;
     let cpu = !matches!(caps.device_type.as_str(), "DiscreteGpu" | "IntegratedGpu");

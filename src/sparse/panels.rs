@@ -18,36 +18,35 @@ impl Csr {
     /// `self` cut into `count` matrices of its shape (at least 1), panel k holding the entries
     /// in columns [`panel_bounds`]`(ncols, count)[k]`, in CSR order: the panels sum to `self`.
     pub fn column_panels(&self, count: usize) -> Vec<Csr> {
-        let bounds = panel_bounds(self.ncols, count);
-        let mut panels: Vec<Csr> = bounds
-            .iter()
-            .map(|_| Csr {
-                nrows: self.nrows,
-                ncols: self.ncols,
-                row_ptr: Vec::with_capacity(self.nrows + 1),
-                col_idx: vec![],
-                values: vec![],
-            })
-            .collect();
+        panel_bounds(self.ncols, count)
+            .into_iter()
+            .map(|cut| self.column_panel(cut))
+            .collect()
+    }
+
+    /// The matrix of `self`'s shape holding its entries in columns `cut`, in CSR order (one
+    /// panel of [`Csr::column_panels`], built alone so a caller holds one copy at a time).
+    pub fn column_panel(&self, cut: Range<u32>) -> Csr {
+        let mut row_ptr = Vec::with_capacity(self.nrows + 1);
+        let (mut col_idx, mut values) = (vec![], vec![]);
+        row_ptr.push(0);
         for r in 0..self.nrows {
             let row = self.row_range(r);
             let cols = &self.col_idx[row.clone()];
-            let mut from = 0;
-            for (panel, cut) in panels.iter_mut().zip(&bounds) {
-                panel.row_ptr.push(panel.col_idx.len() as u32);
-                // Columns increase within a row: the panel's entries are one run of it.
-                let to = from + cols[from..].partition_point(|&c| c < cut.end);
-                panel.col_idx.extend_from_slice(&cols[from..to]);
-                panel
-                    .values
-                    .extend_from_slice(&self.values[row.start + from..row.start + to]);
-                from = to;
-            }
+            // Columns increase within a row: the panel's entries are one run of it.
+            let from = cols.partition_point(|&c| c < cut.start);
+            let to = from + cols[from..].partition_point(|&c| c < cut.end);
+            col_idx.extend_from_slice(&cols[from..to]);
+            values.extend_from_slice(&self.values[row.start + from..row.start + to]);
+            row_ptr.push(col_idx.len() as u32);
         }
-        for panel in &mut panels {
-            panel.row_ptr.push(panel.col_idx.len() as u32);
+        Csr {
+            nrows: self.nrows,
+            ncols: self.ncols,
+            row_ptr,
+            col_idx,
+            values,
         }
-        panels
     }
 }
 
