@@ -5,7 +5,8 @@
 # machine from the repository root with the release binary in .gpu/ and the Vulkan loader
 # packages in .gl/ (as fused_suite.sh). Everything it writes goes into one archive,
 # $OUT/fused_transpose.tgz (the device call returns at most 8 files), rewritten after each
-# step so a call cut at its limit still returns what ran. About 8 minutes of GPU wall time.
+# step so a call cut at its limit still returns what ran. About 8 minutes of GPU wall time
+# (more than 10 at kdd2010 with PASSES=3, three EXTRA runs and PANELS: split such a job).
 #   INPUTS="sparse-4096 kdd2010"
 #   STEP_LIMIT=300                 seconds any one step may take
 #   AUTO=1                         0: no `auto` run (its tuning takes ~2 minutes at kdd2010)
@@ -68,6 +69,7 @@ for g in $INPUTS; do
     (cd benches/peers && step python3 spmv_panels.py --matrix-raw "$x" --panels "$PANELS") \
       > "$WORK/panels_$g.jsonl" 2>>"$WORK/err.txt"
     log "$g panels done"
+    pack
   fi
   input_done "$g" "$x" "${common[@]}"
 done

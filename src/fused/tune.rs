@@ -2,12 +2,12 @@
 //! and its neighbours on random full-pattern operands (on sparse X both the `Fused` kernel and
 //! the column-sorted tiles, [`Variant::Sorted`], and the column split, [`Variant::Split`], at a
 //! few row tiles and two workgroup sizes), Xᵀ materialized ([`Variant::Transpose`]) where w
-//! is beyond workgroup memory, then the long-row threshold at the best of those (on dense X
-//! the rows in flight per vector instead), the column re-indexing where `auto`'s
-//! rule is near its edge ([`crate::fused::reorder`]), keeps the fastest, and caches it per
-//! adapter and shape bucket (`fused-tune.json`, see [`crate::tune::TuneCache`]). C comes from
-//! the model (Eq. 5) for each VS and workgroup size; where the `fused` kernel wins, half and
-//! twice it are timed too.
+//! is beyond workgroup memory (where it wins, also over column panels), then the long-row
+//! threshold at the best of those (on dense X the rows in flight per vector instead), the
+//! column re-indexing where `auto`'s rule is near its edge ([`crate::fused::reorder`]), keeps
+//! the fastest, and caches it per adapter and shape bucket (`fused-tune.json`, see
+//! [`crate::tune::TuneCache`]). C comes from the model (Eq. 5) for each VS and workgroup size;
+//! where the `fused` kernel wins, half and twice it are timed too.
 
 use serde::{Deserialize, Serialize};
 
@@ -153,7 +153,7 @@ impl Tuned {
 /// and 6 workgroups a unit, workgroups of 1,024, and the fastest size's tiles cut at fewer
 /// rows; 18: copies of w in the stream kernel's workgroup memory; 19: the fastest copied
 /// finalist at every stream grid; 20: the stream kernel's unit tiles; 21: the transpose
-/// variant's column panels).
+/// variant's column panels, 2 and 4).
 const REVISION: u32 = 21;
 
 /// The cache key: adapter, kind and a shape bucket (log₂ of m, n and the stored entries), the
