@@ -43,12 +43,17 @@ fn linreg_cg_matches_twin_sparse_and_dense() {
     let d = gen::dense_uniform(500, 12, 4);
     for x in [Matrix::Sparse(&s), Matrix::Dense(&d)] {
         let b = labels(x, 9);
-        for variant in [Variant::Fused, Variant::TwoPass] {
+        // Sparse X also by two gathers over column panels (the tuner's pick at the KDD2010
+        // shape).
+        let panels = matches!(x, Matrix::Sparse(_)).then_some((Variant::Transpose, Some(3)));
+        let plans = [(Variant::Fused, None), (Variant::TwoPass, None)];
+        for (variant, panels) in plans.into_iter().chain(panels) {
             let options = CgOptions {
                 lambda: 0.01,
                 fused: Options {
                     variant,
                     atomics: Atomics::Cas,
+                    panels,
                     ..Default::default()
                 },
                 ..Default::default()
@@ -200,14 +205,21 @@ fn logistic_row_terms_match_twin() {
                 + 1.0
         })
         .collect();
-    // Sorted and stream plans walk tiles, not rows: the row pass takes its own grid.
-    let plans = [Variant::Auto, Variant::Sorted, Variant::Stream];
-    for (gpu, variant) in [common::gpu(), common::gpu_plain()]
+    // Sorted and stream plans walk tiles, not rows: the row pass takes its own grid. A
+    // transpose plan over column panels keeps X whole for it.
+    let plans = [
+        (Variant::Auto, None),
+        (Variant::Sorted, None),
+        (Variant::Stream, None),
+        (Variant::Transpose, Some(3)),
+    ];
+    for (gpu, (variant, panels)) in [common::gpu(), common::gpu_plain()]
         .into_iter()
         .flat_map(|g| plans.map(|v| (g, v)))
     {
         let o = Options {
             variant,
+            panels,
             ..Default::default()
         };
         let plan = Plan::new(gpu, Matrix::Sparse(&x), &o).unwrap();
