@@ -7,34 +7,11 @@
 
 mod common;
 
-use common::fused::{host_op, sparse_x, vectors, with_hot_columns};
+use common::fused::{host_op, run_counted, sparse_x, vectors, with_hot_columns};
 use wgsparse::fused::{HostOp, Matrix, Options, Pattern, Plan, Variant};
-use wgsparse::gpu::{Batch, GpuBuffer};
 use wgsparse::sddmm::cpu::compare;
 use wgsparse::sparse::Csr;
 use wgsparse::Gpu;
-
-/// Runs `plan` on `op` into a NaN-poisoned w: (w, dispatches recorded).
-fn run_counted(gpu: &Gpu, plan: &Plan, op: &HostOp) -> (Vec<f32>, usize) {
-    let up = |name: &str, v: &[f32]| GpuBuffer::upload(gpu, name, v).unwrap();
-    let y = up("y", op.y);
-    let v = op.v.map(|v| up("v", v));
-    let z = op.z.map(|z| up("z", z));
-    let w = GpuBuffer::filled(gpu, "w", plan.n, f32::NAN).unwrap();
-    let dop = wgsparse::fused::Op {
-        alpha: op.alpha,
-        y: &y,
-        v: v.as_ref(),
-        beta: op.beta,
-        z: z.as_ref(),
-        xty: op.xty,
-    };
-    let mut batch = Batch::new(gpu);
-    plan.record(&mut batch, &dop, &w).unwrap();
-    let count = batch.dispatches();
-    batch.submit().unwrap();
-    (w.read(gpu).unwrap(), count)
-}
 
 /// `got` against the twin's `want` within the twin's bound scaled by `k`.
 fn assert_close(x: &Csr, op: &HostOp, got: &[f32], want: &[f64], k: f64, what: &str) {

@@ -236,4 +236,20 @@ fn the_tuner_times_the_transpose_where_w_is_beyond_workgroup_memory() {
         }
     }
     common::fused::check_plan(g, Matrix::Sparse(&x), &pick, 373);
+    // On re-indexed columns, a transpose pick is also timed with Xᵀ's rows in the caller's
+    // order.
+    let o = Options {
+        reorder: wgsparse::fused::Reorder::On,
+        ..Default::default()
+    };
+    let (pick, timed) = wgsparse::fused::tune::tune(g, Matrix::Sparse(&x), &o).unwrap();
+    if pick.config.variant == Variant::Transpose {
+        assert!(
+            timed
+                .iter()
+                .any(|o| o.variant == Variant::Transpose && o.xt_caller == Some(true)),
+            "Xᵀ in the caller's order was not timed: {timed:?}"
+        );
+    }
+    common::fused::check_plan(g, Matrix::Sparse(&x), &pick, 374);
 }

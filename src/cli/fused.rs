@@ -63,6 +63,13 @@ enum ReorderArg {
     Off,
 }
 
+/// Xᵀ's row order for `--xt-order`.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum XtOrderArg {
+    Plan,
+    Caller,
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum AtomicsArg {
     Auto,
@@ -197,6 +204,11 @@ pub struct FusedArgs {
     /// each reading a slice of its vector (y, then X·y) at a time.
     #[arg(long)]
     panels: Option<u32>,
+    /// Sparse `transpose` on re-indexed columns: Xᵀ's rows in the plan's order (hot columns
+    /// first; default) or the caller's, whose pass then writes w directly (a run gathers y
+    /// alone).
+    #[arg(long, value_enum)]
+    xt_order: Option<XtOrderArg>,
     /// Reduce row dot products through workgroup memory, not subgroup shuffles.
     #[arg(long)]
     no_subgroups: bool,
@@ -381,6 +393,7 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
         wg_copies: a.wg_copies,
         unit_tiles: a.unit_tiles,
         panels: a.panels,
+        xt_caller: a.xt_order.map(|o| o == XtOrderArg::Caller),
         groups: a.groups,
         reorder: match a.reorder_cols {
             ReorderArg::Auto => Reorder::Auto,

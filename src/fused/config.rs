@@ -90,6 +90,16 @@ pub(crate) fn resolve(
         }
         config.panels = p;
     }
+    if options.xt_caller == Some(true) {
+        if config.variant != Variant::Transpose {
+            return Err(Error::Option(format!(
+                "Xᵀ in the caller's column order: the transpose variant only (this plan: {})",
+                config.describe()
+            )));
+        }
+        // Kept only where the columns are re-indexed ([`reorder::decide`]).
+        config.xt_caller = true;
+    }
     if options.wg_fixed == Some(true) && !config.wg_fixed {
         return Err(Error::Option(format!(
             "fixed-point sums of w: the stream kernel only (this plan: {})",
@@ -246,6 +256,7 @@ fn resolve_open(
                 wg_copies: 1,
                 unit: 0,
                 panels: 1,
+                xt_caller: false,
                 reorder: false,
                 diag: Default::default(),
             },
@@ -486,6 +497,7 @@ fn resolve_open(
         wg_copies: 1,
         unit: 0,
         panels: 1,
+        xt_caller: false,
         reorder: false,
         diag: Default::default(),
     };

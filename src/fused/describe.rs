@@ -73,6 +73,9 @@ impl Config {
         }
         if self.reorder {
             s += " reorder";
+            if self.xt_caller {
+                s += " xt-caller";
+            }
         }
         s += if self.native_atomics {
             " native"

@@ -290,9 +290,11 @@ pub(super) struct Layouts {
 }
 
 impl Plan {
+    /// A plan of `config` on `x` (re-indexed where `order`, its new → old column
+    /// permutation, is given), X on the device as `dx`, with the layouts in `shared`.
     pub(super) fn build(
         gpu: &Gpu,
-        x: Matrix,
+        (x, order): (Matrix, Option<&[u32]>),
         config: Config,
         dx: Arc<DeviceX>,
         shared: Layouts,
@@ -441,7 +443,14 @@ impl Plan {
                 Some(shared)
             }
             (Matrix::Sparse(s), _) if config.variant == Variant::Transpose => {
-                Some(Arc::new(TransposeX::build(gpu, s, sparse_bands, &config)?))
+                let order = order.filter(|_| config.xt_caller);
+                Some(Arc::new(TransposeX::build(
+                    gpu,
+                    s,
+                    sparse_bands,
+                    &config,
+                    order,
+                )?))
             }
             _ => None,
         };

@@ -287,6 +287,10 @@ pub struct Config {
     /// columns, then Xᵀ's: X's rows), so it reads a slice of its vector (y, then p) at a time
     /// ([`crate::sparse::panels`]); 1 for the other variants.
     pub panels: u32,
+    /// `Transpose` on re-indexed columns ([`Config::reorder`]): Xᵀ built with its rows in the
+    /// caller's column order, so its pass writes the caller's w and a run gathers y alone
+    /// (the plan's order runs the hot columns' long rows first); false otherwise.
+    pub xt_caller: bool,
     /// Sparse: X's columns re-indexed by descending entry count ([`reorder`]); each run
     /// gathers y and z into that order and scatters w back.
     pub reorder: bool,
@@ -444,7 +448,8 @@ impl Plan {
         let re = reorder::prepare(gpu, x, &config)?;
         let xr = re.as_ref().map_or(x, |r| Matrix::Sparse(&r.x));
         let dx = Arc::new(kernels::upload(gpu, xr)?);
-        let mut plan = Self::build(gpu, xr, config, dx, Layouts::default())?;
+        let order = re.as_ref().map(|r| &r.order[..]);
+        let mut plan = Self::build(gpu, (xr, order), config, dx, Layouts::default())?;
         reorder::attach(gpu, &mut plan, re)?;
         Ok(plan)
     }
@@ -531,7 +536,8 @@ impl Plan {
             stream,
             transpose,
         };
-        let mut plan = Self::build(gpu, xr, config, like.x.clone(), shared)?;
+        let order = re.as_ref().map(|r| &r.order[..]);
+        let mut plan = Self::build(gpu, (xr, order), config, like.x.clone(), shared)?;
         reorder::attach(gpu, &mut plan, re)?;
         (plan.used_cols, plan.col_share) = (used, share);
         Ok(plan)

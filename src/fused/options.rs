@@ -83,6 +83,9 @@ pub struct Options {
     /// `transpose`: both gathers over this many column panels ([`Config::panels`]; `None`:
     /// one, each gather a single pass); refused by the other variants.
     pub panels: Option<u32>,
+    /// `transpose` on re-indexed columns: Xᵀ's rows in the caller's column order
+    /// ([`Config::xt_caller`]; `None`: the plan's order); refused by the other variants.
+    pub xt_caller: Option<bool>,
     /// Sparse X: its columns re-indexed by descending entry count at plan time ([`reorder`];
     /// `Auto`: on the large-n path with skewed columns, [`Reorder::Auto`]).
     pub reorder: Reorder,
@@ -117,6 +120,7 @@ impl Default for Options {
             wg_copies: None,
             unit_tiles: UnitTiles::Off,
             panels: None,
+            xt_caller: None,
             groups: None,
             reorder: Reorder::Auto,
             diag: Diag::default(),

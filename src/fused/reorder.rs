@@ -10,7 +10,9 @@
 //! re-indexed X. A run records, in the same batch as the kernels (timings include them):
 //! y gathered into the plan's order (not `xty`, whose y is over rows), z gathered when β ≠ 0
 //! (β = 0 never reads z), the kernels into the plan's own w', then w' scattered into the
-//! caller's w (`fused.permute`, one element-wise pass each).
+//! caller's w (`fused.permute`, one element-wise pass each). The `transpose` variant with
+//! [`super::Config::xt_caller`] builds Xᵀ with its rows in the caller's order: its pass
+//! writes the caller's w, so a run gathers y alone.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -151,6 +153,8 @@ fn fill_rows(x: &Csr, new_of: &[u32], rows: Range<usize>, cols: &mut [u32], vals
 /// configurations) and the new → old permutation on the device.
 pub(super) struct Reindexed {
     pub(super) x: Csr,
+    /// The new → old permutation on the host (the transpose in the caller's order).
+    pub(super) order: Vec<u32>,
     old_of: GpuBuffer<u32>,
 }
 
@@ -202,6 +206,8 @@ pub(super) fn decide(
         }
     };
     config.reorder = on;
+    // Without re-indexing the caller's order is the plan's.
+    config.xt_caller &= on;
     Ok(share)
 }
 
@@ -235,11 +241,13 @@ pub(super) fn prepare(gpu: &Gpu, x: Matrix, config: &Config) -> Result<Option<Ar
     GpuBuffer::<u32>::check_binding(gpu, "the column permutation (reorder)", s.ncols)?;
     let order = crate::sparse::order::by_count(&hot::column_degrees(s))?;
     let x = reindex(s, &order)?;
-    let old_of = if order.is_empty() { vec![0] } else { order };
-    Ok(Some(Arc::new(Reindexed {
-        x,
-        old_of: GpuBuffer::upload(gpu, "fused.reorder_perm", &old_of)?,
-    })))
+    // A binding holds an element at least.
+    let old_of = GpuBuffer::upload(
+        gpu,
+        "fused.reorder_perm",
+        if order.is_empty() { &[0] } else { &order },
+    )?;
+    Ok(Some(Arc::new(Reindexed { x, order, old_of })))
 }
 
 /// Gives `plan` (built on `shared`'s X) its vectors in the new order.
@@ -276,6 +284,10 @@ pub(super) fn record(
         permute(batch, n, perm, (op.y, &r.y), true)?;
         &r.y
     };
+    if caller_w(plan) {
+        // Xᵀ's pass writes the caller's w (β·z and any add onto w in the caller's order).
+        return kernels::record(plan, batch, &Op { y, ..*op }, w, onto);
+    }
     let z = match op.z.filter(|_| op.beta != 0.0) {
         Some(z) => {
             permute(batch, n, perm, (z, &r.z), true)?;
@@ -308,12 +320,20 @@ pub(super) fn columns<'a>(
 }
 
 /// Dispatches [`record`] adds for `pattern` (operands as it takes them, β ≠ 0 with z): the
-/// gathers of y and z and the scatter of w.
+/// gathers of y and z and the scatter of w (y's alone where the kernels write the caller's w).
 pub(super) fn dispatches(plan: &Plan, pattern: Pattern) -> usize {
+    let y = usize::from(pattern != Pattern::Xty);
     match plan.reindex {
         None => 0,
-        Some(_) => usize::from(pattern != Pattern::Xty) + usize::from(pattern.has_z()) + 1,
+        Some(_) if caller_w(plan) => y,
+        Some(_) => y + usize::from(pattern.has_z()) + 1,
     }
+}
+
+/// Whether the kernels write w in the caller's column order on re-indexed X (the transpose
+/// with Xᵀ's rows in that order): z and w are not permuted.
+fn caller_w(plan: &Plan) -> bool {
+    plan.transpose.as_ref().is_some_and(|t| t.caller_order())
 }
 
 #[cfg(test)]

@@ -252,13 +252,18 @@ pub(crate) struct TransposeX {
     x_panels: Vec<Panel>,
     /// Xᵀ's gather: Xᵀ whole, or its column panels (ranges of X's rows).
     xt_panels: Vec<Panel>,
+    /// Xᵀ's rows in the caller's column order ([`Config::xt_caller`]): its pass writes the
+    /// caller's w.
+    caller_order: bool,
     /// The configuration the grids were built for (a plan of another configuration builds
     /// its own).
-    key: (u32, u32, u32, bool, u32, bool, u32),
+    key: PassKey,
 }
 
 /// The configuration's part the passes depend on.
-fn key_of(config: &Config) -> (u32, u32, u32, bool, u32, bool, u32) {
+type PassKey = (u32, u32, u32, bool, u32, bool, u32, bool);
+
+fn key_of(config: &Config) -> PassKey {
     (
         config.vs,
         config.workgroup,
@@ -267,6 +272,7 @@ fn key_of(config: &Config) -> (u32, u32, u32, bool, u32, bool, u32) {
         config.tile,
         config.prefetch,
         config.panels,
+        config.xt_caller,
     )
 }
 
@@ -274,12 +280,14 @@ impl TransposeX {
     /// Transposes `x` on the host (host memory checked first) and uploads it (with
     /// [`Config::panels`], X's and Xᵀ's column panels instead); X's pass at the
     /// configuration's VS, workgroup size and long-row threshold, Xᵀ's at [`gather_vs`] on its
-    /// own mean row length (a panel's) and [`long_row`].
+    /// own mean row length (a panel's) and [`long_row`]. With `caller_order` (X's columns
+    /// re-indexed, this new → old permutation), Xᵀ's rows are put back in the caller's order.
     pub(crate) fn build(
         gpu: &Gpu,
         x: &Csr,
         x_bands: &[SparseBand],
         config: &Config,
+        caller_order: Option<&[u32]>,
     ) -> Result<TransposeX> {
         // The transpose, its entry map and the counting sort's buckets; with panels, one
         // panel's copy at a time (at most all the entries, and its row offsets).
@@ -295,7 +303,10 @@ impl TransposeX {
                 .saturating_add(offsets);
         }
         limits::check_host("X's transpose", bytes)?;
-        let xt = x.transpose();
+        let xt = match caller_order {
+            Some(old_of) => x.transpose_by(|c| old_of[c as usize] as usize),
+            None => x.transpose(),
+        };
         let caps = &gpu.caps;
         // Tiles: the rows' sums reduced by shuffles where the caller left subgroups on, at
         // most as many lanes per row as the smallest subgroup holds.
@@ -357,8 +368,14 @@ impl TransposeX {
         Ok(TransposeX {
             x_panels,
             xt_panels,
+            caller_order: caller_order.is_some(),
             key: key_of(config),
         })
+    }
+
+    /// Whether Xᵀ's rows are in the caller's column order (its pass writes the caller's w).
+    pub fn caller_order(&self) -> bool {
+        self.caller_order
     }
 
     /// Whether a plan of `config` may share these grids.

@@ -1,13 +1,13 @@
-//! The autotuner behind `auto`: times the fused kernel at the model's (VS, workgroup size)
-//! and its neighbours on random full-pattern operands (on sparse X both the `Fused` kernel and
-//! the column-sorted tiles, [`Variant::Sorted`], and the column split, [`Variant::Split`], at a
-//! few row tiles and two workgroup sizes), Xᵀ materialized ([`Variant::Transpose`]) where w
-//! is beyond workgroup memory (where it wins, also over column panels), then the long-row
-//! threshold at the best of those (on dense X the rows in flight per vector instead), the
-//! column re-indexing where `auto`'s rule is near its edge ([`crate::fused::reorder`]), keeps
-//! the fastest, and caches it per adapter and shape bucket (`fused-tune.json`, see
-//! [`crate::tune::TuneCache`]). C comes from the model (Eq. 5) for each VS and workgroup size;
-//! where the `fused` kernel wins, half and twice it are timed too.
+//! The autotuner behind `auto`: times the fused kernel at the model's (VS, workgroup size) and its
+//! neighbours on random full-pattern operands (on sparse X both the `Fused` kernel and the
+//! column-sorted tiles, [`Variant::Sorted`], and the column split, [`Variant::Split`], at a few row
+//! tiles and two workgroup sizes), Xᵀ materialized ([`Variant::Transpose`]) where w is beyond
+//! workgroup memory (where it wins, also over column panels and with Xᵀ's rows in the caller's
+//! order), then the long-row threshold at the best of those (on dense X the rows in flight per
+//! vector instead), the column re-indexing where `auto`'s rule is near its edge
+//! ([`crate::fused::reorder`]), keeps the fastest, and caches it per adapter and shape bucket
+//! (`fused-tune.json`, see [`crate::tune::TuneCache`]). C comes from the model (Eq. 5) for each VS
+//! and workgroup size; where the `fused` kernel wins, half and twice it are timed too.
 
 use serde::{Deserialize, Serialize};
 
@@ -106,6 +106,10 @@ struct Tuned {
     /// `transpose`: column panels per gather (`None`: one; absent in older caches).
     #[serde(default)]
     panels: Option<u32>,
+    /// `transpose` on re-indexed columns: Xᵀ's rows in the caller's order (`None`: the
+    /// options' choice; absent in older caches).
+    #[serde(default)]
+    xt_caller: Option<bool>,
 }
 
 impl Tuned {
@@ -135,6 +139,7 @@ impl Tuned {
             wg_copies: None,
             unit_tiles: None,
             panels: None,
+            xt_caller: None,
         }
     }
 }
@@ -153,7 +158,7 @@ impl Tuned {
 /// and 6 workgroups a unit, workgroups of 1,024, and the fastest size's tiles cut at fewer
 /// rows; 18: copies of w in the stream kernel's workgroup memory; 19: the fastest copied
 /// finalist at every stream grid; 20: the stream kernel's unit tiles; 21: the transpose
-/// variant's column panels, 2 and 4).
+/// variant's column panels, 2 and 4, and Xᵀ's rows in the caller's order).
 const REVISION: u32 = 21;
 
 /// The cache key: adapter, kind and a shape bucket (log₂ of m, n and the stored entries), the
@@ -247,6 +252,7 @@ fn tuned_options(x: Matrix, options: &Options, t: &Tuned) -> Options {
         },
         rows_in_flight: options.rows_in_flight.or(t.rows_in_flight),
         panels: t.panels.or(options.panels),
+        xt_caller: options.xt_caller.or(t.xt_caller),
         // The tuner's choice only where the caller left it to `auto`.
         reorder: match (options.reorder, t.reorder) {
             (Reorder::Auto, Some(true)) => Reorder::On,

@@ -140,10 +140,21 @@ impl Csr {
         self.transpose_with_map().0
     }
 
+    /// The transpose with column c of `self` as row `row_of(c)` (`row_of` a permutation of
+    /// `0..ncols`): the transpose of `self` with its columns renumbered, columns sorted.
+    pub fn transpose_by(&self, row_of: impl Fn(u32) -> usize + Sync) -> Csr {
+        self.transposed(row_of).0
+    }
+
     /// The transpose and, for each of its entries (in its CSR order), the index of the same
     /// entry in this matrix's CSR order. Parallel over row ranges.
     pub fn transpose_with_map(&self) -> (Csr, Vec<u32>) {
-        let b = crate::sparse::bucket::bucket_entries(self, self.ncols, |c| c as usize);
+        self.transposed(|c| c as usize)
+    }
+
+    /// [`Csr::transpose_by`] with the entry map of [`Csr::transpose_with_map`].
+    fn transposed(&self, row_of: impl Fn(u32) -> usize + Sync) -> (Csr, Vec<u32>) {
+        let b = crate::sparse::bucket::bucket_entries(self, self.ncols, row_of);
         let mut values = vec![0f32; self.nnz()];
         crate::sparse::bucket::par_fill(&mut values, |offset, chunk| {
             for (k, v) in chunk.iter_mut().enumerate() {

@@ -3,6 +3,7 @@
 
 use wgsparse::fused::{HostOp, Matrix, Options, Pattern, Plan, Variant};
 use wgsparse::gen;
+use wgsparse::gpu::{Batch, GpuBuffer};
 use wgsparse::sddmm::cpu::compare;
 use wgsparse::sparse::Csr;
 use wgsparse::Gpu;
@@ -200,4 +201,26 @@ pub fn timed_at_grids<'a>(timed: impl IntoIterator<Item = &'a Options>, grids: u
             .insert(t.groups);
     }
     seen.values().any(|g| g.len() >= grids)
+}
+
+/// Runs `plan` on `op` into a NaN-poisoned w: (w, dispatches recorded).
+pub fn run_counted(gpu: &Gpu, plan: &Plan, op: &HostOp) -> (Vec<f32>, usize) {
+    let up = |name: &str, v: &[f32]| GpuBuffer::upload(gpu, name, v).unwrap();
+    let y = up("y", op.y);
+    let v = op.v.map(|v| up("v", v));
+    let z = op.z.map(|z| up("z", z));
+    let w = GpuBuffer::filled(gpu, "w", plan.n, f32::NAN).unwrap();
+    let dop = wgsparse::fused::Op {
+        alpha: op.alpha,
+        y: &y,
+        v: v.as_ref(),
+        beta: op.beta,
+        z: z.as_ref(),
+        xty: op.xty,
+    };
+    let mut batch = Batch::new(gpu);
+    plan.record(&mut batch, &dop, &w).unwrap();
+    let count = batch.dispatches();
+    batch.submit().unwrap();
+    (w.read(gpu).unwrap(), count)
 }

@@ -140,6 +140,7 @@ pub(super) fn split(
         wg_copies: 1,
         unit: 0,
         panels: 1,
+        xt_caller: false,
         reorder: false,
         diag: Default::default(),
     }))

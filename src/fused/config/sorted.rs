@@ -133,6 +133,7 @@ pub(super) fn sorted(
             wg_copies: 1,
             unit: 0,
             panels: 1,
+            xt_caller: false,
             reorder: false,
             diag: Default::default(),
         },

@@ -283,6 +283,7 @@ pub(super) fn stream(
         wg_copies: copies,
         unit,
         panels: 1,
+        xt_caller: false,
         reorder: false,
         diag: Default::default(),
     }))

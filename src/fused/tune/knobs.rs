@@ -258,6 +258,17 @@ pub(super) fn tune_knobs(
             });
             best = refine(&mut timed, best, &mut cands, None)?;
         }
+        // And on re-indexed columns, Xᵀ's rows in the caller's order: hot and cold rows
+        // mixed in the pass and w written in place (on an H100 at KDD2010 the pass alone,
+        // `xty`, ran 3.48 ms without re-indexing, 3.98 re-indexed with w permuted back).
+        let t = best.0 .1;
+        if t.transpose && best.0 .0.config.reorder && options.xt_caller.is_none() {
+            let mut cands = std::iter::once(Tuned {
+                xt_caller: Some(true),
+                ..t
+            });
+            best = refine(&mut timed, best, &mut cands, None)?;
+        }
     }
     // Then the `fused` kernel's rows per vector at half and twice the model's (the schedule
     // estimate's pick among multiples of Eq. 5's C).

@@ -1,0 +1,167 @@
+//! The transpose variant with Xᵀ's rows in the caller's column order (`--xt-order caller` on
+//! re-indexed columns: Xᵀ's pass writes the caller's w, a run gathers y alone) against the f64
+//! twin: every pattern, row tiles and the row kernel, with column panels, adding onto w; the
+//! dispatches it saves; cleared without re-indexing; refusals.
+
+mod common;
+
+use common::fused::{check, host_op, refused, run_counted, sparse_x, vectors, with_hot_columns};
+use wgsparse::fused::{Atomics, Matrix, Op, Options, Pattern, Plan, Reorder, Variant};
+use wgsparse::gpu::{Batch, GpuBuffer};
+use wgsparse::sddmm::cpu::compare;
+use wgsparse::sparse::Csr;
+
+fn opts(caller: Option<bool>, panels: u32, epl: Option<u32>, atomics: Atomics) -> Options {
+    Options {
+        variant: Variant::Transpose,
+        reorder: Reorder::On,
+        xt_caller: caller,
+        panels: Some(panels),
+        epl,
+        atomics,
+        ..Default::default()
+    }
+}
+
+/// Power-law X with hot columns far from the front (re-indexing moves them first).
+fn hot_x() -> Csr {
+    with_hot_columns(&sparse_x(1_200, 1_500, 8_000, 501), &[700, 1_499], 502)
+}
+
+#[test]
+fn every_pattern_in_the_callers_order() {
+    let g = common::gpu();
+    let x = hot_x();
+    for (panels, epl, atomics) in [
+        (1, None, Atomics::Auto),
+        (1, Some(0), Atomics::Cas),
+        (3, None, Atomics::Auto),
+    ] {
+        for p in Pattern::ALL {
+            let (_, plan) = check(
+                g,
+                Matrix::Sparse(&x),
+                &opts(Some(true), panels, epl, atomics),
+                p,
+                511,
+            );
+            assert!(
+                plan.config.xt_caller && plan.config.reorder,
+                "{}",
+                plan.config.describe()
+            );
+            // Against the plan's order: z and w are not permuted (y still is, but in `xty`).
+            let vecs = vectors(x.nrows, x.ncols, p == Pattern::Xty, 512);
+            let op = host_op(p, &vecs, -0.75, 1.25);
+            let (got, count) = run_counted(g, &plan, &op);
+            let (want, mag) = Matrix::Sparse(&x).reference(&op);
+            let cmp = compare(&got, &want, &mag, Matrix::Sparse(&x).rounding_terms());
+            assert!(cmp.ok(), "{p:?}: w[{:?}]", cmp.first_bad);
+            assert_eq!(count, plan.dispatches(p), "{p:?}: Plan::dispatches");
+            let planned =
+                Plan::new(g, Matrix::Sparse(&x), &opts(None, panels, epl, atomics)).unwrap();
+            assert!(!planned.config.xt_caller);
+            let (_, planned_count) = run_counted(g, &planned, &op);
+            assert_eq!(
+                count + usize::from(p.has_z()) + 1,
+                planned_count,
+                "{p:?}: the permutations of z and w saved"
+            );
+        }
+    }
+}
+
+#[test]
+fn adds_onto_w_in_the_callers_order() {
+    // record_onto: w holds β·z already (written here), the plan adds α·Xᵀ(v ⊙ (X·y)).
+    let g = common::gpu();
+    let x = hot_x();
+    let plan = Plan::new(
+        g,
+        Matrix::Sparse(&x),
+        &opts(Some(true), 2, None, Atomics::Auto),
+    )
+    .unwrap();
+    assert!(plan.config.xt_caller && plan.accumulates(false));
+    let vecs = vectors(x.nrows, x.ncols, false, 521);
+    let op = host_op(Pattern::Full, &vecs, 0.5, -1.5);
+    let base: Vec<f32> = vecs.z.iter().map(|z| -1.5 * z).collect();
+    let (y, v) = (
+        GpuBuffer::upload(g, "y", &vecs.y).unwrap(),
+        GpuBuffer::upload(g, "v", &vecs.v).unwrap(),
+    );
+    let w = GpuBuffer::upload(g, "w", &base).unwrap();
+    let mut batch = Batch::new(g);
+    let dop = Op {
+        alpha: 0.5,
+        y: &y,
+        v: Some(&v),
+        beta: 0.0,
+        z: None,
+        xty: false,
+    };
+    plan.record_onto(&mut batch, &dop, &w).unwrap();
+    batch.submit().unwrap();
+    let got = w.read(g).unwrap();
+    let (want, mag) = Matrix::Sparse(&x).reference(&op);
+    let cmp = compare(&got, &want, &mag, Matrix::Sparse(&x).rounding_terms());
+    assert!(cmp.ok(), "w[{:?}]", cmp.first_bad);
+}
+
+#[test]
+fn cleared_without_reindexing_and_refused_off_the_transpose() {
+    let g = common::gpu();
+    let x = hot_x();
+    // The caller's order is the plan's: nothing to change.
+    let o = Options {
+        reorder: Reorder::Off,
+        ..opts(Some(true), 1, None, Atomics::Auto)
+    };
+    let (_, plan) = check(g, Matrix::Sparse(&x), &o, Pattern::Full, 531);
+    assert!(!plan.config.xt_caller && !plan.config.reorder);
+    let stream = Options {
+        variant: Variant::Stream,
+        xt_caller: Some(true),
+        ..Default::default()
+    };
+    refused(
+        g,
+        &sparse_x(200, 50, 900, 532),
+        &stream,
+        "caller's column order",
+    );
+}
+
+#[test]
+fn cli_takes_the_order() {
+    let args = [
+        "fused",
+        "--gen",
+        "demo",
+        "--variant",
+        "transpose",
+        "--reorder-cols",
+        "on",
+        "--xt-order",
+        "caller",
+        "--check",
+        "--json",
+        "--reps",
+        "2",
+    ];
+    let (code, out, err) = common::wgsparse_exit(&args);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("\"xt_caller\":true"), "{out}");
+    let (code, _, err) = common::wgsparse_exit(&[
+        "fused",
+        "--gen",
+        "demo",
+        "--variant",
+        "stream",
+        "--no-tune",
+        "--xt-order",
+        "caller",
+    ]);
+    assert_ne!(code, 0);
+    assert!(err.contains("caller's column order"), "{err}");
+}
