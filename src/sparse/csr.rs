@@ -171,3 +171,28 @@ impl Csr {
         (t, b.entry)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transpose_by_renumbers_the_columns_as_rows() {
+        let x = crate::gen::power_law(200, 60, 1_500, 1.1, 9).unwrap();
+        let t = x.transpose();
+        assert_eq!(x.transpose_by(|c| c as usize), t);
+        // Column c as row (c · 7 + 3) mod 60 (7 is prime to 60): that row is column c's.
+        let row_of = |c: u32| (c as usize * 7 + 3) % 60;
+        let p = x.transpose_by(row_of);
+        p.validate().unwrap();
+        for c in 0..60 {
+            let (want, got) = (t.row_range(c), p.row_range(row_of(c as u32)));
+            assert_eq!(
+                t.col_idx[want.clone()],
+                p.col_idx[got.clone()],
+                "column {c}"
+            );
+            assert_eq!(t.values[want], p.values[got], "column {c}");
+        }
+    }
+}
