@@ -174,8 +174,6 @@ impl Csr {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     #[test]
     fn transpose_by_renumbers_the_columns_as_rows() {
         let x = crate::gen::power_law(200, 60, 1_500, 1.1, 9).unwrap();
