@@ -7,11 +7,13 @@
 
 mod common;
 
-use common::fused::{check, check_op, host_op, opts, sparse_x, vectors, with_hot_columns};
+use common::fused::{
+    check, check_op, host_op, on_device, opts, sparse_x, vectors, with_hot_columns,
+};
 use wgsparse::fused::reorder::{self, AUTO_MIN_COLS};
-use wgsparse::fused::{cpu, linreg, logreg, HostOp, Matrix, Op, Options, Pattern, Plan};
+use wgsparse::fused::{cpu, linreg, logreg, HostOp, Matrix, Options, Pattern, Plan};
 use wgsparse::fused::{Reorder, Variant};
-use wgsparse::gpu::{Batch, GpuBuffer};
+use wgsparse::gpu::Batch;
 use wgsparse::sddmm::cpu::compare;
 use wgsparse::sparse::Csr;
 use wgsparse::{gen, Error, Gpu};
@@ -189,24 +191,6 @@ fn two_pass_is_bit_reproducible_reordered() {
             "two-pass with re-indexed columns differs between runs"
         );
     }
-}
-
-/// Uploads `op`'s vectors and runs `f` on the device operands and a NaN-poisoned w.
-fn on_device(gpu: &Gpu, n: usize, op: &HostOp, f: impl FnOnce(&Op, &GpuBuffer<f32>)) {
-    let up = |name: &str, v: &[f32]| GpuBuffer::upload(gpu, name, v).unwrap();
-    let y = up("y", op.y);
-    let v = op.v.map(|v| up("v", v));
-    let z = op.z.map(|z| up("z", z));
-    let w = GpuBuffer::filled(gpu, "w", n, f32::NAN).unwrap();
-    let dop = Op {
-        alpha: op.alpha,
-        y: &y,
-        v: v.as_ref(),
-        beta: op.beta,
-        z: z.as_ref(),
-        xty: op.xty,
-    };
-    f(&dop, &w);
 }
 
 #[test]

@@ -10,9 +10,7 @@
 mod common;
 
 use common::fused::{check, check_op, host_op, sparse_x, vectors, with_hot_columns};
-use wgsparse::fused::{Atomics, Matrix, Op, Options, Pattern, Plan, Variant};
-use wgsparse::gpu::{Batch, GpuBuffer};
-use wgsparse::sddmm::cpu::compare;
+use wgsparse::fused::{Atomics, Matrix, Options, Pattern, Plan, Variant};
 use wgsparse::sparse::{Csr, Dense};
 use wgsparse::Gpu;
 
@@ -157,34 +155,11 @@ fn edge_shapes() {
 
 #[test]
 fn adds_onto_w() {
-    // record_onto: w holds β·z already (written here), the plan adds α·Xᵀ(v ⊙ (X·y)).
     let g = common::gpu();
     let x = heavy_x();
     let plan = Plan::new(g, Matrix::Sparse(&x), &opts(true, Atomics::Auto, None)).unwrap();
-    assert!(plan.accumulates(false) && plan.accumulates(true));
-    let vecs = vectors(x.nrows, x.ncols, false, 351);
-    let op = host_op(Pattern::Full, &vecs, 0.5, -1.5);
-    let base: Vec<f32> = vecs.z.iter().map(|z| -1.5 * z).collect();
-    let (y, v) = (
-        GpuBuffer::upload(g, "y", &vecs.y).unwrap(),
-        GpuBuffer::upload(g, "v", &vecs.v).unwrap(),
-    );
-    let w = GpuBuffer::upload(g, "w", &base).unwrap();
-    let mut batch = Batch::new(g);
-    let dop = Op {
-        alpha: 0.5,
-        y: &y,
-        v: Some(&v),
-        beta: 0.0,
-        z: None,
-        xty: false,
-    };
-    plan.record_onto(&mut batch, &dop, &w).unwrap();
-    batch.submit().unwrap();
-    let got = w.read(g).unwrap();
-    let (want, mag) = Matrix::Sparse(&x).reference(&op);
-    let cmp = compare(&got, &want, &mag, Matrix::Sparse(&x).rounding_terms());
-    assert!(cmp.ok(), "w[{:?}]", cmp.first_bad);
+    assert!(plan.accumulates(true));
+    common::fused::check_onto(g, &x, &plan, 351);
 }
 
 #[test]

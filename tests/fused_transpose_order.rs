@@ -6,8 +6,7 @@
 mod common;
 
 use common::fused::{check, host_op, refused, run_counted, sparse_x, vectors, with_hot_columns};
-use wgsparse::fused::{Atomics, Matrix, Op, Options, Pattern, Plan, Reorder, Variant};
-use wgsparse::gpu::{Batch, GpuBuffer};
+use wgsparse::fused::{Atomics, Matrix, Options, Pattern, Plan, Reorder, Variant};
 use wgsparse::sddmm::cpu::compare;
 use wgsparse::sparse::Csr;
 
@@ -73,7 +72,6 @@ fn every_pattern_in_the_callers_order() {
 
 #[test]
 fn adds_onto_w_in_the_callers_order() {
-    // record_onto: w holds β·z already (written here), the plan adds α·Xᵀ(v ⊙ (X·y)).
     let g = common::gpu();
     let x = hot_x();
     let plan = Plan::new(
@@ -82,30 +80,8 @@ fn adds_onto_w_in_the_callers_order() {
         &opts(Some(true), 2, None, Atomics::Auto),
     )
     .unwrap();
-    assert!(plan.config.xt_caller && plan.accumulates(false));
-    let vecs = vectors(x.nrows, x.ncols, false, 521);
-    let op = host_op(Pattern::Full, &vecs, 0.5, -1.5);
-    let base: Vec<f32> = vecs.z.iter().map(|z| -1.5 * z).collect();
-    let (y, v) = (
-        GpuBuffer::upload(g, "y", &vecs.y).unwrap(),
-        GpuBuffer::upload(g, "v", &vecs.v).unwrap(),
-    );
-    let w = GpuBuffer::upload(g, "w", &base).unwrap();
-    let mut batch = Batch::new(g);
-    let dop = Op {
-        alpha: 0.5,
-        y: &y,
-        v: Some(&v),
-        beta: 0.0,
-        z: None,
-        xty: false,
-    };
-    plan.record_onto(&mut batch, &dop, &w).unwrap();
-    batch.submit().unwrap();
-    let got = w.read(g).unwrap();
-    let (want, mag) = Matrix::Sparse(&x).reference(&op);
-    let cmp = compare(&got, &want, &mag, Matrix::Sparse(&x).rounding_terms());
-    assert!(cmp.ok(), "w[{:?}]", cmp.first_bad);
+    assert!(plan.config.xt_caller);
+    common::fused::check_onto(g, &x, &plan, 521);
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! Helpers of the `fused` tests: the pattern's vectors and host operands, runs checked
 //! against the f64 twin, power-law X with hot columns, X of given row lengths.
 
-use wgsparse::fused::{HostOp, Matrix, Options, Pattern, Plan, Variant};
+use wgsparse::fused::{HostOp, Matrix, Op, Options, Pattern, Plan, Variant};
 use wgsparse::gen;
 use wgsparse::gpu::{Batch, GpuBuffer};
 use wgsparse::sddmm::cpu::compare;
@@ -203,14 +203,19 @@ pub fn timed_at_grids<'a>(timed: impl IntoIterator<Item = &'a Options>, grids: u
     seen.values().any(|g| g.len() >= grids)
 }
 
-/// Runs `plan` on `op` into a NaN-poisoned w: (w, dispatches recorded).
-pub fn run_counted(gpu: &Gpu, plan: &Plan, op: &HostOp) -> (Vec<f32>, usize) {
+/// Uploads `op`'s vectors and runs `f` on the device operands and a NaN-poisoned w.
+pub fn on_device<R>(
+    gpu: &Gpu,
+    n: usize,
+    op: &HostOp,
+    f: impl FnOnce(&Op, &GpuBuffer<f32>) -> R,
+) -> R {
     let up = |name: &str, v: &[f32]| GpuBuffer::upload(gpu, name, v).unwrap();
     let y = up("y", op.y);
     let v = op.v.map(|v| up("v", v));
     let z = op.z.map(|z| up("z", z));
-    let w = GpuBuffer::filled(gpu, "w", plan.n, f32::NAN).unwrap();
-    let dop = wgsparse::fused::Op {
+    let w = GpuBuffer::filled(gpu, "w", n, f32::NAN).unwrap();
+    let dop = Op {
         alpha: op.alpha,
         y: &y,
         v: v.as_ref(),
@@ -218,9 +223,50 @@ pub fn run_counted(gpu: &Gpu, plan: &Plan, op: &HostOp) -> (Vec<f32>, usize) {
         z: z.as_ref(),
         xty: op.xty,
     };
+    f(&dop, &w)
+}
+
+/// Runs `plan` on `op` into a NaN-poisoned w: (w, dispatches recorded).
+pub fn run_counted(gpu: &Gpu, plan: &Plan, op: &HostOp) -> (Vec<f32>, usize) {
+    on_device(gpu, plan.n, op, |dop, w| {
+        let mut batch = Batch::new(gpu);
+        plan.record(&mut batch, dop, w).unwrap();
+        let count = batch.dispatches();
+        batch.submit().unwrap();
+        (w.read(gpu).unwrap(), count)
+    })
+}
+
+/// Checks [`Plan::record_onto`] against the twin on the full pattern: w holds β·z already
+/// (written here), the plan adds α·Xᵀ(v ⊙ (X·y)) onto it.
+pub fn check_onto(gpu: &Gpu, x: &Csr, plan: &Plan, seed: u64) {
+    assert!(plan.accumulates(false), "{}", plan.config.describe());
+    let vecs = vectors(x.nrows, x.ncols, false, seed);
+    let op = host_op(Pattern::Full, &vecs, 0.5, -1.5);
+    let base: Vec<f32> = vecs.z.iter().map(|z| -1.5 * z).collect();
+    let (y, v) = (
+        GpuBuffer::upload(gpu, "y", &vecs.y).unwrap(),
+        GpuBuffer::upload(gpu, "v", &vecs.v).unwrap(),
+    );
+    let w = GpuBuffer::upload(gpu, "w", &base).unwrap();
     let mut batch = Batch::new(gpu);
-    plan.record(&mut batch, &dop, &w).unwrap();
-    let count = batch.dispatches();
+    let dop = Op {
+        alpha: 0.5,
+        y: &y,
+        v: Some(&v),
+        beta: 0.0,
+        z: None,
+        xty: false,
+    };
+    plan.record_onto(&mut batch, &dop, &w).unwrap();
     batch.submit().unwrap();
-    (w.read(gpu).unwrap(), count)
+    let got = w.read(gpu).unwrap();
+    let (want, mag) = Matrix::Sparse(x).reference(&op);
+    let cmp = compare(&got, &want, &mag, Matrix::Sparse(x).rounding_terms());
+    assert!(
+        cmp.ok(),
+        "{}: w[{:?}]",
+        plan.config.describe(),
+        cmp.first_bad
+    );
 }
