@@ -24,6 +24,7 @@ mod describe;
 mod device;
 pub mod diag;
 pub mod gather_tiles;
+mod host_op;
 pub mod hot;
 mod kernels;
 pub mod linreg;
@@ -58,6 +59,7 @@ pub use config::{
 pub use cpu::HostOp;
 pub use device::FINISH_COLUMNS;
 pub use diag::Diag;
+pub use host_op::DeviceOp;
 pub use options::{Options, UnitTiles};
 pub use pattern::Pattern;
 pub use reorder::Reorder;
@@ -625,24 +627,9 @@ impl Plan {
 
     /// Uploads host vectors, runs into a NaN-poisoned w and reads it back.
     pub fn run_host(&self, gpu: &Gpu, op: &HostOp) -> Result<Vec<f32>> {
-        let y = GpuBuffer::upload(gpu, "fused.y", op.y)?;
-        let v =
-            op.v.map(|v| GpuBuffer::upload(gpu, "fused.v", v))
-                .transpose()?;
-        let z =
-            op.z.map(|z| GpuBuffer::upload(gpu, "fused.z", z))
-                .transpose()?;
-        let w = GpuBuffer::filled(gpu, "fused.w", self.n, f32::NAN)?;
-        let dop = Op {
-            alpha: op.alpha,
-            y: &y,
-            v: v.as_ref(),
-            beta: op.beta,
-            z: z.as_ref(),
-            xty: op.xty,
-        };
-        self.run(gpu, &dop, &w)?;
-        w.read(gpu)
+        let d = op.upload(gpu, self.n)?;
+        self.run(gpu, &d.op(), &d.w)?;
+        d.w.read(gpu)
     }
 
     /// GPU time of one run: the median of `reps` timed submissions after warm-up

@@ -210,20 +210,8 @@ pub fn on_device<R>(
     op: &HostOp,
     f: impl FnOnce(&Op, &GpuBuffer<f32>) -> R,
 ) -> R {
-    let up = |name: &str, v: &[f32]| GpuBuffer::upload(gpu, name, v).unwrap();
-    let y = up("y", op.y);
-    let v = op.v.map(|v| up("v", v));
-    let z = op.z.map(|z| up("z", z));
-    let w = GpuBuffer::filled(gpu, "w", n, f32::NAN).unwrap();
-    let dop = Op {
-        alpha: op.alpha,
-        y: &y,
-        v: v.as_ref(),
-        beta: op.beta,
-        z: z.as_ref(),
-        xty: op.xty,
-    };
-    f(&dop, &w)
+    let d = op.upload(gpu, n).unwrap();
+    f(&d.op(), &d.w)
 }
 
 /// Runs `plan` on `op` into a NaN-poisoned w: (w, dispatches recorded).
@@ -244,21 +232,11 @@ pub fn check_onto(gpu: &Gpu, x: &Csr, plan: &Plan, seed: u64) {
     let vecs = vectors(x.nrows, x.ncols, false, seed);
     let op = host_op(Pattern::Full, &vecs, 0.5, -1.5);
     let base: Vec<f32> = vecs.z.iter().map(|z| -1.5 * z).collect();
-    let (y, v) = (
-        GpuBuffer::upload(gpu, "y", &vecs.y).unwrap(),
-        GpuBuffer::upload(gpu, "v", &vecs.v).unwrap(),
-    );
+    // record_onto ignores the operands' β and z.
+    let d = op.upload(gpu, x.ncols).unwrap();
     let w = GpuBuffer::upload(gpu, "w", &base).unwrap();
     let mut batch = Batch::new(gpu);
-    let dop = Op {
-        alpha: 0.5,
-        y: &y,
-        v: Some(&v),
-        beta: 0.0,
-        z: None,
-        xty: false,
-    };
-    plan.record_onto(&mut batch, &dop, &w).unwrap();
+    plan.record_onto(&mut batch, &d.op(), &w).unwrap();
     batch.submit().unwrap();
     let got = w.read(gpu).unwrap();
     let (want, mag) = Matrix::Sparse(x).reference(&op);
