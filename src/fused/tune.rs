@@ -251,7 +251,7 @@ fn tuned_options(x: Matrix, options: &Options, t: &Tuned) -> Options {
             _ => options.unit_tiles,
         },
         rows_in_flight: options.rows_in_flight.or(t.rows_in_flight),
-        panels: t.panels.or(options.panels),
+        panels: options.panels.or(t.panels),
         xt_caller: options.xt_caller.or(t.xt_caller),
         // The tuner's choice only where the caller left it to `auto`.
         reorder: match (options.reorder, t.reorder) {
