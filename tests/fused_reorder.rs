@@ -195,7 +195,8 @@ fn two_pass_is_bit_reproducible_reordered() {
 
 #[test]
 fn dispatches_counted_reordered() {
-    // y gathered (not `xty`), z gathered (the patterns with β·z), w scattered.
+    // y gathered (not `xty`), z gathered (the patterns with β·z), w scattered; the
+    // transpose's default, Xᵀ in the caller's order, writes w in place and gathers y alone.
     let gpu = common::gpu();
     let x = sparse_x(700, 300, 9_000, 1);
     for v in Variant::CONCRETE {
@@ -209,7 +210,13 @@ fn dispatches_counted_reordered() {
                 on.record(&mut batch, dop, w).unwrap();
                 assert_eq!(batch.dispatches(), on.dispatches(p), "{v:?} {p:?}");
             });
-            let extra = usize::from(p != Pattern::Xty) + usize::from(p.has_z()) + 1;
+            let permuted = if on.config.xt_caller {
+                0
+            } else {
+                usize::from(p.has_z()) + 1
+            };
+            assert_eq!(on.config.xt_caller, v == Variant::Transpose, "{v:?}");
+            let extra = usize::from(p != Pattern::Xty) + permuted;
             assert_eq!(on.dispatches(p), off.dispatches(p) + extra, "{v:?} {p:?}");
         }
     }

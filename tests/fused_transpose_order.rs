@@ -1,7 +1,8 @@
-//! The transpose variant with Xᵀ's rows in the caller's column order (`--xt-order caller` on
-//! re-indexed columns: Xᵀ's pass writes the caller's w, a run gathers y alone) against the f64
-//! twin: every pattern, row tiles and the row kernel, with column panels, adding onto w; the
-//! dispatches it saves; cleared without re-indexing; refusals.
+//! The transpose variant with Xᵀ's rows in the caller's column order (the default on
+//! re-indexed columns, `--xt-order caller`: Xᵀ's pass writes the caller's w, a run gathers y
+//! alone) against the f64 twin: every pattern, row tiles and the row kernel, with column
+//! panels, adding onto w; the dispatches it saves against the plan's order; cleared without
+//! re-indexing; refusals.
 
 mod common;
 
@@ -37,10 +38,11 @@ fn every_pattern_in_the_callers_order() {
         (3, None, Atomics::Auto),
     ] {
         for p in Pattern::ALL {
+            // The caller's order by default.
             let (_, plan) = check(
                 g,
                 Matrix::Sparse(&x),
-                &opts(Some(true), panels, epl, atomics),
+                &opts(None, panels, epl, atomics),
                 p,
                 511,
             );
@@ -49,7 +51,8 @@ fn every_pattern_in_the_callers_order() {
                 "{}",
                 plan.config.describe()
             );
-            // Against the plan's order: z and w are not permuted (y still is, but in `xty`).
+            // Against the plan's order (also checked here, the reorder tests running the
+            // default): z and w are not permuted (y still is, but in `xty`).
             let vecs = vectors(x.nrows, x.ncols, p == Pattern::Xty, 512);
             let op = host_op(p, &vecs, -0.75, 1.25);
             let (got, count) = run_counted(g, &plan, &op);
@@ -57,10 +60,21 @@ fn every_pattern_in_the_callers_order() {
             let cmp = compare(&got, &want, &mag, Matrix::Sparse(&x).rounding_terms());
             assert!(cmp.ok(), "{p:?}: w[{:?}]", cmp.first_bad);
             assert_eq!(count, plan.dispatches(p), "{p:?}: Plan::dispatches");
-            let planned =
-                Plan::new(g, Matrix::Sparse(&x), &opts(None, panels, epl, atomics)).unwrap();
-            assert!(!planned.config.xt_caller);
-            let (_, planned_count) = run_counted(g, &planned, &op);
+            let planned = Plan::new(
+                g,
+                Matrix::Sparse(&x),
+                &opts(Some(false), panels, epl, atomics),
+            )
+            .unwrap();
+            assert!(!planned.config.xt_caller && planned.config.reorder);
+            let (planned_got, planned_count) = run_counted(g, &planned, &op);
+            let cmp = compare(
+                &planned_got,
+                &want,
+                &mag,
+                Matrix::Sparse(&x).rounding_terms(),
+            );
+            assert!(cmp.ok(), "{p:?}, the plan's order: w[{:?}]", cmp.first_bad);
             assert_eq!(
                 count + usize::from(p.has_z()) + 1,
                 planned_count,
@@ -118,16 +132,19 @@ fn cli_takes_the_order() {
         "transpose",
         "--reorder-cols",
         "on",
-        "--xt-order",
-        "caller",
         "--check",
         "--json",
         "--reps",
         "2",
     ];
-    let (code, out, err) = common::wgsparse_exit(&args);
-    assert_eq!(code, 0, "{err}");
-    assert!(out.contains("\"xt_caller\":true"), "{out}");
+    // The caller's order by default, the plan's when asked for.
+    for (order, caller) in [(None, true), (Some("plan"), false)] {
+        let mut args = args.to_vec();
+        args.extend(order.map(|o| ["--xt-order", o]).into_iter().flatten());
+        let (code, out, err) = common::wgsparse_exit(&args);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains(&format!("\"xt_caller\":{caller}")), "{out}");
+    }
     let (code, _, err) = common::wgsparse_exit(&[
         "fused",
         "--gen",

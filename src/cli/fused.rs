@@ -204,9 +204,9 @@ pub struct FusedArgs {
     /// each reading a slice of its vector (y, then X·y) at a time.
     #[arg(long)]
     panels: Option<u32>,
-    /// Sparse `transpose` on re-indexed columns: Xᵀ's rows in the plan's order (hot columns
-    /// first; default) or the caller's, whose pass then writes w directly (a run gathers y
-    /// alone).
+    /// Sparse `transpose` on re-indexed columns: Xᵀ's rows in the caller's order (default;
+    /// its pass writes w directly, a run gathers y alone) or the plan's (hot columns first, w
+    /// permuted back).
     #[arg(long, value_enum)]
     xt_order: Option<XtOrderArg>,
     /// Reduce row dot products through workgroup memory, not subgroup shuffles.

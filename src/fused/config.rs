@@ -90,16 +90,15 @@ pub(crate) fn resolve(
         }
         config.panels = p;
     }
-    if options.xt_caller == Some(true) {
-        if config.variant != Variant::Transpose {
-            return Err(Error::Option(format!(
-                "Xᵀ in the caller's column order: the transpose variant only (this plan: {})",
-                config.describe()
-            )));
-        }
-        // Kept only where the columns are re-indexed ([`reorder::decide`]).
-        config.xt_caller = true;
+    if options.xt_caller == Some(true) && config.variant != Variant::Transpose {
+        return Err(Error::Option(format!(
+            "Xᵀ in the caller's column order: the transpose variant only (this plan: {})",
+            config.describe()
+        )));
     }
+    // The caller's order unless the plan's is asked for; kept only where the columns are
+    // re-indexed ([`reorder::decide`]).
+    config.xt_caller = config.variant == Variant::Transpose && options.xt_caller != Some(false);
     if options.wg_fixed == Some(true) && !config.wg_fixed {
         return Err(Error::Option(format!(
             "fixed-point sums of w: the stream kernel only (this plan: {})",

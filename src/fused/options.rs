@@ -84,7 +84,8 @@ pub struct Options {
     /// one, each gather a single pass); refused by the other variants.
     pub panels: Option<u32>,
     /// `transpose` on re-indexed columns: Xᵀ's rows in the caller's column order
-    /// ([`Config::xt_caller`]; `None`: the plan's order); refused by the other variants.
+    /// ([`Config::xt_caller`]; `None`: that order, `Some(false)`: the plan's); `Some(true)` is
+    /// refused by the other variants.
     pub xt_caller: Option<bool>,
     /// Sparse X: its columns re-indexed by descending entry count at plan time ([`reorder`];
     /// `Auto`: on the large-n path with skewed columns, [`Reorder::Auto`]).

@@ -158,8 +158,9 @@ impl Tuned {
 /// and 6 workgroups a unit, workgroups of 1,024, and the fastest size's tiles cut at fewer
 /// rows; 18: copies of w in the stream kernel's workgroup memory; 19: the fastest copied
 /// finalist at every stream grid; 20: the stream kernel's unit tiles; 21: the transpose
-/// variant's column panels, 2 and 4, and Xᵀ's rows in the caller's order).
-const REVISION: u32 = 21;
+/// variant's column panels, 2 and 4, and Xᵀ's rows in the caller's order; 22: that order the
+/// default, the plan's order the candidate).
+const REVISION: u32 = 22;
 
 /// The cache key: adapter, kind and a shape bucket (log₂ of m, n and the stored entries), the
 /// column re-indexing when the caller fixed it (the other knobs were tuned on that layout),

@@ -258,13 +258,14 @@ pub(super) fn tune_knobs(
             });
             best = refine(&mut timed, best, &mut cands, None)?;
         }
-        // And on re-indexed columns, Xᵀ's rows in the caller's order: hot and cold rows
-        // mixed in the pass and w written in place (on an H100 at KDD2010 the pass alone,
-        // `xty`, ran 3.48 ms without re-indexing, 3.98 re-indexed with w permuted back).
+        // And on re-indexed columns, Xᵀ's rows in the plan's order (hot columns' rows
+        // first, w permuted back) against the default, the caller's order (hot and cold rows
+        // mixed in the pass, w written in place; on an H100 at KDD2010 7.32 ms `full` against
+        // the plan's order's best, 8.02 over 2 panels).
         let t = best.0 .1;
         if t.transpose && best.0 .0.config.reorder && options.xt_caller.is_none() {
             let mut cands = std::iter::once(Tuned {
-                xt_caller: Some(true),
+                xt_caller: Some(false),
                 ..t
             });
             best = refine(&mut timed, best, &mut cands, None)?;
