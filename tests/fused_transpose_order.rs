@@ -1,12 +1,14 @@
 //! The transpose variant with Xᵀ's rows in the caller's column order (the default on
 //! re-indexed columns, `--xt-order caller`: Xᵀ's pass writes the caller's w, a run gathers y
 //! alone) against the f64 twin: every pattern, row tiles and the row kernel, with column
-//! panels, adding onto w; the dispatches it saves against the plan's order; cleared without
-//! re-indexing; refusals.
+//! panels, adding onto w; the dispatches it saves against the plan's order; a plan built
+//! like another shares its Xᵀ in the same order only; cleared without re-indexing; refusals.
 
 mod common;
 
-use common::fused::{check, host_op, refused, run_counted, sparse_x, vectors, with_hot_columns};
+use common::fused::{
+    check, check_plan, host_op, refused, run_counted, sparse_x, vectors, with_hot_columns,
+};
 use wgsparse::fused::{Atomics, Matrix, Options, Pattern, Plan, Reorder, Variant};
 use wgsparse::sddmm::cpu::compare;
 use wgsparse::sparse::Csr;
@@ -82,6 +84,23 @@ fn every_pattern_in_the_callers_order() {
             );
         }
     }
+}
+
+#[test]
+fn plans_built_like_another_share_xt_in_the_same_order_only() {
+    let g = common::gpu();
+    let x = hot_x();
+    let m = Matrix::Sparse(&x);
+    let caller = Plan::new(g, m, &opts(None, 1, None, Atomics::Auto)).unwrap();
+    // The row kernel in the same order: Xᵀ shared, its grids built again.
+    let rows = Plan::new_like(g, m, &opts(None, 1, Some(0), Atomics::Auto), &caller).unwrap();
+    assert!(rows.config.xt_caller && rows.shares_transpose(&caller));
+    check_plan(g, m, &rows, 521);
+    // The plan's order: Xᵀ's rows differ, so it builds its own.
+    let planned = Plan::new_like(g, m, &opts(Some(false), 1, None, Atomics::Auto), &caller);
+    let planned = planned.unwrap();
+    assert!(!planned.config.xt_caller && !planned.shares_transpose(&caller));
+    check_plan(g, m, &planned, 522);
 }
 
 #[test]

@@ -2,11 +2,12 @@
 //! X's first panel writing p and the others adding onto it; Xᵀp over Xᵀ's column panels, each
 //! adding onto w) against the f64 twin: every pattern, row tiles and the row kernel, native
 //! and compare-exchange adds, long rows in chunks in several panels, both matrices in row
-//! bands, more panels than columns or rows; the panels' facts; refusals.
+//! bands, more panels than columns or rows; the panels' facts; plans built like another
+//! sharing its Xᵀ and panels under other grids; refusals.
 
 mod common;
 
-use common::fused::{check, refused, sparse_x, with_hot_columns};
+use common::fused::{check, check_plan, refused, sparse_x, with_hot_columns};
 use wgsparse::fused::{Atomics, Matrix, Options, Pattern, Plan, Variant, PANELS_MAX};
 use wgsparse::sparse::Csr;
 use wgsparse::Gpu;
@@ -108,6 +109,45 @@ fn panels_sum_the_same_chunks_and_tiles() {
     let ((tx, txt), (px, pxt)) = (tiles(&whole), tiles(&cut));
     assert!(px >= tx && pxt >= txt, "{px} ≥ {tx}, {pxt} ≥ {txt}");
     assert!(cut.config.describe().contains("panels=4"));
+}
+
+#[test]
+fn plans_built_like_another_share_its_matrices_under_other_grids() {
+    // The tuner's candidates: row tiles, their pipeline, the row kernel, another workgroup
+    // size and long-row threshold gather over the first plan's Xᵀ and panels (grids built
+    // again), checked against the twin; another panel count or row order builds its own.
+    let g = common::gpu();
+    let x = hot_x();
+    let m = Matrix::Sparse(&x);
+    for panels in [1, 3] {
+        let first = Plan::new(g, m, &opts(panels, None, Atomics::Auto, None)).unwrap();
+        let grids = [
+            opts(panels, Some(0), Atomics::Auto, None),
+            Options {
+                prefetch: true,
+                ..opts(panels, None, Atomics::Auto, None)
+            },
+            Options {
+                workgroup: Some(64),
+                ..opts(panels, Some(2), Atomics::Cas, Some(8))
+            },
+        ];
+        for (i, o) in grids.iter().enumerate() {
+            let plan = Plan::new_like(g, m, o, &first).unwrap();
+            assert_ne!(plan.config, first.config, "candidate {i}");
+            assert!(
+                plan.shares_transpose(&first),
+                "panels {panels}, candidate {i}"
+            );
+            check_plan(g, m, &plan, 461 + i as u64);
+        }
+        let other = Plan::new_like(g, m, &opts(2, None, Atomics::Auto, None), &first).unwrap();
+        assert!(!other.shares_transpose(&first));
+        check_plan(g, m, &other, 465);
+    }
+    // Not transposes: nothing to share.
+    let fused = Plan::new(g, m, &common::fused::opts(Variant::Fused)).unwrap();
+    assert!(!fused.shares_transpose(&fused));
 }
 
 #[test]

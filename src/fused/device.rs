@@ -279,7 +279,8 @@ pub(super) struct Finish {
 }
 
 /// Layouts of X another plan of the same X may share with a new one (each used only where the
-/// new configuration matches the one it was built for).
+/// new configuration matches the one it was built for; the transpose's matrices where their
+/// panels and row order match, its grids built again where the rest differs).
 #[derive(Default)]
 pub(super) struct Layouts {
     pub(super) hot: Option<Arc<(GpuBuffer<u32>, GpuBuffer<u32>)>>,
@@ -351,7 +352,7 @@ impl Plan {
                 if config.long_row != u32::MAX
                     && !matches!(config.variant, Variant::Stream | Variant::Transpose) =>
             {
-                let (chunks, rows) = long::chunks(s, config.long_row)?;
+                let (chunks, rows) = long::chunks(&s.row_ptr, config.long_row)?;
                 let folded = config
                     .fold
                     .then(|| long::fold_codes(&chunks))
@@ -439,8 +440,13 @@ impl Plan {
             _ => None,
         };
         let transpose = match (x, transpose) {
-            (Matrix::Sparse(_), Some(shared)) if config.variant == Variant::Transpose => {
-                Some(shared)
+            // Another plan's matrices, with its grids where they fit this configuration.
+            (Matrix::Sparse(s), Some(shared)) if config.variant == Variant::Transpose => {
+                Some(if shared.fits(&config) {
+                    shared
+                } else {
+                    Arc::new(shared.regrid(gpu, s, sparse_bands, &config)?)
+                })
             }
             (Matrix::Sparse(s), _) if config.variant == Variant::Transpose => {
                 let order = order.filter(|_| config.xt_caller);

@@ -14,7 +14,6 @@
 use std::ops::Range;
 
 use crate::fused::bands::SparseBand;
-use crate::sparse::Csr;
 use crate::{limits, Result};
 
 /// Entries a lane sums at most for its row, where the tile's size allows (a lone row of a
@@ -50,9 +49,10 @@ pub fn lanes_per_row(rows: u32, wg: u32, tpr_max: u32) -> u32 {
     (1u32 << share.ilog2()).min(tpr_max.max(1))
 }
 
-/// Cuts `rows` of `x` (a band) into tiles under `rule`: the tiles' first rows relative to
-/// `rows.start`, then `rows.len()` (one more than the tiles; `[0]` alone when `rows` is empty).
-pub fn cut(x: &Csr, rows: Range<usize>, rule: &TileRule) -> Result<Vec<u32>> {
+/// Cuts `rows` (a band) of the matrix whose CSR row offsets are `row_ptr` into tiles under
+/// `rule`: the tiles' first rows relative to `rows.start`, then `rows.len()` (one more than
+/// the tiles; `[0]` alone when `rows` is empty).
+pub fn cut(row_ptr: &[u32], rows: Range<usize>, rule: &TileRule) -> Result<Vec<u32>> {
     let count = rows.len();
     let mut starts = limits::try_with_capacity::<u32>("gather tiles", count / 4 + 2)?;
     starts.push(0);
@@ -61,7 +61,7 @@ pub fn cut(x: &Csr, rows: Range<usize>, rule: &TileRule) -> Result<Vec<u32>> {
     // The open tile: its rows, entries and longest row.
     let (mut n, mut entries, mut longest) = (0u32, 0u64, 0u64);
     for (i, r) in rows.enumerate() {
-        let len = (x.row_ptr[r + 1] - x.row_ptr[r]) as u64;
+        let len = (row_ptr[r + 1] - row_ptr[r]) as u64;
         let fits = |n: u32, entries: u64, longest: u64| {
             n <= rule.wg
                 && entries <= rule.tile as u64
@@ -86,13 +86,14 @@ pub fn cut(x: &Csr, rows: Range<usize>, rule: &TileRule) -> Result<Vec<u32>> {
 }
 
 /// The kernel's tile records for a band's cut `starts`: `[row, entry]` per start, the row
-/// band-local and the entry rebased to the band's window (as its uploaded row offsets).
-pub(crate) fn with_entries(x: &Csr, band: &SparseBand, starts: &[u32]) -> Result<Vec<u32>> {
+/// band-local and the entry rebased to the band's window (as its uploaded row offsets);
+/// `row_ptr` the matrix's CSR row offsets.
+pub(crate) fn with_entries(row_ptr: &[u32], band: &SparseBand, starts: &[u32]) -> Result<Vec<u32>> {
     let mut out = limits::try_with_capacity::<u32>("gather tiles", 2 * starts.len())?;
     let base = band.window.start as u32;
     for &s in starts {
         out.push(s);
-        out.push(x.row_ptr[band.rows.start + s as usize] - base);
+        out.push(row_ptr[band.rows.start + s as usize] - base);
     }
     Ok(out)
 }
@@ -100,6 +101,7 @@ pub(crate) fn with_entries(x: &Csr, band: &SparseBand, starts: &[u32]) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sparse::Csr;
 
     fn csr(lens: &[u32]) -> Csr {
         let mut row_ptr = vec![0u32];
@@ -161,15 +163,15 @@ mod tests {
             0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 40, 3, 3, 3, 3, 3, 200,
         ];
         let x = csr(&lens);
-        let starts = cut(&x, 0..x.nrows, &rule).unwrap();
+        let starts = cut(&x.row_ptr, 0..x.nrows, &rule).unwrap();
         check(&x, 0..x.nrows, &rule, &starts);
         // The long rows (101, 128, 128, 127, 200) are alone; 90 may not join 1-entry rows
         // past 8 of them (90 / 8 lanes ≤ 32 entries a lane, no fewer lanes).
         assert!(starts.windows(2).count() >= 6);
         // A band in the middle.
-        let starts = cut(&x, 5..30, &rule).unwrap();
+        let starts = cut(&x.row_ptr, 5..30, &rule).unwrap();
         check(&x, 5..30, &rule, &starts);
-        assert_eq!(cut(&x, 7..7, &rule).unwrap(), vec![0]);
+        assert_eq!(cut(&x.row_ptr, 7..7, &rule).unwrap(), vec![0]);
     }
 
     #[test]
@@ -181,12 +183,12 @@ mod tests {
             tpr_max: 32,
         };
         let x = csr(&[28; 100]);
-        let starts = cut(&x, 0..100, &rule).unwrap();
+        let starts = cut(&x.row_ptr, 0..100, &rule).unwrap();
         check(&x, 0..100, &rule, &starts);
         // 36 rows of 28 entries fill 1,008 of a tile's 1,024.
         assert_eq!(&starts[..3], &[0, 36, 72]);
         let x = csr(&[1; 600]);
-        let starts = cut(&x, 0..600, &rule).unwrap();
+        let starts = cut(&x.row_ptr, 0..600, &rule).unwrap();
         assert_eq!(starts, vec![0, 256, 512, 600]);
     }
 }

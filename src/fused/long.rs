@@ -8,7 +8,6 @@
 //! ([`Config::fold`](crate::fused::Config::fold)), the pre-pass stores one partial per chunk
 //! and initialises w, and the main kernel scatters the chunks itself ([`fold_codes`]).
 
-use crate::sparse::Csr;
 use crate::{limits, Result};
 
 /// Entries per chunk at most (one workgroup of the long-row kernels takes a chunk).
@@ -16,18 +15,20 @@ pub const CHUNK_MAX: u32 = 8192;
 
 /// The chunks of the rows longer than `threshold`: `[row, begin, end, slot]` each, `slot`
 /// numbering the long rows (the index of a row's dot product), and how many long rows.
-/// Chunks hold at most `min(threshold, CHUNK_MAX)` entries.
-pub fn chunks(x: &Csr, threshold: u32) -> Result<(Vec<[u32; 4]>, usize)> {
+/// Chunks hold at most `min(threshold, CHUNK_MAX)` entries. `row_ptr`: the matrix's CSR row
+/// offsets (all the chunks need of it).
+pub fn chunks(row_ptr: &[u32], threshold: u32) -> Result<(Vec<[u32; 4]>, usize)> {
     let size = threshold.clamp(1, CHUNK_MAX) as usize;
-    let long = |r: usize| x.row_ptr[r + 1] - x.row_ptr[r] > threshold;
-    let count: usize = (0..x.nrows)
+    let nrows = row_ptr.len().saturating_sub(1);
+    let long = |r: usize| row_ptr[r + 1] - row_ptr[r] > threshold;
+    let count: usize = (0..nrows)
         .filter(|&r| long(r))
-        .map(|r| (x.row_ptr[r + 1] - x.row_ptr[r]).div_ceil(size as u32) as usize)
+        .map(|r| (row_ptr[r + 1] - row_ptr[r]).div_ceil(size as u32) as usize)
         .sum();
     let mut out = limits::try_with_capacity("long-row chunks", count)?;
     let mut rows = 0u32;
-    for r in (0..x.nrows).filter(|&r| long(r)) {
-        let (b, e) = (x.row_ptr[r], x.row_ptr[r + 1]);
+    for r in (0..nrows).filter(|&r| long(r)) {
+        let (b, e) = (row_ptr[r], row_ptr[r + 1]);
         let mut i = b;
         while i < e {
             let j = (i as u64 + size as u64).min(e as u64) as u32;
@@ -71,6 +72,7 @@ pub fn fold_codes(chunks: &[[u32; 4]]) -> Option<Vec<[u32; 4]>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sparse::Csr;
 
     #[test]
     fn cuts_only_long_rows_into_bounded_chunks() {
@@ -82,7 +84,7 @@ mod tests {
             col_idx: vec![0, 1, 2, 3, 4, 0, 7, 0, 1, 2, 3, 4, 5, 6],
             values: vec![1.0; 14],
         };
-        let (c, rows) = chunks(&x, 2).unwrap();
+        let (c, rows) = chunks(&x.row_ptr, 2).unwrap();
         assert_eq!(rows, 2);
         assert_eq!(
             c,
@@ -96,7 +98,7 @@ mod tests {
                 [3, 13, 14, 1]
             ]
         );
-        assert_eq!(chunks(&x, 7).unwrap().1, 0);
+        assert_eq!(chunks(&x.row_ptr, 7).unwrap().1, 0);
         let f = fold_codes(&c).unwrap();
         let codes: Vec<u32> = f.iter().map(|c| c[3]).collect();
         let (a, b) = (2 << 26, 3 | (3 << 26));

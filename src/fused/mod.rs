@@ -408,6 +408,16 @@ impl Plan {
         self.stream.as_ref().map(|t| t.rows_max)
     }
 
+    /// `Transpose`: whether this plan and `other` gather over the same Xᵀ (and column
+    /// panels) on the device, built once ([`Plan::new_like`] shares them where the panels and
+    /// Xᵀ's row order match; the grids may differ).
+    pub fn shares_transpose(&self, other: &Plan) -> bool {
+        match (&self.transpose, &other.transpose) {
+            (Some(a), Some(b)) => a.same_matrices(b),
+            _ => false,
+        }
+    }
+
     /// `Transpose`: X's pass's row tiles (0: the row kernel).
     pub fn transpose_x_tiles(&self) -> Option<usize> {
         self.transpose.as_ref().map(|t| t.tiles().0)
@@ -527,10 +537,12 @@ impl Plan {
                     config.unit,
                 )
         });
+        // Xᵀ and the panels where their cut and row order match (the grids are rebuilt where
+        // the configuration's differ).
         let transpose = like
             .transpose
             .clone()
-            .filter(|t| config.variant == Variant::Transpose && t.fits(&config));
+            .filter(|t| config.variant == Variant::Transpose && t.shares_matrices(&config));
         let shared = Layouts {
             hot,
             sorted,

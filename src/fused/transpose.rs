@@ -27,6 +27,7 @@ use crate::gpu::{loop_cap, Batch, Binding, Gpu, GpuBuffer, KernelSpec, Residency
 use crate::sparse::panels::panel_bounds;
 use crate::sparse::Csr;
 use crate::{limits, Error, Result};
+use std::sync::Arc;
 
 use Binding::{Read, ReadWrite, Uniform};
 
@@ -87,7 +88,8 @@ struct BandPass {
 }
 
 impl RowPass {
-    /// The passes over `a` (uploaded in `bands`) at `vs` lanes per row and `wg` invocations:
+    /// The passes over the matrix whose CSR row offsets are `rows` (uploaded in `bands`) at
+    /// `vs` lanes per row and `wg` invocations:
     /// Eq. 5's C per band (within a software device's loop budget) and the chunks of the rows
     /// longer than `long_len` (`None`: [`long_row`]). With `tiled` (entries per invocation,
     /// lanes per row at most), tiles of `wg` × that many entries in place of the row grid,
@@ -96,21 +98,22 @@ impl RowPass {
     /// one's gathers) instead of one per tile.
     fn build(
         gpu: &Gpu,
-        a: &Csr,
+        rows: &[u32],
         bands: &[SparseBand],
         (vs, wg, subgroups): (u32, u32, bool),
         long_len: Option<u32>,
         (tiled, pipe): (Option<(u32, u32)>, bool),
     ) -> Result<RowPass> {
         let caps = &gpu.caps;
-        let mu = a.nnz() as f64 / a.nrows.max(1) as f64;
+        let nnz = offsets_nnz(rows);
+        let mu = nnz as f64 / rows.len().saturating_sub(1).max(1) as f64;
         let nv = (wg / vs).max(1);
         let scratch = if subgroups { 0 } else { 4 * wg };
         let per_row = (loops::sparse_row(mu, vs, nv, false), 1);
         let r = Residency::of(caps);
         let options = Options::default();
         let resident = r.units.saturating_mul(r.groups_resident(wg, scratch)) as u64;
-        let long_len = long_len.unwrap_or_else(|| long_row(a.nnz(), resident * nv as u64));
+        let long_len = long_len.unwrap_or_else(|| long_row(nnz, resident * nv as u64));
         let rule = tiled.map(|(epl, tpr_max)| TileRule {
             wg,
             tile: epl * wg,
@@ -118,7 +121,7 @@ impl RowPass {
             tpr_max,
         });
         let long_len = rule.map_or(long_len, |t| t.long);
-        let (records, _) = long::chunks(a, long_len)?;
+        let (records, _) = long::chunks(rows, long_len)?;
         let chunk = long_len.min(long::CHUNK_MAX);
         let per_band = bands::split_chunks(&records, bands);
         let budget = loop_cap::budget(caps.loop_cap);
@@ -138,9 +141,9 @@ impl RowPass {
                     vec![0, 0],
                 ),
                 Some(rule) => {
-                    let starts = gather_tiles::cut(a, band.rows.clone(), rule)?;
+                    let starts = gather_tiles::cut(rows, band.rows.clone(), rule)?;
                     let ntiles = (starts.len() - 1) as u32;
-                    let tiles = gather_tiles::with_entries(a, band, &starts)?;
+                    let tiles = gather_tiles::with_entries(rows, band, &starts)?;
                     let mut groups = ntiles.clamp(1, max_groups);
                     // A workgroup's tiles, each its offsets, loads, a row's sum and reduction.
                     let per_tile = (rule.tile / wg) as u64
@@ -238,26 +241,74 @@ pub struct PassFacts {
     pub tiles: usize,
 }
 
-/// One column panel of a gather's matrix ([`Config::panels`]): its entries on the device
-/// (`None`: the plan's X, taken whole) and its pass's grids.
-struct Panel {
-    entries: Option<DeviceX>,
-    pass: RowPass,
+/// One column panel of a gather's matrix ([`Config::panels`]) on the device, with the host
+/// row offsets its pass's grids are cut from.
+struct PanelData {
+    entries: DeviceX,
+    row_ptr: Vec<u32>,
 }
 
-/// X's materialized transpose on the device and both passes' grids.
-pub(crate) struct TransposeX {
-    /// X's gather: the plan's X whole, or X's column panels (copies: the plan keeps X, which
-    /// the logistic loss reads, [`crate::fused::kernels`]).
-    x_panels: Vec<Panel>,
-    /// Xᵀ's gather: Xᵀ whole, or its column panels (ranges of X's rows).
-    xt_panels: Vec<Panel>,
-    /// Xᵀ's rows in the caller's column order ([`Config::xt_caller`]): its pass writes the
-    /// caller's w.
+impl PanelData {
+    /// The row bands the panel was uploaded in.
+    fn bands(&self) -> &[SparseBand] {
+        let DeviceX::Sparse { bands, .. } = &self.entries else {
+            unreachable!("a CSR matrix uploads as sparse X")
+        };
+        bands
+    }
+}
+
+/// The gathers' matrices on the device: what the host transpose and the uploads built, shared
+/// by plans whose passes differ only in their grids (VS, workgroup size, tiles, pipeline,
+/// long-row threshold), so the tuner's candidates transpose X once per (panels, row order).
+/// Keeps each panel's host row offsets (4 bytes a row: 120 MB for Xᵀ at the KDD2010 shape).
+struct GatherData {
+    /// X's column panels (copies: the plan keeps X, which the logistic loss reads,
+    /// [`crate::fused::kernels`]); empty with one panel (the plan's X, taken whole).
+    x_panels: Vec<PanelData>,
+    /// Xᵀ whole, or its column panels (ranges of X's rows).
+    xt_panels: Vec<PanelData>,
+    /// Xᵀ's rows in the caller's column order ([`Config::xt_caller`]).
     caller_order: bool,
-    /// The configuration the grids were built for (a plan of another configuration builds
-    /// its own).
-    key: PassKey,
+    /// [`Config::panels`] it was cut for.
+    panels: u32,
+}
+
+impl GatherData {
+    /// Transposes `x` on the host (host memory checked first) and uploads it (with `panels`
+    /// above 1, X's and Xᵀ's column panels instead). With `caller_order` (X's columns
+    /// re-indexed, this new → old permutation), Xᵀ's rows are put back in the caller's order.
+    fn build(gpu: &Gpu, x: &Csr, panels: u32, caller_order: Option<&[u32]>) -> Result<GatherData> {
+        // The transpose, its entry map and the counting sort's buckets; with panels, one
+        // panel's copy at a time (at most all the entries) and the row offsets kept.
+        let entries = limits::bytes_of::<u32>("X's transpose", x.nnz())?;
+        let mut bytes = entries
+            .saturating_mul(4)
+            .saturating_add(limits::bytes_of::<u32>("X's transpose", x.ncols + 1)?);
+        let panels = panels.max(1);
+        if panels > 1 {
+            let offsets = limits::bytes_of::<u32>("a column panel", x.nrows + x.ncols + 2)?;
+            bytes = bytes
+                .saturating_add(entries.saturating_mul(2))
+                .saturating_add(offsets.saturating_mul(panels as u64));
+        }
+        limits::check_host("X's transpose", bytes)?;
+        let xt = match caller_order {
+            Some(old_of) => x.transpose_by(|c| old_of[c as usize] as usize),
+            None => x.transpose(),
+        };
+        let x_panels = if panels > 1 {
+            uploaded(gpu, x, panels)?
+        } else {
+            vec![]
+        };
+        Ok(GatherData {
+            x_panels,
+            xt_panels: uploaded(gpu, &xt, panels)?,
+            caller_order: caller_order.is_some(),
+            panels,
+        })
+    }
 }
 
 /// The configuration's part the passes depend on.
@@ -276,12 +327,21 @@ fn key_of(config: &Config) -> PassKey {
     )
 }
 
+/// X's materialized transpose on the device ([`GatherData`]) and both passes' grids.
+pub(crate) struct TransposeX {
+    data: Arc<GatherData>,
+    /// X's pass per panel of [`GatherData::x_panels`] (one, over the plan's X, without
+    /// panels).
+    x_passes: Vec<RowPass>,
+    /// Xᵀ's pass per panel.
+    xt_passes: Vec<RowPass>,
+    /// The configuration the grids were built for (a plan of another configuration builds
+    /// its own).
+    key: PassKey,
+}
+
 impl TransposeX {
-    /// Transposes `x` on the host (host memory checked first) and uploads it (with
-    /// [`Config::panels`], X's and Xᵀ's column panels instead); X's pass at the
-    /// configuration's VS, workgroup size and long-row threshold, Xᵀ's at [`gather_vs`] on its
-    /// own mean row length (a panel's) and [`long_row`]. With `caller_order` (X's columns
-    /// re-indexed, this new → old permutation), Xᵀ's rows are put back in the caller's order.
+    /// [`GatherData::build`], then both passes' grids ([`TransposeX::with_data`]).
     pub(crate) fn build(
         gpu: &Gpu,
         x: &Csr,
@@ -289,24 +349,42 @@ impl TransposeX {
         config: &Config,
         caller_order: Option<&[u32]>,
     ) -> Result<TransposeX> {
-        // The transpose, its entry map and the counting sort's buckets; with panels, one
-        // panel's copy at a time (at most all the entries, and its row offsets).
-        let entries = limits::bytes_of::<u32>("X's transpose", x.nnz())?;
-        let mut bytes = entries
-            .saturating_mul(4)
-            .saturating_add(limits::bytes_of::<u32>("X's transpose", x.ncols + 1)?);
-        let panels = config.panels.max(1) as usize;
-        if panels > 1 {
-            let offsets = limits::bytes_of::<u32>("a column panel", x.nrows.max(x.ncols) + 1)?;
-            bytes = bytes
-                .saturating_add(entries.saturating_mul(2))
-                .saturating_add(offsets);
-        }
-        limits::check_host("X's transpose", bytes)?;
-        let xt = match caller_order {
-            Some(old_of) => x.transpose_by(|c| old_of[c as usize] as usize),
-            None => x.transpose(),
-        };
+        let data = GatherData::build(gpu, x, config.panels, caller_order)?;
+        Self::with_data(gpu, x, x_bands, config, Arc::new(data))
+    }
+
+    /// Whether a plan of `config` on the same X and column order may share these matrices
+    /// (its grids built again by [`TransposeX::regrid`] where they differ).
+    pub(crate) fn shares_matrices(&self, config: &Config) -> bool {
+        (self.data.panels, self.data.caller_order) == (config.panels.max(1), config.xt_caller)
+    }
+
+    /// Whether `other` gathers over the same matrices on the device.
+    pub(crate) fn same_matrices(&self, other: &TransposeX) -> bool {
+        Arc::ptr_eq(&self.data, &other.data)
+    }
+
+    /// The grids of `config` on these matrices (`x` and `x_bands` the plan's X, as at
+    /// [`TransposeX::build`]): no transpose and no upload of entries.
+    pub(crate) fn regrid(
+        &self,
+        gpu: &Gpu,
+        x: &Csr,
+        x_bands: &[SparseBand],
+        config: &Config,
+    ) -> Result<TransposeX> {
+        Self::with_data(gpu, x, x_bands, config, self.data.clone())
+    }
+
+    /// X's pass at the configuration's VS, workgroup size and long-row threshold, Xᵀ's at
+    /// [`gather_vs`] on its own mean row length (a panel's) and [`long_row`], over `data`.
+    fn with_data(
+        gpu: &Gpu,
+        x: &Csr,
+        x_bands: &[SparseBand],
+        config: &Config,
+        data: Arc<GatherData>,
+    ) -> Result<TransposeX> {
         let caps = &gpu.caps;
         // Tiles: the rows' sums reduced by shuffles where the caller left subgroups on, at
         // most as many lanes per row as the smallest subgroup holds.
@@ -325,18 +403,18 @@ impl TransposeX {
         } else {
             config.subgroup_reduce
         };
-        let x_pass = |a: &Csr, bands: &[SparseBand]| {
+        let x_pass = |rows: &[u32], bands: &[SparseBand]| {
             RowPass::build(
                 gpu,
-                a,
+                rows,
                 bands,
                 (config.vs, wg, sub_x),
                 Some(config.long_row),
                 (tiled, config.prefetch),
             )
         };
-        let xt_pass = |a: &Csr, bands: &[SparseBand]| {
-            let mu_t = a.nnz() as f64 / a.nrows.max(1) as f64;
+        let xt_pass = |rows: &[u32], bands: &[SparseBand]| {
+            let mu_t = offsets_nnz(rows) as f64 / rows.len().saturating_sub(1).max(1) as f64;
             let vs_t = gather_vs(mu_t).min(wg);
             // Subgroups where the caller left them on (the configuration's reduction, or X's
             // VS too wide for shuffles) and Xᵀ's vectors fit them.
@@ -349,33 +427,37 @@ impl TransposeX {
             };
             RowPass::build(
                 gpu,
-                a,
+                rows,
                 bands,
                 (vs_t, wg, sub_t),
                 None,
                 (tiled, config.prefetch),
             )
         };
-        let x_panels = if panels > 1 {
-            uploaded(gpu, x, panels, x_pass)?
+        let x_passes = if data.x_panels.is_empty() {
+            vec![x_pass(&x.row_ptr, x_bands)?]
         } else {
-            vec![Panel {
-                entries: None,
-                pass: x_pass(x, x_bands)?,
-            }]
+            let panels = data.x_panels.iter();
+            panels
+                .map(|p| x_pass(&p.row_ptr, p.bands()))
+                .collect::<Result<_>>()?
         };
-        let xt_panels = uploaded(gpu, &xt, panels, xt_pass)?;
+        let xt_passes = data
+            .xt_panels
+            .iter()
+            .map(|p| xt_pass(&p.row_ptr, p.bands()))
+            .collect::<Result<_>>()?;
         Ok(TransposeX {
-            x_panels,
-            xt_panels,
-            caller_order: caller_order.is_some(),
+            data,
+            x_passes,
+            xt_passes,
             key: key_of(config),
         })
     }
 
     /// Whether Xᵀ's rows are in the caller's column order (its pass writes the caller's w).
     pub fn caller_order(&self) -> bool {
-        self.caller_order
+        self.data.caller_order
     }
 
     /// Whether a plan of `config` may share these grids.
@@ -387,25 +469,25 @@ impl TransposeX {
     /// [`TransposeX::tiles`]); with panels, the first panel's lanes per row and threshold,
     /// and the chunks and tiles of all.
     pub fn transpose_pass(&self) -> PassFacts {
-        let first = &self.xt_panels[0].pass;
+        let first = &self.xt_passes[0];
         PassFacts {
             vs: first.vs,
             long_row: first.long_len,
-            long_chunks: total(&self.xt_panels, RowPass::chunks),
-            tiles: total(&self.xt_panels, RowPass::tiles),
+            long_chunks: total(&self.xt_passes, RowPass::chunks),
+            tiles: total(&self.xt_passes, RowPass::tiles),
         }
     }
 
     /// X's long-row chunks (over its panels).
     pub fn x_chunks(&self) -> usize {
-        total(&self.x_panels, RowPass::chunks)
+        total(&self.x_passes, RowPass::chunks)
     }
 
     /// Row tiles of X's and Xᵀ's passes (0, 0 for the row kernel).
     pub fn tiles(&self) -> (usize, usize) {
         (
-            total(&self.x_panels, RowPass::tiles),
-            total(&self.xt_panels, RowPass::tiles),
+            total(&self.x_passes, RowPass::tiles),
+            total(&self.xt_passes, RowPass::tiles),
         )
     }
 
@@ -415,41 +497,48 @@ impl TransposeX {
         let first = if xty {
             usize::from(has_v)
         } else {
-            total(&self.x_panels, RowPass::dispatches)
+            total(&self.x_passes, RowPass::dispatches)
         };
-        first + total(&self.xt_panels, RowPass::dispatches)
+        first + total(&self.xt_passes, RowPass::dispatches)
+    }
+
+    /// X's panels with their passes (`None`: the plan's X whole).
+    fn x_panels(&self) -> impl Iterator<Item = (Option<&DeviceX>, &RowPass)> {
+        let entries = self.data.x_panels.iter().map(|p| Some(&p.entries));
+        let whole = self.data.x_panels.is_empty().then_some(None);
+        whole.into_iter().chain(entries).zip(&self.x_passes)
+    }
+
+    /// Xᵀ's panels with their passes.
+    fn xt_panels(&self) -> impl Iterator<Item = (Option<&DeviceX>, &RowPass)> {
+        let entries = self.data.xt_panels.iter().map(|p| Some(&p.entries));
+        entries.zip(&self.xt_passes)
     }
 }
 
-/// `count` of each panel's pass, summed.
-fn total(panels: &[Panel], count: fn(&RowPass) -> usize) -> usize {
-    panels.iter().map(|p| count(&p.pass)).sum()
+/// Entries of the matrix whose CSR row offsets are `rows`.
+fn offsets_nnz(rows: &[u32]) -> usize {
+    rows.last().map_or(0, |&e| e as usize)
+}
+
+/// `count` of each pass, summed.
+fn total(passes: &[RowPass], count: fn(&RowPass) -> usize) -> usize {
+    passes.iter().map(count).sum()
 }
 
 /// `a`'s `count` column panels (`a` itself when `count` is 1), each built, uploaded (in row
-/// bands where it exceeds a binding) and dropped on the host in turn, with its pass built by
-/// `pass` on those bands.
-fn uploaded(
-    gpu: &Gpu,
-    a: &Csr,
-    count: usize,
-    pass: impl Fn(&Csr, &[SparseBand]) -> Result<RowPass>,
-) -> Result<Vec<Panel>> {
+/// bands where it exceeds a binding) and dropped on the host in turn but for its row offsets.
+fn uploaded(gpu: &Gpu, a: &Csr, count: u32) -> Result<Vec<PanelData>> {
     let one = |part: &Csr| {
-        let entries = upload(gpu, Matrix::Sparse(part))?;
-        let DeviceX::Sparse { bands, .. } = &entries else {
-            unreachable!("a CSR matrix uploads as sparse X")
-        };
-        let pass = pass(part, bands)?;
-        Ok(Panel {
-            entries: Some(entries),
-            pass,
+        Ok(PanelData {
+            entries: upload(gpu, Matrix::Sparse(part))?,
+            row_ptr: part.row_ptr.clone(),
         })
     };
-    if count == 1 {
+    if count <= 1 {
         return Ok(vec![one(a)?]);
     }
-    panel_bounds(a.ncols, count)
+    panel_bounds(a.ncols, count as usize)
         .into_iter()
         .map(|cut| one(&a.column_panel(cut)))
         .collect()
@@ -472,22 +561,27 @@ pub(crate) fn record(
     }
     let p = plan.scratch.as_ref().expect("the transpose variant's p");
     let native = plan.config.native_atomics;
-    // A panel's gather over its bands; `accum`: added onto out.
-    let pass = |panel: &Panel, batch: &mut Batch, vectors, alpha, accum| -> Result<()> {
+    // A panel's gather over its bands (`None`: the plan's X); `accum`: added onto out.
+    let pass = |(entries, grid): (Option<&DeviceX>, &RowPass),
+                batch: &mut Batch,
+                vectors,
+                alpha,
+                accum|
+     -> Result<()> {
         let DeviceX::Sparse {
             col_idx,
             values,
             bands,
-        } = panel.entries.as_ref().unwrap_or(&plan.x)
+        } = entries.unwrap_or(&plan.x)
         else {
             unreachable!("sparse X and its panels are uploaded as sparse X")
         };
-        for (band, band_pass) in bands.iter().zip(&panel.pass.bands) {
+        for (band, band_pass) in bands.iter().zip(&grid.bands) {
             let a = Operand {
                 entries: (col_idx, values),
                 band,
                 pass: band_pass,
-                grid: &panel.pass,
+                grid,
             };
             gather(plan, batch, &a, vectors, alpha, (accum, native))?;
         }
@@ -495,7 +589,7 @@ pub(crate) fn record(
     };
     let (q, alpha) = match (op.xty, op.v) {
         (false, v) => {
-            for (i, panel) in t.x_panels.iter().enumerate() {
+            for (i, panel) in t.x_panels().enumerate() {
                 pass(panel, batch, (op.y, v, p), op.alpha, i > 0)?;
             }
             (p, 1.0)
@@ -507,7 +601,7 @@ pub(crate) fn record(
         }
         (true, None) => (op.y, op.alpha),
     };
-    for panel in &t.xt_panels {
+    for panel in t.xt_panels() {
         pass(panel, batch, (q, None, w), alpha, true)?;
     }
     Ok(())

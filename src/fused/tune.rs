@@ -207,9 +207,9 @@ fn key(gpu: &Gpu, x: Matrix, options: &Options) -> String {
 /// options of every candidate timed, for callers that check the pick (tuner honesty).
 pub fn tune(gpu: &Gpu, x: Matrix, options: &Options) -> Result<(Plan, Vec<Options>)> {
     let model = Plan::new(gpu, x, options)?;
-    let (t, timed) = tune_with(gpu, x, options, &model)?;
+    let (t, pick, timed) = tune_with(gpu, x, options, &model)?;
     Ok((
-        Plan::new_like(gpu, x, &tuned_options(x, options, &t), &model)?,
+        Plan::new_like(gpu, x, &tuned_options(x, options, &t), &pick)?,
         timed,
     ))
 }
@@ -290,12 +290,14 @@ pub fn autotuned_plan(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Plan> {
             return Ok(plan);
         }
     }
-    let (t, _) = tune_with(gpu, x, options, &model)?;
+    let (t, pick, _) = tune_with(gpu, x, options, &model)?;
     // A cache that cannot be written costs a re-tune next time, not this run.
     if let Some(Err(e)) = cache.map(|c| c.insert(&k, &t)) {
         eprintln!("wgsparse: warning: the tuned configuration was not cached: {e}");
     }
-    Plan::new_like(gpu, x, &with(&t), &model)
+    // Built like the pick's timed plan, sharing its layouts (at the KDD2010 shape the
+    // transpose and re-indexing of X, tens of seconds on the host).
+    Plan::new_like(gpu, x, &with(&t), &pick)
 }
 
 /// [`tune_knobs`], then how the pick adds into workgroup memory, where the caller left it
@@ -306,12 +308,13 @@ pub fn autotuned_plan(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Plan> {
 /// the `fused` kernel there 0.246 against 0.224. The sums ran slower than float adds on an
 /// H100 and an H200 so far (BENCHMARKS.md, twenty-eighth measurements), but integer adds
 /// cost what plain loads and stores do there: where float adds cost more, they may win.
+/// Returns the pick with its timed plan and the options of every candidate timed.
 fn tune_with(
     gpu: &Gpu,
     x: Matrix,
     options: &Options,
     model: &Plan,
-) -> Result<(Tuned, Vec<Options>)> {
+) -> Result<(Tuned, Plan, Vec<Options>)> {
     let (m, n) = x.shape();
     let ops = Operands::random(gpu, m, n, Pattern::Full, 99)?;
     let ((pick, t), mut timed) = tune_knobs(gpu, x, options, model, &ops)?;
@@ -383,7 +386,7 @@ fn tune_with(
         }
     }
     if entrants.is_empty() {
-        return Ok((t, timed));
+        return Ok((t, pick, timed));
     }
     entrants.insert(0, (pick, t));
     let mut finalists: Finalists<(Plan, Tuned)> = Finalists::default();
@@ -392,8 +395,10 @@ fn tune_with(
         timed.push(with(&tuned));
         finalists.offer(ms, (plan, tuned));
     }
-    let best = finalists.decide(gpu, |(plan, _)| run_once(gpu, plan, &ops))?;
-    Ok((best.map_or(t, |((_, tuned), _)| tuned), timed))
+    let ((plan, tuned), _) = finalists
+        .decide(gpu, |(plan, _)| run_once(gpu, plan, &ops))?
+        .ok_or_else(|| crate::Error::Option("no configuration fits this adapter".into()))?;
+    Ok((tuned, plan, timed))
 }
 
 /// Timed repetitions of one screening: fewer on a large X (the KDD2010 shape: 424M
