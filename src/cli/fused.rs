@@ -361,9 +361,11 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
     // What runs now, on stderr where it is a terminal (generation, tuning and sweeps of large
     // inputs take minutes).
     let bar = super::spinner(!a.json, "loading X");
+    // Each phase's message with the time since it began.
     let say = |msg: String| {
         if let Some(b) = &bar {
             b.set_message(msg);
+            b.reset_elapsed();
         }
     };
     let (name, input) = load(&a)?;

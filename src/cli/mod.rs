@@ -104,10 +104,14 @@ pub(crate) fn open_gpus(arg: &str) -> Result<Vec<Gpu>> {
     Gpu::several(count, &wgsparse::gpu::GpuOptions::default())
 }
 
-/// A spinner on stderr showing `msg` (drawn only where stderr is a terminal), when `on`.
+/// A spinner on stderr showing `msg` and the time since it started (drawn only where stderr
+/// is a terminal), when `on`: tuning a large input takes minutes.
 pub(crate) fn spinner(on: bool, msg: &str) -> Option<indicatif::ProgressBar> {
     on.then(|| {
         let b = indicatif::ProgressBar::new_spinner().with_message(msg.to_string());
+        if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} {msg} ({elapsed})") {
+            b.set_style(style);
+        }
         b.enable_steady_tick(std::time::Duration::from_millis(120));
         b
     })
