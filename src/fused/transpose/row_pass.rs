@@ -7,7 +7,7 @@ use crate::fused::bands::{self, SparseBand};
 use crate::fused::config::grid;
 use crate::fused::gather_tiles::{self, TileRule};
 use crate::fused::{long, loops, Options};
-use crate::gpu::{loop_cap, Gpu, GpuBuffer, Residency};
+use crate::gpu::{loop_cap, Caps, Gpu, GpuBuffer, Residency};
 use crate::{Error, Result};
 
 /// One CSR operand of the gathers (X or Xᵀ): lanes per row, the long-row threshold, and per
@@ -118,13 +118,7 @@ impl RowPass {
                         groups = groups.min(resident.max(need)).max(1);
                     }
                     let iterations = (ntiles as u64).div_ceil(groups as u64) * per_tile;
-                    if let Some(b) = budget.filter(|&b| iterations > b) {
-                        return Err(Error::TooLarge {
-                            what: format!("{ntiles} row tiles of a gather"),
-                            needed: format!("{iterations} loop iterations per invocation"),
-                            limit: format!("{b} on {}", caps.adapter_name),
-                        });
-                    }
+                    within(budget, iterations, caps, || format!("{ntiles} row tiles"))?;
                     ((0, groups), tiles)
                 }
             };
@@ -133,13 +127,9 @@ impl RowPass {
             // A workgroup's chunks, each its entries over the workgroup and a tree sum.
             let per_chunk = (chunk as u64).div_ceil(wg as u64) + 2 * wg.ilog2() as u64 + 2;
             let iterations = (nchunks as u64).div_ceil(chunk_groups as u64) * per_chunk;
-            if let Some(b) = budget.filter(|&b| iterations > b) {
-                return Err(Error::TooLarge {
-                    what: format!("{nchunks} long-row chunks of a gather"),
-                    needed: format!("{iterations} loop iterations per invocation"),
-                    limit: format!("{b} on {}", caps.adapter_name),
-                });
-            }
+            within(budget, iterations, caps, || {
+                format!("{nchunks} long-row chunks")
+            })?;
             if flat.is_empty() {
                 flat.resize(4, 0);
             }
@@ -181,5 +171,23 @@ impl RowPass {
             .iter()
             .map(|b| 1 + usize::from(b.nchunks > 0))
             .sum()
+    }
+}
+
+/// Refuses `iterations` loop iterations per invocation beyond a software device's loop
+/// `budget` (none on hardware); `what` names the work of a gather that would take them.
+fn within(
+    budget: Option<u64>,
+    iterations: u64,
+    caps: &Caps,
+    what: impl FnOnce() -> String,
+) -> Result<()> {
+    match budget.filter(|&b| iterations > b) {
+        Some(b) => Err(Error::TooLarge {
+            what: format!("{} of a gather", what()),
+            needed: format!("{iterations} loop iterations per invocation"),
+            limit: format!("{b} on {}", caps.adapter_name),
+        }),
+        None => Ok(()),
     }
 }
