@@ -193,16 +193,17 @@ pub(super) fn tune_knobs(
         let ((plan, t), seconds) = incumbent;
         let mut finalists = Finalists::default();
         finalists.offer(seconds * 1e3, (plan, t));
-        // A transpose plan at hand (a finalist, else the last one screened out): a candidate
-        // built like it shares its Xᵀ, panels and re-indexed X where they match (at the
-        // KDD2010 shape a host transpose and upload of 3.4 GB each).
+        // A transpose plan at hand (a finalist, else the last one screened out): a transpose
+        // candidate built like it shares its Xᵀ, panels and re-indexed X where they match (at
+        // the KDD2010 shape a host transpose and upload of 3.4 GB each); others, the model's
+        // layouts.
         let mut spare: Option<Plan> = None;
         for cand in cands {
             let like = finalists
                 .iter()
                 .map(|(p, _)| p)
                 .chain(spare.as_ref())
-                .find(|p| p.config.variant == Variant::Transpose)
+                .find(|p| cand.transpose && p.config.variant == Variant::Transpose)
                 .unwrap_or(model);
             let Ok(plan) = Plan::new_like(gpu, x, &with(&cand), like) else {
                 continue;
