@@ -412,3 +412,25 @@ fn fused_times_one_plan_several_passes() {
     assert!(!ok);
     assert!(err.contains("--passes"), "{err}");
 }
+
+#[test]
+fn runs_back_to_back_in_one_submission_stay_exact() {
+    // `--runs-per-submit 4`: each timed submission holds four runs, so the one-dispatch
+    // ending's accumulator and the long rows' state must leave every run exact (the check
+    // compares the last timed run's w with the twin too); the measurement says how many.
+    let args = "fused --gen demo --scale 0.1 --variant fused,stream,transpose \
+                --runs-per-submit 4 --reps 2 --check --json";
+    let j = json(&args.split_whitespace().collect::<Vec<_>>());
+    assert_eq!(j["ok"], true, "{j}");
+    let results = j["results"].as_array().unwrap();
+    assert_eq!(results.len(), 3, "{j}");
+    for r in results {
+        let m = &r["measurement"];
+        assert_eq!(m["runs_per_submit"], 4, "{r}");
+        assert!(m["ms"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(m["max_rel_error"].as_f64().is_some(), "{r}");
+    }
+    let (ok, _, err) = wgsparse(&["fused", "--gen", "demo", "--runs-per-submit", "0"]);
+    assert!(!ok);
+    assert!(err.contains("--runs-per-submit"), "{err}");
+}

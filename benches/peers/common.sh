@@ -118,10 +118,11 @@ run_fused() {
 }
 
 # run_peer NAME DIR: benches/peers/fused_peer.py on the export in DIR (--reps $PEER_REPS,
-# --reorder-cols on) into $WORK/peer_NAME.jsonl, under `step`, then pack.
+# --reorder-cols on, --calls-per-event $PEER_CALLS, default 1) into $WORK/peer_NAME.jsonl,
+# under `step`, then pack.
 run_peer() {
   step python3 benches/peers/fused_peer.py "$2" --reps "$PEER_REPS" --reorder-cols on \
-    > "$WORK/peer_$1.jsonl" 2>>"$WORK/err.txt"
+    --calls-per-event "${PEER_CALLS:-1}" > "$WORK/peer_$1.jsonl" 2>>"$WORK/err.txt"
   log "peer $1 done"
   pack
 }

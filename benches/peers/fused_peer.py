@@ -3,7 +3,8 @@
 that `wgsparse fused --gen NAME --export DIR` wrote (with its own result, w_wgsparse.f32).
 
 Every composition the peer libraries offer is timed (CUDA events, median of --reps after a
-0.5 s warm-up) and its output compared with wgsparse's; the fastest correct one is reported
+0.5 s warm-up; with --calls-per-event K, K calls back to back between the events, the time
+divided by K) and its output compared with wgsparse's; the fastest correct one is reported
 as the peer (`"role": "fastest"`):
   sparse X: CuPy cuSPARSE SpMV with Xᵀ materialized as CSR (the transpose built once, not
             timed, its build time reported); cusparseSpMV with each of its algorithms
@@ -295,7 +296,7 @@ def dense_options(folder, meta, ops):
     yield "torch mv + addmv(X.t())", torch_mv, pc.torch_events(), {}, None
 
 
-def pattern(folder, reps, reorder=False):
+def pattern(folder, reps, reorder=False, calls=1):
     import cupy
     import torch
 
@@ -311,6 +312,7 @@ def pattern(folder, reps, reorder=False):
         "input": os.path.basename(folder.rstrip("/")), "m": meta["nrows"], "n": meta["ncols"],
         "nnz": meta.get("nnz", meta["nrows"] * meta["ncols"]), "pattern": ops["pattern"],
         "device": torch.cuda.get_device_name(), "torch": torch.__version__, "cupy": cupy.__version__,
+        "calls_per_event": calls,
     }
     best = None
     for name, fn, events, extra, order in options:
@@ -319,7 +321,7 @@ def pattern(folder, reps, reorder=False):
             got = got.get() if hasattr(got, "get") else got.cpu().numpy()
             # A w left in the re-indexed order is compared with wgsparse's permuted alike.
             ok, diff = pc.agree(got, want if order is None else want[order])
-            ms = pc.cuda_time(fn, reps, events)
+            ms = pc.cuda_time(fn, reps, events, calls=calls)
         except Exception as e:  # a composition the library refuses is reported, not fatal
             pc.emit({**base, "peer": name, "error": repr(e)})
             continue
@@ -368,12 +370,15 @@ def main():
     p.add_argument("--reps", type=int, default=20)
     p.add_argument("--reorder-cols", choices=["off", "on"], default="off",
                    help="sparse X: also time every composition on X with its columns re-indexed by entry count")
+    p.add_argument("--calls-per-event", dest="calls", type=int, default=1,
+                   help="compositions called back to back between one pair of CUDA events, the time "
+                        "divided by them (as `wgsparse fused --runs-per-submit`)")
     p.add_argument("--cg", help="folder with a dense X and labels for the CG comparison")
     p.add_argument("--cg-iters", type=int, default=32)
     p.add_argument("--lambda", dest="lam", type=float, default=0.001)
     args = p.parse_args()
     for folder in args.folders:
-        pattern(folder, args.reps, args.reorder_cols == "on")
+        pattern(folder, args.reps, args.reorder_cols == "on", max(1, args.calls))
     if args.cg:
         cg(args.cg, args.cg_iters, args.lam, max(3, args.reps // 4))
 

@@ -32,11 +32,14 @@ def load_f32(folder, name, count=None):
     return a
 
 
-def cuda_time(fn, reps, events, primed=False):
+def cuda_time(fn, reps, events, primed=False, calls=1):
     """Median milliseconds of `fn` over `reps` runs, after running it for WARM_UP_SECONDS.
     `events` is a factory of CUDA events with `record()`, and `elapsed(start, end)` and
     `sync()` attributes: see TORCH_EVENTS and CUPY_EVENTS. `primed`: the caller has just
-    run `fn` once (its first, compiling run), so it is not run again before the warm-up."""
+    run `fn` once (its first, compiling run), so it is not run again before the warm-up.
+    `calls`: `fn` called this many times between one pair of events (its time divided by
+    them), so the host queues launches while the GPU works (as `wgsparse fused
+    --runs-per-submit` does)."""
     new_event, elapsed, sync = events
     if not primed:
         fn()
@@ -49,10 +52,11 @@ def cuda_time(fn, reps, events, primed=False):
     for _ in range(reps):
         a, b = new_event(), new_event()
         a.record()
-        fn()
+        for _ in range(calls):
+            fn()
         b.record()
         b.synchronize()
-        times.append(elapsed(a, b))
+        times.append(elapsed(a, b) / calls)
     return statistics.median(times)
 
 

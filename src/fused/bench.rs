@@ -188,6 +188,8 @@ pub struct Measurement {
     /// What the warm-up before the timed runs did (a ramp from its first run to its last is
     /// the clocks rising; a slow plan with no ramp is slow at full clocks).
     pub warm_up: WarmUp,
+    /// Runs back to back in each timed submission ([`Plan::time_report`]; 1 unless asked).
+    pub runs_per_submit: usize,
 }
 
 /// The kernel name of a configuration.
@@ -215,6 +217,19 @@ pub fn measure(
     ops: &Operands,
     reps: usize,
     reference: Option<&Reference>,
+) -> Result<Measurement> {
+    measure_runs(gpu, plan, ops, reps, reference, 1)
+}
+
+/// [`measure`] with `runs` runs back to back in each timed submission, the GPU kept busy
+/// between them (the time per run is the submission's over `runs`).
+pub fn measure_runs(
+    gpu: &Gpu,
+    plan: &Plan,
+    ops: &Operands,
+    reps: usize,
+    reference: Option<&Reference>,
+    runs: usize,
 ) -> Result<Measurement> {
     let op = ops.op();
     let kernel = kernel_name(&plan.config);
@@ -244,7 +259,8 @@ pub fn measure(
         plan.run(gpu, &op, &ops.w)?;
         max_rel_error = Some(check("first run")?);
     }
-    let (times, warm_up) = plan.time_report(gpu, &op, &ops.w, reps.max(1))?;
+    let runs = runs.max(1);
+    let (times, warm_up) = plan.time_report(gpu, &op, &ops.w, reps.max(1), runs)?;
     let t = times[times.len() / 2];
     if reference.is_some() {
         let last = check("last timed run")?;
@@ -261,6 +277,7 @@ pub fn measure(
         timing: t.source(),
         ms_range: (times[0].ms(), times[times.len() - 1].ms()),
         warm_up,
+        runs_per_submit: runs,
     })
 }
 

@@ -39,6 +39,7 @@ pub mod schedule;
 pub mod split;
 pub mod stream;
 pub mod tiles;
+mod timing;
 pub mod transpose;
 pub mod tune;
 mod vectors;
@@ -47,7 +48,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::gpu::{Batch, Gpu, GpuBuffer, GpuTime};
+use crate::gpu::{Batch, Gpu, GpuBuffer};
 use crate::sparse::{Csr, Dense};
 use crate::{Error, Result};
 use device::{DeviceX, Finish, Layouts, LongRows, SortedX, SplitX, StreamX};
@@ -628,42 +629,6 @@ impl Plan {
         };
         self.check(&op, w)?;
         reorder::record(self, batch, &op, w, true)
-    }
-
-    /// Runs on device vectors and waits.
-    pub fn run(&self, gpu: &Gpu, op: &Op, w: &GpuBuffer<f32>) -> Result<()> {
-        let mut batch = Batch::new(gpu);
-        self.record(&mut batch, op, w)?;
-        batch.submit()
-    }
-
-    /// Uploads host vectors, runs into a NaN-poisoned w and reads it back.
-    pub fn run_host(&self, gpu: &Gpu, op: &HostOp) -> Result<Vec<f32>> {
-        let d = op.upload(gpu, self.n)?;
-        self.run(gpu, &d.op(), &d.w)?;
-        d.w.read(gpu)
-    }
-
-    /// GPU time of one run: the median of `reps` timed submissions after warm-up
-    /// ([`crate::gpu::median_warm`]).
-    pub fn time(&self, gpu: &Gpu, op: &Op, w: &GpuBuffer<f32>, reps: usize) -> Result<GpuTime> {
-        let (times, _) = self.time_report(gpu, op, w, reps)?;
-        Ok(times[times.len() / 2])
-    }
-
-    /// [`Plan::time`]'s timed runs (fastest first) and what its warm-up did.
-    pub fn time_report(
-        &self,
-        gpu: &Gpu,
-        op: &Op,
-        w: &GpuBuffer<f32>,
-        reps: usize,
-    ) -> Result<(Vec<GpuTime>, crate::gpu::WarmUp)> {
-        crate::gpu::timed_warm_report(gpu, reps, || {
-            let mut batch = Batch::new(gpu);
-            self.record(&mut batch, op, w)?;
-            batch.submit_timed()
-        })
     }
 
     /// Bytes the fused kernel must move at least: X once (values, and indices when sparse;
