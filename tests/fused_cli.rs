@@ -434,3 +434,31 @@ fn runs_back_to_back_in_one_submission_stay_exact() {
     assert!(!ok);
     assert!(err.contains("--runs-per-submit"), "{err}");
 }
+
+#[test]
+fn auto_reports_the_candidates_it_screened_once() {
+    // Tuned afresh, `auto`'s result lists every candidate screened (its configuration, the
+    // host seconds its plan took, its time); from the cache, none, and the same pick.
+    let cache = tempfile::tempdir().unwrap();
+    let args = "fused --gen demo --scale 0.1 --variant auto --pattern full --reps 2 --json";
+    let args: Vec<_> = args.split_whitespace().collect();
+    let tuned = common::wgsparse_json_in(cache.path(), &args);
+    let r = &tuned["results"][0];
+    let steps = r["tuning"]
+        .as_array()
+        .expect("tuned afresh: the candidates");
+    assert!(steps.len() >= 3, "{r}");
+    for s in steps {
+        assert!(!s["config"].as_str().unwrap().is_empty(), "{s}");
+        assert!(s["build_s"].as_f64().unwrap() >= 0.0, "{s}");
+        assert!(s["ms"].as_f64().unwrap() > 0.0, "{s}");
+    }
+    assert!(r["build_s"].as_f64().unwrap() >= 0.0, "{r}");
+    let cached = common::wgsparse_json_in(cache.path(), &args);
+    let r = &cached["results"][0];
+    assert!(r["tuning"].is_null(), "{r}");
+    assert_eq!(
+        r["measurement"]["config"], tuned["results"][0]["measurement"]["config"],
+        "the cached pick is the tuned one"
+    );
+}

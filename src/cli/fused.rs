@@ -6,6 +6,7 @@ use serde_json::json;
 
 use wgsparse::fused::bench::{self, Input, Measurement, Operands, Reference};
 use wgsparse::fused::transpose::PassFacts;
+use wgsparse::fused::tune::TuneStep;
 use wgsparse::fused::{Diag, Options, Pattern, Plan, Reorder, Variant};
 use wgsparse::{io, report, Error, Gpu, Result};
 
@@ -300,7 +301,8 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
                         "stream_rows_max": f.stream_rows_max,
                         "transpose_pass": f.transpose_pass.map(|t|
                             json!({ "vs": t.vs, "long_row": t.long_row,
-                                    "long_chunks": t.long_chunks, "tiles": t.tiles })) }),
+                                    "long_chunks": t.long_chunks, "tiles": t.tiles })),
+                        "build_s": f.build_s, "tuning": f.tuning }),
                     (Err(e), _) => json!({ "pattern": p.name(), "variant": v.name(), "error": e,
                         "wall_s": wall }),
                     (Ok(_), None) => unreachable!("a measured plan reports its facts"),
@@ -400,6 +402,10 @@ struct PlanFacts {
     transpose_pass: Option<PassFacts>,
     /// `stream`: the rows of its fullest tile.
     stream_rows_max: Option<u32>,
+    /// Host seconds building the plan took, and `auto`'s screened candidates when it was
+    /// tuned in this process.
+    build_s: f64,
+    tuning: Option<Vec<TuneStep>>,
 }
 
 impl PlanFacts {
@@ -413,6 +419,8 @@ impl PlanFacts {
             x_tiles: plan.transpose_x_tiles(),
             stream_rows_max: plan.stream_rows_max(),
             transpose_pass: plan.transpose_pass(),
+            build_s: plan.build_seconds(),
+            tuning: plan.tuning().map(<[_]>::to_vec),
         }
     }
 }

@@ -496,6 +496,8 @@ impl Plan {
             dummy: Arc::new(GpuBuffer::zeroed(gpu, "fused.absent", 4)?),
             reindex: None,
             col_share: None,
+            built_s: 0.0,
+            tuning: None,
         })
     }
 }

@@ -360,6 +360,10 @@ pub struct Plan {
     reindex: Option<reorder::PlanReindex>,
     /// The top columns' share of X's entries, when `Auto` needed it ([`reorder::top_share`]).
     col_share: Option<f64>,
+    /// Host seconds [`Plan::new`], [`Plan::new_like`] or [`Plan::with_config`] took.
+    built_s: f64,
+    /// The tuner's screened candidates, on a plan `auto` tuned in this process.
+    tuning: Option<Arc<[tune::TuneStep]>>,
 }
 
 impl Plan {
@@ -442,8 +446,20 @@ impl Plan {
         kernels::dispatches(self, pattern) + reorder::dispatches(self, pattern)
     }
 
+    /// Host seconds building this plan took (layouts shared with another plan cost none).
+    pub fn build_seconds(&self) -> f64 {
+        self.built_s
+    }
+
+    /// The candidates `auto`'s tuner screened before picking this plan, in the order timed
+    /// (`None` unless tuned in this process: a plan from the tuning cache has none).
+    pub fn tuning(&self) -> Option<&[tune::TuneStep]> {
+        self.tuning.as_deref()
+    }
+
     /// Validates X, resolves the configuration and uploads X.
     pub fn new(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Plan> {
+        let clock = std::time::Instant::now();
         match x {
             Matrix::Sparse(s) => s.validate()?,
             Matrix::Dense(d) => d.validate()?,
@@ -453,23 +469,27 @@ impl Plan {
         diag::apply(&mut config, options.diag)?;
         let mut plan = Self::with_config(gpu, x, config)?;
         (plan.used_cols, plan.col_share) = (used, share);
+        plan.built_s = clock.elapsed().as_secs_f64();
         Ok(plan)
     }
 
     /// A plan with a given configuration (the sweep's candidates); X must be valid.
     pub fn with_config(gpu: &Gpu, x: Matrix, config: Config) -> Result<Plan> {
+        let clock = std::time::Instant::now();
         let re = reorder::prepare(gpu, x, &config)?;
         let xr = re.as_ref().map_or(x, |r| Matrix::Sparse(&r.x));
         let dx = Arc::new(kernels::upload(gpu, xr)?);
         let order = re.as_ref().map(|r| &r.order[..]);
         let mut plan = Self::build(gpu, (xr, order), config, dx, Layouts::default())?;
         reorder::attach(gpu, &mut plan, re)?;
+        plan.built_s = clock.elapsed().as_secs_f64();
         Ok(plan)
     }
 
     /// [`Plan::new`] for the X that `like` was built from (not re-validated), sharing its
     /// device copy of X: trying other configurations costs no upload.
     pub fn new_like(gpu: &Gpu, x: Matrix, options: &Options, like: &Plan) -> Result<Plan> {
+        let clock = std::time::Instant::now();
         let same = x.shape() == (like.m, like.n) && x.nnz() == like.nnz;
         let (mut config, used) =
             kernels::resolve(gpu, x, options, like.used_cols.filter(|_| same))?;
@@ -483,6 +503,7 @@ impl Plan {
         if !same || (config.dense, config.reorder) != (like.config.dense, like.config.reorder) {
             let mut plan = Self::with_config(gpu, x, config)?;
             (plan.used_cols, plan.col_share) = (used, share);
+            plan.built_s = clock.elapsed().as_secs_f64();
             return Ok(plan);
         }
         // Same X, same columns: like's re-indexed X (when it has one) and its layouts.
@@ -555,6 +576,7 @@ impl Plan {
         let mut plan = Self::build(gpu, (xr, order), config, like.x.clone(), shared)?;
         reorder::attach(gpu, &mut plan, re)?;
         (plan.used_cols, plan.col_share) = (used, share);
+        plan.built_s = clock.elapsed().as_secs_f64();
         Ok(plan)
     }
 

@@ -21,6 +21,42 @@ use crate::Result;
 mod knobs;
 use knobs::tune_knobs;
 
+/// One candidate the tuner screened ([`Plan::tuning`]).
+#[derive(Clone, Debug, Serialize)]
+pub struct TuneStep {
+    /// Its plan's configuration ([`crate::fused::Config::describe`]).
+    pub config: String,
+    /// Host seconds its plan took to build (layouts shared with an earlier candidate's cost
+    /// none: at the KDD2010 shape a transpose of X is tens of seconds).
+    pub build_s: f64,
+    /// Its screening median, milliseconds.
+    pub ms: f64,
+}
+
+/// A screened candidate: the options it was planned with (what [`tune`] reports) and its step.
+struct Timed {
+    options: Options,
+    step: TuneStep,
+}
+
+/// Screens `plan` (planned with `options`): its median over `reps` timed runs, recorded in
+/// `timed`.
+fn screen(
+    (gpu, ops, reps): (&Gpu, &Operands, usize),
+    plan: &Plan,
+    timed: &mut Vec<Timed>,
+    options: Options,
+) -> Result<f64> {
+    let ms = measure(gpu, plan, ops, reps, None)?.ms;
+    let step = TuneStep {
+        config: plan.config.describe(),
+        build_s: plan.build_seconds(),
+        ms,
+    };
+    timed.push(Timed { options, step });
+    Ok(ms)
+}
+
 /// Stored entries above which the tuner times only the model and one neighbour.
 const TUNE_BIG_NNZ: usize = 1 << 26;
 
@@ -208,10 +244,10 @@ fn key(gpu: &Gpu, x: Matrix, options: &Options) -> String {
 pub fn tune(gpu: &Gpu, x: Matrix, options: &Options) -> Result<(Plan, Vec<Options>)> {
     let model = Plan::new(gpu, x, options)?;
     let (t, pick, timed) = tune_with(gpu, x, options, &model)?;
-    Ok((
-        Plan::new_like(gpu, x, &tuned_options(x, options, &t), &pick)?,
-        timed,
-    ))
+    let mut plan = Plan::new_like(gpu, x, &tuned_options(x, options, &t), &pick)?;
+    let (options, steps) = timed.into_iter().map(|t| (t.options, t.step)).unzip();
+    plan.tuning = Some(Vec::into(steps));
+    Ok((plan, options))
 }
 
 /// `options` set to the tuned configuration `t`.
@@ -290,14 +326,16 @@ pub fn autotuned_plan(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Plan> {
             return Ok(plan);
         }
     }
-    let (t, pick, _) = tune_with(gpu, x, options, &model)?;
+    let (t, pick, timed) = tune_with(gpu, x, options, &model)?;
     // A cache that cannot be written costs a re-tune next time, not this run.
     if let Some(Err(e)) = cache.map(|c| c.insert(&k, &t)) {
         eprintln!("wgsparse: warning: the tuned configuration was not cached: {e}");
     }
     // Built like the pick's timed plan, sharing its layouts (at the KDD2010 shape the
     // transpose and re-indexing of X, tens of seconds on the host).
-    Plan::new_like(gpu, x, &with(&t), &pick)
+    let mut plan = Plan::new_like(gpu, x, &with(&t), &pick)?;
+    plan.tuning = Some(timed.into_iter().map(|t| t.step).collect());
+    Ok(plan)
 }
 
 /// [`tune_knobs`], then how the pick adds into workgroup memory, where the caller left it
@@ -314,7 +352,7 @@ fn tune_with(
     x: Matrix,
     options: &Options,
     model: &Plan,
-) -> Result<(Tuned, Plan, Vec<Options>)> {
+) -> Result<(Tuned, Plan, Vec<Timed>)> {
     let (m, n) = x.shape();
     let ops = Operands::random(gpu, m, n, Pattern::Full, 99)?;
     let ((pick, t), mut timed) = tune_knobs(gpu, x, options, model, &ops)?;
@@ -391,8 +429,7 @@ fn tune_with(
     entrants.insert(0, (pick, t));
     let mut finalists: Finalists<(Plan, Tuned)> = Finalists::default();
     for (plan, tuned) in entrants {
-        let ms = measure(gpu, &plan, &ops, tune_reps(x), None)?.ms;
-        timed.push(with(&tuned));
+        let ms = screen((gpu, &ops, tune_reps(x)), &plan, &mut timed, with(&tuned))?;
         finalists.offer(ms, (plan, tuned));
     }
     let ((plan, tuned), _) = finalists

@@ -2,8 +2,8 @@
 //! a time past the (VS, workgroup size) search, each stage screening its candidates and
 //! timing its fastest few.
 
-use super::{run_once, tune_reps, tuned_options, Tuned, TUNE_BIG_NNZ};
-use crate::fused::bench::{measure, Operands};
+use super::{run_once, screen, tune_reps, tuned_options, Timed, Tuned, TUNE_BIG_NNZ};
+use crate::fused::bench::Operands;
 use crate::fused::GATHER_TILE_DEFAULT;
 use crate::fused::{
     reorder, split, stream, transpose, Atomics, Matrix, Options, Plan, Reorder, UnitTiles, Variant,
@@ -27,7 +27,7 @@ pub(super) fn tune_knobs(
     options: &Options,
     model: &Plan,
     ops: &Operands,
-) -> Result<((Plan, Tuned), Vec<Options>)> {
+) -> Result<((Plan, Tuned), Vec<Timed>)> {
     let with = |t: &Tuned| tuned_options(x, options, t);
     let (m, n) = x.shape();
     let once = |plan: &Plan| run_once(gpu, plan, ops);
@@ -40,7 +40,7 @@ pub(super) fn tune_knobs(
         gather_epl: (c.variant == Variant::Transpose).then_some(c.tile / c.workgroup.max(1)),
         ..Tuned::at(c.vs, c.workgroup, c.tl)
     };
-    let mut timed = vec![options.clone()];
+    let mut timed = vec![];
     // On a large X (the KDD2010 shape: 424M entries) every timed run costs real time and a
     // candidate with another hot-column count re-ranks X: a few candidates, fewer repetitions.
     let big = x.nnz() > TUNE_BIG_NNZ;
@@ -48,7 +48,7 @@ pub(super) fn tune_knobs(
     let mut finalists: Finalists<(Plan, Tuned)> = Finalists::default();
     let first = Plan::new_like(gpu, x, options, model)?;
     finalists.offer(
-        measure(gpu, &first, ops, reps, None)?.ms,
+        screen((gpu, ops, reps), &first, &mut timed, options.clone())?,
         (first, tuned_of(&mc, None)),
     );
     let max_wg = gpu.caps.max_invocations_per_workgroup.min(1024);
@@ -109,8 +109,7 @@ pub(super) fn tune_knobs(
         if plan.config == mc {
             continue;
         }
-        let ms = measure(gpu, &plan, ops, reps, None)?.ms;
-        timed.push(with(&cand));
+        let ms = screen((gpu, ops, reps), &plan, &mut timed, with(&cand))?;
         let tuned = tuned_of(&plan.config, None);
         let back = finalists.offer(ms, (plan, tuned)).map(|(p, _)| p);
         if let Some(p) = back.filter(|p| p.config.variant == Variant::Sorted) {
@@ -162,8 +161,7 @@ pub(super) fn tune_knobs(
                         continue;
                     }
                     seen.push(plan.config);
-                    let ms = measure(gpu, &plan, ops, reps, None)?.ms;
-                    timed.push(with(&cand));
+                    let ms = screen((gpu, ops, reps), &plan, &mut timed, with(&cand))?;
                     let tuned = Tuned {
                         c,
                         split_key16: k,
@@ -185,7 +183,7 @@ pub(super) fn tune_knobs(
     // One knob at a time past the (VS, workgroup size) search: the incumbent against each
     // candidate whose plan builds (and, where `same` is given, whose configuration differs
     // from it), every timed candidate recorded.
-    let refine = |timed: &mut Vec<Options>,
+    let refine = |timed: &mut Vec<Timed>,
                   incumbent: ((Plan, Tuned), f64),
                   cands: &mut dyn Iterator<Item = Tuned>,
                   same: Option<crate::fused::Config>|
@@ -211,8 +209,7 @@ pub(super) fn tune_knobs(
             if same == Some(plan.config) {
                 continue;
             }
-            let ms = measure(gpu, &plan, ops, reps, None)?.ms;
-            timed.push(with(&cand));
+            let ms = screen((gpu, ops, reps), &plan, timed, with(&cand))?;
             let back = finalists.offer(ms, (plan, cand)).map(|(p, _)| p);
             if let Some(p) = back.filter(|p| p.config.variant == Variant::Transpose) {
                 spare = Some(p);
@@ -471,7 +468,7 @@ fn time_stream_copies(
     (gpu, x, options, ops, reps): (&Gpu, Matrix, &Options, &Operands, usize),
     units: u32,
     finalists: &mut Finalists<(Plan, Tuned)>,
-    timed: &mut Vec<Options>,
+    timed: &mut Vec<Timed>,
 ) -> Result<()> {
     if options.wg_copies.is_some() {
         return Ok(());
@@ -501,13 +498,12 @@ fn time_with_grids(
     units: u32,
     rivals: Vec<(Plan, Tuned)>,
     finalists: &mut Finalists<(Plan, Tuned)>,
-    timed: &mut Vec<Options>,
+    timed: &mut Vec<Timed>,
 ) -> Result<()> {
     let with = |t: &Tuned| tuned_options(x, options, t);
     let mut runs = vec![];
     for (plan, tuned) in rivals {
-        let ms = measure(gpu, &plan, ops, reps, None)?.ms;
-        timed.push(with(&tuned));
+        let ms = screen((gpu, ops, reps), &plan, timed, with(&tuned))?;
         runs.push((ms, plan, tuned));
     }
     let regrid = runs
@@ -519,8 +515,7 @@ fn time_with_grids(
         finalists.offer(ms, (plan, tuned));
     }
     for (plan, tuned) in regrid {
-        let ms = measure(gpu, &plan, ops, reps, None)?.ms;
-        timed.push(with(&tuned));
+        let ms = screen((gpu, ops, reps), &plan, timed, with(&tuned))?;
         finalists.offer(ms, (plan, tuned));
     }
     Ok(())
@@ -541,7 +536,7 @@ fn time_unit_tiles(
     (gpu, x, options, ops, reps): (&Gpu, Matrix, &Options, &Operands, usize),
     units: u32,
     finalists: &mut Finalists<(Plan, Tuned)>,
-    timed: &mut Vec<Options>,
+    timed: &mut Vec<Timed>,
 ) -> Result<()> {
     if options.unit_tiles != UnitTiles::Off || !gpu.caps.subgroups {
         return Ok(());
@@ -597,13 +592,17 @@ fn time_stream_grids(
     units: u32,
     (plan, cand): (Plan, Tuned),
     finalists: &mut Finalists<(Plan, Tuned)>,
-    timed: &mut Vec<Options>,
+    timed: &mut Vec<Timed>,
 ) -> Result<Fastest> {
     let grids = stream_grids(gpu, x, options, units, (&plan, cand));
     let mut fastest: Option<Fastest> = None;
     for (p, tuned) in std::iter::once((plan, cand)).chain(grids) {
-        let ms = measure(gpu, &p, ops, reps, None)?.ms;
-        timed.push(tuned_options(x, options, &tuned));
+        let ms = screen(
+            (gpu, ops, reps),
+            &p,
+            timed,
+            tuned_options(x, options, &tuned),
+        )?;
         if fastest.as_ref().is_none_or(|f| ms < f.0) {
             fastest = Some((ms, trimmed_rows(x, &p), tuned));
         }
