@@ -13,9 +13,8 @@ as the peer (`"role": "fastest"`):
             (cusparse_spmv.py), each also with the transpose operation on X instead of Xᵀ
             (where cuSPARSE offers it for the algorithm); CuPy cuSPARSE SpMV with the
             transpose operation (cupyx.cusparse.spmv transa=True), CuPy through the CSC view
-            X.T, torch.sparse with
-            Xᵀ materialized as CSR (also replayed as one CUDA graph), torch.sparse X.t() per
-            call;
+            X.T, torch.sparse with Xᵀ materialized as CSR (also replayed as one CUDA graph),
+            torch.sparse X.t() per call;
   dense X:  CuPy cuBLAS two gemv (N then T, the β·z folded into the second), torch mv/addmv.
 --reorder-cols on (sparse X): the same compositions also on X with its columns re-indexed by
 descending entry count (ties: the lower column first), as `wgsparse fused --reorder-cols on`

@@ -131,9 +131,14 @@ impl GatherData {
         } else {
             vec![]
         };
+        let xt_panels = if panels > 1 {
+            uploaded(gpu, &xt, panels)?
+        } else {
+            vec![panel_data(gpu, xt)?]
+        };
         Ok(GatherData {
             x_panels,
-            xt_panels: uploaded(gpu, &xt, panels)?,
+            xt_panels,
             caller_order: caller_order.is_some(),
             panels,
         })
@@ -243,8 +248,7 @@ impl TransposeX {
             )
         };
         let xt_pass = |rows: &[u32], bands: &[SparseBand]| {
-            let mu_t = offsets_nnz(rows) as f64 / rows.len().saturating_sub(1).max(1) as f64;
-            let vs_t = gather_vs(mu_t).min(wg);
+            let vs_t = gather_vs(mean_row_len(rows)).min(wg);
             // Subgroups where the caller left them on (the configuration's reduction, or X's
             // VS too wide for shuffles) and Xᵀ's vectors fit them.
             let sub_t = match tiled {
@@ -350,26 +354,30 @@ fn offsets_nnz(rows: &[u32]) -> usize {
     rows.last().map_or(0, |&e| e as usize)
 }
 
+/// Mean entries a row of the matrix whose CSR row offsets are `rows` (0 without rows).
+fn mean_row_len(rows: &[u32]) -> f64 {
+    offsets_nnz(rows) as f64 / rows.len().saturating_sub(1).max(1) as f64
+}
+
 /// `count` of each pass, summed.
 fn total(passes: &[RowPass], count: fn(&RowPass) -> usize) -> usize {
     passes.iter().map(count).sum()
 }
 
-/// `a`'s `count` column panels (`a` itself when `count` is 1), each built, uploaded (in row
-/// bands where it exceeds a binding) and dropped on the host in turn but for its row offsets.
+/// `part` uploaded (in row bands where it exceeds a binding) and dropped on the host but for
+/// its row offsets.
+fn panel_data(gpu: &Gpu, part: Csr) -> Result<PanelData> {
+    Ok(PanelData {
+        entries: upload(gpu, Matrix::Sparse(&part))?,
+        row_ptr: part.row_ptr,
+    })
+}
+
+/// `a`'s `count` column panels, each built and uploaded in turn ([`panel_data`]).
 fn uploaded(gpu: &Gpu, a: &Csr, count: u32) -> Result<Vec<PanelData>> {
-    let one = |part: &Csr| {
-        Ok(PanelData {
-            entries: upload(gpu, Matrix::Sparse(part))?,
-            row_ptr: part.row_ptr.clone(),
-        })
-    };
-    if count <= 1 {
-        return Ok(vec![one(a)?]);
-    }
     panel_bounds(a.ncols, count as usize)
         .into_iter()
-        .map(|cut| one(&a.column_panel(cut)))
+        .map(|cut| panel_data(gpu, a.column_panel(cut)))
         .collect()
 }
 

@@ -2,7 +2,7 @@
 //! or tile kernel's workgroups per row band and the long rows' chunks, cut from the matrix's
 //! row offsets alone, so plans of other grids rebuild them without the entries.
 
-use super::{long_row, offsets_nnz};
+use super::{long_row, mean_row_len, offsets_nnz};
 use crate::fused::bands::{self, SparseBand};
 use crate::fused::config::grid;
 use crate::fused::gather_tiles::{self, TileRule};
@@ -62,7 +62,7 @@ impl RowPass {
     ) -> Result<RowPass> {
         let caps = &gpu.caps;
         let nnz = offsets_nnz(rows);
-        let mu = nnz as f64 / rows.len().saturating_sub(1).max(1) as f64;
+        let mu = mean_row_len(rows);
         let nv = (wg / vs).max(1);
         let scratch = if subgroups { 0 } else { 4 * wg };
         let per_row = (loops::sparse_row(mu, vs, nv, false), 1);
