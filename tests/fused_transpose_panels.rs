@@ -135,6 +135,13 @@ fn plans_built_like_another_share_its_matrices_under_other_grids() {
         for (i, o) in grids.iter().enumerate() {
             let plan = Plan::new_like(g, m, o, &first).unwrap();
             assert_ne!(plan.config, first.config, "candidate {i}");
+            // The tuner's list tells them apart (the pipeline as `pipe`).
+            assert_ne!(
+                plan.config.describe(),
+                first.config.describe(),
+                "candidate {i}"
+            );
+            assert_eq!(plan.config.describe().contains(" pipe"), o.prefetch);
             assert!(
                 plan.shares_transpose(&first),
                 "panels {panels}, candidate {i}"

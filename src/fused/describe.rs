@@ -1,6 +1,6 @@
 //! The one-line description of a resolved configuration (tables, logs, check failures).
 
-use super::Config;
+use super::{Config, Variant};
 
 impl Config {
     /// A short description, e.g. `fused vs=8 wg=256 c=12 g=112 shared native sg`.
@@ -34,7 +34,8 @@ impl Config {
             if self.segmented {
                 s += " seg";
             }
-            if self.variant == super::Variant::Stream && self.prefetch {
+            // The stream kernel's and the transpose's row tiles' pipelines.
+            if self.prefetch && matches!(self.variant, Variant::Stream | Variant::Transpose) {
                 s += " pipe";
             }
             if self.y_shared {
@@ -46,7 +47,7 @@ impl Config {
             if self.unit > 0 {
                 s += &format!(" unit={}", self.unit);
             }
-            if self.variant == super::Variant::Stream && self.key16 {
+            if self.variant == Variant::Stream && self.key16 {
                 s += " key16";
             }
         }
