@@ -11,7 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::fused::bench::{measure, Operands};
+use crate::fused::bench::{measure_runs, Operands};
 use crate::fused::{Atomics, Matrix, Options, Pattern, Plan, Reorder, UnitTiles, Variant};
 use crate::gpu::Batch;
 use crate::gpu::Gpu;
@@ -47,7 +47,7 @@ fn screen(
     timed: &mut Vec<Timed>,
     options: Options,
 ) -> Result<f64> {
-    let ms = measure(gpu, plan, ops, reps, None)?.ms;
+    let ms = measure_runs(gpu, plan, ops, reps, None, busy_runs(plan))?.ms;
     let step = TuneStep {
         config: plan.config.describe(),
         build_s: plan.build_seconds(),
@@ -55,6 +55,26 @@ fn screen(
     };
     timed.push(Timed { options, step });
     Ok(ms)
+}
+
+/// Stored entries up to which each timed submission of the tuner holds [`BUSY_RUNS`] runs back
+/// to back ([`busy_runs`]).
+const BUSY_NNZ: usize = 1 << 22;
+/// Runs per timed submission on X of at most [`BUSY_NNZ`] entries.
+const BUSY_RUNS: usize = 8;
+
+/// Runs per timed submission when the tuner times `plan`: on a small X, [`BUSY_RUNS`] back to
+/// back. A run there takes tens of microseconds against the host's quarter millisecond per
+/// submission, so one run per submission leaves the GPU idle between runs: at 500k × 200 on
+/// an H100 the same candidate screened twice in one tuning ran 0.0161 and 0.0178 ms, and
+/// 0.0194 in another, more than near candidates differ; back to back it ran 0.0144
+/// (BENCHMARKS.md, thirty-eighth measurements).
+fn busy_runs(plan: &Plan) -> usize {
+    if plan.nnz <= BUSY_NNZ {
+        BUSY_RUNS
+    } else {
+        1
+    }
 }
 
 /// Stored entries above which the tuner times only the model and one neighbour.
@@ -195,8 +215,9 @@ impl Tuned {
 /// rows; 18: copies of w in the stream kernel's workgroup memory; 19: the fastest copied
 /// finalist at every stream grid; 20: the stream kernel's unit tiles; 21: the transpose
 /// variant's column panels, 2 and 4, and Xᵀ's rows in the caller's order; 22: that order the
-/// default, the plan's order the candidate).
-const REVISION: u32 = 22;
+/// default, the plan's order the candidate; 23: a small X timed with runs back to back,
+/// [`busy_runs`], and 2 panels alone).
+const REVISION: u32 = 23;
 
 /// The cache key: adapter, kind and a shape bucket (log₂ of m, n and the stored entries), the
 /// column re-indexing when the caller fixed it (the other knobs were tuned on that layout),
@@ -448,9 +469,17 @@ fn tune_reps(x: Matrix) -> usize {
     }
 }
 
-/// One timed run of `plan` on the tuner's operands.
+/// One timed submission of `plan` on the tuner's operands ([`busy_runs`] runs back to back),
+/// the time per run.
 fn run_once(gpu: &Gpu, plan: &Plan, ops: &Operands) -> Result<crate::gpu::GpuTime> {
+    let runs = busy_runs(plan);
     let mut batch = Batch::new(gpu);
-    plan.record(&mut batch, &ops.op(), &ops.w)?;
-    batch.submit_timed()
+    for _ in 0..runs {
+        plan.record(&mut batch, &ops.op(), &ops.w)?;
+    }
+    let t = batch.submit_timed()?;
+    Ok(crate::gpu::GpuTime {
+        seconds: t.seconds / runs as f64,
+        ..t
+    })
 }
