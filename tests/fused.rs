@@ -432,8 +432,28 @@ fn autotuner_caches_per_adapter_and_shape() {
     std::env::set_var("WGSPARSE_CACHE_DIR", dir.path());
     let gpu = common::gpu();
     let x = sparse_x(2_000, 150, 16_000, 18);
-    let first = wgsparse::fused::tune::autotuned_plan(gpu, Matrix::Sparse(&x), &Options::default())
-        .unwrap();
+    // The observer hears of every candidate as it is screened, in the order of the plan's
+    // list, numbered from 1.
+    let heard = std::cell::RefCell::new(vec![]);
+    let hear = |k: usize, step: &wgsparse::fused::tune::TuneStep| {
+        heard.borrow_mut().push((k, step.config.clone(), step.ms));
+    };
+    let first = wgsparse::fused::tune::autotuned_plan_observed(
+        gpu,
+        Matrix::Sparse(&x),
+        &Options::default(),
+        Some(&hear),
+    )
+    .unwrap();
+    let listed: Vec<_> = first
+        .tuning()
+        .unwrap()
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (i + 1, s.config.clone(), s.ms))
+        .collect();
+    assert!(listed.len() > 1, "{listed:?}");
+    assert_eq!(*heard.borrow(), listed);
     let file = dir.path().join("fused-tune.json");
     let cached = wgsparse::tune::TuneCache::at(&file).read().unwrap();
     let key = cached.keys().next().unwrap().clone();
@@ -443,8 +463,16 @@ fn autotuner_caches_per_adapter_and_shape() {
     );
     // The entry records the tuned long-row threshold (null: the launch model's).
     assert!(cached[&key].get("long_row").is_some(), "{}", cached[&key]);
-    let again = wgsparse::fused::tune::autotuned_plan(gpu, Matrix::Sparse(&x), &Options::default())
-        .unwrap();
+    // From the cache: nothing screened, nothing heard.
+    heard.borrow_mut().clear();
+    let again = wgsparse::fused::tune::autotuned_plan_observed(
+        gpu,
+        Matrix::Sparse(&x),
+        &Options::default(),
+        Some(&hear),
+    )
+    .unwrap();
+    assert!(heard.borrow().is_empty());
     assert_eq!(first.config, again.config);
     // The tuned plan computes the pattern.
     let vecs = vectors(2_000, 150, false, 5);

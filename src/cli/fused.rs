@@ -180,8 +180,23 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
                 v.name(),
                 if tuned { "tuning" } else { "planning" }
             ));
+            // The candidates screened so far and the fastest in the spinner, the tuning's
+            // elapsed time kept.
+            let fastest = std::cell::Cell::new(f64::INFINITY);
+            let heard = |k: usize, step: &wgsparse::fused::tune::TuneStep| {
+                fastest.set(fastest.get().min(step.ms));
+                if let Some(b) = &bar {
+                    b.set_message(format!(
+                        "{} auto: tuning, {k} candidates screened, the fastest {:.4} ms",
+                        p.name(),
+                        fastest.get()
+                    ));
+                }
+            };
             let plan = match &first {
-                _ if tuned => wgsparse::fused::tune::autotuned_plan(&gpu, x, &options),
+                _ if tuned => {
+                    wgsparse::fused::tune::autotuned_plan_observed(&gpu, x, &options, Some(&heard))
+                }
                 Some(like) => Plan::new_like(&gpu, x, &options, like),
                 None => Plan::new(&gpu, x, &options),
             };

@@ -39,12 +39,38 @@ struct Timed {
     step: TuneStep,
 }
 
+/// Hears of each candidate as it is screened: its place in the order (from 1) and its step
+/// (the CLI's spinner, where a tuning takes minutes: at the KDD2010 shape, over two).
+pub type OnStep<'a> = &'a dyn Fn(usize, &TuneStep);
+
+/// The candidates screened so far, each told to the observer as it lands.
+struct Screened<'a> {
+    timed: Vec<Timed>,
+    on_step: Option<OnStep<'a>>,
+}
+
+impl<'a> Screened<'a> {
+    fn new(on_step: Option<OnStep<'a>>) -> Self {
+        Screened {
+            timed: vec![],
+            on_step,
+        }
+    }
+
+    fn push(&mut self, t: Timed) {
+        if let Some(tell) = self.on_step {
+            tell(self.timed.len() + 1, &t.step);
+        }
+        self.timed.push(t);
+    }
+}
+
 /// Screens `plan` (planned with `options`): its median over `reps` timed runs, recorded in
 /// `timed`.
 fn screen(
     (gpu, ops, reps): (&Gpu, &Operands, usize),
     plan: &Plan,
-    timed: &mut Vec<Timed>,
+    timed: &mut Screened<'_>,
     options: Options,
 ) -> Result<f64> {
     let ms = measure_runs(gpu, plan, ops, reps, None, busy_runs(plan))?.ms;
@@ -264,7 +290,7 @@ fn key(gpu: &Gpu, x: Matrix, options: &Options) -> String {
 /// options of every candidate timed, for callers that check the pick (tuner honesty).
 pub fn tune(gpu: &Gpu, x: Matrix, options: &Options) -> Result<(Plan, Vec<Options>)> {
     let model = Plan::new(gpu, x, options)?;
-    let (t, pick, timed) = tune_with(gpu, x, options, &model)?;
+    let (t, pick, timed) = tune_with(gpu, x, options, &model, None)?;
     let mut plan = Plan::new_like(gpu, x, &tuned_options(x, options, &t), &pick)?;
     let (options, steps) = timed.into_iter().map(|t| (t.options, t.step)).unzip();
     plan.tuning = Some(Vec::into(steps));
@@ -325,6 +351,17 @@ fn tuned_options(x: Matrix, options: &Options, t: &Tuned) -> Options {
 /// cached configuration for this adapter and shape bucket, or (first time) the fastest of
 /// the candidates timed here; otherwise [`Plan::new`].
 pub fn autotuned_plan(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Plan> {
+    autotuned_plan_observed(gpu, x, options, None)
+}
+
+/// [`autotuned_plan`], telling `on_step` of each candidate as it is screened (nothing when
+/// the configuration comes from the cache).
+pub fn autotuned_plan_observed(
+    gpu: &Gpu,
+    x: Matrix,
+    options: &Options,
+    on_step: Option<OnStep<'_>>,
+) -> Result<Plan> {
     if options.diag.any() {
         return Err(crate::Error::Option(format!(
             "the autotuner times valid kernels only, not with --diag {}",
@@ -347,7 +384,7 @@ pub fn autotuned_plan(gpu: &Gpu, x: Matrix, options: &Options) -> Result<Plan> {
             return Ok(plan);
         }
     }
-    let (t, pick, timed) = tune_with(gpu, x, options, &model)?;
+    let (t, pick, timed) = tune_with(gpu, x, options, &model, on_step)?;
     // A cache that cannot be written costs a re-tune next time, not this run.
     if let Some(Err(e)) = cache.map(|c| c.insert(&k, &t)) {
         eprintln!("wgsparse: warning: the tuned configuration was not cached: {e}");
@@ -373,10 +410,11 @@ fn tune_with(
     x: Matrix,
     options: &Options,
     model: &Plan,
+    on_step: Option<OnStep<'_>>,
 ) -> Result<(Tuned, Plan, Vec<Timed>)> {
     let (m, n) = x.shape();
     let ops = Operands::random(gpu, m, n, Pattern::Full, 99)?;
-    let ((pick, t), mut timed) = tune_knobs(gpu, x, options, model, &ops)?;
+    let ((pick, t), mut timed) = tune_knobs(gpu, x, options, model, &ops, on_step)?;
     let with = |t: &Tuned| tuned_options(x, options, t);
     let c = &pick.config;
     let mut rivals = vec![];
@@ -445,7 +483,7 @@ fn tune_with(
         }
     }
     if entrants.is_empty() {
-        return Ok((t, pick, timed));
+        return Ok((t, pick, timed.timed));
     }
     entrants.insert(0, (pick, t));
     let mut finalists: Finalists<(Plan, Tuned)> = Finalists::default();
@@ -456,7 +494,7 @@ fn tune_with(
     let ((plan, tuned), _) = finalists
         .decide(gpu, |(plan, _)| run_once(gpu, plan, &ops))?
         .ok_or_else(|| crate::Error::Option("no configuration fits this adapter".into()))?;
-    Ok((tuned, plan, timed))
+    Ok((tuned, plan, timed.timed))
 }
 
 /// Timed repetitions of one screening: fewer on a large X (the KDD2010 shape: 424M

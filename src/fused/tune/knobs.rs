@@ -2,7 +2,7 @@
 //! a time past the (VS, workgroup size) search, each stage screening its candidates and
 //! timing its fastest few.
 
-use super::{run_once, screen, tune_reps, tuned_options, Timed, Tuned, TUNE_BIG_NNZ};
+use super::{run_once, screen, tune_reps, tuned_options, OnStep, Screened, Tuned, TUNE_BIG_NNZ};
 use crate::fused::bench::Operands;
 use crate::fused::GATHER_TILE_DEFAULT;
 use crate::fused::{
@@ -23,13 +23,14 @@ const TUNE_PANELS: [u32; 1] = [2];
 /// screens its candidates one by one, then times its fastest few in turn
 /// ([`Finalists::decide`]): first (VS, workgroup size, fused or sorted), then the long-row
 /// threshold at the winner.
-pub(super) fn tune_knobs(
+pub(super) fn tune_knobs<'a>(
     gpu: &Gpu,
     x: Matrix,
     options: &Options,
     model: &Plan,
     ops: &Operands,
-) -> Result<((Plan, Tuned), Vec<Timed>)> {
+    on_step: Option<OnStep<'a>>,
+) -> Result<((Plan, Tuned), Screened<'a>)> {
     let with = |t: &Tuned| tuned_options(x, options, t);
     let (m, n) = x.shape();
     let once = |plan: &Plan| run_once(gpu, plan, ops);
@@ -42,7 +43,7 @@ pub(super) fn tune_knobs(
         gather_epl: (c.variant == Variant::Transpose).then_some(c.tile / c.workgroup.max(1)),
         ..Tuned::at(c.vs, c.workgroup, c.tl)
     };
-    let mut timed = vec![];
+    let mut timed = Screened::new(on_step);
     // On a large X (the KDD2010 shape: 424M entries) every timed run costs real time and a
     // candidate with another hot-column count re-ranks X: a few candidates, fewer repetitions.
     let big = x.nnz() > TUNE_BIG_NNZ;
@@ -185,7 +186,7 @@ pub(super) fn tune_knobs(
     // One knob at a time past the (VS, workgroup size) search: the incumbent against each
     // candidate whose plan builds (and, where `same` is given, whose configuration differs
     // from it), every timed candidate recorded.
-    let refine = |timed: &mut Vec<Timed>,
+    let refine = |timed: &mut Screened<'_>,
                   incumbent: ((Plan, Tuned), f64),
                   cands: &mut dyn Iterator<Item = Tuned>,
                   same: Option<crate::fused::Config>|
@@ -470,7 +471,7 @@ fn time_stream_copies(
     (gpu, x, options, ops, reps): (&Gpu, Matrix, &Options, &Operands, usize),
     units: u32,
     finalists: &mut Finalists<(Plan, Tuned)>,
-    timed: &mut Vec<Timed>,
+    timed: &mut Screened<'_>,
 ) -> Result<()> {
     if options.wg_copies.is_some() {
         return Ok(());
@@ -500,7 +501,7 @@ fn time_with_grids(
     units: u32,
     rivals: Vec<(Plan, Tuned)>,
     finalists: &mut Finalists<(Plan, Tuned)>,
-    timed: &mut Vec<Timed>,
+    timed: &mut Screened<'_>,
 ) -> Result<()> {
     let with = |t: &Tuned| tuned_options(x, options, t);
     let mut runs = vec![];
@@ -538,7 +539,7 @@ fn time_unit_tiles(
     (gpu, x, options, ops, reps): (&Gpu, Matrix, &Options, &Operands, usize),
     units: u32,
     finalists: &mut Finalists<(Plan, Tuned)>,
-    timed: &mut Vec<Timed>,
+    timed: &mut Screened<'_>,
 ) -> Result<()> {
     if options.unit_tiles != UnitTiles::Off || !gpu.caps.subgroups {
         return Ok(());
@@ -594,7 +595,7 @@ fn time_stream_grids(
     units: u32,
     (plan, cand): (Plan, Tuned),
     finalists: &mut Finalists<(Plan, Tuned)>,
-    timed: &mut Vec<Timed>,
+    timed: &mut Screened<'_>,
 ) -> Result<Fastest> {
     let grids = stream_grids(gpu, x, options, units, (&plan, cand));
     let mut fastest: Option<Fastest> = None;
