@@ -438,13 +438,16 @@ fn autotuner_caches_per_adapter_and_shape() {
     let hear = |k: usize, step: &wgsparse::fused::tune::TuneStep| {
         heard.borrow_mut().push((k, step.config.clone(), step.ms));
     };
-    let first = wgsparse::fused::tune::autotuned_plan_observed(
-        gpu,
-        Matrix::Sparse(&x),
-        &Options::default(),
-        Some(&hear),
-    )
-    .unwrap();
+    let tuned = || {
+        wgsparse::fused::tune::autotuned_plan_observed(
+            gpu,
+            Matrix::Sparse(&x),
+            &Options::default(),
+            Some(&hear),
+        )
+        .unwrap()
+    };
+    let first = tuned();
     let listed: Vec<_> = first
         .tuning()
         .unwrap()
@@ -465,13 +468,7 @@ fn autotuner_caches_per_adapter_and_shape() {
     assert!(cached[&key].get("long_row").is_some(), "{}", cached[&key]);
     // From the cache: nothing screened, nothing heard.
     heard.borrow_mut().clear();
-    let again = wgsparse::fused::tune::autotuned_plan_observed(
-        gpu,
-        Matrix::Sparse(&x),
-        &Options::default(),
-        Some(&hear),
-    )
-    .unwrap();
+    let again = tuned();
     assert!(heard.borrow().is_empty());
     assert_eq!(first.config, again.config);
     // The tuned plan computes the pattern.

@@ -73,7 +73,7 @@ fn screen(
     timed: &mut Screened<'_>,
     options: Options,
 ) -> Result<f64> {
-    let ms = measure_runs(gpu, plan, ops, reps, None, busy_runs(plan))?.ms;
+    let ms = measure_runs(gpu, plan, ops, reps, None, busy_runs(gpu, plan))?.ms;
     let step = TuneStep {
         config: plan.config.describe(),
         build_s: plan.build_seconds(),
@@ -89,14 +89,15 @@ const BUSY_NNZ: usize = 1 << 22;
 /// Runs per timed submission on X of at most [`BUSY_NNZ`] entries.
 const BUSY_RUNS: usize = 8;
 
-/// Runs per timed submission when the tuner times `plan`: on a small X, [`BUSY_RUNS`] back to
-/// back. A run there takes tens of microseconds against the host's quarter millisecond per
-/// submission, so one run per submission leaves the GPU idle between runs: at 500k × 200 on
-/// an H100 the same candidate screened twice in one tuning ran 0.0161 and 0.0178 ms, and
-/// 0.0194 in another, more than near candidates differ; back to back it ran 0.0144
-/// (BENCHMARKS.md, thirty-eighth measurements).
-fn busy_runs(plan: &Plan) -> usize {
-    if plan.nnz <= BUSY_NNZ {
+/// Runs per timed submission when the tuner times `plan` on `gpu`: on a GPU and a small X,
+/// [`BUSY_RUNS`] back to back. A run there takes tens of microseconds against the host's
+/// quarter millisecond per submission, so one run per submission leaves the GPU idle between
+/// runs: at 500k × 200 on an H100 the same candidate screened twice in one tuning ran 0.0161
+/// and 0.0178 ms, and 0.0194 in another, more than near candidates differ; back to back it
+/// ran 0.0144 (BENCHMARKS.md, thirty-eighth measurements). A software device (the host's
+/// threads, milliseconds a run) times one run a submission.
+pub fn busy_runs(gpu: &Gpu, plan: &Plan) -> usize {
+    if plan.nnz <= BUSY_NNZ && gpu.caps.device_type != "Cpu" {
         BUSY_RUNS
     } else {
         1
@@ -510,7 +511,7 @@ fn tune_reps(x: Matrix) -> usize {
 /// One timed submission of `plan` on the tuner's operands ([`busy_runs`] runs back to back),
 /// the time per run.
 fn run_once(gpu: &Gpu, plan: &Plan, ops: &Operands) -> Result<crate::gpu::GpuTime> {
-    let runs = busy_runs(plan);
+    let runs = busy_runs(gpu, plan);
     let mut batch = Batch::new(gpu);
     for _ in 0..runs {
         plan.record(&mut batch, &ops.op(), &ops.w)?;
