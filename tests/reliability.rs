@@ -208,10 +208,9 @@ fn the_fused_tuners_pick_is_not_beaten_by_a_candidate_it_timed() {
         let op = ops.op();
         // As the tuner times them: on a GPU and a small X, runs back to back.
         let time = |p: &Plan| {
-            let (times, _) = p
-                .time_report(gpu, &op, &ops.w, 5, tune::busy_runs(gpu, p))
-                .unwrap();
-            times[times.len() / 2].seconds
+            p.time_runs(gpu, &op, &ops.w, 5, tune::busy_runs(gpu, p))
+                .unwrap()
+                .seconds
         };
         let mut seen = Vec::new();
         let honest = (0..TUNINGS).any(|_| {

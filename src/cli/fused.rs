@@ -183,7 +183,7 @@ pub fn run(a: FusedArgs) -> Result<ExitCode> {
             // The candidates screened so far and the fastest in the spinner, the tuning's
             // elapsed time kept.
             let fastest = std::cell::Cell::new(f64::INFINITY);
-            let heard = |k: usize, step: &wgsparse::fused::tune::TuneStep| {
+            let heard = |k: usize, step: &TuneStep| {
                 fastest.set(fastest.get().min(step.ms));
                 if let Some(b) = &bar {
                     b.set_message(format!(

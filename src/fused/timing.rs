@@ -22,8 +22,41 @@ impl Plan {
     /// GPU time of one run: the median of `reps` timed submissions after warm-up
     /// ([`crate::gpu::median_warm`]).
     pub fn time(&self, gpu: &Gpu, op: &Op, w: &GpuBuffer<f32>, reps: usize) -> Result<GpuTime> {
-        let (times, _) = self.time_report(gpu, op, w, reps, 1)?;
+        self.time_runs(gpu, op, w, reps, 1)
+    }
+
+    /// [`Plan::time`] with `runs` runs back to back in each timed submission
+    /// ([`Plan::time_report`]).
+    pub fn time_runs(
+        &self,
+        gpu: &Gpu,
+        op: &Op,
+        w: &GpuBuffer<f32>,
+        reps: usize,
+        runs: usize,
+    ) -> Result<GpuTime> {
+        let (times, _) = self.time_report(gpu, op, w, reps, runs)?;
         Ok(times[times.len() / 2])
+    }
+
+    /// One timed submission of `runs` runs back to back (at least 1), the time per run.
+    pub fn time_once(
+        &self,
+        gpu: &Gpu,
+        op: &Op,
+        w: &GpuBuffer<f32>,
+        runs: usize,
+    ) -> Result<GpuTime> {
+        let runs = runs.max(1);
+        let mut batch = Batch::new(gpu);
+        for _ in 0..runs {
+            self.record(&mut batch, op, w)?;
+        }
+        let t = batch.submit_timed()?;
+        Ok(GpuTime {
+            seconds: t.seconds / runs as f64,
+            ..t
+        })
     }
 
     /// [`Plan::time`]'s timed runs (fastest first) and what its warm-up did, each timed
@@ -38,17 +71,6 @@ impl Plan {
         reps: usize,
         runs: usize,
     ) -> Result<(Vec<GpuTime>, WarmUp)> {
-        let runs = runs.max(1);
-        timed_warm_report(gpu, reps, || {
-            let mut batch = Batch::new(gpu);
-            for _ in 0..runs {
-                self.record(&mut batch, op, w)?;
-            }
-            let t = batch.submit_timed()?;
-            Ok(GpuTime {
-                seconds: t.seconds / runs as f64,
-                ..t
-            })
-        })
+        timed_warm_report(gpu, reps, || self.time_once(gpu, op, w, runs))
     }
 }

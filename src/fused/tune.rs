@@ -13,7 +13,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::fused::bench::{measure_runs, Operands};
 use crate::fused::{Atomics, Matrix, Options, Pattern, Plan, Reorder, UnitTiles, Variant};
-use crate::gpu::Batch;
 use crate::gpu::Gpu;
 use crate::tune::{Finalists, TuneCache};
 use crate::Result;
@@ -89,8 +88,8 @@ const BUSY_NNZ: usize = 1 << 22;
 /// Runs per timed submission on X of at most [`BUSY_NNZ`] entries.
 const BUSY_RUNS: usize = 8;
 
-/// Runs per timed submission when the tuner times `plan` on `gpu`: on a GPU and a small X,
-/// [`BUSY_RUNS`] back to back. A run there takes tens of microseconds against the host's
+/// Runs per timed submission when the tuner times `plan` on `gpu`: on a GPU and an X of at
+/// most 2²² entries, 8 back to back. A run there takes tens of microseconds against the host's
 /// quarter millisecond per submission, so one run per submission leaves the GPU idle between
 /// runs: at 500k × 200 on an H100 the same candidate screened twice in one tuning ran 0.0161
 /// and 0.0178 ms, and 0.0194 in another, more than near candidates differ; back to back it
@@ -511,14 +510,5 @@ fn tune_reps(x: Matrix) -> usize {
 /// One timed submission of `plan` on the tuner's operands ([`busy_runs`] runs back to back),
 /// the time per run.
 fn run_once(gpu: &Gpu, plan: &Plan, ops: &Operands) -> Result<crate::gpu::GpuTime> {
-    let runs = busy_runs(gpu, plan);
-    let mut batch = Batch::new(gpu);
-    for _ in 0..runs {
-        plan.record(&mut batch, &ops.op(), &ops.w)?;
-    }
-    let t = batch.submit_timed()?;
-    Ok(crate::gpu::GpuTime {
-        seconds: t.seconds / runs as f64,
-        ..t
-    })
+    plan.time_once(gpu, &ops.op(), &ops.w, busy_runs(gpu, plan))
 }
